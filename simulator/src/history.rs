@@ -1,0 +1,96 @@
+//! The recorded history of a run: what clients were granted and released, what the protected
+//! resource accepted, and what the lock libraries were told. Checkers read only this, never model
+//! internals, so every model gets every check.
+
+use serde::Serialize;
+
+use crate::process::NodeId;
+use crate::time::Nanos;
+
+/// Lock key index (`0..workload.locks`).
+pub type LockKey = u32;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LockMode {
+    Exclusive,
+    Shared,
+}
+
+/// Why an acquisition gave up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailReason {
+    /// `acquire_timeout_ms` ran out.
+    Timeout,
+    /// The lock service answered with an error or was unreachable (a library's own give-up).
+    Unavailable,
+    /// The library's own rule refused (Redlock quorum or validity, `replica_ack` without an ack).
+    Refused,
+    /// The session or lease behind the request ended while waiting.
+    SessionLost,
+}
+
+/// One thing that happened, as a client or the resource saw it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum HistoryEvent {
+    /// The workload called acquire.
+    AcquireStart { key: LockKey, mode: LockMode },
+    /// Acquire returned success: a holder interval begins. `grant` numbers the client's grants
+    /// (1, 2, …); `nested` is true for a reentrant re-acquisition of a lock already held.
+    Granted { key: LockKey, mode: LockMode, token: Option<u64>, grant: u64, nested: bool },
+    /// Acquire gave up.
+    AcquireFailed { key: LockKey, reason: FailReason },
+    /// The workload called release: the holder interval ends (for a nested grant, the nesting ends).
+    Released { key: LockKey, nested: bool },
+    /// The library said the lock is lost and the model's policy honours it: the interval ends and
+    /// the critical section is abandoned without writing.
+    Abandoned { key: LockKey },
+    /// The library told the application the lock is lost, whatever the policy does with it.
+    LostNotice { key: LockKey },
+    /// A client node crashed: every interval it held ends.
+    ClientCrashed,
+    /// A watch or pub/sub wake-up reached a waiting client (the herd effect is counted from these).
+    Notification { key: LockKey },
+    /// A lock request the client library sent to a server that failed on its side (a failed
+    /// INSERT on duplicate key, a SET NX that found the key taken). Counts polling load.
+    RefusedAttempt { key: LockKey },
+    /// Resource: a critical-section read.
+    ResourceRead { client: NodeId, key: LockKey, value: u64 },
+    /// Resource: a write arrived from `client` under its grant number `grant` with `token`.
+    /// `fenced_accepted` is what the fenced resource decided; the unfenced one accepts every write.
+    ResourceWrite {
+        client: NodeId,
+        key: LockKey,
+        grant: u64,
+        token: Option<u64>,
+        value: u64,
+        fenced_accepted: bool,
+    },
+}
+
+/// A history event with when (true time) and where it happened.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Stamped {
+    pub at_ns: Nanos,
+    pub node: NodeId,
+    #[serde(flatten)]
+    pub event: HistoryEvent,
+}
+
+/// A run's whole history plus what the engine counted.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct History {
+    pub events: Vec<Stamped>,
+    /// Messages sent on the simulated network (every send, dropped or not).
+    pub messages: u64,
+    /// The run's simulated length.
+    pub duration_ns: Nanos,
+    /// Final counter of the unfenced resource, per key.
+    pub final_counter: Vec<u64>,
+    /// Client node ids (for per-client views such as the timeline).
+    pub clients: Vec<NodeId>,
+    /// Whether the model issues fencing tokens (if not, `stale_fenced` is reported as null).
+    pub fenced: bool,
+}

@@ -1,0 +1,60 @@
+//! The one lock-client interface every model's client library implements. The shared workload
+//! driver ([`crate::workload`]) calls it; the library answers with [`LockEvent`]s. Library timer
+//! tags must stay below [`LIBRARY_TAG_LIMIT`]; the driver uses the tags above.
+
+use crate::history::{FailReason, LockKey, LockMode};
+use crate::process::{Ctx, Msg, NodeId};
+
+/// Timer tags at or above this belong to the workload driver.
+pub const LIBRARY_TAG_LIMIT: u64 = 1 << 62;
+
+/// What the library tells the application.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LockEvent {
+    /// The acquire call returned success, with the grant's fencing token if the model has one.
+    Granted { key: LockKey, token: Option<u64> },
+    /// The acquire call gave up.
+    Failed { key: LockKey, reason: FailReason },
+    /// The release call returned (whether or not the server still had the lock).
+    Released { key: LockKey },
+    /// The library believes the lock is lost. `honour` says whether the model's policy makes the
+    /// application stop (ZooKeeper `on_connection_loss`, Redlock `respect_validity`); when false
+    /// it is only reported.
+    Lost { key: LockKey, honour: bool },
+    /// A watch or pub/sub wake-up reached this waiting client (counts the herd effect).
+    Notified { key: LockKey },
+    /// A request for the lock was refused by a server (the key was taken): polling load.
+    Refused { key: LockKey },
+}
+
+/// Where a library puts its events during a call.
+pub type LockEvents = Vec<LockEvent>;
+
+/// A model's client library: the state machine behind `lock()` / `unlock()`.
+pub trait LockClient: Send {
+    /// The client node starts (connect, open a session).
+    fn on_start(&mut self, ctx: &mut Ctx, out: &mut LockEvents);
+    /// Acquire `key` in `mode`. Answer later with `Granted` or `Failed`. A reentrant library that
+    /// already holds `key` grants again at once (nested); others are never asked that.
+    fn acquire(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey, mode: LockMode);
+    /// Release `key` (once per grant, nested grants included). Answer with `Released`.
+    fn release(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey);
+    /// Give up a pending acquisition (the workload's `acquire_timeout_ms` ran out): stop waiting
+    /// and clean up whatever the request left on the servers. No event is expected in answer.
+    fn cancel(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey);
+    /// A message from the lock service.
+    fn on_message(&mut self, ctx: &mut Ctx, out: &mut LockEvents, from: NodeId, msg: Msg);
+    /// A library timer fired (`tag` < [`LIBRARY_TAG_LIMIT`]).
+    fn on_timer(&mut self, ctx: &mut Ctx, out: &mut LockEvents, tag: u64);
+    /// The client node crashed: drop all volatile state (a client library keeps nothing durable).
+    fn on_crash(&mut self);
+    /// The client node restarts.
+    fn on_restart(&mut self, ctx: &mut Ctx, out: &mut LockEvents) {
+        self.on_start(ctx, out)
+    }
+    /// Whether re-acquiring a held lock nests (Redisson, the db row with a count). Non-reentrant
+    /// libraries are never asked to re-acquire; the workload reports that it skipped nesting.
+    fn reentrant(&self) -> bool {
+        false
+    }
+}

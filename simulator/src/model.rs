@@ -1,0 +1,180 @@
+//! What a lock model is to the engine: a name, a parameter schema with the real systems'
+//! defaults, validation, and a builder that makes the cluster's processes. The registry that maps
+//! names to models lives in `locksim-algorithms`.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::dist::Dist;
+use crate::lockclient::LockClient;
+use crate::process::Process;
+
+/// The type and range of one model parameter.
+#[derive(Clone, Debug)]
+pub enum ParamKind {
+    /// A number (no distribution), inclusive range.
+    Number { min: f64, max: f64 },
+    /// A number or a distribution, every possible value within the inclusive range.
+    Dist { min: f64, max: f64 },
+    /// An integer, inclusive range.
+    Int { min: i64, max: i64 },
+    Bool,
+    /// One of these strings.
+    Choice(&'static [&'static str]),
+}
+
+impl ParamKind {
+    /// How the expected type reads in an error message.
+    pub fn describe(&self) -> String {
+        match self {
+            ParamKind::Number { min, max } => format!("a number in [{min}, {max}]"),
+            ParamKind::Dist { min, max } => {
+                format!("a number or distribution with values in [{min}, {max}]")
+            }
+            ParamKind::Int { min, max } => format!("an integer in [{min}, {max}]"),
+            ParamKind::Bool => "true or false".to_string(),
+            ParamKind::Choice(c) => {
+                let q: Vec<String> = c.iter().map(|s| format!("\"{s}\"")).collect();
+                format!("one of {}", q.join(", "))
+            }
+        }
+    }
+}
+
+/// One parameter: its key, type, default (as TOML text) and one line of meaning.
+#[derive(Clone, Debug)]
+pub struct ParamSpec {
+    pub name: &'static str,
+    pub kind: ParamKind,
+    pub default: &'static str,
+    pub meaning: &'static str,
+}
+
+/// A parameter's value after validation.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum ParamValue {
+    Num(f64),
+    Dist(Dist),
+    Int(i64),
+    Bool(bool),
+    Str(String),
+}
+
+/// A model's parameters: every key of its schema, defaults filled in.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Params {
+    pub values: BTreeMap<String, ParamValue>,
+}
+
+impl Params {
+    fn get(&self, key: &str) -> &ParamValue {
+        self.values.get(key).unwrap_or_else(|| panic!("model parameter `{key}` missing from its schema"))
+    }
+    /// A plain number (a `Number`, or an `Int` widened).
+    pub fn f64(&self, key: &str) -> f64 {
+        match self.get(key) {
+            ParamValue::Num(v) => *v,
+            ParamValue::Int(v) => *v as f64,
+            ParamValue::Dist(Dist::Const(v)) => *v,
+            other => panic!("parameter `{key}` is not a number: {other:?}"),
+        }
+    }
+    pub fn dist(&self, key: &str) -> Dist {
+        match self.get(key) {
+            ParamValue::Dist(d) => d.clone(),
+            ParamValue::Num(v) => Dist::Const(*v),
+            ParamValue::Int(v) => Dist::Const(*v as f64),
+            other => panic!("parameter `{key}` is not a distribution: {other:?}"),
+        }
+    }
+    pub fn int(&self, key: &str) -> i64 {
+        match self.get(key) {
+            ParamValue::Int(v) => *v,
+            other => panic!("parameter `{key}` is not an integer: {other:?}"),
+        }
+    }
+    pub fn bool(&self, key: &str) -> bool {
+        match self.get(key) {
+            ParamValue::Bool(v) => *v,
+            other => panic!("parameter `{key}` is not a boolean: {other:?}"),
+        }
+    }
+    pub fn str(&self, key: &str) -> &str {
+        match self.get(key) {
+            ParamValue::Str(v) => v,
+            other => panic!("parameter `{key}` is not a string: {other:?}"),
+        }
+    }
+    /// The parameters whose values differ from the schema defaults (for the results JSON `params`).
+    pub fn overrides(&self, defaults: &Params) -> BTreeMap<String, ParamValue> {
+        self.values
+            .iter()
+            .filter(|(k, v)| defaults.values.get(*k) != Some(*v))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    }
+}
+
+/// What a model needs to know about the run to build its cluster.
+#[derive(Clone, Debug)]
+pub struct ClusterSpec {
+    pub clients: usize,
+    pub locks: u32,
+}
+
+/// A model's nodes, before the engine adds the clients' workload drivers and the resource.
+pub struct Cluster {
+    /// Servers (`server-i`), sentinels (`sentinel-i`) and any other service nodes, by name, in
+    /// the order the engine should create them. Names must be unique.
+    pub services: Vec<(String, crate::process::NodeKind, Box<dyn Process>)>,
+    /// One client library per client, `client-0 …`.
+    pub clients: Vec<Box<dyn LockClient>>,
+    /// Message links that behave as TCP connections (FIFO: a later message never overtakes an
+    /// earlier one on the same directed pair). `true` makes every link ordered.
+    pub ordered_links: bool,
+}
+
+/// A semantic problem with a model's parameters (the scenario parser adds file, line and key).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParamProblem {
+    /// The parameter at fault.
+    pub key: String,
+    /// What is wrong and what would be right.
+    pub message: String,
+}
+
+/// The workload facts a model may need to validate against (`read_fraction` on a model without
+/// shared locks, say).
+#[derive(Clone, Debug)]
+pub struct WorkloadFacts {
+    pub read_fraction: f64,
+    pub reentry: f64,
+    pub clients: usize,
+}
+
+/// A lock model.
+pub trait Model: Send + Sync {
+    /// `db`, `redis`, `redlock`, `zookeeper` or `etcd`.
+    fn name(&self) -> &'static str;
+    /// One line for `sim list`.
+    fn summary(&self) -> &'static str;
+    /// Every parameter, with the real system's default.
+    fn params(&self) -> &'static [ParamSpec];
+    /// Checks that go beyond each parameter's own range (quorum above the sentinel count, …).
+    fn validate(&self, params: &Params, workload: &WorkloadFacts) -> Vec<ParamProblem> {
+        let _ = (params, workload);
+        Vec::new()
+    }
+    /// Notes shown with the results about what this configuration does not model (honesty about
+    /// limits), e.g. "not reentrant: nested acquisitions skipped".
+    fn limitations(&self, params: &Params, workload: &WorkloadFacts) -> Vec<String> {
+        let _ = (params, workload);
+        Vec::new()
+    }
+    /// Whether grants carry a fencing token.
+    fn fenced(&self, params: &Params) -> bool;
+    /// Builds the cluster.
+    fn build(&self, params: &Params, spec: &ClusterSpec) -> Cluster;
+}
