@@ -134,6 +134,9 @@ pub struct Cluster {
     /// Message links that behave as TCP connections (FIFO: a later message never overtakes an
     /// earlier one on the same directed pair). `true` makes every link ordered.
     pub ordered_links: bool,
+    /// True for a model with no leader or primary (Redlock's independent masters): the `leader`
+    /// selector then means `server-0` and `follower` any other server.
+    pub leaderless: bool,
 }
 
 /// A semantic problem with a model's parameters (the scenario parser adds file, line and key).

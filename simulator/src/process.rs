@@ -100,7 +100,7 @@ pub trait Process: Send {
 /// Something a handler asked for; applied by the engine after the handler returns, in order.
 #[derive(Debug)]
 pub enum Effect {
-    Send { to: NodeId, msg: Msg },
+    Send { to: NodeId, msg: Msg, after_ns: Nanos },
     ArmTimer { id: TimerId },
     CancelTimer { id: TimerId },
     Record(HistoryEvent),
@@ -147,11 +147,16 @@ impl<'a> Ctx<'a> {
     }
     /// Sends a message over the simulated network (which may delay, drop or duplicate it).
     pub fn send<M: Payload>(&mut self, to: NodeId, msg: M) {
-        self.effects.push(Effect::Send { to, msg: Box::new(msg) });
+        self.effects.push(Effect::Send { to, msg: Box::new(msg), after_ns: 0 });
+    }
+    /// Sends a message that leaves this node after `after_ns` of processing time (a server's
+    /// `service_ms`, a database commit), then crosses the network as usual.
+    pub fn send_after<M: Payload>(&mut self, after_ns: Nanos, to: NodeId, msg: M) {
+        self.effects.push(Effect::Send { to, msg: Box::new(msg), after_ns });
     }
     /// Sends an already boxed message.
     pub fn send_boxed(&mut self, to: NodeId, msg: Msg) {
-        self.effects.push(Effect::Send { to, msg });
+        self.effects.push(Effect::Send { to, msg, after_ns: 0 });
     }
     /// Sets a timer that fires after `after_ns` of this node's monotonic clock.
     pub fn set_timer(&mut self, after_ns: Nanos, tag: u64) -> TimerId {

@@ -1,1 +1,460 @@
-//! placeholder
+//! The shared workload driver and the protected resource.
+//!
+//! Every client node is a [`ClientNode`]: the workload loop (think, acquire, hold, release) over a
+//! model's [`LockClient`]. Each critical section reads the resource at its start and writes
+//! read+1 at its end, carrying the grant's fencing token; the [`ResourceNode`] judges every write
+//! twice, unfenced (accepts all) and fenced (rejects a token below the highest accepted).
+
+use rand::Rng;
+
+use crate::dist::Dist;
+use crate::history::{FailReason, HistoryEvent, LockKey, LockMode};
+use crate::lockclient::{LockClient, LockEvent, LockEvents, LIBRARY_TAG_LIMIT};
+use crate::process::{downcast, ClientState, Ctx, Msg, NodeId, Process, TimerId};
+use crate::rng::ChaCha8Rng;
+use crate::time::{ms_to_ns, Nanos};
+
+/// How long a critical section waits for the resource to answer a read or a write before it
+/// gives up on that step (a lost message must not stall the client forever).
+pub const RESOURCE_TIMEOUT_NS: Nanos = 1_000_000_000;
+
+const TAG_THINK: u64 = LIBRARY_TAG_LIMIT + 1;
+const TAG_HOLD: u64 = LIBRARY_TAG_LIMIT + 2;
+const TAG_ACQUIRE_TIMEOUT: u64 = LIBRARY_TAG_LIMIT + 3;
+const TAG_RESOURCE_TIMEOUT: u64 = LIBRARY_TAG_LIMIT + 4;
+
+/// Messages between clients and the resource.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ResourceMsg {
+    Read { key: LockKey, grant: u64 },
+    ReadReply { key: LockKey, grant: u64, value: u64 },
+    Write { key: LockKey, grant: u64, token: Option<u64>, value: u64 },
+    WriteReply { key: LockKey, grant: u64, fenced_accepted: bool },
+}
+
+/// The workload parameters a driver needs.
+#[derive(Clone, Debug)]
+pub struct WorkloadParams {
+    pub locks: u32,
+    pub hold_ms: Dist,
+    pub think_ms: Dist,
+    pub acquire_timeout_ms: Option<Dist>,
+    pub read_fraction: f64,
+    pub reentry: f64,
+    pub resource: bool,
+    pub acquisitions_per_client: Option<u64>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Step {
+    /// Holding; the hold timer runs.
+    Working,
+    /// The hold is over, the read reply has not come: wait for it.
+    AwaitRead,
+    /// The write is out: wait for its answer.
+    AwaitWrite,
+}
+
+#[derive(Clone, Debug)]
+struct Held {
+    key: LockKey,
+    mode: LockMode,
+    token: Option<u64>,
+    grant: u64,
+    /// A nested (reentrant) grant is held on top of the outer one.
+    nested: bool,
+    /// A nested acquire was asked and not answered yet.
+    nesting_pending: bool,
+    read_value: Option<u64>,
+    step: Step,
+    hold_timer: Option<TimerId>,
+    resource_timer: Option<TimerId>,
+    /// The lock was reported lost and the policy honoured it: the interval has ended.
+    abandoned: bool,
+}
+
+#[derive(Clone, Debug)]
+enum Phase {
+    Thinking,
+    Waiting { key: LockKey, mode: LockMode, timeout: Option<TimerId> },
+    Holding(Held),
+    /// Release calls outstanding (one per nesting level still to release).
+    Releasing { key: LockKey, remaining: u32 },
+    Done,
+}
+
+/// The workload loop of one client.
+struct Driver {
+    params: WorkloadParams,
+    rng: ChaCha8Rng,
+    phase: Phase,
+    think_timer: Option<TimerId>,
+    grants: u64,
+    completed: u64,
+}
+
+/// A client node: the workload driver over a model's client library.
+pub struct ClientNode {
+    lib: Box<dyn LockClient>,
+    driver: Driver,
+    events: LockEvents,
+}
+
+impl ClientNode {
+    /// `workload_rng` is the client's own "workload" stream, separate from the library's, so every
+    /// algorithm of a scenario sees the same hold and think draws.
+    pub fn new(lib: Box<dyn LockClient>, params: WorkloadParams, workload_rng: ChaCha8Rng) -> Self {
+        ClientNode {
+            lib,
+            driver: Driver {
+                params,
+                rng: workload_rng,
+                phase: Phase::Thinking,
+                think_timer: None,
+                grants: 0,
+                completed: 0,
+            },
+            events: Vec::new(),
+        }
+    }
+
+    fn draw_ns(&mut self, d: &Dist) -> Nanos {
+        ms_to_ns(d.sample_non_negative(&mut self.driver.rng))
+    }
+
+    fn think(&mut self, ctx: &mut Ctx) {
+        if let Some(limit) = self.driver.params.acquisitions_per_client {
+            if self.driver.completed >= limit {
+                self.driver.phase = Phase::Done;
+                return;
+            }
+        }
+        self.driver.phase = Phase::Thinking;
+        let think = self.driver.params.think_ms.clone();
+        let after = self.draw_ns(&think);
+        self.driver.think_timer = Some(ctx.set_timer(after, TAG_THINK));
+    }
+
+    fn acquire(&mut self, ctx: &mut Ctx) {
+        let p = &self.driver.params;
+        let key = if p.locks <= 1 { 0 } else { self.driver.rng.gen_range(0..p.locks) };
+        let mode = if p.read_fraction > 0.0 && self.driver.rng.gen::<f64>() < p.read_fraction {
+            LockMode::Shared
+        } else {
+            LockMode::Exclusive
+        };
+        let timeout = self.driver.params.acquire_timeout_ms.clone().map(|d| {
+            let after = self.draw_ns(&d);
+            ctx.set_timer(after, TAG_ACQUIRE_TIMEOUT)
+        });
+        self.driver.phase = Phase::Waiting { key, mode, timeout };
+        ctx.record(HistoryEvent::AcquireStart { key, mode });
+        self.lib.acquire(ctx, &mut self.events, key, mode);
+    }
+
+    fn on_granted(&mut self, ctx: &mut Ctx, key: LockKey, token: Option<u64>) {
+        match &mut self.driver.phase {
+            Phase::Waiting { key: k, mode, timeout } if *k == key => {
+                let mode = *mode;
+                if let Some(t) = timeout.take() {
+                    ctx.cancel_timer(t);
+                }
+                self.driver.grants += 1;
+                let grant = self.driver.grants;
+                ctx.record(HistoryEvent::Granted { key, mode, token, grant, nested: false });
+                let hold = self.driver.params.hold_ms.clone();
+                let hold_ns = self.draw_ns(&hold);
+                let hold_timer = Some(ctx.set_timer(hold_ns, TAG_HOLD));
+                if self.driver.params.resource {
+                    let resource = ctx.resource();
+                    ctx.send(resource, ResourceMsg::Read { key, grant });
+                }
+                // Reentry is drawn for every grant, so the workload's draws do not depend on
+                // whether the model is reentrant.
+                let reenter = self.driver.rng.gen::<f64>() < self.driver.params.reentry;
+                let nest = reenter && self.lib.reentrant();
+                self.driver.phase = Phase::Holding(Held {
+                    key,
+                    mode,
+                    token,
+                    grant,
+                    nested: false,
+                    nesting_pending: nest,
+                    read_value: None,
+                    step: Step::Working,
+                    hold_timer,
+                    resource_timer: None,
+                    abandoned: false,
+                });
+                if nest {
+                    self.lib.acquire(ctx, &mut self.events, key, mode);
+                }
+            }
+            Phase::Holding(h) if h.key == key && h.nesting_pending => {
+                h.nesting_pending = false;
+                h.nested = true;
+                ctx.record(HistoryEvent::Granted { key, mode: h.mode, token, grant: h.grant, nested: true });
+            }
+            _ => {
+                // A grant nobody waits for (after a timeout gave up): hand it straight back.
+                ctx.note(|| format!("unexpected grant of key {key}: releasing it"));
+                self.lib.release(ctx, &mut self.events, key);
+                if let Phase::Releasing { remaining, .. } = &mut self.driver.phase {
+                    *remaining += 1;
+                }
+            }
+        }
+    }
+
+    fn on_failed(&mut self, ctx: &mut Ctx, key: LockKey, reason: FailReason) {
+        match &mut self.driver.phase {
+            Phase::Waiting { key: k, timeout, .. } if *k == key => {
+                if let Some(t) = timeout.take() {
+                    ctx.cancel_timer(t);
+                }
+                ctx.record(HistoryEvent::AcquireFailed { key, reason });
+                self.think(ctx);
+            }
+            Phase::Holding(h) if h.key == key && h.nesting_pending => {
+                h.nesting_pending = false;
+            }
+            _ => {}
+        }
+    }
+
+    /// The hold is over: write the result (if there is a resource), then release.
+    fn end_of_hold(&mut self, ctx: &mut Ctx) {
+        let Phase::Holding(h) = &mut self.driver.phase else { return };
+        h.hold_timer = None;
+        if !self.driver.params.resource || h.mode == LockMode::Shared {
+            return self.release(ctx);
+        }
+        match h.read_value {
+            Some(v) => {
+                let (key, grant, token) = (h.key, h.grant, h.token);
+                h.step = Step::AwaitWrite;
+                h.resource_timer = Some(ctx.set_timer(RESOURCE_TIMEOUT_NS, TAG_RESOURCE_TIMEOUT));
+                let resource = ctx.resource();
+                ctx.send(resource, ResourceMsg::Write { key, grant, token, value: v + 1 });
+            }
+            None => {
+                h.step = Step::AwaitRead;
+                h.resource_timer = Some(ctx.set_timer(RESOURCE_TIMEOUT_NS, TAG_RESOURCE_TIMEOUT));
+            }
+        }
+    }
+
+    fn on_resource(&mut self, ctx: &mut Ctx, msg: ResourceMsg) {
+        let Phase::Holding(h) = &mut self.driver.phase else { return };
+        match msg {
+            ResourceMsg::ReadReply { key, grant, value } if key == h.key && grant == h.grant => {
+                h.read_value = Some(value);
+                if h.step == Step::AwaitRead && !h.abandoned {
+                    if let Some(t) = h.resource_timer.take() {
+                        ctx.cancel_timer(t);
+                    }
+                    self.end_of_hold(ctx);
+                }
+            }
+            ResourceMsg::WriteReply { key, grant, .. } if key == h.key && grant == h.grant => {
+                if h.step == Step::AwaitWrite {
+                    if let Some(t) = h.resource_timer.take() {
+                        ctx.cancel_timer(t);
+                    }
+                    self.release(ctx);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn release(&mut self, ctx: &mut Ctx) {
+        let Phase::Holding(h) = &mut self.driver.phase else { return };
+        for t in [h.hold_timer.take(), h.resource_timer.take()].into_iter().flatten() {
+            ctx.cancel_timer(t);
+        }
+        let key = h.key;
+        let levels = 1 + h.nested as u32;
+        if !h.abandoned {
+            if h.nested {
+                ctx.record(HistoryEvent::Released { key, nested: true });
+            }
+            ctx.record(HistoryEvent::Released { key, nested: false });
+            self.driver.completed += 1;
+        } else {
+            // The abandoned section counts towards the client's quota too, so a fixed schedule ends.
+            self.driver.completed += 1;
+        }
+        self.driver.phase = Phase::Releasing { key, remaining: levels };
+        for _ in 0..levels {
+            self.lib.release(ctx, &mut self.events, key);
+        }
+    }
+
+    fn on_released(&mut self, ctx: &mut Ctx, key: LockKey) {
+        if let Phase::Releasing { key: k, remaining } = &mut self.driver.phase {
+            if *k == key {
+                *remaining = remaining.saturating_sub(1);
+                if *remaining == 0 {
+                    self.think(ctx);
+                }
+            }
+        }
+    }
+
+    fn on_lost(&mut self, ctx: &mut Ctx, key: LockKey, honour: bool) {
+        let holding = matches!(&self.driver.phase, Phase::Holding(h) if h.key == key && !h.abandoned);
+        ctx.record(HistoryEvent::LostNotice { key });
+        if !(holding && honour) {
+            return;
+        }
+        ctx.record(HistoryEvent::Abandoned { key });
+        if let Phase::Holding(h) = &mut self.driver.phase {
+            h.abandoned = true;
+        }
+        self.release(ctx);
+    }
+
+    /// Handles the library's events until there are none (a handler may cause more).
+    fn drain(&mut self, ctx: &mut Ctx) {
+        while !self.events.is_empty() {
+            let batch: Vec<LockEvent> = std::mem::take(&mut self.events);
+            for e in batch {
+                match e {
+                    LockEvent::Granted { key, token } => self.on_granted(ctx, key, token),
+                    LockEvent::Failed { key, reason } => self.on_failed(ctx, key, reason),
+                    LockEvent::Released { key } => self.on_released(ctx, key),
+                    LockEvent::Lost { key, honour } => self.on_lost(ctx, key, honour),
+                    LockEvent::Notified { key } => ctx.record(HistoryEvent::Notification { key }),
+                    LockEvent::Refused { key } => ctx.record(HistoryEvent::RefusedAttempt { key }),
+                }
+            }
+        }
+    }
+}
+
+impl Process for ClientNode {
+    fn on_start(&mut self, ctx: &mut Ctx) {
+        self.lib.on_start(ctx, &mut self.events);
+        self.think(ctx);
+        self.drain(ctx);
+    }
+
+    fn on_message(&mut self, ctx: &mut Ctx, from: NodeId, msg: Msg) {
+        match downcast::<ResourceMsg>(msg) {
+            Ok(r) => self.on_resource(ctx, *r),
+            Err(msg) => self.lib.on_message(ctx, &mut self.events, from, msg),
+        }
+        self.drain(ctx);
+    }
+
+    fn on_timer(&mut self, ctx: &mut Ctx, timer: TimerId, tag: u64) {
+        if tag < LIBRARY_TAG_LIMIT {
+            self.lib.on_timer(ctx, &mut self.events, tag);
+            return self.drain(ctx);
+        }
+        match tag {
+            TAG_THINK if self.driver.think_timer == Some(timer) => {
+                self.driver.think_timer = None;
+                self.acquire(ctx);
+            }
+            TAG_HOLD => {
+                if matches!(&self.driver.phase, Phase::Holding(h) if h.hold_timer == Some(timer)) {
+                    self.end_of_hold(ctx);
+                }
+            }
+            TAG_RESOURCE_TIMEOUT => {
+                if matches!(&self.driver.phase, Phase::Holding(h) if h.resource_timer == Some(timer)) {
+                    ctx.note(|| "resource did not answer: releasing without writing".to_string());
+                    if let Phase::Holding(h) = &mut self.driver.phase {
+                        h.resource_timer = None;
+                    }
+                    self.release(ctx);
+                }
+            }
+            TAG_ACQUIRE_TIMEOUT => {
+                if let Phase::Waiting { key, timeout, .. } = &self.driver.phase {
+                    if *timeout == Some(timer) {
+                        let key = *key;
+                        ctx.record(HistoryEvent::AcquireFailed { key, reason: FailReason::Timeout });
+                        self.lib.cancel(ctx, &mut self.events, key);
+                        self.think(ctx);
+                    }
+                }
+            }
+            _ => {}
+        }
+        self.drain(ctx);
+    }
+
+    fn on_crash(&mut self) {
+        self.lib.on_crash();
+        self.events.clear();
+        self.driver.phase = Phase::Thinking;
+        self.driver.think_timer = None;
+    }
+
+    fn on_restart(&mut self, ctx: &mut Ctx) {
+        self.lib.on_restart(ctx, &mut self.events);
+        self.think(ctx);
+        self.drain(ctx);
+    }
+
+    fn client_state(&self) -> ClientState {
+        match &self.driver.phase {
+            Phase::Waiting { .. } => ClientState::Waiting,
+            Phase::Holding(h) if !h.abandoned => ClientState::Holding,
+            _ => ClientState::Idle,
+        }
+    }
+}
+
+/// The protected resource: a counter per key, judged unfenced and fenced.
+pub struct ResourceNode {
+    counter: Vec<u64>,
+    highest_token: Vec<Option<u64>>,
+}
+
+impl ResourceNode {
+    pub fn new(locks: u32) -> Self {
+        ResourceNode { counter: vec![0; locks as usize], highest_token: vec![None; locks as usize] }
+    }
+}
+
+impl Process for ResourceNode {
+    fn on_start(&mut self, _ctx: &mut Ctx) {}
+
+    fn on_message(&mut self, ctx: &mut Ctx, from: NodeId, msg: Msg) {
+        let Ok(msg) = downcast::<ResourceMsg>(msg) else { return };
+        match *msg {
+            ResourceMsg::Read { key, grant } => {
+                let value = self.counter[key as usize];
+                ctx.record(HistoryEvent::ResourceRead { client: from, key, value });
+                ctx.send(from, ResourceMsg::ReadReply { key, grant, value });
+            }
+            ResourceMsg::Write { key, grant, token, value } => {
+                let k = key as usize;
+                // The fenced resource rejects a token below the highest it has accepted.
+                let fenced_accepted = match (token, self.highest_token[k]) {
+                    (Some(t), Some(h)) => t >= h,
+                    _ => true,
+                };
+                if fenced_accepted {
+                    if let Some(t) = token {
+                        self.highest_token[k] = Some(self.highest_token[k].map_or(t, |h| h.max(t)));
+                    }
+                }
+                // The unfenced resource accepts every write.
+                self.counter[k] = value;
+                ctx.record(HistoryEvent::ResourceWrite { client: from, key, grant, token, value, fenced_accepted });
+                ctx.send(from, ResourceMsg::WriteReply { key, grant, fenced_accepted });
+            }
+            _ => {}
+        }
+    }
+
+    fn on_timer(&mut self, _ctx: &mut Ctx, _timer: TimerId, _tag: u64) {}
+
+    // The resource stands for a durable store: a crash keeps its counters.
+    fn on_crash(&mut self) {}
+}

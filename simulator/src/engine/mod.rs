@@ -1,8 +1,658 @@
-//! placeholder
+//! The event loop: nodes (processes with their own clocks and random streams), the event queue,
+//! the network and the faults, and the trace. One `World` is one seed of one algorithm; it runs on
+//! one thread and allocates nothing per event beyond the message it carries.
+//!
+//! - [`queue`]: events ordered by (true time, sequence)
+//! - [`timers`]: the timer slab
+//! - [`network`]: latency, loss, duplication, order, fault rules
+//! - [`schedule`]: fault occurrences drawn from the seed
+//! - [`trace`]: the event log and its hash
+
+pub mod network;
+pub mod queue;
+pub mod schedule;
 pub mod timers;
-pub struct Directory;
+pub mod trace;
+
+use std::collections::BTreeMap;
+
+use rand::Rng;
+
+use crate::clock::NodeClock;
+use crate::history::{HistoryEvent, Stamped};
+use crate::process::{ClientState, Ctx, Effect, Msg, NodeId, NodeKind, PendingTimer, Process};
+use crate::rng::ChaCha8Rng;
+use crate::scenario::{FaultKind, Selector};
+use crate::time::{ms_to_ns, ms_to_ns_signed, Nanos, NS_PER_MS};
+use network::{Network, Rule, Verdict};
+use queue::{EventKind, EventQueue};
+use schedule::Occurrence;
+use timers::TimerSlab;
+use trace::{Trace, TraceEntry};
+
+/// A role selector with no member yet is tried again this often (true time).
+const ROLE_RETRY_NS: Nanos = NS_PER_MS;
+
+/// Names and kinds of the nodes, by id.
+#[derive(Clone, Debug, Default)]
+pub struct Directory {
+    names: Vec<String>,
+    kinds: Vec<NodeKind>,
+    by_name: BTreeMap<String, NodeId>,
+    resource: NodeId,
+}
+
 impl Directory {
-    pub fn id_of(&self, _n: &str) -> Option<usize> { None }
-    pub fn name_of(&self, _id: usize) -> &str { "" }
-    pub fn resource(&self) -> usize { 0 }
+    pub fn new(nodes: &[(String, NodeKind)]) -> Self {
+        let mut d = Directory::default();
+        for (i, (name, kind)) in nodes.iter().enumerate() {
+            d.names.push(name.clone());
+            d.kinds.push(*kind);
+            d.by_name.insert(name.clone(), i);
+            if *kind == NodeKind::Resource {
+                d.resource = i;
+            }
+        }
+        d
+    }
+    pub fn id_of(&self, name: &str) -> Option<NodeId> {
+        self.by_name.get(name).copied()
+    }
+    pub fn name_of(&self, id: NodeId) -> &str {
+        &self.names[id]
+    }
+    pub fn kind_of(&self, id: NodeId) -> NodeKind {
+        self.kinds[id]
+    }
+    pub fn resource(&self) -> NodeId {
+        self.resource
+    }
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+    pub fn of_kind(&self, kind: NodeKind) -> impl Iterator<Item = NodeId> + '_ {
+        (0..self.names.len()).filter(move |i| self.kinds[*i] == kind)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Status {
+    Up,
+    Paused,
+    Crashed,
+}
+
+/// Work that reached a paused node, handled in order when it resumes.
+enum Backlogged {
+    Message { from: NodeId, msg: Msg },
+    Timer { id: timers_id::Id },
+}
+mod timers_id {
+    pub type Id = crate::process::TimerId;
+}
+
+/// One simulated node.
+pub struct Node {
+    pub process: Box<dyn Process>,
+    pub clock: NodeClock,
+    rng: ChaCha8Rng,
+    status: Status,
+    backlog: Vec<Backlogged>,
+    /// How many pause occurrences hold the node (overlapping pauses nest).
+    pauses: u32,
+}
+
+impl Node {
+    pub fn new(process: Box<dyn Process>, clock: NodeClock, rng: ChaCha8Rng) -> Self {
+        Node { process, clock, rng, status: Status::Up, backlog: Vec::new(), pauses: 0 }
+    }
+}
+
+/// What a fault occurrence did, so its end can undo it.
+#[derive(Clone, Debug, Default)]
+struct Applied {
+    nodes: Vec<NodeId>,
+    /// Drift before a `clock_drift` fault, per node, to restore at its end.
+    saved_drift_ppm: Vec<f64>,
+    started: bool,
+}
+
+/// One seed of one algorithm.
+pub struct World {
+    now_ns: Nanos,
+    end_ns: Nanos,
+    queue: EventQueue,
+    nodes: Vec<Node>,
+    dir: Directory,
+    timers: TimerSlab,
+    pending_timers: Vec<PendingTimer>,
+    effects: Vec<Effect>,
+    network: Network,
+    net_rng: ChaCha8Rng,
+    fault_rng: ChaCha8Rng,
+    faults: Vec<crate::scenario::FaultSpec>,
+    occurrences: Vec<Occurrence>,
+    applied: Vec<Applied>,
+    leaderless: bool,
+    history: Vec<Stamped>,
+    messages: u64,
+    events_processed: u64,
+    trace: Option<Trace>,
+}
+
+/// Everything `World::new` needs besides the nodes.
+pub struct WorldConfig {
+    pub end_ns: Nanos,
+    pub network: Network,
+    pub net_rng: ChaCha8Rng,
+    pub fault_rng: ChaCha8Rng,
+    pub faults: Vec<crate::scenario::FaultSpec>,
+    pub occurrences: Vec<Occurrence>,
+    pub leaderless: bool,
+    pub tracing: bool,
+}
+
+/// What a finished world hands back.
+pub struct WorldResult {
+    pub history: Vec<Stamped>,
+    pub messages: u64,
+    pub events_processed: u64,
+    pub trace: Option<Trace>,
+}
+
+impl World {
+    pub fn new(dir: Directory, nodes: Vec<Node>, cfg: WorldConfig) -> Self {
+        let mut queue = EventQueue::default();
+        for i in 0..nodes.len() {
+            queue.push(0, EventKind::Start { node: i });
+        }
+        for (i, occ) in cfg.occurrences.iter().enumerate() {
+            queue.push(occ.start_ns, EventKind::FaultStart { occurrence: i });
+        }
+        let applied = vec![Applied::default(); cfg.occurrences.len()];
+        World {
+            now_ns: 0,
+            end_ns: cfg.end_ns,
+            queue,
+            nodes,
+            dir,
+            timers: TimerSlab::default(),
+            pending_timers: Vec::new(),
+            effects: Vec::new(),
+            network: cfg.network,
+            net_rng: cfg.net_rng,
+            fault_rng: cfg.fault_rng,
+            faults: cfg.faults,
+            occurrences: cfg.occurrences,
+            applied,
+            leaderless: cfg.leaderless,
+            history: Vec::new(),
+            messages: 0,
+            events_processed: 0,
+            trace: cfg.tracing.then(Trace::default),
+        }
+    }
+
+    pub fn directory(&self) -> &Directory {
+        &self.dir
+    }
+
+    /// Runs every event up to the end of the run.
+    pub fn run(&mut self) {
+        while let Some(t) = self.queue.peek_time() {
+            if t > self.end_ns {
+                break;
+            }
+            let ev = self.queue.pop().expect("peeked");
+            self.now_ns = ev.at_ns;
+            self.events_processed += 1;
+            match ev.kind {
+                EventKind::Start { node } => {
+                    self.trace_at(Some(node), "start", String::new);
+                    self.dispatch(node, |p, ctx| p.on_start(ctx));
+                }
+                EventKind::Deliver { from, to, msg } => self.deliver(from, to, msg),
+                EventKind::Timer { id } => self.fire_timer(id, ev.at_ns),
+                EventKind::FaultStart { occurrence } => self.fault_start(occurrence),
+                EventKind::FaultEnd { occurrence } => self.fault_end(occurrence),
+            }
+        }
+        self.now_ns = self.end_ns;
+    }
+
+    pub fn finish(self) -> WorldResult {
+        WorldResult {
+            history: self.history,
+            messages: self.messages,
+            events_processed: self.events_processed,
+            trace: self.trace,
+        }
+    }
+
+    // ----- dispatch -------------------------------------------------------------------------
+
+    fn dispatch(&mut self, node: NodeId, f: impl FnOnce(&mut dyn Process, &mut Ctx)) {
+        let mut effects = std::mem::take(&mut self.effects);
+        let n = &mut self.nodes[node];
+        let mono_ns = n.clock.mono_ns(self.now_ns);
+        let wall_ns = n.clock.wall_ns(self.now_ns);
+        {
+            let mut ctx = Ctx {
+                node,
+                mono_ns,
+                wall_ns,
+                rng: &mut n.rng,
+                effects: &mut effects,
+                new_timers: &mut self.pending_timers,
+                timer_ids: &mut self.timers,
+                names: &self.dir,
+                tracing: self.trace.is_some(),
+            };
+            f(n.process.as_mut(), &mut ctx);
+        }
+        self.apply_effects(node, &mut effects);
+        self.effects = effects;
+    }
+
+    fn apply_effects(&mut self, node: NodeId, effects: &mut Vec<Effect>) {
+        for effect in effects.drain(..) {
+            match effect {
+                Effect::Send { to, msg, after_ns } => self.send(node, to, msg, after_ns),
+                Effect::ArmTimer { id } => {
+                    let Some(pos) = self.pending_timers.iter().position(|p| p.id == id) else { continue };
+                    let p = self.pending_timers.swap_remove(pos);
+                    let due = self.nodes[node].clock.true_time_of_mono(p.deadline_mono_ns, self.now_ns);
+                    self.timers.arm(id, p.deadline_mono_ns, due, p.tag);
+                    self.queue.push(due, EventKind::Timer { id });
+                }
+                Effect::CancelTimer { id } => self.timers.cancel(id),
+                Effect::Record(event) => self.record(node, event),
+                Effect::Note(text) => self.trace_at(Some(node), "note", || text),
+            }
+        }
+        self.pending_timers.clear();
+    }
+
+    fn record(&mut self, node: NodeId, event: HistoryEvent) {
+        if self.trace.is_some() {
+            let detail = format!("{event:?}");
+            self.trace_at(Some(node), "history", || detail);
+        }
+        self.history.push(Stamped { at_ns: self.now_ns, node, event });
+    }
+
+    fn send(&mut self, from: NodeId, to: NodeId, msg: Msg, after_ns: Nanos) {
+        self.messages += 1;
+        let leave_ns = self.now_ns + after_ns;
+        match self.network.route(from, to, leave_ns, &mut self.net_rng) {
+            Verdict::Drop(reason) => {
+                if self.trace.is_some() {
+                    let detail = format!("→ {} {:?} ({})", self.dir.name_of(to), msg, reason.as_str());
+                    self.trace_at(Some(from), "drop", || detail);
+                }
+            }
+            Verdict::Deliver { at_ns, duplicate_at_ns } => {
+                if self.trace.is_some() {
+                    let detail = format!(
+                        "→ {} {:?} (arrives {:.3} ms{})",
+                        self.dir.name_of(to),
+                        msg,
+                        at_ns as f64 / 1e6,
+                        if duplicate_at_ns.is_some() { ", duplicated" } else { "" }
+                    );
+                    self.trace_at(Some(from), "send", || detail);
+                }
+                if let Some(dup_ns) = duplicate_at_ns {
+                    self.queue.push(dup_ns, EventKind::Deliver { from, to, msg: msg.clone_box() });
+                }
+                self.queue.push(at_ns, EventKind::Deliver { from, to, msg });
+            }
+        }
+    }
+
+    fn deliver(&mut self, from: NodeId, to: NodeId, msg: Msg) {
+        if self.network.is_cut(from, to) {
+            if self.trace.is_some() {
+                let detail = format!("← {} {:?} (link cut in flight)", self.dir.name_of(from), msg);
+                self.trace_at(Some(to), "drop", || detail);
+            }
+            return;
+        }
+        match self.nodes[to].status {
+            Status::Crashed => {
+                if self.trace.is_some() {
+                    let detail = format!("← {} {:?} (node down)", self.dir.name_of(from), msg);
+                    self.trace_at(Some(to), "drop", || detail);
+                }
+            }
+            Status::Paused => {
+                if self.trace.is_some() {
+                    let detail = format!("← {} {:?} (queued: paused)", self.dir.name_of(from), msg);
+                    self.trace_at(Some(to), "queued", || detail);
+                }
+                self.nodes[to].backlog.push(Backlogged::Message { from, msg });
+            }
+            Status::Up => {
+                if self.trace.is_some() {
+                    let detail = format!("← {} {:?}", self.dir.name_of(from), msg);
+                    self.trace_at(Some(to), "deliver", || detail);
+                }
+                self.dispatch(to, |p, ctx| p.on_message(ctx, from, msg));
+            }
+        }
+    }
+
+    fn fire_timer(&mut self, id: crate::process::TimerId, at_ns: Nanos) {
+        let Some((node, tag, due)) = self.timers.peek(id) else { return };
+        if due != at_ns {
+            return; // re-armed after a clock-rate change: a newer event carries it
+        }
+        match self.nodes[node].status {
+            Status::Crashed => {}
+            Status::Paused => self.nodes[node].backlog.push(Backlogged::Timer { id }),
+            Status::Up => {
+                self.timers.take(id);
+                self.trace_at(Some(node), "timer", || format!("tag {tag}"));
+                self.dispatch(node, |p, ctx| p.on_timer(ctx, id, tag));
+            }
+        }
+    }
+
+    // ----- faults ---------------------------------------------------------------------------
+
+    fn fault_start(&mut self, occ_idx: usize) {
+        let occ = self.occurrences[occ_idx].clone();
+        let spec = self.faults[occ.fault].clone();
+        // Resolve who it hits; a role with no member yet waits.
+        let mut targets = Vec::new();
+        let mut groups: Vec<Vec<NodeId>> = Vec::new();
+        if let FaultKind::Partition { groups: sel_groups, .. } = &spec.kind {
+            for g in sel_groups {
+                let mut members = Vec::new();
+                for s in g {
+                    match self.resolve(s) {
+                        Some(ids) => members.extend(ids),
+                        None => return self.retry_fault(occ_idx, s),
+                    }
+                }
+                members.dedup();
+                groups.push(members);
+            }
+        } else {
+            for s in &spec.targets {
+                match self.resolve(s) {
+                    Some(ids) => {
+                        for id in ids {
+                            if !targets.contains(&id) {
+                                targets.push(id);
+                            }
+                        }
+                    }
+                    None => return self.retry_fault(occ_idx, s),
+                }
+            }
+        }
+        let names = |ids: &[NodeId], dir: &Directory| ids.iter().map(|i| dir.name_of(*i).to_string()).collect::<Vec<_>>().join(", ");
+        let detail = if groups.is_empty() {
+            format!("{} starts on [{}]{}", spec.kind.name(), names(&targets, &self.dir), duration_text(occ.duration_ns))
+        } else {
+            let gs: Vec<String> = groups.iter().map(|g| format!("[{}]", names(g, &self.dir))).collect();
+            format!("{} starts: {}{}", spec.kind.name(), gs.join(" | "), duration_text(occ.duration_ns))
+        };
+        self.trace_at(None, "fault", || detail);
+        let n = self.nodes.len();
+        let mut applied = Applied { nodes: targets.clone(), saved_drift_ppm: Vec::new(), started: true };
+        match &spec.kind {
+            FaultKind::Crash => {
+                for &t in &targets {
+                    self.crash(t);
+                }
+            }
+            FaultKind::Pause => {
+                for &t in &targets {
+                    let node = &mut self.nodes[t];
+                    if node.status == Status::Crashed {
+                        continue;
+                    }
+                    node.pauses += 1;
+                    node.status = Status::Paused;
+                }
+            }
+            FaultKind::Partition { one_way, .. } => {
+                let mut group_of = vec![None; n];
+                for (gi, g) in groups.iter().enumerate() {
+                    for &m in g {
+                        group_of[m] = Some(gi as u16);
+                    }
+                }
+                self.network.add_rule(occ_idx, Rule::Cut { group_of, one_way: *one_way });
+            }
+            FaultKind::Isolate => {
+                let mut group_of = vec![Some(1u16); n];
+                for &t in &targets {
+                    group_of[t] = Some(0);
+                }
+                self.network.add_rule(occ_idx, Rule::Cut { group_of, one_way: false });
+            }
+            FaultKind::ClockJump { .. } => {
+                for &t in &targets {
+                    self.nodes[t].clock.jump(ms_to_ns_signed(occ.value));
+                }
+            }
+            FaultKind::ClockDrift { .. } => {
+                for &t in &targets {
+                    applied.saved_drift_ppm.push(self.nodes[t].clock.drift_ppm());
+                    self.set_drift(t, occ.value);
+                }
+            }
+            FaultKind::Slow { latency_ms } => {
+                let mut nodes = vec![false; n];
+                targets.iter().for_each(|&t| nodes[t] = true);
+                self.network.add_rule(occ_idx, Rule::Slow { nodes, extra_ms: latency_ms.clone() });
+            }
+            FaultKind::Loss { rate } => {
+                let mut nodes = vec![false; n];
+                targets.iter().for_each(|&t| nodes[t] = true);
+                self.network.add_rule(occ_idx, Rule::Loss { nodes, rate: *rate });
+            }
+        }
+        self.applied[occ_idx] = applied;
+        if let Some(d) = occ.duration_ns {
+            self.queue.push(self.now_ns + d, EventKind::FaultEnd { occurrence: occ_idx });
+        }
+    }
+
+    fn retry_fault(&mut self, occ_idx: usize, waiting_for: &Selector) {
+        if self.trace.is_some() && self.occurrences[occ_idx].start_ns == self.now_ns {
+            let detail = format!("{} waits for a `{}` to exist", self.faults[self.occurrences[occ_idx].fault].kind.name(), waiting_for);
+            self.trace_at(None, "fault", || detail);
+        }
+        self.queue.push(self.now_ns + ROLE_RETRY_NS, EventKind::FaultStart { occurrence: occ_idx });
+    }
+
+    fn fault_end(&mut self, occ_idx: usize) {
+        let applied = std::mem::take(&mut self.applied[occ_idx]);
+        if !applied.started {
+            return;
+        }
+        let kind = self.faults[self.occurrences[occ_idx].fault].kind.clone();
+        let detail = format!("{} ends", kind.name());
+        self.trace_at(None, "fault", || detail);
+        match kind {
+            FaultKind::Crash => {
+                for &t in &applied.nodes {
+                    self.restart(t);
+                }
+            }
+            FaultKind::Pause => {
+                for &t in &applied.nodes {
+                    self.unpause(t);
+                }
+            }
+            FaultKind::Partition { .. } | FaultKind::Isolate | FaultKind::Slow { .. } | FaultKind::Loss { .. } => {
+                self.network.remove_rules(occ_idx);
+            }
+            FaultKind::ClockJump { .. } => {} // a step is not undone
+            FaultKind::ClockDrift { .. } => {
+                for (i, &t) in applied.nodes.iter().enumerate() {
+                    self.set_drift(t, applied.saved_drift_ppm[i]);
+                }
+            }
+        }
+    }
+
+    fn crash(&mut self, node: NodeId) {
+        if self.nodes[node].status == Status::Crashed {
+            return;
+        }
+        self.nodes[node].status = Status::Crashed;
+        self.nodes[node].pauses = 0;
+        self.nodes[node].backlog.clear();
+        self.timers.clear_node(node);
+        self.nodes[node].process.on_crash();
+        if self.dir.kind_of(node) == NodeKind::Client {
+            self.record(node, HistoryEvent::ClientCrashed);
+        }
+    }
+
+    fn restart(&mut self, node: NodeId) {
+        if self.nodes[node].status != Status::Crashed {
+            return;
+        }
+        self.nodes[node].status = Status::Up;
+        self.trace_at(Some(node), "restart", String::new);
+        self.dispatch(node, |p, ctx| p.on_restart(ctx));
+    }
+
+    fn unpause(&mut self, node: NodeId) {
+        let n = &mut self.nodes[node];
+        if n.status != Status::Paused {
+            return;
+        }
+        n.pauses = n.pauses.saturating_sub(1);
+        if n.pauses > 0 {
+            return;
+        }
+        n.status = Status::Up;
+        let backlog = std::mem::take(&mut n.backlog);
+        let count = backlog.len();
+        self.trace_at(Some(node), "resume", || format!("{count} queued events"));
+        for item in backlog {
+            // A handler earlier in the backlog may have crashed the node's plans (or a fault may
+            // have crashed the node): stop if it is no longer up.
+            if self.nodes[node].status != Status::Up {
+                break;
+            }
+            match item {
+                Backlogged::Message { from, msg } => {
+                    if self.trace.is_some() {
+                        let detail = format!("← {} {:?} (after pause)", self.dir.name_of(from), msg);
+                        self.trace_at(Some(node), "deliver", || detail);
+                    }
+                    self.dispatch(node, |p, ctx| p.on_message(ctx, from, msg));
+                }
+                Backlogged::Timer { id } => {
+                    if let Some((_, tag)) = self.timers.take(id) {
+                        self.trace_at(Some(node), "timer", || format!("tag {tag} (after pause)"));
+                        self.dispatch(node, |p, ctx| p.on_timer(ctx, id, tag));
+                    }
+                }
+            }
+        }
+    }
+
+    fn set_drift(&mut self, node: NodeId, ppm: f64) {
+        self.nodes[node].clock.set_drift(self.now_ns, ppm);
+        // Timers run on the node's clock: a new rate moves their true due times.
+        for (id, deadline) in self.timers.live_of(node) {
+            let due = self.nodes[node].clock.true_time_of_mono(deadline, self.now_ns);
+            self.timers.set_due(id, due);
+            self.queue.push(due, EventKind::Timer { id });
+        }
+    }
+
+    /// The nodes a selector means now; None when a role has no member yet.
+    fn resolve(&mut self, sel: &Selector) -> Option<Vec<NodeId>> {
+        let alive = |w: &World, i: NodeId| w.nodes[i].status != Status::Crashed;
+        let servers: Vec<NodeId> = self.dir.of_kind(NodeKind::Server).collect();
+        let clients: Vec<NodeId> = self.dir.of_kind(NodeKind::Client).collect();
+        let pick = |rng: &mut ChaCha8Rng, v: &[NodeId]| -> Option<Vec<NodeId>> {
+            if v.is_empty() {
+                None
+            } else {
+                Some(vec![v[rng.gen_range(0..v.len())]])
+            }
+        };
+        match sel {
+            Selector::Named(name) => self.dir.id_of(name).map(|i| vec![i]),
+            Selector::AllOf(kind) => Some(self.dir.of_kind(*kind).collect()),
+            Selector::All => Some((0..self.nodes.len()).collect()),
+            Selector::Leader => self.leader().map(|l| vec![l]),
+            Selector::Follower => {
+                let leader = self.leader()?;
+                let f: Vec<NodeId> = servers.iter().copied().filter(|&s| s != leader && alive(self, s)).collect();
+                pick(&mut self.fault_rng, &f)
+            }
+            Selector::Holder | Selector::Waiter => {
+                let want = if *sel == Selector::Holder { ClientState::Holding } else { ClientState::Waiting };
+                let c: Vec<NodeId> = clients
+                    .iter()
+                    .copied()
+                    .filter(|&c| alive(self, c) && self.nodes[c].process.client_state() == want)
+                    .collect();
+                pick(&mut self.fault_rng, &c)
+            }
+            Selector::RandomClient => pick(&mut self.fault_rng, &clients),
+            Selector::RandomServer => pick(&mut self.fault_rng, &servers),
+        }
+    }
+
+    fn leader(&self) -> Option<NodeId> {
+        let mut best: Option<(u64, NodeId)> = None;
+        for s in self.dir.of_kind(NodeKind::Server) {
+            if self.nodes[s].status == Status::Crashed {
+                continue;
+            }
+            if let Some(term) = self.nodes[s].process.leadership() {
+                if best.is_none_or(|(t, _)| term > t) {
+                    best = Some((term, s));
+                }
+            }
+        }
+        match best {
+            Some((_, s)) => Some(s),
+            None if self.leaderless => self.dir.id_of("server-0"),
+            None => None,
+        }
+    }
+
+    // ----- trace ----------------------------------------------------------------------------
+
+    fn trace_at(&mut self, node: Option<NodeId>, kind: &'static str, detail: impl FnOnce() -> String) {
+        let Some(trace) = self.trace.as_mut() else { return };
+        let (name, mono_ns, wall_ns) = match node {
+            Some(n) => (
+                self.dir.name_of(n).to_string(),
+                self.nodes[n].clock.mono_ns(self.now_ns),
+                self.nodes[n].clock.wall_ns(self.now_ns),
+            ),
+            None => ("-".to_string(), self.now_ns, self.now_ns as i64),
+        };
+        trace.push(TraceEntry { at_ns: self.now_ns, node: name, mono_ns, wall_ns, kind, detail: detail() });
+    }
+}
+
+fn duration_text(d: Option<Nanos>) -> String {
+    match d {
+        Some(ns) => format!(" for {:.3} ms", ns as f64 / 1e6),
+        None => " until the end".to_string(),
+    }
+}
+
+/// Milliseconds to nanoseconds for config values (re-exported for the run builder).
+pub fn config_ns(ms: f64) -> Nanos {
+    ms_to_ns(ms)
 }

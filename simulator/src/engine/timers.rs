@@ -1,3 +1,142 @@
-//! placeholder
-pub struct TimerSlab;
-impl TimerSlab { pub fn allocate(&mut self, _n: usize) -> crate::process::TimerId { unimplemented!() } }
+//! Timer storage: a slab of slots reused through a free list, so arming and firing timers
+//! allocates nothing in steady state. A timer id carries its slot's generation; a stale event
+//! (cancelled, or re-armed after a drift change) finds a different generation or due time and is
+//! ignored.
+
+use crate::process::{NodeId, TimerId};
+use crate::time::Nanos;
+
+#[derive(Clone, Debug)]
+struct Slot {
+    generation: u32,
+    node: NodeId,
+    live: bool,
+    deadline_mono_ns: Nanos,
+    due_true_ns: Nanos,
+    tag: u64,
+}
+
+#[derive(Default)]
+pub struct TimerSlab {
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+}
+
+impl TimerSlab {
+    /// Reserves an id for a timer that `node` is about to arm.
+    pub fn allocate(&mut self, node: NodeId) -> TimerId {
+        let slot = match self.free.pop() {
+            Some(s) => s,
+            None => {
+                self.slots.push(Slot {
+                    generation: 0,
+                    node,
+                    live: false,
+                    deadline_mono_ns: 0,
+                    due_true_ns: 0,
+                    tag: 0,
+                });
+                (self.slots.len() - 1) as u32
+            }
+        };
+        let s = &mut self.slots[slot as usize];
+        s.node = node;
+        s.live = false;
+        TimerId { slot, generation: s.generation }
+    }
+
+    fn slot_mut(&mut self, id: TimerId) -> Option<&mut Slot> {
+        self.slots.get_mut(id.slot as usize).filter(|s| s.generation == id.generation)
+    }
+
+    pub fn arm(&mut self, id: TimerId, deadline_mono_ns: Nanos, due_true_ns: Nanos, tag: u64) {
+        if let Some(s) = self.slot_mut(id) {
+            s.live = true;
+            s.deadline_mono_ns = deadline_mono_ns;
+            s.due_true_ns = due_true_ns;
+            s.tag = tag;
+        }
+    }
+
+    fn release(&mut self, id: TimerId) {
+        let s = &mut self.slots[id.slot as usize];
+        s.live = false;
+        s.generation = s.generation.wrapping_add(1);
+        self.free.push(id.slot);
+    }
+
+    /// Cancels a live timer; a fired or cancelled one is left alone.
+    pub fn cancel(&mut self, id: TimerId) {
+        if self.slot_mut(id).is_some_and(|s| s.live) {
+            self.release(id);
+        }
+    }
+
+    /// Whether the timer is armed and not yet fired or cancelled.
+    pub fn is_live(&self, id: TimerId) -> bool {
+        self.slots.get(id.slot as usize).is_some_and(|s| s.generation == id.generation && s.live)
+    }
+
+    /// The owner, tag and due time of a live timer.
+    pub fn peek(&self, id: TimerId) -> Option<(NodeId, u64, Nanos)> {
+        let s = self.slots.get(id.slot as usize)?;
+        (s.generation == id.generation && s.live).then_some((s.node, s.tag, s.due_true_ns))
+    }
+
+    /// Consumes a live timer, giving its owner and tag.
+    pub fn take(&mut self, id: TimerId) -> Option<(NodeId, u64)> {
+        let (node, tag, _) = self.peek(id)?;
+        self.release(id);
+        Some((node, tag))
+    }
+
+    /// Drops every timer of a node (it crashed).
+    pub fn clear_node(&mut self, node: NodeId) {
+        for i in 0..self.slots.len() {
+            if self.slots[i].live && self.slots[i].node == node {
+                let id = TimerId { slot: i as u32, generation: self.slots[i].generation };
+                self.release(id);
+            }
+        }
+    }
+
+    /// Every live timer of a node with its monotonic deadline (to re-arm after a rate change).
+    pub fn live_of(&self, node: NodeId) -> Vec<(TimerId, Nanos)> {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.live && s.node == node)
+            .map(|(i, s)| (TimerId { slot: i as u32, generation: s.generation }, s.deadline_mono_ns))
+            .collect()
+    }
+
+    /// Moves a live timer's due time (after a rate change).
+    pub fn set_due(&mut self, id: TimerId, due_true_ns: Nanos) {
+        if let Some(s) = self.slot_mut(id) {
+            s.due_true_ns = due_true_ns;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn cancelled_and_fired_timers_are_gone_and_slots_reused() {
+        let mut slab = TimerSlab::default();
+        let a = slab.allocate(1);
+        slab.arm(a, 10, 10, 7);
+        assert_eq!(slab.take(a), Some((1, 7)));
+        assert_eq!(slab.take(a), None);
+        let b = slab.allocate(2);
+        assert_eq!(b.slot, a.slot, "slot reused");
+        assert_ne!(b.generation, a.generation);
+        slab.arm(b, 5, 5, 1);
+        slab.cancel(b);
+        assert!(!slab.is_live(b));
+        let c = slab.allocate(3);
+        slab.arm(c, 1, 1, 2);
+        slab.clear_node(3);
+        assert!(!slab.is_live(c));
+    }
+}
