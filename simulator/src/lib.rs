@@ -14,7 +14,9 @@
 //! - [`engine`]: the event loop, network, faults, selectors and trace
 //! - [`workload`]: the shared workload driver (client nodes) and the protected resource node
 //! - [`run`]: running one seed of one algorithm from a scenario
+//! - [`batch`]: running many seeds in parallel, results in seed order, panics caught per seed
 
+pub mod batch;
 pub mod checker;
 pub mod clock;
 pub mod dist;

@@ -1,0 +1,26 @@
+//! `sim list [MODEL]`: every model with its parameters, defaults and meaning.
+
+use crate::exit::{CliError, OK};
+
+pub fn list(only: Option<&str>) -> Result<i32, CliError> {
+    let models = locksim_algorithms::registry();
+    let names: Vec<&str> = models.iter().map(|m| m.name()).collect();
+    if let Some(name) = only {
+        if !names.contains(&name) {
+            return Err(CliError::bad_input(format!("unknown model `{name}`; valid models: {}", names.join(", "))));
+        }
+    }
+    for m in models.iter().filter(|m| only.is_none_or(|n| n == m.name())) {
+        println!("{}: {}", m.name(), m.summary());
+        let width = m.params().iter().map(|p| p.name.len()).max().unwrap_or(0);
+        let dwidth = m.params().iter().map(|p| p.default.len()).max().unwrap_or(0);
+        for p in m.params() {
+            println!("  {:<width$}  {:<dwidth$}  {} ({})", p.name, p.default, p.meaning, p.kind.describe());
+        }
+        println!();
+    }
+    if models.is_empty() {
+        println!("no models are built into this binary");
+    }
+    Ok(OK)
+}

@@ -1,0 +1,5 @@
+//! One module per `sim` subcommand.
+
+pub mod check;
+pub mod list;
+pub mod run;

@@ -1,0 +1,28 @@
+//! The binary's one error type: a message and the exit code it maps to.
+
+/// Exit code: ran, every expectation held.
+pub const OK: i32 = 0;
+/// Exit code: an `[expect]` assertion failed.
+pub const EXPECTATION_FAILED: i32 = 1;
+/// Exit code: bad command line or bad scenario file; nothing ran.
+pub const BAD_INPUT: i32 = 2;
+/// Exit code: a model or the simulator panicked in some seed.
+pub const MODEL_FAILED: i32 = 3;
+
+#[derive(Debug)]
+pub struct CliError {
+    pub code: i32,
+    pub message: String,
+}
+
+impl CliError {
+    pub fn bad_input(message: impl Into<String>) -> Self {
+        CliError { code: BAD_INPUT, message: message.into() }
+    }
+}
+
+impl From<locksim_simulator::scenario::ScenarioError> for CliError {
+    fn from(e: locksim_simulator::scenario::ScenarioError) -> Self {
+        CliError::bad_input(e.to_string())
+    }
+}

@@ -1,0 +1,41 @@
+//! The seed options: `--seed S` (exactly one), `--seeds N` (0..N) and `--seeds A..B` (A to B-1).
+
+use std::ops::Range;
+
+use crate::exit::CliError;
+
+/// Parses `--seeds`: `N` or `A..B`.
+pub fn parse_seeds(text: &str) -> Result<Range<u64>, CliError> {
+    let bad = |why: &str| {
+        CliError::bad_input(format!(
+            "--seeds {text}: {why}; expected a count N (seeds 0..N) or a range A..B with A < B, e.g. --seeds 1000 or --seeds 500..1500"
+        ))
+    };
+    let num = |s: &str| s.trim().replace('_', "").parse::<u64>().map_err(|_| bad("not a whole number"));
+    let range = match text.split_once("..") {
+        Some((a, b)) => num(a)?..num(b)?,
+        None => 0..num(text)?,
+    };
+    if range.start > range.end {
+        return Err(bad("the range is reversed"));
+    }
+    if range.is_empty() {
+        return Err(bad("the range is empty"));
+    }
+    Ok(range)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn forms_and_errors() {
+        assert_eq!(parse_seeds("100").unwrap(), 0..100);
+        assert_eq!(parse_seeds("5..9").unwrap(), 5..9);
+        assert_eq!(parse_seeds("1_000").unwrap(), 0..1000);
+        assert!(parse_seeds("9..5").unwrap_err().message.contains("reversed"));
+        assert!(parse_seeds("0").unwrap_err().message.contains("empty"));
+        assert!(parse_seeds("4..4").unwrap_err().message.contains("empty"));
+        assert!(parse_seeds("x").is_err());
+    }
+}
