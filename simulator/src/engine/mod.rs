@@ -166,11 +166,12 @@ pub struct WorldResult {
 impl World {
     pub fn new(dir: Directory, nodes: Vec<Node>, cfg: WorldConfig) -> Self {
         let mut queue = EventQueue::default();
-        for i in 0..nodes.len() {
-            queue.push(0, EventKind::Start { node: i });
-        }
+        // Faults first: one scheduled at 0 is in force before any node starts.
         for (i, occ) in cfg.occurrences.iter().enumerate() {
             queue.push(occ.start_ns, EventKind::FaultStart { occurrence: i });
+        }
+        for i in 0..nodes.len() {
+            queue.push(0, EventKind::Start { node: i });
         }
         let applied = vec![Applied::default(); cfg.occurrences.len()];
         World {
