@@ -45,6 +45,9 @@ enum Command {
         /// Only this model.
         model: Option<String>,
     },
+    /// Measure speed: the standard engine workload, or a scenario's algorithms.
+    #[command(subcommand)]
+    Bench(commands::bench::BenchCommand),
 }
 
 fn main() {
@@ -61,6 +64,7 @@ fn main() {
         Command::Run(args) => commands::run::run(args),
         Command::Check { file } => commands::check::check(&file),
         Command::List { model } => commands::list::list(model.as_deref()),
+        Command::Bench(cmd) => commands::bench::bench(cmd),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -12,6 +12,7 @@
 //! - [`checker`]: every metric of a run, from its history
 //! - [`scenario`]: the scenario file format: parsing, validation, errors with line and column
 //! - [`engine`]: the event loop, network, faults, selectors and trace
+//! - [`enginebench`]: the standard engine-only benchmark workload (`sim bench engine`, criterion)
 //! - [`workload`]: the shared workload driver (client nodes) and the protected resource node
 //! - [`run`]: running one seed of one algorithm from a scenario
 //! - [`batch`]: running many seeds in parallel, results in seed order, panics caught per seed
@@ -21,6 +22,7 @@ pub mod checker;
 pub mod clock;
 pub mod dist;
 pub mod engine;
+pub mod enginebench;
 pub mod history;
 pub mod lockclient;
 pub mod model;

@@ -1,5 +1,6 @@
 //! One module per `sim` subcommand.
 
+pub mod bench;
 pub mod check;
 pub mod list;
 pub mod run;

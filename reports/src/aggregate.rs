@@ -1,0 +1,426 @@
+//! One results row folded across seeds: [`AlgorithmTotals`].
+//!
+//! Seeds are added one at a time, in seed order, and memory stays bounded whatever the number of
+//! seeds: counters, two merged hdrhistograms of fixed size, and capped lists (the first
+//! [`MAX_FAILING_SEEDS`] failing seeds with their first violation, the first
+//! [`MAX_PANICKED_SEEDS`] panicked seeds with their message). Derived values (throughput,
+//! percentiles, ratios) are computed on demand, rounded as the results JSON reports them, and are
+//! `None` where the denominator is zero (no runs, no acquisitions, no releases, an empty
+//! histogram), so "no data" never reads as 0.
+
+use hdrhistogram::Histogram;
+use locksim_simulator::checker::metrics::new_histogram;
+use locksim_simulator::checker::{SeedMetrics, Violation};
+use locksim_simulator::time::{NS_PER_MS, NS_PER_SEC};
+use serde::Serialize;
+
+use crate::num::json_dp;
+
+/// How many failing seeds a row keeps (the first ones added).
+pub const MAX_FAILING_SEEDS: usize = 10;
+/// How many panicked seeds a row keeps with their message (the first ones added).
+pub const MAX_PANICKED_SEEDS: usize = 10;
+
+/// One violation class across runs: runs showing it at least once, and events in all runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ClassCount {
+    pub runs: u64,
+    pub events: u64,
+}
+
+impl ClassCount {
+    fn add(&mut self, events: u64) {
+        if events > 0 {
+            self.runs += 1;
+            self.events += events;
+        }
+    }
+}
+
+/// A seed with at least one safety violation, and the first violation it recorded (in true-time
+/// order, as the checkers list them; `None` if the checkers counted without detail).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FailingSeed {
+    pub seed: u64,
+    pub first_violation: Option<Violation>,
+}
+
+/// Acquire latency in milliseconds (hdrhistogram over every acquisition of every run). Percentiles
+/// and `max` are hdrhistogram's highest equivalent value at 3 significant digits (at most 0.1%
+/// above the recorded value), in whole microseconds.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct LatencyMs {
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+    pub mean: f64,
+}
+
+/// Handoff time in milliseconds.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct HandoffMs {
+    pub p50: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+/// Totals for one results row (an algorithm or a variant) over every seed added.
+#[derive(Clone, Debug)]
+pub struct AlgorithmTotals {
+    /// The row label (model name or variant name).
+    pub label: String,
+    pub model: String,
+    /// The parameters that differ from the model's defaults, as JSON (see
+    /// [`crate::json::params_json`]).
+    pub params: serde_json::Value,
+    /// Whether grants carry a fencing token; `false` reports `stale_fenced` as "cannot be fenced".
+    pub fenced: bool,
+    /// Notes on what this configuration does not model, shown under the table and in the JSON.
+    pub limitations: Vec<String>,
+
+    /// Runs completed (panicked seeds are not runs; see `panicked_runs`).
+    pub runs: u64,
+    /// Runs with any safety violation.
+    pub failing_runs: u64,
+    pub duration_ns: u128,
+    pub overlap: ClassCount,
+    pub stale_unfenced: ClassCount,
+    /// Meaningful only when `fenced`.
+    pub stale_fenced: ClassCount,
+    pub lost_updates: ClassCount,
+    pub token_regressions: ClassCount,
+    pub acquisitions: u64,
+    pub failed_acquisitions: u64,
+    pub completed_sections: u64,
+    pub releases: u64,
+    pub messages: u64,
+    pub notifications: u64,
+    pub refused_attempts: u64,
+    pub unavailable_ns: u128,
+    pub acquire_latency_us: Histogram<u64>,
+    pub handoff_us: Histogram<u64>,
+    /// The first [`MAX_FAILING_SEEDS`] failing seeds, in the order added.
+    pub failing_seeds: Vec<FailingSeed>,
+    /// Seeds whose run panicked.
+    pub panicked_runs: u64,
+    /// The first [`MAX_PANICKED_SEEDS`] panicked seeds with their panic message, in the order added.
+    pub panicked: Vec<(u64, String)>,
+}
+
+impl AlgorithmTotals {
+    pub fn new(
+        label: impl Into<String>,
+        model: impl Into<String>,
+        params_json: serde_json::Value,
+        fenced: bool,
+    ) -> Self {
+        AlgorithmTotals {
+            label: label.into(),
+            model: model.into(),
+            params: params_json,
+            fenced,
+            limitations: Vec::new(),
+            runs: 0,
+            failing_runs: 0,
+            duration_ns: 0,
+            overlap: ClassCount::default(),
+            stale_unfenced: ClassCount::default(),
+            stale_fenced: ClassCount::default(),
+            lost_updates: ClassCount::default(),
+            token_regressions: ClassCount::default(),
+            acquisitions: 0,
+            failed_acquisitions: 0,
+            completed_sections: 0,
+            releases: 0,
+            messages: 0,
+            notifications: 0,
+            refused_attempts: 0,
+            unavailable_ns: 0,
+            acquire_latency_us: new_histogram(),
+            handoff_us: new_histogram(),
+            failing_seeds: Vec::new(),
+            panicked_runs: 0,
+            panicked: Vec::new(),
+        }
+    }
+
+    /// Sets the limitation notes (builder style).
+    pub fn with_limitations(mut self, limitations: Vec<String>) -> Self {
+        self.limitations = limitations;
+        self
+    }
+
+    /// Folds one seed's measurements in. Call in seed order.
+    pub fn add(&mut self, m: &SeedMetrics) {
+        self.runs += 1;
+        self.duration_ns += m.duration_ns as u128;
+        self.overlap.add(m.overlap_events);
+        self.stale_unfenced.add(m.stale_unfenced_events);
+        if self.fenced {
+            self.stale_fenced.add(m.stale_fenced_events.unwrap_or(0));
+        }
+        self.lost_updates.add(m.lost_updates);
+        self.token_regressions.add(m.token_regressions);
+        self.acquisitions += m.acquisitions;
+        self.failed_acquisitions += m.failed_acquisitions;
+        self.completed_sections += m.completed_sections;
+        self.releases += m.releases;
+        self.messages += m.messages;
+        self.notifications += m.notifications;
+        self.refused_attempts += m.refused_attempts;
+        self.unavailable_ns += m.unavailable_ns as u128;
+        merge(&mut self.acquire_latency_us, &m.acquire_latency_us);
+        merge(&mut self.handoff_us, &m.handoff_us);
+        if m.has_violation() {
+            self.failing_runs += 1;
+            if self.failing_seeds.len() < MAX_FAILING_SEEDS {
+                self.failing_seeds.push(FailingSeed {
+                    seed: m.seed,
+                    first_violation: m.violations.first().cloned(),
+                });
+            }
+        }
+    }
+
+    /// Records a seed whose run panicked (it counts in `panicked_runs`, not in `runs`).
+    pub fn add_panic(&mut self, seed: u64, message: impl Into<String>) {
+        self.panicked_runs += 1;
+        if self.panicked.len() < MAX_PANICKED_SEEDS {
+            self.panicked.push((seed, message.into()));
+        }
+    }
+
+    /// The first failing seed, the one the replay command names.
+    pub fn first_failing_seed(&self) -> Option<u64> {
+        self.failing_seeds.first().map(|f| f.seed)
+    }
+
+    /// Simulated seconds over every run.
+    pub fn simulated_s(&self) -> f64 {
+        self.duration_ns as f64 / NS_PER_SEC as f64
+    }
+
+    fn per_s(&self, count: u64) -> Option<f64> {
+        if self.duration_ns == 0 {
+            None
+        } else {
+            Some(json_dp(count as f64 / self.simulated_s()))
+        }
+    }
+
+    /// Completed critical sections per simulated second (over the sum of the runs' durations).
+    pub fn throughput_per_s(&self) -> Option<f64> {
+        self.per_s(self.completed_sections)
+    }
+
+    /// Lock requests refused by a server per simulated second.
+    pub fn refused_attempts_per_s(&self) -> Option<f64> {
+        self.per_s(self.refused_attempts)
+    }
+
+    /// Acquire latency percentiles in ms; `None` with no acquisition recorded.
+    pub fn acquire_latency_ms(&self) -> Option<LatencyMs> {
+        let h = &self.acquire_latency_us;
+        if h.is_empty() {
+            return None;
+        }
+        Some(LatencyMs {
+            p50: q_ms(h, 0.5),
+            p90: q_ms(h, 0.9),
+            p99: q_ms(h, 0.99),
+            p999: q_ms(h, 0.999),
+            max: us_ms(h.max()),
+            mean: json_dp(h.mean() / 1000.0),
+        })
+    }
+
+    /// Handoff percentiles in ms; `None` with no handoff recorded.
+    pub fn handoff_ms(&self) -> Option<HandoffMs> {
+        let h = &self.handoff_us;
+        if h.is_empty() {
+            return None;
+        }
+        Some(HandoffMs {
+            p50: q_ms(h, 0.5),
+            p99: q_ms(h, 0.99),
+            max: us_ms(h.max()),
+        })
+    }
+
+    /// Mean unavailability per run in ms.
+    pub fn unavailable_ms(&self) -> Option<f64> {
+        if self.runs == 0 {
+            None
+        } else {
+            Some(json_dp(
+                self.unavailable_ns as f64 / NS_PER_MS as f64 / self.runs as f64,
+            ))
+        }
+    }
+
+    /// Messages sent per successful acquisition.
+    pub fn messages_per_acquisition(&self) -> Option<f64> {
+        ratio(self.messages, self.acquisitions)
+    }
+
+    /// Watch or pub/sub wake-ups per release (the herd effect).
+    pub fn notifications_per_release(&self) -> Option<f64> {
+        ratio(self.notifications, self.releases)
+    }
+}
+
+fn ratio(num: u64, den: u64) -> Option<f64> {
+    if den == 0 {
+        None
+    } else {
+        Some(json_dp(num as f64 / den as f64))
+    }
+}
+
+fn us_ms(us: u64) -> f64 {
+    json_dp(us as f64 / 1000.0)
+}
+
+fn q_ms(h: &Histogram<u64>, q: f64) -> f64 {
+    us_ms(h.value_at_quantile(q))
+}
+
+/// Merges `src` into `dst`; histograms from [`new_histogram`] share bounds so `add` succeeds, and
+/// anything else is re-recorded value by value, saturating at the bounds.
+fn merge(dst: &mut Histogram<u64>, src: &Histogram<u64>) {
+    if src.is_empty() {
+        return;
+    }
+    if dst.add(src).is_err() {
+        for v in src.iter_recorded() {
+            dst.saturating_record_n(v.value_iterated_to(), v.count_at_value());
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use locksim_simulator::checker::metrics::record_ns;
+
+    const S: u64 = NS_PER_SEC;
+    const MS: u64 = NS_PER_MS;
+
+    /// A clean 10 s seed: 100 acquisitions of 1 ms, 90 sections, 2 handoffs of 2 ms (both exact
+    /// in the histogram: values below 2048 µs are recorded at 1 µs resolution).
+    pub(crate) fn clean(seed: u64, fenced: bool) -> SeedMetrics {
+        let mut m = SeedMetrics::empty(seed, 10 * S, fenced);
+        m.acquisitions = 100;
+        m.failed_acquisitions = 1;
+        m.completed_sections = 90;
+        m.releases = 90;
+        m.messages = 1000;
+        m.notifications = 45;
+        m.refused_attempts = 20;
+        m.unavailable_ns = 50 * MS;
+        for _ in 0..100 {
+            record_ns(&mut m.acquire_latency_us, MS);
+        }
+        record_ns(&mut m.handoff_us, 2 * MS);
+        record_ns(&mut m.handoff_us, 2 * MS);
+        m
+    }
+
+    /// A clean seed plus one overlap, one stale write (both resources) and a lost update.
+    pub(crate) fn failing(seed: u64, fenced: bool) -> SeedMetrics {
+        let mut m = clean(seed, fenced);
+        m.overlap_events = 2;
+        m.stale_unfenced_events = 1;
+        if fenced {
+            m.stale_fenced_events = Some(1);
+        }
+        m.lost_updates = 3;
+        m.violations.push(Violation {
+            at_ns: 1_500 * MS,
+            kind: "overlap",
+            detail: format!("client-1 and client-2 both held lock-0 (seed {seed})"),
+        });
+        record_ns(&mut m.acquire_latency_us, 400 * MS);
+        m
+    }
+
+    #[test]
+    fn folds_counters_and_histograms() {
+        let mut t = AlgorithmTotals::new("redis", "redis", serde_json::json!({}), true);
+        t.add(&clean(0, true));
+        t.add(&failing(1, true));
+        t.add(&clean(2, true));
+        t.add(&failing(3, true));
+        assert_eq!(t.runs, 4);
+        assert_eq!(t.failing_runs, 2);
+        assert_eq!(t.overlap, ClassCount { runs: 2, events: 4 });
+        assert_eq!(t.stale_unfenced, ClassCount { runs: 2, events: 2 });
+        assert_eq!(t.stale_fenced, ClassCount { runs: 2, events: 2 });
+        assert_eq!(t.lost_updates, ClassCount { runs: 2, events: 6 });
+        assert_eq!(t.token_regressions, ClassCount::default());
+        assert_eq!(t.acquisitions, 400);
+        assert_eq!(t.failed_acquisitions, 4);
+        // 360 sections over 40 simulated seconds.
+        assert_eq!(t.throughput_per_s(), Some(9.0));
+        assert_eq!(t.refused_attempts_per_s(), Some(2.0));
+        assert_eq!(t.unavailable_ms(), Some(50.0));
+        assert_eq!(t.messages_per_acquisition(), Some(10.0));
+        assert_eq!(t.notifications_per_release(), Some(0.5));
+        let l = t.acquire_latency_ms().unwrap();
+        assert_eq!(t.acquire_latency_us.len(), 402);
+        assert_eq!(l.p50, 1.0);
+        assert_eq!(l.p99, 1.0);
+        assert!((l.max - 400.0).abs() < 0.5, "{l:?}");
+        assert!((l.mean - (400.0 + 800.0) / 402.0).abs() < 0.01, "{l:?}");
+        let h = t.handoff_ms().unwrap();
+        assert_eq!((h.p50, h.p99, h.max), (2.0, 2.0, 2.0));
+        // Above 2048 µs values share buckets: a percentile reports the highest equivalent value
+        // (hdrhistogram's convention), within 0.1%.
+        let mut t2 = AlgorithmTotals::new("x", "x", serde_json::json!({}), true);
+        let mut m = SeedMetrics::empty(0, S, true);
+        record_ns(&mut m.handoff_us, 5 * MS);
+        t2.add(&m);
+        assert_eq!(t2.handoff_ms().unwrap().p50, 5.003);
+        assert_eq!(t.first_failing_seed(), Some(1));
+        assert_eq!(
+            t.failing_seeds.iter().map(|f| f.seed).collect::<Vec<_>>(),
+            vec![1, 3]
+        );
+        assert_eq!(
+            t.failing_seeds[1].first_violation.as_ref().unwrap().kind,
+            "overlap"
+        );
+    }
+
+    #[test]
+    fn capped_lists_and_panics() {
+        let mut t = AlgorithmTotals::new("redlock", "redlock", serde_json::json!({}), false);
+        for seed in 0..50 {
+            t.add(&failing(seed, false));
+            t.add_panic(1000 + seed, format!("boom {seed}"));
+        }
+        assert_eq!(t.runs, 50);
+        assert_eq!(t.failing_runs, 50);
+        assert_eq!(t.failing_seeds.len(), MAX_FAILING_SEEDS);
+        assert_eq!(t.failing_seeds.last().unwrap().seed, 9);
+        assert_eq!(t.panicked_runs, 50);
+        assert_eq!(t.panicked.len(), MAX_PANICKED_SEEDS);
+        assert_eq!(t.panicked[0], (1000, "boom 0".to_string()));
+        // Unfenced: the fenced class is never counted.
+        assert_eq!(t.stale_fenced, ClassCount::default());
+    }
+
+    #[test]
+    fn empty_totals_have_no_derived_values() {
+        let t = AlgorithmTotals::new("db", "db", serde_json::json!({}), true);
+        assert_eq!(t.throughput_per_s(), None);
+        assert_eq!(t.acquire_latency_ms(), None);
+        assert_eq!(t.handoff_ms(), None);
+        assert_eq!(t.unavailable_ms(), None);
+        assert_eq!(t.messages_per_acquisition(), None);
+        assert_eq!(t.notifications_per_release(), None);
+        assert_eq!(t.first_failing_seed(), None);
+    }
+}

@@ -1,0 +1,360 @@
+//! Judging a scenario's `[expect]` block against the folded totals.
+//!
+//! Two kinds of metric:
+//!
+//! - **Run-counting** (`overlap`, `stale_unfenced`, `stale_fenced`, `lost_updates`,
+//!   `token_regressions`): `none` holds when no run showed it, `some` when at least one did, `all`
+//!   when every run did (`actual` is then the number of runs that showed it), and a comparison
+//!   such as `"< 0.05"` compares the *fraction* of runs that showed it (`actual` is the fraction).
+//! - **Values** (`throughput_per_s`, `acquisitions` and `failed_acquisitions` as totals,
+//!   `acquire_latency_ms_p50/p99/max`, `handoff_ms_p50/p99`, `unavailable_ms`,
+//!   `messages_per_acquisition`, `notifications_per_release`, `refused_attempts_per_s`): the value
+//!   exactly as the results JSON reports it (same rounding); `none` holds when it is 0, `some`
+//!   when it is above 0, and a comparison compares it.
+//!
+//! An expectation never passes on missing evidence; these fail, with the reason in `message`:
+//!
+//! - `stale_fenced` on a model without a fencing token, whatever is expected, even `"none"`: the
+//!   measurement does not exist ("cannot be fenced"), and a passing assertion would read as
+//!   "fencing protected this model". `actual` is the string `"cannot be fenced"`.
+//! - any expectation on a row with no completed run, or a label that names no row;
+//! - a value with no data (latency with no acquisition, handoff with none recorded, a ratio with
+//!   a zero denominator): `actual` is `null`;
+//! - `all` on a value metric (it is defined for run-counting metrics only), or an unknown metric.
+
+use locksim_simulator::scenario::{ExpectOp, Expectation};
+use serde::Serialize;
+
+use crate::aggregate::{AlgorithmTotals, ClassCount};
+use crate::num::{fmt_num, fmt_pct, round_sig, RATE_SIG};
+
+/// The observed side of an expectation, as the JSON shows it: a count, a number, a reason in
+/// words, or `null` when there is nothing to show.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Actual {
+    Count(u64),
+    Number(f64),
+    Text(String),
+    Missing,
+}
+
+/// One evaluated expectation: the JSON's `{label, metric, expected, actual, ok}` plus `message`,
+/// the line printed for it (`redis: overlap expected "none", actual 37 of 1000 runs (3.7%)`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ExpectationResult {
+    pub label: String,
+    pub metric: String,
+    /// As written in the scenario.
+    pub expected: String,
+    pub actual: Actual,
+    pub ok: bool,
+    pub message: String,
+}
+
+/// The metrics counted in runs (see the module docs).
+pub const RUN_METRICS: &[&str] = &[
+    "overlap",
+    "stale_unfenced",
+    "stale_fenced",
+    "lost_updates",
+    "token_regressions",
+];
+
+/// Evaluates every expectation, in order, against the row with its label.
+pub fn evaluate(
+    expectations: &[Expectation],
+    totals: &[AlgorithmTotals],
+) -> Vec<ExpectationResult> {
+    expectations
+        .iter()
+        .map(|e| evaluate_one(e, totals.iter().find(|t| t.label == e.label)))
+        .collect()
+}
+
+/// Evaluates one expectation against its row (`None`: no row has that label).
+pub fn evaluate_one(e: &Expectation, totals: Option<&AlgorithmTotals>) -> ExpectationResult {
+    let head = format!("{}: {} expected \"{}\"", e.label, e.metric, e.expected);
+    let result = |actual: Actual, ok: bool, message: String| ExpectationResult {
+        label: e.label.clone(),
+        metric: e.metric.clone(),
+        expected: e.expected.clone(),
+        actual,
+        ok,
+        message,
+    };
+    let fail = |actual: Actual, why: &str| result(actual, false, format!("{head}, actual: {why}"));
+
+    let Some(t) = totals else {
+        return fail(Actual::Missing, "no algorithm or variant has this label");
+    };
+    if t.runs == 0 {
+        return fail(Actual::Missing, "no completed runs");
+    }
+
+    if let Some(class) = run_class(t, &e.metric) {
+        let Some(c) = class else {
+            return fail(
+                Actual::Text("cannot be fenced".to_string()),
+                "cannot be fenced (the model's grants carry no fencing token)",
+            );
+        };
+        let n = t.runs;
+        let fraction = c.runs as f64 / n as f64;
+        let (ok, actual) = match &e.op {
+            ExpectOp::None => (c.runs == 0, Actual::Count(c.runs)),
+            ExpectOp::Some => (c.runs > 0, Actual::Count(c.runs)),
+            ExpectOp::All => (c.runs == n, Actual::Count(c.runs)),
+            ExpectOp::Compare { op, value } => (
+                op.holds(fraction, *value),
+                Actual::Number(round_sig(fraction, RATE_SIG)),
+            ),
+        };
+        let msg = format!(
+            "{head}, actual {} of {n} runs ({})",
+            c.runs,
+            fmt_pct(fraction)
+        );
+        return result(actual, ok, msg);
+    }
+
+    let value = match value_metric(t, &e.metric) {
+        Err(()) => return fail(Actual::Missing, "not a metric [expect] knows"),
+        Ok(None) => return fail(Actual::Missing, "no data"),
+        Ok(Some(v)) => v,
+    };
+    let actual = match e.metric.as_str() {
+        "acquisitions" | "failed_acquisitions" => Actual::Count(value as u64),
+        _ => Actual::Number(value),
+    };
+    let ok = match &e.op {
+        ExpectOp::None => value == 0.0,
+        ExpectOp::Some => value > 0.0,
+        ExpectOp::All => {
+            return fail(actual, "\"all\" applies only to run-counting metrics");
+        }
+        ExpectOp::Compare {
+            op,
+            value: expected,
+        } => op.holds(value, *expected),
+    };
+    result(actual, ok, format!("{head}, actual {}", fmt_num(value)))
+}
+
+/// `Some(Some(class))` for a run-counting metric, `Some(None)` for `stale_fenced` on an unfenced
+/// model, `None` for any other metric.
+fn run_class(t: &AlgorithmTotals, metric: &str) -> Option<Option<ClassCount>> {
+    Some(Some(match metric {
+        "overlap" => t.overlap,
+        "stale_unfenced" => t.stale_unfenced,
+        "stale_fenced" if !t.fenced => return Some(None),
+        "stale_fenced" => t.stale_fenced,
+        "lost_updates" => t.lost_updates,
+        "token_regressions" => t.token_regressions,
+        _ => return None,
+    }))
+}
+
+/// A value metric as the JSON reports it; `Err` for an unknown metric, `Ok(None)` for no data.
+fn value_metric(t: &AlgorithmTotals, metric: &str) -> Result<Option<f64>, ()> {
+    Ok(match metric {
+        "throughput_per_s" => t.throughput_per_s(),
+        "acquisitions" => Some(t.acquisitions as f64),
+        "failed_acquisitions" => Some(t.failed_acquisitions as f64),
+        "acquire_latency_ms_p50" => t.acquire_latency_ms().map(|l| l.p50),
+        "acquire_latency_ms_p99" => t.acquire_latency_ms().map(|l| l.p99),
+        "acquire_latency_ms_max" => t.acquire_latency_ms().map(|l| l.max),
+        "handoff_ms_p50" => t.handoff_ms().map(|h| h.p50),
+        "handoff_ms_p99" => t.handoff_ms().map(|h| h.p99),
+        "unavailable_ms" => t.unavailable_ms(),
+        "messages_per_acquisition" => t.messages_per_acquisition(),
+        "notifications_per_release" => t.notifications_per_release(),
+        "refused_attempts_per_s" => t.refused_attempts_per_s(),
+        _ => return Err(()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::aggregate::tests::{clean, failing};
+    use locksim_simulator::scenario::{CompareOp, EXPECT_METRICS};
+
+    fn exp(label: &str, metric: &str, expected: &str, op: ExpectOp) -> Expectation {
+        Expectation {
+            label: label.into(),
+            metric: metric.into(),
+            expected: expected.into(),
+            op,
+        }
+    }
+
+    fn cmp(op: CompareOp, value: f64) -> ExpectOp {
+        ExpectOp::Compare { op, value }
+    }
+
+    /// redis: 10 runs, seeds 0..3 fail (30%), fenced. redlock: 10 clean runs, unfenced.
+    fn rows() -> Vec<AlgorithmTotals> {
+        let mut redis = AlgorithmTotals::new("redis", "redis", serde_json::json!({}), true);
+        let mut redlock = AlgorithmTotals::new("redlock", "redlock", serde_json::json!({}), false);
+        for seed in 0..10 {
+            redis.add(&if seed < 3 {
+                failing(seed, true)
+            } else {
+                clean(seed, true)
+            });
+            redlock.add(&clean(seed, false));
+        }
+        vec![redis, redlock]
+    }
+
+    fn check(label: &str, metric: &str, op: ExpectOp) -> ExpectationResult {
+        let r = rows();
+        evaluate_one(
+            &exp(label, metric, "x", op),
+            r.iter().find(|t| t.label == label),
+        )
+    }
+
+    #[test]
+    fn run_counting_ops() {
+        assert!(!check("redis", "overlap", ExpectOp::None).ok);
+        assert!(check("redis", "overlap", ExpectOp::Some).ok);
+        assert!(!check("redis", "overlap", ExpectOp::All).ok);
+        assert!(check("redlock", "overlap", ExpectOp::None).ok);
+        assert!(!check("redlock", "overlap", ExpectOp::Some).ok);
+        assert!(check("redis", "overlap", cmp(CompareOp::Lt, 0.31)).ok);
+        assert!(!check("redis", "overlap", cmp(CompareOp::Lt, 0.3)).ok);
+        assert!(check("redis", "overlap", cmp(CompareOp::Le, 0.3)).ok);
+        assert!(check("redis", "overlap", cmp(CompareOp::Gt, 0.29)).ok);
+        assert!(check("redis", "overlap", cmp(CompareOp::Ge, 0.3)).ok);
+        assert!(check("redis", "overlap", cmp(CompareOp::Eq, 0.3)).ok);
+        assert!(!check("redis", "overlap", cmp(CompareOp::Eq, 0.2)).ok);
+        assert!(check("redis", "lost_updates", ExpectOp::Some).ok);
+        assert!(check("redis", "stale_unfenced", ExpectOp::Some).ok);
+        assert!(check("redis", "stale_fenced", ExpectOp::Some).ok);
+        assert!(check("redis", "token_regressions", ExpectOp::None).ok);
+        assert_eq!(
+            check("redis", "overlap", ExpectOp::None).actual,
+            Actual::Count(3)
+        );
+        assert_eq!(
+            check("redis", "overlap", cmp(CompareOp::Lt, 0.5)).actual,
+            Actual::Number(0.3)
+        );
+    }
+
+    #[test]
+    fn all_holds_when_every_run_shows_it() {
+        let mut t = AlgorithmTotals::new("r", "redis", serde_json::json!({}), true);
+        for seed in 0..4 {
+            t.add(&failing(seed, true));
+        }
+        assert!(evaluate_one(&exp("r", "overlap", "all", ExpectOp::All), Some(&t)).ok);
+        assert!(
+            !evaluate_one(
+                &exp("r", "token_regressions", "all", ExpectOp::All),
+                Some(&t)
+            )
+            .ok
+        );
+    }
+
+    #[test]
+    fn failure_message_names_the_numbers() {
+        let r = rows();
+        let res = evaluate(&[exp("redis", "overlap", "none", ExpectOp::None)], &r);
+        assert_eq!(
+            res[0].message,
+            "redis: overlap expected \"none\", actual 3 of 10 runs (30%)"
+        );
+        assert!(!res[0].ok);
+    }
+
+    #[test]
+    fn stale_fenced_on_unfenced_model_fails() {
+        for op in [ExpectOp::None, ExpectOp::Some, cmp(CompareOp::Le, 1.0)] {
+            let r = check("redlock", "stale_fenced", op);
+            assert!(!r.ok);
+            assert_eq!(r.actual, Actual::Text("cannot be fenced".into()));
+            assert!(r.message.contains("cannot be fenced"), "{}", r.message);
+        }
+    }
+
+    #[test]
+    fn value_metrics() {
+        // Per row: 9 sections/s, 1 ms latency, 2 ms handoffs, 50 ms unavailable, 10 msgs/acq,
+        // 0.5 wake-ups/release, 2 refusals/s, 1000 acquisitions, 10 failed.
+        let t = &rows()[1];
+        let ok =
+            |metric: &str, op: ExpectOp| evaluate_one(&exp("redlock", metric, "x", op), Some(t)).ok;
+        assert!(ok("throughput_per_s", cmp(CompareOp::Eq, 9.0)));
+        assert!(ok("throughput_per_s", cmp(CompareOp::Gt, 8.0)));
+        assert!(!ok("throughput_per_s", cmp(CompareOp::Gt, 50.0)));
+        assert!(ok("acquisitions", cmp(CompareOp::Eq, 1000.0)));
+        assert!(ok("failed_acquisitions", ExpectOp::Some));
+        assert!(!ok("failed_acquisitions", ExpectOp::None));
+        assert!(ok("acquire_latency_ms_p50", cmp(CompareOp::Le, 1.0)));
+        assert!(ok("acquire_latency_ms_p99", cmp(CompareOp::Lt, 1.5)));
+        assert!(ok("acquire_latency_ms_max", cmp(CompareOp::Ge, 1.0)));
+        assert!(ok("handoff_ms_p50", cmp(CompareOp::Eq, 2.0)));
+        assert!(ok("handoff_ms_p99", cmp(CompareOp::Lt, 2.5)));
+        assert!(ok("unavailable_ms", cmp(CompareOp::Eq, 50.0)));
+        assert!(ok("messages_per_acquisition", cmp(CompareOp::Eq, 10.0)));
+        assert!(ok("notifications_per_release", cmp(CompareOp::Eq, 0.5)));
+        assert!(ok("refused_attempts_per_s", cmp(CompareOp::Eq, 2.0)));
+        assert!(!ok("refused_attempts_per_s", ExpectOp::None));
+        assert!(!ok("throughput_per_s", ExpectOp::All));
+        let r = evaluate_one(
+            &exp(
+                "redlock",
+                "acquisitions",
+                "> 5000",
+                cmp(CompareOp::Gt, 5000.0),
+            ),
+            Some(t),
+        );
+        assert_eq!(r.actual, Actual::Count(1000));
+        assert_eq!(
+            r.message,
+            "redlock: acquisitions expected \"> 5000\", actual 1000"
+        );
+    }
+
+    #[test]
+    fn every_expect_metric_is_known() {
+        let r = rows();
+        for m in EXPECT_METRICS {
+            let res = evaluate_one(&exp("redis", m, "some", ExpectOp::Some), Some(&r[0]));
+            assert!(res.actual != Actual::Missing, "{m}: {}", res.message);
+            assert!(res.ok || *m == "token_regressions", "{m}: {}", res.message);
+        }
+    }
+
+    #[test]
+    fn missing_evidence_fails() {
+        let r = rows();
+        let res = evaluate(&[exp("nope", "overlap", "none", ExpectOp::None)], &r);
+        assert!(!res[0].ok && res[0].actual == Actual::Missing);
+        let empty = AlgorithmTotals::new("db", "db", serde_json::json!({}), true);
+        assert!(!evaluate_one(&exp("db", "overlap", "none", ExpectOp::None), Some(&empty)).ok);
+        let mut no_handoff = AlgorithmTotals::new("db", "db", serde_json::json!({}), true);
+        no_handoff.add(&locksim_simulator::checker::SeedMetrics::empty(
+            0,
+            1_000_000_000,
+            true,
+        ));
+        let res = evaluate_one(
+            &exp("db", "handoff_ms_p50", "< 5", cmp(CompareOp::Lt, 5.0)),
+            Some(&no_handoff),
+        );
+        assert!(!res.ok && res.actual == Actual::Missing, "{res:?}");
+        assert!(
+            !evaluate_one(
+                &exp("db", "bogus", "none", ExpectOp::None),
+                Some(&no_handoff)
+            )
+            .ok
+        );
+    }
+}

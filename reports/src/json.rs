@@ -1,0 +1,532 @@
+//! The results JSON of `spec/results-format.md`: [`ResultsJson`] and [`AlgorithmJson`].
+//!
+//! Every field the spec shows is here, in the spec's order, with its name and nesting; extra
+//! fields follow the spec's ones (the spec allows additions). Structs derive `Serialize`, so field
+//! order is fixed, and `params` is a sorted map, so the output is byte-stable. Numbers are rounded
+//! by [`crate::num`]; a value with no data (no runs, no acquisitions, an empty histogram) is
+//! `null`, never 0.
+//!
+//! Extras beyond the spec, per algorithm: `rate`/`ci95` on `stale_unfenced` and `stale_fenced`
+//! too, `rules_out` (upper end of the 95% Wilson interval) on a class no run showed, `fenced`,
+//! `failing_runs`, `lost_updates_runs`, `token_regressions_runs`, `completed_sections`,
+//! `releases`, `notifications`, `refused_attempts`, `refused_attempts_per_s`,
+//! `first_violations` (the first violation of each listed failing seed), `panicked_runs`,
+//! `panicked_seeds` and `limitations`. Each expectation also carries `message`.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+use locksim_simulator::dist::Dist;
+use locksim_simulator::model::ParamValue;
+use locksim_simulator::scenario::Scenario;
+use locksim_simulator::time::ns_to_ms;
+use serde::{Serialize, Serializer};
+use serde_json::Value;
+
+use crate::aggregate::{AlgorithmTotals, ClassCount, HandoffMs, LatencyMs};
+use crate::expect::ExpectationResult;
+use crate::num::{json_dp, round_sig, CI_SIG, RATE_SIG};
+use crate::wilson::{rules_out, wilson95};
+
+/// The whole results file.
+#[derive(Clone, Debug, Serialize)]
+pub struct ResultsJson {
+    pub scenario: String,
+    /// The scenario file as the user named it.
+    pub file: String,
+    #[serde(serialize_with = "whole_as_int")]
+    pub duration_ms: f64,
+    pub seeds: SeedRange,
+    pub algorithms: Vec<AlgorithmJson>,
+    pub expectations: Vec<ExpectationResult>,
+}
+
+/// Seeds run: `from` inclusive, `to` exclusive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct SeedRange {
+    pub from: u64,
+    pub to: u64,
+}
+
+/// A violation class across runs.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ClassJson {
+    /// Runs that showed it at least once.
+    pub runs: u64,
+    /// Events over all runs.
+    pub events: u64,
+    /// `runs` over the row's runs; `null` with no runs.
+    pub rate: Option<f64>,
+    /// 95% Wilson interval of `rate`.
+    pub ci95: Option<[f64; 2]>,
+    /// Only when `runs == 0`: the rate the clean runs rule out at 95% (the interval's upper end).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rules_out: Option<f64>,
+}
+
+impl ClassJson {
+    pub fn new(c: ClassCount, n: u64) -> Self {
+        let rate = if n == 0 {
+            None
+        } else {
+            Some(round_sig(c.runs as f64 / n as f64, RATE_SIG))
+        };
+        let ci95 =
+            wilson95(c.runs, n).map(|(lo, hi)| [round_sig(lo, CI_SIG), round_sig(hi, CI_SIG)]);
+        let rules_out = if c.runs == 0 {
+            rules_out(n).map(|b| round_sig(b, CI_SIG))
+        } else {
+            None
+        };
+        ClassJson {
+            runs: c.runs,
+            events: c.events,
+            rate,
+            ci95,
+            rules_out,
+        }
+    }
+}
+
+/// The first violation of a failing seed.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ViolationJson {
+    pub seed: u64,
+    pub kind: String,
+    /// True time of the violation.
+    pub at_ms: f64,
+    pub detail: String,
+}
+
+/// A seed whose run panicked.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PanicJson {
+    pub seed: u64,
+    pub message: String,
+}
+
+/// One results row.
+#[derive(Clone, Debug, Serialize)]
+pub struct AlgorithmJson {
+    pub label: String,
+    pub model: String,
+    /// Parameters that differ from the model's defaults.
+    pub params: Value,
+    pub runs: u64,
+    pub overlap: ClassJson,
+    pub stale_unfenced: ClassJson,
+    /// `null` when the model has no fencing token ("cannot be fenced").
+    pub stale_fenced: Option<ClassJson>,
+    /// Lost increments over all runs.
+    pub lost_updates: u64,
+    /// Token regressions over all runs.
+    pub token_regressions: u64,
+    pub acquisitions: u64,
+    pub failed_acquisitions: u64,
+    pub throughput_per_s: Option<f64>,
+    pub acquire_latency_ms: Option<LatencyMs>,
+    pub handoff_ms: Option<HandoffMs>,
+    pub unavailable_ms: Option<f64>,
+    pub messages: u64,
+    pub messages_per_acquisition: Option<f64>,
+    pub notifications_per_release: Option<f64>,
+    /// The first failing seeds (at most [`crate::MAX_FAILING_SEEDS`]).
+    pub failing_seeds: Vec<u64>,
+    /// The command that replays the first failing seed with its trace; `null` with none.
+    pub replay: Option<String>,
+    // Extras.
+    pub fenced: bool,
+    pub failing_runs: u64,
+    pub lost_updates_runs: u64,
+    pub token_regressions_runs: u64,
+    pub completed_sections: u64,
+    pub releases: u64,
+    pub notifications: u64,
+    pub refused_attempts: u64,
+    pub refused_attempts_per_s: Option<f64>,
+    pub first_violations: Vec<ViolationJson>,
+    pub panicked_runs: u64,
+    pub panicked_seeds: Vec<PanicJson>,
+    pub limitations: Vec<String>,
+}
+
+impl AlgorithmJson {
+    /// The row for `t`; `file` is the scenario file as the user named it (for `replay`).
+    pub fn from_totals(t: &AlgorithmTotals, file: &str) -> Self {
+        let n = t.runs;
+        AlgorithmJson {
+            label: t.label.clone(),
+            model: t.model.clone(),
+            params: t.params.clone(),
+            runs: n,
+            overlap: ClassJson::new(t.overlap, n),
+            stale_unfenced: ClassJson::new(t.stale_unfenced, n),
+            stale_fenced: if t.fenced {
+                Some(ClassJson::new(t.stale_fenced, n))
+            } else {
+                None
+            },
+            lost_updates: t.lost_updates.events,
+            token_regressions: t.token_regressions.events,
+            acquisitions: t.acquisitions,
+            failed_acquisitions: t.failed_acquisitions,
+            throughput_per_s: t.throughput_per_s(),
+            acquire_latency_ms: t.acquire_latency_ms(),
+            handoff_ms: t.handoff_ms(),
+            unavailable_ms: t.unavailable_ms(),
+            messages: t.messages,
+            messages_per_acquisition: t.messages_per_acquisition(),
+            notifications_per_release: t.notifications_per_release(),
+            failing_seeds: t.failing_seeds.iter().map(|f| f.seed).collect(),
+            replay: t
+                .first_failing_seed()
+                .map(|s| replay_command(file, &t.label, s)),
+            fenced: t.fenced,
+            failing_runs: t.failing_runs,
+            lost_updates_runs: t.lost_updates.runs,
+            token_regressions_runs: t.token_regressions.runs,
+            completed_sections: t.completed_sections,
+            releases: t.releases,
+            notifications: t.notifications,
+            refused_attempts: t.refused_attempts,
+            refused_attempts_per_s: t.refused_attempts_per_s(),
+            first_violations: t
+                .failing_seeds
+                .iter()
+                .filter_map(|f| {
+                    f.first_violation.as_ref().map(|v| ViolationJson {
+                        seed: f.seed,
+                        kind: v.kind.to_string(),
+                        at_ms: json_dp(ns_to_ms(v.at_ns)),
+                        detail: v.detail.clone(),
+                    })
+                })
+                .collect(),
+            panicked_runs: t.panicked_runs,
+            panicked_seeds: t
+                .panicked
+                .iter()
+                .map(|(seed, message)| PanicJson {
+                    seed: *seed,
+                    message: message.clone(),
+                })
+                .collect(),
+            limitations: t.limitations.clone(),
+        }
+    }
+}
+
+impl ResultsJson {
+    /// Results from plain values (`seeds` is `from..to`, `to` exclusive).
+    pub fn new(
+        scenario: &str,
+        file: &str,
+        duration_ms: f64,
+        seeds: Range<u64>,
+        totals: &[AlgorithmTotals],
+        expectations: Vec<ExpectationResult>,
+    ) -> Self {
+        ResultsJson {
+            scenario: scenario.to_string(),
+            file: file.to_string(),
+            duration_ms,
+            seeds: SeedRange {
+                from: seeds.start,
+                to: seeds.end,
+            },
+            algorithms: totals
+                .iter()
+                .map(|t| AlgorithmJson::from_totals(t, file))
+                .collect(),
+            expectations,
+        }
+    }
+
+    /// Results for a scenario (its name, file as the user named it, and duration).
+    pub fn from_scenario(
+        scenario: &Scenario,
+        seeds: Range<u64>,
+        totals: &[AlgorithmTotals],
+        expectations: Vec<ExpectationResult>,
+    ) -> Self {
+        let file = scenario.file.display().to_string();
+        Self::new(
+            &scenario.name,
+            &file,
+            scenario.duration_ms,
+            seeds,
+            totals,
+            expectations,
+        )
+    }
+
+    /// Pretty-printed JSON with a trailing newline: the bytes `--json FILE` writes.
+    pub fn to_pretty_string(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).expect("results serialize");
+        s.push('\n');
+        s
+    }
+}
+
+/// `sim run {file} --algorithm {label} --seed {seed} --trace`, with the file and label quoted for
+/// a POSIX shell when they contain anything but `[A-Za-z0-9_./:=+,@%-]`.
+pub fn replay_command(file: &str, label: &str, seed: u64) -> String {
+    format!(
+        "sim run {} --algorithm {} --seed {seed} --trace",
+        shell_quote(file),
+        shell_quote(label)
+    )
+}
+
+fn shell_quote(s: &str) -> String {
+    let safe = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_./:=+,@%-".contains(c));
+    if safe {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+/// A model's parameter overrides (from [`locksim_simulator::model::Params::overrides`]) as the
+/// JSON `params` object, written as a scenario would: whole numbers as integers
+/// (`"ttl_ms": 30000`), a constant distribution as its number, other distributions as
+/// `{"uniform": [5, 50]}`. Keys are sorted.
+pub fn params_json(overrides: &BTreeMap<String, ParamValue>) -> Value {
+    let map = overrides
+        .iter()
+        .map(|(k, v)| {
+            let value = match v {
+                ParamValue::Num(x) | ParamValue::Dist(Dist::Const(x)) => number(*x),
+                ParamValue::Int(i) => Value::from(*i),
+                ParamValue::Bool(b) => Value::Bool(*b),
+                ParamValue::Str(s) => Value::String(s.clone()),
+                ParamValue::Dist(d) => {
+                    whole_numbers(serde_json::to_value(d).unwrap_or(Value::Null))
+                }
+            };
+            (k.clone(), value)
+        })
+        .collect();
+    Value::Object(map)
+}
+
+/// A number, as an integer when it is whole and exactly representable.
+fn number(x: f64) -> Value {
+    if x.fract() == 0.0 && x.abs() < 9.0e15 {
+        Value::from(x as i64)
+    } else {
+        serde_json::Number::from_f64(x)
+            .map(Value::Number)
+            .unwrap_or(Value::Null)
+    }
+}
+
+fn whole_numbers(v: Value) -> Value {
+    match v {
+        Value::Number(n) => match n.as_f64() {
+            Some(x) if n.is_f64() => number(x),
+            _ => Value::Number(n),
+        },
+        Value::Array(a) => Value::Array(a.into_iter().map(whole_numbers).collect()),
+        Value::Object(o) => {
+            Value::Object(o.into_iter().map(|(k, v)| (k, whole_numbers(v))).collect())
+        }
+        other => other,
+    }
+}
+
+fn whole_as_int<S: Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
+    number(*x).serialize(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::aggregate::tests::{clean, failing};
+    use crate::expect::evaluate;
+    use locksim_simulator::scenario::{ExpectOp, Expectation};
+
+    fn sample() -> ResultsJson {
+        let mut overrides = BTreeMap::new();
+        overrides.insert("ttl_ms".to_string(), ParamValue::Num(30000.0));
+        overrides.insert("replicas".to_string(), ParamValue::Int(1));
+        overrides.insert(
+            "hold".to_string(),
+            ParamValue::Dist(Dist::Uniform(5.0, 50.5)),
+        );
+        let mut redis = AlgorithmTotals::new("redis", "redis", params_json(&overrides), true)
+            .with_limitations(vec!["not reentrant".to_string()]);
+        let mut redlock =
+            AlgorithmTotals::new("redlock", "redlock", params_json(&BTreeMap::new()), false);
+        for seed in 0..20 {
+            if seed % 7 == 3 {
+                redis.add(&failing(seed, true));
+            } else {
+                redis.add(&clean(seed, true));
+            }
+            redlock.add(&clean(seed, false));
+        }
+        redlock.add_panic(20, "index out of bounds");
+        let exps = vec![Expectation {
+            label: "redlock".into(),
+            metric: "overlap".into(),
+            expected: "none".into(),
+            op: ExpectOp::None,
+        }];
+        let results = evaluate(&exps, &[redis.clone(), redlock.clone()]);
+        ResultsJson::new(
+            "failover",
+            "scenarios/failover.toml",
+            60000.0,
+            0..20,
+            &[redis, redlock],
+            results,
+        )
+    }
+
+    #[test]
+    fn every_spec_field_is_present() {
+        let text = sample().to_pretty_string();
+        let v: Value = serde_json::from_str(&text).unwrap();
+        for k in [
+            "scenario",
+            "file",
+            "duration_ms",
+            "seeds",
+            "algorithms",
+            "expectations",
+        ] {
+            assert!(v.get(k).is_some(), "missing top-level {k}");
+        }
+        assert_eq!(v["duration_ms"], serde_json::json!(60000));
+        assert_eq!(v["seeds"], serde_json::json!({"from": 0, "to": 20}));
+        let a = &v["algorithms"][0];
+        for k in [
+            "label",
+            "model",
+            "params",
+            "runs",
+            "overlap",
+            "stale_unfenced",
+            "stale_fenced",
+            "lost_updates",
+            "token_regressions",
+            "acquisitions",
+            "failed_acquisitions",
+            "throughput_per_s",
+            "acquire_latency_ms",
+            "handoff_ms",
+            "unavailable_ms",
+            "messages",
+            "messages_per_acquisition",
+            "notifications_per_release",
+            "failing_seeds",
+            "replay",
+        ] {
+            assert!(a.get(k).is_some(), "missing algorithm field {k}");
+        }
+        for k in ["runs", "events", "rate", "ci95"] {
+            assert!(a["overlap"].get(k).is_some(), "missing overlap.{k}");
+        }
+        for k in ["runs", "events"] {
+            assert!(a["stale_unfenced"].get(k).is_some());
+            assert!(a["stale_fenced"].get(k).is_some());
+        }
+        for k in ["p50", "p90", "p99", "p999", "max", "mean"] {
+            assert!(
+                a["acquire_latency_ms"][k].is_number(),
+                "missing acquire_latency_ms.{k}"
+            );
+        }
+        for k in ["p50", "p99", "max"] {
+            assert!(a["handoff_ms"][k].is_number(), "missing handoff_ms.{k}");
+        }
+        let e = &v["expectations"][0];
+        for k in ["label", "metric", "expected", "actual", "ok"] {
+            assert!(e.get(k).is_some(), "missing expectation field {k}");
+        }
+        assert_eq!(e["actual"], serde_json::json!(0));
+        assert_eq!(e["ok"], serde_json::json!(true));
+        // Extras.
+        for k in ["refused_attempts_per_s", "panicked_seeds", "limitations"] {
+            assert!(a.get(k).is_some(), "missing extra {k}");
+        }
+        assert!(a["stale_unfenced"]["ci95"].is_array());
+    }
+
+    #[test]
+    fn values_and_nulls() {
+        let v: Value = serde_json::from_str(&sample().to_pretty_string()).unwrap();
+        let redis = &v["algorithms"][0];
+        assert_eq!(
+            redis["params"],
+            serde_json::json!({"hold": {"uniform": [5, 50.5]}, "replicas": 1, "ttl_ms": 30000})
+        );
+        // Seeds 3, 10 and 17 fail.
+        assert_eq!(redis["failing_seeds"], serde_json::json!([3, 10, 17]));
+        assert_eq!(redis["overlap"]["runs"], 3);
+        assert_eq!(redis["overlap"]["events"], 6);
+        assert_eq!(redis["overlap"]["rate"], serde_json::json!(0.15));
+        assert_eq!(redis["lost_updates"], 9);
+        assert_eq!(
+            redis["replay"],
+            "sim run scenarios/failover.toml --algorithm redis --seed 3 --trace"
+        );
+        assert!(redis["overlap"].get("rules_out").is_none());
+        assert_eq!(redis["token_regressions"], 0);
+        assert_eq!(
+            redis["first_violations"][0]["at_ms"],
+            serde_json::json!(1500.0)
+        );
+        assert_eq!(redis["limitations"], serde_json::json!(["not reentrant"]));
+
+        let redlock = &v["algorithms"][1];
+        assert!(redlock["stale_fenced"].is_null());
+        assert!(redlock["replay"].is_null());
+        assert_eq!(redlock["failing_seeds"], serde_json::json!([]));
+        assert_eq!(redlock["params"], serde_json::json!({}));
+        assert_eq!(redlock["overlap"]["ci95"][0], serde_json::json!(0.0));
+        assert!(redlock["overlap"]["rules_out"].as_f64().unwrap() > 0.1);
+        assert_eq!(redlock["panicked_runs"], 1);
+        assert_eq!(
+            redlock["panicked_seeds"],
+            serde_json::json!([{"seed": 20, "message": "index out of bounds"}])
+        );
+    }
+
+    #[test]
+    fn byte_stable() {
+        assert_eq!(sample().to_pretty_string(), sample().to_pretty_string());
+    }
+
+    #[test]
+    fn empty_row_reports_nulls_not_zeros() {
+        let t = AlgorithmTotals::new("db", "db", serde_json::json!({}), true);
+        let v = serde_json::to_value(AlgorithmJson::from_totals(&t, "x.toml")).unwrap();
+        for k in [
+            "throughput_per_s",
+            "acquire_latency_ms",
+            "handoff_ms",
+            "unavailable_ms",
+            "messages_per_acquisition",
+            "notifications_per_release",
+        ] {
+            assert!(v[k].is_null(), "{k} should be null");
+        }
+        assert!(v["overlap"]["rate"].is_null() && v["overlap"]["ci95"].is_null());
+    }
+
+    #[test]
+    fn replay_quotes_odd_paths() {
+        assert_eq!(
+            replay_command("a b.toml", "redis", 4),
+            "sim run 'a b.toml' --algorithm redis --seed 4 --trace"
+        );
+        assert_eq!(
+            replay_command("it's.toml", "x", 0),
+            r"sim run 'it'\''s.toml' --algorithm x --seed 0 --trace"
+        );
+    }
+}

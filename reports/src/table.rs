@@ -1,0 +1,386 @@
+//! The terminal table `sim run` prints, and the notes under it.
+//!
+//! One row per algorithm or variant; two header lines keep it within 120 columns (columns are
+//! sized to their content, with two spaces between them, or one when that would pass 120).
+//! Violation columns count *runs*: overlap as "count rate [95% Wilson interval]", or for a clean
+//! row the rate the runs rule out ("0 (< 3e-3 at 95%)"); stale writes and lost updates as
+//! "count (rate)"; the fenced column reads "n/a: no token" for a model without a fencing token.
+//! A `-` means no data (no runs, no acquisitions, …).
+//!
+//! Under the table, in order: for each row with violations its first failing seeds, the first
+//! violation and the exact replay command; for each row with panicked seeds, each seed and its
+//! message; the failed expectations; then each row's limitation notes. No colours.
+
+use std::fmt::Write;
+
+use locksim_simulator::time::ns_to_ms;
+
+use crate::aggregate::{AlgorithmTotals, ClassCount};
+use crate::expect::ExpectationResult;
+use crate::json::replay_command;
+use crate::num::{fmt_num, fmt_opt, fmt_pct};
+use crate::wilson::{rules_out_text, wilson95};
+
+/// The width the table aims to stay within.
+pub const TARGET_WIDTH: usize = 120;
+
+#[derive(Clone, Copy, PartialEq)]
+enum Align {
+    Left,
+    Right,
+}
+
+struct Column {
+    head: [&'static str; 2],
+    align: Align,
+    cells: Vec<String>,
+}
+
+/// The table and the notes under it; `file` is the scenario file as the user named it (for
+/// replay commands). Ends with a newline.
+pub fn render_table(
+    file: &str,
+    totals: &[AlgorithmTotals],
+    expectations: &[ExpectationResult],
+) -> String {
+    let mut out = String::new();
+    out.push_str(&grid(totals));
+    out.push_str("violation columns count runs; overlap with its 95% Wilson interval\n");
+    notes(&mut out, file, totals, expectations);
+    out
+}
+
+fn grid(totals: &[AlgorithmTotals]) -> String {
+    let col =
+        |head: [&'static str; 2], align: Align, f: &dyn Fn(&AlgorithmTotals) -> String| Column {
+            head,
+            align,
+            cells: totals.iter().map(f).collect(),
+        };
+    let columns = vec![
+        col(["", "label"], Align::Left, &|t| t.label.clone()),
+        col(["", "runs"], Align::Right, &|t| t.runs.to_string()),
+        col(["overlap", "runs, rate [95%]"], Align::Left, &|t| {
+            overlap_cell(t.overlap, t.runs)
+        }),
+        col(["stale", "unfenced"], Align::Right, &|t| {
+            runs_cell(t.stale_unfenced, t.runs)
+        }),
+        col(["stale", "fenced"], Align::Right, &|t| {
+            if t.fenced {
+                runs_cell(t.stale_fenced, t.runs)
+            } else {
+                "n/a: no token".to_string()
+            }
+        }),
+        col(["lost", "updates"], Align::Right, &|t| {
+            runs_cell(t.lost_updates, t.runs)
+        }),
+        col(["thru-", "put/s"], Align::Right, &|t| {
+            fmt_opt(t.throughput_per_s())
+        }),
+        col(
+            ["acquire ms", "p50/p99"],
+            Align::Right,
+            &|t| match t.acquire_latency_ms() {
+                Some(l) => format!("{}/{}", fmt_num(l.p50), fmt_num(l.p99)),
+                None => "-".to_string(),
+            },
+        ),
+        col(["unavail", "ms"], Align::Right, &|t| {
+            fmt_opt(t.unavailable_ms())
+        }),
+        col(["msgs", "/acq"], Align::Right, &|t| {
+            fmt_opt(t.messages_per_acquisition())
+        }),
+        col(["wake-ups", "/release"], Align::Right, &|t| {
+            fmt_opt(t.notifications_per_release())
+        }),
+    ];
+    let widths: Vec<usize> = columns
+        .iter()
+        .map(|c| {
+            c.cells
+                .iter()
+                .map(|s| s.chars().count())
+                .chain(c.head.iter().map(|h| h.chars().count()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let total2: usize = widths.iter().sum::<usize>() + 2 * (widths.len() - 1);
+    let gap = if total2 > TARGET_WIDTH { " " } else { "  " };
+
+    let line = |cells: Vec<&str>| -> String {
+        let mut s = String::new();
+        for (i, (cell, c)) in cells.iter().zip(&columns).enumerate() {
+            if i > 0 {
+                s.push_str(gap);
+            }
+            let pad = widths[i].saturating_sub(cell.chars().count());
+            match c.align {
+                Align::Left => {
+                    s.push_str(cell);
+                    s.push_str(&" ".repeat(pad));
+                }
+                Align::Right => {
+                    s.push_str(&" ".repeat(pad));
+                    s.push_str(cell);
+                }
+            }
+        }
+        s.truncate(s.trim_end().len());
+        s.push('\n');
+        s
+    };
+    let mut out = String::new();
+    out.push_str(&line(columns.iter().map(|c| c.head[0]).collect()));
+    out.push_str(&line(columns.iter().map(|c| c.head[1]).collect()));
+    let rule_len = widths.iter().sum::<usize>() + gap.len() * (widths.len() - 1);
+    out.push_str(&"-".repeat(rule_len));
+    out.push('\n');
+    for r in 0..totals.len() {
+        out.push_str(&line(columns.iter().map(|c| c.cells[r].as_str()).collect()));
+    }
+    out
+}
+
+/// "37 3.7% [2.7-5.1%]", "0 (< 3e-3 at 95%)", or "-" with no runs.
+fn overlap_cell(c: ClassCount, n: u64) -> String {
+    if n == 0 {
+        return "-".to_string();
+    }
+    if c.runs == 0 {
+        return format!("0 ({})", rules_out_text(n));
+    }
+    let (lo, hi) = wilson95(c.runs, n).expect("n > 0");
+    let lo = fmt_pct(lo);
+    format!(
+        "{} {} [{}-{}]",
+        c.runs,
+        fmt_pct(c.runs as f64 / n as f64),
+        lo.trim_end_matches('%'),
+        fmt_pct(hi)
+    )
+}
+
+/// "30 (3%)", "0", or "-" with no runs.
+fn runs_cell(c: ClassCount, n: u64) -> String {
+    if n == 0 {
+        "-".to_string()
+    } else if c.runs == 0 {
+        "0".to_string()
+    } else {
+        format!("{} ({})", c.runs, fmt_pct(c.runs as f64 / n as f64))
+    }
+}
+
+fn notes(
+    out: &mut String,
+    file: &str,
+    totals: &[AlgorithmTotals],
+    expectations: &[ExpectationResult],
+) {
+    for t in totals.iter().filter(|t| t.failing_runs > 0) {
+        let seeds: Vec<String> = t.failing_seeds.iter().map(|f| f.seed.to_string()).collect();
+        let more = if t.failing_runs > t.failing_seeds.len() as u64 {
+            ", …"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "\n{}: violations in {} of {} runs; first failing seeds: {}{more}",
+            t.label,
+            t.failing_runs,
+            t.runs,
+            seeds.join(", ")
+        );
+        if let Some(first) = t.failing_seeds.first() {
+            if let Some(v) = &first.first_violation {
+                let _ = writeln!(
+                    out,
+                    "  seed {}: {} at {} ms: {}",
+                    first.seed,
+                    v.kind,
+                    fmt_num(ns_to_ms(v.at_ns)),
+                    v.detail
+                );
+            }
+            let _ = writeln!(
+                out,
+                "  replay: {}",
+                replay_command(file, &t.label, first.seed)
+            );
+        }
+    }
+    for t in totals.iter().filter(|t| t.panicked_runs > 0) {
+        let s = if t.panicked_runs == 1 { "" } else { "s" };
+        let _ = writeln!(
+            out,
+            "\n{}: {} seed{s} panicked (a model or the simulator failed):",
+            t.label, t.panicked_runs
+        );
+        for (seed, msg) in &t.panicked {
+            let _ = writeln!(
+                out,
+                "  seed {seed}: {}",
+                msg.trim_end().replace('\n', "\n    ")
+            );
+        }
+        let shown = t.panicked.len() as u64;
+        if t.panicked_runs > shown {
+            let _ = writeln!(out, "  … and {} more", t.panicked_runs - shown);
+        }
+        if let Some((seed, _)) = t.panicked.first() {
+            let _ = writeln!(out, "  replay: {}", replay_command(file, &t.label, *seed));
+        }
+    }
+    let failed: Vec<&ExpectationResult> = expectations.iter().filter(|e| !e.ok).collect();
+    if !failed.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nexpectations failed ({} of {}):",
+            failed.len(),
+            expectations.len()
+        );
+        for e in failed {
+            let _ = writeln!(out, "  {}", e.message);
+        }
+    } else if !expectations.is_empty() {
+        let _ = writeln!(out, "\nexpectations: all {} held", expectations.len());
+    }
+    let noted: Vec<&AlgorithmTotals> = totals
+        .iter()
+        .filter(|t| !t.limitations.is_empty())
+        .collect();
+    if !noted.is_empty() {
+        let _ = writeln!(out, "\nnot modelled:");
+        for t in noted {
+            for l in &t.limitations {
+                let _ = writeln!(out, "  {}: {l}", t.label);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::aggregate::tests::{clean, failing};
+    use crate::expect::evaluate;
+    use locksim_simulator::scenario::{ExpectOp, Expectation};
+
+    fn rows() -> Vec<AlgorithmTotals> {
+        let labels = [
+            ("db", true),
+            ("redis", true),
+            ("redlock", false),
+            ("zookeeper", true),
+            ("redis-wait", true),
+        ];
+        labels
+            .iter()
+            .map(|&(label, fenced)| {
+                let mut t = AlgorithmTotals::new(label, label, serde_json::json!({}), fenced);
+                for seed in 0..1000 {
+                    let bad = label.starts_with("redis") && seed % 27 == 3;
+                    t.add(&if bad {
+                        failing(seed, fenced)
+                    } else {
+                        clean(seed, fenced)
+                    });
+                }
+                t
+            })
+            .collect()
+    }
+
+    #[test]
+    fn table_has_every_label_and_the_replay_command() {
+        let mut r = rows();
+        r[2].add_panic(1000, "assertion failed: term > 0\nsecond line");
+        r[2].limitations = vec!["clocks: drift only".to_string()];
+        let exps = evaluate(
+            &[
+                Expectation {
+                    label: "redis".into(),
+                    metric: "overlap".into(),
+                    expected: "none".into(),
+                    op: ExpectOp::None,
+                },
+                Expectation {
+                    label: "db".into(),
+                    metric: "overlap".into(),
+                    expected: "none".into(),
+                    op: ExpectOp::None,
+                },
+            ],
+            &r,
+        );
+        let s = render_table("scenarios/failover.toml", &r, &exps);
+        println!("{s}");
+        for t in &r {
+            assert!(s.contains(&t.label), "missing {}", t.label);
+        }
+        assert!(s.contains(
+            "replay: sim run scenarios/failover.toml --algorithm redis --seed 3 --trace"
+        ));
+        assert!(s.contains(
+            "replay: sim run scenarios/failover.toml --algorithm redis-wait --seed 3 --trace"
+        ));
+        assert!(s.contains("first failing seeds: 3, 30, 57"));
+        assert!(s.contains("0 (< 3e-3 at 95%)"));
+        assert!(s.contains("n/a: no token"));
+        assert!(s.contains("seed 1000: assertion failed: term > 0\n    second line"));
+        assert!(s.contains("expectations failed (1 of 2):\n  redis: overlap expected \"none\", actual 37 of 1000 runs (3.7%)"));
+        assert!(s.contains("redlock: clocks: drift only"));
+        for l in s.lines() {
+            assert!(
+                l.chars().count() <= TARGET_WIDTH,
+                "too wide ({}): {l}",
+                l.chars().count()
+            );
+        }
+        // Columns line up: every grid line but the rule has the runs column ending at one place.
+        let grid: Vec<&str> = s.lines().take(3 + r.len()).collect();
+        assert!(grid[2].chars().all(|c| c == '-'));
+    }
+
+    #[test]
+    fn cells() {
+        assert_eq!(
+            overlap_cell(
+                ClassCount {
+                    runs: 37,
+                    events: 41
+                },
+                1000
+            ),
+            "37 3.7% [2.7-5.1%]"
+        );
+        assert_eq!(
+            overlap_cell(ClassCount::default(), 30_000),
+            "0 (< 1e-4 at 95%)"
+        );
+        assert_eq!(overlap_cell(ClassCount::default(), 0), "-");
+        assert_eq!(
+            runs_cell(
+                ClassCount {
+                    runs: 30,
+                    events: 33
+                },
+                1000
+            ),
+            "30 (3%)"
+        );
+        assert_eq!(runs_cell(ClassCount::default(), 1000), "0");
+    }
+
+    #[test]
+    fn empty_rows_render() {
+        let t = AlgorithmTotals::new("etcd", "etcd", serde_json::json!({}), true);
+        let s = render_table("f.toml", &[t], &[]);
+        assert!(s.contains("etcd"));
+    }
+}

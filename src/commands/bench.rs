@@ -1,0 +1,109 @@
+//! `sim bench engine` and `sim bench scenario FILE`: speed figures measured in wall time. This is
+//! the one place the binary reads the real clock (outside any run), hence the local allowances.
+#![allow(clippy::disallowed_methods)]
+
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use clap::Subcommand;
+use locksim_simulator::batch::run_seeds;
+use locksim_simulator::enginebench::{run_engine_workload, CLIENTS, SERVERS, SIMULATED_S};
+use locksim_simulator::scenario::load_file;
+use serde_json::json;
+
+use crate::exit::{CliError, OK};
+
+#[derive(Subcommand, Debug)]
+pub enum BenchCommand {
+    /// The standard engine workload (5 servers each guarding a lock, 20 clients, 1–10 ms links,
+    /// 60 simulated seconds, one seed, one core): messages and events per wall-second.
+    Engine {
+        /// Also write the figures as JSON to this file.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+    },
+    /// Simulated seconds per wall-second for each algorithm of a scenario, and seed-runs per
+    /// second on 1 thread and on all threads.
+    Scenario {
+        /// The scenario file (TOML).
+        file: PathBuf,
+        /// Seeds per measurement (default 20).
+        #[arg(long, default_value_t = 20)]
+        seeds: u64,
+        /// Also write the figures as JSON to this file.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+    },
+}
+
+fn write_json(path: &Option<PathBuf>, value: &serde_json::Value) -> Result<(), CliError> {
+    if let Some(p) = path {
+        std::fs::write(p, serde_json::to_string_pretty(value).expect("json") + "\n")
+            .map_err(|e| CliError::bad_input(format!("cannot write {}: {e}", p.display())))?;
+    }
+    Ok(())
+}
+
+pub fn bench(cmd: BenchCommand) -> Result<i32, CliError> {
+    match cmd {
+        BenchCommand::Engine { json } => {
+            // One warm-up run, then the measured one.
+            run_engine_workload(1, 5);
+            let start = Instant::now();
+            let r = run_engine_workload(1, SIMULATED_S);
+            let wall_s = start.elapsed().as_secs_f64();
+            let figures = json!({
+                "workload": format!("{SERVERS} servers, {CLIENTS} clients, uniform 1-10 ms links, {SIMULATED_S} simulated s, seed 1"),
+                "messages": r.messages,
+                "events": r.events,
+                "wall_s": wall_s,
+                "messages_per_s": (r.messages as f64 / wall_s).round(),
+                "events_per_s": (r.events as f64 / wall_s).round(),
+                "sim_seconds_per_wall_second": (r.simulated_s as f64 / wall_s).round(),
+            });
+            println!("engine workload: {} messages, {} events in {:.3} s wall", r.messages, r.events, wall_s);
+            println!("  messages_per_s              {:>14.0}", r.messages as f64 / wall_s);
+            println!("  events_per_s                {:>14.0}", r.events as f64 / wall_s);
+            println!("  sim_seconds_per_wall_second {:>14.0}", r.simulated_s as f64 / wall_s);
+            write_json(&json, &figures)?;
+            Ok(OK)
+        }
+        BenchCommand::Scenario { file, seeds, json } => {
+            if seeds == 0 {
+                return Err(CliError::bad_input("--seeds 0: expected at least 1 seed"));
+            }
+            let models = locksim_algorithms::registry();
+            let scenario = load_file(&file, &models)?;
+            let all = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let stop = AtomicBool::new(false);
+            let mut rows = Vec::new();
+            println!("{}: {} seeds of {} simulated s each", file.display(), seeds, scenario.duration_ms / 1000.0);
+            println!("{:<16} {:>14} {:>14} {:>14} {:>8}", "algorithm", "sim s/wall s", "runs/s 1 thr", format!("runs/s {all} thr"), "speedup");
+            for run in &scenario.runs {
+                let model = locksim_algorithms::find(&run.model).expect("registered");
+                let mut per_threads = Vec::new();
+                for threads in [1, all] {
+                    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
+                    let start = Instant::now();
+                    run_seeds(&pool, &scenario, run, model, 0..seeds, &stop, |_| {});
+                    per_threads.push(seeds as f64 / start.elapsed().as_secs_f64());
+                }
+                let sim_per_wall = per_threads[0] * scenario.duration_ms / 1000.0;
+                println!(
+                    "{:<16} {:>14.0} {:>14.2} {:>14.2} {:>8.2}",
+                    run.label, sim_per_wall, per_threads[0], per_threads[1], per_threads[1] / per_threads[0]
+                );
+                rows.push(json!({
+                    "label": run.label,
+                    "sim_seconds_per_wall_second_1_thread": sim_per_wall,
+                    "runs_per_s_1_thread": per_threads[0],
+                    "runs_per_s_all_threads": per_threads[1],
+                    "threads": all,
+                }));
+            }
+            write_json(&json, &json!({ "file": file.display().to_string(), "seeds": seeds, "algorithms": rows }))?;
+            Ok(OK)
+        }
+    }
+}
