@@ -1,0 +1,102 @@
+//! The `sim` command line as a user meets it: bad input gets a clear message and exit code 2,
+//! never a panic; help is complete.
+
+use std::process::Command;
+
+fn sim(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_sim")).args(args).output().expect("sim runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn write(name: &str, text: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("locksim-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+const MINIMAL: &str = "name = \"m\"\nduration_ms = 1000\nseeds = 2\nalgorithms = [\"redlock\"]\n";
+
+#[test]
+fn missing_file_is_exit_2_with_the_file_named() {
+    let (code, _, err) = sim(&["run", "no/such/file.toml"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no/such/file.toml"), "{err}");
+    assert!(!err.contains("panicked"));
+}
+
+#[test]
+fn bad_scenario_names_file_line_column_and_key() {
+    let f = write("bad.toml", "name = \"x\"\nduration_ms = -5\nalgorithms = [\"redlock\"]\n");
+    let (code, _, err) = sim(&["check", &f]);
+    assert_eq!(code, 2);
+    assert!(err.contains("bad.toml:2:"), "{err}");
+    assert!(err.contains("duration_ms"), "{err}");
+}
+
+#[test]
+fn seed_options_are_checked() {
+    let f = write("ok.toml", MINIMAL);
+    for (args, needle) in [
+        (vec!["run", &f, "--seeds", "9..3"], "reversed"),
+        (vec!["run", &f, "--seeds", "0"], "empty"),
+        (vec!["run", &f, "--seeds", "5..5"], "empty"),
+        (vec!["run", &f, "--threads", "0"], "--threads 0"),
+        (vec!["run", &f, "--seed", "1", "--seeds", "4"], "cannot be used with"),
+        (vec!["run", &f, "--algorithm", "nope"], "valid labels: redlock"),
+        (vec!["run", &f, "--seeds", "3", "--trace"], "--seed"),
+        (vec!["run", &f, "--bogus"], "--bogus"),
+    ] {
+        let (code, _, err) = sim(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn help_lists_every_command_and_exit_codes() {
+    let (code, out, _) = sim(&["--help"]);
+    assert_eq!(code, 0);
+    for word in ["run", "check", "list", "bench", "Exit codes"] {
+        assert!(out.contains(word), "{word} missing from help:\n{out}");
+    }
+    let (code, out, _) = sim(&["run", "--help"]);
+    assert_eq!(code, 0);
+    for word in ["--seed", "--seeds", "--algorithm", "--json", "--trace", "--threads"] {
+        assert!(out.contains(word), "{word} missing from run help");
+    }
+}
+
+#[test]
+fn list_shows_parameters_with_defaults() {
+    let (code, out, _) = sim(&["list"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("redlock"), "{out}");
+    assert!(out.contains("drift_factor") && out.contains("0.01"), "{out}");
+    let (code, _, err) = sim(&["list", "nosuch"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("valid models"));
+}
+
+#[test]
+fn json_results_and_exit_code_follow_expectations() {
+    let ok = write("exp-ok.toml", &format!("{MINIMAL}[expect.redlock]\noverlap = \"none\"\nthroughput_per_s = \"> 1\"\n"));
+    let json = std::env::temp_dir().join(format!("locksim-cli-{}/r.json", std::process::id()));
+    let (code, out, err) = sim(&["run", &ok, "--json", json.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["algorithms"][0]["label"], "redlock");
+    assert_eq!(v["algorithms"][0]["runs"], 2);
+    assert!(v["algorithms"][0]["stale_fenced"].is_null(), "redlock cannot be fenced");
+    assert_eq!(v["expectations"][0]["ok"], true);
+
+    let failing = write("exp-bad.toml", &format!("{MINIMAL}[expect.redlock]\nthroughput_per_s = \"> 1000000\"\n"));
+    let (code, out, _) = sim(&["run", &failing]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("throughput_per_s"), "{out}");
+}

@@ -1,0 +1,53 @@
+//! Every scenario shipped in `scenarios/`: each parses, and each known outcome
+//! (`scenarios/known/*.toml`) runs with its own seed count and must meet its `[expect]` block
+//! (exit 0). The library scenarios run two seeds as a smoke test (their claims need more seeds
+//! than CI spends; `just known-full` and `sim run` check them at full size).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn files(dir: &str) -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&root)
+        .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "toml")).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+fn sim(args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_sim"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .output()
+        .expect("sim runs");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    (out.status.code().unwrap_or(-1), text)
+}
+
+#[test]
+fn every_known_outcome_holds() {
+    let known = files("scenarios/known");
+    assert!(!known.is_empty(), "no known-outcome scenarios found");
+    let mut failures = Vec::new();
+    for f in &known {
+        let (code, out) = sim(&["run", f.to_str().unwrap()]);
+        if code != 0 {
+            failures.push(format!("{} exited {code}:\n{out}", f.display()));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn every_library_scenario_parses_and_runs() {
+    let lib = files("scenarios");
+    assert!(lib.iter().any(|p| p.ends_with("failover.toml")));
+    for f in &lib {
+        let path = f.to_str().unwrap();
+        let (code, out) = sim(&["check", path]);
+        assert_eq!(code, 0, "{out}");
+        let (code, out) = sim(&["run", path, "--seeds", "2"]);
+        assert!(code == 0 || code == 1, "{path} exited {code}: {out}");
+    }
+}
