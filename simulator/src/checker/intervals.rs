@@ -1,0 +1,247 @@
+//! Holder intervals and waits, rebuilt from a history: the one view every checker reads.
+//!
+//! A holder interval runs from a non-nested `Granted` to the first of `Released{nested: false}`,
+//! `Abandoned`, `ClientCrashed` or the end of the run. A wait runs from `AcquireStart` to the
+//! `Granted` (nested or not), `AcquireFailed` or `ClientCrashed` that resolves it, or the end of
+//! the run. Nested grants and releases open and close nothing: a reentrant hold is part of the
+//! outer interval, so it can never overlap itself.
+//!
+//! Everything here is on true time. Events are taken in `(at_ns, record order)`; a history that
+//! is out of order is stably re-sorted rather than trusted.
+
+use std::collections::BTreeMap;
+
+use crate::history::{History, HistoryEvent, LockKey, LockMode, Stamped};
+use crate::process::NodeId;
+use crate::time::Nanos;
+
+/// Why a holder interval ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EndCause {
+    Released,
+    Abandoned,
+    Crashed,
+    /// Still held when the run stopped: counted as held to `duration_ns`.
+    RunEnd,
+}
+
+/// How a wait (an acquire call in progress) ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WaitOutcome {
+    Granted,
+    /// A reentrant acquire of a key the client already held.
+    GrantedNested,
+    Failed,
+    Crashed,
+    RunEnd,
+    /// A second `AcquireStart` on the same key arrived while this one was pending; the client
+    /// kept waiting, so the two waits join without a gap, but only the newer call's latency is
+    /// meaningful.
+    Superseded,
+}
+
+/// One client's hold of one key, `[start_ns, end_ns)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Interval {
+    pub client: NodeId,
+    pub key: LockKey,
+    pub mode: LockMode,
+    pub token: Option<u64>,
+    /// The client's grant number (`Granted.grant`), which resource writes quote.
+    pub grant: u64,
+    pub start_ns: Nanos,
+    pub end_ns: Nanos,
+    pub end: EndCause,
+}
+
+/// One acquire call in progress, `[start_ns, end_ns)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Wait {
+    pub client: NodeId,
+    pub key: LockKey,
+    pub start_ns: Nanos,
+    pub end_ns: Nanos,
+    pub outcome: WaitOutcome,
+}
+
+/// Everything that happened to one key, each list in start order (ties in record order).
+#[derive(Clone, Debug, Default)]
+pub struct KeyTimeline {
+    pub intervals: Vec<Interval>,
+    pub waits: Vec<Wait>,
+}
+
+/// The history's holder intervals and waits, per key.
+#[derive(Clone, Debug, Default)]
+pub struct Timeline {
+    pub keys: BTreeMap<LockKey, KeyTimeline>,
+    /// When each `(client, grant number)` was granted, nested grants included: a resource write
+    /// names its grant by number, and the stale-write check needs the time.
+    pub grant_at: BTreeMap<(NodeId, u64), Nanos>,
+}
+
+/// The history's events in true-time order (stable, so record order breaks ties). A history
+/// from the engine is already in order, and the stable sort of a sorted slice is linear.
+pub fn ordered(history: &History) -> Vec<&Stamped> {
+    let mut events: Vec<&Stamped> = history.events.iter().collect();
+    events.sort_by_key(|e| e.at_ns);
+    events
+}
+
+impl Timeline {
+    pub fn from_history(history: &History) -> Timeline {
+        let mut b = Builder::default();
+        for e in ordered(history) {
+            b.apply(e);
+        }
+        b.finish(history.duration_ns)
+    }
+
+    /// All holder intervals of every key, key by key.
+    pub fn intervals(&self) -> impl Iterator<Item = &Interval> {
+        self.keys.values().flat_map(|k| k.intervals.iter())
+    }
+
+    /// All waits of every key, key by key.
+    pub fn waits(&self) -> impl Iterator<Item = &Wait> {
+        self.keys.values().flat_map(|k| k.waits.iter())
+    }
+}
+
+/// The open intervals and pending waits while the events are replayed. Indices point into the
+/// key's lists, so closing one is a lookup, not a search.
+#[derive(Default)]
+struct Builder {
+    timeline: Timeline,
+    /// Open intervals per (client, key), oldest first. Normally at most one; a duplicate
+    /// non-nested grant (a model bug) is kept rather than dropped, and a release closes the
+    /// oldest, so no hold disappears from the overlap check.
+    open: BTreeMap<(NodeId, LockKey), Vec<usize>>,
+    /// The pending wait per (client, key).
+    pending: BTreeMap<(NodeId, LockKey), usize>,
+}
+
+impl Builder {
+    fn key(&mut self, key: LockKey) -> &mut KeyTimeline {
+        self.timeline.keys.entry(key).or_default()
+    }
+
+    fn close_wait(&mut self, client: NodeId, key: LockKey, at: Nanos, outcome: WaitOutcome) {
+        if let Some(i) = self.pending.remove(&(client, key)) {
+            let w = &mut self.key(key).waits[i];
+            w.end_ns = at;
+            w.outcome = outcome;
+        }
+    }
+
+    fn close_interval(&mut self, client: NodeId, key: LockKey, at: Nanos, end: EndCause) {
+        let Some(open) = self.open.get_mut(&(client, key)) else {
+            return;
+        };
+        let i = open.remove(0);
+        if open.is_empty() {
+            self.open.remove(&(client, key));
+        }
+        let iv = &mut self.key(key).intervals[i];
+        iv.end_ns = at;
+        iv.end = end;
+    }
+
+    fn apply(&mut self, e: &Stamped) {
+        let (at, node) = (e.at_ns, e.node);
+        match e.event {
+            HistoryEvent::AcquireStart { key, .. } => {
+                self.close_wait(node, key, at, WaitOutcome::Superseded);
+                let waits = &mut self.key(key).waits;
+                waits.push(Wait {
+                    client: node,
+                    key,
+                    start_ns: at,
+                    end_ns: at,
+                    outcome: WaitOutcome::RunEnd,
+                });
+                let i = waits.len() - 1;
+                self.pending.insert((node, key), i);
+            }
+            HistoryEvent::Granted {
+                key,
+                mode,
+                token,
+                grant,
+                nested,
+            } => {
+                self.timeline.grant_at.insert((node, grant), at);
+                if nested {
+                    self.close_wait(node, key, at, WaitOutcome::GrantedNested);
+                    return;
+                }
+                self.close_wait(node, key, at, WaitOutcome::Granted);
+                let intervals = &mut self.key(key).intervals;
+                intervals.push(Interval {
+                    client: node,
+                    key,
+                    mode,
+                    token,
+                    grant,
+                    start_ns: at,
+                    end_ns: at,
+                    end: EndCause::RunEnd,
+                });
+                let i = intervals.len() - 1;
+                self.open.entry((node, key)).or_default().push(i);
+            }
+            HistoryEvent::AcquireFailed { key, .. } => {
+                self.close_wait(node, key, at, WaitOutcome::Failed)
+            }
+            HistoryEvent::Released { key, nested: false } => {
+                self.close_interval(node, key, at, EndCause::Released)
+            }
+            HistoryEvent::Abandoned { key } => {
+                self.close_interval(node, key, at, EndCause::Abandoned)
+            }
+            HistoryEvent::ClientCrashed => {
+                // A crash ends every hold and every pending acquire of the node.
+                let all = (node, LockKey::MIN)..=(node, LockKey::MAX);
+                let keys: Vec<LockKey> = self.open.range(all.clone()).map(|(k, _)| k.1).collect();
+                for key in keys {
+                    while self.open.contains_key(&(node, key)) {
+                        self.close_interval(node, key, at, EndCause::Crashed);
+                    }
+                }
+                let keys: Vec<LockKey> = self.pending.range(all).map(|(k, _)| k.1).collect();
+                for key in keys {
+                    self.close_wait(node, key, at, WaitOutcome::Crashed);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Closes what is still open at the end of the run. `max` keeps an interval that (wrongly)
+    /// began after `duration_ns` from getting a negative length.
+    fn finish(mut self, duration_ns: Nanos) -> Timeline {
+        for ((_, key), idxs) in std::mem::take(&mut self.open) {
+            let kt = self
+                .timeline
+                .keys
+                .get_mut(&key)
+                .expect("open key has a timeline");
+            for i in idxs {
+                let iv = &mut kt.intervals[i];
+                iv.end_ns = duration_ns.max(iv.start_ns);
+                iv.end = EndCause::RunEnd;
+            }
+        }
+        for ((_, key), i) in std::mem::take(&mut self.pending) {
+            let kt = self
+                .timeline
+                .keys
+                .get_mut(&key)
+                .expect("pending key has a timeline");
+            let w = &mut kt.waits[i];
+            w.end_ns = duration_ns.max(w.start_ns);
+            w.outcome = WaitOutcome::RunEnd;
+        }
+        self.timeline
+    }
+}

@@ -1,0 +1,755 @@
+//! The checkers on hand-written histories. Each test pins one rule of the results format and
+//! would fail on a checker that got that rule wrong (the comment says which wrong way).
+
+use locksim_simulator::checker::{check, SeedMetrics};
+use locksim_simulator::history::{FailReason, History, HistoryEvent, LockKey, LockMode, Stamped};
+use locksim_simulator::process::NodeId;
+use locksim_simulator::time::{Nanos, NS_PER_MS};
+
+use HistoryEvent::*;
+use LockMode::{Exclusive, Shared};
+
+const A: NodeId = 1;
+const B: NodeId = 2;
+const C: NodeId = 3;
+const RES: NodeId = 9;
+
+/// Builds a history event by event, in true-time order, with times in milliseconds.
+struct Hist {
+    h: History,
+    /// Next grant number per client, as the workload numbers them.
+    grants: Vec<u64>,
+}
+
+impl Hist {
+    fn new(duration_ms: u64) -> Hist {
+        Hist {
+            h: History {
+                duration_ns: duration_ms * NS_PER_MS,
+                clients: vec![A, B, C],
+                fenced: true,
+                ..History::default()
+            },
+            grants: vec![0; 16],
+        }
+    }
+    fn unfenced(mut self) -> Hist {
+        self.h.fenced = false;
+        self
+    }
+    fn ev(&mut self, at_ms: u64, node: NodeId, event: HistoryEvent) -> &mut Hist {
+        self.ev_ns(at_ms * NS_PER_MS, node, event)
+    }
+    fn ev_ns(&mut self, at_ns: Nanos, node: NodeId, event: HistoryEvent) -> &mut Hist {
+        self.h.events.push(Stamped { at_ns, node, event });
+        self
+    }
+    fn start(&mut self, at: u64, c: NodeId, key: LockKey, mode: LockMode) -> &mut Hist {
+        self.ev(at, c, AcquireStart { key, mode })
+    }
+    /// A grant with the client's next grant number.
+    fn grant_tok(
+        &mut self,
+        at: u64,
+        c: NodeId,
+        key: LockKey,
+        mode: LockMode,
+        token: Option<u64>,
+        nested: bool,
+    ) -> &mut Hist {
+        self.grants[c] += 1;
+        let grant = self.grants[c];
+        self.ev(
+            at,
+            c,
+            Granted {
+                key,
+                mode,
+                token,
+                grant,
+                nested,
+            },
+        )
+    }
+    fn grant(&mut self, at: u64, c: NodeId, key: LockKey, mode: LockMode) -> &mut Hist {
+        self.grant_tok(at, c, key, mode, None, false)
+    }
+    fn release(&mut self, at: u64, c: NodeId, key: LockKey) -> &mut Hist {
+        self.ev(at, c, Released { key, nested: false })
+    }
+    /// An exclusive hold of key 0 from `from` to `to`, ended by a release.
+    fn hold(&mut self, c: NodeId, from: u64, to: u64) -> &mut Hist {
+        self.grant(from, c, 0, Exclusive).release(to, c, 0)
+    }
+    fn write(
+        &mut self,
+        at: u64,
+        client: NodeId,
+        grant: u64,
+        token: Option<u64>,
+        value: u64,
+        fenced_accepted: bool,
+    ) -> &mut Hist {
+        self.ev(
+            at,
+            RES,
+            ResourceWrite {
+                client,
+                key: 0,
+                grant,
+                token,
+                value,
+                fenced_accepted,
+            },
+        )
+    }
+    /// Checks the history after a stable sort by time: the engine records in time order, and
+    /// tests may write events out of order across instants, but never within one.
+    fn check(&mut self) -> SeedMetrics {
+        self.h.events.sort_by_key(|e| e.at_ns);
+        check(7, &self.h)
+    }
+}
+
+fn kinds(m: &SeedMetrics, kind: &str) -> usize {
+    m.violations.iter().filter(|v| v.kind == kind).count()
+}
+
+// ---- V1: overlap ----
+
+/// A `<=` instead of `<` in the overlap test would count a hand-over at the same instant.
+#[test]
+fn back_to_back_intervals_do_not_overlap() {
+    let m = Hist::new(100)
+        .hold(A, 0, 10)
+        .hold(B, 10, 20)
+        .hold(C, 20, 30)
+        .check();
+    assert_eq!(m.overlap_events, 0);
+    assert!(m.violations.is_empty());
+    assert_eq!(m.acquisitions, 3);
+    assert_eq!(m.completed_sections, 3);
+    assert_eq!(m.releases, 3);
+}
+
+/// Counting from both intervals' point of view would give 2; an interval-end event would too.
+#[test]
+fn overlap_is_counted_once_per_pair() {
+    let m = Hist::new(100)
+        .grant(0, A, 0, Exclusive)
+        .grant(10, B, 0, Exclusive)
+        .release(20, A, 0)
+        .release(30, B, 0)
+        .check();
+    assert_eq!(m.overlap_events, 1);
+    assert_eq!(kinds(&m, "overlap"), 1);
+    let v = &m.violations[0];
+    assert_eq!(v.at_ns, 10 * NS_PER_MS);
+    assert!(
+        v.detail.contains("key 0")
+            && v.detail.contains("client 1")
+            && v.detail.contains("client 2"),
+        "{}",
+        v.detail
+    );
+    assert!(v.detail.contains("10.000 ms"), "{}", v.detail);
+    assert!(m.has_violation());
+}
+
+/// Counting "times the lock was doubly held" or holders minus one would give 2, not 3 pairs.
+#[test]
+fn three_mutually_overlapping_exclusive_holds_are_three_pairs() {
+    let m = Hist::new(100)
+        .grant(0, A, 0, Exclusive)
+        .grant(5, B, 0, Exclusive)
+        .grant(8, C, 0, Exclusive)
+        .release(20, A, 0)
+        .release(21, B, 0)
+        .release(22, C, 0)
+        .check();
+    assert_eq!(m.overlap_events, 3);
+    assert_eq!(kinds(&m, "overlap"), 3);
+}
+
+/// Holds on different keys never conflict.
+#[test]
+fn different_keys_do_not_overlap() {
+    let m = Hist::new(100)
+        .grant(0, A, 0, Exclusive)
+        .grant(5, B, 1, Exclusive)
+        .release(20, A, 0)
+        .release(21, B, 1)
+        .check();
+    assert_eq!(m.overlap_events, 0);
+}
+
+/// Readers may share; a writer among them may not.
+#[test]
+fn shared_holds_overlap_only_with_exclusive_ones() {
+    let shared_only = Hist::new(100)
+        .grant(0, A, 0, Shared)
+        .grant(5, B, 0, Shared)
+        .release(20, A, 0)
+        .release(25, B, 0)
+        .check();
+    assert_eq!(shared_only.overlap_events, 0);
+
+    let mixed = Hist::new(100)
+        .grant(0, A, 0, Shared)
+        .grant(5, B, 0, Exclusive)
+        .release(20, A, 0)
+        .release(25, B, 0)
+        .check();
+    assert_eq!(mixed.overlap_events, 1);
+}
+
+/// A reentrant grant is part of the outer hold: it neither overlaps it (a checker treating it as
+/// a second interval of the same client would only be saved by the same-client rule; one treating
+/// the nested release as the end would miss B's overlap below).
+#[test]
+fn nested_grants_do_not_create_overlaps_or_end_the_hold() {
+    let alone = Hist::new(100)
+        .grant(0, A, 0, Exclusive)
+        .grant_tok(5, A, 0, Exclusive, None, true)
+        .ev(
+            10,
+            A,
+            Released {
+                key: 0,
+                nested: true,
+            },
+        )
+        .release(30, A, 0)
+        .check();
+    assert_eq!(alone.overlap_events, 0);
+    assert_eq!(alone.acquisitions, 1, "nested grants are not acquisitions");
+    assert_eq!(alone.releases, 1, "nested releases are not releases");
+    assert_eq!(alone.completed_sections, 1);
+
+    // B is granted after the nested release but while A still holds the outer lock.
+    let raced = Hist::new(100)
+        .grant(0, A, 0, Exclusive)
+        .grant_tok(5, A, 0, Exclusive, None, true)
+        .ev(
+            10,
+            A,
+            Released {
+                key: 0,
+                nested: true,
+            },
+        )
+        .grant(20, B, 0, Exclusive)
+        .release(30, A, 0)
+        .release(40, B, 0)
+        .check();
+    assert_eq!(raced.overlap_events, 1);
+}
+
+/// A client cannot race itself: a duplicate non-nested grant to the same client (a library that
+/// re-granted without a release) is not an overlap, though each is an acquisition. Another
+/// client's hold over both counts once per pair.
+#[test]
+fn one_clients_own_holds_never_overlap_each_other() {
+    let m = Hist::new(100)
+        .grant(0, A, 0, Exclusive)
+        .grant(5, A, 0, Exclusive)
+        .release(10, A, 0)
+        .release(20, A, 0)
+        .check();
+    assert_eq!(m.overlap_events, 0);
+    assert_eq!(m.acquisitions, 2);
+    assert_eq!(m.completed_sections, 2);
+
+    let with_b = Hist::new(100)
+        .grant(0, A, 0, Exclusive)
+        .grant(5, A, 0, Exclusive)
+        .grant(7, B, 0, Exclusive)
+        .release(10, A, 0)
+        .release(20, A, 0)
+        .release(30, B, 0)
+        .check();
+    assert_eq!(with_b.overlap_events, 2);
+}
+
+/// A crashed client holds nothing: B's grant after the crash is not an overlap, and the crashed
+/// section is not completed.
+#[test]
+fn crash_ends_an_interval() {
+    let mut h = Hist::new(100);
+    h.grant(0, A, 0, Exclusive)
+        .grant(1, A, 1, Exclusive)
+        .ev(10, A, ClientCrashed)
+        .grant(15, B, 0, Exclusive)
+        .grant(15, C, 1, Exclusive)
+        .release(20, B, 0)
+        .release(20, C, 1);
+    let m = h.check();
+    assert_eq!(m.overlap_events, 0, "the crash must end both of A's holds");
+    assert_eq!(m.acquisitions, 4);
+    assert_eq!(m.completed_sections, 2);
+
+    // Without the crash, both would overlap.
+    h.h.events.retain(|e| e.event != ClientCrashed);
+    assert_eq!(h.check().overlap_events, 2);
+}
+
+/// An interval still open when the run stops counts as held to the end.
+#[test]
+fn interval_open_at_end_of_run_is_held_to_the_end() {
+    let m = Hist::new(100)
+        .grant(0, A, 0, Exclusive)
+        .grant(99, B, 0, Exclusive)
+        .check();
+    assert_eq!(m.overlap_events, 1);
+    assert_eq!(m.completed_sections, 0);
+    assert_eq!(m.releases, 0);
+}
+
+/// Abandoning ends the hold like a release, but the section is not completed.
+#[test]
+fn abandon_ends_an_interval_without_completing_it() {
+    let m = Hist::new(100)
+        .grant(0, A, 0, Exclusive)
+        .ev(10, A, Abandoned { key: 0 })
+        .hold(B, 12, 20)
+        .check();
+    assert_eq!(m.overlap_events, 0);
+    assert_eq!(m.completed_sections, 1);
+    assert_eq!(m.releases, 1);
+}
+
+/// Zero-length holds only overlap holds that strictly contain their instant.
+#[test]
+fn zero_length_hold_overlaps_only_a_hold_around_it() {
+    // B granted and crashed at 10 while A held [0, 20]: a real overlap.
+    let inside = Hist::new(100)
+        .hold(A, 0, 20)
+        .grant(10, B, 0, Exclusive)
+        .ev(10, B, ClientCrashed)
+        .check();
+    assert_eq!(inside.overlap_events, 1);
+    // B's empty hold at A's start instant: a.start < b.end fails, no overlap.
+    let at_start = Hist::new(100)
+        .grant(10, B, 0, Exclusive)
+        .ev(10, B, ClientCrashed)
+        .hold(A, 10, 20)
+        .check();
+    assert_eq!(at_start.overlap_events, 0);
+}
+
+// ---- V2: stale writes ----
+
+/// A holds key 0 (grant 1, token 1) from 0; its lease lapses and B is granted at 20 (token 2);
+/// A's write arrives at `arrive`.
+fn stale_history(arrive: u64, fenced_accepted: bool) -> Hist {
+    let mut h = Hist::new(100);
+    h.grant_tok(0, A, 0, Exclusive, Some(1), false)
+        .ev(
+            0,
+            RES,
+            ResourceRead {
+                client: A,
+                key: 0,
+                value: 0,
+            },
+        )
+        .grant_tok(20, B, 0, Exclusive, Some(2), false)
+        .write(arrive, A, 1, Some(1), 1, fenced_accepted)
+        .release(40, B, 0)
+        .release(50, A, 0);
+    h
+}
+
+#[test]
+fn stale_write_accepted_by_the_fenced_resource_counts_both() {
+    let m = stale_history(25, true).check();
+    assert_eq!(m.stale_unfenced_events, 1);
+    assert_eq!(m.stale_fenced_events, Some(1));
+    assert_eq!(kinds(&m, "stale_unfenced"), 1);
+    assert_eq!(kinds(&m, "stale_fenced"), 1);
+    let v = m
+        .violations
+        .iter()
+        .find(|v| v.kind == "stale_unfenced")
+        .unwrap();
+    assert_eq!(v.at_ns, 25 * NS_PER_MS);
+    assert!(
+        v.detail.contains("client 1")
+            && v.detail.contains("client 2")
+            && v.detail.contains("token 2"),
+        "{}",
+        v.detail
+    );
+}
+
+/// Fencing worked: stale for the unfenced resource, not for the fenced one (reported as 0).
+#[test]
+fn stale_write_rejected_by_the_fenced_resource_counts_unfenced_only() {
+    let m = stale_history(25, false).check();
+    assert_eq!(m.stale_unfenced_events, 1);
+    assert_eq!(m.stale_fenced_events, Some(0));
+}
+
+/// Arrival at exactly the other grant's instant is already stale ("at or before the arrival");
+/// arrival before it is not; a write long after (B released) is still from a superseded grant.
+#[test]
+fn stale_write_boundaries() {
+    assert_eq!(stale_history(20, true).check().stale_unfenced_events, 1);
+    assert_eq!(stale_history(19, true).check().stale_unfenced_events, 0);
+    assert_eq!(stale_history(45, true).check().stale_unfenced_events, 1);
+}
+
+/// Only another client's grant supersedes; a grant in the same instant as the writer's does not.
+#[test]
+fn own_regrant_and_simultaneous_grant_do_not_supersede() {
+    let mut own = Hist::new(100);
+    own.grant_tok(0, A, 0, Exclusive, Some(1), false)
+        .release(5, A, 0)
+        .grant_tok(10, A, 0, Exclusive, Some(2), false)
+        .write(12, A, 1, Some(1), 1, true);
+    assert_eq!(own.check().stale_unfenced_events, 0);
+
+    let mut same_instant = Hist::new(100);
+    same_instant
+        .grant_tok(10, B, 0, Shared, Some(1), false)
+        .grant_tok(10, A, 0, Shared, Some(1), false)
+        .write(12, A, 1, Some(1), 1, true);
+    assert_eq!(same_instant.check().stale_unfenced_events, 0);
+}
+
+/// A model without tokens reports stale_fenced as null ("cannot be fenced"), never 0.
+#[test]
+fn stale_fenced_is_none_for_an_unfenced_model() {
+    let mut h = stale_history(25, true).unfenced();
+    let m = h.check();
+    assert_eq!(m.stale_unfenced_events, 1);
+    assert_eq!(m.stale_fenced_events, None);
+    assert_eq!(kinds(&m, "stale_fenced"), 0);
+    let clean = Hist::new(10).unfenced().check();
+    assert_eq!(clean.stale_fenced_events, None);
+}
+
+// ---- lost updates ----
+
+/// A and B both read 0 and both write 1: two writes, counter 1, one increment lost.
+#[test]
+fn interleaved_read_modify_writes_lose_one_update() {
+    let mut h = Hist::new(100);
+    h.grant(0, A, 0, Exclusive)
+        .ev(
+            1,
+            RES,
+            ResourceRead {
+                client: A,
+                key: 0,
+                value: 0,
+            },
+        )
+        .grant(5, B, 0, Exclusive)
+        .ev(
+            6,
+            RES,
+            ResourceRead {
+                client: B,
+                key: 0,
+                value: 0,
+            },
+        )
+        .write(8, A, 1, None, 1, true)
+        .write(9, B, 1, None, 1, true)
+        .release(10, A, 0)
+        .release(10, B, 0);
+    h.h.final_counter = vec![1];
+    let m = h.check();
+    assert_eq!(m.lost_updates, 1);
+    let v = m
+        .violations
+        .iter()
+        .find(|v| v.kind == "lost_update")
+        .unwrap();
+    assert_eq!(v.at_ns, 9 * NS_PER_MS);
+    assert!(
+        v.detail
+            .contains("client 2 wrote 1 over 1 (written by client 1)"),
+        "{}",
+        v.detail
+    );
+
+    // Serialised, the same two sections lose nothing.
+    let mut ok = Hist::new(100);
+    ok.hold(A, 0, 10)
+        .write(8, A, 1, None, 1, true)
+        .hold(B, 20, 30)
+        .write(28, B, 1, None, 2, true);
+    ok.h.final_counter = vec![2];
+    assert_eq!(ok.check().lost_updates, 0);
+}
+
+// ---- token regressions ----
+
+/// Tokens 1, 3, 2, 3, 4 on one key: 2 and the repeated 3 regress (not above 3); 4 does not.
+/// Comparing with the previous token only would miss the second 3 (it is above 2). Nested
+/// grants and tokenless grants are not judged.
+#[test]
+fn token_regression_is_judged_against_the_highest_earlier_token() {
+    let mut h = Hist::new(100);
+    for (i, t) in [1, 3, 2, 3, 4].into_iter().enumerate() {
+        let at = 10 * i as u64;
+        let c = [A, B][i % 2];
+        h.grant_tok(at, c, 0, Exclusive, Some(t), false);
+        if i == 1 {
+            h.grant_tok(at + 1, c, 0, Exclusive, Some(1), true).ev(
+                at + 2,
+                c,
+                Released {
+                    key: 0,
+                    nested: true,
+                },
+            );
+        }
+        h.release(at + 5, c, 0);
+    }
+    h.grant_tok(60, C, 0, Exclusive, None, false)
+        .release(65, C, 0);
+    h.grant_tok(70, C, 1, Exclusive, Some(1), false)
+        .release(75, C, 1); // another key starts over
+    let m = h.check();
+    assert_eq!(m.token_regressions, 2);
+    let v: Vec<_> = m
+        .violations
+        .iter()
+        .filter(|v| v.kind == "token_regression")
+        .collect();
+    assert_eq!(v[0].at_ns, 20 * NS_PER_MS);
+    assert!(
+        v[0].detail.contains("token 2") && v[0].detail.contains("token 3"),
+        "{}",
+        v[0].detail
+    );
+}
+
+// ---- liveness ----
+
+/// Latencies 1..=100 ms, one per acquisition: p50 is 50 ms, max 100 ms. A checker measuring from
+/// the previous release, or counting failed and nested acquires, would be off.
+#[test]
+fn acquire_latency_percentiles() {
+    let mut h = Hist::new(300_000);
+    for i in 1..=100u64 {
+        let t0 = i * 1000;
+        h.start(t0, A, 0, Exclusive)
+            .grant(t0 + i, A, 0, Exclusive)
+            .release(t0 + 200, A, 0);
+    }
+    // A failed acquire and a nested one add no latency sample.
+    h.start(200_000, B, 0, Exclusive).ev(
+        200_500,
+        B,
+        AcquireFailed {
+            key: 0,
+            reason: FailReason::Timeout,
+        },
+    );
+    h.grant(201_000, C, 0, Exclusive)
+        .start(201_001, C, 0, Exclusive)
+        .grant_tok(201_400, C, 0, Exclusive, None, true);
+    let m = h.check();
+    assert_eq!(m.acquisitions, 101);
+    assert_eq!(m.failed_acquisitions, 1);
+    assert_eq!(m.acquire_latency_us.len(), 100);
+    let p50 = m.acquire_latency_us.value_at_quantile(0.5);
+    assert!((49_950..=50_050).contains(&p50), "p50 {p50} us");
+    let max = m.acquire_latency_us.max();
+    assert!((99_900..=100_100).contains(&max), "max {max} us");
+}
+
+/// A holds [0, 10]; B waits from 5 and is granted at 13: a 3 ms handoff. C is then granted after
+/// an idle gap nobody waited through: not a handoff. C re-acquires after its own release with
+/// only itself waiting: not a handoff either (the waiter must be another client).
+#[test]
+fn handoff_is_release_to_next_grant_when_someone_waited() {
+    let mut h = Hist::new(100);
+    h.grant(0, A, 0, Exclusive)
+        .start(5, B, 0, Exclusive)
+        .release(10, A, 0)
+        .grant(13, B, 0, Exclusive)
+        .release(20, B, 0)
+        .start(30, C, 0, Exclusive)
+        .grant(31, C, 0, Exclusive)
+        .release(40, C, 0)
+        .start(39, C, 0, Exclusive)
+        .grant(45, C, 0, Exclusive)
+        .release(50, C, 0);
+    let m = h.check();
+    assert_eq!(m.handoff_us.len(), 1, "only B's grant was a handoff");
+    let v = m.handoff_us.max();
+    assert!((2_997..=3_003).contains(&v), "handoff {v} us");
+}
+
+/// A grant while the key is still held (an overlap) is not a handoff, even with a waiter: only a
+/// grant onto a free key hands over. C, waiting through A's hold, gets a 5 ms handoff after A's
+/// release at 20 (B's overlapping hold ended earlier, at 15).
+#[test]
+fn no_handoff_while_the_key_is_still_held() {
+    let m = Hist::new(100)
+        .grant(0, A, 0, Exclusive)
+        .start(6, C, 0, Exclusive)
+        .grant(10, B, 0, Exclusive)
+        .release(15, B, 0)
+        .release(20, A, 0)
+        .grant(25, C, 0, Exclusive)
+        .release(30, C, 0)
+        .check();
+    assert_eq!(m.handoff_us.len(), 1);
+    assert!(
+        (4_995..=5_005).contains(&m.handoff_us.max()),
+        "handoff {} us",
+        m.handoff_us.max()
+    );
+}
+
+/// B waits from before A's release, but C barges in and gets the lock: C's grant is still a
+/// handoff (someone was waiting at the release), and so is B's later grant after C's release.
+#[test]
+fn handoff_counts_a_barging_grant_when_another_client_waited() {
+    let m = Hist::new(100)
+        .grant(0, A, 0, Exclusive)
+        .start(2, B, 0, Exclusive)
+        .release(10, A, 0)
+        .start(11, C, 0, Exclusive)
+        .grant(17, C, 0, Exclusive)
+        .release(20, C, 0)
+        .grant(22, B, 0, Exclusive)
+        .release(30, B, 0)
+        .check();
+    // C's grant (7 ms after A's release, B waiting) and B's grant (2 ms after C's, B waiting).
+    assert_eq!(m.handoff_us.len(), 2);
+    assert!((6_990..=7_010).contains(&m.handoff_us.max()));
+    assert!((1_995..=2_005).contains(&m.handoff_us.min()));
+}
+
+/// A holds [0, 10], B waits [5, 13]: 3 ms with a waiter and no holder. C waits [40, 50] on key 1
+/// and gives up: 10 ms more. D's wait ended by its crash [60, 62] on key 2: 2 ms more. Time
+/// waited while the key was held, or held with nobody waiting, counts nothing.
+#[test]
+fn unavailability_is_waiting_time_with_no_holder() {
+    let d: NodeId = 4;
+    let m = Hist::new(100)
+        .grant(0, A, 0, Exclusive)
+        .start(5, B, 0, Exclusive)
+        .release(10, A, 0)
+        .grant(13, B, 0, Exclusive)
+        .release(20, B, 0)
+        .start(40, C, 1, Exclusive)
+        .ev(
+            50,
+            C,
+            AcquireFailed {
+                key: 1,
+                reason: FailReason::Unavailable,
+            },
+        )
+        .start(60, d, 2, Exclusive)
+        .ev(62, d, ClientCrashed)
+        .check();
+    assert_eq!(m.unavailable_ns, 15 * NS_PER_MS);
+}
+
+/// Two waiters over the same gap count the gap once; a wait still pending at the end of the run
+/// counts to the end.
+#[test]
+fn unavailability_counts_overlapping_waits_once_and_runs_to_the_end() {
+    let m = Hist::new(100)
+        .start(10, A, 0, Exclusive)
+        .start(12, B, 0, Exclusive)
+        .ev(
+            20,
+            A,
+            AcquireFailed {
+                key: 0,
+                reason: FailReason::Timeout,
+            },
+        )
+        .ev(
+            22,
+            B,
+            AcquireFailed {
+                key: 0,
+                reason: FailReason::Timeout,
+            },
+        )
+        .start(90, C, 0, Exclusive)
+        .check();
+    assert_eq!(m.unavailable_ns, 22 * NS_PER_MS);
+}
+
+#[test]
+fn event_counters_and_messages() {
+    let mut h = Hist::new(100);
+    h.ev(1, A, Notification { key: 0 })
+        .ev(2, B, Notification { key: 0 })
+        .ev(3, A, RefusedAttempt { key: 0 })
+        .ev(4, A, LostNotice { key: 0 });
+    h.h.messages = 1234;
+    let m = h.check();
+    assert_eq!(
+        (m.notifications, m.refused_attempts, m.messages),
+        (2, 1, 1234)
+    );
+    assert_eq!(m.seed, 7);
+    assert_eq!(m.duration_ns, 100 * NS_PER_MS);
+    assert!(!m.has_violation());
+}
+
+/// Violations come out in true-time order whichever check found them.
+#[test]
+fn violations_are_in_time_order() {
+    let mut h = stale_history(25, true);
+    h.h.events.push(Stamped {
+        at_ns: 60 * NS_PER_MS,
+        node: C,
+        event: Granted {
+            key: 0,
+            mode: Exclusive,
+            token: Some(1),
+            grant: 1,
+            nested: false,
+        },
+    });
+    let m = h.check();
+    let times: Vec<_> = m.violations.iter().map(|v| v.at_ns).collect();
+    let mut sorted = times.clone();
+    sorted.sort();
+    assert_eq!(times, sorted);
+    assert!(m.violations.len() >= 4, "{:?}", m.violations);
+}
+
+/// 100k back-to-back holds by 20 clients, with a waiter each and one write each: must check in
+/// well under a second (a quadratic overlap or stale scan would take minutes). No timing assert;
+/// it just has to finish.
+#[test]
+fn long_history_checks_quickly() {
+    let n = 100_000u64;
+    let mut h = Hist::new(n * 10 + 10);
+    h.grants = vec![0; 32];
+    let mut value = 0;
+    for i in 0..n {
+        let c = (i % 20) as NodeId + 10;
+        let t = i * 10;
+        h.start(t, c, 0, Exclusive);
+        h.grant_tok(t + 1, c, 0, Exclusive, Some(i + 1), false);
+        value += 1;
+        let g = h.grants[c];
+        h.write(t + 5, c, g, Some(i + 1), value, true);
+        h.release(t + 10, c, 0);
+    }
+    h.h.final_counter = vec![value];
+    let m = h.check();
+    assert_eq!(m.acquisitions, n);
+    assert_eq!(m.completed_sections, n);
+    assert_eq!(m.overlap_events, 0);
+    assert_eq!(m.stale_unfenced_events, 0);
+    assert_eq!(m.lost_updates, 0);
+    assert_eq!(m.token_regressions, 0);
+    assert_eq!(m.acquire_latency_us.len(), n);
+}
