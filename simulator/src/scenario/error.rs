@@ -11,6 +11,8 @@ pub struct ScenarioError {
     pub line: Option<usize>,
     pub column: Option<usize>,
     /// Dotted key path (`faults.2.target`, `models.redis.ttl_ms`), when the error is about a key.
+    /// Array elements are numbered from 1, as a person counts blocks (`faults.2` is the second
+    /// `[[faults]]`). For a TOML syntax error the path is read from the text around it (best effort).
     pub key: Option<String>,
     /// What is wrong, what was expected, and the valid choices.
     pub message: String,

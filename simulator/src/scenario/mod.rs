@@ -2,14 +2,28 @@
 //! from TOML with errors that name the file, line, column and key ([`parse`], [`error`]).
 //!
 //! - [`types`]: the validated scenario (what the engine and reports read)
-//! - [`parse`]: TOML text to [`Scenario`], every check of the format
+//! - [`parse`]: TOML text to [`Scenario`]: the top level and the order of the checks
 //! - [`error`]: the error type, with file:line:column rendering
 //! - [`selector`]: node selectors (`client-3`, `server-*`, `leader`, …)
+//! - [`expect`]: `[expect.LABEL]` values (`"none"`, `"< 0.05"`), also usable on their own
+//! - private helpers of the parser: `walk` (key paths and positions), `values` (numbers and
+//!   distributions), `params` and `runs` (models, algorithms, variants), `sections` (network,
+//!   workload, clocks), `faults`, `nodes` (selectors and node existence), `syntax`
+//!   (a best-effort key path for TOML syntax errors)
 
 pub mod error;
+pub mod expect;
+mod faults;
+mod nodes;
+mod params;
 pub mod parse;
+mod runs;
+mod sections;
 pub mod selector;
+mod syntax;
 pub mod types;
+mod values;
+mod walk;
 
 pub use error::ScenarioError;
 pub use parse::{load_file, parse_str};

@@ -1,0 +1,78 @@
+//! `[expect.LABEL]`: assertions on aggregated results, per algorithm or variant label.
+
+use crate::scenario::types::{CompareOp, ExpectOp, Expectation, EXPECT_METRICS};
+use crate::scenario::walk::{quote, Res, Source, Tab};
+
+/// Metrics counted in runs (a run shows it or not), the only ones `"all"` makes sense for.
+pub const RUN_COUNTING_METRICS: &[&str] =
+    &["overlap", "stale_unfenced", "stale_fenced", "lost_updates", "token_regressions"];
+
+const VALUE_FORMS: &str =
+    "\"none\", \"some\", \"all\" or a comparison such as \"< 0.05\" or \">= 100\" \
+(operators <, <=, >, >=, ==)";
+
+/// Reads an expected value as written (`"none"`, `"< 0.05"`); `None` if it is no valid form.
+/// Whether `"all"` suits the metric is the caller's check.
+pub fn parse_expected(text: &str) -> Option<ExpectOp> {
+    let t = text.trim();
+    match t {
+        "none" => return Some(ExpectOp::None),
+        "some" => return Some(ExpectOp::Some),
+        "all" => return Some(ExpectOp::All),
+        _ => {}
+    }
+    // Two-character operators first, so "<=" is not read as "<" followed by "=…".
+    let ops = [
+        ("<=", CompareOp::Le),
+        (">=", CompareOp::Ge),
+        ("==", CompareOp::Eq),
+        ("<", CompareOp::Lt),
+        (">", CompareOp::Gt),
+    ];
+    let (rest, op) = ops.iter().find_map(|(s, op)| t.strip_prefix(s).map(|rest| (rest, *op)))?;
+    let value: f64 = rest.trim().replace('_', "").parse().ok()?;
+    value.is_finite().then_some(ExpectOp::Compare { op, value })
+}
+
+pub(crate) fn expectations(src: &Source, root: &Tab, labels: &[String]) -> Res<Vec<Expectation>> {
+    let Some(node) = root.get("expect") else {
+        return Ok(Vec::new());
+    };
+    let tab = node.as_table(src, "a table of [expect.LABEL] tables")?;
+    let mut out = Vec::new();
+    for (label, block) in tab.entries() {
+        if !labels.contains(label) {
+            return Err(block.key_err(
+                src,
+                format!(
+                    "unknown label `{label}` in [expect.{label}]; this scenario's labels: {}",
+                    labels.join(", ")
+                ),
+            ));
+        }
+        let block = block.as_table(src, &format!("a table of metric = expectation for {label}"))?;
+        block.check_keys(src, EXPECT_METRICS)?;
+        for (metric, v) in block.entries() {
+            let text = v.as_str(src, &format!("a string: {VALUE_FORMS}"))?;
+            let op = parse_expected(text).ok_or_else(|| {
+                v.err(src, format!("expected {VALUE_FORMS}, found {}", quote(text)))
+            })?;
+            if op == ExpectOp::All && !RUN_COUNTING_METRICS.contains(&metric.as_str()) {
+                return Err(v.err(
+                    src,
+                    format!(
+                        "\"all\" only applies to run-counting metrics ({}); for `{metric}` use \"none\", \"some\" or a comparison",
+                        RUN_COUNTING_METRICS.join(", ")
+                    ),
+                ));
+            }
+            out.push(Expectation {
+                label: label.clone(),
+                metric: metric.clone(),
+                expected: text.to_string(),
+                op,
+            });
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,197 @@
+//! Selectors, and the check that the nodes a scenario names exist: a named node (`server-4`) must
+//! exist in EVERY run's cluster (a fault that silently hits nothing in one row would make the rows
+//! incomparable), and each partition group must name at least one node of every run. Clusters
+//! come from each model's own `build`, so the check cannot drift from what the engine will run.
+
+use std::ops::Range;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use crate::model::ClusterSpec;
+use crate::process::NodeKind;
+use crate::scenario::runs::Run;
+use crate::scenario::selector::{Selector, SELECTOR_FORMS};
+use crate::scenario::walk::{quote, Node, Res, Source};
+
+/// Where a selector was written.
+pub(crate) struct Place {
+    at: Range<usize>,
+    path: String,
+}
+
+impl Place {
+    fn of(node: &Node) -> Self {
+        Place { at: node.at.clone(), path: node.path.clone() }
+    }
+}
+
+/// Every selector the file wrote, kept for the check against the clusters.
+#[derive(Default)]
+pub(crate) struct Mentions {
+    /// Fault targets and link ends: named nodes must exist in every run.
+    singles: Vec<(Selector, Place)>,
+    /// Partition groups (1-based number): each must name some node of every run.
+    groups: Vec<(Vec<Selector>, usize, Place)>,
+}
+
+impl Mentions {
+    pub fn group(&mut self, selectors: Vec<Selector>, number: usize, node: &Node) {
+        self.groups.push((selectors, number, Place::of(node)));
+    }
+}
+
+/// One selector string. `mentions`: record it for the existence check (None for group members,
+/// which only the group as a whole must satisfy).
+pub(crate) fn selector(
+    src: &Source,
+    node: &Node,
+    mentions: Option<&mut Mentions>,
+) -> Res<Selector> {
+    let text = node.as_str(src, &format!("a selector ({SELECTOR_FORMS})"))?;
+    let sel = Selector::parse(text).ok_or_else(|| {
+        node.err(
+            src,
+            format!("unknown selector {}; valid selectors: {SELECTOR_FORMS}", quote(text)),
+        )
+    })?;
+    if let Some(m) = mentions {
+        m.singles.push((sel.clone(), Place::of(node)));
+    }
+    Ok(sel)
+}
+
+/// A selector string or a non-empty array of them.
+pub(crate) fn selectors(
+    src: &Source,
+    node: &Node,
+    mut mentions: Option<&mut Mentions>,
+) -> Res<Vec<Selector>> {
+    if !node.is_array() {
+        return Ok(vec![selector(src, node, mentions)?]);
+    }
+    let items = node.as_array(src, "a selector or an array of selectors")?;
+    if items.is_empty() {
+        return Err(node.err(
+            src,
+            format!("expected at least one selector ({SELECTOR_FORMS}), found an empty array"),
+        ));
+    }
+    items.iter().map(|n| selector(src, n, mentions.as_deref_mut())).collect()
+}
+
+/// The nodes of one run's cluster.
+struct Census {
+    what: String,
+    services: Vec<(String, NodeKind)>,
+    clients: usize,
+}
+
+impl Census {
+    /// Builds the run's cluster to read its node names; `None` if the model's build panics (a
+    /// model still being written), in which case that run is not checked.
+    fn take(run: &Run, clients: usize, locks: u32) -> Option<Census> {
+        let spec = ClusterSpec { clients, locks };
+        let cluster =
+            catch_unwind(AssertUnwindSafe(|| run.model.build(&run.spec.params, &spec))).ok()?;
+        let services = cluster.services.iter().map(|(n, k, _)| (n.clone(), *k)).collect();
+        Some(Census { what: run.describe(), services, clients })
+    }
+
+    fn has_named(&self, name: &str) -> bool {
+        if name == "resource" {
+            return true;
+        }
+        if let Some(n) = name.strip_prefix("client-") {
+            // Leading zeros (`client-03`) are not the engine's spelling of a node name.
+            return n.parse::<usize>().is_ok_and(|i| i < self.clients && n == i.to_string());
+        }
+        self.services.iter().any(|(s, _)| s == name)
+    }
+
+    fn has_kind(&self, kind: NodeKind) -> bool {
+        match kind {
+            NodeKind::Client => self.clients > 0,
+            NodeKind::Resource => true,
+            k => self.services.iter().any(|(_, sk)| *sk == k),
+        }
+    }
+
+    /// Whether the selector can name at least one node of this run.
+    fn covers(&self, sel: &Selector) -> bool {
+        match sel {
+            Selector::Named(n) => self.has_named(n),
+            Selector::AllOf(k) => self.has_kind(*k),
+            Selector::All => true,
+            Selector::Leader | Selector::RandomServer => self.has_kind(NodeKind::Server),
+            // A follower is a server other than the leader: it takes two servers.
+            Selector::Follower => {
+                self.services.iter().filter(|(_, k)| *k == NodeKind::Server).count() >= 2
+            }
+            Selector::Holder | Selector::Waiter | Selector::RandomClient => self.clients > 0,
+        }
+    }
+
+    /// Its node names, shortened for a message.
+    fn list(&self) -> String {
+        let mut names: Vec<String> =
+            self.services.iter().take(12).map(|(n, _)| n.clone()).collect();
+        if self.services.len() > 12 {
+            names.push("…".into());
+        }
+        match self.clients {
+            0 => {}
+            1 => names.push("client-0".into()),
+            2 => names.push("client-0, client-1".into()),
+            n => names.push(format!("client-0 … client-{}", n - 1)),
+        }
+        names.push("resource".into());
+        names.join(", ")
+    }
+}
+
+/// Checks every mention against every run's cluster.
+pub(crate) fn check(
+    src: &Source,
+    runs: &[Run],
+    clients: usize,
+    locks: u32,
+    mentions: &Mentions,
+) -> Res<()> {
+    if mentions.singles.iter().all(|(s, _)| !matches!(s, Selector::Named(_)))
+        && mentions.groups.is_empty()
+    {
+        return Ok(()); // nothing to check: skip building clusters
+    }
+    for census in runs.iter().filter_map(|r| Census::take(r, clients, locks)) {
+        for (sel, place) in &mentions.singles {
+            if let Selector::Named(name) = sel {
+                if !census.has_named(name) {
+                    return Err(src.error(
+                        &place.at,
+                        &place.path,
+                        format!(
+                            "`{name}` is not a node of {} (its nodes: {})",
+                            census.what,
+                            census.list()
+                        ),
+                    ));
+                }
+            }
+        }
+        for (group, number, place) in &mentions.groups {
+            if !group.iter().any(|s| census.covers(s)) {
+                let written: Vec<String> = group.iter().map(|s| s.to_string()).collect();
+                return Err(src.error(
+                    &place.at,
+                    &place.path,
+                    format!(
+                        "group {number} names no node of {} (the group is [{}]; its nodes: {})",
+                        census.what,
+                        written.join(", "),
+                        census.list()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,139 @@
+//! `[network]`, `[workload]` and `[clocks]`, with the defaults of scenario-format.md.
+
+use crate::dist::Dist;
+use crate::scenario::nodes::{selector, Mentions};
+use crate::scenario::types::{ClockSpec, LinkSpec, NetworkSpec, WorkloadSpec};
+use crate::scenario::values::{dist, fraction, int_in, ppm, time};
+use crate::scenario::walk::{Res, Source, Tab};
+
+/// Upper bounds that keep a typo (`clients = 1000000000`) from building a cluster that would
+/// exhaust memory; far above any scenario this simulator is meant for.
+pub(crate) const MAX_CLIENTS: i64 = 100_000;
+pub(crate) const MAX_LOCKS: i64 = 1_000_000;
+
+/// The section's table, if present (`None` when absent: all defaults).
+fn section<'a>(src: &Source, root: &Tab<'a>, key: &str, valid: &[&str]) -> Res<Option<Tab<'a>>> {
+    let Some(node) = root.get(key) else {
+        return Ok(None);
+    };
+    let tab = node.as_table(src, &format!("a [{key}] table with keys {}", valid.join(", ")))?;
+    tab.check_keys(src, valid)?;
+    Ok(Some(tab))
+}
+
+const NETWORK_KEYS: &[&str] = &["latency_ms", "loss", "duplicate", "links"];
+const LINK_KEYS: &[&str] = &["from", "to", "latency_ms", "loss", "duplicate", "one_way"];
+
+pub(crate) fn network(src: &Source, root: &Tab, mentions: &mut Mentions) -> Res<NetworkSpec> {
+    let mut spec = NetworkSpec {
+        latency_ms: Dist::LogNormal { median: 0.25, p99: 1.0 },
+        loss: 0.0,
+        duplicate: 0.0,
+        links: Vec::new(),
+    };
+    let Some(tab) = section(src, root, "network", NETWORK_KEYS)? else {
+        return Ok(spec);
+    };
+    if let Some(n) = tab.get("latency_ms") {
+        spec.latency_ms = time(src, n)?;
+    }
+    if let Some(n) = tab.get("loss") {
+        spec.loss = fraction(src, n)?;
+    }
+    if let Some(n) = tab.get("duplicate") {
+        spec.duplicate = fraction(src, n)?;
+    }
+    if let Some(n) = tab.get("links") {
+        for item in n.as_array(src, "an array of tables ([[network.links]])")? {
+            let link = item.as_table(src, "a link table with `from`, `to` and overrides")?;
+            link.check_keys(src, LINK_KEYS)?;
+            let from = selector(src, link.required(src, "from", "a selector")?, Some(mentions))?;
+            let to = selector(src, link.required(src, "to", "a selector")?, Some(mentions))?;
+            spec.links.push(LinkSpec {
+                from,
+                to,
+                latency_ms: link.get("latency_ms").map(|n| time(src, n)).transpose()?,
+                loss: link.get("loss").map(|n| fraction(src, n)).transpose()?,
+                duplicate: link.get("duplicate").map(|n| fraction(src, n)).transpose()?,
+                one_way: link.get("one_way").map(|n| n.as_bool(src)).transpose()?.unwrap_or(false),
+            });
+        }
+    }
+    Ok(spec)
+}
+
+/// `acquisitions_per_client` is an extension of the format: each client stops after that many
+/// acquisitions (for schedules such as "each client acquires once"); absent, clients loop until
+/// the end of the run.
+const WORKLOAD_KEYS: &[&str] = &[
+    "clients",
+    "locks",
+    "hold_ms",
+    "think_ms",
+    "acquire_timeout_ms",
+    "read_fraction",
+    "reentry",
+    "resource",
+    "acquisitions_per_client",
+];
+
+pub(crate) fn workload(src: &Source, root: &Tab) -> Res<WorkloadSpec> {
+    let mut spec = WorkloadSpec {
+        clients: 10,
+        locks: 1,
+        hold_ms: Dist::Uniform(5.0, 50.0),
+        think_ms: Dist::Uniform(0.0, 20.0),
+        acquire_timeout_ms: None,
+        read_fraction: 0.0,
+        reentry: 0.0,
+        resource: true,
+        acquisitions_per_client: None,
+    };
+    let Some(tab) = section(src, root, "workload", WORKLOAD_KEYS)? else {
+        return Ok(spec);
+    };
+    if let Some(n) = tab.get("clients") {
+        spec.clients = int_in(src, n, 1, MAX_CLIENTS)? as usize;
+    }
+    if let Some(n) = tab.get("locks") {
+        spec.locks = int_in(src, n, 1, MAX_LOCKS)? as u32;
+    }
+    if let Some(n) = tab.get("hold_ms") {
+        spec.hold_ms = time(src, n)?;
+    }
+    if let Some(n) = tab.get("think_ms") {
+        spec.think_ms = time(src, n)?;
+    }
+    spec.acquire_timeout_ms = tab.get("acquire_timeout_ms").map(|n| time(src, n)).transpose()?;
+    if let Some(n) = tab.get("read_fraction") {
+        spec.read_fraction = fraction(src, n)?;
+    }
+    if let Some(n) = tab.get("reentry") {
+        spec.reentry = fraction(src, n)?;
+    }
+    if let Some(n) = tab.get("resource") {
+        spec.resource = n.as_bool(src)?;
+    }
+    spec.acquisitions_per_client = tab
+        .get("acquisitions_per_client")
+        .map(|n| int_in(src, n, 1, i64::MAX))
+        .transpose()?
+        .map(|v| v as u64);
+    Ok(spec)
+}
+
+/// `offset_ms` may be negative (a clock behind true time); `drift_ppm` must keep clocks running
+/// forward.
+pub(crate) fn clocks(src: &Source, root: &Tab) -> Res<ClockSpec> {
+    let mut spec = ClockSpec { drift_ppm: Dist::Const(0.0), offset_ms: Dist::Const(0.0) };
+    let Some(tab) = section(src, root, "clocks", &["drift_ppm", "offset_ms"])? else {
+        return Ok(spec);
+    };
+    if let Some(n) = tab.get("drift_ppm") {
+        spec.drift_ppm = ppm(src, n)?;
+    }
+    if let Some(n) = tab.get("offset_ms") {
+        spec.offset_ms = dist(src, n)?;
+    }
+    Ok(spec)
+}
