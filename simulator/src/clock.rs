@@ -58,9 +58,12 @@ impl NodeClock {
             (delta_local as f64 / self.rate()).ceil() as Nanos
         };
         let mut t = self.anchor_true_ns + delta_true;
-        // Rounding can leave the reading one short: step until the clock has really reached it.
+        // Rounding can leave the reading one off either way: settle on the first instant it is reached.
         while self.mono_ns(t) < mono_ns {
             t += 1;
+        }
+        while t > self.anchor_true_ns && self.mono_ns(t - 1) >= mono_ns {
+            t -= 1;
         }
         t.max(now_true_ns)
     }
