@@ -1,15 +1,27 @@
 //! locksim's lock models, one module each, and the registry from model name to model.
 //!
 //! Module map:
-//! - `redis`: one Redis primary, replicas, Sentinel, the Redisson watchdog
+//! - [`redis`]: one Redis primary, replicas, Sentinel, the redis.io lock and Redisson's watchdog lock
+//! - [`db`]: a MySQL lock row (INSERT, poll, cleanup job, heartbeat) or GET_LOCK; replica and failover
+//! - [`consensus`]: the Raft replicated log shared by ZooKeeper and etcd
+//! - [`redlock`]: N independent Redis masters and the Redlock client (quorum, validity)
+//! - [`etcd`]: a Raft cluster with leases and revisions, and the clientv3/concurrency Mutex
+//! - [`zookeeper`]: a ZooKeeper ensemble (sessions, ephemeral sequential znodes, watches) and Curator's lock recipes
 //!
 //! (Other models are added to [`registry`] as they are built.)
+
+pub mod consensus;
+pub mod db;
+pub mod etcd;
+pub mod redis;
+pub mod redlock;
+pub mod zookeeper;
 
 use locksim_simulator::model::Model;
 
 /// Every model this build has, in the order `sim list` shows them.
 pub fn registry() -> Vec<&'static dyn Model> {
-    vec![]
+    vec![&db::DB, &redis::REDIS, &redlock::REDLOCK, &zookeeper::ZOOKEEPER, &etcd::ETCD]
 }
 
 /// The model with this name.

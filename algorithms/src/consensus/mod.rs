@@ -1,0 +1,228 @@
+//! The replicated log that the ZooKeeper and etcd models share: Raft (as etcd's `raft` package
+//! runs it), embedded in a server [`Process`](locksim_simulator::process::Process) that owns it.
+//!
+//! # API summary (stable: extend, do not change)
+//!
+//! ```text
+//! let mut r = Replica::<Cmd>::new(me_index, vec!["server-0".into(), "server-1".into(), …],
+//!                                 Config::new(heartbeat_ns, election_ns));
+//! // in the server's Process:
+//! on_start / on_restart(ctx)   -> r.on_start(ctx)            (resolves member names to node ids)
+//! on_message(ctx, from, msg)   -> match downcast::<ConsensusMsg<Cmd>>(msg) {
+//!                                     Ok(m) => r.on_message(ctx, from, *m), Err(msg) => …yours… }
+//! on_timer(ctx, _, tag)        -> if r.on_timer(ctx, tag) { return }   (tags in TIMER_TAGS)
+//! on_crash()                   -> r.on_crash()                (keeps term, vote, log, commit)
+//! leadership()                 -> r.leadership()              (Some(term) while leading)
+//! r.propose(ctx, cmd)          -> Ok(index) | Err(NotLeader { leader_hint })
+//! r.take_committed()           -> Vec<(LogIndex, Cmd)>, in log order, each once
+//! r.take_committed_entries()   -> the same with the leaders' empty entries (`cmd: None`) and terms
+//! r.read_index(ctx, id)        -> Ok(()) | Err(NotLeader); later r.take_reads() yields
+//!                                 (id, Ok(read_index)) once applied ≥ read_index, or (id, Err(..))
+//! r.is_leader(), r.term(), r.leader_hint(), r.role(), r.commit_index(), r.core()
+//! ```
+//!
+//! After any call that may commit (on_message, on_timer, propose), drain `take_committed*()` and
+//! apply the commands, then drain `take_reads()` (a read is reported only once the entries it must
+//! see have been handed out). Use either `take_committed` or `take_committed_entries`, not both:
+//! they drain the same queue.
+//!
+//! Durability: `on_crash` keeps what etcd's WAL and HardState keep (term, vote, log, commit index)
+//! and the applied mark, so entries already handed out are not handed out again: the owner keeps
+//! its applied state across a crash (etcd's backend, ZooKeeper's snapshot plus log replay give the
+//! same). An owner that rebuilds its state from scratch calls `replay_from_start()` on restart.
+//! Everything else (role, leader, votes, progress, pending reads, the timer) is volatile.
+//!
+//! Timers: the replica arms one timer at a time on the node's monotonic clock, with a tag in
+//! [`TIMER_TAGS`] (below the lock-client library limit, so a client node could embed one too).
+//! Messages: [`ConsensusMsg`]; the replica does not need ordered links (it tolerates loss,
+//! duplication and reordering), so the owner may leave `Cluster::ordered_links` as its protocol needs.
+//!
+//! Modules:
+//! - [`msg`]: the messages and the log entry
+//! - [`core`]: the pure Raft state machine (time, randomness and outbox passed in), for harnesses
+//!
+//! The protocol itself is described in [`core`]'s header, with what it follows from etcd's raft.
+
+pub mod core;
+pub mod msg;
+
+use std::fmt::Debug;
+use std::ops::Range;
+
+use locksim_simulator::process::{Ctx, NodeId, TimerId};
+use locksim_simulator::time::Nanos;
+
+pub use self::core::{Committed, Config, Core, NotLeader, Outbox, Role};
+pub use self::msg::{ConsensusMsg, Entry, LogIndex, Term};
+
+/// Timer tags a [`Replica`] uses. An owner must route timers with these tags to it.
+pub const TIMER_TAGS: Range<u64> = 0x3C00_0000_0000_0000..0x3C00_0001_0000_0000;
+const TIMER_TAG: u64 = TIMER_TAGS.start;
+
+/// A Raft replica embedded in a server process.
+pub struct Replica<C> {
+    me_index: usize,
+    member_names: Vec<String>,
+    config: Config,
+    /// Created at the first start, when node ids can be looked up; survives crashes.
+    core: Option<Core<C>>,
+    /// The armed timer and its deadline (monotonic).
+    armed: Option<(TimerId, Nanos)>,
+    out: Outbox<C>,
+}
+
+impl<C: Clone + Debug + Send + 'static> Replica<C> {
+    /// Replica number `me_index` of the group whose members are named `member_names` (the same
+    /// list, in the same order, on every member).
+    pub fn new(me_index: usize, member_names: Vec<String>, config: Config) -> Replica<C> {
+        assert!(me_index < member_names.len(), "replica index out of the group");
+        Replica { me_index, member_names, config, core: None, armed: None, out: Vec::new() }
+    }
+
+    /// The node starts or restarts: a follower in its durable term, waiting an election timeout.
+    pub fn on_start(&mut self, ctx: &mut Ctx) {
+        if self.core.is_none() {
+            let ids: Vec<NodeId> = self
+                .member_names
+                .iter()
+                .map(|n| ctx.node_named(n).unwrap_or_else(|| panic!("no node named {n}")))
+                .collect();
+            let me = ids[self.me_index];
+            self.core = Some(Core::new(me, ids, self.config.clone()));
+        }
+        let now = ctx.now_mono_ns();
+        let core = self.core.as_mut().expect("created above");
+        core.start(now, ctx.rng());
+        self.flush(ctx);
+    }
+
+    /// A consensus message from another member.
+    pub fn on_message(&mut self, ctx: &mut Ctx, from: NodeId, msg: ConsensusMsg<C>) {
+        let Some(core) = self.core.as_mut() else { return };
+        let now = ctx.now_mono_ns();
+        core.step(now, ctx.rng(), from, msg, &mut self.out);
+        self.flush(ctx);
+    }
+
+    /// A timer fired: returns false (and does nothing) when the tag is not the replica's.
+    pub fn on_timer(&mut self, ctx: &mut Ctx, tag: u64) -> bool {
+        if !TIMER_TAGS.contains(&tag) {
+            return false;
+        }
+        self.armed = None;
+        if let Some(core) = self.core.as_mut() {
+            let now = ctx.now_mono_ns();
+            core.tick(now, ctx.rng(), &mut self.out);
+        }
+        self.flush(ctx);
+        true
+    }
+
+    /// The node crashed: keep term, vote, log, commit index and applied mark; drop the rest.
+    pub fn on_crash(&mut self) {
+        if let Some(core) = self.core.as_mut() {
+            core.crash();
+        }
+        self.armed = None;
+        self.out.clear();
+    }
+
+    /// Appends a command (leader only); it commits once a majority has it.
+    pub fn propose(&mut self, ctx: &mut Ctx, cmd: C) -> Result<LogIndex, NotLeader> {
+        let Some(core) = self.core.as_mut() else { return Err(NotLeader { leader_hint: None }) };
+        let r = core.propose(cmd, &mut self.out);
+        self.flush(ctx);
+        r
+    }
+
+    /// Starts a linearizable read (leader only); see [`Core::read_index`].
+    pub fn read_index(&mut self, ctx: &mut Ctx, id: u64) -> Result<(), NotLeader> {
+        let Some(core) = self.core.as_mut() else { return Err(NotLeader { leader_hint: None }) };
+        let r = core.read_index(id, &mut self.out);
+        self.flush(ctx);
+        r
+    }
+
+    /// Newly committed commands in log order (leaders' empty entries skipped).
+    pub fn take_committed(&mut self) -> Vec<(LogIndex, C)> {
+        self.take_committed_entries().into_iter().filter_map(|c| c.cmd.map(|cmd| (c.index, cmd))).collect()
+    }
+
+    /// Newly committed entries in log order, leaders' empty entries included.
+    pub fn take_committed_entries(&mut self) -> Vec<Committed<C>> {
+        self.core.as_mut().map(|c| c.take_committed_entries()).unwrap_or_default()
+    }
+
+    /// Reads that finished: `(id, Ok(read index))` or `(id, Err(NotLeader))`.
+    pub fn take_reads(&mut self) -> Vec<(u64, Result<LogIndex, NotLeader>)> {
+        self.core.as_mut().map(|c| c.take_reads()).unwrap_or_default()
+    }
+
+    /// Hands out every committed entry again (for an owner that rebuilds its state on restart).
+    pub fn replay_from_start(&mut self) {
+        if let Some(c) = self.core.as_mut() {
+            c.replay_from_start();
+        }
+    }
+
+    pub fn is_leader(&self) -> bool {
+        self.core.as_ref().is_some_and(|c| c.is_leader())
+    }
+    /// `Some(term)` while leading (for `Process::leadership`).
+    pub fn leadership(&self) -> Option<Term> {
+        self.core.as_ref().filter(|c| c.is_leader()).map(|c| c.term())
+    }
+    pub fn term(&self) -> Term {
+        self.core.as_ref().map(|c| c.term()).unwrap_or(0)
+    }
+    pub fn role(&self) -> Role {
+        self.core.as_ref().map(|c| c.role()).unwrap_or(Role::Follower)
+    }
+    /// The leader this replica knows of in its current term (itself when leading).
+    pub fn leader_hint(&self) -> Option<NodeId> {
+        self.core.as_ref().and_then(|c| c.leader_hint())
+    }
+    pub fn commit_index(&self) -> LogIndex {
+        self.core.as_ref().map(|c| c.commit_index()).unwrap_or(0)
+    }
+    /// Whether this leader has committed an entry of its term (its reads and leases are settled).
+    pub fn committed_in_term(&self) -> bool {
+        self.core.as_ref().is_some_and(|c| c.committed_in_term())
+    }
+    /// The state machine underneath (read-only), once started.
+    pub fn core(&self) -> Option<&Core<C>> {
+        self.core.as_ref()
+    }
+    /// The group's member names, in order.
+    pub fn member_names(&self) -> &[String] {
+        &self.member_names
+    }
+    /// The election timeout base this replica was configured with.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Sends what the core queued and keeps one timer armed for its next deadline.
+    fn flush(&mut self, ctx: &mut Ctx) {
+        for (to, msg) in self.out.drain(..) {
+            ctx.send(to, msg);
+        }
+        let Some(core) = self.core.as_ref() else { return };
+        let due = core.next_deadline();
+        if due == Nanos::MAX {
+            return;
+        }
+        match self.armed {
+            // An earlier (or equal) wake-up is already armed: it will re-arm when it fires.
+            Some((_, at)) if at <= due => {}
+            other => {
+                if let Some((id, _)) = other {
+                    ctx.cancel_timer(id);
+                }
+                let now = ctx.now_mono_ns();
+                let id = ctx.set_timer(due.saturating_sub(now), TIMER_TAG);
+                self.armed = Some((id, due));
+            }
+        }
+    }
+}

@@ -1,0 +1,89 @@
+//! The messages replicas exchange (Raft's RequestVote and AppendEntries and their replies) and the
+//! log entry they carry. Their `Debug` text is what the trace prints, so it is short.
+
+use std::fmt;
+
+/// Position of an entry in the replicated log (the first entry is 1; 0 means "before the log").
+pub type LogIndex = u64;
+/// A Raft term (an election epoch).
+pub type Term = u64;
+
+/// One log entry: the term it was created in and what it carries.
+#[derive(Clone, PartialEq)]
+pub struct Entry<C> {
+    pub term: Term,
+    /// `None` is the empty entry a new leader appends to commit its predecessors' entries (etcd's
+    /// empty `EntryNormal`, ZAB's NEWLEADER); `Some` is a proposed command.
+    pub cmd: Option<C>,
+}
+
+impl<C: fmt::Debug> fmt::Debug for Entry<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.cmd {
+            None => write!(f, "t{}:noop", self.term),
+            Some(c) => write!(f, "t{}:{:?}", self.term, c),
+        }
+    }
+}
+
+/// A message between replicas of one group.
+#[derive(Clone, PartialEq)]
+pub enum ConsensusMsg<C> {
+    /// RequestVote: a candidate asks for a vote in `term`.
+    Vote { term: Term, last_index: LogIndex, last_term: Term },
+    /// The answer to [`ConsensusMsg::Vote`].
+    VoteReply { term: Term, granted: bool },
+    /// AppendEntries, also the heartbeat (with no entries). `read_seq` is the leader's read-index
+    /// round, echoed in the reply so the leader can confirm it still leads.
+    Append {
+        term: Term,
+        prev_index: LogIndex,
+        prev_term: Term,
+        entries: Vec<Entry<C>>,
+        commit: LogIndex,
+        read_seq: u64,
+    },
+    /// The answer to [`ConsensusMsg::Append`]: on success `index` is the follower's last index
+    /// known to match the leader; on rejection `index` is the `prev_index` that did not match and
+    /// `last_index` the follower's last index (a hint for the leader's next probe).
+    AppendReply { term: Term, success: bool, index: LogIndex, last_index: LogIndex, read_seq: u64 },
+}
+
+impl<C: fmt::Debug> fmt::Debug for ConsensusMsg<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConsensusMsg::Vote { term, last_index, last_term } => {
+                write!(f, "Vote t{term} last={last_index}/t{last_term}")
+            }
+            ConsensusMsg::VoteReply { term, granted } => {
+                write!(f, "VoteReply t{term} {}", if *granted { "yes" } else { "no" })
+            }
+            ConsensusMsg::Append { term, prev_index, prev_term, entries, commit, read_seq } => {
+                write!(f, "Append t{term} prev={prev_index}/t{prev_term} commit={commit} rs={read_seq}")?;
+                if !entries.is_empty() {
+                    write!(f, " {entries:?}")?;
+                }
+                Ok(())
+            }
+            ConsensusMsg::AppendReply { term, success, index, last_index, read_seq } => {
+                if *success {
+                    write!(f, "AppendOk t{term} match={index} rs={read_seq}")
+                } else {
+                    write!(f, "AppendReject t{term} prev={index} last={last_index} rs={read_seq}")
+                }
+            }
+        }
+    }
+}
+
+impl<C> ConsensusMsg<C> {
+    /// The sender's term.
+    pub fn term(&self) -> Term {
+        match self {
+            ConsensusMsg::Vote { term, .. }
+            | ConsensusMsg::VoteReply { term, .. }
+            | ConsensusMsg::Append { term, .. }
+            | ConsensusMsg::AppendReply { term, .. } => *term,
+        }
+    }
+}

@@ -1,0 +1,512 @@
+//! The db client library: `lock()` / `unlock()` over one JDBC-style connection to the primary.
+//!
+//! - Acquire: `INSERT`; on duplicate key, when reentrant, `UPDATE … count + 1 WHERE owner`; when
+//!   that matches nothing either, the attempt is refused (a `Refused` event) and the library
+//!   sleeps `poll_ms` before the next one (no notifications; Spring Integration's
+//!   `JdbcLockRegistry` loops the same way on `idleBetweenTries`). `get_lock` mode sends
+//!   `GET_LOCK(name, 0)` instead and polls on 0.
+//! - Release: the decrement-or-delete transaction (or `RELEASE_LOCK`); the call returns whatever
+//!   the server answers (a row already gone is not an error).
+//! - Heartbeat (`heartbeat_ms` > 0, table mode): while held, `UPDATE update_time = NOW()` at a
+//!   fixed rate; an update that matches no row means the row expired or was lost: the library
+//!   reports the lock lost (`honour = false`: nothing in the pattern stops the application).
+//! - One statement at a time on the connection, in order. An unanswered statement is
+//!   retransmitted (RTO 200 ms, doubling, as TCP does; the server executes an id once) and
+//!   abandoned after `STATEMENT_TIMEOUT_NS` (a pool's `socketTimeout`; Connector/J's default is
+//!   none, which would hang forever). A timeout, a "gone away" or a read-only error breaks the
+//!   connection: the library closes it, opens a new one, and the call in progress fails (acquire:
+//!   `Failed { Unavailable }`, release: returns; a connection failure is non-transient in Spring's
+//!   classification, so it is not retried inside the call).
+//! - With a failover manager, the library learns the primary from it (the address a VIP or
+//!   proxy resolves to), follows `NewPrimary` notices, and asks again after a timeout. A changed
+//!   primary is a new connection, so in `get_lock` mode every lock it held is gone: reported lost.
+//! - A crash loses everything but the host's record of its open connection: when the client
+//!   restarts, that connection is reset (modelled as a close sent at restart), which is when the
+//!   server ends the old session and frees its `GET_LOCK`s. The owner id is drawn afresh at each
+//!   start (a UUID per process), so a restarted client never re-enters its old row.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use rand::Rng;
+
+use locksim_simulator::history::{FailReason, LockKey, LockMode};
+use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
+use locksim_simulator::process::{downcast, Ctx, Msg, NodeId, TimerId};
+use locksim_simulator::time::{Nanos, NS_PER_MS, NS_PER_SEC};
+
+use super::msg::{DbMsg, Outcome, Stmt};
+use super::table::{ConnId, Owner};
+use super::{tag, tag_kind, Config, Mode};
+
+/// A statement with no answer for this long fails and its connection is dropped.
+pub const STATEMENT_TIMEOUT_NS: Nanos = 30 * NS_PER_SEC;
+/// First retransmission of an unanswered statement (Linux's minimum TCP RTO), doubling after.
+pub const RTO_MIN_NS: Nanos = 200 * NS_PER_MS;
+/// How often the library asks the manager for the primary while it does not know it.
+pub const WHO_RETRY_NS: Nanos = NS_PER_SEC;
+
+const T_POLL: u64 = 1;
+const T_BEAT: u64 = 2;
+const T_RETX: u64 = 3;
+const T_TIMEOUT: u64 = 4;
+const T_WHO: u64 = 5;
+
+/// One library operation (one or two statements).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Op {
+    Attempt { key: LockKey },
+    /// `silent`: cleaning up after a cancelled acquisition (no `Released` event owed).
+    Release { key: LockKey, silent: bool },
+    Heartbeat { key: LockKey },
+}
+
+/// The statement on the wire.
+#[derive(Clone, Debug)]
+struct Inflight {
+    op: Op,
+    stmt: Stmt,
+    id: u64,
+    to: NodeId,
+    first: bool,
+    rto_ns: Nanos,
+    retx: (u64, TimerId),
+    timeout: (u64, TimerId),
+}
+
+#[derive(Clone, Debug, Default)]
+struct KeyState {
+    acquiring: bool,
+    /// The workload gave up while an attempt was on the wire.
+    cancelled: bool,
+    poll: Option<(u64, TimerId)>,
+    /// Grants not yet released (nesting depth as the library counts it).
+    held: u32,
+    beat: Option<(u64, TimerId)>,
+    beat_queued: bool,
+    /// `Lost` already reported for the current hold.
+    lost: bool,
+}
+
+#[derive(Default)]
+struct Volatile {
+    manager: Option<NodeId>,
+    owner: Owner,
+    primary: Option<NodeId>,
+    epoch: u64,
+    conn: ConnId,
+    /// The server has answered on this connection (the handshake is done).
+    established: bool,
+    next_id: u64,
+    inflight: Option<Inflight>,
+    queue: VecDeque<Op>,
+    keys: BTreeMap<LockKey, KeyState>,
+    next_tag: u64,
+    who: Option<(u64, TimerId)>,
+}
+
+/// The db client library.
+pub struct DbClient {
+    cfg: Config,
+    index: usize,
+    /// Survives a crash: the connection the host had open (reset when the client restarts).
+    open_conn: Option<(NodeId, ConnId)>,
+    v: Volatile,
+}
+
+impl DbClient {
+    pub fn new(cfg: Config, index: usize) -> DbClient {
+        DbClient { cfg, index, open_conn: None, v: Volatile::default() }
+    }
+
+    fn timer(&mut self, ctx: &mut Ctx, after_ns: Nanos, kind: u64) -> (u64, TimerId) {
+        self.v.next_tag += 1;
+        let t = tag(kind, self.v.next_tag);
+        (t, ctx.set_timer(after_ns, t))
+    }
+
+    fn new_connection(&mut self, ctx: &mut Ctx) {
+        self.v.conn = ((self.index as u64 + 1) << 32) | ctx.rng().gen::<u32>() as u64;
+        self.v.established = false;
+        self.v.next_id = 1;
+    }
+
+    fn stmt_for(&self, op: Op) -> Stmt {
+        let owner = self.v.owner;
+        match (op, self.cfg.mode) {
+            (Op::Attempt { key }, Mode::Table) => Stmt::Insert { key, owner },
+            (Op::Attempt { key }, Mode::GetLock) => Stmt::GetLock { key },
+            (Op::Release { key, .. }, Mode::Table) => Stmt::Release { key, owner },
+            (Op::Release { key, .. }, Mode::GetLock) => Stmt::ReleaseLock { key },
+            (Op::Heartbeat { key }, _) => Stmt::Touch { key, owner },
+        }
+    }
+
+    /// Starts the next queued operation if the connection is free.
+    fn pump(&mut self, ctx: &mut Ctx) {
+        if self.v.inflight.is_some() {
+            return;
+        }
+        if self.v.primary.is_none() {
+            self.ask_who(ctx);
+            return;
+        }
+        if let Some(op) = self.v.queue.pop_front() {
+            if let Op::Heartbeat { key } = op {
+                self.v.keys.entry(key).or_default().beat_queued = false;
+            }
+            let stmt = self.stmt_for(op);
+            self.issue(ctx, op, stmt);
+        }
+    }
+
+    fn issue(&mut self, ctx: &mut Ctx, op: Op, stmt: Stmt) {
+        let to = self.v.primary.expect("issue needs a primary");
+        let id = self.v.next_id;
+        self.v.next_id += 1;
+        let first = !self.v.established;
+        let conn = self.v.conn;
+        ctx.send(to, DbMsg::Request { conn, first, id, stmt });
+        self.open_conn = Some((to, conn));
+        let retx = self.timer(ctx, RTO_MIN_NS, T_RETX);
+        let timeout = self.timer(ctx, STATEMENT_TIMEOUT_NS, T_TIMEOUT);
+        self.v.inflight = Some(Inflight { op, stmt, id, to, first, rto_ns: RTO_MIN_NS, retx, timeout });
+    }
+
+    fn take_inflight(&mut self, ctx: &mut Ctx) -> Option<Inflight> {
+        let inf = self.v.inflight.take()?;
+        ctx.cancel_timer(inf.retx.1);
+        ctx.cancel_timer(inf.timeout.1);
+        Some(inf)
+    }
+
+    fn ask_who(&mut self, ctx: &mut Ctx) {
+        let Some(manager) = self.v.manager else { return };
+        if self.v.who.is_some() {
+            return;
+        }
+        ctx.send(manager, DbMsg::WhoIsPrimary);
+        self.v.who = Some(self.timer(ctx, WHO_RETRY_NS, T_WHO));
+    }
+
+    /// The connection is broken (timeout, gone away, read-only, a new primary): close it, open
+    /// a new one, fail the call in progress. `GET_LOCK`s die with the session.
+    fn drop_connection(&mut self, ctx: &mut Ctx, out: &mut LockEvents) {
+        if let Some((server, conn)) = self.open_conn.take() {
+            ctx.send(server, DbMsg::Close { conn });
+        }
+        if self.cfg.mode == Mode::GetLock {
+            for (&key, ks) in self.v.keys.iter_mut() {
+                if ks.held > 0 && !ks.lost {
+                    ks.lost = true;
+                    out.push(LockEvent::Lost { key, honour: false });
+                }
+            }
+        }
+        self.new_connection(ctx);
+        if let Some(inf) = self.take_inflight(ctx) {
+            self.fail_op(out, inf.op);
+        }
+    }
+
+    fn fail_op(&mut self, out: &mut LockEvents, op: Op) {
+        match op {
+            Op::Attempt { key } => {
+                let ks = self.v.keys.entry(key).or_default();
+                ks.acquiring = false;
+                if ks.cancelled {
+                    ks.cancelled = false;
+                } else {
+                    out.push(LockEvent::Failed { key, reason: FailReason::Unavailable });
+                }
+            }
+            Op::Release { key, silent } => {
+                if !silent {
+                    out.push(LockEvent::Released { key });
+                }
+            }
+            Op::Heartbeat { .. } => {}
+        }
+    }
+
+    fn switch_primary(&mut self, ctx: &mut Ctx, out: &mut LockEvents, primary: NodeId, epoch: u64) {
+        if let Some((_, id)) = self.v.who.take() {
+            ctx.cancel_timer(id);
+        }
+        if self.v.primary == Some(primary) && self.v.epoch >= epoch {
+            return;
+        }
+        let moved = self.v.primary.is_some_and(|p| p != primary);
+        let was = self.v.primary.unwrap_or(primary);
+        self.v.primary = Some(primary);
+        self.v.epoch = self.v.epoch.max(epoch);
+        if moved {
+            let (from, to) = (ctx.name_of(was).to_string(), ctx.name_of(primary).to_string());
+            ctx.note(|| format!("primary moved from {from} to {to} (epoch {epoch}): reconnecting"));
+            self.drop_connection(ctx, out);
+        }
+    }
+
+    fn granted(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey, token: Option<u64>) {
+        let ks = self.v.keys.entry(key).or_default();
+        ks.acquiring = false;
+        if ks.cancelled {
+            ks.cancelled = false;
+            self.v.queue.push_back(Op::Release { key, silent: true });
+            return;
+        }
+        ks.held += 1;
+        if ks.held == 1 {
+            ks.lost = false;
+        }
+        out.push(LockEvent::Granted { key, token });
+        let want_beat = self.cfg.mode == Mode::Table && self.cfg.heartbeat_ns > 0 && ks.beat.is_none();
+        if want_beat {
+            let beat = self.timer(ctx, self.cfg.heartbeat_ns, T_BEAT);
+            self.v.keys.get_mut(&key).expect("key state").beat = Some(beat);
+        }
+    }
+
+    fn refused(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey) {
+        out.push(LockEvent::Refused { key });
+        let ks = self.v.keys.entry(key).or_default();
+        if ks.cancelled {
+            ks.cancelled = false;
+            ks.acquiring = false;
+            return;
+        }
+        let poll = self.timer(ctx, self.cfg.poll_ns, T_POLL);
+        self.v.keys.get_mut(&key).expect("key state").poll = Some(poll);
+    }
+
+    fn stop_beat(&mut self, ctx: &mut Ctx, key: LockKey) {
+        if let Some(ks) = self.v.keys.get_mut(&key) {
+            if let Some((_, id)) = ks.beat.take() {
+                ctx.cancel_timer(id);
+            }
+        }
+    }
+
+    fn on_response(&mut self, ctx: &mut Ctx, out: &mut LockEvents, from: NodeId, conn: ConnId, id: u64, outcome: Outcome) {
+        let matches = self.v.inflight.as_ref().is_some_and(|inf| inf.id == id && inf.to == from) && conn == self.v.conn;
+        if !matches {
+            return; // a stale or duplicated answer, or one on a connection already closed
+        }
+        let inf = self.take_inflight(ctx).expect("matched");
+        match outcome {
+            Outcome::ReadOnly { primary, epoch } => {
+                match primary {
+                    Some(p) if epoch > self.v.epoch && p != from => {
+                        self.v.inflight = Some(inf); // so drop_connection fails it
+                        self.switch_primary(ctx, out, p, epoch);
+                        if let Some(inf) = self.take_inflight(ctx) {
+                            self.fail_op(out, inf.op);
+                        }
+                    }
+                    _ => {
+                        self.v.inflight = Some(inf);
+                        self.drop_connection(ctx, out);
+                        self.ask_who(ctx);
+                    }
+                }
+                self.pump(ctx);
+                return;
+            }
+            Outcome::Gone => {
+                self.v.inflight = Some(inf);
+                self.drop_connection(ctx, out);
+                self.pump(ctx);
+                return;
+            }
+            _ => {}
+        }
+        self.v.established = true;
+        match (inf.op, outcome) {
+            (Op::Attempt { key }, Outcome::Inserted { id }) => self.granted(ctx, out, key, Some(id)),
+            (Op::Attempt { key }, Outcome::Duplicate) => {
+                if self.cfg.reentrant {
+                    let owner = self.v.owner;
+                    self.issue(ctx, inf.op, Stmt::Reenter { key, owner });
+                    return;
+                }
+                self.refused(ctx, out, key);
+            }
+            (Op::Attempt { key }, Outcome::Updated { rows, id, .. }) => {
+                if rows > 0 {
+                    self.granted(ctx, out, key, Some(id));
+                } else {
+                    self.refused(ctx, out, key);
+                }
+            }
+            (Op::Attempt { key }, Outcome::GetLock { got }) => {
+                if got.is_some() {
+                    self.granted(ctx, out, key, None);
+                } else {
+                    self.refused(ctx, out, key);
+                }
+            }
+            (Op::Release { key, silent }, _) => {
+                if !silent {
+                    out.push(LockEvent::Released { key });
+                }
+            }
+            (Op::Heartbeat { key }, Outcome::Updated { rows: 0, .. }) => {
+                let ks = self.v.keys.entry(key).or_default();
+                if ks.held > 0 && !ks.lost {
+                    ks.lost = true;
+                    out.push(LockEvent::Lost { key, honour: false });
+                    ctx.note(|| format!("heartbeat on k{key} matched no row: the lock row is gone"));
+                }
+                self.stop_beat(ctx, key);
+            }
+            (op, other) => {
+                ctx.note(|| format!("unexpected answer {other:?} to {op:?}"));
+                self.fail_op(out, op);
+            }
+        }
+        self.pump(ctx);
+    }
+}
+
+impl LockClient for DbClient {
+    fn on_start(&mut self, ctx: &mut Ctx, _out: &mut LockEvents) {
+        if let Some((server, conn)) = self.open_conn.take() {
+            // The host came back: its TCP stack resets the connection it had before the crash.
+            ctx.send(server, DbMsg::Close { conn });
+        }
+        let server0 = ctx.node_named("server-0").expect("server-0 exists");
+        let manager = if self.cfg.replicated() { ctx.node_named("sentinel-0") } else { None };
+        let owner = ((self.index as u64) << 32) | ctx.rng().gen::<u32>() as u64;
+        // With a manager the address is resolved through it (the VIP or proxy); without, it is
+        // the one server.
+        let primary = if manager.is_some() { None } else { Some(server0) };
+        self.v = Volatile { manager, owner, primary, epoch: 1, ..Volatile::default() };
+        self.new_connection(ctx);
+        if primary.is_none() {
+            self.ask_who(ctx);
+        }
+    }
+
+    fn acquire(&mut self, ctx: &mut Ctx, _out: &mut LockEvents, key: LockKey, _mode: LockMode) {
+        let ks = self.v.keys.entry(key).or_default();
+        ks.acquiring = true;
+        ks.cancelled = false;
+        self.v.queue.push_back(Op::Attempt { key });
+        self.pump(ctx);
+    }
+
+    fn release(&mut self, ctx: &mut Ctx, _out: &mut LockEvents, key: LockKey) {
+        let ks = self.v.keys.entry(key).or_default();
+        ks.held = ks.held.saturating_sub(1);
+        if ks.held == 0 {
+            self.stop_beat(ctx, key);
+        }
+        self.v.queue.push_back(Op::Release { key, silent: false });
+        self.pump(ctx);
+    }
+
+    fn cancel(&mut self, ctx: &mut Ctx, _out: &mut LockEvents, key: LockKey) {
+        let on_wire = self.v.inflight.as_ref().is_some_and(|inf| inf.op == Op::Attempt { key });
+        self.v.queue.retain(|op| *op != Op::Attempt { key });
+        let ks = self.v.keys.entry(key).or_default();
+        if let Some((_, id)) = ks.poll.take() {
+            ctx.cancel_timer(id);
+        }
+        if on_wire {
+            ks.cancelled = true;
+        } else {
+            ks.acquiring = false;
+            ks.cancelled = false;
+        }
+    }
+
+    fn on_message(&mut self, ctx: &mut Ctx, out: &mut LockEvents, from: NodeId, msg: Msg) {
+        let Ok(msg) = downcast::<DbMsg>(msg) else { return };
+        match *msg {
+            DbMsg::Response { conn, id, outcome } => self.on_response(ctx, out, from, conn, id, outcome),
+            DbMsg::NewPrimary { primary, epoch } => {
+                if Some(from) != self.v.manager {
+                    return;
+                }
+                if epoch >= self.v.epoch || self.v.primary.is_none() {
+                    self.switch_primary(ctx, out, primary, epoch);
+                }
+                self.pump(ctx);
+            }
+            _ => {}
+        }
+    }
+
+    fn on_timer(&mut self, ctx: &mut Ctx, out: &mut LockEvents, t: u64) {
+        match tag_kind(t) {
+            T_POLL => {
+                let due: Vec<LockKey> =
+                    self.v.keys.iter().filter(|(_, ks)| ks.poll.is_some_and(|p| p.0 == t)).map(|(k, _)| *k).collect();
+                for key in due {
+                    let ks = self.v.keys.get_mut(&key).expect("key state");
+                    ks.poll = None;
+                    if ks.acquiring && !ks.cancelled {
+                        self.v.queue.push_back(Op::Attempt { key });
+                    }
+                }
+                self.pump(ctx);
+            }
+            T_BEAT => {
+                let due: Vec<LockKey> =
+                    self.v.keys.iter().filter(|(_, ks)| ks.beat.is_some_and(|b| b.0 == t)).map(|(k, _)| *k).collect();
+                for key in due {
+                    let next = self.timer(ctx, self.cfg.heartbeat_ns, T_BEAT);
+                    let ks = self.v.keys.get_mut(&key).expect("key state");
+                    ks.beat = None;
+                    if ks.held == 0 || ks.lost {
+                        ctx.cancel_timer(next.1);
+                        continue;
+                    }
+                    ks.beat = Some(next);
+                    if !ks.beat_queued {
+                        ks.beat_queued = true;
+                        self.v.queue.push_back(Op::Heartbeat { key });
+                    }
+                }
+                self.pump(ctx);
+            }
+            T_RETX => {
+                let Some(inf) = self.v.inflight.as_mut() else { return };
+                if inf.retx.0 != t {
+                    return;
+                }
+                let (to, id, first, stmt) = (inf.to, inf.id, inf.first, inf.stmt);
+                inf.rto_ns *= 2;
+                let rto = inf.rto_ns;
+                let conn = self.v.conn;
+                ctx.send(to, DbMsg::Request { conn, first, id, stmt });
+                let retx = self.timer(ctx, rto, T_RETX);
+                if let Some(inf) = self.v.inflight.as_mut() {
+                    inf.retx = retx;
+                }
+            }
+            T_TIMEOUT => {
+                if self.v.inflight.as_ref().is_some_and(|inf| inf.timeout.0 == t) {
+                    ctx.note(|| "statement timed out: dropping the connection".to_string());
+                    self.drop_connection(ctx, out);
+                    self.ask_who(ctx);
+                    self.pump(ctx);
+                }
+            }
+            T_WHO => {
+                if self.v.who.is_some_and(|w| w.0 == t) {
+                    self.v.who = None;
+                    self.ask_who(ctx);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn on_crash(&mut self) {
+        self.v = Volatile::default();
+    }
+
+    fn reentrant(&self) -> bool {
+        self.cfg.reentrant
+    }
+}

@@ -1,0 +1,283 @@
+//! `db`: a lock row in a MySQL-style relational database, or MySQL's `GET_LOCK`.
+//!
+//! Module map:
+//! - [`table`]: the lock table (unique name, auto-increment id, owner, count, update_time) and the
+//!   user-level lock registry, as pure data structures
+//! - [`msg`]: every message: statements and results, binlog shipping, the failover manager's
+//!   probes and orders
+//! - [`server`]: a MySQL server: executes statements (commit time `service_ms`), runs the cleanup
+//!   job, ships its binlog (async or semisync) or applies it as a replica
+//! - [`manager`]: the failover manager (`sentinel-0`), MHA style
+//! - [`client`]: the client library: INSERT and poll, reentry, release, heartbeat, reconnects
+//!
+//! ## What is modelled, and after what
+//!
+//! - Acquire is the classic lock-row pattern: `INSERT` a row whose name is unique; a duplicate-key
+//!   error means taken, so the client sleeps `poll_ms` and tries again (no notifications; every
+//!   failed attempt is a `Refused` event). Reentrant: on duplicate key,
+//!   `UPDATE … SET count = count + 1 WHERE name = ? AND owner = ?`; release decrements and deletes
+//!   at 0. The fencing token is the row's auto-increment id.
+//! - Expiry: a cleanup job on the primary every `cleanup_every_ms` deletes rows whose
+//!   `update_time` (the server's wall clock `NOW()`, so a stepped clock expires rows early) is
+//!   older than `expire_ms`; the holder may refresh `update_time` every `heartbeat_ms`.
+//! - Replication (`server-1`): `async` ships each binlog event `replication_lag_ms` after its
+//!   commit (what is inside that window when the primary dies is lost); `semisync` makes the commit
+//!   wait for the replica's acknowledgement and falls back to async after `semisync_timeout_ms`
+//!   without one, returning to semisync once the replica has caught up (MySQL reference manual,
+//!   "Semisynchronous Replication"; `rpl_semi_sync_source_timeout` default 10 000 ms).
+//! - Failover is done by a manager node, as MySQL deployments do it (MHA's `masterha_manager`,
+//!   orchestrator): a MySQL replica never promotes itself. The manager pings every server once a
+//!   second; when the primary has not answered for `failover_after_ms` (MHA: `ping_interval` 3 s,
+//!   four misses) it promotes the replica, moves the clients to it (the VIP or proxy change: a
+//!   `NewPrimary` notice; a client that misses it finds out from a read-only error or asks), and
+//!   demotes the old primary when it can reach it. Like MHA without a secondary check, a manager
+//!   cut off from a healthy primary fails over anyway (split brain is possible, as in reality).
+//! - `mode = "get_lock"`: `GET_LOCK(name, 0)` polled every `poll_ms`, `RELEASE_LOCK(name)`:
+//!   session-scoped, in server memory, reentrant (MySQL ≥ 5.7), never replicated, so any restart
+//!   or failover of the server forgets every lock while the holders go on believing they hold it.
+//!   No fencing token.
+//!
+//! Every client↔server and primary↔replica link is a TCP connection: links are ordered, and the
+//! client library retransmits an unanswered statement (RTO from 200 ms, doubling) while the
+//! server executes each statement id once per connection, as TCP delivers each segment once.
+
+pub mod client;
+pub mod manager;
+pub mod msg;
+pub mod server;
+pub mod table;
+
+use locksim_simulator::dist::Dist;
+use locksim_simulator::model::{
+    Cluster, ClusterSpec, Model, ParamKind, ParamProblem, ParamSpec, Params, WorkloadFacts,
+};
+use locksim_simulator::process::{NodeKind, Process};
+use locksim_simulator::time::{ms_to_ns, Nanos};
+
+use client::DbClient;
+use manager::FailoverManager;
+use server::DbServer;
+
+/// The `db` model.
+pub struct Db;
+
+pub static DB: Db = Db;
+
+/// Which lock primitive the library uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// A row in a table with a unique name.
+    Table,
+    /// MySQL `GET_LOCK` / `RELEASE_LOCK`.
+    GetLock,
+}
+
+/// How the primary's changes reach the replica.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Replication {
+    None,
+    Async,
+    Semisync,
+}
+
+/// The model's parameters in engine units.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub mode: Mode,
+    pub poll_ns: Nanos,
+    /// 0: rows never expire (no cleanup job).
+    pub expire_ns: Nanos,
+    pub cleanup_every_ns: Nanos,
+    /// 0: no heartbeat.
+    pub heartbeat_ns: Nanos,
+    pub reentrant: bool,
+    pub replication: Replication,
+    pub replication_lag_ns: Nanos,
+    pub semisync_timeout_ns: Nanos,
+    pub failover_after_ns: Nanos,
+    /// Per-statement processing (commit) time, milliseconds.
+    pub service_ms: Dist,
+    /// Number of clients (the manager tells each of them about a new primary).
+    pub clients: usize,
+}
+
+impl Config {
+    pub fn from_params(params: &Params, clients: usize) -> Config {
+        Config {
+            mode: match params.str("mode") {
+                "get_lock" => Mode::GetLock,
+                _ => Mode::Table,
+            },
+            poll_ns: ms_to_ns(params.f64("poll_ms")),
+            expire_ns: ms_to_ns(params.f64("expire_ms")),
+            cleanup_every_ns: ms_to_ns(params.f64("cleanup_every_ms")),
+            heartbeat_ns: ms_to_ns(params.f64("heartbeat_ms")),
+            reentrant: params.bool("reentrant"),
+            replication: match params.str("replication") {
+                "async" => Replication::Async,
+                "semisync" => Replication::Semisync,
+                _ => Replication::None,
+            },
+            replication_lag_ns: ms_to_ns(params.f64("replication_lag_ms")),
+            semisync_timeout_ns: ms_to_ns(params.f64("semisync_timeout_ms")),
+            failover_after_ns: ms_to_ns(params.f64("failover_after_ms")),
+            service_ms: params.dist("service_ms"),
+            clients,
+        }
+    }
+
+    /// Whether there is a replica and a failover manager.
+    pub fn replicated(&self) -> bool {
+        self.replication != Replication::None
+    }
+}
+
+/// Timer tags: a kind in the top bits, a sequence number below (all under the library limit).
+pub(crate) fn tag(kind: u64, n: u64) -> u64 {
+    debug_assert!(kind < 32);
+    (kind << 56) | (n & ((1 << 56) - 1))
+}
+
+pub(crate) fn tag_kind(tag: u64) -> u64 {
+    tag >> 56
+}
+
+const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "mode",
+        kind: ParamKind::Choice(&["table", "get_lock"]),
+        default: "\"table\"",
+        meaning: "a lock row with a unique name (INSERT), or MySQL GET_LOCK (session-scoped, in server memory, not replicated)",
+    },
+    ParamSpec {
+        name: "poll_ms",
+        kind: ParamKind::Number { min: 0.001, max: 1e7 },
+        default: "200",
+        meaning: "sleep between attempts while the lock is taken (no notifications)",
+    },
+    ParamSpec {
+        name: "expire_ms",
+        kind: ParamKind::Number { min: 0.0, max: 1e10 },
+        default: "30000",
+        meaning: "the cleanup job deletes rows whose update_time is older than this (0: never; a crashed holder's row stays forever)",
+    },
+    ParamSpec {
+        name: "cleanup_every_ms",
+        kind: ParamKind::Number { min: 0.001, max: 1e10 },
+        default: "10000",
+        meaning: "period of the cleanup job on the primary",
+    },
+    ParamSpec {
+        name: "heartbeat_ms",
+        kind: ParamKind::Number { min: 0.0, max: 1e10 },
+        default: "0",
+        meaning: "the holder refreshes update_time this often (0: never)",
+    },
+    ParamSpec {
+        name: "reentrant",
+        kind: ParamKind::Bool,
+        default: "true",
+        meaning: "on duplicate key, UPDATE count = count + 1 WHERE owner; release decrements and deletes at 0",
+    },
+    ParamSpec {
+        name: "replication",
+        kind: ParamKind::Choice(&["none", "async", "semisync"]),
+        default: "\"none\"",
+        meaning: "no replica; a replica fed asynchronously; or semisynchronously (commit waits for its ack)",
+    },
+    ParamSpec {
+        name: "replication_lag_ms",
+        kind: ParamKind::Number { min: 0.0, max: 1e9 },
+        default: "5",
+        meaning: "from commit on the primary to the change reaching the replica",
+    },
+    ParamSpec {
+        name: "semisync_timeout_ms",
+        kind: ParamKind::Number { min: 0.0, max: 1e9 },
+        default: "10000",
+        meaning: "a commit waits this long for the replica's ack, then the primary falls back to async (rpl_semi_sync_source_timeout)",
+    },
+    ParamSpec {
+        name: "failover_after_ms",
+        kind: ParamKind::Number { min: 0.001, max: 1e10 },
+        default: "10000",
+        meaning: "the failover manager promotes the replica after the primary has not answered for this long",
+    },
+    ParamSpec {
+        name: "service_ms",
+        kind: ParamKind::Dist { min: 0.0, max: 1e6 },
+        default: "2",
+        meaning: "server time per statement (a commit, including its fsync)",
+    },
+];
+
+impl Model for Db {
+    fn name(&self) -> &'static str {
+        "db"
+    }
+
+    fn summary(&self) -> &'static str {
+        "a MySQL lock row (INSERT on a unique name, poll, cleanup job, heartbeat) or GET_LOCK; async or semisync replica with MHA-style failover; token = auto-increment id"
+    }
+
+    fn params(&self) -> &'static [ParamSpec] {
+        PARAMS
+    }
+
+    fn validate(&self, params: &Params, workload: &WorkloadFacts) -> Vec<ParamProblem> {
+        let mut problems = Vec::new();
+        if workload.read_fraction > 0.0 {
+            problems.push(ParamProblem {
+                key: "read_fraction".into(),
+                message: format!(
+                    "the db lock (a row or GET_LOCK) has no shared (read) mode; read_fraction must be 0 for it, not {}",
+                    workload.read_fraction
+                ),
+            });
+        }
+        let _ = params;
+        problems
+    }
+
+    fn limitations(&self, params: &Params, workload: &WorkloadFacts) -> Vec<String> {
+        let mut notes = Vec::new();
+        let get_lock = params.str("mode") == "get_lock";
+        if workload.reentry > 0.0 && !params.bool("reentrant") {
+            notes.push("reentrant = false: nested acquisitions are skipped".into());
+        }
+        if get_lock {
+            notes.push(
+                "get_lock: expire_ms, cleanup_every_ms and heartbeat_ms do not apply (the lock lives as long as the session); no fencing token"
+                    .into(),
+            );
+            notes.push(
+                "get_lock: a crashed client's session ends when the client restarts (its new connection resets the old one); a client that never restarts keeps its lock until TCP keepalive (Linux: 2 h 11 min), beyond the run"
+                    .into(),
+            );
+        }
+        if params.str("replication") != "none" {
+            notes.push(
+                "after a failover the old primary is demoted, not rejoined as a replica, so a second failover has no candidate".into(),
+            );
+        }
+        notes
+    }
+
+    fn fenced(&self, params: &Params) -> bool {
+        params.str("mode") == "table"
+    }
+
+    fn build(&self, params: &Params, spec: &ClusterSpec) -> Cluster {
+        let cfg = Config::from_params(params, spec.clients);
+        let mut services: Vec<(String, NodeKind, Box<dyn Process>)> =
+            vec![("server-0".into(), NodeKind::Server, Box::new(DbServer::new(cfg.clone(), 0)))];
+        if cfg.replicated() {
+            services.push(("server-1".into(), NodeKind::Server, Box::new(DbServer::new(cfg.clone(), 1))));
+            services.push(("sentinel-0".into(), NodeKind::Sentinel, Box::new(FailoverManager::new(cfg.clone()))));
+        }
+        let clients = (0..spec.clients)
+            .map(|i| Box::new(DbClient::new(cfg.clone(), i)) as Box<dyn locksim_simulator::lockclient::LockClient>)
+            .collect();
+        Cluster { services, clients, ordered_links: true, leaderless: false }
+    }
+}

@@ -1,0 +1,201 @@
+//! Every message of the db model: client statements and their results (the MySQL client
+//! protocol over a TCP connection), binlog shipping and semisync acknowledgements between primary
+//! and replica, and the failover manager's probes and orders. The `Debug` text is what the trace
+//! prints, so it reads like the SQL it stands for.
+
+use std::fmt;
+
+use locksim_simulator::history::LockKey;
+use locksim_simulator::process::NodeId;
+
+use super::table::{Change, ConnId, Owner};
+
+/// A statement a client library sends on its connection.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Stmt {
+    /// `INSERT INTO locks (name, owner, count) VALUES (?, ?, 1)`
+    Insert { key: LockKey, owner: Owner },
+    /// `UPDATE locks SET count = count + 1 WHERE name = ? AND owner = ?`
+    Reenter { key: LockKey, owner: Owner },
+    /// Decrement, or `DELETE … WHERE name = ? AND owner = ?` at 1.
+    Release { key: LockKey, owner: Owner },
+    /// `UPDATE locks SET update_time = NOW() WHERE name = ? AND owner = ?`
+    Touch { key: LockKey, owner: Owner },
+    /// `SELECT GET_LOCK(name, 0)`
+    GetLock { key: LockKey },
+    /// `SELECT RELEASE_LOCK(name)`
+    ReleaseLock { key: LockKey },
+}
+
+impl Stmt {
+    pub fn key(&self) -> LockKey {
+        match *self {
+            Stmt::Insert { key, .. }
+            | Stmt::Reenter { key, .. }
+            | Stmt::Release { key, .. }
+            | Stmt::Touch { key, .. }
+            | Stmt::GetLock { key }
+            | Stmt::ReleaseLock { key } => key,
+        }
+    }
+}
+
+/// An owner id as `c3.9f2a` (client index, random part).
+pub struct OwnerFmt(pub Owner);
+
+impl fmt::Display for OwnerFmt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "c{}.{:04x}", self.0 >> 32, self.0 & 0xffff)
+    }
+}
+
+impl fmt::Debug for Stmt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Stmt::Insert { key, owner } => write!(f, "INSERT k{key} owner={}", OwnerFmt(owner)),
+            Stmt::Reenter { key, owner } => write!(f, "UPDATE k{key} count+1 owner={}", OwnerFmt(owner)),
+            Stmt::Release { key, owner } => write!(f, "RELEASE k{key} owner={}", OwnerFmt(owner)),
+            Stmt::Touch { key, owner } => write!(f, "UPDATE k{key} update_time owner={}", OwnerFmt(owner)),
+            Stmt::GetLock { key } => write!(f, "GET_LOCK(k{key}, 0)"),
+            Stmt::ReleaseLock { key } => write!(f, "RELEASE_LOCK(k{key})"),
+        }
+    }
+}
+
+/// What a statement returned.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The INSERT made a row with this auto-increment id.
+    Inserted { id: u64 },
+    /// Error 1062, duplicate entry for the unique name.
+    Duplicate,
+    /// An UPDATE: rows affected, and the row's id and count when it matched.
+    Updated { rows: u32, id: u64, count: u32 },
+    /// A release: the count left (0: deleted), or `None` when no row of this owner existed.
+    Released { left: Option<u32> },
+    /// `GET_LOCK`: 1 (with this session's count) or 0.
+    GetLock { got: Option<u32> },
+    /// `RELEASE_LOCK`: 1, 0 or NULL.
+    ReleaseLock { result: Option<bool> },
+    /// Error 1290, the server runs with `--read-only` (a replica, or a demoted primary); it says
+    /// which server it believes is the primary.
+    ReadOnly { primary: Option<NodeId>, epoch: u64 },
+    /// The server does not know this connection (it restarted): "MySQL server has gone away".
+    Gone,
+}
+
+impl fmt::Debug for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Outcome::Inserted { id } => write!(f, "OK id={id}"),
+            Outcome::Duplicate => write!(f, "ERROR 1062 duplicate"),
+            Outcome::Updated { rows, id, count } => {
+                if rows == 0 {
+                    write!(f, "0 rows")
+                } else {
+                    write!(f, "{rows} row id={id} count={count}")
+                }
+            }
+            Outcome::Released { left: None } => write!(f, "0 rows (not owner)"),
+            Outcome::Released { left: Some(0) } => write!(f, "deleted"),
+            Outcome::Released { left: Some(n) } => write!(f, "count={n}"),
+            Outcome::GetLock { got: Some(n) } => write!(f, "1 (count {n})"),
+            Outcome::GetLock { got: None } => write!(f, "0"),
+            Outcome::ReleaseLock { result: Some(true) } => write!(f, "1"),
+            Outcome::ReleaseLock { result: Some(false) } => write!(f, "0"),
+            Outcome::ReleaseLock { result: None } => write!(f, "NULL"),
+            Outcome::ReadOnly { epoch, .. } => write!(f, "ERROR 1290 read-only (epoch {epoch})"),
+            Outcome::Gone => write!(f, "ERROR 2006 gone away"),
+        }
+    }
+}
+
+/// The server's role. Durable: it is configuration (`read_only`) and replication state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    Primary,
+    Replica,
+    /// A primary the failover manager demoted (set read-only) after promoting another; not
+    /// rejoined as a replica (orchestrator and MHA leave that to an operator).
+    Retired,
+}
+
+/// One binlog record: the row change and its position.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct BinlogEvent {
+    /// Position in the binlog, from 1.
+    pub seq: u64,
+    /// The failover epoch of the primary that wrote it.
+    pub epoch: u64,
+    pub change: Change,
+}
+
+impl fmt::Debug for BinlogEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.change {
+            (k, Some(r)) => write!(f, "#{} k{k}=id{}/{}", self.seq, r.id, r.count),
+            (k, None) => write!(f, "#{} k{k} deleted", self.seq),
+        }
+    }
+}
+
+/// Every message of the model.
+#[derive(Clone, PartialEq, Eq)]
+pub enum DbMsg {
+    /// Client → server: a statement on a connection. `first` opens the connection (the
+    /// handshake), `id` numbers the statements on it (a retransmission repeats the id).
+    Request { conn: ConnId, first: bool, id: u64, stmt: Stmt },
+    /// Server → client.
+    Response { conn: ConnId, id: u64, outcome: Outcome },
+    /// Client → server: the connection is closed (FIN), ending its session.
+    Close { conn: ConnId },
+    /// Primary → replica: binlog events, in order.
+    Binlog { events: Vec<BinlogEvent> },
+    /// Primary → replica, every second: the last position shipped (MASTER_HEARTBEAT_PERIOD).
+    BinlogHeartbeat { epoch: u64, shipped: u64 },
+    /// Replica → primary: resend from this position (reconnect with auto-positioning).
+    Resync { from: u64 },
+    /// Replica → primary (semisync): the relay log holds everything up to `seq`.
+    Ack { seq: u64 },
+    /// Manager → server: health probe.
+    Ping { epoch: u64 },
+    /// Server → manager.
+    Pong { role: Role, epoch: u64, applied: u64 },
+    /// Manager → replica: become primary for `epoch`.
+    Promote { epoch: u64 },
+    /// Replica → manager: done.
+    Promoted { epoch: u64 },
+    /// Manager → old primary: set read-only; `primary` now leads `epoch`.
+    Demote { epoch: u64, primary: NodeId },
+    /// Client → manager: where is the primary (the address a VIP or proxy resolves to)?
+    WhoIsPrimary,
+    /// Manager → clients: the primary for `epoch` (after a failover, or as an answer).
+    NewPrimary { primary: NodeId, epoch: u64 },
+}
+
+impl fmt::Debug for DbMsg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DbMsg::Request { conn, first, id, stmt } => {
+                write!(f, "{stmt:?} [conn {conn:x}#{id}{}]", if *first { " connect" } else { "" })
+            }
+            DbMsg::Response { conn, id, outcome } => write!(f, "{outcome:?} [conn {conn:x}#{id}]"),
+            DbMsg::Close { conn } => write!(f, "close conn {conn:x}"),
+            DbMsg::Binlog { events } => match events.as_slice() {
+                [one] => write!(f, "binlog {one:?}"),
+                [first, .., last] => write!(f, "binlog #{}..#{} ({} events)", first.seq, last.seq, events.len()),
+                [] => write!(f, "binlog (empty)"),
+            },
+            DbMsg::BinlogHeartbeat { epoch, shipped } => write!(f, "binlog heartbeat e{epoch} at #{shipped}"),
+            DbMsg::Resync { from } => write!(f, "resync from #{from}"),
+            DbMsg::Ack { seq } => write!(f, "semisync ack #{seq}"),
+            DbMsg::Ping { epoch } => write!(f, "ping e{epoch}"),
+            DbMsg::Pong { role, epoch, applied } => write!(f, "pong {role:?} e{epoch} at #{applied}"),
+            DbMsg::Promote { epoch } => write!(f, "promote to primary e{epoch}"),
+            DbMsg::Promoted { epoch } => write!(f, "promoted e{epoch}"),
+            DbMsg::Demote { epoch, primary } => write!(f, "demote: node {primary} leads e{epoch}"),
+            DbMsg::WhoIsPrimary => write!(f, "who is primary?"),
+            DbMsg::NewPrimary { primary, epoch } => write!(f, "primary is node {primary} (e{epoch})"),
+        }
+    }
+}

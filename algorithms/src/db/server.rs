@@ -1,0 +1,529 @@
+//! One MySQL server (`server-0` starts as the primary, `server-1` as its replica when replication
+//! is on): executes the lock statements, runs the cleanup job, ships its binlog or applies the
+//! primary's, and answers the failover manager.
+//!
+//! - A statement takes `service_ms` (a commit with its fsync) and takes effect when that time is
+//!   over, in the order the commits finish; a crash before then loses it (the timer dies with the
+//!   node). Each connection's statement ids are executed once (TCP delivers a segment once); a
+//!   retransmitted id gets the stored result again.
+//! - Durable across a crash (InnoDB, `sync_binlog = 1`, the configuration): the table with its
+//!   auto-increment counter, the binlog, the role and failover epoch. Lost: sessions and their
+//!   `GET_LOCK`s, statements not yet committed, the semisync state, what had not been shipped yet
+//!   (a restarted primary ships it when the replica asks).
+//! - Shipping: each binlog event leaves `replication_lag_ms` after its commit, in order; the
+//!   replica applies what it receives in order (`log_replica_updates`: its binlog is the same
+//!   sequence, so after a promotion it continues it), detects gaps from the positions and the
+//!   once-a-second heartbeat, and asks for a resend.
+//! - Semisync (`rpl_semi_sync_source_wait_point = AFTER_SYNC` as to durability; the row is
+//!   visible to other sessions once committed here, which only changes when a concurrent INSERT is
+//!   told "duplicate"): a changing statement's result waits for the replica's ack of its position.
+//!   When the oldest waiting commit has waited `semisync_timeout_ms`, the primary switches to
+//!   async and releases every waiter; it switches back when an ack shows the replica has caught up
+//!   with the whole binlog (MySQL reference manual, "Semisynchronous Replication").
+//! - `GET_LOCK` is not a write: it works on any server, read-only or not, and is never
+//!   replicated. A session ends when its client closes the connection.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use rand::Rng;
+
+use locksim_simulator::process::{downcast, Ctx, Msg, NodeId, Process, TimerId};
+use locksim_simulator::time::{ms_to_ns, Nanos, NS_PER_SEC};
+
+use super::msg::{BinlogEvent, DbMsg, Outcome, OwnerFmt, Role, Stmt};
+use super::table::{Change, ConnId, LockTable, ReleaseOutcome, UserLocks};
+use super::{tag, tag_kind, Config, Mode, Replication};
+
+/// The primary's binlog heartbeat to the replica (MySQL's `MASTER_HEARTBEAT_PERIOD`, shortened
+/// from its 30 s default so a replica notices a gap within a second).
+pub const BINLOG_HEARTBEAT_NS: Nanos = NS_PER_SEC;
+/// A replica asks for a resend at most this often.
+const RESYNC_EVERY_NS: Nanos = NS_PER_SEC / 2;
+
+const T_EXEC: u64 = 1;
+const T_SHIP: u64 = 2;
+const T_SEMISYNC: u64 = 3;
+const T_CLEANUP: u64 = 4;
+const T_BEAT: u64 = 5;
+
+/// A client connection (session).
+#[derive(Clone, Debug)]
+struct Conn {
+    /// The last statement id accepted on it.
+    last_id: u64,
+    /// Its result, once there is one (resent to a retransmission).
+    result: Option<Outcome>,
+}
+
+/// A statement between its arrival and its commit.
+#[derive(Clone, Debug)]
+struct Exec {
+    client: NodeId,
+    conn: ConnId,
+    id: u64,
+    stmt: Stmt,
+}
+
+/// A committed statement whose result waits for the semisync ack of `seq`.
+#[derive(Clone, Debug)]
+struct Parked {
+    seq: u64,
+    client: NodeId,
+    conn: ConnId,
+    id: u64,
+    outcome: Outcome,
+    since_ns: Nanos,
+}
+
+/// What a crash wipes.
+#[derive(Default)]
+struct Volatile {
+    /// Server node ids by index.
+    peers: Vec<NodeId>,
+    manager: Option<NodeId>,
+    conns: BTreeMap<ConnId, Conn>,
+    user_locks: UserLocks,
+    exec: BTreeMap<u64, Exec>,
+    next_exec: u64,
+    /// (due on the monotonic clock, binlog position) waiting to be shipped.
+    ship_queue: VecDeque<(Nanos, u64)>,
+    ship_timer: Option<TimerId>,
+    /// Last position sent to the replica.
+    shipped: u64,
+    semisync_on: bool,
+    acked: u64,
+    parked: VecDeque<Parked>,
+    semisync_timer: Option<TimerId>,
+    last_resync_ns: Option<Nanos>,
+    cleanup_timer: Option<TimerId>,
+    beat_timer: Option<TimerId>,
+}
+
+/// A MySQL server.
+pub struct DbServer {
+    cfg: Config,
+    index: usize,
+    // Durable.
+    role: Role,
+    epoch: u64,
+    /// Who this server believes is the primary (told to clients in read-only errors).
+    primary_hint: Option<NodeId>,
+    table: LockTable,
+    /// The binlog (primary) or the applied relay log (replica): position i + 1 at index i.
+    binlog: Vec<BinlogEvent>,
+    v: Volatile,
+}
+
+impl DbServer {
+    pub fn new(cfg: Config, index: usize) -> DbServer {
+        DbServer {
+            cfg,
+            index,
+            role: if index == 0 { Role::Primary } else { Role::Replica },
+            epoch: 1,
+            primary_hint: None,
+            table: LockTable::default(),
+            binlog: Vec::new(),
+            v: Volatile::default(),
+        }
+    }
+
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
+    pub fn table(&self) -> &LockTable {
+        &self.table
+    }
+
+    /// The replica this server ships to: only the original primary has one (a promoted replica
+    /// has no replica of its own; the old primary is retired, not rejoined).
+    fn replica(&self) -> Option<NodeId> {
+        if self.role == Role::Primary && self.index == 0 && self.cfg.replicated() {
+            self.v.peers.get(1).copied()
+        } else {
+            None
+        }
+    }
+
+    fn semisync_waits(&self) -> bool {
+        self.cfg.replication == Replication::Semisync && self.v.semisync_on && self.replica().is_some()
+    }
+
+    fn start_primary_duties(&mut self, ctx: &mut Ctx) {
+        if self.cfg.mode == Mode::Table && self.cfg.expire_ns > 0 && self.v.cleanup_timer.is_none() {
+            // The job's phase against the run is arbitrary (cron started whenever): drawn.
+            let first = ctx.rng().gen_range(1..=self.cfg.cleanup_every_ns.max(1));
+            self.v.cleanup_timer = Some(ctx.set_timer(first, tag(T_CLEANUP, 0)));
+        }
+        if self.replica().is_some() && self.v.beat_timer.is_none() {
+            self.v.beat_timer = Some(ctx.set_timer(BINLOG_HEARTBEAT_NS, tag(T_BEAT, 0)));
+        }
+    }
+
+    fn respond(&mut self, ctx: &mut Ctx, client: NodeId, conn: ConnId, id: u64, outcome: Outcome) {
+        if let Some(c) = self.v.conns.get_mut(&conn) {
+            if c.last_id == id {
+                c.result = Some(outcome);
+            }
+        }
+        ctx.send(client, DbMsg::Response { conn, id, outcome });
+    }
+
+    fn on_request(&mut self, ctx: &mut Ctx, from: NodeId, conn: ConnId, first: bool, id: u64, stmt: Stmt) {
+        let is_write = !matches!(stmt, Stmt::GetLock { .. } | Stmt::ReleaseLock { .. });
+        if is_write && self.role != Role::Primary {
+            let outcome = Outcome::ReadOnly { primary: self.primary_hint, epoch: self.epoch };
+            ctx.send(from, DbMsg::Response { conn, id, outcome });
+            return;
+        }
+        let c = match self.v.conns.get_mut(&conn) {
+            Some(c) => c,
+            None if first => self.v.conns.entry(conn).or_insert(Conn { last_id: 0, result: None }),
+            None => {
+                ctx.send(from, DbMsg::Response { conn, id, outcome: Outcome::Gone });
+                return;
+            }
+        };
+        if id < c.last_id {
+            return;
+        }
+        if id == c.last_id {
+            if let Some(outcome) = c.result {
+                ctx.send(from, DbMsg::Response { conn, id, outcome });
+            }
+            return;
+        }
+        c.last_id = id;
+        c.result = None;
+        let n = self.v.next_exec;
+        self.v.next_exec += 1;
+        self.v.exec.insert(n, Exec { client: from, conn, id, stmt });
+        let service_ns = ms_to_ns(self.cfg.service_ms.sample_non_negative(ctx.rng()));
+        ctx.set_timer(service_ns, tag(T_EXEC, n));
+    }
+
+    /// The commit point of statement `n`.
+    fn execute(&mut self, ctx: &mut Ctx, n: u64) {
+        let Some(e) = self.v.exec.remove(&n) else { return };
+        if !self.v.conns.contains_key(&e.conn) {
+            return; // the session ended (client closed the connection) before the commit
+        }
+        let is_write = !matches!(e.stmt, Stmt::GetLock { .. } | Stmt::ReleaseLock { .. });
+        if is_write && self.role != Role::Primary {
+            let outcome = Outcome::ReadOnly { primary: self.primary_hint, epoch: self.epoch };
+            self.respond(ctx, e.client, e.conn, e.id, outcome);
+            return;
+        }
+        let now = ctx.now_wall_ns();
+        let (outcome, changes): (Outcome, Vec<Change>) = match e.stmt {
+            Stmt::Insert { key, owner } => match self.table.insert(key, owner, now) {
+                Ok(ch) => (Outcome::Inserted { id: ch.1.map_or(0, |r| r.id) }, vec![ch]),
+                Err(()) => (Outcome::Duplicate, vec![]),
+            },
+            Stmt::Reenter { key, owner } => match self.table.increment_if_owner(key, owner, now) {
+                Some(ch) => {
+                    let r = ch.1.expect("row after update");
+                    (Outcome::Updated { rows: 1, id: r.id, count: r.count }, vec![ch])
+                }
+                None => (Outcome::Updated { rows: 0, id: 0, count: 0 }, vec![]),
+            },
+            Stmt::Touch { key, owner } => match self.table.touch(key, owner, now) {
+                Some(ch) => {
+                    let r = ch.1.expect("row after update");
+                    (Outcome::Updated { rows: 1, id: r.id, count: r.count }, vec![ch])
+                }
+                None => (Outcome::Updated { rows: 0, id: 0, count: 0 }, vec![]),
+            },
+            Stmt::Release { key, owner } => {
+                let (what, ch) = self.table.release(key, owner, self.cfg.reentrant, now);
+                let left = match what {
+                    ReleaseOutcome::NotOwner => None,
+                    ReleaseOutcome::Decremented { count } => Some(count),
+                    ReleaseOutcome::Deleted => Some(0),
+                };
+                (Outcome::Released { left }, ch.into_iter().collect())
+            }
+            Stmt::GetLock { key } => (Outcome::GetLock { got: self.v.user_locks.get(key, e.conn) }, vec![]),
+            Stmt::ReleaseLock { key } => {
+                (Outcome::ReleaseLock { result: self.v.user_locks.release(key, e.conn) }, vec![])
+            }
+        };
+        let mut last_seq = 0;
+        for ch in changes {
+            last_seq = self.commit(ctx, ch);
+        }
+        if last_seq > 0 && self.semisync_waits() {
+            self.park(ctx, Parked {
+                seq: last_seq,
+                client: e.client,
+                conn: e.conn,
+                id: e.id,
+                outcome,
+                since_ns: ctx.now_mono_ns(),
+            });
+        } else {
+            self.respond(ctx, e.client, e.conn, e.id, outcome);
+        }
+    }
+
+    /// Appends a change to the binlog and queues it for shipping. Returns its position.
+    fn commit(&mut self, ctx: &mut Ctx, change: Change) -> u64 {
+        let seq = self.binlog.len() as u64 + 1;
+        self.binlog.push(BinlogEvent { seq, epoch: self.epoch, change });
+        if self.replica().is_some() {
+            let due = ctx.now_mono_ns() + self.cfg.replication_lag_ns;
+            self.v.ship_queue.push_back((due, seq));
+            if self.v.ship_timer.is_none() {
+                self.v.ship_timer = Some(ctx.set_timer(self.cfg.replication_lag_ns, tag(T_SHIP, 0)));
+            }
+        }
+        seq
+    }
+
+    fn ship_due(&mut self, ctx: &mut Ctx) {
+        self.v.ship_timer = None;
+        let now = ctx.now_mono_ns();
+        let mut events = Vec::new();
+        while let Some(&(due, seq)) = self.v.ship_queue.front() {
+            if due > now {
+                break;
+            }
+            self.v.ship_queue.pop_front();
+            if let Some(ev) = self.binlog.get(seq as usize - 1) {
+                events.push(*ev);
+                self.v.shipped = self.v.shipped.max(seq);
+            }
+        }
+        if let (Some(replica), false) = (self.replica(), events.is_empty()) {
+            ctx.send(replica, DbMsg::Binlog { events });
+        }
+        if let Some(&(due, _)) = self.v.ship_queue.front() {
+            self.v.ship_timer = Some(ctx.set_timer(due.saturating_sub(now), tag(T_SHIP, 0)));
+        }
+    }
+
+    fn park(&mut self, ctx: &mut Ctx, p: Parked) {
+        self.v.parked.push_back(p);
+        if self.v.semisync_timer.is_none() {
+            self.v.semisync_timer = Some(ctx.set_timer(self.cfg.semisync_timeout_ns, tag(T_SEMISYNC, 0)));
+        }
+    }
+
+    fn rearm_semisync_timer(&mut self, ctx: &mut Ctx) {
+        if let Some(t) = self.v.semisync_timer.take() {
+            ctx.cancel_timer(t);
+        }
+        if let Some(front) = self.v.parked.front() {
+            let deadline = front.since_ns + self.cfg.semisync_timeout_ns;
+            let after = deadline.saturating_sub(ctx.now_mono_ns());
+            self.v.semisync_timer = Some(ctx.set_timer(after, tag(T_SEMISYNC, 0)));
+        }
+    }
+
+    fn release_parked_upto(&mut self, ctx: &mut Ctx, seq: u64) {
+        while self.v.parked.front().is_some_and(|p| p.seq <= seq) {
+            let p = self.v.parked.pop_front().expect("front exists");
+            self.respond(ctx, p.client, p.conn, p.id, p.outcome);
+        }
+    }
+
+    fn on_semisync_timeout(&mut self, ctx: &mut Ctx) {
+        self.v.semisync_timer = None;
+        let now = ctx.now_mono_ns();
+        let expired = self.v.parked.front().is_some_and(|p| now >= p.since_ns + self.cfg.semisync_timeout_ns);
+        if expired {
+            self.v.semisync_on = false;
+            let waiting = self.v.parked.len();
+            ctx.note(|| {
+                format!("semisync: no ack within the timeout, switching to async ({waiting} commits released)")
+            });
+            self.release_parked_upto(ctx, u64::MAX);
+        } else {
+            self.rearm_semisync_timer(ctx);
+        }
+    }
+
+    fn on_ack(&mut self, ctx: &mut Ctx, seq: u64) {
+        if self.role != Role::Primary {
+            return;
+        }
+        self.v.acked = self.v.acked.max(seq);
+        let acked = self.v.acked;
+        self.release_parked_upto(ctx, acked);
+        if self.cfg.replication == Replication::Semisync && !self.v.semisync_on && acked >= self.binlog.len() as u64 {
+            self.v.semisync_on = true;
+            ctx.note(|| format!("semisync: replica caught up at #{acked}, semisync on again"));
+        }
+        self.rearm_semisync_timer(ctx);
+    }
+
+    fn cleanup(&mut self, ctx: &mut Ctx) {
+        self.v.cleanup_timer = Some(ctx.set_timer(self.cfg.cleanup_every_ns, tag(T_CLEANUP, 0)));
+        if self.role != Role::Primary {
+            return;
+        }
+        let now = ctx.now_wall_ns();
+        let gone = self.table.expire(now, self.cfg.expire_ns);
+        for (key, row) in gone {
+            ctx.note(|| {
+                format!(
+                    "cleanup: deleted k{key} id={} owner={} (update_time {:.1} ms ago)",
+                    row.id,
+                    OwnerFmt(row.owner),
+                    (now - row.update_time_ns) as f64 / 1e6
+                )
+            });
+            self.commit(ctx, (key, None));
+        }
+    }
+
+    fn on_binlog(&mut self, ctx: &mut Ctx, from: NodeId, events: Vec<BinlogEvent>) {
+        if self.role != Role::Replica {
+            return; // promoted or retired: replication stopped (STOP REPLICA; RESET REPLICA ALL)
+        }
+        for ev in events {
+            if ev.epoch < self.epoch {
+                continue;
+            }
+            let have = self.binlog.len() as u64;
+            if ev.seq <= have {
+                continue;
+            }
+            if ev.seq > have + 1 {
+                self.resync(ctx, from);
+                break;
+            }
+            self.table.apply(&ev.change);
+            self.binlog.push(ev);
+        }
+        if self.cfg.replication == Replication::Semisync {
+            ctx.send(from, DbMsg::Ack { seq: self.binlog.len() as u64 });
+        }
+    }
+
+    fn resync(&mut self, ctx: &mut Ctx, primary: NodeId) {
+        let now = ctx.now_mono_ns();
+        if self.v.last_resync_ns.is_some_and(|t| now < t + RESYNC_EVERY_NS) {
+            return;
+        }
+        self.v.last_resync_ns = Some(now);
+        ctx.send(primary, DbMsg::Resync { from: self.binlog.len() as u64 + 1 });
+    }
+
+    fn on_resync(&mut self, ctx: &mut Ctx, from_node: NodeId, from: u64) {
+        let Some(replica) = self.replica() else { return };
+        if replica != from_node || from == 0 {
+            return;
+        }
+        let upto = self.v.shipped.min(self.binlog.len() as u64);
+        if from > upto {
+            return;
+        }
+        let events: Vec<BinlogEvent> = self.binlog[(from - 1) as usize..upto as usize].to_vec();
+        ctx.send(replica, DbMsg::Binlog { events });
+    }
+
+    fn on_promote(&mut self, ctx: &mut Ctx, from: NodeId, epoch: u64) {
+        if self.role == Role::Replica && epoch > self.epoch {
+            self.role = Role::Primary;
+            self.epoch = epoch;
+            self.primary_hint = Some(ctx.me());
+            self.v.shipped = self.binlog.len() as u64;
+            let (applied, next_id) = (self.binlog.len(), self.table.next_id());
+            ctx.note(|| format!("promoted to primary, epoch {epoch}: applied #{applied}, next id {next_id}"));
+            self.start_primary_duties(ctx);
+        }
+        if self.role == Role::Primary && self.epoch == epoch {
+            ctx.send(from, DbMsg::Promoted { epoch });
+        }
+    }
+
+    fn on_demote(&mut self, ctx: &mut Ctx, epoch: u64, primary: NodeId) {
+        if epoch <= self.epoch || primary == ctx.me() {
+            return;
+        }
+        let was = self.role;
+        self.role = Role::Retired;
+        self.epoch = epoch;
+        self.primary_hint = Some(primary);
+        // Commits waiting for an ack will never get one from a replica that is now the primary.
+        self.v.parked.clear();
+        self.v.ship_queue.clear();
+        ctx.note(|| format!("demoted ({was:?} → read-only): node {primary} leads epoch {epoch}"));
+    }
+}
+
+impl Process for DbServer {
+    fn on_start(&mut self, ctx: &mut Ctx) {
+        let mut peers = vec![ctx.node_named("server-0").expect("server-0 exists")];
+        if self.cfg.replicated() {
+            peers.push(ctx.node_named("server-1").expect("server-1 exists"));
+            self.v.manager = ctx.node_named("sentinel-0");
+        }
+        if self.primary_hint.is_none() {
+            self.primary_hint = Some(peers[0]);
+        }
+        self.v.peers = peers;
+        self.v.semisync_on = self.cfg.replication == Replication::Semisync;
+        // Everything in the durable binlog counts as shipped: the replica pulls what it lacks.
+        self.v.shipped = self.binlog.len() as u64;
+        if self.role == Role::Primary {
+            self.start_primary_duties(ctx);
+        }
+    }
+
+    fn on_message(&mut self, ctx: &mut Ctx, from: NodeId, msg: Msg) {
+        let Ok(msg) = downcast::<DbMsg>(msg) else { return };
+        match *msg {
+            DbMsg::Request { conn, first, id, stmt } => self.on_request(ctx, from, conn, first, id, stmt),
+            DbMsg::Close { conn } => {
+                self.v.conns.remove(&conn);
+                let freed = self.v.user_locks.close(conn);
+                if !freed.is_empty() {
+                    ctx.note(|| format!("session {conn:x} ended: GET_LOCKs {freed:?} released"));
+                }
+            }
+            DbMsg::Binlog { events } => self.on_binlog(ctx, from, events),
+            DbMsg::BinlogHeartbeat { epoch, shipped } => {
+                if self.role == Role::Replica && epoch >= self.epoch && shipped > self.binlog.len() as u64 {
+                    self.resync(ctx, from);
+                }
+            }
+            DbMsg::Resync { from: pos } => self.on_resync(ctx, from, pos),
+            DbMsg::Ack { seq } => self.on_ack(ctx, seq),
+            DbMsg::Ping { .. } => {
+                let pong = DbMsg::Pong { role: self.role, epoch: self.epoch, applied: self.binlog.len() as u64 };
+                ctx.send(from, pong);
+            }
+            DbMsg::Promote { epoch } => self.on_promote(ctx, from, epoch),
+            DbMsg::Demote { epoch, primary } => self.on_demote(ctx, epoch, primary),
+            _ => {}
+        }
+    }
+
+    fn on_timer(&mut self, ctx: &mut Ctx, timer: TimerId, t: u64) {
+        match tag_kind(t) {
+            T_EXEC => self.execute(ctx, t & ((1 << 56) - 1)),
+            T_SHIP if self.v.ship_timer == Some(timer) => self.ship_due(ctx),
+            T_SEMISYNC if self.v.semisync_timer == Some(timer) => self.on_semisync_timeout(ctx),
+            T_CLEANUP if self.v.cleanup_timer == Some(timer) => self.cleanup(ctx),
+            T_BEAT if self.v.beat_timer == Some(timer) => {
+                self.v.beat_timer = None;
+                if let Some(replica) = self.replica() {
+                    ctx.send(replica, DbMsg::BinlogHeartbeat { epoch: self.epoch, shipped: self.v.shipped });
+                    self.v.beat_timer = Some(ctx.set_timer(BINLOG_HEARTBEAT_NS, tag(T_BEAT, 0)));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn on_crash(&mut self) {
+        self.v = Volatile::default();
+    }
+
+    fn leadership(&self) -> Option<u64> {
+        (self.role == Role::Primary).then_some(self.epoch)
+    }
+}

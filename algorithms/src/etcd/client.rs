@@ -1,0 +1,559 @@
+//! The client library: clientv3's lease keep-alive loop, a concurrency `Session`, and the
+//! concurrency `Mutex` (etcd 3.4 `clientv3/concurrency/mutex.go`, `session.go`,
+//! `clientv3/lease.go`).
+//!
+//! Session: `Lease.Grant(ttl)` then `KeepAlive`: a keep-alive is sent at once, then whenever
+//! `nextKeepAlive` has passed, checked every 500 ms (`retryConnWait`); each answer sets
+//! `nextKeepAlive = now + TTL/3` and `deadline = now + TTL` (the first deadline is 5 s,
+//! `defaultTTL`). Every second (`deadlineLoop`) a passed deadline closes the keep-alive: the
+//! session is over (`Session.Done()`); so is an answer with TTL 0 (lease gone). The application
+//! then stops treating a held lock as held (`Lost { honour: true }`, as programs that select on
+//! `Session.Done()` do) and opens a new session for its next lock.
+//!
+//! Mutex.Lock: one transaction puts `prefix/<lease hex>` under the lease if it has no create
+//! revision yet, and reads the key with the lowest create revision under the prefix; `myRev` is
+//! the put's revision (or the existing key's create revision). Lowest create revision holds.
+//! Otherwise `waitDeletes`: get the key with the highest create revision ≤ myRev − 1, watch it
+//! from the get's header revision until a DELETE event, repeat until none is left. Then (3.4.4+,
+//! `recheck_after_wait = true`) get the own key again and fail with `ErrSessionExpired` if it is
+//! gone; 3.4.3 (`false`, issue #11456) returns success without looking. Failures while waiting
+//! delete the own key (`m.Unlock`) and fail. Unlock deletes the own key. The token is `myRev`.
+//! Every watch DELETE event reaching the waiter is a `Notified`.
+//!
+//! Connection: the client talks to one member (`client-i` starts at member i mod n) and moves to
+//! the next when a call or the keep-alive stream goes unanswered for the request timeout
+//! (5 s + 2 × election timeout, etcd's server-side `ReqTimeout`); its watch is re-created on the
+//! new member from the same revision. After a failure clientv3 resends a read or keep-alive (it is
+//! repeatable; "no leader" is retried after 25 ms, up to 100 times) but never a write whose
+//! request may have reached a server: a failed lock transaction fails the Lock. A failed Unlock is
+//! retried by the application until it succeeds (otherwise the key would stay until the session
+//! ends); that retry is the application's, not clientv3's.
+
+use locksim_simulator::history::{FailReason, LockKey, LockMode};
+use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
+use locksim_simulator::process::{downcast, Ctx, Msg, NodeId, TimerId};
+use locksim_simulator::time::Nanos;
+
+use super::protocol::{EtcdError, KeyInfo, LeaseId, Op, Reply, Request, Response, Revision, WatchEvent};
+
+/// clientv3 `retryConnWait`: the keep-alive send loop's period.
+pub const KEEPALIVE_LOOP_NS: Nanos = 500_000_000;
+/// clientv3 `deadlineLoop` period.
+pub const DEADLINE_LOOP_NS: Nanos = 1_000_000_000;
+/// clientv3 `defaultTTL`: the deadline before the first keep-alive answer.
+pub const FIRST_KEEPALIVE_TIMEOUT_NS: Nanos = 5_000_000_000;
+/// clientv3 `defaultBackoffWaitBetween`.
+pub const RETRY_BACKOFF_NS: Nanos = 25_000_000;
+/// clientv3 `defaultUnaryMaxRetries`.
+pub const MAX_RETRIES: u32 = 100;
+
+const TAG_KIND_SHIFT: u32 = 48;
+const TAG_KA_SEND: u64 = 1;
+const TAG_KA_DEADLINE: u64 = 2;
+const TAG_CALL_TIMEOUT: u64 = 3;
+const TAG_RETRY: u64 = 4;
+
+fn tag(kind: u64, n: u64) -> u64 {
+    (kind << TAG_KIND_SHIFT) | (n & ((1 << TAG_KIND_SHIFT) - 1))
+}
+
+/// The client library's settings.
+#[derive(Clone, Debug)]
+pub struct ClientConfig {
+    pub servers: usize,
+    pub lease_ttl_ns: Nanos,
+    pub recheck_after_wait: bool,
+    /// How long a call or the keep-alive stream may go unanswered before the client moves on.
+    pub request_timeout_ns: Nanos,
+}
+
+#[derive(Clone, Debug)]
+enum Session {
+    None,
+    Granting,
+    Live {
+        lease: LeaseId,
+        /// Session generation (tags of its loops).
+        gen: u64,
+        next_keepalive_ns: Nanos,
+        deadline_ns: Nanos,
+        /// When the oldest unanswered keep-alive was sent.
+        unanswered_since: Option<Nanos>,
+    },
+}
+
+/// What the in-flight call is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Purpose {
+    Grant,
+    Txn,
+    WaitGet,
+    Recheck,
+    Unlock,
+}
+
+#[derive(Clone, Debug)]
+struct Call {
+    id: u64,
+    purpose: Purpose,
+    op: Op,
+    retries: u32,
+    /// The call's timeout, cancelled when the answer comes.
+    timer: Option<TimerId>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Step {
+    /// Waiting for the session's lease.
+    Session,
+    Txn,
+    /// waitDeletes' get.
+    WaitGet,
+    /// Watching the predecessor `key`.
+    Watching { key: String },
+    Recheck,
+    Held,
+    Unlocking,
+}
+
+#[derive(Clone, Debug)]
+struct Mutex {
+    key: LockKey,
+    prefix: String,
+    my_key: String,
+    my_rev: Revision,
+    step: Step,
+}
+
+#[derive(Clone, Debug)]
+struct Watch {
+    id: u64,
+    key: String,
+    start_rev: Revision,
+}
+
+/// clientv3 with a concurrency Session and Mutex.
+pub struct EtcdClient {
+    cfg: ClientConfig,
+    index: usize,
+    servers: Vec<NodeId>,
+    endpoint: usize,
+    next_id: u64,
+    session: Session,
+    session_gen: u64,
+    call: Option<Call>,
+    mutex: Option<Mutex>,
+    watch: Option<Watch>,
+}
+
+impl EtcdClient {
+    pub fn new(index: usize, cfg: ClientConfig) -> Self {
+        EtcdClient {
+            cfg,
+            index,
+            servers: Vec::new(),
+            endpoint: 0,
+            next_id: 0,
+            session: Session::None,
+            session_gen: 0,
+            call: None,
+            mutex: None,
+            watch: None,
+        }
+    }
+
+    fn server(&self) -> NodeId {
+        self.servers[self.endpoint]
+    }
+
+    fn fresh_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// Sends `op` as the in-flight call.
+    fn call(&mut self, ctx: &mut Ctx, purpose: Purpose, op: Op, retries: u32) {
+        let id = self.fresh_id();
+        ctx.send(self.server(), Request { id, op: op.clone() });
+        let timer = Some(ctx.set_timer(self.cfg.request_timeout_ns, tag(TAG_CALL_TIMEOUT, id)));
+        self.call = Some(Call { id, purpose, op, retries, timer });
+    }
+
+    /// Sends `op` without waiting for its answer (mutex.go's cleanup `Unlock` after a failure).
+    fn fire(&mut self, ctx: &mut Ctx, op: Op) {
+        let id = self.fresh_id();
+        ctx.send(self.server(), Request { id, op });
+    }
+
+    fn lease(&self) -> Option<LeaseId> {
+        match self.session {
+            Session::Live { lease, .. } => Some(lease),
+            _ => None,
+        }
+    }
+
+    // ----- session -----
+
+    fn open_session(&mut self, ctx: &mut Ctx) {
+        self.session = Session::Granting;
+        let ttl_ns = self.cfg.lease_ttl_ns;
+        self.call(ctx, Purpose::Grant, Op::LeaseGrant { ttl_ns }, 0);
+    }
+
+    fn session_granted(&mut self, ctx: &mut Ctx, out: &mut LockEvents, lease: LeaseId) {
+        self.session_gen += 1;
+        let gen = self.session_gen;
+        let now = ctx.now_mono_ns();
+        self.session = Session::Live {
+            lease,
+            gen,
+            next_keepalive_ns: now,
+            deadline_ns: now + FIRST_KEEPALIVE_TIMEOUT_NS,
+            unanswered_since: None,
+        };
+        ctx.note(|| format!("session: lease {lease:x}"));
+        self.keepalive_send(ctx);
+        ctx.set_timer(DEADLINE_LOOP_NS, tag(TAG_KA_DEADLINE, gen));
+        if matches!(&self.mutex, Some(m) if m.step == Step::Session) {
+            self.lock_txn(ctx, out);
+        }
+    }
+
+    /// The send loop: a keep-alive when `nextKeepAlive` has passed, then again in 500 ms.
+    fn keepalive_send(&mut self, ctx: &mut Ctx) {
+        let now = ctx.now_mono_ns();
+        let server = self.server();
+        if let Session::Live { lease, gen, next_keepalive_ns, unanswered_since, .. } = &mut self.session {
+            if *next_keepalive_ns <= now {
+                let lease = *lease;
+                unanswered_since.get_or_insert(now);
+                self.next_id += 1;
+                ctx.send(server, Request { id: self.next_id, op: Op::KeepAlive { lease } });
+            }
+            let gen = *gen;
+            ctx.set_timer(KEEPALIVE_LOOP_NS, tag(TAG_KA_SEND, gen));
+        }
+    }
+
+    fn deadline_check(&mut self, ctx: &mut Ctx, out: &mut LockEvents) {
+        let now = ctx.now_mono_ns();
+        let Session::Live { gen, deadline_ns, unanswered_since, .. } = &self.session else { return };
+        let gen = *gen;
+        if *deadline_ns < now {
+            ctx.note(|| "keep-alive unanswered for a whole TTL: session over".to_string());
+            return self.session_lost(ctx, out);
+        }
+        if unanswered_since.is_some_and(|t| now >= t + self.cfg.request_timeout_ns) {
+            self.switch_endpoint(ctx, "keep-alive stream unanswered");
+        }
+        ctx.set_timer(DEADLINE_LOOP_NS, tag(TAG_KA_DEADLINE, gen));
+    }
+
+    fn keepalive_answer(&mut self, ctx: &mut Ctx, out: &mut LockEvents, lease_answered: LeaseId, ttl_ns: Nanos) {
+        let now = ctx.now_mono_ns();
+        let Session::Live { lease, next_keepalive_ns, deadline_ns, unanswered_since, .. } = &mut self.session else {
+            return;
+        };
+        if *lease != lease_answered {
+            return;
+        }
+        if ttl_ns == 0 {
+            ctx.note(|| "keep-alive answered TTL 0: lease gone, session over".to_string());
+            return self.session_lost(ctx, out);
+        }
+        *next_keepalive_ns = now + ttl_ns / 3;
+        *deadline_ns = now + ttl_ns;
+        *unanswered_since = None;
+    }
+
+    /// `Session.Done()`: the application stops treating its lock as held; the mutex's wait, if
+    /// any, goes on (it is not tied to the session).
+    fn session_lost(&mut self, _ctx: &mut Ctx, out: &mut LockEvents) {
+        self.session = Session::None;
+        if let Some(m) = &self.mutex {
+            if m.step == Step::Held {
+                out.push(LockEvent::Lost { key: m.key, honour: true });
+            }
+        }
+        if matches!(&self.call, Some(c) if c.purpose == Purpose::Grant) {
+            self.call = None;
+        }
+    }
+
+    // ----- connection -----
+
+    fn switch_endpoint(&mut self, ctx: &mut Ctx, why: &str) {
+        self.endpoint = (self.endpoint + 1) % self.servers.len();
+        let to = self.server();
+        let name = ctx.name_of(to).to_string();
+        ctx.note(|| format!("{why}: moving to {name}"));
+        if let Session::Live { unanswered_since, .. } = &mut self.session {
+            *unanswered_since = None;
+        }
+        // The watch stream moves too, resuming from the same revision.
+        if let Some(w) = self.watch.take() {
+            self.start_watch(ctx, w.key, w.start_rev);
+        }
+    }
+
+    fn start_watch(&mut self, ctx: &mut Ctx, key: String, start_rev: Revision) {
+        let id = self.fresh_id();
+        ctx.send(self.server(), Request { id, op: Op::Watch { watch_id: id, key: key.clone(), start_rev } });
+        self.watch = Some(Watch { id, key, start_rev });
+    }
+
+    fn cancel_watch(&mut self, ctx: &mut Ctx) {
+        if let Some(w) = self.watch.take() {
+            self.fire(ctx, Op::WatchCancel { watch_id: w.id });
+        }
+    }
+
+    // ----- the mutex -----
+
+    fn lock_txn(&mut self, ctx: &mut Ctx, out: &mut LockEvents) {
+        let Some(lease) = self.lease() else {
+            return self.open_session(ctx);
+        };
+        let _ = out;
+        let Some(m) = self.mutex.as_mut() else { return };
+        m.my_key = format!("{}{:x}", m.prefix, lease);
+        m.step = Step::Txn;
+        let op = Op::MutexTxn { my_key: m.my_key.clone(), prefix: m.prefix.clone(), lease };
+        self.call(ctx, Purpose::Txn, op, 0);
+    }
+
+    fn wait_get(&mut self, ctx: &mut Ctx) {
+        let Some(m) = self.mutex.as_mut() else { return };
+        m.step = Step::WaitGet;
+        let op = Op::LastCreateBelow { prefix: m.prefix.clone(), max_create_rev: m.my_rev.saturating_sub(1) };
+        self.call(ctx, Purpose::WaitGet, op, 0);
+    }
+
+    /// waitDeletes returned: recheck the own key (fixed versions) or hold at once (3.4.3).
+    fn waited(&mut self, ctx: &mut Ctx, out: &mut LockEvents) {
+        if self.cfg.recheck_after_wait {
+            let Some(m) = self.mutex.as_mut() else { return };
+            m.step = Step::Recheck;
+            let op = Op::Get { key: m.my_key.clone() };
+            self.call(ctx, Purpose::Recheck, op, 0);
+        } else {
+            self.granted(ctx, out);
+        }
+    }
+
+    fn granted(&mut self, ctx: &mut Ctx, out: &mut LockEvents) {
+        let Some(m) = self.mutex.as_mut() else { return };
+        m.step = Step::Held;
+        let (key, rev) = (m.key, m.my_rev);
+        ctx.note(|| format!("lock {key}: held with create revision {rev}"));
+        out.push(LockEvent::Granted { key, token: Some(rev) });
+    }
+
+    /// Lock returns an error: mutex.go deletes the own key when the wait failed (`cleanup`).
+    fn lock_failed(&mut self, ctx: &mut Ctx, out: &mut LockEvents, reason: FailReason, cleanup: bool) {
+        self.cancel_watch(ctx);
+        if let Some(m) = self.mutex.take() {
+            if cleanup && !m.my_key.is_empty() {
+                self.fire(ctx, Op::Delete { key: m.my_key.clone() });
+            }
+            out.push(LockEvent::Failed { key: m.key, reason });
+        }
+    }
+
+    fn on_response(&mut self, ctx: &mut Ctx, out: &mut LockEvents, resp: Response) {
+        if let Ok(Reply::KeepAlive { lease, ttl_ns }) = resp.result {
+            return self.keepalive_answer(ctx, out, lease, ttl_ns);
+        }
+        let Some(call) = self.call.as_ref() else { return };
+        if call.id != resp.id {
+            return;
+        }
+        let call = self.call.take().expect("checked");
+        if let Some(t) = call.timer {
+            ctx.cancel_timer(t);
+        }
+        match resp.result {
+            Err(e) => self.call_failed(ctx, out, call, Some(e)),
+            Ok(reply) => self.call_answered(ctx, out, call.purpose, resp.header_rev, reply),
+        }
+    }
+
+    fn call_answered(&mut self, ctx: &mut Ctx, out: &mut LockEvents, purpose: Purpose, header_rev: Revision, reply: Reply) {
+        match (purpose, reply) {
+            (Purpose::Grant, Reply::LeaseGranted { lease, .. }) => self.session_granted(ctx, out, lease),
+            (Purpose::Txn, Reply::Txn { my_create_rev, owner, .. }) => {
+                let Some(m) = self.mutex.as_mut() else { return };
+                m.my_rev = my_create_rev;
+                let holds = owner.as_ref().is_none_or(|o: &KeyInfo| o.create_rev == my_create_rev);
+                if holds {
+                    self.granted(ctx, out);
+                } else {
+                    self.wait_get(ctx);
+                }
+            }
+            (Purpose::WaitGet, Reply::Range { kv }) => match kv {
+                None => self.waited(ctx, out),
+                Some(pred) => {
+                    let Some(m) = self.mutex.as_mut() else { return };
+                    m.step = Step::Watching { key: pred.key.clone() };
+                    let key = m.key;
+                    ctx.note(|| format!("lock {key}: waiting for {} (create revision {}) to go", pred.key, pred.create_rev));
+                    self.start_watch(ctx, pred.key, header_rev);
+                }
+            },
+            (Purpose::Recheck, Reply::Range { kv }) => {
+                if kv.is_some() {
+                    self.granted(ctx, out);
+                } else {
+                    ctx.note(|| "own key gone after waiting: ErrSessionExpired".to_string());
+                    self.lock_failed(ctx, out, FailReason::SessionLost, false);
+                }
+            }
+            (Purpose::Unlock, Reply::Deleted { .. }) => {
+                if let Some(m) = self.mutex.take() {
+                    out.push(LockEvent::Released { key: m.key });
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A call got an error or no answer in time.
+    fn call_failed(&mut self, ctx: &mut Ctx, out: &mut LockEvents, call: Call, error: Option<EtcdError>) {
+        if error != Some(EtcdError::LeaseNotFound) {
+            self.switch_endpoint(ctx, if error.is_some() { "no leader" } else { "call unanswered" });
+        }
+        let retry_read = call.op.repeatable() && call.retries < MAX_RETRIES;
+        match call.purpose {
+            Purpose::Grant => {
+                self.session = Session::None;
+                if matches!(&self.mutex, Some(m) if m.step == Step::Session) {
+                    self.lock_failed(ctx, out, FailReason::Unavailable, false);
+                }
+            }
+            Purpose::Txn => {
+                let reason =
+                    if error == Some(EtcdError::LeaseNotFound) { FailReason::SessionLost } else { FailReason::Unavailable };
+                self.lock_failed(ctx, out, reason, false);
+            }
+            Purpose::WaitGet | Purpose::Recheck if retry_read => self.retry_later(ctx, call),
+            Purpose::WaitGet | Purpose::Recheck => self.lock_failed(ctx, out, FailReason::Unavailable, true),
+            // The application retries its unlock.
+            Purpose::Unlock => self.retry_later(ctx, call),
+        }
+    }
+
+    fn retry_later(&mut self, ctx: &mut Ctx, call: Call) {
+        let id = call.id;
+        self.call = Some(Call { retries: call.retries + 1, timer: None, ..call });
+        ctx.set_timer(RETRY_BACKOFF_NS, tag(TAG_RETRY, id));
+    }
+
+    fn on_watch_event(&mut self, ctx: &mut Ctx, out: &mut LockEvents, ev: WatchEvent) {
+        let Some(w) = &self.watch else { return };
+        if w.id != ev.watch_id || !ev.deleted {
+            return;
+        }
+        let Some(m) = &self.mutex else { return };
+        if !matches!(&m.step, Step::Watching { key } if *key == ev.key) {
+            return;
+        }
+        out.push(LockEvent::Notified { key: m.key });
+        // waitDelete returns (its watch is cancelled); waitDeletes looks again.
+        self.cancel_watch(ctx);
+        self.wait_get(ctx);
+    }
+}
+
+impl LockClient for EtcdClient {
+    fn on_start(&mut self, ctx: &mut Ctx, _out: &mut LockEvents) {
+        if self.servers.is_empty() {
+            self.servers = (0..self.cfg.servers)
+                .map(|i| ctx.node_named(&format!("server-{i}")).expect("etcd member"))
+                .collect();
+        }
+        self.endpoint = self.index % self.servers.len();
+        self.open_session(ctx);
+    }
+
+    fn acquire(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey, _mode: LockMode) {
+        self.mutex = Some(Mutex { key, prefix: format!("/lock/{key}/"), my_key: String::new(), my_rev: 0, step: Step::Session });
+        match self.session {
+            Session::Live { .. } => self.lock_txn(ctx, out),
+            Session::Granting => {}
+            Session::None => self.open_session(ctx),
+        }
+    }
+
+    fn release(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey) {
+        let Some(m) = self.mutex.as_mut() else {
+            out.push(LockEvent::Released { key });
+            return;
+        };
+        m.step = Step::Unlocking;
+        let op = Op::Delete { key: m.my_key.clone() };
+        self.call(ctx, Purpose::Unlock, op, 0);
+    }
+
+    fn cancel(&mut self, ctx: &mut Ctx, _out: &mut LockEvents, _key: LockKey) {
+        // The Lock's context is cancelled: a wait in progress deletes the own key; a transaction
+        // in flight is abandoned as is (its key, if created, is found again by the next Lock).
+        let cleanup = matches!(&self.mutex, Some(m) if matches!(m.step, Step::WaitGet | Step::Watching { .. } | Step::Recheck));
+        self.cancel_watch(ctx);
+        if let Some(m) = self.mutex.take() {
+            if cleanup {
+                self.fire(ctx, Op::Delete { key: m.my_key });
+            }
+        }
+        if matches!(&self.call, Some(c) if c.purpose != Purpose::Grant) {
+            self.call = None;
+        }
+    }
+
+    fn on_message(&mut self, ctx: &mut Ctx, out: &mut LockEvents, _from: NodeId, msg: Msg) {
+        let msg = match downcast::<Response>(msg) {
+            Ok(r) => return self.on_response(ctx, out, *r),
+            Err(m) => m,
+        };
+        if let Ok(ev) = downcast::<WatchEvent>(msg) {
+            self.on_watch_event(ctx, out, *ev);
+        }
+    }
+
+    fn on_timer(&mut self, ctx: &mut Ctx, out: &mut LockEvents, t: u64) {
+        let kind = t >> TAG_KIND_SHIFT;
+        let n = t & ((1 << TAG_KIND_SHIFT) - 1);
+        match kind {
+            TAG_KA_SEND => {
+                if matches!(self.session, Session::Live { gen, .. } if gen == n) {
+                    self.keepalive_send(ctx);
+                }
+            }
+            TAG_KA_DEADLINE => {
+                if matches!(self.session, Session::Live { gen, .. } if gen == n) {
+                    self.deadline_check(ctx, out);
+                }
+            }
+            TAG_CALL_TIMEOUT => {
+                if matches!(&self.call, Some(c) if c.id == n) {
+                    let call = self.call.take().expect("checked");
+                    self.call_failed(ctx, out, call, None);
+                }
+            }
+            TAG_RETRY => {
+                if matches!(&self.call, Some(c) if c.id == n) {
+                    let call = self.call.take().expect("checked");
+                    self.call(ctx, call.purpose, call.op, call.retries);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn on_crash(&mut self) {
+        self.session = Session::None;
+        self.call = None;
+        self.mutex = None;
+        self.watch = None;
+    }
+}

@@ -1,0 +1,217 @@
+//! `etcd`: a Raft cluster with leases and revisions, and the clientv3/concurrency Mutex on top
+//! (etcd 3.4: `etcdserver`, `lease/lessor.go`, `mvcc`, `clientv3/lease.go`,
+//! `clientv3/concurrency/session.go` and `mutex.go`; etcd issue #11456 and Jepsen's etcd 3.4.3
+//! analysis for the `recheck_after_wait = false` bug).
+//!
+//! Module map:
+//! - [`protocol`]: client calls and answers, watch events, log commands, member-to-member forwarding
+//! - [`mvcc`]: the revisioned key space (create revisions, prefix ranges, watch history)
+//! - [`lessor`]: leases: TTLs, the primary's expiry clock, promotion and demotion
+//! - [`server`]: one member: Raft replica, store, lessor, watches, forwarding, read index
+//! - [`client`]: the client library: keep-alive loop, Session, Mutex, endpoint switching
+//!
+//! The servers `server-0 …` form one Raft group ([`crate::consensus`]) with etcd's
+//! `--heartbeat-interval` and `--election-timeout` (randomised in [1, 2) × the timeout, check
+//! quorum on). Lease expiry runs on the leader's monotonic clock (Go's `time.Now()` carries a
+//! monotonic reading, which the lessor's comparisons use). Every link is TCP in etcd (gRPC to
+//! clients, the peer transport's streams between members), so links are ordered.
+//!
+//! What a violation can come from here, all by mechanism: a holder paused or cut off longer than
+//! its lease TTL (its lease expires on the leader, the revocation deletes its key, the next waiter
+//! proceeds), a client clock or pause that keeps it believing it holds; and with
+//! `recheck_after_wait = false`, a waiter whose own key was revoked while it waited being told it
+//! holds the lock.
+
+pub mod client;
+pub mod lessor;
+pub mod mvcc;
+pub mod protocol;
+pub mod server;
+
+use locksim_simulator::model::{
+    Cluster, ClusterSpec, Model, ParamKind, ParamProblem, ParamSpec, Params, WorkloadFacts,
+};
+use locksim_simulator::process::{NodeKind, Process};
+use locksim_simulator::time::{ms_to_ns, Nanos, NS_PER_SEC};
+
+use client::{ClientConfig, EtcdClient};
+use server::{EtcdServer, ServerConfig};
+
+/// The `etcd` model.
+pub struct Etcd;
+
+pub static ETCD: Etcd = Etcd;
+
+const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "servers",
+        kind: ParamKind::Int { min: 1, max: 99 },
+        default: "3",
+        meaning: "members of the Raft group (server-0 …); a write needs servers/2 + 1 of them",
+    },
+    ParamSpec {
+        name: "lease_ttl_ms",
+        kind: ParamKind::Number { min: 1.0, max: 1e9 },
+        default: "60000",
+        meaning: "the session's lease TTL (concurrency.WithTTL; etcd raises it to its minimum, 1.5 election timeouts in whole seconds)",
+    },
+    ParamSpec {
+        name: "heartbeat_ms",
+        kind: ParamKind::Number { min: 0.1, max: 1e7 },
+        default: "100",
+        meaning: "Raft heartbeat interval (--heartbeat-interval)",
+    },
+    ParamSpec {
+        name: "election_ms",
+        kind: ParamKind::Number { min: 0.5, max: 1e8 },
+        default: "1000",
+        meaning: "Raft election timeout (--election-timeout), randomised in [1, 2) × this; a new leader extends every lease by it",
+    },
+    ParamSpec {
+        name: "lease_check_ms",
+        kind: ParamKind::Number { min: 1.0, max: 1e8 },
+        default: "500",
+        meaning: "how often the leader's lessor looks for expired leases to revoke",
+    },
+    ParamSpec {
+        name: "recheck_after_wait",
+        kind: ParamKind::Bool,
+        default: "true",
+        meaning: "after waiting, Lock re-reads its own key and fails if the session expired (false: etcd 3.4.3's bug, issue #11456)",
+    },
+    ParamSpec {
+        name: "service_ms",
+        kind: ParamKind::Dist { min: 0.0, max: 1e6 },
+        default: "0.05",
+        meaning: "a member's processing time per client request or watch event",
+    },
+];
+
+/// etcd's minimum lease TTL: `(3 × electionTicks / 2) × heartbeat`, rounded up to whole seconds
+/// (`etcdserver.NewServer`: `minTTL`, `math.Ceil(minTTL.Seconds())`).
+pub fn min_lease_ttl_ns(heartbeat_ms: f64, election_ms: f64) -> Nanos {
+    let ticks = (election_ms / heartbeat_ms).floor().max(1.0) as u64;
+    let min_ns = ms_to_ns(((3 * ticks) / 2) as f64 * heartbeat_ms);
+    min_ns.div_ceil(NS_PER_SEC) * NS_PER_SEC
+}
+
+/// How long the client waits for an answer before it moves to another member: etcd's server-side
+/// request timeout, `5 s + 2 × election timeout` (`ReqTimeout`).
+pub fn request_timeout_ns(election_ms: f64) -> Nanos {
+    5 * NS_PER_SEC + 2 * ms_to_ns(election_ms)
+}
+
+impl Model for Etcd {
+    fn name(&self) -> &'static str {
+        "etcd"
+    }
+
+    fn summary(&self) -> &'static str {
+        "etcd: Raft cluster, leases kept alive by the client, clientv3/concurrency Mutex (lowest create revision holds, wait on the predecessor's delete); token = create revision"
+    }
+
+    fn params(&self) -> &'static [ParamSpec] {
+        PARAMS
+    }
+
+    fn validate(&self, params: &Params, workload: &WorkloadFacts) -> Vec<ParamProblem> {
+        let mut problems = Vec::new();
+        if workload.read_fraction > 0.0 {
+            problems.push(ParamProblem {
+                key: "read_fraction".into(),
+                message: format!(
+                    "etcd's concurrency package has no shared (read) lock; read_fraction must be 0 for etcd, not {}",
+                    workload.read_fraction
+                ),
+            });
+        }
+        let (hb, el) = (params.f64("heartbeat_ms"), params.f64("election_ms"));
+        if el < 5.0 * hb {
+            problems.push(ParamProblem {
+                key: "election_ms".into(),
+                message: format!(
+                    "etcd requires --election-timeout to be at least 5 × --heartbeat-interval: election_ms = {el} is below 5 × {hb}"
+                ),
+            });
+        }
+        problems
+    }
+
+    fn limitations(&self, params: &Params, workload: &WorkloadFacts) -> Vec<String> {
+        let mut notes = Vec::new();
+        let servers = params.int("servers");
+        if servers % 2 == 0 {
+            notes.push(format!(
+                "servers = {servers} is even: a quorum is {} members, so it survives {} failures, no more than {} members would",
+                servers / 2 + 1,
+                servers - (servers / 2 + 1),
+                servers - 1
+            ));
+        }
+        if workload.reentry > 0.0 {
+            notes.push(
+                "etcd's Mutex is not reentrant (a second Lock in the same session returns at once and one Unlock frees it): nested acquisitions are skipped".into(),
+            );
+        }
+        let ttl_ms = params.f64("lease_ttl_ms");
+        let min_ns = min_lease_ttl_ns(params.f64("heartbeat_ms"), params.f64("election_ms"));
+        if ms_to_ns(ttl_ms) < min_ns {
+            notes.push(format!(
+                "lease_ttl_ms = {ttl_ms} is below etcd's minimum lease TTL ({} ms for these timeouts): the server grants the minimum",
+                min_ns / 1_000_000
+            ));
+        }
+        if ttl_ms.fract() != 0.0 || (ttl_ms as u64) % 1000 != 0 {
+            notes.push(format!(
+                "etcd lease TTLs are whole seconds; lease_ttl_ms = {ttl_ms} is used as given"
+            ));
+        }
+        notes
+    }
+
+    fn fenced(&self, _params: &Params) -> bool {
+        true
+    }
+
+    fn build(&self, params: &Params, spec: &ClusterSpec) -> Cluster {
+        let servers = params.int("servers") as usize;
+        let (hb_ms, el_ms) = (params.f64("heartbeat_ms"), params.f64("election_ms"));
+        let members: Vec<String> = (0..servers).map(|i| format!("server-{i}")).collect();
+        let raft = crate::consensus::Config::new(ms_to_ns(hb_ms), ms_to_ns(el_ms));
+        let server_cfg = ServerConfig {
+            service_ms: params.dist("service_ms"),
+            lease_check_ns: ms_to_ns(params.f64("lease_check_ms")),
+            election_ns: ms_to_ns(el_ms),
+            min_ttl_ns: min_lease_ttl_ns(hb_ms, el_ms),
+        };
+        let services = (0..servers)
+            .map(|i| {
+                let s = EtcdServer::new(i, members.clone(), server_cfg.clone(), raft.clone());
+                (members[i].clone(), NodeKind::Server, Box::new(s) as Box<dyn Process>)
+            })
+            .collect();
+        let client_cfg = ClientConfig {
+            servers,
+            lease_ttl_ns: ms_to_ns(params.f64("lease_ttl_ms")),
+            recheck_after_wait: params.bool("recheck_after_wait"),
+            request_timeout_ns: request_timeout_ns(el_ms),
+        };
+        let clients = (0..spec.clients)
+            .map(|i| Box::new(EtcdClient::new(i, client_cfg.clone())) as Box<dyn locksim_simulator::lockclient::LockClient>)
+            .collect();
+        Cluster { services, clients, ordered_links: true, leaderless: false }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn etcd_minimum_ttl_and_request_timeout() {
+        // Defaults: 10 election ticks of 100 ms: 1.5 s, rounded up to 2 s.
+        assert_eq!(min_lease_ttl_ns(100.0, 1000.0), 2 * NS_PER_SEC);
+        assert_eq!(min_lease_ttl_ns(100.0, 2000.0), 3 * NS_PER_SEC);
+        assert_eq!(request_timeout_ns(1000.0), 7 * NS_PER_SEC);
+    }
+}

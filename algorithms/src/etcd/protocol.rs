@@ -1,0 +1,180 @@
+//! What etcd's nodes say to each other: the client's gRPC calls (KV, Lease, Watch) reduced to
+//! the operations clientv3/concurrency's Session and Mutex use, the server's answers, the
+//! commands that go through the Raft log, and the server-to-server forwarding (a follower hands
+//! proposals, read-index requests and lease renewals to the leader, as etcd's raft `MsgProp`,
+//! `MsgReadIndex` and the `/leases` peer handler do).
+
+use std::fmt;
+
+use locksim_simulator::process::NodeId;
+use locksim_simulator::time::Nanos;
+
+/// A lease id (the log index of the entry that granted it: unique and the same on every member).
+pub type LeaseId = u64;
+/// An MVCC revision (etcd's main revision; the store starts at 1).
+pub type Revision = u64;
+
+/// One client call.
+#[derive(Clone, PartialEq)]
+pub enum Op {
+    /// `Lease.Grant(ttl)` (Session start).
+    LeaseGrant { ttl_ns: Nanos },
+    /// One request on the `LeaseKeepAlive` stream.
+    KeepAlive { lease: LeaseId },
+    /// Mutex.Lock's transaction: `If(CreateRevision(my_key) = 0) Then(Put(my_key, lease),
+    /// Get(prefix, first create)) Else(Get(my_key), Get(prefix, first create))`.
+    MutexTxn { my_key: String, prefix: String, lease: LeaseId },
+    /// `Get(key)` (the recheck after waiting).
+    Get { key: String },
+    /// waitDeletes' `Get(prefix, WithLastCreate, WithMaxCreateRev(max))`: the key under `prefix`
+    /// with the highest create revision not above `max_create_rev`.
+    LastCreateBelow { prefix: String, max_create_rev: Revision },
+    /// `Delete(key)` (Unlock).
+    Delete { key: String },
+    /// `Watch(key, WithRev(start_rev))` on this member.
+    Watch { watch_id: u64, key: String, start_rev: Revision },
+    /// Cancels a watch.
+    WatchCancel { watch_id: u64 },
+}
+
+impl Op {
+    /// Whether clientv3 may resend it elsewhere after a failure (reads and keep-alives are
+    /// repeatable; a mutation whose request may have reached a server is not retried).
+    pub fn repeatable(&self) -> bool {
+        matches!(self, Op::Get { .. } | Op::LastCreateBelow { .. } | Op::KeepAlive { .. })
+    }
+}
+
+impl fmt::Debug for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Op::LeaseGrant { ttl_ns } => write!(f, "LeaseGrant ttl={}ms", ttl_ns / 1_000_000),
+            Op::KeepAlive { lease } => write!(f, "KeepAlive {lease:x}"),
+            Op::MutexTxn { my_key, .. } => write!(f, "Txn put-if-absent {my_key} + first-create"),
+            Op::Get { key } => write!(f, "Get {key}"),
+            Op::LastCreateBelow { prefix, max_create_rev } => {
+                write!(f, "Get {prefix} last-create max-create-rev={max_create_rev}")
+            }
+            Op::Delete { key } => write!(f, "Delete {key}"),
+            Op::Watch { watch_id, key, start_rev } => write!(f, "Watch#{watch_id} {key} from rev {start_rev}"),
+            Op::WatchCancel { watch_id } => write!(f, "WatchCancel#{watch_id}"),
+        }
+    }
+}
+
+/// A client request to a member.
+#[derive(Clone, PartialEq)]
+pub struct Request {
+    pub id: u64,
+    pub op: Op,
+}
+
+impl fmt::Debug for Request {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "req#{} {:?}", self.id, self.op)
+    }
+}
+
+/// A key as a range response shows it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KeyInfo {
+    pub key: String,
+    pub create_rev: Revision,
+    pub lease: LeaseId,
+}
+
+/// A successful answer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Reply {
+    LeaseGranted { lease: LeaseId, ttl_ns: Nanos },
+    /// `ttl_ns` 0: the lease is gone (clientv3 closes the keep-alive).
+    KeepAlive { lease: LeaseId, ttl_ns: Nanos },
+    /// `my_create_rev`: the create revision of the own key (the put's revision when it
+    /// succeeded); `owner`: the key with the lowest create revision under the prefix.
+    Txn { succeeded: bool, my_create_rev: Revision, owner: Option<KeyInfo> },
+    Range { kv: Option<KeyInfo> },
+    Deleted { count: u64 },
+}
+
+/// Why a call failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EtcdError {
+    /// The member knows no leader (raft dropped the proposal, read index impossible).
+    NoLeader,
+    /// `etcdserver: requested lease not found` (a put under a revoked lease).
+    LeaseNotFound,
+}
+
+/// A member's answer to a [`Request`]; `header_rev` is the member's store revision when it
+/// answered (etcd's response header).
+#[derive(Clone, PartialEq)]
+pub struct Response {
+    pub id: u64,
+    pub header_rev: Revision,
+    pub result: Result<Reply, EtcdError>,
+}
+
+impl fmt::Debug for Response {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.result {
+            Ok(r) => write!(f, "resp#{} rev={} {:?}", self.id, self.header_rev, r),
+            Err(e) => write!(f, "resp#{} rev={} error {:?}", self.id, self.header_rev, e),
+        }
+    }
+}
+
+/// A watch event pushed to the client on its watch stream.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WatchEvent {
+    pub watch_id: u64,
+    pub key: String,
+    pub rev: Revision,
+    pub deleted: bool,
+}
+
+/// Who is waiting for a log entry's result: (member that proposed it, its request tag).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Origin {
+    pub server: NodeId,
+    pub tag: u64,
+}
+
+/// What goes through the Raft log.
+#[derive(Clone, PartialEq)]
+pub struct Cmd {
+    pub origin: Option<Origin>,
+    pub kind: CmdKind,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum CmdKind {
+    LeaseGrant { ttl_ns: Nanos },
+    LeaseRevoke { lease: LeaseId },
+    MutexTxn { my_key: String, prefix: String, lease: LeaseId },
+    Delete { key: String },
+}
+
+impl fmt::Debug for Cmd {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            CmdKind::LeaseGrant { ttl_ns } => write!(f, "LeaseGrant({}ms)", ttl_ns / 1_000_000),
+            CmdKind::LeaseRevoke { lease } => write!(f, "LeaseRevoke({lease:x})"),
+            CmdKind::MutexTxn { my_key, .. } => write!(f, "Txn({my_key})"),
+            CmdKind::Delete { key } => write!(f, "Delete({key})"),
+        }
+    }
+}
+
+/// Member-to-member traffic besides Raft itself.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Peer {
+    /// A follower's proposal handed to the leader (raft `MsgProp`).
+    Propose(Cmd),
+    /// A follower asks the leader for a read index (raft `MsgReadIndex`).
+    ReadIndex { rid: u64 },
+    /// The leader's answer: `None` when it could not confirm its leadership.
+    ReadIndexReply { rid: u64, index: Option<u64> },
+    /// A follower forwards a keep-alive to the leader (etcd's `/leases` peer handler).
+    Renew { rid: u64, lease: LeaseId },
+    RenewReply { rid: u64, lease: LeaseId, ttl_ns: Nanos },
+}

@@ -1,0 +1,544 @@
+//! The lock library on each client: the redis.io single-instance pattern, or Redisson's `lock()`
+//! with its watchdog, over one primary that Sentinel may replace.
+//!
+//! Plain pattern (`watchdog = false`, redis.io "Distributed Locks with Redis"): `SET key random NX
+//! PX ttl_ms` with a fresh random value per attempt; a refusal retries after a `retry_ms` draw;
+//! release runs the compare-and-delete script (`unlock = "compare_and_delete"`) or a plain `DEL`
+//! (`unlock = "del"`, which deletes whoever's lock is there).
+//!
+//! Redisson `lock()` (`watchdog = true`; RedissonLock, RedissonBaseLock, RedissonFencedLock,
+//! renewal/LockTask and RenewalTask, Redisson 3.x):
+//! - The lock is a hash `owner → count`; `owner` is the Redisson instance id plus the thread
+//!   (one per client start here). Re-entry runs the script again and increments the count, so a
+//!   holder that locks 3 times and unlocks twice still holds it.
+//! - The lease is `ttl_ms` (Redisson's `lockWatchdogTimeout`, 30 000 ms by default). While held,
+//!   the watchdog renews it every lease/3, counted from the previous renewal's completion. A
+//!   renewal that errs or times out is logged and rescheduled (RenewalTask); one that finds the key
+//!   gone (the script returns 0) cancels the renewal silently: the holder is not told and goes on.
+//! - A refused attempt returns the key's `PTTL`; the waiter subscribes to the lock's channel, tries
+//!   again, then waits for the unlock message or the TTL, whichever comes first, and tries again.
+//!   A message that arrives while the waiter is busy leaves a permit (Redisson's latch semaphore).
+//!
+//! Both: `fencing_counter = true` makes the acquiring script `INCR` a token key on the same primary
+//! (RedissonFencedLock's script; for the plain pattern the same `INCR` in a script with the `SET`),
+//! so the token is replicated asynchronously like the lock. `replica_ack = true` is Redisson's
+//! `checkLockSyncedSlaves`: the acquiring script is pipelined with `WAIT <available replicas>
+//! 1000` (`syncSlaves`); if no replica acknowledged, the acquisition fails and the lock just taken
+//! is unlocked. With no replica available (none configured, or all reported down) there is no
+//! `WAIT`, as in Redisson.
+//!
+//! Every command times out after 3 000 ms (Redisson's `timeout`; plus the `WAIT` timeout when one
+//! is pipelined). A lock command that errs or times out fails the acquisition (`Unavailable`);
+//! the model does not retry commands (Redisson's `retryAttempts`), which only delays the same
+//! failure. A release whose command fails still returns (`Released`).
+//!
+//! With replicas, the library follows Sentinel: it asks every Sentinel for the primary at start,
+//! moves to the primary of the highest configuration epoch that a `+switch-master` announces,
+//! re-subscribes there while waiting, and counts a replica as available unless a Sentinel reported
+//! it down (`+sdown`) and not up again (`-sdown`).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use locksim_simulator::dist::Dist;
+use locksim_simulator::history::{FailReason, LockKey, LockMode};
+use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
+use locksim_simulator::process::{downcast, Ctx, Msg, NodeId, TimerId};
+use locksim_simulator::time::{ms_to_ns, Nanos, NS_PER_MS};
+use rand::Rng;
+
+use super::keyspace::Reply;
+use super::protocol::*;
+
+/// Redisson's `timeout`: how long a command waits for its reply.
+pub const COMMAND_TIMEOUT_MS: u64 = 3_000;
+/// Redisson's `slavesSyncTimeout`: the `WAIT` timeout.
+pub const WAIT_TIMEOUT_MS: u64 = 1_000;
+
+const K_REQUEST: u64 = 1;
+const K_RETRY: u64 = 2;
+const K_WAIT_UNLOCK: u64 = 3;
+const K_RENEW: u64 = 4;
+
+fn tag(kind: u64, key: LockKey, seq: u32) -> u64 {
+    (kind << 56) | ((key as u64) << 24) | (seq as u64 & 0xff_ffff)
+}
+
+fn untag(tag: u64) -> (u64, LockKey, u32) {
+    (tag >> 56, ((tag >> 24) & 0xffff_ffff) as LockKey, (tag & 0xff_ffff) as u32)
+}
+
+/// How a lock is released.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnlockMode {
+    CompareAndDelete,
+    Del,
+}
+
+/// The parts of the model's parameters the library uses.
+#[derive(Clone, Debug)]
+pub struct ClientConfig {
+    pub ttl_ms: u64,
+    pub unlock: UnlockMode,
+    pub retry_ms: Dist,
+    pub watchdog: bool,
+    pub replica_ack: bool,
+    pub fencing: bool,
+    pub servers: usize,
+    pub sentinels: usize,
+}
+
+/// A request in flight and what its answer is for.
+#[derive(Clone, Debug)]
+struct Pending {
+    key: LockKey,
+    kind: ReqKind,
+    timer: TimerId,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum ReqKind {
+    /// An acquisition attempt; `value` is the plain pattern's random value; `waited` says a
+    /// `WAIT` was pipelined.
+    Lock { value: u64, nested: bool, waited: bool },
+    /// A release call: answered with `Released`.
+    Unlock,
+    /// An unlock nobody waits for (a grant refused by `replica_ack`, or one that came after the
+    /// acquisition was cancelled).
+    Cleanup,
+    Renew { seq: u32 },
+    Subscribe,
+    Unsubscribe,
+}
+
+/// What an acquisition is doing.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Acq {
+    Idle,
+    Requested { req: u64 },
+    /// Plain pattern: sleeping `retry_ms`.
+    RetryWait { seq: u32 },
+    /// Redisson: subscribing to the unlock channel before trying again.
+    Subscribing { req: u64 },
+    /// Redisson: waiting for the unlock message or the TTL.
+    WaitUnlock { seq: u32 },
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Held {
+    value: u64,
+    token: Option<u64>,
+    /// Redisson's hold count as the library tracks it (the watchdog runs while it is above 0).
+    count: u32,
+}
+
+#[derive(Clone, Debug)]
+struct KeyState {
+    held: Option<Held>,
+    acq: Acq,
+    subscribed: bool,
+    /// An unlock message arrived while the waiter was not blocked on it.
+    permit: bool,
+    /// The running watchdog's generation (None: not renewing).
+    renew_seq: Option<u32>,
+}
+
+impl Default for KeyState {
+    fn default() -> Self {
+        KeyState { held: None, acq: Acq::Idle, subscribed: false, permit: false, renew_seq: None }
+    }
+}
+
+/// One client's lock library.
+pub struct RedisLockClient {
+    cfg: ClientConfig,
+    servers: Vec<NodeId>,
+    sentinels: Vec<NodeId>,
+    primary: NodeId,
+    config_epoch: u64,
+    replicas_down: BTreeSet<NodeId>,
+    /// Redisson's instance id and thread (`UUID:threadId`), new at every start.
+    owner: u64,
+    next_req: u64,
+    seq: u32,
+    pending: BTreeMap<u64, Pending>,
+    keys: BTreeMap<LockKey, KeyState>,
+}
+
+impl RedisLockClient {
+    pub fn new(cfg: ClientConfig) -> Self {
+        RedisLockClient {
+            cfg,
+            servers: Vec::new(),
+            sentinels: Vec::new(),
+            primary: 0,
+            config_epoch: 0,
+            replicas_down: BTreeSet::new(),
+            owner: 0,
+            next_req: 0,
+            seq: 0,
+            pending: BTreeMap::new(),
+            keys: BTreeMap::new(),
+        }
+    }
+
+    fn next_seq(&mut self) -> u32 {
+        self.seq = (self.seq + 1) & 0xff_ffff;
+        self.seq
+    }
+
+    fn lease_ns(&self) -> Nanos {
+        self.cfg.ttl_ms * NS_PER_MS
+    }
+
+    /// Replicas Redisson counts as available: every server but the primary, minus those a
+    /// Sentinel reported down.
+    fn available_replicas(&self) -> u32 {
+        self.servers.iter().filter(|s| **s != self.primary && !self.replicas_down.contains(s)).count() as u32
+    }
+
+    fn request(&mut self, ctx: &mut Ctx, key: LockKey, cmd: Command, wait: Option<WaitSpec>, kind: ReqKind) -> u64 {
+        self.next_req += 1;
+        let id = self.next_req;
+        let timeout_ms = COMMAND_TIMEOUT_MS + wait.map_or(0, |w| w.timeout_ms);
+        let timer = ctx.set_timer(timeout_ms * NS_PER_MS, (K_REQUEST << 56) | id);
+        self.pending.insert(id, Pending { key, kind, timer });
+        ctx.send(self.primary, Request { id, cmd, wait });
+        id
+    }
+
+    fn state(&mut self, key: LockKey) -> &mut KeyState {
+        self.keys.entry(key).or_default()
+    }
+
+    /// One acquisition attempt: the lock script (and `WAIT` with `replica_ack`).
+    fn attempt(&mut self, ctx: &mut Ctx, key: LockKey, nested: bool) {
+        let value: u64 = ctx.rng().gen();
+        let cmd = if self.cfg.watchdog {
+            Command::HLock { key, owner: self.owner, lease_ms: self.cfg.ttl_ms, fence: self.cfg.fencing }
+        } else {
+            Command::SetNxPx { key, value, px_ms: self.cfg.ttl_ms, fence: self.cfg.fencing }
+        };
+        let available = self.available_replicas();
+        let wait = (self.cfg.replica_ack && available > 0).then_some(WaitSpec { replicas: available, timeout_ms: WAIT_TIMEOUT_MS });
+        let req = self.request(ctx, key, cmd, wait, ReqKind::Lock { value, nested, waited: wait.is_some() });
+        self.state(key).acq = Acq::Requested { req };
+    }
+
+    /// The unlock command for a lock this library holds (or just took).
+    fn unlock_cmd(&self, key: LockKey, value: u64) -> Command {
+        match (self.cfg.watchdog, self.cfg.unlock) {
+            (true, UnlockMode::CompareAndDelete) => Command::HUnlock { key, owner: self.owner, lease_ms: self.cfg.ttl_ms },
+            // Redisson `forceUnlock`: DEL and publish.
+            (true, UnlockMode::Del) => Command::Del { key, publish: true },
+            (false, UnlockMode::CompareAndDelete) => Command::DelIfEquals { key, value },
+            (false, UnlockMode::Del) => Command::Del { key, publish: false },
+        }
+    }
+
+    fn unsubscribe(&mut self, ctx: &mut Ctx, key: LockKey) {
+        let st = self.state(key);
+        st.permit = false;
+        if st.subscribed {
+            st.subscribed = false;
+            self.request(ctx, key, Command::Unsubscribe { key }, None, ReqKind::Unsubscribe);
+        }
+    }
+
+    fn start_watchdog(&mut self, ctx: &mut Ctx, key: LockKey) {
+        let seq = self.next_seq();
+        self.state(key).renew_seq = Some(seq);
+        let after = self.lease_ns() / 3;
+        ctx.set_timer(after, tag(K_RENEW, key, seq));
+    }
+
+    fn on_lock_answer(&mut self, ctx: &mut Ctx, out: &mut LockEvents, id: u64, key: LockKey, kind: ReqKind, r: Response) {
+        let ReqKind::Lock { value, nested, waited } = kind else { return };
+        let current = self.state(key).acq == Acq::Requested { req: id };
+        match r.answer {
+            Answer::Reply(Reply::Acquired { token }) => {
+                if !current {
+                    // The acquisition was given up meanwhile: hand the lock straight back.
+                    let cmd = self.unlock_cmd(key, value);
+                    self.request(ctx, key, cmd, None, ReqKind::Cleanup);
+                    return;
+                }
+                self.state(key).acq = Acq::Idle;
+                if waited && r.synced.unwrap_or(0) == 0 {
+                    // checkLockSyncedSlaves: "None of slaves were synced". Fail and unlock.
+                    ctx.note(|| format!("lock {key}: no replica acknowledged the grant (WAIT): failing and unlocking"));
+                    let cmd = self.unlock_cmd(key, value);
+                    self.request(ctx, key, cmd, None, ReqKind::Cleanup);
+                    self.unsubscribe(ctx, key);
+                    out.push(LockEvent::Failed { key, reason: FailReason::Refused });
+                    return;
+                }
+                self.unsubscribe(ctx, key);
+                let st = self.state(key);
+                let first = st.held.is_none();
+                let held = st.held.get_or_insert(Held { value, token, count: 0 });
+                held.count += 1;
+                if token.is_some() {
+                    held.token = token;
+                }
+                let token = held.token;
+                if self.cfg.watchdog && first {
+                    self.start_watchdog(ctx, key);
+                }
+                let _ = nested;
+                out.push(LockEvent::Granted { key, token });
+            }
+            Answer::Reply(Reply::Taken { pttl_ms }) => {
+                if !current {
+                    return;
+                }
+                out.push(LockEvent::Refused { key });
+                if nested {
+                    // Our own lock is gone and someone else holds the key: a nested lock() would
+                    // block behind the new holder; the workload cannot block a critical section,
+                    // so the nested acquisition fails.
+                    self.state(key).acq = Acq::Idle;
+                    out.push(LockEvent::Failed { key, reason: FailReason::Refused });
+                    return;
+                }
+                if !self.cfg.watchdog {
+                    let seq = self.next_seq();
+                    self.state(key).acq = Acq::RetryWait { seq };
+                    let after = ms_to_ns(self.cfg.retry_ms.sample_non_negative(ctx.rng()));
+                    ctx.set_timer(after, tag(K_RETRY, key, seq));
+                    return;
+                }
+                let st = self.state(key);
+                if !st.subscribed {
+                    st.subscribed = true;
+                    let req = self.request(ctx, key, Command::Subscribe { key }, None, ReqKind::Subscribe);
+                    self.state(key).acq = Acq::Subscribing { req };
+                    return;
+                }
+                if std::mem::take(&mut st.permit) {
+                    return self.attempt(ctx, key, false);
+                }
+                let seq = self.next_seq();
+                self.state(key).acq = Acq::WaitUnlock { seq };
+                // ttl < 0 (no expiry): wait for the message only.
+                if let Some(ttl) = pttl_ms.filter(|t| *t >= 0) {
+                    ctx.set_timer(ttl as u64 * NS_PER_MS, tag(K_WAIT_UNLOCK, key, seq));
+                }
+            }
+            _ => {
+                // An error (READONLY) or something unexpected: the acquisition fails.
+                if current {
+                    self.fail(ctx, out, key, nested);
+                }
+            }
+        }
+    }
+
+    fn fail(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey, nested: bool) {
+        self.state(key).acq = Acq::Idle;
+        if !nested {
+            self.unsubscribe(ctx, key);
+        }
+        out.push(LockEvent::Failed { key, reason: FailReason::Unavailable });
+    }
+
+    fn on_response(&mut self, ctx: &mut Ctx, out: &mut LockEvents, r: Response) {
+        let Some(p) = self.pending.remove(&r.id) else { return };
+        ctx.cancel_timer(p.timer);
+        let key = p.key;
+        match p.kind {
+            ReqKind::Lock { .. } => self.on_lock_answer(ctx, out, r.id, key, p.kind, r),
+            ReqKind::Unlock => out.push(LockEvent::Released { key }),
+            ReqKind::Cleanup | ReqKind::Unsubscribe => {}
+            ReqKind::Renew { seq } => {
+                if self.state(key).renew_seq != Some(seq) {
+                    return;
+                }
+                match r.answer {
+                    Answer::Reply(Reply::Int(1)) => {
+                        let after = self.lease_ns() / 3;
+                        ctx.set_timer(after, tag(K_RENEW, key, seq));
+                    }
+                    Answer::Reply(Reply::Int(0)) => {
+                        // LockTask: the key is gone; cancel the renewal. Nobody tells the holder.
+                        self.state(key).renew_seq = None;
+                        ctx.note(|| format!("lock {key}: watchdog renewal found the lock gone; renewal stops (holder not told)"));
+                    }
+                    _ => {
+                        let after = self.lease_ns() / 3;
+                        ctx.set_timer(after, tag(K_RENEW, key, seq));
+                    }
+                }
+            }
+            ReqKind::Subscribe => {
+                if self.state(key).acq == (Acq::Subscribing { req: r.id }) {
+                    self.attempt(ctx, key, false);
+                }
+            }
+        }
+    }
+
+    fn on_request_timeout(&mut self, ctx: &mut Ctx, out: &mut LockEvents, id: u64) {
+        let Some(p) = self.pending.remove(&id) else { return };
+        let key = p.key;
+        ctx.note(|| format!("request {id} for lock {key} timed out"));
+        match p.kind {
+            ReqKind::Lock { nested, .. } => {
+                if self.state(key).acq == (Acq::Requested { req: id }) {
+                    self.fail(ctx, out, key, nested);
+                }
+            }
+            ReqKind::Unlock => out.push(LockEvent::Released { key }),
+            ReqKind::Renew { seq } => {
+                // RenewalTask: log the error and schedule the next renewal.
+                if self.state(key).renew_seq == Some(seq) {
+                    let after = self.lease_ns() / 3;
+                    ctx.set_timer(after, tag(K_RENEW, key, seq));
+                }
+            }
+            ReqKind::Subscribe => {
+                if self.state(key).acq == (Acq::Subscribing { req: id }) {
+                    self.state(key).subscribed = false;
+                    self.fail(ctx, out, key, false);
+                }
+            }
+            ReqKind::Cleanup | ReqKind::Unsubscribe => {}
+        }
+    }
+
+    fn on_unlock_message(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey) {
+        let st = self.state(key);
+        if !st.subscribed || st.acq == Acq::Idle {
+            return;
+        }
+        out.push(LockEvent::Notified { key });
+        match st.acq {
+            Acq::WaitUnlock { .. } => self.attempt(ctx, key, false),
+            _ => st.permit = true,
+        }
+    }
+
+    fn on_sentinel_event(&mut self, ctx: &mut Ctx, e: SentinelEvent) {
+        match e {
+            SentinelEvent::SwitchMaster { config_epoch, primary } => self.switch_to(ctx, config_epoch, primary),
+            SentinelEvent::ReplicaDown { node } => {
+                self.replicas_down.insert(node);
+            }
+            SentinelEvent::ReplicaUp { node } => {
+                self.replicas_down.remove(&node);
+            }
+        }
+    }
+
+    fn switch_to(&mut self, ctx: &mut Ctx, config_epoch: u64, primary: NodeId) {
+        if config_epoch <= self.config_epoch && !(config_epoch == 0 && self.config_epoch == 0) {
+            return;
+        }
+        self.config_epoch = config_epoch;
+        if primary == self.primary {
+            return;
+        }
+        let old = self.primary;
+        self.replicas_down.insert(old);
+        self.replicas_down.remove(&primary);
+        self.primary = primary;
+        let name = ctx.name_of(primary).to_string();
+        ctx.note(|| format!("primary is now {name} (config epoch {config_epoch})"));
+        // Redisson re-subscribes its channels on the new primary.
+        let waiting: Vec<LockKey> = self.keys.iter().filter(|(_, s)| s.subscribed).map(|(k, _)| *k).collect();
+        for key in waiting {
+            self.request(ctx, key, Command::Subscribe { key }, None, ReqKind::Unsubscribe);
+        }
+    }
+}
+
+impl LockClient for RedisLockClient {
+    fn on_start(&mut self, ctx: &mut Ctx, _out: &mut LockEvents) {
+        self.servers = (0..self.cfg.servers).map(|i| ctx.node_named(&format!("server-{i}")).expect("server exists")).collect();
+        self.sentinels =
+            (0..self.cfg.sentinels).map(|i| ctx.node_named(&format!("sentinel-{i}")).expect("sentinel exists")).collect();
+        self.primary = self.servers[0];
+        self.config_epoch = 0;
+        self.owner = ctx.rng().gen();
+        for s in self.sentinels.clone() {
+            ctx.send(s, GetMasterAddr);
+        }
+    }
+
+    fn acquire(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey, mode: LockMode) {
+        let _ = (out, mode); // exclusive only: the model rejects read_fraction > 0
+        let nested = self.state(key).held.is_some();
+        self.attempt(ctx, key, nested);
+    }
+
+    fn release(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey) {
+        let Some(mut held) = self.state(key).held else {
+            // Nothing held (it cannot happen with the shared driver): the call returns.
+            out.push(LockEvent::Released { key });
+            return;
+        };
+        let cmd = self.unlock_cmd(key, held.value);
+        held.count = held.count.saturating_sub(1);
+        let all = held.count == 0 || self.cfg.unlock == UnlockMode::Del || !self.cfg.watchdog;
+        let st = self.state(key);
+        if all {
+            st.held = None;
+            st.renew_seq = None;
+        } else {
+            st.held = Some(held);
+        }
+        self.request(ctx, key, cmd, None, ReqKind::Unlock);
+    }
+
+    fn cancel(&mut self, ctx: &mut Ctx, _out: &mut LockEvents, key: LockKey) {
+        // The request in flight (if any) stays pending: a grant that arrives now is unlocked.
+        self.state(key).acq = Acq::Idle;
+        self.unsubscribe(ctx, key);
+    }
+
+    fn on_message(&mut self, ctx: &mut Ctx, out: &mut LockEvents, _from: NodeId, msg: Msg) {
+        let msg = match downcast::<Response>(msg) {
+            Ok(r) => return self.on_response(ctx, out, *r),
+            Err(m) => m,
+        };
+        let msg = match downcast::<UnlockMessage>(msg) {
+            Ok(m) => return self.on_unlock_message(ctx, out, m.key),
+            Err(m) => m,
+        };
+        let msg = match downcast::<SentinelEvent>(msg) {
+            Ok(e) => return self.on_sentinel_event(ctx, *e),
+            Err(m) => m,
+        };
+        if let Ok(m) = downcast::<MasterAddr>(msg) {
+            self.switch_to(ctx, m.config_epoch, m.primary);
+        }
+    }
+
+    fn on_timer(&mut self, ctx: &mut Ctx, out: &mut LockEvents, t: u64) {
+        if t >> 56 == K_REQUEST {
+            return self.on_request_timeout(ctx, out, t & ((1 << 56) - 1));
+        }
+        let (kind, key, seq) = untag(t);
+        let st = self.state(key);
+        match kind {
+            K_RETRY if st.acq == (Acq::RetryWait { seq }) => self.attempt(ctx, key, false),
+            K_WAIT_UNLOCK if st.acq == (Acq::WaitUnlock { seq }) => self.attempt(ctx, key, false),
+            K_RENEW if st.renew_seq == Some(seq) && st.held.is_some() => {
+                let owner = self.owner;
+                let lease_ms = self.cfg.ttl_ms;
+                self.request(ctx, key, Command::HRenew { key, owner, lease_ms }, None, ReqKind::Renew { seq });
+            }
+            _ => {}
+        }
+    }
+
+    fn on_crash(&mut self) {
+        self.pending.clear();
+        self.keys.clear();
+        self.replicas_down.clear();
+        self.config_epoch = 0;
+    }
+
+    fn reentrant(&self) -> bool {
+        self.cfg.watchdog
+    }
+}

@@ -1,0 +1,243 @@
+//! `redis`: one Redis primary, optional replicas and Sentinel, and a lock library that is either
+//! the redis.io single-instance pattern or Redisson's `lock()` with its watchdog.
+//!
+//! Module map:
+//! - [`keyspace`]: the keyspace with wall-clock PX expiry and the lock commands and scripts
+//! - [`protocol`]: every message (commands, pub/sub, replication stream, Sentinel)
+//! - [`server`]: one Redis server: single-threaded service, active expiry, replication with lag,
+//!   `WAIT`, persistence, role changes
+//! - [`sentinel`]: Sentinel: SDOWN, ODOWN with `quorum`, leader election per epoch, promotion,
+//!   reconfiguration, client notification
+//! - [`client`]: the lock library (plain pattern or Redisson), following Sentinel's announcements
+//!
+//! Sources: redis.io "Distributed Locks with Redis" (the single-instance pattern and "Why
+//! failover-based implementations are not enough"), the `WAIT` and `SET` command pages, the Redis
+//! source (`db.c` expiry, `expire.c` active cycle, `replication.c`, `sentinel.c`), and Redisson
+//! (`RedissonLock`, `RedissonBaseLock`, `RedissonFencedLock`, `renewal/LockTask`,
+//! `renewal/RenewalTask`, `Config`). Each module's header says what it follows.
+//!
+//! Every link is a TCP connection (client↔server, the replication link, Sentinel's links), so
+//! links are ordered (`ordered_links`): the replication stream relies on it, and an unlock sent
+//! after a lock request never overtakes it.
+
+pub mod client;
+pub mod keyspace;
+pub mod protocol;
+pub mod sentinel;
+pub mod server;
+
+use locksim_simulator::lockclient::LockClient;
+use locksim_simulator::model::{Cluster, ClusterSpec, Model, ParamKind, ParamProblem, ParamSpec, Params, WorkloadFacts};
+use locksim_simulator::process::{NodeKind, Process};
+
+use client::{ClientConfig, RedisLockClient, UnlockMode};
+use sentinel::{Sentinel, SentinelConfig};
+use server::{Persistence, RedisServer, ServerConfig};
+
+/// The `redis` model.
+pub struct Redis;
+
+pub static REDIS: Redis = Redis;
+
+const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "ttl_ms",
+        kind: ParamKind::Number { min: 1.0, max: 1e9 },
+        default: "30000",
+        meaning: "the lock key's PX time to live; with the watchdog, Redisson's lease (lockWatchdogTimeout)",
+    },
+    ParamSpec {
+        name: "unlock",
+        kind: ParamKind::Choice(&["compare_and_delete", "del"]),
+        default: "\"compare_and_delete\"",
+        meaning: "release by the compare-and-delete script (Redisson: its owner-checked unlock script), or by a plain DEL that deletes whoever's lock is there (Redisson: forceUnlock)",
+    },
+    ParamSpec {
+        name: "retry_ms",
+        kind: ParamKind::Dist { min: 0.0, max: 1e7 },
+        default: "{ uniform = [50, 250] }",
+        meaning: "plain pattern: wait after a refused SET NX before trying again (the watchdog mode waits for the unlock message or the TTL instead)",
+    },
+    ParamSpec {
+        name: "watchdog",
+        kind: ParamKind::Bool,
+        default: "false",
+        meaning: "Redisson lock(): reentrant hash lock, lease renewed every lease/3 while held, waiters woken by pub/sub",
+    },
+    ParamSpec {
+        name: "replicas",
+        kind: ParamKind::Int { min: 0, max: 16 },
+        default: "0",
+        meaning: "replicas of the primary (server-1 …), fed asynchronously; with replicas, Sentinel runs",
+    },
+    ParamSpec {
+        name: "replication_lag_ms",
+        kind: ParamKind::Dist { min: 0.0, max: 1e7 },
+        default: "5",
+        meaning: "how long a write waits in the primary's output buffer before it leaves for the replicas (lost if the primary crashes first)",
+    },
+    ParamSpec {
+        name: "sentinels",
+        kind: ParamKind::Int { min: 1, max: 15 },
+        default: "3",
+        meaning: "Sentinel processes (sentinel-0 …) when replicas > 0",
+    },
+    ParamSpec {
+        name: "quorum",
+        kind: ParamKind::Int { min: 1, max: 15 },
+        default: "2",
+        meaning: "Sentinels that must see the primary down (ODOWN); the failover leader also needs a majority of all Sentinels",
+    },
+    ParamSpec {
+        name: "down_after_ms",
+        kind: ParamKind::Number { min: 1.0, max: 1e9 },
+        default: "30000",
+        meaning: "down-after-milliseconds: a Sentinel calls an instance subjectively down after this long without a valid reply",
+    },
+    ParamSpec {
+        name: "replica_ack",
+        kind: ParamKind::Bool,
+        default: "false",
+        meaning: "Redisson checkLockSyncedSlaves: WAIT for the available replicas (1000 ms) after acquiring; none acknowledged: fail and unlock",
+    },
+    ParamSpec {
+        name: "fencing_counter",
+        kind: ParamKind::Bool,
+        default: "true",
+        meaning: "the acquiring script INCRs a token key on the same primary (RedissonFencedLock): replicated asynchronously, so it can go back after a failover",
+    },
+    ParamSpec {
+        name: "persistence",
+        kind: ParamKind::Choice(&["none", "everysec", "always"]),
+        default: "\"everysec\"",
+        meaning: "what a restarted server still has: nothing, the AOF as of the last once-a-second fsync, or every write",
+    },
+    ParamSpec {
+        name: "service_ms",
+        kind: ParamKind::Dist { min: 0.0, max: 1e6 },
+        default: "0.05",
+        meaning: "a server's processing time per command (single-threaded: commands queue)",
+    },
+];
+
+impl Redis {
+    fn client_config(params: &Params) -> ClientConfig {
+        let replicas = params.int("replicas") as usize;
+        ClientConfig {
+            ttl_ms: params.f64("ttl_ms").round() as u64,
+            unlock: if params.str("unlock") == "del" { UnlockMode::Del } else { UnlockMode::CompareAndDelete },
+            retry_ms: params.dist("retry_ms"),
+            watchdog: params.bool("watchdog"),
+            replica_ack: params.bool("replica_ack"),
+            fencing: params.bool("fencing_counter"),
+            servers: 1 + replicas,
+            sentinels: if replicas > 0 { params.int("sentinels") as usize } else { 0 },
+        }
+    }
+}
+
+impl Model for Redis {
+    fn name(&self) -> &'static str {
+        "redis"
+    }
+
+    fn summary(&self) -> &'static str {
+        "one Redis primary (+ async replicas and Sentinel): redis.io SET NX PX lock or Redisson lock() with the watchdog; INCR fencing token"
+    }
+
+    fn params(&self) -> &'static [ParamSpec] {
+        PARAMS
+    }
+
+    fn validate(&self, params: &Params, workload: &WorkloadFacts) -> Vec<ParamProblem> {
+        let mut problems = Vec::new();
+        if workload.read_fraction > 0.0 {
+            problems.push(ParamProblem {
+                key: "read_fraction".into(),
+                message: format!(
+                    "redis (SET NX PX / Redisson RLock) has no shared (read) locks in this model; read_fraction must be 0 for it, not {}",
+                    workload.read_fraction
+                ),
+            });
+        }
+        let sentinels = params.int("sentinels");
+        let quorum = params.int("quorum");
+        if quorum > sentinels {
+            problems.push(ParamProblem {
+                key: "quorum".into(),
+                message: format!("quorum = {quorum} is more than the {sentinels} sentinels: the primary could never be objectively down"),
+            });
+        }
+        for key in ["replication_lag_ms", "retry_ms", "service_ms"] {
+            let d = params.dist(key);
+            if d.min_value() < 0.0 {
+                problems.push(ParamProblem { key: key.into(), message: format!("{key} must not be negative, found {d}") });
+            }
+        }
+        if params.f64("ttl_ms") < 3.0 && params.bool("watchdog") {
+            problems.push(ParamProblem {
+                key: "ttl_ms".into(),
+                message: "with the watchdog, ttl_ms is the lease renewed every lease/3 ms: it must be at least 3".into(),
+            });
+        }
+        problems
+    }
+
+    fn limitations(&self, params: &Params, workload: &WorkloadFacts) -> Vec<String> {
+        let mut notes = Vec::new();
+        if workload.reentry > 0.0 && !params.bool("watchdog") {
+            notes.push(
+                "the plain SET NX lock is not reentrant (a second SET NX by the holder is refused): nested acquisitions are skipped; watchdog = true (Redisson) is reentrant"
+                    .into(),
+            );
+        }
+        let replicas = params.int("replicas");
+        if params.bool("replica_ack") && replicas == 0 {
+            notes.push("replica_ack with replicas = 0: no replica is available, so Redisson skips the WAIT check".into());
+        }
+        if replicas == 0 && params.int("sentinels") != 3 {
+            notes.push("sentinels is ignored with replicas = 0 (Sentinel has nothing to promote)".into());
+        }
+        if replicas > 0 {
+            notes.push(
+                "Sentinel: INFO is folded into the 1 s PING; the leader announces +switch-master once the promoted replica reports its new role, without waiting for the other replicas' reconfiguration; no TILT mode"
+                    .into(),
+            );
+            notes.push("a replica (re)connecting always gets a full resynchronisation (no partial PSYNC)".into());
+        }
+        notes
+    }
+
+    fn fenced(&self, params: &Params) -> bool {
+        params.bool("fencing_counter")
+    }
+
+    fn build(&self, params: &Params, spec: &ClusterSpec) -> Cluster {
+        let replicas = params.int("replicas") as usize;
+        let server_cfg = ServerConfig {
+            service_ms: params.dist("service_ms"),
+            replication_lag_ms: params.dist("replication_lag_ms"),
+            persistence: Persistence::parse(params.str("persistence")),
+            initial_primary: "server-0".into(),
+        };
+        let mut services: Vec<(String, NodeKind, Box<dyn Process>)> = (0..=replicas)
+            .map(|i| (format!("server-{i}"), NodeKind::Server, Box::new(RedisServer::new(server_cfg.clone())) as Box<dyn Process>))
+            .collect();
+        if replicas > 0 {
+            let sentinels = params.int("sentinels") as usize;
+            let cfg = SentinelConfig {
+                servers: 1 + replicas,
+                sentinels,
+                clients: spec.clients,
+                quorum: params.int("quorum") as usize,
+                down_after_ms: params.f64("down_after_ms"),
+            };
+            for i in 0..sentinels {
+                services.push((format!("sentinel-{i}"), NodeKind::Sentinel, Box::new(Sentinel::new(cfg.clone()))));
+            }
+        }
+        let cfg = Self::client_config(params);
+        let clients = (0..spec.clients).map(|_| Box::new(RedisLockClient::new(cfg.clone())) as Box<dyn LockClient>).collect();
+        Cluster { services, clients, ordered_links: true, leaderless: false }
+    }
+}

@@ -1,0 +1,552 @@
+//! Redis Sentinel (`sentinel-i`): watches the primary and its replicas, agrees with the other
+//! Sentinels that the primary is down, elects a leader for the epoch, promotes the best replica,
+//! reconfigures the rest, and tells the clients.
+//!
+//! Follows `sentinel.c` (Redis 7):
+//! - The timer runs at a random `hz` of 10–19 per second, drawn afresh each tick (Sentinel
+//!   desynchronises itself from its peers this way).
+//! - Each instance is pinged every `min(down_after_ms, 1000)`. An instance is subjectively down
+//!   (SDOWN) when its oldest unanswered ping is older than `down_after_ms` (`act_ping_time`).
+//!   The model folds `INFO` (role, replication offset, run id) into the ping's reply, so role
+//!   changes are seen within a second (real Sentinel polls `INFO` every 10 s, every second for a
+//!   primary in failover).
+//! - While it sees the primary in SDOWN, a Sentinel asks the others every second
+//!   (`is-master-down-by-addr`); replies older than 5 s are forgotten. SDOWN here plus the peers
+//!   that answered "down" reaching `quorum` is ODOWN.
+//! - ODOWN with no failover in progress and none started in the last 2 × `failover_timeout`
+//!   (180 s) starts one: `current_epoch + 1`, and vote requests to the peers. Each Sentinel votes
+//!   once per epoch, for the first candidate that asks (and then holds off its own attempt for a
+//!   random 0–1 s more, `SENTINEL_MAX_DESYNC`). The candidate counts the votes of the current
+//!   epoch plus its own; it leads with a majority of all Sentinels and at least `quorum` votes.
+//!   Without that within the election timeout (10 s) it aborts; another try waits 2 × 180 s.
+//! - The leader picks a replica that is not SDOWN and answered in the last 5 s: the highest
+//!   replication offset, ties broken by the lexicographically smaller run id (random per
+//!   process start, so the seed decides). It sends `REPLICAOF NO ONE`, and when the replica
+//!   reports the primary role, takes the failover epoch as the new configuration epoch, sends
+//!   `REPLICAOF new` to the other replicas, and announces `+switch-master` to clients and (by
+//!   hello) to the other Sentinels, which adopt any configuration with a higher epoch and announce
+//!   it too. A promotion not seen within `failover_timeout` is aborted.
+//! - An instance reporting the primary role that is not this Sentinel's primary (an old primary
+//!   back from a crash) is converted with `REPLICAOF` once it has reported that role for 8 s
+//!   (`SENTINEL_PUBLISH_PERIOD * 4`) without being down meanwhile, if the real primary looks sane.
+//! - A replica's SDOWN and its end are announced to clients (`+sdown` / `-sdown`).
+//! - Durable (`sentinel.conf`, flushed on every change): the current epoch, the primary and its
+//!   config epoch, this Sentinel's last vote. Everything else is rebuilt after a restart.
+//!
+//! Not modelled: TILT mode, the hello channel through the Redis instances (hellos go straight to
+//! the other Sentinels every 2 s), `parallel-syncs` (every other replica is reconfigured at once
+//! and `+switch-master` does not wait for them), replica priority (all 100).
+
+use std::collections::BTreeMap;
+
+use locksim_simulator::process::{downcast, Ctx, Msg, NodeId, Process, TimerId};
+use locksim_simulator::time::{ms_to_ns, Nanos, NS_PER_MS};
+use rand::Rng;
+
+use super::protocol::*;
+
+/// `SENTINEL_PING_PERIOD`.
+const PING_PERIOD_NS: Nanos = 1_000 * NS_PER_MS;
+/// `SENTINEL_ASK_PERIOD`.
+const ASK_PERIOD_NS: Nanos = 1_000 * NS_PER_MS;
+/// `SENTINEL_PUBLISH_PERIOD`: hellos.
+const PUBLISH_PERIOD_NS: Nanos = 2_000 * NS_PER_MS;
+/// `failover-timeout` default.
+const FAILOVER_TIMEOUT_NS: Nanos = 180_000 * NS_PER_MS;
+/// `SENTINEL_ELECTION_TIMEOUT` (capped by the failover timeout).
+const ELECTION_TIMEOUT_NS: Nanos = 10_000 * NS_PER_MS;
+/// `SENTINEL_MAX_DESYNC`.
+const MAX_DESYNC_MS: u64 = 1_000;
+
+const TAG_TICK: u64 = 1;
+
+#[derive(Clone, Debug)]
+pub struct SentinelConfig {
+    pub servers: usize,
+    pub sentinels: usize,
+    pub clients: usize,
+    pub quorum: usize,
+    pub down_after_ms: f64,
+}
+
+/// A Redis server as this Sentinel sees it.
+#[derive(Clone, Debug)]
+struct Instance {
+    id: NodeId,
+    last_ping_sent: Option<Nanos>,
+    /// When the oldest unanswered ping was sent (`act_ping_time`).
+    act_ping: Option<Nanos>,
+    last_avail: Nanos,
+    sdown: bool,
+    /// When the instance last left or entered SDOWN.
+    down_changed_at: Option<Nanos>,
+    role: Option<Role>,
+    role_reported_at: Nanos,
+    offset: u64,
+    run_id: u64,
+    last_reconf_sent: Option<Nanos>,
+}
+
+/// Another Sentinel as this one sees it.
+#[derive(Clone, Debug)]
+struct Peer {
+    id: NodeId,
+    master_down: bool,
+    reply_at: Option<Nanos>,
+    leader: Option<(NodeId, u64)>,
+    last_ask: Option<Nanos>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Failover {
+    None,
+    WaitStart,
+    WaitPromotion { replica: NodeId, since: Nanos },
+}
+
+/// A Sentinel process.
+pub struct Sentinel {
+    cfg: SentinelConfig,
+    // Durable (sentinel.conf).
+    primary: Option<NodeId>,
+    config_epoch: u64,
+    current_epoch: u64,
+    /// This Sentinel's vote: (leader, epoch).
+    vote: Option<(NodeId, u64)>,
+    // Volatile.
+    me: NodeId,
+    instances: Vec<Instance>,
+    peers: Vec<Peer>,
+    clients: Vec<NodeId>,
+    odown: bool,
+    failover: Failover,
+    failover_epoch: u64,
+    failover_start: Option<Nanos>,
+    last_hello: Option<Nanos>,
+    ping_seq: u64,
+    /// Ping sequence → instance index, for matching replies.
+    pings: BTreeMap<u64, usize>,
+}
+
+impl Sentinel {
+    pub fn new(cfg: SentinelConfig) -> Self {
+        Sentinel {
+            cfg,
+            primary: None,
+            config_epoch: 0,
+            current_epoch: 0,
+            vote: None,
+            me: 0,
+            instances: Vec::new(),
+            peers: Vec::new(),
+            clients: Vec::new(),
+            odown: false,
+            failover: Failover::None,
+            failover_epoch: 0,
+            failover_start: None,
+            last_hello: None,
+            ping_seq: 0,
+            pings: BTreeMap::new(),
+        }
+    }
+
+    fn down_after_ns(&self) -> Nanos {
+        ms_to_ns(self.cfg.down_after_ms)
+    }
+
+    fn primary(&self) -> NodeId {
+        self.primary.expect("set at start")
+    }
+
+    fn idx(&self, node: NodeId) -> Option<usize> {
+        self.instances.iter().position(|i| i.id == node)
+    }
+
+    fn boot(&mut self, ctx: &mut Ctx) {
+        self.me = ctx.me();
+        let now = ctx.now_mono_ns();
+        let servers: Vec<NodeId> =
+            (0..self.cfg.servers).map(|i| ctx.node_named(&format!("server-{i}")).expect("server exists")).collect();
+        if self.primary.is_none() {
+            self.primary = Some(servers[0]);
+        }
+        self.instances = servers
+            .iter()
+            .map(|&id| Instance {
+                id,
+                last_ping_sent: None,
+                act_ping: Some(now),
+                last_avail: now,
+                sdown: false,
+                down_changed_at: None,
+                role: None,
+                role_reported_at: now,
+                offset: 0,
+                run_id: u64::MAX,
+                last_reconf_sent: None,
+            })
+            .collect();
+        let me = self.me;
+        self.peers = (0..self.cfg.sentinels)
+            .map(|i| ctx.node_named(&format!("sentinel-{i}")).expect("sentinel exists"))
+            .filter(|&id| id != me)
+            .map(|id| Peer { id, master_down: false, reply_at: None, leader: None, last_ask: None })
+            .collect();
+        self.clients = (0..self.cfg.clients).filter_map(|i| ctx.node_named(&format!("client-{i}"))).collect();
+        self.odown = false;
+        self.failover = Failover::None;
+        self.failover_start = None;
+        self.last_hello = None;
+        self.pings.clear();
+        self.schedule_tick(ctx);
+    }
+
+    fn schedule_tick(&mut self, ctx: &mut Ctx) {
+        let hz: u64 = 10 + ctx.rng().gen_range(0..10);
+        ctx.set_timer(1_000 * NS_PER_MS / hz, TAG_TICK);
+    }
+
+    fn tick(&mut self, ctx: &mut Ctx) {
+        let now = ctx.now_mono_ns();
+        let ping_period = self.down_after_ns().min(PING_PERIOD_NS);
+        let down_after = self.down_after_ns();
+        let primary = self.primary();
+        for i in 0..self.instances.len() {
+            let inst = &mut self.instances[i];
+            if inst.last_ping_sent.is_none_or(|t| now - t >= ping_period) {
+                inst.last_ping_sent = Some(now);
+                if inst.act_ping.is_none() {
+                    inst.act_ping = Some(now);
+                }
+                self.ping_seq += 1;
+                self.pings.insert(self.ping_seq, i);
+                ctx.send(inst.id, SentinelPing { seq: self.ping_seq });
+            }
+            let elapsed = inst.act_ping.map_or(0, |t| now.saturating_sub(t));
+            let sdown = elapsed > down_after;
+            if sdown != inst.sdown {
+                inst.sdown = sdown;
+                inst.down_changed_at = Some(now);
+                let id = inst.id;
+                let name = ctx.name_of(id).to_string();
+                ctx.note(|| format!("{}sdown {name}", if sdown { "+" } else { "-" }));
+                if id != primary {
+                    let event = if sdown { SentinelEvent::ReplicaDown { node: id } } else { SentinelEvent::ReplicaUp { node: id } };
+                    for &c in &self.clients {
+                        ctx.send(c, event.clone());
+                    }
+                }
+            }
+        }
+        self.check_primary(ctx, now);
+        if self.last_hello.is_none_or(|t| now - t >= PUBLISH_PERIOD_NS) {
+            self.send_hello(ctx, now);
+        }
+        self.schedule_tick(ctx);
+    }
+
+    fn send_hello(&mut self, ctx: &mut Ctx, now: Nanos) {
+        self.last_hello = Some(now);
+        let hello = Hello { current_epoch: self.current_epoch, config_epoch: self.config_epoch, primary: self.primary() };
+        for p in &self.peers {
+            ctx.send(p.id, hello.clone());
+        }
+    }
+
+    fn check_primary(&mut self, ctx: &mut Ctx, now: Nanos) {
+        let pi = self.idx(self.primary()).expect("primary is an instance");
+        let sdown = self.instances[pi].sdown;
+        // Replies older than 5 ask periods are forgotten.
+        for p in &mut self.peers {
+            if p.reply_at.is_some_and(|t| now - t > 5 * ASK_PERIOD_NS) {
+                p.master_down = false;
+                p.leader = None;
+                p.reply_at = None;
+            }
+        }
+        let votes_down = 1 + self.peers.iter().filter(|p| p.master_down).count();
+        let odown = sdown && votes_down >= self.cfg.quorum;
+        if odown != self.odown {
+            self.odown = odown;
+            let name = ctx.name_of(self.primary()).to_string();
+            ctx.note(|| format!("{}odown {name} ({votes_down}/{} agree)", if odown { "+" } else { "-" }, self.cfg.quorum));
+        }
+        let mut forced = false;
+        if self.odown
+            && self.failover == Failover::None
+            && self.failover_start.is_none_or(|t| now.saturating_sub(t) >= 2 * FAILOVER_TIMEOUT_NS)
+        {
+            self.current_epoch += 1;
+            self.failover_epoch = self.current_epoch;
+            self.failover = Failover::WaitStart;
+            let desync = ctx.rng().gen_range(0..MAX_DESYNC_MS) * NS_PER_MS;
+            self.failover_start = Some(now + desync);
+            let epoch = self.failover_epoch;
+            ctx.note(|| format!("+try-failover (epoch {epoch})"));
+            forced = true;
+        }
+        self.failover_step(ctx, now);
+        if self.instances[pi].sdown {
+            self.ask_peers(ctx, now, forced);
+        }
+    }
+
+    fn ask_peers(&mut self, ctx: &mut Ctx, now: Nanos, forced: bool) {
+        let candidate = (self.failover != Failover::None).then_some(self.me);
+        let req = IsMasterDownReq { primary: self.primary(), epoch: self.current_epoch, candidate };
+        for p in &mut self.peers {
+            if forced || p.last_ask.is_none_or(|t| now - t >= ASK_PERIOD_NS) {
+                p.last_ask = Some(now);
+                ctx.send(p.id, req.clone());
+            }
+        }
+    }
+
+    /// `sentinelVoteLeader`: one vote per epoch, for the first candidate that asks.
+    fn vote_for(&mut self, ctx: &mut Ctx, req_epoch: u64, candidate: NodeId) -> Option<(NodeId, u64)> {
+        if req_epoch > self.current_epoch {
+            self.current_epoch = req_epoch;
+        }
+        let leader_epoch = self.vote.map_or(0, |(_, e)| e);
+        if leader_epoch < req_epoch && self.current_epoch <= req_epoch {
+            self.vote = Some((candidate, self.current_epoch));
+            let name = ctx.name_of(candidate).to_string();
+            ctx.note(|| format!("+vote-for-leader {name} (epoch {req_epoch})"));
+            if candidate != self.me {
+                let desync = ctx.rng().gen_range(0..MAX_DESYNC_MS) * NS_PER_MS;
+                self.failover_start = Some(ctx.now_mono_ns() + desync);
+            }
+        }
+        self.vote
+    }
+
+    /// `sentinelGetLeader`.
+    fn leader(&mut self, ctx: &mut Ctx, epoch: u64) -> Option<NodeId> {
+        let mut counters: BTreeMap<NodeId, usize> = BTreeMap::new();
+        for p in &self.peers {
+            if let Some((l, e)) = p.leader {
+                if e == self.current_epoch {
+                    *counters.entry(l).or_default() += 1;
+                }
+            }
+        }
+        let best = |c: &BTreeMap<NodeId, usize>| c.iter().max_by_key(|(id, v)| (**v, std::cmp::Reverse(**id))).map(|(id, v)| (*id, *v));
+        let winner = best(&counters).map(|(id, _)| id);
+        let my = self.vote_for(ctx, epoch, winner.unwrap_or(self.me));
+        if let Some((l, e)) = my {
+            if e == epoch {
+                *counters.entry(l).or_default() += 1;
+            }
+        }
+        let (winner, votes) = best(&counters)?;
+        let voters = self.peers.len() + 1;
+        (votes >= voters / 2 + 1 && votes >= self.cfg.quorum).then_some(winner)
+    }
+
+    fn failover_step(&mut self, ctx: &mut Ctx, now: Nanos) {
+        match self.failover {
+            Failover::None => {}
+            Failover::WaitStart => {
+                let epoch = self.failover_epoch;
+                if self.leader(ctx, epoch) == Some(self.me) {
+                    ctx.note(|| format!("+elected-leader (epoch {epoch})"));
+                    match self.select_replica(now) {
+                        Some(r) => {
+                            let name = ctx.name_of(r).to_string();
+                            ctx.note(|| format!("+selected-slave {name}; REPLICAOF NO ONE"));
+                            ctx.send(r, ReplicaOf { primary: None, epoch });
+                            self.failover = Failover::WaitPromotion { replica: r, since: now };
+                        }
+                        None => {
+                            ctx.note(|| "-failover-abort-no-good-slave".to_string());
+                            self.failover = Failover::None;
+                        }
+                    }
+                } else if now.saturating_sub(self.failover_start.unwrap_or(now)) > ELECTION_TIMEOUT_NS {
+                    ctx.note(|| format!("-failover-abort-not-elected (epoch {epoch})"));
+                    self.failover = Failover::None;
+                }
+            }
+            Failover::WaitPromotion { since, .. } => {
+                if now - since > FAILOVER_TIMEOUT_NS {
+                    ctx.note(|| "-failover-abort (promotion not seen)".to_string());
+                    self.failover = Failover::None;
+                }
+            }
+        }
+    }
+
+    /// `sentinelSelectSlave`.
+    fn select_replica(&self, now: Nanos) -> Option<NodeId> {
+        let primary = self.primary();
+        self.instances
+            .iter()
+            .filter(|i| i.id != primary && !i.sdown && matches!(i.role, Some(Role::Replica { .. })))
+            .filter(|i| now.saturating_sub(i.last_avail) <= 5 * PING_PERIOD_NS)
+            .min_by_key(|i| (std::cmp::Reverse(i.offset), i.run_id))
+            .map(|i| i.id)
+    }
+
+    /// Takes a newer configuration: `sentinelResetMasterAndChangeAddress` and `+switch-master`.
+    fn switch_master(&mut self, ctx: &mut Ctx, config_epoch: u64, primary: NodeId) {
+        let old = self.primary();
+        self.config_epoch = config_epoch;
+        self.primary = Some(primary);
+        self.failover = Failover::None;
+        self.failover_start = None; // "We can failover again ASAP."
+        self.odown = false;
+        let now = ctx.now_mono_ns();
+        for p in &mut self.peers {
+            p.master_down = false;
+        }
+        if let Some(i) = self.idx(primary) {
+            let inst = &mut self.instances[i];
+            inst.act_ping = Some(now);
+            inst.last_avail = now;
+            inst.sdown = false;
+            inst.role_reported_at = now;
+        }
+        let (from, to) = (ctx.name_of(old).to_string(), ctx.name_of(primary).to_string());
+        ctx.note(|| format!("+switch-master {from} -> {to} (config epoch {config_epoch})"));
+        for &c in &self.clients {
+            ctx.send(c, SentinelEvent::SwitchMaster { config_epoch, primary });
+        }
+    }
+
+    fn on_ping_reply(&mut self, ctx: &mut Ctx, from: NodeId, r: PingReply) {
+        let Some(i) = self.pings.remove(&r.seq) else { return };
+        if self.instances[i].id != from {
+            return;
+        }
+        let now = ctx.now_mono_ns();
+        // Drop bookkeeping for pings that will never be answered.
+        self.pings.retain(|_, idx| *idx != i);
+        let inst = &mut self.instances[i];
+        inst.act_ping = None;
+        inst.last_avail = now;
+        if inst.role != Some(r.role) {
+            inst.role = Some(r.role);
+            inst.role_reported_at = now;
+        }
+        inst.offset = r.offset;
+        inst.run_id = r.run_id;
+        let primary = self.primary();
+        if let Failover::WaitPromotion { replica, .. } = self.failover {
+            if from == replica && r.role == Role::Primary {
+                // +promoted-slave: the failover epoch becomes the configuration epoch.
+                let epoch = self.failover_epoch;
+                self.switch_master(ctx, epoch, replica);
+                for inst in &self.instances {
+                    if inst.id != replica && matches!(inst.role, Some(Role::Replica { .. })) {
+                        ctx.send(inst.id, ReplicaOf { primary: Some(replica), epoch });
+                    }
+                }
+                self.send_hello(ctx, now);
+                return;
+            }
+        }
+        // An instance that is not our primary and claims to be one (an old primary back from
+        // a crash): convert it after 8 s, if our primary looks sane.
+        let wait = 4 * PUBLISH_PERIOD_NS;
+        let primary_sane = self.idx(primary).is_some_and(|p| {
+            let p = &self.instances[p];
+            !p.sdown && p.role == Some(Role::Primary)
+        });
+        let inst = &self.instances[i];
+        let promoted = matches!(self.failover, Failover::WaitPromotion { replica, .. } if replica == from);
+        let no_down_for = inst.down_changed_at.is_none_or(|t| now - t > wait) && !inst.sdown;
+        let convert = from != primary
+            && r.role == Role::Primary
+            && !promoted
+            && primary_sane
+            && no_down_for
+            && now - inst.role_reported_at > wait;
+        // A replica following another primary (missed a reconfiguration), after the failover timeout.
+        let misdirected = from != primary
+            && matches!(r.role, Role::Replica { of } if of != primary)
+            && primary_sane
+            && now - inst.role_reported_at > FAILOVER_TIMEOUT_NS;
+        if (convert || misdirected) && inst.last_reconf_sent.is_none_or(|t| now - t >= PING_PERIOD_NS) {
+            self.instances[i].last_reconf_sent = Some(now);
+            let name = ctx.name_of(from).to_string();
+            ctx.note(|| format!("+convert-to-slave {name}"));
+            ctx.send(from, ReplicaOf { primary: Some(primary), epoch: self.config_epoch });
+        }
+    }
+
+    fn on_hello(&mut self, ctx: &mut Ctx, h: Hello) {
+        if h.current_epoch > self.current_epoch {
+            self.current_epoch = h.current_epoch;
+        }
+        if h.config_epoch > self.config_epoch && Some(h.primary) != self.primary {
+            self.switch_master(ctx, h.config_epoch, h.primary);
+        } else if h.config_epoch > self.config_epoch {
+            self.config_epoch = h.config_epoch;
+        }
+    }
+}
+
+impl Process for Sentinel {
+    fn on_start(&mut self, ctx: &mut Ctx) {
+        self.boot(ctx);
+    }
+
+    fn on_message(&mut self, ctx: &mut Ctx, from: NodeId, msg: Msg) {
+        let msg = match downcast::<PingReply>(msg) {
+            Ok(r) => return self.on_ping_reply(ctx, from, *r),
+            Err(m) => m,
+        };
+        let msg = match downcast::<IsMasterDownReq>(msg) {
+            Ok(q) => {
+                let down = Some(q.primary) == self.primary
+                    && self.idx(q.primary).is_some_and(|i| self.instances[i].sdown);
+                let ours = Some(q.primary) == self.primary;
+                let leader = q.candidate.filter(|_| ours).and_then(|c| self.vote_for(ctx, q.epoch, c));
+                return ctx.send(from, IsMasterDownReply { primary: q.primary, down, leader });
+            }
+            Err(m) => m,
+        };
+        let msg = match downcast::<IsMasterDownReply>(msg) {
+            Ok(r) => {
+                if Some(r.primary) == self.primary {
+                    let now = ctx.now_mono_ns();
+                    if let Some(p) = self.peers.iter_mut().find(|p| p.id == from) {
+                        p.master_down = r.down;
+                        p.reply_at = Some(now);
+                        if r.leader.is_some() {
+                            p.leader = r.leader;
+                        }
+                    }
+                }
+                return;
+            }
+            Err(m) => m,
+        };
+        let msg = match downcast::<Hello>(msg) {
+            Ok(h) => return self.on_hello(ctx, *h),
+            Err(m) => m,
+        };
+        if downcast::<GetMasterAddr>(msg).is_ok() {
+            ctx.send(from, MasterAddr { config_epoch: self.config_epoch, primary: self.primary() });
+        }
+    }
+
+    fn on_timer(&mut self, ctx: &mut Ctx, _timer: TimerId, tag: u64) {
+        if tag == TAG_TICK {
+            self.tick(ctx);
+        }
+    }
+
+    fn on_crash(&mut self) {
+        // sentinel.conf keeps the primary, the epochs and the vote.
+        self.instances.clear();
+        self.peers.clear();
+        self.pings.clear();
+        self.failover = Failover::None;
+        self.odown = false;
+    }
+
+    fn on_restart(&mut self, ctx: &mut Ctx) {
+        self.boot(ctx);
+    }
+}

@@ -1,0 +1,587 @@
+//! One Redis server (`server-i`): the keyspace and the lock scripts, pub/sub, `WAIT`, the
+//! replication stream to replicas, the 100 ms cron's active expiry, AOF persistence, and the role
+//! changes Sentinel orders.
+//!
+//! How it follows Redis (7.x):
+//! - Single-threaded: requests are served one after another, each taking `service_ms`; a reply
+//!   leaves when the request's turn is over (state changes apply in arrival order).
+//! - Expiry reads the WALL clock (`mstime()`): lazily when a command touches a key, and every
+//!   100 ms in the cron's active cycle (`hz 10`), on a primary only. A replica never expires keys
+//!   itself; it applies the primary's `DEL`s, and once promoted expires by its own clock.
+//! - Replication is asynchronous: every write is appended to the stream at the next offset and
+//!   leaves for the replicas `replication_lag_ms` later (the model's lag sits in the primary's
+//!   output buffer, so a crash loses the tail that had not left yet: the failover-inside-the-lag
+//!   window). Replicas apply in offset order, acknowledge (`REPLCONF ACK`) after applying and
+//!   every second; `WAIT n timeout` counts replicas whose acknowledged offset reached the client's
+//!   last write. A replica (re)connecting always gets a full resynchronisation (`+FULLRESYNC`): its
+//!   data becomes the primary's snapshot, which is how a demoted old primary drops its data.
+//!   Partial resync (PSYNC2) would give the same data when the replica's stream is a prefix of the
+//!   primary's; the model does not distinguish the two.
+//! - Persistence (appendonly with `appendfsync`): `always` keeps every write, `everysec` keeps the
+//!   keyspace as of the last once-a-second fsync, `none` keeps nothing. The role is in the
+//!   config file (Sentinel rewrites it), so it survives a restart: an old primary that crashed
+//!   comes back as a primary until a Sentinel converts it.
+//! - Pub/sub subscriptions live on the connection: lost when the server crashes.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use locksim_simulator::dist::Dist;
+use locksim_simulator::history::LockKey;
+use locksim_simulator::process::{downcast, Ctx, Msg, NodeId, Process, TimerId};
+use locksim_simulator::time::{ms_to_ns, Nanos, NS_PER_MS};
+use rand::Rng;
+
+use super::keyspace::{Keyspace, Reply, WriteOp};
+use super::protocol::*;
+
+/// Redis's cron period (`hz 10`): active expiry runs this often on a primary.
+pub const CRON_NS: Nanos = 100 * NS_PER_MS;
+/// `appendfsync everysec`.
+pub const FSYNC_EVERY_NS: Nanos = 1_000 * NS_PER_MS;
+/// `replicationCron`: a replica acknowledges (or retries `PSYNC`) this often.
+pub const REPLICATION_CRON_NS: Nanos = 1_000 * NS_PER_MS;
+
+const TAG_CRON: u64 = 1;
+const TAG_FSYNC: u64 = 2;
+const TAG_REPL_FLUSH: u64 = 3;
+const TAG_REPL_CRON: u64 = 4;
+/// `TAG_WAIT + n`: the timeout of pending `WAIT` number n.
+const TAG_WAIT: u64 = 1 << 32;
+
+/// What a restarted server still has (`appendonly yes` with `appendfsync …`, or no persistence).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Persistence {
+    None,
+    EverySec,
+    Always,
+}
+
+impl Persistence {
+    pub fn parse(s: &str) -> Persistence {
+        match s {
+            "none" => Persistence::None,
+            "always" => Persistence::Always,
+            _ => Persistence::EverySec,
+        }
+    }
+}
+
+/// The parts of the model's parameters a server uses.
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    pub service_ms: Dist,
+    pub replication_lag_ms: Dist,
+    pub persistence: Persistence,
+    /// The initial primary's name (`server-0`); a server with another name starts as its replica.
+    pub initial_primary: String,
+}
+
+/// A client blocked in `WAIT`.
+#[derive(Debug)]
+struct PendingWait {
+    n: u64,
+    client: NodeId,
+    request: u64,
+    answer: Answer,
+    target_offset: u64,
+    replicas: u32,
+    timer: TimerId,
+}
+
+/// A Redis server process.
+pub struct RedisServer {
+    cfg: ServerConfig,
+    // Durable: the config file (role, epoch) and the AOF.
+    conf_role: Option<Role>,
+    conf_epoch: u64,
+    aof: Keyspace,
+    // Volatile.
+    role: Role,
+    epoch: u64,
+    data: Keyspace,
+    run_id: u64,
+    repl_id: u64,
+    /// `master_repl_offset` on a primary; the processed offset on a replica.
+    offset: u64,
+    /// Replica: the replication id it is synced to (None: waiting for a full sync).
+    following: Option<u64>,
+    /// Primary: replicas being fed and the offset each acknowledged.
+    replicas: BTreeMap<NodeId, u64>,
+    /// Primary: the stream not yet sent (due time on the monotonic clock, offset, op).
+    out: VecDeque<(Nanos, u64, WriteOp)>,
+    flush_timer: Option<TimerId>,
+    last_due: Nanos,
+    /// Each client's last write offset (`c->woff`), for `WAIT`.
+    woff: BTreeMap<NodeId, u64>,
+    waits: Vec<PendingWait>,
+    next_wait: u64,
+    subscribers: BTreeMap<LockKey, BTreeSet<NodeId>>,
+    busy_until: Nanos,
+}
+
+impl RedisServer {
+    pub fn new(cfg: ServerConfig) -> Self {
+        RedisServer {
+            cfg,
+            conf_role: None,
+            conf_epoch: 0,
+            aof: Keyspace::default(),
+            role: Role::Primary,
+            epoch: 0,
+            data: Keyspace::default(),
+            run_id: 0,
+            repl_id: 0,
+            offset: 0,
+            following: None,
+            replicas: BTreeMap::new(),
+            out: VecDeque::new(),
+            flush_timer: None,
+            last_due: 0,
+            woff: BTreeMap::new(),
+            waits: Vec::new(),
+            next_wait: 0,
+            subscribers: BTreeMap::new(),
+            busy_until: 0,
+        }
+    }
+
+    /// The keyspace (for tests).
+    pub fn data(&self) -> &Keyspace {
+        &self.data
+    }
+
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
+    fn is_primary(&self) -> bool {
+        self.role == Role::Primary
+    }
+
+    /// Time until this request's reply leaves: requests are served one at a time.
+    fn turn(&mut self, ctx: &mut Ctx) -> Nanos {
+        let service = ms_to_ns(self.cfg.service_ms.sample_non_negative(ctx.rng()));
+        let now = ctx.now_mono_ns();
+        self.busy_until = self.busy_until.max(now) + service;
+        self.busy_until - now
+    }
+
+    fn boot(&mut self, ctx: &mut Ctx) {
+        let role = match self.conf_role {
+            Some(r) => r,
+            None => {
+                let me = ctx.name_of(ctx.me()).to_string();
+                let r = if me == self.cfg.initial_primary {
+                    Role::Primary
+                } else {
+                    Role::Replica { of: ctx.node_named(&self.cfg.initial_primary).expect("initial primary exists") }
+                };
+                self.conf_role = Some(r);
+                r
+            }
+        };
+        self.role = role;
+        self.epoch = self.conf_epoch;
+        self.run_id = ctx.rng().gen();
+        self.repl_id = ctx.rng().gen();
+        self.offset = 0;
+        self.following = None;
+        ctx.set_timer(CRON_NS, TAG_CRON);
+        if self.cfg.persistence == Persistence::EverySec {
+            ctx.set_timer(FSYNC_EVERY_NS, TAG_FSYNC);
+        }
+        ctx.set_timer(REPLICATION_CRON_NS, TAG_REPL_CRON);
+        if let Role::Replica { of } = role {
+            ctx.send(of, Psync);
+        }
+    }
+
+    // ----- the replication stream --------------------------------------------------------------
+
+    /// Appends a command's effects to the stream; they leave after the replication lag.
+    fn propagate(&mut self, ctx: &mut Ctx, ops: Vec<WriteOp>) {
+        if ops.is_empty() || !self.is_primary() {
+            return;
+        }
+        let lag = ms_to_ns(self.cfg.replication_lag_ms.sample_non_negative(ctx.rng()));
+        // The stream is FIFO: a shorter lag never lets a later write overtake an earlier one.
+        let due = (ctx.now_mono_ns() + lag).max(self.last_due);
+        self.last_due = due;
+        // With no replica attached nothing needs to leave: a replica that attaches later gets
+        // the keyspace in its full resync. The offset still counts every write (for WAIT).
+        let feed = !self.replicas.is_empty();
+        for op in ops {
+            self.offset += 1;
+            if feed {
+                self.out.push_back((due, self.offset, op));
+            }
+        }
+        self.arm_flush(ctx);
+    }
+
+    fn arm_flush(&mut self, ctx: &mut Ctx) {
+        if self.flush_timer.is_some() {
+            return;
+        }
+        if let Some((due, _, _)) = self.out.front() {
+            let after = due.saturating_sub(ctx.now_mono_ns());
+            self.flush_timer = Some(ctx.set_timer(after, TAG_REPL_FLUSH));
+        }
+    }
+
+    fn flush(&mut self, ctx: &mut Ctx) {
+        self.flush_timer = None;
+        let now = ctx.now_mono_ns();
+        let mut ops = Vec::new();
+        let mut first = None;
+        while let Some((due, off, _)) = self.out.front() {
+            if *due > now {
+                break;
+            }
+            first.get_or_insert(*off);
+            ops.push(self.out.pop_front().expect("front").2);
+        }
+        if let Some(first_offset) = first {
+            for &r in self.replicas.keys() {
+                ctx.send(r, ReplBatch { repl_id: self.repl_id, first_offset, ops: ops.clone() });
+            }
+        }
+        self.arm_flush(ctx);
+    }
+
+    fn acked(&self, offset: u64) -> u32 {
+        self.replicas.values().filter(|&&a| a >= offset).count() as u32
+    }
+
+    fn check_waits(&mut self, ctx: &mut Ctx) {
+        let mut i = 0;
+        while i < self.waits.len() {
+            let w = &self.waits[i];
+            let n = self.acked(w.target_offset);
+            if n >= w.replicas {
+                let w = self.waits.remove(i);
+                ctx.cancel_timer(w.timer);
+                let after = self.turn(ctx);
+                ctx.send_after(after, w.client, Response { id: w.request, answer: w.answer, synced: Some(n) });
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    // ----- client commands ---------------------------------------------------------------------
+
+    fn on_request(&mut self, ctx: &mut Ctx, from: NodeId, req: Request) {
+        let now_wall = ctx.now_wall_ns();
+        let answer = match req.cmd {
+            Command::Subscribe { key } => {
+                self.subscribers.entry(key).or_default().insert(from);
+                Answer::Subscribed
+            }
+            Command::Unsubscribe { key } => {
+                if let Some(s) = self.subscribers.get_mut(&key) {
+                    s.remove(&from);
+                }
+                Answer::Subscribed
+            }
+            _ if !self.is_primary() => Answer::ReadOnly,
+            cmd => {
+                let (reply, ops, publish) = self.execute(&cmd, now_wall);
+                if !ops.is_empty() {
+                    self.propagate(ctx, ops);
+                    self.woff.insert(from, self.offset);
+                }
+                if let Some(key) = publish {
+                    let after = self.turn(ctx);
+                    for &s in self.subscribers.get(&key).into_iter().flatten() {
+                        ctx.send_after(after, s, UnlockMessage { key });
+                    }
+                }
+                Answer::Reply(reply)
+            }
+        };
+        match req.wait {
+            Some(spec) if matches!(answer, Answer::Reply(_)) => {
+                let target_offset = self.woff.get(&from).copied().unwrap_or(0);
+                let n = self.acked(target_offset);
+                if n >= spec.replicas {
+                    let after = self.turn(ctx);
+                    ctx.send_after(after, from, Response { id: req.id, answer, synced: Some(n) });
+                } else {
+                    self.next_wait += 1;
+                    let timer = ctx.set_timer(spec.timeout_ms * NS_PER_MS, TAG_WAIT + self.next_wait);
+                    self.waits.push(PendingWait {
+                        n: self.next_wait,
+                        client: from,
+                        request: req.id,
+                        answer,
+                        target_offset,
+                        replicas: spec.replicas,
+                        timer,
+                    });
+                }
+            }
+            _ => {
+                let after = self.turn(ctx);
+                ctx.send_after(after, from, Response { id: req.id, answer, synced: None });
+            }
+        }
+    }
+
+    /// Runs a write command on the primary's keyspace: reply, effects, and the channel to publish on.
+    fn execute(&mut self, cmd: &Command, now_wall: i64) -> (Reply, Vec<WriteOp>, Option<LockKey>) {
+        let d = &mut self.data;
+        match *cmd {
+            Command::SetNxPx { key, value, px_ms, fence } => {
+                let (r, ops) = d.set_nx_px(key, value, px_ms, fence, now_wall);
+                (r, ops, None)
+            }
+            Command::DelIfEquals { key, value } => {
+                let (r, ops) = d.del_if_equals(key, value, now_wall);
+                (r, ops, None)
+            }
+            Command::Del { key, publish } => {
+                let (r, ops) = d.del(key, now_wall);
+                let deleted = r == Reply::Int(1);
+                (r, ops, (publish && deleted).then_some(key))
+            }
+            Command::HLock { key, owner, lease_ms, fence } => {
+                let (r, ops) = d.hlock(key, owner, lease_ms, fence, now_wall);
+                (r, ops, None)
+            }
+            Command::HRenew { key, owner, lease_ms } => {
+                let (r, ops) = d.hrenew(key, owner, lease_ms, now_wall);
+                (r, ops, None)
+            }
+            Command::HUnlock { key, owner, lease_ms } => {
+                let (r, ops, publish) = d.hunlock(key, owner, lease_ms, now_wall);
+                (r, ops, publish.then_some(key))
+            }
+            Command::Subscribe { .. } | Command::Unsubscribe { .. } => (Reply::Nil, Vec::new(), None),
+        }
+    }
+
+    // ----- replication, both sides ---------------------------------------------------------------
+
+    fn on_psync(&mut self, ctx: &mut Ctx, from: NodeId) {
+        if !self.is_primary() {
+            // A replica does not serve chained replicas in this model: the asker retries
+            // its own PSYNC every second until its primary is one.
+            return;
+        }
+        self.replicas.insert(from, 0);
+        let after = self.turn(ctx);
+        ctx.send_after(after, from, FullSync { repl_id: self.repl_id, offset: self.offset, data: self.data.clone() });
+    }
+
+    fn on_full_sync(&mut self, ctx: &mut Ctx, from: NodeId, m: FullSync) {
+        if self.role != (Role::Replica { of: from }) {
+            return;
+        }
+        let dropped = self.data.len();
+        self.data = m.data;
+        self.offset = m.offset;
+        self.following = Some(m.repl_id);
+        let keys = self.data.len();
+        ctx.note(|| format!("full resync at offset {}: dropped {dropped} keys, loaded {keys}", m.offset));
+        let ack = ReplAck { repl_id: m.repl_id, offset: self.offset };
+        let after = self.turn(ctx);
+        ctx.send_after(after, from, ack);
+    }
+
+    fn on_batch(&mut self, ctx: &mut Ctx, from: NodeId, b: ReplBatch) {
+        if self.role != (Role::Replica { of: from }) || self.following != Some(b.repl_id) {
+            return;
+        }
+        if b.first_offset > self.offset + 1 {
+            // A hole in the stream: start over.
+            self.following = None;
+            ctx.send(from, Psync);
+            return;
+        }
+        for (i, op) in b.ops.iter().enumerate() {
+            if b.first_offset + i as u64 > self.offset {
+                self.data.apply(op);
+            }
+        }
+        self.offset = self.offset.max(b.first_offset + b.ops.len() as u64 - 1);
+        let ack = ReplAck { repl_id: b.repl_id, offset: self.offset };
+        let after = self.turn(ctx);
+        ctx.send_after(after, from, ack);
+    }
+
+    fn on_ack(&mut self, ctx: &mut Ctx, from: NodeId, a: ReplAck) {
+        if !self.is_primary() {
+            return;
+        }
+        if a.repl_id != self.repl_id || !self.replicas.contains_key(&from) {
+            ctx.send(from, ResyncNeeded);
+            return;
+        }
+        let acked = self.replicas.get_mut(&from).expect("known replica");
+        *acked = (*acked).max(a.offset);
+        self.check_waits(ctx);
+    }
+
+    fn on_replica_of(&mut self, ctx: &mut Ctx, m: ReplicaOf) {
+        self.conf_epoch = self.conf_epoch.max(m.epoch);
+        self.epoch = self.conf_epoch;
+        match m.primary {
+            None => {
+                if !self.is_primary() {
+                    // REPLICAOF NO ONE: a new replication id; the offset continues (PSYNC2).
+                    self.role = Role::Primary;
+                    self.repl_id = ctx.rng().gen();
+                    self.following = None;
+                    self.replicas.clear();
+                    self.last_due = 0;
+                    let (epoch, offset) = (self.epoch, self.offset);
+                    ctx.note(|| format!("promoted to primary (epoch {epoch}, offset {offset})"));
+                }
+            }
+            Some(p) => {
+                if self.role != (Role::Replica { of: p }) {
+                    let was_primary = self.is_primary();
+                    self.role = Role::Replica { of: p };
+                    self.following = None;
+                    self.replicas.clear();
+                    self.out.clear();
+                    if let Some(t) = self.flush_timer.take() {
+                        ctx.cancel_timer(t);
+                    }
+                    // Clients blocked in WAIT are unblocked with an error when the role changes.
+                    for w in std::mem::take(&mut self.waits) {
+                        ctx.cancel_timer(w.timer);
+                        ctx.send(w.client, Response { id: w.request, answer: Answer::ReadOnly, synced: Some(0) });
+                    }
+                    let name = ctx.name_of(p).to_string();
+                    ctx.note(|| format!("now a replica of {name}{}", if was_primary { " (demoted)" } else { "" }));
+                    ctx.send(p, Psync);
+                }
+            }
+        }
+        // CONFIG REWRITE: the role survives a restart.
+        self.conf_role = Some(self.role);
+    }
+}
+
+impl Process for RedisServer {
+    fn on_start(&mut self, ctx: &mut Ctx) {
+        self.boot(ctx);
+    }
+
+    fn on_message(&mut self, ctx: &mut Ctx, from: NodeId, msg: Msg) {
+        let msg = match downcast::<Request>(msg) {
+            Ok(r) => return self.on_request(ctx, from, *r),
+            Err(m) => m,
+        };
+        let msg = match downcast::<ReplBatch>(msg) {
+            Ok(b) => return self.on_batch(ctx, from, *b),
+            Err(m) => m,
+        };
+        let msg = match downcast::<ReplAck>(msg) {
+            Ok(a) => return self.on_ack(ctx, from, *a),
+            Err(m) => m,
+        };
+        let msg = match downcast::<SentinelPing>(msg) {
+            Ok(p) => {
+                let reply = PingReply { seq: p.seq, role: self.role, offset: self.offset, run_id: self.run_id };
+                let after = self.turn(ctx);
+                return ctx.send_after(after, from, reply);
+            }
+            Err(m) => m,
+        };
+        let msg = match downcast::<Psync>(msg) {
+            Ok(_) => return self.on_psync(ctx, from),
+            Err(m) => m,
+        };
+        let msg = match downcast::<FullSync>(msg) {
+            Ok(f) => return self.on_full_sync(ctx, from, *f),
+            Err(m) => m,
+        };
+        let msg = match downcast::<ResyncNeeded>(msg) {
+            Ok(_) => {
+                if self.role == (Role::Replica { of: from }) {
+                    self.following = None;
+                    ctx.send(from, Psync);
+                }
+                return;
+            }
+            Err(m) => m,
+        };
+        if let Ok(m) = downcast::<ReplicaOf>(msg) {
+            self.on_replica_of(ctx, *m);
+        }
+    }
+
+    fn on_timer(&mut self, ctx: &mut Ctx, timer: TimerId, tag: u64) {
+        match tag {
+            TAG_CRON => {
+                ctx.set_timer(CRON_NS, TAG_CRON);
+                if self.is_primary() {
+                    let now_wall = ctx.now_wall_ns();
+                    let ops = self.data.active_expire(now_wall);
+                    if !ops.is_empty() {
+                        ctx.note(|| format!("active expiry: {ops:?}"));
+                        self.propagate(ctx, ops);
+                    }
+                }
+            }
+            TAG_FSYNC => {
+                ctx.set_timer(FSYNC_EVERY_NS, TAG_FSYNC);
+                self.aof = self.data.clone();
+            }
+            TAG_REPL_FLUSH if self.flush_timer == Some(timer) => self.flush(ctx),
+            TAG_REPL_CRON => {
+                ctx.set_timer(REPLICATION_CRON_NS, TAG_REPL_CRON);
+                if let Role::Replica { of } = self.role {
+                    match self.following {
+                        Some(repl_id) => ctx.send(of, ReplAck { repl_id, offset: self.offset }),
+                        None => ctx.send(of, Psync),
+                    }
+                }
+            }
+            t if t > TAG_WAIT => {
+                let n = t - TAG_WAIT;
+                if let Some(i) = self.waits.iter().position(|w| w.n == n) {
+                    let w = self.waits.remove(i);
+                    let synced = self.acked(w.target_offset);
+                    let after = self.turn(ctx);
+                    ctx.send_after(after, w.client, Response { id: w.request, answer: w.answer, synced: Some(synced) });
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn on_crash(&mut self) {
+        // What the AOF holds at the crash: every write (`always`), the last fsync (`everysec`),
+        // nothing (`none`). The config file (role, epoch) is kept.
+        self.aof = match self.cfg.persistence {
+            Persistence::Always => std::mem::take(&mut self.data),
+            Persistence::EverySec => std::mem::take(&mut self.aof),
+            Persistence::None => Keyspace::default(),
+        };
+        self.data = Keyspace::default();
+        self.following = None;
+        self.replicas.clear();
+        self.out.clear();
+        self.flush_timer = None;
+        self.last_due = 0;
+        self.woff.clear();
+        self.waits.clear();
+        self.subscribers.clear();
+        self.busy_until = 0;
+    }
+
+    fn on_restart(&mut self, ctx: &mut Ctx) {
+        self.data = self.aof.clone();
+        let keys = self.data.len();
+        ctx.note(|| format!("restart: loaded {keys} keys from the AOF"));
+        self.boot(ctx);
+    }
+
+    fn leadership(&self) -> Option<u64> {
+        self.is_primary().then_some(self.epoch)
+    }
+}

@@ -1,0 +1,497 @@
+//! The Redlock client library (redis.io "Distributed Locks with Redis", the reference redlock-rb,
+//! go-redsync/redsync, mike-marcacci/node-redlock): one acquisition is a round of `SET NX PX` on
+//! every master, judged by quorum and by the validity left after the time the round took.
+//!
+//! An attempt, as in redlock-rb `lock()`:
+//! 1. note the start on the monotonic clock; one random value per `acquire` call, kept across
+//!    retries (redlock-rb `get_unique_lock_id`, redsync `genValueFunc` once per `Lock`);
+//! 2. `SET key value NX PX ttl` on the masters, each waited for at most `node_timeout_ms`
+//!    (a master that does not answer in time counts as a failure);
+//! 3. validity = ttl − elapsed − (drift_factor × ttl + drift_extra_ms); acquired when
+//!    successes ≥ N/2 + 1 and validity > 0 (redlock-rb: `n >= @quorum && validity_time > 0`);
+//! 4. otherwise the unlock script on ALL masters, including those that did not answer (a SET that
+//!    timed out may still have landed), then a random `retry_delay_ms` and another attempt, up to
+//!    `retries` retries (node-redlock's reading: attempts = retries + 1); then the call fails.
+//!
+//! `requests` decides how a round visits the masters (the same for SET and unlock rounds):
+//! - `sequential` (redlock-rb): one master after another, each with its own timeout; every master
+//!   is visited even when the outcome is already decided. Latency = sum of the round trips.
+//! - `parallel` (redsync `actOnPoolsAsync`): all at once, wait for every answer or the timeout.
+//!   Latency = the largest round trip.
+//! - `parallel_quorum` (node-redlock `_attemptOperation`): all at once, decided at the quorum-th
+//!   success (or the quorum-th refusal). Latency = the quorum-th smallest round trip.
+//!
+//! Holding: the library treats the lock as held until the validity runs out or the application
+//! releases. When the validity runs out first it reports `Lost`, with `honour = respect_validity`
+//! (the application checks the validity redlock-rb returns and stops, or ignores it).
+//! Release: the unlock script on every master (redlock-rb `unlock`). No fencing token: Redlock
+//! has none, so grants carry `token: None`.
+//!
+//! Request ids and timer tags keep counting across a client crash: they stand for the new
+//! connections a restarted client opens, on which no reply meant for the old process can arrive.
+
+use std::collections::BTreeMap;
+
+use locksim_simulator::dist::Dist;
+use locksim_simulator::history::{FailReason, LockKey, LockMode};
+use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
+use locksim_simulator::process::{downcast, Ctx, Msg, NodeId, TimerId};
+use locksim_simulator::time::{ms_to_ns, Nanos};
+use rand::Rng;
+
+use super::protocol::{Command, Reply, Request};
+
+/// How a round visits the masters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RequestMode {
+    Sequential,
+    Parallel,
+    ParallelQuorum,
+}
+
+impl RequestMode {
+    pub fn parse(s: &str) -> RequestMode {
+        match s {
+            "parallel" => RequestMode::Parallel,
+            "parallel_quorum" => RequestMode::ParallelQuorum,
+            _ => RequestMode::Sequential,
+        }
+    }
+}
+
+/// The client's settings (from the model's parameters).
+#[derive(Clone, Debug)]
+pub struct ClientConfig {
+    pub masters: usize,
+    pub ttl_ns: Nanos,
+    /// drift_factor × ttl + drift_extra_ms, in nanoseconds.
+    pub drift_ns: Nanos,
+    pub node_timeout_ns: Nanos,
+    pub retries: u32,
+    pub retry_delay_ms: Dist,
+    pub requests: RequestMode,
+    pub respect_validity: bool,
+}
+
+impl ClientConfig {
+    /// Successes needed: N/2 + 1 (integer division, as every implementation computes it).
+    pub fn quorum(&self) -> usize {
+        quorum(self.masters)
+    }
+}
+
+/// N/2 + 1.
+pub fn quorum(masters: usize) -> usize {
+    masters / 2 + 1
+}
+
+/// validity = ttl − elapsed − drift, in signed nanoseconds (negative when the round took too long).
+pub fn validity_ns(ttl_ns: Nanos, elapsed_ns: Nanos, drift_ns: Nanos) -> i64 {
+    ttl_ns as i64 - elapsed_ns as i64 - drift_ns as i64
+}
+
+/// The drift allowance: drift_factor × ttl + drift_extra_ms (redlock-rb adds 2 ms for Redis's
+/// 1 ms expiry precision plus 1 ms minimum drift).
+pub fn drift_ns(ttl_ms: f64, drift_factor: f64, drift_extra_ms: f64) -> Nanos {
+    ms_to_ns(drift_factor * ttl_ms + drift_extra_ms)
+}
+
+fn ms(ns: i64) -> f64 {
+    ns as f64 / 1e6
+}
+
+/// What a round is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Purpose {
+    /// SET NX PX on the masters.
+    Acquire,
+    /// The unlock script after a failed attempt (then retry or fail).
+    UnlockAfterFailure,
+    /// The unlock script for the application's release.
+    Release,
+}
+
+/// One pass over the masters.
+#[derive(Debug)]
+struct Round {
+    purpose: Purpose,
+    start_mono_ns: Nanos,
+    /// Sequential: the master in flight (or the next one to ask).
+    next: usize,
+    /// Requests sent and not yet answered or timed out: request id → master index.
+    outstanding: BTreeMap<u64, usize>,
+    /// Answers `OK` / 1.
+    ok: usize,
+    /// Answers nil / 0.
+    nil: usize,
+    /// Requests that got no answer in time.
+    timed_out: usize,
+    /// The timer for the master in flight (sequential) or the whole round (parallel).
+    timer: Option<(TimerId, u64)>,
+}
+
+#[derive(Debug)]
+enum Phase {
+    Round(Round),
+    RetryWait { tag: u64 },
+    Holding { validity_tag: Option<(TimerId, u64)>, lost: bool },
+}
+
+/// One lock key this client is acquiring, holding or releasing.
+#[derive(Debug)]
+struct Lock {
+    value: u64,
+    /// Attempts started so far in this acquire call.
+    attempts: u32,
+    /// The last SET round's successes and answers (for the failure reason).
+    last_ok: usize,
+    last_answers: usize,
+    phase: Phase,
+}
+
+/// The Redlock client library of one client node.
+pub struct RedlockClient {
+    cfg: ClientConfig,
+    master_ids: Vec<NodeId>,
+    locks: BTreeMap<LockKey, Lock>,
+    /// Request id → key, for requests whose answer the client still waits for.
+    pending: BTreeMap<u64, LockKey>,
+    /// Timer tag → key.
+    timers: BTreeMap<u64, LockKey>,
+    next_request_id: u64,
+    next_tag: u64,
+}
+
+impl RedlockClient {
+    pub fn new(cfg: ClientConfig) -> RedlockClient {
+        RedlockClient {
+            cfg,
+            master_ids: Vec::new(),
+            locks: BTreeMap::new(),
+            pending: BTreeMap::new(),
+            timers: BTreeMap::new(),
+            next_request_id: 1,
+            next_tag: 1,
+        }
+    }
+
+    fn resolve_masters(&mut self, ctx: &mut Ctx) {
+        if self.master_ids.len() != self.cfg.masters {
+            self.master_ids = (0..self.cfg.masters)
+                .map(|i| {
+                    ctx.node_named(&format!("server-{i}"))
+                        .unwrap_or_else(|| panic!("redlock: no node named server-{i}"))
+                })
+                .collect();
+        }
+    }
+
+    fn arm(&mut self, ctx: &mut Ctx, after_ns: Nanos, key: LockKey) -> (TimerId, u64) {
+        let tag = self.next_tag;
+        self.next_tag += 1;
+        self.timers.insert(tag, key);
+        (ctx.set_timer(after_ns, tag), tag)
+    }
+
+    fn disarm(&mut self, ctx: &mut Ctx, timer: Option<(TimerId, u64)>) {
+        if let Some((id, tag)) = timer {
+            ctx.cancel_timer(id);
+            self.timers.remove(&tag);
+        }
+    }
+
+    fn command(purpose: Purpose, key: LockKey, value: u64, ttl_ns: Nanos) -> Command {
+        match purpose {
+            Purpose::Acquire => Command::SetNx { key, value, ttl_ns },
+            Purpose::UnlockAfterFailure | Purpose::Release => Command::Unlock { key, value },
+        }
+    }
+
+    /// Sends `purpose`'s command to master `m` and records it as outstanding in `round`.
+    fn send_to(&mut self, ctx: &mut Ctx, key: LockKey, value: u64, round: &mut Round, m: usize) {
+        let id = self.next_request_id;
+        self.next_request_id += 1;
+        let cmd = Self::command(round.purpose, key, value, self.cfg.ttl_ns);
+        round.outstanding.insert(id, m);
+        self.pending.insert(id, key);
+        ctx.send(self.master_ids[m], Request { id, cmd });
+    }
+
+    /// Starts a round on `key` and installs it as the lock's phase.
+    fn start_round(&mut self, ctx: &mut Ctx, key: LockKey, purpose: Purpose) {
+        let value = self.locks[&key].value;
+        let mut round = Round {
+            purpose,
+            start_mono_ns: ctx.now_mono_ns(),
+            next: 0,
+            outstanding: BTreeMap::new(),
+            ok: 0,
+            nil: 0,
+            timed_out: 0,
+            timer: None,
+        };
+        match self.cfg.requests {
+            RequestMode::Sequential => self.send_to(ctx, key, value, &mut round, 0),
+            RequestMode::Parallel | RequestMode::ParallelQuorum => {
+                for m in 0..self.cfg.masters {
+                    self.send_to(ctx, key, value, &mut round, m);
+                }
+            }
+        }
+        round.timer = Some(self.arm(ctx, self.cfg.node_timeout_ns, key));
+        self.locks.get_mut(&key).expect("lock").phase = Phase::Round(round);
+    }
+
+    /// Whether the round has its answer, under the request mode.
+    fn decided(&self, round: &Round) -> bool {
+        let n = self.cfg.masters;
+        let done = round.ok + round.nil + round.timed_out;
+        match self.cfg.requests {
+            RequestMode::Sequential | RequestMode::Parallel => done == n,
+            RequestMode::ParallelQuorum => {
+                let q = self.cfg.quorum();
+                round.ok >= q || round.nil + round.timed_out >= q || done == n
+            }
+        }
+    }
+
+    /// After an answer or a timeout: ask the next master (sequential) or close the round.
+    fn advance(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey) {
+        let Some(lock) = self.locks.get_mut(&key) else { return };
+        let Phase::Round(mut round) = std::mem::replace(&mut lock.phase, Phase::RetryWait { tag: 0 }) else {
+            unreachable!("advance outside a round")
+        };
+        let value = lock.value;
+        if self.decided(&round) {
+            let timer = round.timer.take();
+            self.disarm(ctx, timer);
+            // Answers still outstanding (parallel_quorum) are no longer waited for.
+            for id in std::mem::take(&mut round.outstanding).into_keys() {
+                self.pending.remove(&id);
+            }
+            self.finish(ctx, out, key, round);
+        } else {
+            if self.cfg.requests == RequestMode::Sequential && round.outstanding.is_empty() {
+                round.next += 1;
+                let timer = round.timer.take();
+                self.disarm(ctx, timer);
+                let m = round.next;
+                self.send_to(ctx, key, value, &mut round, m);
+                round.timer = Some(self.arm(ctx, self.cfg.node_timeout_ns, key));
+            }
+            self.locks.get_mut(&key).expect("lock").phase = Phase::Round(round);
+        }
+    }
+
+    fn finish(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey, round: Round) {
+        let n = self.cfg.masters;
+        let now = ctx.now_mono_ns();
+        match round.purpose {
+            Purpose::Acquire => {
+                let elapsed_ns = now - round.start_mono_ns;
+                let validity = validity_ns(self.cfg.ttl_ns, elapsed_ns, self.cfg.drift_ns);
+                let q = self.cfg.quorum();
+                let lock = self.locks.get_mut(&key).expect("lock");
+                lock.last_ok = round.ok;
+                lock.last_answers = round.ok + round.nil;
+                let (ok, attempt) = (round.ok, lock.attempts);
+                if round.ok >= q && validity > 0 {
+                    ctx.note(|| {
+                        format!(
+                            "redlock granted lock{key}: {ok}/{n} masters, elapsed_ms={:.3} validity_ms={:.3}",
+                            ms(elapsed_ns as i64),
+                            ms(validity)
+                        )
+                    });
+                    let validity_tag = Some(self.arm(ctx, validity as Nanos, key));
+                    self.locks.get_mut(&key).expect("lock").phase =
+                        Phase::Holding { validity_tag, lost: false };
+                    out.push(LockEvent::Granted { key, token: None });
+                } else {
+                    ctx.note(|| {
+                        format!(
+                            "redlock attempt {attempt} on lock{key} failed: {ok}/{n} masters (quorum {q}), elapsed_ms={:.3} validity_ms={:.3}; unlocking all {n}",
+                            ms(elapsed_ns as i64),
+                            ms(validity)
+                        )
+                    });
+                    self.start_round(ctx, key, Purpose::UnlockAfterFailure);
+                }
+            }
+            Purpose::UnlockAfterFailure => {
+                let lock = self.locks.get_mut(&key).expect("lock");
+                if lock.attempts <= self.cfg.retries {
+                    let delay_ns = ms_to_ns(self.cfg.retry_delay_ms.sample_non_negative(ctx.rng()));
+                    let (_, tag) = self.arm(ctx, delay_ns, key);
+                    self.locks.get_mut(&key).expect("lock").phase = Phase::RetryWait { tag };
+                } else {
+                    let reason = if lock.last_answers == 0 {
+                        FailReason::Unavailable
+                    } else {
+                        FailReason::Refused
+                    };
+                    let attempts = lock.attempts;
+                    ctx.note(|| format!("redlock gives up lock{key} after {attempts} attempts"));
+                    self.locks.remove(&key);
+                    out.push(LockEvent::Failed { key, reason });
+                }
+            }
+            Purpose::Release => {
+                let deleted = round.ok;
+                ctx.note(|| format!("redlock released lock{key}: deleted on {deleted}/{n} masters"));
+                self.locks.remove(&key);
+                out.push(LockEvent::Released { key });
+            }
+        }
+    }
+
+    fn start_attempt(&mut self, ctx: &mut Ctx, key: LockKey) {
+        self.locks.get_mut(&key).expect("lock").attempts += 1;
+        self.start_round(ctx, key, Purpose::Acquire);
+    }
+
+    /// Drops a lock's timers and outstanding requests (cancel, crash of an attempt).
+    fn forget(&mut self, ctx: &mut Ctx, key: LockKey) -> Option<Lock> {
+        let mut lock = self.locks.remove(&key)?;
+        match &mut lock.phase {
+            Phase::Round(round) => {
+                let timer = round.timer.take();
+                self.disarm(ctx, timer);
+                for id in round.outstanding.keys() {
+                    self.pending.remove(id);
+                }
+            }
+            Phase::RetryWait { tag } => {
+                self.timers.remove(tag);
+            }
+            Phase::Holding { validity_tag, .. } => {
+                let timer = validity_tag.take();
+                self.disarm(ctx, timer);
+            }
+        }
+        Some(lock)
+    }
+}
+
+impl LockClient for RedlockClient {
+    fn on_start(&mut self, ctx: &mut Ctx, _out: &mut LockEvents) {
+        self.resolve_masters(ctx);
+    }
+
+    fn acquire(&mut self, ctx: &mut Ctx, _out: &mut LockEvents, key: LockKey, _mode: LockMode) {
+        self.resolve_masters(ctx);
+        // A lock the application abandoned after a Lost notice without releasing: its keys
+        // expire on their own (the validity has already run out).
+        self.forget(ctx, key);
+        let value = ctx.rng().gen::<u64>();
+        self.locks.insert(
+            key,
+            Lock { value, attempts: 0, last_ok: 0, last_answers: 0, phase: Phase::RetryWait { tag: 0 } },
+        );
+        self.start_attempt(ctx, key);
+    }
+
+    fn release(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey) {
+        let holding = matches!(self.locks.get(&key).map(|l| &l.phase), Some(Phase::Holding { .. }));
+        if !holding {
+            // Nothing held under this key (the library never granted it): nothing to unlock.
+            out.push(LockEvent::Released { key });
+            return;
+        }
+        if let Some(Lock { phase: Phase::Holding { validity_tag, .. }, .. }) = self.locks.get_mut(&key) {
+            let timer = validity_tag.take();
+            self.disarm(ctx, timer);
+        }
+        self.start_round(ctx, key, Purpose::Release);
+    }
+
+    fn cancel(&mut self, ctx: &mut Ctx, _out: &mut LockEvents, key: LockKey) {
+        let Some(lock) = self.forget(ctx, key) else { return };
+        // A SET round in flight may have landed on some masters: clean them up without waiting.
+        if let Phase::Round(Round { purpose: Purpose::Acquire, .. }) = lock.phase {
+            for m in 0..self.cfg.masters {
+                let id = self.next_request_id;
+                self.next_request_id += 1;
+                let cmd = Command::Unlock { key, value: lock.value };
+                ctx.send(self.master_ids[m], Request { id, cmd });
+            }
+        }
+    }
+
+    fn on_message(&mut self, ctx: &mut Ctx, out: &mut LockEvents, _from: NodeId, msg: Msg) {
+        let Ok(reply) = downcast::<Reply>(msg) else { return };
+        // Late (after its timeout), duplicated, or for a round already decided: ignored.
+        let Some(key) = self.pending.remove(&reply.id) else { return };
+        let Some(Lock { phase: Phase::Round(round), .. }) = self.locks.get_mut(&key) else { return };
+        if round.outstanding.remove(&reply.id).is_none() {
+            return;
+        }
+        if reply.ok {
+            round.ok += 1;
+        } else {
+            round.nil += 1;
+        }
+        if round.purpose == Purpose::Acquire && !reply.ok {
+            out.push(LockEvent::Refused { key });
+        }
+        self.advance(ctx, out, key);
+    }
+
+    fn on_timer(&mut self, ctx: &mut Ctx, out: &mut LockEvents, tag: u64) {
+        let Some(key) = self.timers.remove(&tag) else { return };
+        let Some(lock) = self.locks.get_mut(&key) else { return };
+        match &mut lock.phase {
+            Phase::Round(round) if round.timer.is_some_and(|(_, t)| t == tag) => {
+                // Every request still outstanding has waited node_timeout_ms: a failure each.
+                round.timer = None;
+                for id in std::mem::take(&mut round.outstanding).into_keys() {
+                    self.pending.remove(&id);
+                    round.timed_out += 1;
+                }
+                self.advance(ctx, out, key);
+            }
+            Phase::RetryWait { tag: t } if *t == tag => self.start_attempt(ctx, key),
+            Phase::Holding { validity_tag, lost } if validity_tag.is_some_and(|(_, t)| t == tag) => {
+                *validity_tag = None;
+                *lost = true;
+                let honour = self.cfg.respect_validity;
+                ctx.note(|| format!("redlock validity of lock{key} ran out before release (honour={honour})"));
+                out.push(LockEvent::Lost { key, honour });
+            }
+            _ => {}
+        }
+    }
+
+    fn on_crash(&mut self) {
+        self.locks.clear();
+        self.pending.clear();
+        self.timers.clear();
+    }
+
+    fn reentrant(&self) -> bool {
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validity_of_the_known_outcome() {
+        // 5 sequential masters at 1 ms each, ttl 10 s, factor 0.01, extra 2 ms: 9893 ms.
+        let drift = drift_ns(10_000.0, 0.01, 2.0);
+        assert_eq!(drift, 102_000_000);
+        assert_eq!(validity_ns(10_000_000_000, 5_000_000, drift), 9_893_000_000);
+        assert!(validity_ns(100_000_000, 99_000_000, drift_ns(100.0, 0.01, 2.0)) < 0);
+    }
+
+    #[test]
+    fn quorum_is_a_strict_majority() {
+        assert_eq!(quorum(1), 1);
+        assert_eq!(quorum(2), 2);
+        assert_eq!(quorum(3), 2);
+        assert_eq!(quorum(4), 3);
+        assert_eq!(quorum(5), 3);
+    }
+}

@@ -1,0 +1,275 @@
+//! One independent Redis master of a Redlock deployment: `SET NX PX` with expiry on the master's
+//! WALL clock (Redis stores an absolute unix-time expiry and compares it with the current time, so
+//! a wall-clock jump forward expires keys early and one backward keeps them longer), the
+//! compare-and-delete unlock script, a single-threaded command loop taking `service_ms` per
+//! command, and what survives a crash (`persistence`).
+//!
+//! Persistence, read as a machine crash (power loss, the case redis.io's Redlock page discusses):
+//! - `none`: the master restarts empty.
+//! - `everysec` (`appendfsync everysec`): the AOF is fsynced once a second; a crash keeps the
+//!   dataset as of the last fsync. The fsync phase is drawn from the master's seeded stream.
+//! - `always` (`appendfsync always`): every acknowledged write is on disk before the reply leaves.
+//!
+//! Expired keys are removed lazily when a command touches them (Redis also expires keys actively;
+//! for a lock key the two are indistinguishable to clients).
+//!
+//! `restart_delay_ms` (redis.io: "make the instance unavailable for at least a bit more than the
+//! max TTL"): the engine restarts a crashed node when the fault's duration ends, so a restarted
+//! master stays silent (drops every request, as a node that is down) until `restart_delay_ms`
+//! after its crash on its own monotonic clock. The engine does not tell a node when it crashed, so
+//! the crash instant is taken as the master's last handled event (a message or timer): every key
+//! it ever acknowledged was set at or before that instant, so "silent until last event +
+//! restart_delay_ms" keeps the guarantee the delayed restart is for (every pre-crash key has
+//! expired before the master answers again when restart_delay_ms >= ttl_ms).
+
+use std::collections::BTreeMap;
+
+use locksim_simulator::dist::Dist;
+use locksim_simulator::history::LockKey;
+use locksim_simulator::process::{downcast, Ctx, Msg, NodeId, Process, TimerId};
+use locksim_simulator::time::{ms_to_ns, Nanos, NS_PER_SEC};
+
+use super::protocol::{Command, Reply, Request};
+
+/// What a restarted master still has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Persistence {
+    None,
+    EverySec,
+    Always,
+}
+
+impl Persistence {
+    pub fn parse(s: &str) -> Persistence {
+        match s {
+            "none" => Persistence::None,
+            "always" => Persistence::Always,
+            _ => Persistence::EverySec,
+        }
+    }
+}
+
+/// One lock key in the keyspace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Entry {
+    value: u64,
+    /// Absolute expiry on the master's wall clock (Redis keeps an absolute unix time in ms).
+    expires_at_wall_ns: i64,
+}
+
+/// The keyspace: lock keys with their values and wall-clock expiries.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Store {
+    keys: BTreeMap<LockKey, Entry>,
+}
+
+impl Store {
+    /// Drops `key` if it has expired at `now_wall_ns` (Redis's lazy expiry on access).
+    fn expire(&mut self, key: LockKey, now_wall_ns: i64) {
+        if self.keys.get(&key).is_some_and(|e| now_wall_ns >= e.expires_at_wall_ns) {
+            self.keys.remove(&key);
+        }
+    }
+
+    /// `SET key value NX PX ttl`: true (`OK`) when the key was absent or expired and is now set.
+    pub fn set_nx(&mut self, key: LockKey, value: u64, ttl_ns: Nanos, now_wall_ns: i64) -> bool {
+        self.expire(key, now_wall_ns);
+        if self.keys.contains_key(&key) {
+            return false;
+        }
+        let expires_at_wall_ns = now_wall_ns.saturating_add(ttl_ns as i64);
+        self.keys.insert(key, Entry { value, expires_at_wall_ns });
+        true
+    }
+
+    /// The unlock script: deletes the key only if it holds `value`; true when it deleted.
+    pub fn unlock(&mut self, key: LockKey, value: u64, now_wall_ns: i64) -> bool {
+        self.expire(key, now_wall_ns);
+        if self.keys.get(&key).is_some_and(|e| e.value == value) {
+            self.keys.remove(&key);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// The value `key` holds at `now_wall_ns`, if it is set and not expired.
+    pub fn get(&self, key: LockKey, now_wall_ns: i64) -> Option<u64> {
+        self.keys.get(&key).filter(|e| now_wall_ns < e.expires_at_wall_ns).map(|e| e.value)
+    }
+
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+}
+
+const TAG_FSYNC: u64 = 1;
+
+/// A Redis master process.
+pub struct RedisMaster {
+    persistence: Persistence,
+    restart_delay_ns: Nanos,
+    service_ms: Dist,
+    /// The keyspace in memory.
+    store: Store,
+    /// With `everysec`: the dataset as of the last fsync (what the AOF on disk replays to).
+    fsynced: Store,
+    /// The command loop is single-threaded: the next command starts when this one is done.
+    busy_until_mono_ns: Nanos,
+    /// The monotonic time of the last event handled: the crash instant as far as the master knows.
+    last_event_mono_ns: Nanos,
+    /// Set at a crash; the restarted master answers nothing until this monotonic time.
+    silent_until_mono_ns: Option<Nanos>,
+    /// Whether the current incarnation is down (crashed and not yet restarted).
+    crashed_at_mono_ns: Option<Nanos>,
+    fsync_timer: Option<TimerId>,
+}
+
+impl RedisMaster {
+    pub fn new(persistence: Persistence, restart_delay_ns: Nanos, service_ms: Dist) -> RedisMaster {
+        RedisMaster {
+            persistence,
+            restart_delay_ns,
+            service_ms,
+            store: Store::default(),
+            fsynced: Store::default(),
+            busy_until_mono_ns: 0,
+            last_event_mono_ns: 0,
+            silent_until_mono_ns: None,
+            crashed_at_mono_ns: None,
+            fsync_timer: None,
+        }
+    }
+
+    /// The keyspace (for tests and notes).
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    fn arm_fsync(&mut self, ctx: &mut Ctx, after_ns: Nanos) {
+        if self.persistence == Persistence::EverySec {
+            self.fsync_timer = Some(ctx.set_timer(after_ns, TAG_FSYNC));
+        }
+    }
+
+    /// Whether the master is still inside its delayed restart; notes the moment it comes back.
+    fn silent(&mut self, ctx: &mut Ctx) -> bool {
+        match self.silent_until_mono_ns {
+            Some(until) if ctx.now_mono_ns() < until => true,
+            Some(_) => {
+                self.silent_until_mono_ns = None;
+                ctx.note(|| "restart delay over: serving again".to_string());
+                false
+            }
+            None => false,
+        }
+    }
+}
+
+impl Process for RedisMaster {
+    fn on_start(&mut self, ctx: &mut Ctx) {
+        self.last_event_mono_ns = ctx.now_mono_ns();
+        // The fsync thread's phase relative to the workload is arbitrary in a real server.
+        let phase_ns = rand::Rng::gen_range(ctx.rng(), 1..=NS_PER_SEC);
+        self.arm_fsync(ctx, phase_ns);
+    }
+
+    fn on_message(&mut self, ctx: &mut Ctx, from: NodeId, msg: Msg) {
+        let Ok(req) = downcast::<Request>(msg) else { return };
+        let now_mono = ctx.now_mono_ns();
+        if self.silent(ctx) {
+            ctx.note(|| format!("down (restart delay): dropped {req:?}"));
+            return;
+        }
+        self.last_event_mono_ns = now_mono;
+        let now_wall = ctx.now_wall_ns();
+        let ok = match req.cmd {
+            Command::SetNx { key, value, ttl_ns } => self.store.set_nx(key, value, ttl_ns, now_wall),
+            Command::Unlock { key, value } => self.store.unlock(key, value, now_wall),
+        };
+        // Commands run one after another; the reply leaves when this one is done.
+        let service_ns = ms_to_ns(self.service_ms.sample_non_negative(ctx.rng()));
+        let start = self.busy_until_mono_ns.max(now_mono);
+        self.busy_until_mono_ns = start + service_ns;
+        let key = req.cmd.key();
+        let holder = self.store.get(key, now_wall);
+        ctx.note(|| match holder {
+            Some(v) => format!("lock{key} = {:08x}", v as u32),
+            None => format!("lock{key} unset"),
+        });
+        ctx.send_after(self.busy_until_mono_ns - now_mono, from, Reply { id: req.id, ok });
+    }
+
+    fn on_timer(&mut self, ctx: &mut Ctx, _timer: TimerId, tag: u64) {
+        if tag == TAG_FSYNC {
+            self.last_event_mono_ns = ctx.now_mono_ns();
+            self.fsynced = self.store.clone();
+            self.arm_fsync(ctx, NS_PER_SEC);
+        }
+    }
+
+    fn on_crash(&mut self) {
+        self.crashed_at_mono_ns = Some(self.last_event_mono_ns);
+        self.fsync_timer = None;
+        self.busy_until_mono_ns = 0;
+        self.store = match self.persistence {
+            Persistence::None => Store::default(),
+            Persistence::EverySec => self.fsynced.clone(),
+            Persistence::Always => std::mem::take(&mut self.store),
+        };
+    }
+
+    fn on_restart(&mut self, ctx: &mut Ctx) {
+        let now = ctx.now_mono_ns();
+        let crashed_at = self.crashed_at_mono_ns.take().unwrap_or(now).min(now);
+        self.last_event_mono_ns = now;
+        let until = crashed_at + self.restart_delay_ns;
+        if until > now {
+            self.silent_until_mono_ns = Some(until);
+        }
+        let (kept, silent_ms) = (self.store.len(), until.saturating_sub(now) / 1_000_000);
+        ctx.note(|| format!("restarted with {kept} keys; silent for {silent_ms} ms"));
+        self.arm_fsync(ctx, NS_PER_SEC);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: i64 = 1_000_000;
+
+    #[test]
+    fn set_nx_refuses_a_live_key_and_takes_an_expired_one() {
+        let mut s = Store::default();
+        assert!(s.set_nx(0, 7, 10_000 * MS as u64, 0));
+        assert!(!s.set_nx(0, 8, 10_000 * MS as u64, 9_999 * MS));
+        // Expiry is on the wall clock: at exactly set + ttl the key is gone.
+        assert!(s.set_nx(0, 8, 10_000 * MS as u64, 10_000 * MS));
+        assert_eq!(s.get(0, 10_000 * MS), Some(8));
+    }
+
+    #[test]
+    fn a_wall_clock_jump_expires_a_key_early() {
+        let mut s = Store::default();
+        assert!(s.set_nx(0, 7, 10_000 * MS as u64, 0));
+        // 1 s of true time later, but the wall clock jumped 9.5 s ahead.
+        assert_eq!(s.get(0, 10_500 * MS), None);
+        assert!(s.set_nx(0, 9, 10_000 * MS as u64, 10_500 * MS));
+    }
+
+    #[test]
+    fn unlock_deletes_only_its_own_value() {
+        let mut s = Store::default();
+        assert!(s.set_nx(3, 7, 1_000 * MS as u64, 0));
+        assert!(!s.unlock(3, 8, 1));
+        assert_eq!(s.get(3, 1), Some(7));
+        assert!(s.unlock(3, 7, 2));
+        assert!(s.is_empty());
+        assert!(!s.unlock(3, 7, 3), "a second unlock finds nothing");
+    }
+}

@@ -1,0 +1,207 @@
+//! `redlock`: N independent Redis masters and the Redlock client (redis.io "Distributed Locks with
+//! Redis"; antirez/redlock-rb, the reference; go-redsync/redsync; mike-marcacci/node-redlock).
+//!
+//! Module map:
+//! - [`protocol`]: the two commands (SET NX PX, compare-and-delete) and their replies
+//! - [`master`]: one Redis master: wall-clock expiry, single-threaded service, persistence,
+//!   delayed restart
+//! - [`client`]: the client library: quorum, validity arithmetic, request modes, retries
+//!
+//! The masters are independent (no replication, no leader): `leaderless` is set, so the `leader`
+//! selector means `server-0`. Every client↔master link is a TCP connection, so links are ordered:
+//! an unlock sent after a SET that timed out can never overtake it on the same connection.
+//! There is no fencing token.
+
+pub mod client;
+pub mod master;
+pub mod protocol;
+
+use locksim_simulator::model::{
+    Cluster, ClusterSpec, Model, ParamKind, ParamProblem, ParamSpec, Params, WorkloadFacts,
+};
+use locksim_simulator::process::NodeKind;
+use locksim_simulator::time::ms_to_ns;
+
+use client::{drift_ns, quorum, ClientConfig, RedlockClient, RequestMode};
+use master::{Persistence, RedisMaster};
+
+/// The `redlock` model.
+pub struct Redlock;
+
+pub static REDLOCK: Redlock = Redlock;
+
+const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "masters",
+        kind: ParamKind::Int { min: 1, max: 99 },
+        default: "5",
+        meaning: "independent Redis masters (server-0 …); quorum is masters/2 + 1",
+    },
+    ParamSpec {
+        name: "ttl_ms",
+        kind: ParamKind::Number { min: 1.0, max: 1e9 },
+        default: "10000",
+        meaning: "the key's PX time to live",
+    },
+    ParamSpec {
+        name: "drift_factor",
+        kind: ParamKind::Number { min: 0.0, max: 1.0 },
+        default: "0.01",
+        meaning: "clock drift allowance as a fraction of the TTL, subtracted from the validity",
+    },
+    ParamSpec {
+        name: "drift_extra_ms",
+        kind: ParamKind::Number { min: 0.0, max: 1e6 },
+        default: "2",
+        meaning: "fixed drift allowance added to drift_factor × ttl (Redis expiry precision + 1 ms)",
+    },
+    ParamSpec {
+        name: "requests",
+        kind: ParamKind::Choice(&["sequential", "parallel", "parallel_quorum"]),
+        default: "\"sequential\"",
+        meaning: "one master after another (redlock-rb), all at once waiting for all (redsync), or all at once deciding at the quorum-th answer (node-redlock)",
+    },
+    ParamSpec {
+        name: "node_timeout_ms",
+        kind: ParamKind::Number { min: 0.001, max: 1e7 },
+        default: "50",
+        meaning: "how long the client waits for one master's answer",
+    },
+    ParamSpec {
+        name: "retries",
+        kind: ParamKind::Int { min: 0, max: 1_000_000 },
+        default: "3",
+        meaning: "retries after a failed attempt before the acquire call fails (attempts = retries + 1)",
+    },
+    ParamSpec {
+        name: "retry_delay_ms",
+        kind: ParamKind::Dist { min: 0.0, max: 1e7 },
+        default: "{ uniform = [0, 200] }",
+        meaning: "random wait between attempts",
+    },
+    ParamSpec {
+        name: "persistence",
+        kind: ParamKind::Choice(&["none", "everysec", "always"]),
+        default: "\"everysec\"",
+        meaning: "what a crashed master still has on restart: nothing, the AOF as of the last once-a-second fsync, or every acknowledged write",
+    },
+    ParamSpec {
+        name: "restart_delay_ms",
+        kind: ParamKind::Number { min: 0.0, max: 1e9 },
+        default: "0",
+        meaning: "a crashed master answers nothing until this long after its crash (the spec's delayed restart)",
+    },
+    ParamSpec {
+        name: "respect_validity",
+        kind: ParamKind::Bool,
+        default: "false",
+        meaning: "the application stops its critical section when the validity runs out before release",
+    },
+    ParamSpec {
+        name: "service_ms",
+        kind: ParamKind::Dist { min: 0.0, max: 1e6 },
+        default: "0.05",
+        meaning: "a master's processing time per command (single-threaded: commands queue)",
+    },
+];
+
+impl Redlock {
+    fn client_config(params: &Params) -> ClientConfig {
+        let ttl_ms = params.f64("ttl_ms");
+        ClientConfig {
+            masters: params.int("masters") as usize,
+            ttl_ns: ms_to_ns(ttl_ms),
+            drift_ns: drift_ns(ttl_ms, params.f64("drift_factor"), params.f64("drift_extra_ms")),
+            node_timeout_ns: ms_to_ns(params.f64("node_timeout_ms")),
+            retries: params.int("retries") as u32,
+            retry_delay_ms: params.dist("retry_delay_ms"),
+            requests: RequestMode::parse(params.str("requests")),
+            respect_validity: params.bool("respect_validity"),
+        }
+    }
+}
+
+impl Model for Redlock {
+    fn name(&self) -> &'static str {
+        "redlock"
+    }
+
+    fn summary(&self) -> &'static str {
+        "Redlock: SET NX PX on N independent Redis masters, quorum and validity (redlock-rb, redsync, node-redlock); no fencing"
+    }
+
+    fn params(&self) -> &'static [ParamSpec] {
+        PARAMS
+    }
+
+    fn validate(&self, params: &Params, workload: &WorkloadFacts) -> Vec<ParamProblem> {
+        let mut problems = Vec::new();
+        if workload.read_fraction > 0.0 {
+            problems.push(ParamProblem {
+                key: "read_fraction".into(),
+                message: format!(
+                    "redlock has no shared (read) locks; read_fraction must be 0 for it, not {}",
+                    workload.read_fraction
+                ),
+            });
+        }
+        let ttl_ms = params.f64("ttl_ms");
+        let drift_ms = params.f64("drift_factor") * ttl_ms + params.f64("drift_extra_ms");
+        if drift_ms >= ttl_ms {
+            problems.push(ParamProblem {
+                key: "ttl_ms".into(),
+                message: format!(
+                    "ttl_ms = {ttl_ms} leaves no validity: the drift allowance drift_factor × ttl_ms + drift_extra_ms = {drift_ms} ms is not below it, so no lock could ever be granted"
+                ),
+            });
+        }
+        problems
+    }
+
+    fn limitations(&self, params: &Params, workload: &WorkloadFacts) -> Vec<String> {
+        let mut notes = Vec::new();
+        let masters = params.int("masters") as usize;
+        if masters % 2 == 0 {
+            notes.push(format!(
+                "masters = {masters} is even: the quorum is {} (N/2 + 1), so it tolerates {} unreachable masters, no more than {} masters would",
+                quorum(masters),
+                masters - quorum(masters),
+                masters - 1
+            ));
+        }
+        if workload.reentry > 0.0 {
+            notes.push(
+                "redlock is not reentrant (redlock-rb, redsync and node-redlock are not): nested acquisitions are skipped"
+                    .into(),
+            );
+        }
+        if params.f64("restart_delay_ms") > 0.0 {
+            notes.push(
+                "restart_delay_ms counts from the crashed master's last handled event (the engine does not tell a node when it crashed)"
+                    .into(),
+            );
+        }
+        notes
+    }
+
+    fn fenced(&self, _params: &Params) -> bool {
+        false
+    }
+
+    fn build(&self, params: &Params, spec: &ClusterSpec) -> Cluster {
+        let cfg = Self::client_config(params);
+        let persistence = Persistence::parse(params.str("persistence"));
+        let restart_delay_ns = ms_to_ns(params.f64("restart_delay_ms"));
+        let service_ms = params.dist("service_ms");
+        let services = (0..cfg.masters)
+            .map(|i| {
+                let master = RedisMaster::new(persistence, restart_delay_ns, service_ms.clone());
+                (format!("server-{i}"), NodeKind::Server, Box::new(master) as Box<dyn locksim_simulator::process::Process>)
+            })
+            .collect();
+        let clients = (0..spec.clients)
+            .map(|_| Box::new(RedlockClient::new(cfg.clone())) as Box<dyn locksim_simulator::lockclient::LockClient>)
+            .collect();
+        Cluster { services, clients, ordered_links: true, leaderless: true }
+    }
+}

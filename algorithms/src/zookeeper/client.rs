@@ -1,0 +1,599 @@
+//! The client library: a Curator-like lock client over the [`Connection`], running one of the
+//! three recipes per lock key as a state machine (the steps a Curator thread runs blocking).
+//!
+//! `sequential` and `read_write` (Curator `LockInternals.attemptLock` / `internalLockLoop`):
+//! create `/locks/<key>/_c_<protection>-lock-` (or `__READ__` / `__WRIT__`) EPHEMERAL_SEQUENTIAL;
+//! list the children; hold the lock, or `getData` the node to wait for with a watch and wait for
+//! it to fire (a NoNode answer means it is already gone: list again); any watch firing means
+//! list again. A create whose answer was lost to a connection loss is retried after first
+//! looking for a child carrying our protection id (Curator's protected mode). Our node missing
+//! from a listing (its session expired) restarts from the create while the retry policy allows
+//! (`attemptLock`'s `NoNodeException` branch). Operations that fail for want of a connection are
+//! retried with [`CURATOR_RETRY`]; when it is exhausted the acquisition fails and our node is
+//! deleted. Release deletes our node (`delete().guaranteed()`: retried in the background until
+//! it succeeds or the node is gone). Reentrant: a nested acquisition only counts (Curator's
+//! per-thread `LockData.lockCount`); the fencing token is our node's czxid (from `create2`'s
+//! stat, or a `getData` after a protected-mode recovery).
+//!
+//! `naive` (the ZooKeeper paper's "simple lock"): create `/naive/<key>` EPHEMERAL; if it exists,
+//! `exists` it with a watch and try again when the watch fires, so every release wakes every
+//! waiter. Not reentrant, no protection: a create whose answer was lost is simply retried (and
+//! then finds its own node in the way until the session ends, as the real recipe would).
+//!
+//! Connection states (Curator): at SUSPENDED every held lock is reported lost, and the
+//! application honours it when `on_connection_loss = "suspended"`; at LOST it is reported again
+//! and honoured under either policy. Waiters are woken by the `Disconnected` state event (every
+//! ZooKeeper watcher gets it) and list the children again once connected; only watch events on
+//! nodes count as notifications.
+
+use std::collections::BTreeMap;
+
+use rand::Rng;
+
+use locksim_simulator::history::{FailReason, LockKey, LockMode};
+use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
+use locksim_simulator::process::{Ctx, Msg, NodeId};
+use locksim_simulator::time::NS_PER_MS;
+
+use super::connection::{CallError, ConnEvent, Connection, Tag};
+use super::protocol::{ChildName, CreateSpec, ErrCode, LockName, Op, Outcome, ZPath, Zxid};
+use super::recipe::{decide, Verdict, CURATOR_RETRY};
+
+/// Which lock recipe the clients run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recipe {
+    Sequential,
+    Naive,
+    ReadWrite,
+}
+
+/// When the application stops treating a lock as held after the connection goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LossPolicy {
+    Suspended,
+    Lost,
+}
+
+#[derive(Clone, Debug)]
+pub struct ClientConfig {
+    pub servers: Vec<String>,
+    pub session_timeout_ms: u64,
+    pub recipe: Recipe,
+    pub policy: LossPolicy,
+}
+
+/// Recipe timer tags: `TAG_BASE | key << 24 | generation`.
+const TAG_BASE: u64 = 0x2000_0000_0000_0000;
+const GEN_MASK: u64 = (1 << 24) - 1;
+
+/// The step a key's state machine is at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    /// The create is out (or queued for a connection).
+    Create,
+    /// After a failed create: looking for a child with our protection id.
+    Recover,
+    /// `getChildren` is out.
+    List,
+    /// `getData(pred, watch)` is out; `fired` if the watch already went off.
+    SetWatch { pred: ZPath, fired: bool },
+    /// The watch is set: waiting for it to fire.
+    Wait { pred: ZPath },
+    /// We hold it but do not know our czxid yet (recovered node): `getData` on our own node.
+    StatOwn,
+    /// Backing off before redoing `then`.
+    Sleep { then: Redo },
+    /// naive: `exists(path, watch)` is out; `fired` if the watch already went off.
+    NaiveExists { fired: bool },
+    /// naive: the watch is set.
+    NaiveWait,
+    Held,
+    /// The delete of our node is out.
+    Release,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Redo {
+    Create,
+    Recover,
+    List,
+    StatOwn,
+}
+
+#[derive(Clone, Debug)]
+struct KeyState {
+    name: LockName,
+    step: Step,
+    /// Generation of the current operation or timer; older answers are stale.
+    gen: u64,
+    /// Curator `RetryLoop` count for the current operation.
+    op_retries: u32,
+    /// `attemptLock`'s count of restarts after our node vanished.
+    lock_retries: u32,
+    protection: u32,
+    /// Our node and its czxid once known.
+    ours: Option<(ZPath, Option<Zxid>)>,
+    /// Nested holds (Curator `lockCount`).
+    count: u32,
+    /// A lost notice honoured by the application already went out for this hold.
+    honoured: bool,
+}
+
+/// What an operation's answer is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Purpose {
+    Lock { key: LockKey, gen: u64 },
+    /// `delete().guaranteed()` carrying on after the caller moved on.
+    Delete(ZPath),
+    /// Curator's `FindAndDeleteProtectedNodeInBackground`: an abandoned protected create.
+    FindAndDelete { key: LockKey, protection: u32, name: LockName },
+    /// naive: the node's path is shared, so a delete whose answer was lost is retried only
+    /// after reading the node and finding it is still ours (same czxid).
+    CheckOwner { path: ZPath, czxid: Zxid },
+    /// naive: the delete that follows a successful check.
+    CheckedDelete { path: ZPath, czxid: Zxid },
+}
+
+/// The ZooKeeper lock client of one client node.
+pub struct ZkClient {
+    cfg: ClientConfig,
+    conn: Connection,
+    keys: BTreeMap<LockKey, KeyState>,
+    purposes: BTreeMap<u64, Purpose>,
+    next_tag: u64,
+    next_gen: u64,
+}
+
+impl ZkClient {
+    pub fn new(cfg: ClientConfig) -> Self {
+        let conn = Connection::new(cfg.servers.clone(), cfg.session_timeout_ms);
+        ZkClient { cfg, conn, keys: BTreeMap::new(), purposes: BTreeMap::new(), next_tag: 0, next_gen: 0 }
+    }
+
+    fn call(&mut self, ctx: &mut Ctx, purpose: Purpose, op: Op) {
+        let tag = self.next_tag;
+        self.next_tag += 1;
+        self.purposes.insert(tag, purpose);
+        self.conn.call(ctx, Tag(tag), op);
+    }
+
+    /// Deletes our node behind the caller's back (`delete().guaranteed()`); the naive recipe's
+    /// shared path is checked first, so a retry never deletes the next holder's node.
+    fn delete_in_background(&mut self, ctx: &mut Ctx, path: ZPath, czxid: Option<Zxid>) {
+        match (path, czxid) {
+            (ZPath::Naive { .. }, Some(czxid)) => {
+                self.call(ctx, Purpose::CheckOwner { path, czxid }, Op::Exists { path, watch: false })
+            }
+            _ => self.call(ctx, Purpose::Delete(path), Op::Delete(path)),
+        }
+    }
+
+    fn fresh_gen(&mut self) -> u64 {
+        self.next_gen += 1;
+        self.next_gen
+    }
+
+    /// Moves `key` to `step` and issues the operation that step waits on.
+    fn go(&mut self, ctx: &mut Ctx, key: LockKey, step: Step) {
+        let gen = self.fresh_gen();
+        let Some(st) = self.keys.get_mut(&key) else { return };
+        st.step = step;
+        st.gen = gen;
+        let our_path = st.ours.map(|(p, _)| p);
+        let op = match step {
+            Step::Create => Some(Op::Create(match self.cfg.recipe {
+                Recipe::Naive => CreateSpec::Naive { key },
+                _ => CreateSpec::Sequential { key, protection: st.protection, name: st.name },
+            })),
+            Step::Recover | Step::List => Some(Op::GetChildren(key)),
+            Step::SetWatch { pred, .. } => Some(Op::GetData { path: pred, watch: true }),
+            Step::StatOwn => our_path.map(|path| Op::GetData { path, watch: false }),
+            Step::NaiveExists { .. } => Some(Op::Exists { path: ZPath::Naive { key }, watch: true }),
+            Step::Release => our_path.map(Op::Delete),
+            Step::Wait { .. } | Step::NaiveWait | Step::Held | Step::Sleep { .. } => None,
+        };
+        if let Some(op) = op {
+            self.call(ctx, Purpose::Lock { key, gen }, op);
+        }
+    }
+
+    fn step_of(redo: Redo) -> Step {
+        match redo {
+            Redo::Create => Step::Create,
+            Redo::Recover => Step::Recover,
+            Redo::List => Step::List,
+            Redo::StatOwn => Step::StatOwn,
+        }
+    }
+
+    /// Back off per the retry policy and redo, or give up.
+    fn retry_or_fail(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey, redo: Redo) {
+        let Some(st) = self.keys.get(&key) else { return };
+        let n = st.op_retries;
+        match CURATOR_RETRY.sleep_ms(n, ctx.rng()) {
+            Some(ms) => {
+                let gen = self.fresh_gen();
+                let st = self.keys.get_mut(&key).expect("checked");
+                st.op_retries += 1;
+                st.step = Step::Sleep { then: redo };
+                st.gen = gen;
+                ctx.note(|| format!("curator: retry {} of {redo:?} on lock {key} in {ms} ms", n + 1));
+                ctx.set_timer(ms * NS_PER_MS, TAG_BASE | (key as u64) << 24 | (gen & GEN_MASK));
+            }
+            None => {
+                self.abandon_attempt(ctx, key);
+                out.push(LockEvent::Failed { key, reason: FailReason::Unavailable });
+            }
+        }
+    }
+
+    /// Forget an acquisition that will not complete, cleaning up what it left on the servers.
+    fn abandon_attempt(&mut self, ctx: &mut Ctx, key: LockKey) {
+        let Some(st) = self.keys.remove(&key) else { return };
+        match st.ours {
+            Some((path, czxid)) => self.delete_in_background(ctx, path, czxid),
+            None if self.cfg.recipe != Recipe::Naive && matches!(st.step, Step::Create | Step::Recover | Step::Sleep { .. }) => {
+                let p = Purpose::FindAndDelete { key, protection: st.protection, name: st.name };
+                self.call(ctx, p, Op::GetChildren(key));
+            }
+            None => {}
+        }
+    }
+
+    fn grant(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey, token: Zxid) {
+        let Some(st) = self.keys.get_mut(&key) else { return };
+        st.step = Step::Held;
+        st.count = 1;
+        st.honoured = false;
+        st.op_retries = 0;
+        ctx.note(|| format!("lock {key}: granted, czxid {token:x}"));
+        out.push(LockEvent::Granted { key, token: Some(token) });
+    }
+
+    fn on_reply(&mut self, ctx: &mut Ctx, out: &mut LockEvents, purpose: Purpose, outcome: Outcome) {
+        let (key, gen) = match purpose {
+            Purpose::Lock { key, gen } => (key, gen),
+            Purpose::Delete(_) | Purpose::CheckedDelete { .. } => return,
+            Purpose::CheckOwner { path, czxid } => {
+                if let Outcome::Stat(Some(stat)) = outcome {
+                    if stat.czxid == czxid {
+                        self.call(ctx, Purpose::CheckedDelete { path, czxid }, Op::Delete(path));
+                    }
+                }
+                return;
+            }
+            Purpose::FindAndDelete { key, protection, name } => {
+                if let Outcome::Children(kids) = outcome {
+                    if let Some(c) = kids.iter().find(|c| c.protection == protection && c.name == name) {
+                        let path = ZPath::Child { key, child: *c };
+                        self.call(ctx, Purpose::Delete(path), Op::Delete(path));
+                    }
+                }
+                return;
+            }
+        };
+        let current = self.keys.get(&key).map(|s| s.gen) == Some(gen);
+        if !current {
+            // An answer for an acquisition given up on: a node it created must not linger.
+            if let Outcome::Created { path, czxid } = outcome {
+                self.delete_in_background(ctx, path, Some(czxid));
+            }
+            return;
+        }
+        let st = self.keys.get_mut(&key).expect("current");
+        st.op_retries = 0;
+        let step = st.step;
+        match (step, outcome) {
+            (Step::Create, Outcome::Created { path, czxid }) => {
+                st.ours = Some((path, Some(czxid)));
+                if self.cfg.recipe == Recipe::Naive {
+                    self.grant(ctx, out, key, czxid);
+                } else {
+                    self.go(ctx, key, Step::List);
+                }
+            }
+            (Step::Create, Outcome::Err(ErrCode::NodeExists)) => {
+                // naive: someone holds it. Watch the node and try again when it goes.
+                out.push(LockEvent::Refused { key });
+                self.go(ctx, key, Step::NaiveExists { fired: false });
+            }
+            (Step::Recover, Outcome::Children(kids)) => {
+                let (protection, name) = (st.protection, st.name);
+                match kids.iter().find(|c| c.protection == protection && c.name == name) {
+                    Some(c) => {
+                        st.ours = Some((ZPath::Child { key, child: *c }, None));
+                        ctx.note(|| format!("lock {key}: found our protected node {c:?}"));
+                        self.go(ctx, key, Step::List);
+                    }
+                    None => self.go(ctx, key, Step::Create),
+                }
+            }
+            (Step::List, Outcome::Children(kids)) => self.on_children(ctx, out, key, &kids),
+            (Step::SetWatch { pred, fired }, Outcome::Stat(Some(_))) => {
+                if fired {
+                    self.go(ctx, key, Step::List);
+                } else {
+                    st.step = Step::Wait { pred };
+                }
+            }
+            (Step::SetWatch { .. }, Outcome::Err(ErrCode::NoNode)) => self.go(ctx, key, Step::List),
+            (Step::StatOwn, Outcome::Stat(Some(stat))) => {
+                if let Some((_, z)) = st.ours.as_mut() {
+                    *z = Some(stat.czxid);
+                }
+                self.grant(ctx, out, key, stat.czxid);
+            }
+            (Step::StatOwn, Outcome::Err(ErrCode::NoNode)) => self.node_vanished(ctx, out, key),
+            (Step::NaiveExists { fired }, Outcome::Stat(found)) => {
+                if let Some(stat) = found.filter(|s| s.owner == self.conn.session()) {
+                    // Our own node: a create whose answer was lost went through. Reading the
+                    // node (as the paper's recipe does) shows it is ours, so we hold the lock.
+                    st.ours = Some((ZPath::Naive { key }, Some(stat.czxid)));
+                    ctx.note(|| format!("lock {key}: the lock node is our own"));
+                    self.grant(ctx, out, key, stat.czxid);
+                } else if fired || found.is_none() {
+                    self.go(ctx, key, Step::Create);
+                } else {
+                    st.step = Step::NaiveWait;
+                }
+            }
+            (Step::Release, Outcome::Deleted | Outcome::Err(ErrCode::NoNode)) => {
+                self.keys.remove(&key);
+                out.push(LockEvent::Released { key });
+            }
+            (step, outcome) => {
+                ctx.note(|| format!("lock {key}: unexpected {outcome:?} at {step:?}"));
+            }
+        }
+    }
+
+    fn on_children(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey, kids: &[ChildName]) {
+        let st = self.keys.get(&key).expect("current");
+        let Some((ZPath::Child { child: ours, .. }, czxid)) = st.ours else {
+            return self.node_vanished(ctx, out, key);
+        };
+        match decide(kids, ours) {
+            Verdict::Holds => match czxid {
+                Some(z) => self.grant(ctx, out, key, z),
+                None => self.go(ctx, key, Step::StatOwn),
+            },
+            Verdict::Watch(pred) => {
+                self.go(ctx, key, Step::SetWatch { pred: ZPath::Child { key, child: pred }, fired: false })
+            }
+            Verdict::Missing => self.node_vanished(ctx, out, key),
+        }
+    }
+
+    /// Our node is gone before we got the lock (its session expired): `attemptLock` starts
+    /// over with a new node while the retry policy allows.
+    fn node_vanished(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey) {
+        let Some(st) = self.keys.get(&key) else { return };
+        let n = st.lock_retries;
+        match CURATOR_RETRY.sleep_ms(n, ctx.rng()) {
+            Some(ms) => {
+                let protection = ctx.rng().gen();
+                let gen = self.fresh_gen();
+                let st = self.keys.get_mut(&key).expect("checked");
+                st.lock_retries += 1;
+                st.ours = None;
+                st.protection = protection;
+                st.step = Step::Sleep { then: Redo::Create };
+                st.gen = gen;
+                ctx.note(|| format!("lock {key}: our node is gone, starting over in {ms} ms"));
+                ctx.set_timer(ms * NS_PER_MS, TAG_BASE | (key as u64) << 24 | (gen & GEN_MASK));
+            }
+            None => {
+                self.keys.remove(&key);
+                out.push(LockEvent::Failed { key, reason: FailReason::SessionLost });
+            }
+        }
+    }
+
+    fn on_failed(&mut self, ctx: &mut Ctx, out: &mut LockEvents, purpose: Purpose, err: CallError) {
+        let (key, gen) = match purpose {
+            Purpose::Lock { key, gen } => (key, gen),
+            // Guaranteed background work retries until it gets an answer.
+            Purpose::Delete(path) => return self.call(ctx, purpose, Op::Delete(path)),
+            Purpose::FindAndDelete { key, .. } => return self.call(ctx, purpose, Op::GetChildren(key)),
+            Purpose::CheckOwner { path, czxid } | Purpose::CheckedDelete { path, czxid } => {
+                return self.delete_in_background(ctx, path, Some(czxid))
+            }
+        };
+        if self.keys.get(&key).map(|s| s.gen) != Some(gen) {
+            return;
+        }
+        let step = self.keys[&key].step;
+        ctx.note(|| format!("lock {key}: {step:?} failed: {err:?}"));
+        match step {
+            // Protected mode: before creating again, look for the node the lost create made.
+            Step::Create if self.cfg.recipe != Recipe::Naive => self.retry_or_fail(ctx, out, key, Redo::Recover),
+            Step::Create | Step::NaiveExists { .. } => self.retry_or_fail(ctx, out, key, Redo::Create),
+            Step::Recover => self.retry_or_fail(ctx, out, key, Redo::Recover),
+            Step::List | Step::SetWatch { .. } => self.retry_or_fail(ctx, out, key, Redo::List),
+            Step::StatOwn => self.retry_or_fail(ctx, out, key, Redo::StatOwn),
+            Step::Release => {
+                // release() returns (with an error) and the guaranteed delete goes on in the
+                // background until it gets an answer (a new session may delete the node too).
+                out.push(LockEvent::Released { key });
+                if let Some((path, czxid)) = self.keys.remove(&key).and_then(|s| s.ours) {
+                    self.delete_in_background(ctx, path, czxid);
+                }
+            }
+            Step::Wait { .. } | Step::NaiveWait | Step::Held | Step::Sleep { .. } => {}
+        }
+    }
+
+    fn on_watch(&mut self, ctx: &mut Ctx, out: &mut LockEvents, path: ZPath) {
+        let key = path.key();
+        let Some(st) = self.keys.get_mut(&key) else { return };
+        match st.step {
+            Step::Wait { pred } if pred == path => {
+                out.push(LockEvent::Notified { key });
+                self.go(ctx, key, Step::List);
+            }
+            Step::SetWatch { pred, fired: false } if pred == path => {
+                out.push(LockEvent::Notified { key });
+                st.step = Step::SetWatch { pred, fired: true };
+            }
+            Step::NaiveWait if path == (ZPath::Naive { key }) => {
+                out.push(LockEvent::Notified { key });
+                self.go(ctx, key, Step::Create);
+            }
+            Step::NaiveExists { fired: false } if path == (ZPath::Naive { key }) => {
+                out.push(LockEvent::Notified { key });
+                st.step = Step::NaiveExists { fired: true };
+            }
+            _ => {}
+        }
+    }
+
+    fn on_conn_events(&mut self, ctx: &mut Ctx, out: &mut LockEvents, events: Vec<ConnEvent>) {
+        for e in events {
+            match e {
+                ConnEvent::Reply { tag, outcome } => {
+                    if let Some(p) = self.purposes.remove(&tag.0) {
+                        self.on_reply(ctx, out, p, outcome);
+                    }
+                }
+                ConnEvent::Failed { tag, err } => {
+                    if let Some(p) = self.purposes.remove(&tag.0) {
+                        self.on_failed(ctx, out, p, err);
+                    }
+                }
+                ConnEvent::Watch(w) => self.on_watch(ctx, out, w.path),
+                ConnEvent::Disconnected => {
+                    // Every watcher gets the Disconnected event: Curator's waiting thread wakes
+                    // and lists again (the listing waits for a connection).
+                    let waiting: Vec<LockKey> = self
+                        .keys
+                        .iter()
+                        .filter(|(_, s)| matches!(s.step, Step::Wait { .. } | Step::NaiveWait))
+                        .map(|(k, _)| *k)
+                        .collect();
+                    for key in waiting {
+                        let next = if self.cfg.recipe == Recipe::Naive { Step::Create } else { Step::List };
+                        self.go(ctx, key, next);
+                    }
+                }
+                ConnEvent::Suspended => self.report_loss(ctx, out, self.cfg.policy == LossPolicy::Suspended),
+                ConnEvent::Lost => self.report_loss(ctx, out, true),
+                ConnEvent::Connected { .. } => {}
+            }
+        }
+    }
+
+    /// Tell the application about every held lock; `honour` makes it stop.
+    fn report_loss(&mut self, ctx: &mut Ctx, out: &mut LockEvents, honour: bool) {
+        for (key, st) in self.keys.iter_mut() {
+            if st.step == Step::Held && !st.honoured {
+                st.honoured = honour;
+                let key = *key;
+                ctx.note(|| format!("lock {key}: reported lost (honour {honour})"));
+                out.push(LockEvent::Lost { key, honour });
+            }
+        }
+    }
+}
+
+impl LockClient for ZkClient {
+    fn on_start(&mut self, ctx: &mut Ctx, _out: &mut LockEvents) {
+        self.conn.start(ctx);
+    }
+
+    fn acquire(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey, mode: LockMode) {
+        if let Some(st) = self.keys.get_mut(&key) {
+            if st.step == Step::Held && self.cfg.recipe != Recipe::Naive {
+                // Reentrant: Curator counts, no new node.
+                st.count += 1;
+                let token = st.ours.and_then(|(_, z)| z);
+                out.push(LockEvent::Granted { key, token });
+                return;
+            }
+            // A leftover (a release still retrying): forget it, cleaning up behind it.
+            self.abandon_attempt(ctx, key);
+        }
+        let name = match (self.cfg.recipe, mode) {
+            (Recipe::ReadWrite, LockMode::Shared) => LockName::Read,
+            (Recipe::ReadWrite, LockMode::Exclusive) => LockName::Write,
+            _ => LockName::Lock,
+        };
+        let protection = ctx.rng().gen();
+        self.keys.insert(
+            key,
+            KeyState {
+                name,
+                step: Step::Create,
+                gen: 0,
+                op_retries: 0,
+                lock_retries: 0,
+                protection,
+                ours: None,
+                count: 0,
+                honoured: false,
+            },
+        );
+        self.go(ctx, key, Step::Create);
+    }
+
+    fn release(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey) {
+        let Some(st) = self.keys.get_mut(&key) else {
+            out.push(LockEvent::Released { key });
+            return;
+        };
+        if st.step == Step::Held && st.count > 1 {
+            st.count -= 1;
+            out.push(LockEvent::Released { key });
+            return;
+        }
+        if st.ours.is_none() {
+            self.keys.remove(&key);
+            out.push(LockEvent::Released { key });
+            return;
+        }
+        st.op_retries = 0;
+        self.go(ctx, key, Step::Release);
+    }
+
+    fn cancel(&mut self, ctx: &mut Ctx, _out: &mut LockEvents, key: LockKey) {
+        // Curator's acquire(time) timing out: delete our node (doDelete), or find the protected
+        // node a pending create may have made.
+        self.abandon_attempt(ctx, key);
+    }
+
+    fn on_message(&mut self, ctx: &mut Ctx, out: &mut LockEvents, from: NodeId, msg: Msg) {
+        let mut ev = Vec::new();
+        if self.conn.on_message(ctx, from, msg, &mut ev).is_err() {
+            return;
+        }
+        self.on_conn_events(ctx, out, ev);
+    }
+
+    fn on_timer(&mut self, ctx: &mut Ctx, out: &mut LockEvents, tag: u64) {
+        let mut ev = Vec::new();
+        if self.conn.on_timer(ctx, tag, &mut ev) {
+            return self.on_conn_events(ctx, out, ev);
+        }
+        if tag & !((u32::MAX as u64) << 24 | GEN_MASK) != TAG_BASE {
+            return;
+        }
+        let key = ((tag >> 24) & u32::MAX as u64) as LockKey;
+        let gen = tag & GEN_MASK;
+        let Some(st) = self.keys.get(&key) else { return };
+        if st.gen & GEN_MASK != gen {
+            return;
+        }
+        if let Step::Sleep { then } = st.step {
+            self.go(ctx, key, Self::step_of(then));
+        }
+    }
+
+    fn on_crash(&mut self) {
+        self.conn.crash();
+        self.keys.clear();
+        self.purposes.clear();
+    }
+
+    fn reentrant(&self) -> bool {
+        self.cfg.recipe != Recipe::Naive
+    }
+}

@@ -1,0 +1,473 @@
+//! The client's session and connection: ZooKeeper's `ClientCnxn` under Curator's
+//! `ConnectionStateManager`. It connects to one server of the ensemble at a time, keeps the
+//! session alive with pings, notices a dead connection by its read timeout, moves to another
+//! server, and reports Curator's connection states; the recipes above it only issue operations
+//! and get replies, failures and watch events back.
+//!
+//! What it follows:
+//! - `ClientCnxn`: the server list is shuffled once (`StaticHostProvider`); a ping goes out when
+//!   nothing was sent for a third of the negotiated timeout; no reply for 2/3 of it loses the
+//!   connection; each connect attempt gets `timeout / servers`; after a failure the client sleeps
+//!   a random 0–1000 ms before the next attempt and 1 s more after trying every server
+//!   (`spinDelay`); outstanding requests fail with CONNECTIONLOSS when the connection goes; a
+//!   reconnect presents the session id and the last zxid seen, and learns only then that the
+//!   session expired (the server answers with timeout 0).
+//! - Curator `ConnectionStateManager`: SUSPENDED when the connection is lost, RECONNECTED when a
+//!   connection is re-established, LOST when the server says the session expired or when
+//!   SUSPENDED has lasted a whole negotiated timeout (`checkSessionExpiration` injects an
+//!   expiration); after LOST a new ZooKeeper handle opens a new session.
+//! - Curator's `RetryLoop`: an operation issued while disconnected waits for the connection up
+//!   to `connectionTimeoutMs` (15 s by default) and then fails with connection loss; the caller's
+//!   retry policy decides what next.
+//!
+//! Links are TCP connections: the model declares ordered links, and the server answers a
+//! request on a connection it does not know (it restarted, or closed it) with a disconnect, as
+//! a reset connection would. A server that crashed sends nothing: the client notices through
+//! its read timeout (no reset is modelled).
+
+use std::collections::BTreeMap;
+
+use rand::Rng;
+
+use locksim_simulator::process::{downcast, Ctx, Msg, NodeId, TimerId};
+use locksim_simulator::time::{Nanos, NS_PER_MS};
+
+use super::protocol::{
+    ConnectRequest, ConnectResponse, Disconnect, ErrCode, Op, Outcome, Request, Response,
+    SessionId, WatchEvent, Zxid,
+};
+use super::session::ClientTiming;
+
+/// Curator's `connectionTimeoutMs` default: how long an operation waits for a connection.
+pub const CONNECTION_TIMEOUT_MS: u64 = 15_000;
+/// `ClientCnxn`: the random sleep before a reconnect attempt is below this.
+const RECONNECT_SLEEP_MAX_MS: u64 = 1000;
+/// `StaticHostProvider`'s spin delay after every server has been tried once.
+const SPIN_DELAY_MS: u64 = 1000;
+
+/// Timer tags of this layer: `TAG_BASE | kind << 40 | generation`.
+pub const TAG_BASE: u64 = 0x1000_0000_0000_0000;
+const TAG_KIND_SHIFT: u32 = 40;
+const GEN_MASK: u64 = (1 << TAG_KIND_SHIFT) - 1;
+const K_CONN_CHECK: u64 = 1;
+const K_CONNECT_TIMEOUT: u64 = 2;
+const K_RECONNECT: u64 = 3;
+const K_LOST: u64 = 4;
+const K_QUEUE_DEADLINE: u64 = 5;
+
+/// Who an operation's answer goes to (opaque to this layer).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Tag(pub u64);
+
+/// Why an operation failed without an answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CallError {
+    /// The connection went (or none came within the connection timeout) before the answer.
+    ConnectionLoss,
+    /// The session is gone.
+    SessionExpired,
+}
+
+/// What the layer tells the recipes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ConnEvent {
+    Reply { tag: Tag, outcome: Outcome },
+    Failed { tag: Tag, err: CallError },
+    Watch(WatchEvent),
+    /// The ZooKeeper connection dropped (every watcher gets a `Disconnected` state event).
+    Disconnected,
+    /// Curator SUSPENDED.
+    Suspended,
+    /// Curator CONNECTED (first session) or RECONNECTED; `new_session` after LOST or expiry.
+    Connected { new_session: bool },
+    /// Curator LOST: the session is gone (or given up on).
+    Lost,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Link {
+    /// Not connected; a reconnect timer may be armed.
+    Down,
+    Connecting { server: usize },
+    Up { server: usize },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CuratorState {
+    Latent,
+    Connected,
+    Suspended,
+    Lost,
+}
+
+/// The client's ZooKeeper handle and Curator connection state.
+pub struct Connection {
+    server_names: Vec<String>,
+    servers: Vec<NodeId>,
+    requested_timeout_ms: u64,
+    timing: ClientTiming,
+    /// Index into `servers` of the current or last server.
+    cur: usize,
+    /// Servers tried since the last successful connection (for the spin delay).
+    tried: usize,
+    link: Link,
+    session: SessionId,
+    last_zxid: Zxid,
+    attempt: u64,
+    last_send_ns: Nanos,
+    last_recv_ns: Nanos,
+    next_xid: u64,
+    inflight: BTreeMap<u64, Tag>,
+    /// Operations waiting for a connection: (serial, tag, op).
+    queued: Vec<(u64, Tag, Op)>,
+    next_serial: u64,
+    curator: CuratorState,
+    suspended_gen: u64,
+    conn_timer: Option<(TimerId, Nanos)>,
+}
+
+impl Connection {
+    pub fn new(server_names: Vec<String>, requested_timeout_ms: u64) -> Self {
+        Connection {
+            server_names,
+            servers: Vec::new(),
+            requested_timeout_ms,
+            timing: ClientTiming::new(requested_timeout_ms),
+            cur: 0,
+            tried: 0,
+            link: Link::Down,
+            session: 0,
+            last_zxid: 0,
+            attempt: 0,
+            last_send_ns: 0,
+            last_recv_ns: 0,
+            next_xid: 1,
+            inflight: BTreeMap::new(),
+            queued: Vec::new(),
+            next_serial: 0,
+            curator: CuratorState::Latent,
+            suspended_gen: 0,
+            conn_timer: None,
+        }
+    }
+
+    pub fn session(&self) -> SessionId {
+        self.session
+    }
+    pub fn curator_state(&self) -> CuratorState {
+        self.curator
+    }
+    pub fn is_connected(&self) -> bool {
+        matches!(self.link, Link::Up { .. })
+    }
+    pub fn timing(&self) -> ClientTiming {
+        self.timing
+    }
+    /// The server this client is connected to, if any.
+    pub fn server(&self) -> Option<NodeId> {
+        match self.link {
+            Link::Up { server } => Some(self.servers[server]),
+            _ => None,
+        }
+    }
+
+    /// The client starts: shuffle the servers (`StaticHostProvider`) and connect to the first.
+    pub fn start(&mut self, ctx: &mut Ctx) {
+        self.servers = self
+            .server_names
+            .iter()
+            .map(|n| ctx.node_named(n).unwrap_or_else(|| panic!("no node named {n}")))
+            .collect();
+        // Fisher-Yates with the node's own stream.
+        for i in (1..self.servers.len()).rev() {
+            let j = ctx.rng().gen_range(0..=i);
+            self.servers.swap(i, j);
+        }
+        self.cur = 0;
+        self.tried = 0;
+        self.connect(ctx);
+    }
+
+    /// The node crashed: a client library keeps nothing.
+    pub fn crash(&mut self) {
+        *self = Connection::new(std::mem::take(&mut self.server_names), self.requested_timeout_ms);
+    }
+
+    fn tag(kind: u64, gen: u64) -> u64 {
+        TAG_BASE | (kind << TAG_KIND_SHIFT) | (gen & GEN_MASK)
+    }
+
+    /// Whether a timer tag belongs to this layer.
+    pub fn owns_tag(tag: u64) -> bool {
+        tag & !((0xF << TAG_KIND_SHIFT) | GEN_MASK) == TAG_BASE
+    }
+
+    /// Issues an operation: sent now if connected, else it waits for a connection (up to
+    /// Curator's connection timeout).
+    pub fn call(&mut self, ctx: &mut Ctx, tag: Tag, op: Op) {
+        if self.is_connected() {
+            self.send_request(ctx, tag, op);
+        } else {
+            let serial = self.next_serial;
+            self.next_serial += 1;
+            self.queued.push((serial, tag, op));
+            ctx.set_timer(CONNECTION_TIMEOUT_MS * NS_PER_MS, Self::tag(K_QUEUE_DEADLINE, serial));
+        }
+    }
+
+    fn send_request(&mut self, ctx: &mut Ctx, tag: Tag, op: Op) {
+        let Link::Up { server } = self.link else { unreachable!("send while not connected") };
+        let xid = self.next_xid;
+        self.next_xid += 1;
+        self.inflight.insert(xid, tag);
+        self.last_send_ns = ctx.now_mono_ns();
+        ctx.send(self.servers[server], Request { session: self.session, xid, op });
+    }
+
+    fn connect(&mut self, ctx: &mut Ctx) {
+        self.attempt += 1;
+        let server = self.cur;
+        self.link = Link::Connecting { server };
+        self.tried += 1;
+        let req = ConnectRequest {
+            session: self.session,
+            timeout_ms: self.requested_timeout_ms,
+            last_zxid: self.last_zxid,
+            attempt: self.attempt,
+        };
+        self.last_send_ns = ctx.now_mono_ns();
+        ctx.send(self.servers[server], req);
+        let budget = self.timing.connect_timeout_ns(self.servers.len());
+        ctx.set_timer(budget, Self::tag(K_CONNECT_TIMEOUT, self.attempt));
+    }
+
+    /// After a failed attempt or a lost connection: sleep, then try the next server.
+    fn schedule_reconnect(&mut self, ctx: &mut Ctx) {
+        self.attempt += 1;
+        self.link = Link::Down;
+        self.cur = (self.cur + 1) % self.servers.len();
+        let mut sleep_ms = ctx.rng().gen_range(0..RECONNECT_SLEEP_MAX_MS);
+        if self.tried >= self.servers.len() {
+            sleep_ms += SPIN_DELAY_MS;
+            self.tried = 0;
+        }
+        ctx.note(|| format!("zk: reconnect in {sleep_ms} ms"));
+        ctx.set_timer(sleep_ms * NS_PER_MS, Self::tag(K_RECONNECT, self.attempt));
+    }
+
+    fn arm_conn_check(&mut self, ctx: &mut Ctx) {
+        let due = (self.last_send_ns + self.timing.ping_after_ns())
+            .min(self.last_recv_ns + self.timing.read_timeout_ns());
+        if let Some((_, at)) = self.conn_timer {
+            if at <= due {
+                return;
+            }
+        }
+        if let Some((id, _)) = self.conn_timer.take() {
+            ctx.cancel_timer(id);
+        }
+        let now = ctx.now_mono_ns();
+        let id = ctx.set_timer(due.saturating_sub(now), Self::tag(K_CONN_CHECK, self.attempt));
+        self.conn_timer = Some((id, due));
+    }
+
+    /// The connection is gone (read timeout, a disconnect from the server, a refused or timed
+    /// out connect): fail what was in flight, tell the watchers, go SUSPENDED, reconnect.
+    fn lose_connection(&mut self, ctx: &mut Ctx, why: &str, ev: &mut Vec<ConnEvent>) {
+        let was_up = self.is_connected();
+        if let Some((id, _)) = self.conn_timer.take() {
+            ctx.cancel_timer(id);
+        }
+        ctx.note(|| format!("zk: connection lost ({why}), session {:x}", self.session));
+        for (_, tag) in std::mem::take(&mut self.inflight) {
+            ev.push(ConnEvent::Failed { tag, err: CallError::ConnectionLoss });
+        }
+        if was_up {
+            ev.push(ConnEvent::Disconnected);
+        }
+        if self.curator == CuratorState::Connected {
+            self.curator = CuratorState::Suspended;
+            self.suspended_gen += 1;
+            ev.push(ConnEvent::Suspended);
+            ctx.note(|| "curator: SUSPENDED".to_string());
+            ctx.set_timer(self.timing.lost_after_suspended_ns(), Self::tag(K_LOST, self.suspended_gen));
+        }
+        self.schedule_reconnect(ctx);
+    }
+
+    /// The session is gone (the server said so, or Curator gave up on it): LOST, and a new
+    /// handle opens a new session.
+    fn session_gone(&mut self, ctx: &mut Ctx, ev: &mut Vec<ConnEvent>) {
+        ctx.note(|| format!("zk: session {:x} expired", self.session));
+        for (_, tag) in std::mem::take(&mut self.inflight) {
+            ev.push(ConnEvent::Failed { tag, err: CallError::SessionExpired });
+        }
+        for (_, tag, _) in std::mem::take(&mut self.queued) {
+            ev.push(ConnEvent::Failed { tag, err: CallError::SessionExpired });
+        }
+        if self.curator != CuratorState::Lost {
+            self.curator = CuratorState::Lost;
+            self.suspended_gen += 1;
+            ev.push(ConnEvent::Lost);
+            ctx.note(|| "curator: LOST".to_string());
+        }
+        if let Some((id, _)) = self.conn_timer.take() {
+            ctx.cancel_timer(id);
+        }
+        // A new ZooKeeper handle: no session, no zxid history, connects at once.
+        self.session = 0;
+        self.last_zxid = 0;
+        self.tried = 0;
+        self.connect(ctx);
+    }
+
+    /// A message for the client library; false if it is not this layer's.
+    pub fn on_message(&mut self, ctx: &mut Ctx, from: NodeId, msg: Msg, ev: &mut Vec<ConnEvent>) -> Result<(), Msg> {
+        let msg = match downcast::<Response>(msg) {
+            Ok(r) => {
+                self.on_response(ctx, from, *r, ev);
+                return Ok(());
+            }
+            Err(m) => m,
+        };
+        let msg = match downcast::<WatchEvent>(msg) {
+            Ok(w) => {
+                if self.server() == Some(from) {
+                    self.last_recv_ns = ctx.now_mono_ns();
+                    ev.push(ConnEvent::Watch(*w));
+                }
+                return Ok(());
+            }
+            Err(m) => m,
+        };
+        let msg = match downcast::<ConnectResponse>(msg) {
+            Ok(r) => {
+                self.on_connect_response(ctx, from, *r, ev);
+                return Ok(());
+            }
+            Err(m) => m,
+        };
+        match downcast::<Disconnect>(msg) {
+            Ok(d) => {
+                let current = match self.link {
+                    Link::Up { server } | Link::Connecting { server } => self.servers[server] == from,
+                    Link::Down => false,
+                };
+                if current && d.session == self.session {
+                    self.lose_connection(ctx, "closed by server", ev);
+                }
+                Ok(())
+            }
+            Err(m) => Err(m),
+        }
+    }
+
+    fn on_response(&mut self, ctx: &mut Ctx, from: NodeId, r: Response, ev: &mut Vec<ConnEvent>) {
+        if self.server() != Some(from) {
+            return; // an answer on a connection the client has given up on
+        }
+        self.last_recv_ns = ctx.now_mono_ns();
+        self.last_zxid = self.last_zxid.max(r.zxid);
+        let Some(tag) = self.inflight.remove(&r.xid) else { return };
+        match r.outcome {
+            Outcome::Pong => {}
+            Outcome::Err(ErrCode::SessionExpired) => {
+                ev.push(ConnEvent::Failed { tag, err: CallError::SessionExpired });
+            }
+            outcome => ev.push(ConnEvent::Reply { tag, outcome }),
+        }
+        self.arm_conn_check(ctx);
+    }
+
+    fn on_connect_response(&mut self, ctx: &mut Ctx, from: NodeId, r: ConnectResponse, ev: &mut Vec<ConnEvent>) {
+        let Link::Connecting { server } = self.link else { return };
+        if self.servers[server] != from {
+            return;
+        }
+        match r {
+            ConnectResponse::Connected { session, timeout_ms, attempt } if attempt == self.attempt => {
+                let new_session = session != self.session;
+                self.session = session;
+                self.timing = ClientTiming::new(timeout_ms);
+                self.link = Link::Up { server };
+                self.tried = 0;
+                let now = ctx.now_mono_ns();
+                self.last_recv_ns = now;
+                self.last_send_ns = now;
+                let name = ctx.name_of(from).to_string();
+                ctx.note(|| format!("zk: connected to {name} session {session:x} timeout {timeout_ms} ms"));
+                if self.curator != CuratorState::Connected {
+                    self.curator = CuratorState::Connected;
+                    self.suspended_gen += 1; // cancels a pending LOST
+                    ev.push(ConnEvent::Connected { new_session });
+                }
+                for (_, tag, op) in std::mem::take(&mut self.queued) {
+                    self.send_request(ctx, tag, op);
+                }
+                self.arm_conn_check(ctx);
+            }
+            ConnectResponse::Expired { session, attempt } if attempt == self.attempt && session == self.session => {
+                self.session_gone(ctx, ev);
+            }
+            ConnectResponse::Refused { attempt } if attempt == self.attempt => {
+                self.lose_connection(ctx, "connection refused", ev);
+            }
+            _ => {}
+        }
+    }
+
+    /// A timer of this layer; false if the tag is not one.
+    pub fn on_timer(&mut self, ctx: &mut Ctx, tag: u64, ev: &mut Vec<ConnEvent>) -> bool {
+        if !Self::owns_tag(tag) {
+            return false;
+        }
+        let kind = (tag >> TAG_KIND_SHIFT) & 0xF;
+        let gen = tag & GEN_MASK;
+        let now = ctx.now_mono_ns();
+        match kind {
+            K_CONN_CHECK => {
+                if gen != self.attempt & GEN_MASK || !self.is_connected() {
+                    return true;
+                }
+                self.conn_timer = None;
+                if now >= self.last_recv_ns + self.timing.read_timeout_ns() {
+                    self.lose_connection(ctx, "read timeout", ev);
+                    return true;
+                }
+                if now >= self.last_send_ns + self.timing.ping_after_ns() {
+                    let Link::Up { server } = self.link else { unreachable!() };
+                    let xid = self.next_xid;
+                    self.next_xid += 1;
+                    self.last_send_ns = now;
+                    // Nobody waits on a ping's answer: it only counts as something received.
+                    ctx.send(self.servers[server], Request { session: self.session, xid, op: Op::Ping });
+                }
+                self.arm_conn_check(ctx);
+            }
+            K_CONNECT_TIMEOUT => {
+                if gen == self.attempt & GEN_MASK && matches!(self.link, Link::Connecting { .. }) {
+                    self.lose_connection(ctx, "connect timeout", ev);
+                }
+            }
+            K_RECONNECT => {
+                if gen == self.attempt & GEN_MASK && self.link == Link::Down {
+                    self.connect(ctx);
+                }
+            }
+            K_LOST => {
+                if gen == self.suspended_gen & GEN_MASK && self.curator == CuratorState::Suspended {
+                    ctx.note(|| "curator: session timeout elapsed while SUSPENDED".to_string());
+                    self.session_gone(ctx, ev);
+                }
+            }
+            K_QUEUE_DEADLINE => {
+                if let Some(pos) = self.queued.iter().position(|(s, _, _)| *s & GEN_MASK == gen) {
+                    let (_, tag, _) = self.queued.remove(pos);
+                    ev.push(ConnEvent::Failed { tag, err: CallError::ConnectionLoss });
+                }
+            }
+            _ => {}
+        }
+        true
+    }
+}

@@ -1,0 +1,206 @@
+//! `zookeeper`: a ZooKeeper ensemble (sessions, ephemeral sequential znodes, one-shot watches)
+//! and a Curator-like lock client running one of three recipes: InterProcessMutex
+//! (`sequential`), the paper's herd-prone simple lock (`naive`), or InterProcessReadWriteLock
+//! (`read_write`).
+//!
+//! Module map:
+//! - [`protocol`]: paths, client requests and replies, watch events, the connect handshake, the
+//!   servers' own messages, and the replicated transactions
+//! - [`tree`]: the replicated data tree and session table (sequence numbers, czxid, ephemerals)
+//! - [`session`]: session timing: the leader's expiry queue in `tick_ms` buckets, the negotiated
+//!   timeout, the client's ping / read / connect timeouts and Curator's LOST delay
+//! - [`server`]: one ensemble server on the shared Raft log ([`crate::consensus`], standing in
+//!   for ZAB): write forwarding, reads from applied state, watches, session tracking and expiry
+//! - [`connection`]: the client's ZooKeeper handle and Curator connection states
+//! - [`recipe`]: the recipes' pure decisions (who holds, whom to watch) and Curator's retry policy
+//! - [`client`]: the lock client: the recipes as state machines, reentrancy, fencing tokens
+//!
+//! Sources: the ZooKeeper recipes page ("Locks", "Shared Locks", the herd effect), the
+//! ZooKeeper Administrator's Guide (`tickTime`, min/max session timeout), Hunt et al.,
+//! "ZooKeeper: Wait-free coordination for Internet-scale systems" (USENIX ATC 2010, "Simple
+//! Locks"), Junqueira, "Note on fencing and distributed locks" (2016); apache/zookeeper
+//! (`ExpiryQueue`, `SessionTrackerImpl`, `LearnerSessionTracker`, `ClientCnxn`,
+//! `PrepRequestProcessor` for sequence suffixes); apache/curator (`LockInternals`,
+//! `StandardLockInternalsDriver`, `InterProcessMutex`, `InterProcessReadWriteLock`,
+//! `ConnectionStateManager`, `ExponentialBackoffRetry`, `CuratorFrameworkFactory` defaults).
+//! Each module's header says what it follows.
+//!
+//! Every link is a TCP connection in ZooKeeper (client to server, server to server), and the
+//! client relies on its order (FIFO client order, answers before later watch events), so links
+//! are ordered (`ordered_links`).
+
+pub mod client;
+pub mod connection;
+pub mod protocol;
+pub mod recipe;
+pub mod server;
+pub mod session;
+pub mod tree;
+
+use locksim_simulator::lockclient::LockClient;
+use locksim_simulator::model::{
+    Cluster, ClusterSpec, Model, ParamKind, ParamProblem, ParamSpec, Params, WorkloadFacts,
+};
+use locksim_simulator::process::{NodeKind, Process};
+
+use client::{ClientConfig, LossPolicy, Recipe, ZkClient};
+use server::{ServerConfig, ZkServer};
+use session::negotiate_timeout_ms;
+
+/// The `zookeeper` model.
+pub struct ZooKeeper;
+
+pub static ZOOKEEPER: ZooKeeper = ZooKeeper;
+
+const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "servers",
+        kind: ParamKind::Int { min: 1, max: 15 },
+        default: "3",
+        meaning: "ensemble size (server-0 …); a write commits on a majority, servers/2 + 1",
+    },
+    ParamSpec {
+        name: "tick_ms",
+        kind: ParamKind::Number { min: 1.0, max: 600_000.0 },
+        default: "2000",
+        meaning: "tickTime: session expiry is checked in buckets of one tick; session timeouts are clamped to [2, 20] ticks",
+    },
+    ParamSpec {
+        name: "session_timeout_ms",
+        kind: ParamKind::Number { min: 1.0, max: 1e8 },
+        default: "40000",
+        meaning: "the session timeout the client asks for (negotiated into [2, 20] × tick_ms); pings after a third of it, SUSPENDED after 2/3, LOST a whole timeout later",
+    },
+    ParamSpec {
+        name: "recipe",
+        kind: ParamKind::Choice(&["sequential", "naive", "read_write"]),
+        default: "\"sequential\"",
+        meaning: "Curator InterProcessMutex (watch the predecessor), the one-node lock every waiter watches (herd), or InterProcessReadWriteLock (needed for read_fraction > 0)",
+    },
+    ParamSpec {
+        name: "on_connection_loss",
+        kind: ParamKind::Choice(&["suspended", "lost"]),
+        default: "\"suspended\"",
+        meaning: "when the application stops treating the lock as held: at Curator SUSPENDED (the standard policy) or only at LOST",
+    },
+    ParamSpec {
+        name: "election_ms",
+        kind: ParamKind::Number { min: 1.0, max: 1e7 },
+        default: "200",
+        meaning: "leader election timeout of the replicated log (randomised in [1, 2) × it); heartbeats every quarter of it",
+    },
+    ParamSpec {
+        name: "service_ms",
+        kind: ParamKind::Dist { min: 0.0, max: 1e6 },
+        default: "0.05",
+        meaning: "a server's processing time per reply or watch event",
+    },
+];
+
+fn recipe_of(params: &Params) -> Recipe {
+    match params.str("recipe") {
+        "naive" => Recipe::Naive,
+        "read_write" => Recipe::ReadWrite,
+        _ => Recipe::Sequential,
+    }
+}
+
+/// The tick as the servers use it (whole milliseconds, as ZooKeeper's `tickTime` is).
+fn tick_ms_of(params: &Params) -> u64 {
+    (params.f64("tick_ms").round() as u64).max(1)
+}
+
+impl Model for ZooKeeper {
+    fn name(&self) -> &'static str {
+        "zookeeper"
+    }
+
+    fn summary(&self) -> &'static str {
+        "ZooKeeper ensemble (quorum log, sessions expiring in tick buckets, ephemeral sequential znodes, watches) with Curator's InterProcessMutex / ReadWriteLock or the naive herd lock; czxid fencing token"
+    }
+
+    fn params(&self) -> &'static [ParamSpec] {
+        PARAMS
+    }
+
+    fn validate(&self, params: &Params, workload: &WorkloadFacts) -> Vec<ParamProblem> {
+        let mut problems = Vec::new();
+        let recipe = params.str("recipe");
+        if workload.read_fraction > 0.0 && recipe != "read_write" {
+            problems.push(ParamProblem {
+                key: "read_fraction".into(),
+                message: format!(
+                    "the zookeeper recipe \"{recipe}\" has no shared (read) locks; read_fraction = {} needs recipe = \"read_write\" (Curator InterProcessReadWriteLock)",
+                    workload.read_fraction
+                ),
+            });
+        }
+        let d = params.dist("service_ms");
+        if d.min_value() < 0.0 {
+            problems.push(ParamProblem {
+                key: "service_ms".into(),
+                message: format!("service_ms must not be negative, found {d}"),
+            });
+        }
+        problems
+    }
+
+    fn limitations(&self, params: &Params, workload: &WorkloadFacts) -> Vec<String> {
+        let mut notes = Vec::new();
+        let tick = tick_ms_of(params);
+        let asked = params.f64("session_timeout_ms").round() as u64;
+        let got = negotiate_timeout_ms(asked, tick);
+        if got != asked {
+            notes.push(format!(
+                "session_timeout_ms = {asked} is outside [2, 20] × tick_ms = [{}, {}]: the servers negotiate it to {got} ms, as ZooKeeper's min/maxSessionTimeout do",
+                2 * tick,
+                20 * tick
+            ));
+        }
+        let servers = params.int("servers");
+        if servers % 2 == 0 {
+            notes.push(format!(
+                "an even ensemble of {servers} needs {} servers for a quorum: it tolerates no more failures than {} servers",
+                servers / 2 + 1,
+                servers - 1
+            ));
+        }
+        if workload.reentry > 0.0 && recipe_of(params) == Recipe::Naive {
+            notes.push("the naive recipe is not reentrant (a second create finds the node taken): nested acquisitions are skipped".into());
+        }
+        notes.push(
+            "replication is the shared Raft log standing in for ZAB (leader, quorum commit, election after election_ms); a server that crashes resets no connections, so its clients notice through their read timeout"
+                .into(),
+        );
+        notes
+    }
+
+    fn fenced(&self, _params: &Params) -> bool {
+        true
+    }
+
+    fn build(&self, params: &Params, spec: &ClusterSpec) -> Cluster {
+        let n = params.int("servers") as usize;
+        let members: Vec<String> = (0..n).map(|i| format!("server-{i}")).collect();
+        let services = (0..n)
+            .map(|index| {
+                let cfg = ServerConfig {
+                    index,
+                    members: members.clone(),
+                    tick_ms: tick_ms_of(params),
+                    election_ms: params.f64("election_ms"),
+                    service_ms: params.dist("service_ms"),
+                };
+                (members[index].clone(), NodeKind::Server, Box::new(ZkServer::new(cfg)) as Box<dyn Process>)
+            })
+            .collect();
+        let cfg = ClientConfig {
+            servers: members,
+            session_timeout_ms: params.f64("session_timeout_ms").round() as u64,
+            recipe: recipe_of(params),
+            policy: if params.str("on_connection_loss") == "lost" { LossPolicy::Lost } else { LossPolicy::Suspended },
+        };
+        let clients = (0..spec.clients).map(|_| Box::new(ZkClient::new(cfg.clone())) as Box<dyn LockClient>).collect();
+        Cluster { services, clients, ordered_links: true, leaderless: false }
+    }
+}

@@ -1,0 +1,327 @@
+//! The ZooKeeper wire protocol as this model speaks it: znode paths, the client's requests and
+//! the server's replies and watch events, the connect handshake, and the messages servers
+//! exchange besides the replicated log (write forwarding, session revalidation, the leader's
+//! pings that collect followers' session touches).
+//!
+//! Paths are typed instead of strings: `/locks/<key>/_c_<protection>-lock-<seq>` for the
+//! sequential and read-write recipes (Curator's protected names, `lock-`, `__READ__`,
+//! `__WRIT__`), and `/naive/<key>` for the one-node recipe. Sorting by the ten-digit sequence
+//! suffix, as Curator's `fixForSorting` does, is sorting by `seq`.
+
+use std::fmt;
+
+use locksim_simulator::history::LockKey;
+use locksim_simulator::process::NodeId;
+
+/// A session id. In this model it is the zxid of the `createSession` transaction (unique and
+/// the same on every replica).
+pub type SessionId = u64;
+
+/// A ZooKeeper transaction id: epoch in the high 32 bits, counter in the low 32, as in ZAB.
+pub type Zxid = u64;
+
+/// Which lock name a sequential child carries (Curator: `lock-` for InterProcessMutex,
+/// `__READ__` / `__WRIT__` for InterProcessReadWriteLock).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LockName {
+    Lock,
+    Read,
+    Write,
+}
+
+impl LockName {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LockName::Lock => "lock-",
+            LockName::Read => "__READ__",
+            LockName::Write => "__WRIT__",
+        }
+    }
+}
+
+/// A child of `/locks/<key>`: `_c_<protection>-<lock name><seq>`.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ChildName {
+    /// Curator's protection id (a UUID in the real client; 32 random bits here).
+    pub protection: u32,
+    pub name: LockName,
+    /// The sequence suffix: the parent's `cversion` when the child was created.
+    pub seq: u32,
+}
+
+impl fmt::Debug for ChildName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "_c_{:08x}-{}{:010}", self.protection, self.name.as_str(), self.seq)
+    }
+}
+
+/// A znode path the recipes use.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ZPath {
+    /// `/locks/<key>/<child>`.
+    Child { key: LockKey, child: ChildName },
+    /// `/naive/<key>`: the single node of the naive recipe.
+    Naive { key: LockKey },
+}
+
+impl ZPath {
+    pub fn key(&self) -> LockKey {
+        match *self {
+            ZPath::Child { key, .. } | ZPath::Naive { key } => key,
+        }
+    }
+}
+
+impl fmt::Debug for ZPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ZPath::Child { key, child } => write!(f, "/locks/{key}/{child:?}"),
+            ZPath::Naive { key } => write!(f, "/naive/{key}"),
+        }
+    }
+}
+
+/// What a create asks for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum CreateSpec {
+    /// EPHEMERAL_SEQUENTIAL `/locks/<key>/_c_<protection>-<name>`; the server appends the sequence.
+    Sequential { key: LockKey, protection: u32, name: LockName },
+    /// EPHEMERAL `/naive/<key>`.
+    Naive { key: LockKey },
+}
+
+impl fmt::Debug for CreateSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CreateSpec::Sequential { key, protection, name } => {
+                write!(f, "/locks/{key}/_c_{protection:08x}-{} EPHEMERAL_SEQUENTIAL", name.as_str())
+            }
+            CreateSpec::Naive { key } => write!(f, "/naive/{key} EPHEMERAL"),
+        }
+    }
+}
+
+/// A client request on an open session.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Op {
+    /// `create2` (the reply carries the new node's stat, so its czxid: the fencing token).
+    Create(CreateSpec),
+    Delete(ZPath),
+    /// `getChildren("/locks/<key>")`, no watch (Curator's lock does not watch the parent).
+    GetChildren(LockKey),
+    /// `getData(path, watch)`: NoNode if absent (then no watch is left, as in ZooKeeper).
+    GetData { path: ZPath, watch: bool },
+    /// `exists(path, watch)`: the watch is left whether or not the node exists.
+    Exists { path: ZPath, watch: bool },
+    Ping,
+}
+
+impl Op {
+    /// Writes go through the leader and the log; reads are served by the connected server.
+    pub fn is_write(&self) -> bool {
+        matches!(self, Op::Create(_) | Op::Delete(_))
+    }
+}
+
+/// An error code in a reply.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ErrCode {
+    NoNode,
+    NodeExists,
+    SessionExpired,
+}
+
+/// A request from a client: its session, its own request number, the operation.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Request {
+    pub session: SessionId,
+    pub xid: u64,
+    pub op: Op,
+}
+
+impl fmt::Debug for Request {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?} s{:x} #{}", self.op, self.session, self.xid)
+    }
+}
+
+/// What a request got.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub enum Outcome {
+    Created { path: ZPath, czxid: Zxid },
+    Deleted,
+    /// The children, sorted by sequence.
+    Children(Vec<ChildName>),
+    /// A node's stat; `None` from `exists` on an absent node.
+    Stat(Option<Stat>),
+    Pong,
+    Err(ErrCode),
+}
+
+/// The parts of a znode's stat the recipes read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Stat {
+    pub czxid: Zxid,
+    /// The session owning the node (its `ephemeralOwner`).
+    pub owner: SessionId,
+}
+
+impl fmt::Debug for Stat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "czxid {:x} owner s{:x}", self.czxid, self.owner)
+    }
+}
+
+/// A server's reply. `zxid` is the last zxid the server had applied (the client remembers the
+/// highest it saw and will not reconnect to a server that is behind it).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Response {
+    pub xid: u64,
+    pub zxid: Zxid,
+    pub outcome: Outcome,
+}
+
+impl fmt::Debug for Response {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "#{} {:?} z{:x}", self.xid, self.outcome, self.zxid)
+    }
+}
+
+/// What a watch reports.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum EventType {
+    NodeCreated,
+    NodeDeleted,
+}
+
+/// A one-shot watch firing, sent to the watching session's client.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct WatchEvent {
+    pub path: ZPath,
+    pub kind: EventType,
+}
+
+impl fmt::Debug for WatchEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "WATCH {:?} {:?}", self.kind, self.path)
+    }
+}
+
+/// The client's connect request: `session` 0 asks for a new session. `last_zxid` is the highest
+/// zxid the client has seen; a server that has applied less refuses the connection (ZooKeeper's
+/// guard that keeps a reconnecting client from going back in time).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct ConnectRequest {
+    pub session: SessionId,
+    pub timeout_ms: u64,
+    pub last_zxid: Zxid,
+    /// The client's connection attempt number (replies to older attempts are ignored).
+    pub attempt: u64,
+}
+
+/// The server's answer to a connect: the session and the negotiated timeout, or `expired`
+/// (ZooKeeper answers a reconnect on a dead session with timeout 0), or a refusal (the server
+/// is behind the client or not serving).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ConnectResponse {
+    Connected { session: SessionId, timeout_ms: u64, attempt: u64 },
+    Expired { session: SessionId, attempt: u64 },
+    Refused { attempt: u64 },
+}
+
+/// The server closes the client's connection (it stopped serving: it lost its leader).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Disconnect {
+    pub session: SessionId,
+}
+
+/// Follower → leader: is this session still alive? (ZooKeeper's REVALIDATE on a reconnect.)
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Revalidate {
+    pub session: SessionId,
+    pub timeout_ms: u64,
+    /// The follower's handle for the waiting connection.
+    pub ticket: u64,
+}
+
+/// Leader → follower: the answer to [`Revalidate`].
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct RevalidateReply {
+    pub session: SessionId,
+    pub ticket: u64,
+    pub valid: bool,
+}
+
+/// Leader → followers every `tick_ms / 2`: ZooKeeper's learner PING.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct LeaderPing {
+    pub term: u64,
+}
+
+/// Follower → leader: the sessions its clients touched since the last ping, with their timeouts
+/// (ZooKeeper's learner touch table, sent in the PING reply).
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct PingTouches {
+    pub term: u64,
+    pub touches: Vec<(SessionId, u64)>,
+}
+
+/// A server's handle on a client request it forwarded or proposed: who to answer after the
+/// transaction is applied.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Origin {
+    pub server: NodeId,
+    /// The server's incarnation (drawn at each start), so a restarted server never answers for
+    /// a request its earlier life accepted.
+    pub incarnation: u32,
+    pub ticket: u64,
+}
+
+impl fmt::Debug for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "n{}/{:x}/{}", self.server, self.incarnation, self.ticket)
+    }
+}
+
+/// A replicated transaction: what the leader proposes and every server applies in log order.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Txn {
+    CreateSession { timeout_ms: u64 },
+    /// Session close or expiry: deletes the session's ephemeral nodes.
+    CloseSession { session: SessionId },
+    Create { session: SessionId, spec: CreateSpec },
+    Delete { session: SessionId, path: ZPath },
+}
+
+impl fmt::Debug for Txn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Txn::CreateSession { timeout_ms } => write!(f, "createSession {timeout_ms}ms"),
+            Txn::CloseSession { session } => write!(f, "closeSession s{session:x}"),
+            Txn::Create { session, spec } => write!(f, "create {spec:?} s{session:x}"),
+            Txn::Delete { session, path } => write!(f, "delete {path:?} s{session:x}"),
+        }
+    }
+}
+
+/// A log entry's command: the transaction and, when a client waits for it, where it came from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Command {
+    pub txn: Txn,
+    pub origin: Option<Origin>,
+}
+
+impl fmt::Debug for Command {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.origin {
+            Some(o) => write!(f, "{:?} from {o:?}", self.txn),
+            None => write!(f, "{:?}", self.txn),
+        }
+    }
+}
+
+/// Follower → leader: a write to propose (ZooKeeper's REQUEST packet).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Forward {
+    pub command: Command,
+}

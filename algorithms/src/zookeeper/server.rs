@@ -1,0 +1,622 @@
+//! One ensemble server: the replicated log (the shared Raft in [`crate::consensus`], standing in
+//! for ZAB: a leader, quorum commit, a new leader when the leader is lost), the data tree it
+//! applies, and the per-server parts of ZooKeeper that are not replicated: client connections,
+//! watches, the follower's session touch table and, on the leader, the session tracker.
+//!
+//! What it follows:
+//! - Writes (create, delete, createSession, closeSession) are proposed by the leader; a follower
+//!   forwards its clients' writes to the leader and answers the client once it has applied the
+//!   transaction itself (ZooKeeper's `FollowerRequestProcessor` / `CommitProcessor`). Reads
+//!   (`getChildren`, `getData`, `exists`) are answered by the connected server from what it has
+//!   applied, in order behind that session's pending writes; they are not linearizable.
+//! - Watches are kept by the server the client is connected to and fire once, when that server
+//!   applies the change.
+//! - Sessions: the leader's [`SessionTracker`] expires sessions in `tick_ms` buckets on the
+//!   leader's monotonic clock and proposes `closeSession`, whose application deletes the
+//!   session's ephemeral nodes. Followers collect the sessions their clients touched and hand
+//!   them to the leader in answer to its ping every `tick_ms / 2` (`LearnerSessionTracker`
+//!   touch table, `Leader.lead`'s ping loop). A new leader tracks every open session afresh
+//!   with its full timeout (`SessionTrackerImpl` is rebuilt from the data tree). A reconnecting
+//!   client's session is revalidated by the leader (`REVALIDATE`).
+//! - A server serves clients only while it leads or follows a known leader; when that changes
+//!   (it lost the leader, a new one was elected) it closes every client connection, as a
+//!   ZooKeeper server does when it goes back to LOOKING. A server also refuses a client that
+//!   has seen a later zxid than it has applied.
+//! - Replies and watch events leave after `service_ms` of processing time.
+//!
+//! Durable across a crash: the data tree and sessions (ZooKeeper's snapshot plus transaction
+//! log) and the log's own durable state. Connections, watches, the touch table and the
+//! tracker are volatile.
+//!
+//! Not modelled: ZAB's own election and synchronisation phases (the Raft log's election with
+//! `election_ms` stands for them, including the time to notice a lost leader, which ZooKeeper
+//! bounds by `syncLimit` ticks); local sessions; child watches (no recipe here uses them);
+//! `sync`.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use rand::Rng;
+
+use locksim_simulator::dist::Dist;
+use locksim_simulator::process::{downcast, Ctx, Msg, NodeId, Payload, Process, TimerId};
+use locksim_simulator::time::{ms_to_ns, Nanos, NS_PER_MS};
+
+use super::protocol::{
+    Command, ConnectRequest, ConnectResponse, Disconnect, EventType, Forward, LeaderPing, Op,
+    Origin, Outcome, PingTouches, Request, Response, Revalidate, RevalidateReply, SessionId, Stat, Txn,
+    WatchEvent, ZPath,
+};
+use super::session::{negotiate_timeout_ms, SessionTracker};
+use super::tree::{Applied, DataTree};
+use crate::consensus::{Config, ConsensusMsg, Replica, Role, Term, TIMER_TAGS};
+
+/// Server timer tags: `TAG_BASE | kind << 32 | generation` (outside the log's range).
+const TAG_BASE: u64 = 0x3000_0000_0000_0000;
+const K_EXPIRY: u64 = 1;
+const K_PING: u64 = 2;
+const GEN_MASK: u64 = 0xFFFF_FFFF;
+
+/// How an ensemble server is set up.
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    pub index: usize,
+    pub members: Vec<String>,
+    pub tick_ms: u64,
+    pub election_ms: f64,
+    /// Processing time of each reply or watch event (`service_ms`).
+    pub service_ms: Dist,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Conn {
+    client: NodeId,
+    timeout_ms: u64,
+    last_xid: u64,
+}
+
+/// A request of one session, answered in order.
+#[derive(Clone, Debug)]
+enum Queued {
+    Write { ticket: u64, xid: u64, outcome: Option<Outcome> },
+    Read { xid: u64, op: Op },
+}
+
+/// What a ticket stands for.
+#[derive(Clone, Copy, Debug)]
+enum Ticket {
+    /// A new session being created for this client's connect attempt.
+    NewSession { client: NodeId, attempt: u64 },
+    /// A reconnect waiting for the leader's revalidation.
+    Revalidating { client: NodeId, attempt: u64, session: SessionId },
+    /// A session's write.
+    Write { session: SessionId },
+}
+
+/// An ensemble server.
+pub struct ZkServer {
+    cfg: ServerConfig,
+    replica: Replica<Command>,
+    /// Durable: the applied tree and sessions.
+    tree: DataTree,
+    // Volatile from here on.
+    incarnation: u32,
+    next_ticket: u64,
+    tickets: BTreeMap<u64, Ticket>,
+    /// The (term, leader) this server serves clients under; `None`: not serving.
+    serving: Option<(Term, NodeId)>,
+    conns: BTreeMap<SessionId, Conn>,
+    queues: BTreeMap<SessionId, VecDeque<Queued>>,
+    data_watches: BTreeMap<ZPath, BTreeSet<SessionId>>,
+    exist_watches: BTreeMap<ZPath, BTreeSet<SessionId>>,
+    /// Leader only, once its leadership is established.
+    tracker: Option<SessionTracker>,
+    /// Follower: sessions touched since the leader's last ping.
+    touches: BTreeMap<SessionId, u64>,
+    /// Generation of the leader's timers (bumped when leadership starts or ends).
+    leader_gen: u64,
+    expiry_timer: Option<TimerId>,
+    peers: Vec<NodeId>,
+}
+
+impl ZkServer {
+    pub fn new(cfg: ServerConfig) -> Self {
+        let election_ns = (cfg.election_ms * NS_PER_MS as f64).round() as Nanos;
+        // Heartbeats well inside the election timeout, as Raft needs.
+        let replica = Replica::new(cfg.index, cfg.members.clone(), Config::new((election_ns / 4).max(1), election_ns));
+        ZkServer {
+            cfg,
+            replica,
+            tree: DataTree::new(),
+            incarnation: 0,
+            next_ticket: 0,
+            tickets: BTreeMap::new(),
+            serving: None,
+            conns: BTreeMap::new(),
+            queues: BTreeMap::new(),
+            data_watches: BTreeMap::new(),
+            exist_watches: BTreeMap::new(),
+            tracker: None,
+            touches: BTreeMap::new(),
+            leader_gen: 0,
+            expiry_timer: None,
+            peers: Vec::new(),
+        }
+    }
+
+    /// The applied tree (for tests).
+    pub fn tree(&self) -> &DataTree {
+        &self.tree
+    }
+
+    fn to_client<M: Payload>(&self, ctx: &mut Ctx, client: NodeId, msg: M) {
+        let service_ns = ms_to_ns(self.cfg.service_ms.sample_non_negative(ctx.rng()));
+        // Links are ordered, so a shorter processing time never overtakes an earlier reply.
+        ctx.send_after(service_ns, client, msg);
+    }
+
+    fn ticket(&mut self, t: Ticket) -> u64 {
+        self.next_ticket += 1;
+        self.tickets.insert(self.next_ticket, t);
+        self.next_ticket
+    }
+
+    fn origin(&self, ctx: &Ctx, ticket: u64) -> Origin {
+        Origin { server: ctx.me(), incarnation: self.incarnation, ticket }
+    }
+
+    /// Proposes (leader) or forwards to the leader (follower).
+    fn submit(&mut self, ctx: &mut Ctx, command: Command) {
+        if self.replica.is_leader() {
+            let _ = self.replica.propose(ctx, command);
+        } else if let Some((_, leader)) = self.serving {
+            ctx.send(leader, Forward { command });
+        }
+    }
+
+    /// After anything the log did: apply what committed, then re-check serving and leadership.
+    fn settle(&mut self, ctx: &mut Ctx) {
+        for c in self.replica.take_committed_entries() {
+            if let Some(cmd) = c.cmd {
+                // ZAB's zxid: epoch high, counter low.
+                let zxid = (c.term << 32) | (c.index & 0xFFFF_FFFF);
+                self.apply(ctx, zxid, cmd);
+            }
+        }
+        let now_serving = if self.replica.is_leader() {
+            Some((self.replica.term(), ctx.me()))
+        } else if self.replica.role() == Role::Follower {
+            self.replica.leader_hint().map(|l| (self.replica.term(), l))
+        } else {
+            None
+        };
+        if now_serving != self.serving {
+            if self.serving.is_some() {
+                ctx.note(|| format!("zk: leader changed ({:?} → {:?}): closing client connections", self.serving, now_serving));
+                self.close_all_connections(ctx);
+            }
+            self.serving = now_serving;
+        }
+        let established = self.replica.is_leader() && self.replica.committed_in_term();
+        if established && self.tracker.is_none() {
+            let now = ctx.now_mono_ns();
+            let mut tracker = SessionTracker::new(self.cfg.tick_ms, now);
+            for (s, t) in self.tree.sessions() {
+                tracker.add(s, t, now);
+            }
+            ctx.note(|| format!("zk: leading, tracking {} sessions", self.tree.sessions().len()));
+            self.tracker = Some(tracker);
+            self.leader_gen += 1;
+            self.arm_expiry(ctx);
+            ctx.set_timer(self.cfg.tick_ms * NS_PER_MS / 2, TAG_BASE | K_PING << 32 | (self.leader_gen & GEN_MASK));
+        } else if !self.replica.is_leader() && self.tracker.is_some() {
+            self.tracker = None;
+            self.leader_gen += 1;
+            if let Some(t) = self.expiry_timer.take() {
+                ctx.cancel_timer(t);
+            }
+        }
+    }
+
+    fn arm_expiry(&mut self, ctx: &mut Ctx) {
+        let Some(tracker) = self.tracker.as_ref() else { return };
+        let wait = tracker.wait_ns(ctx.now_mono_ns());
+        let id = ctx.set_timer(wait, TAG_BASE | K_EXPIRY << 32 | (self.leader_gen & GEN_MASK));
+        self.expiry_timer = Some(id);
+    }
+
+    fn close_all_connections(&mut self, ctx: &mut Ctx) {
+        for (session, conn) in std::mem::take(&mut self.conns) {
+            self.to_client(ctx, conn.client, Disconnect { session });
+        }
+        self.queues.clear();
+        self.data_watches.clear();
+        self.exist_watches.clear();
+        self.touches.clear();
+        // Connects and writes in progress get no answer; their clients time out and move on.
+        self.tickets.clear();
+    }
+
+    fn close_connection(&mut self, ctx: &mut Ctx, session: SessionId) {
+        if let Some(conn) = self.conns.remove(&session) {
+            self.to_client(ctx, conn.client, Disconnect { session });
+        }
+        self.queues.remove(&session);
+        self.drop_watches(session);
+    }
+
+    fn drop_watches(&mut self, session: SessionId) {
+        for map in [&mut self.data_watches, &mut self.exist_watches] {
+            map.retain(|_, set| {
+                set.remove(&session);
+                !set.is_empty()
+            });
+        }
+    }
+
+    fn apply(&mut self, ctx: &mut Ctx, zxid: u64, cmd: Command) {
+        let applied = self.tree.apply(zxid, &cmd.txn);
+        for (path, kind) in applied.triggers() {
+            self.fire(ctx, path, kind);
+        }
+        let now = ctx.now_mono_ns();
+        match &applied {
+            Applied::SessionCreated { session, timeout_ms } => {
+                if let Some(t) = self.tracker.as_mut() {
+                    t.add(*session, *timeout_ms, now);
+                }
+            }
+            Applied::SessionClosed { session, .. } => {
+                if let Some(t) = self.tracker.as_mut() {
+                    t.remove(*session);
+                }
+                self.touches.remove(session);
+                // The server holding the session's connection closes it; the client learns of
+                // the expiry when it reconnects.
+                self.close_connection(ctx, *session);
+            }
+            _ => {}
+        }
+        let Some(origin) = cmd.origin else { return };
+        if origin.server != ctx.me() || origin.incarnation != self.incarnation {
+            return;
+        }
+        match self.tickets.remove(&origin.ticket) {
+            Some(Ticket::NewSession { client, attempt }) => {
+                if let Applied::SessionCreated { session, timeout_ms } = applied {
+                    if self.serving.is_some() {
+                        self.conns.insert(session, Conn { client, timeout_ms, last_xid: 0 });
+                        self.touch(ctx, session);
+                        self.to_client(ctx, client, ConnectResponse::Connected { session, timeout_ms, attempt });
+                    }
+                }
+            }
+            Some(Ticket::Write { session }) => {
+                let outcome = match applied {
+                    Applied::Created { path, czxid } => Outcome::Created { path, czxid },
+                    Applied::Deleted { .. } => Outcome::Deleted,
+                    Applied::Failed(code) => Outcome::Err(code),
+                    other => {
+                        ctx.note(|| format!("zk: unexpected result {other:?} for a write"));
+                        return;
+                    }
+                };
+                if let Some(q) = self.queues.get_mut(&session) {
+                    for item in q.iter_mut() {
+                        if let Queued::Write { ticket, outcome: o, .. } = item {
+                            if *ticket == origin.ticket {
+                                *o = Some(outcome);
+                                break;
+                            }
+                        }
+                    }
+                }
+                self.flush_queue(ctx, session);
+            }
+            other => {
+                if let Some(t) = other {
+                    self.tickets.insert(origin.ticket, t);
+                }
+            }
+        }
+    }
+
+    /// Fires the one-shot watches this change triggers on this server.
+    fn fire(&mut self, ctx: &mut Ctx, path: ZPath, kind: EventType) {
+        let mut sessions = self.exist_watches.remove(&path).unwrap_or_default();
+        if kind == EventType::NodeDeleted {
+            sessions.extend(self.data_watches.remove(&path).unwrap_or_default());
+        }
+        for s in sessions {
+            if let Some(conn) = self.conns.get(&s) {
+                let client = conn.client;
+                self.to_client(ctx, client, WatchEvent { path, kind });
+            }
+        }
+    }
+
+    fn touch(&mut self, ctx: &mut Ctx, session: SessionId) {
+        if let Some(t) = self.tracker.as_mut() {
+            t.touch(session, ctx.now_mono_ns());
+        } else if let Some(conn) = self.conns.get(&session) {
+            self.touches.insert(session, conn.timeout_ms);
+        }
+    }
+
+    fn respond(&mut self, ctx: &mut Ctx, session: SessionId, xid: u64, outcome: Outcome) {
+        if let Some(conn) = self.conns.get(&session) {
+            let client = conn.client;
+            let zxid = self.tree.last_zxid();
+            self.to_client(ctx, client, Response { xid, zxid, outcome });
+        }
+    }
+
+    fn read(&mut self, session: SessionId, op: Op) -> Outcome {
+        match op {
+            Op::GetChildren(key) => Outcome::Children(self.tree.children(key)),
+            Op::GetData { path, watch } => match self.tree.node(&path) {
+                Some(node) => {
+                    if watch {
+                        self.data_watches.entry(path).or_default().insert(session);
+                    }
+                    Outcome::Stat(Some(Stat { czxid: node.czxid, owner: node.owner }))
+                }
+                None => Outcome::Err(super::protocol::ErrCode::NoNode),
+            },
+            Op::Exists { path, watch } => {
+                let node = self.tree.node(&path);
+                if watch {
+                    let map = if node.is_some() { &mut self.data_watches } else { &mut self.exist_watches };
+                    map.entry(path).or_default().insert(session);
+                }
+                Outcome::Stat(node.map(|n| Stat { czxid: n.czxid, owner: n.owner }))
+            }
+            Op::Ping => Outcome::Pong,
+            Op::Create(_) | Op::Delete(_) => unreachable!("writes are not reads"),
+        }
+    }
+
+    /// Answers the session's requests that are ready, in order.
+    fn flush_queue(&mut self, ctx: &mut Ctx, session: SessionId) {
+        loop {
+            let Some(q) = self.queues.get_mut(&session) else { return };
+            let ready = match q.front() {
+                Some(Queued::Write { outcome: Some(_), .. }) | Some(Queued::Read { .. }) => true,
+                _ => false,
+            };
+            if !ready {
+                if q.is_empty() {
+                    self.queues.remove(&session);
+                }
+                return;
+            }
+            match q.pop_front().expect("front checked") {
+                Queued::Write { xid, outcome: Some(o), .. } => self.respond(ctx, session, xid, o),
+                Queued::Read { xid, op } => {
+                    let o = self.read(session, op);
+                    self.respond(ctx, session, xid, o);
+                }
+                Queued::Write { outcome: None, .. } => unreachable!(),
+            }
+        }
+    }
+
+    fn on_connect(&mut self, ctx: &mut Ctx, client: NodeId, req: ConnectRequest) {
+        let refuse = ConnectResponse::Refused { attempt: req.attempt };
+        if self.serving.is_none() || req.last_zxid > self.tree.last_zxid() {
+            ctx.note(|| format!("zk: refusing connect (serving {:?}, zxid {:x} < {:x})", self.serving, self.tree.last_zxid(), req.last_zxid));
+            return self.to_client(ctx, client, refuse);
+        }
+        if req.session == 0 {
+            let timeout_ms = negotiate_timeout_ms(req.timeout_ms, self.cfg.tick_ms);
+            let ticket = self.ticket(Ticket::NewSession { client, attempt: req.attempt });
+            let origin = self.origin(ctx, ticket);
+            return self.submit(ctx, Command { txn: Txn::CreateSession { timeout_ms }, origin: Some(origin) });
+        }
+        if !self.tree.session_open(req.session) {
+            return self.to_client(ctx, client, ConnectResponse::Expired { session: req.session, attempt: req.attempt });
+        }
+        if self.replica.is_leader() {
+            match self.tracker.as_mut() {
+                None => self.to_client(ctx, client, refuse),
+                Some(t) => {
+                    let valid = t.touch(req.session, ctx.now_mono_ns());
+                    self.finish_reconnect(ctx, client, req.attempt, req.session, valid);
+                }
+            }
+        } else if let Some((_, leader)) = self.serving {
+            let ticket = self.ticket(Ticket::Revalidating { client, attempt: req.attempt, session: req.session });
+            ctx.send(leader, Revalidate { session: req.session, timeout_ms: req.timeout_ms, ticket });
+        }
+    }
+
+    fn finish_reconnect(&mut self, ctx: &mut Ctx, client: NodeId, attempt: u64, session: SessionId, valid: bool) {
+        if !valid {
+            return self.to_client(ctx, client, ConnectResponse::Expired { session, attempt });
+        }
+        let timeout_ms = self.tree.sessions().into_iter().find(|(s, _)| *s == session).map(|(_, t)| t).unwrap_or(0);
+        // A new connection for the session: whatever its old one here left is gone.
+        self.queues.remove(&session);
+        self.drop_watches(session);
+        self.conns.insert(session, Conn { client, timeout_ms, last_xid: 0 });
+        self.touch(ctx, session);
+        self.to_client(ctx, client, ConnectResponse::Connected { session, timeout_ms, attempt });
+    }
+
+    fn on_request(&mut self, ctx: &mut Ctx, client: NodeId, req: Request) {
+        let known = self.conns.get(&req.session).is_some_and(|c| c.client == client);
+        if !known || self.serving.is_none() {
+            // No such connection here (this server restarted or closed it): a reset.
+            return self.to_client(ctx, client, Disconnect { session: req.session });
+        }
+        let conn = self.conns.get_mut(&req.session).expect("known");
+        if req.xid <= conn.last_xid {
+            return; // a duplicate: TCP would not deliver it twice
+        }
+        conn.last_xid = req.xid;
+        self.touch(ctx, req.session);
+        let session = req.session;
+        match req.op {
+            Op::Ping => self.respond(ctx, session, req.xid, Outcome::Pong),
+            op if op.is_write() => {
+                let txn = match op {
+                    Op::Create(spec) => Txn::Create { session, spec },
+                    Op::Delete(path) => Txn::Delete { session, path },
+                    _ => unreachable!(),
+                };
+                let ticket = self.ticket(Ticket::Write { session });
+                self.queues.entry(session).or_default().push_back(Queued::Write { ticket, xid: req.xid, outcome: None });
+                let origin = self.origin(ctx, ticket);
+                self.submit(ctx, Command { txn, origin: Some(origin) });
+            }
+            op => {
+                if self.queues.get(&session).is_some_and(|q| !q.is_empty()) {
+                    self.queues.entry(session).or_default().push_back(Queued::Read { xid: req.xid, op });
+                } else {
+                    let o = self.read(session, op);
+                    self.respond(ctx, session, req.xid, o);
+                }
+            }
+        }
+    }
+}
+
+impl Process for ZkServer {
+    fn on_start(&mut self, ctx: &mut Ctx) {
+        self.incarnation = ctx.rng().gen();
+        self.peers = self
+            .cfg
+            .members
+            .iter()
+            .filter_map(|n| ctx.node_named(n))
+            .filter(|id| *id != ctx.me())
+            .collect();
+        self.replica.on_start(ctx);
+        self.settle(ctx);
+    }
+
+    fn on_message(&mut self, ctx: &mut Ctx, from: NodeId, msg: Msg) {
+        let msg = match downcast::<ConsensusMsg<Command>>(msg) {
+            Ok(m) => {
+                self.replica.on_message(ctx, from, *m);
+                return self.settle(ctx);
+            }
+            Err(m) => m,
+        };
+        let msg = match downcast::<Request>(msg) {
+            Ok(r) => return self.on_request(ctx, from, *r),
+            Err(m) => m,
+        };
+        let msg = match downcast::<ConnectRequest>(msg) {
+            Ok(r) => return self.on_connect(ctx, from, *r),
+            Err(m) => m,
+        };
+        let msg = match downcast::<Forward>(msg) {
+            Ok(f) => {
+                if self.replica.is_leader() {
+                    let _ = self.replica.propose(ctx, f.command);
+                    self.settle(ctx);
+                }
+                return;
+            }
+            Err(m) => m,
+        };
+        let msg = match downcast::<Revalidate>(msg) {
+            Ok(r) => {
+                let valid = self
+                    .tracker
+                    .as_mut()
+                    .map(|t| t.touch(r.session, ctx.now_mono_ns()));
+                // Not (yet) an established leader: no answer; the client's connect times out.
+                if let Some(valid) = valid {
+                    ctx.send(from, RevalidateReply { session: r.session, ticket: r.ticket, valid });
+                }
+                return;
+            }
+            Err(m) => m,
+        };
+        let msg = match downcast::<RevalidateReply>(msg) {
+            Ok(r) => {
+                if let Some(Ticket::Revalidating { client, attempt, session }) = self.tickets.remove(&r.ticket) {
+                    if session == r.session && self.serving.is_some() {
+                        self.finish_reconnect(ctx, client, attempt, session, r.valid);
+                    }
+                }
+                return;
+            }
+            Err(m) => m,
+        };
+        let msg = match downcast::<LeaderPing>(msg) {
+            Ok(p) => {
+                if self.serving.is_some_and(|(_, l)| l == from) {
+                    let touches: Vec<(SessionId, u64)> = std::mem::take(&mut self.touches).into_iter().collect();
+                    ctx.send(from, PingTouches { term: p.term, touches });
+                }
+                return;
+            }
+            Err(m) => m,
+        };
+        if let Ok(p) = downcast::<PingTouches>(msg) {
+            if let Some(t) = self.tracker.as_mut() {
+                let now = ctx.now_mono_ns();
+                for (s, _) in &p.touches {
+                    t.touch(*s, now);
+                }
+            }
+        }
+    }
+
+    fn on_timer(&mut self, ctx: &mut Ctx, _timer: TimerId, tag: u64) {
+        if TIMER_TAGS.contains(&tag) {
+            self.replica.on_timer(ctx, tag);
+            return self.settle(ctx);
+        }
+        let kind = (tag >> 32) & 0xF;
+        if tag & GEN_MASK != self.leader_gen & GEN_MASK || self.tracker.is_none() {
+            return;
+        }
+        match kind {
+            K_EXPIRY => {
+                self.expiry_timer = None;
+                let now = ctx.now_mono_ns();
+                let mut expired = Vec::new();
+                let tracker = self.tracker.as_mut().expect("checked");
+                // A leader that was paused catches up bucket by bucket, as the expirer thread would.
+                while tracker.wait_ns(now) == 0 {
+                    expired.extend(tracker.expire_due(now));
+                }
+                for session in expired {
+                    ctx.note(|| format!("zk: session {session:x} expired"));
+                    self.submit(ctx, Command { txn: Txn::CloseSession { session }, origin: None });
+                }
+                self.arm_expiry(ctx);
+                self.settle(ctx);
+            }
+            K_PING => {
+                let term = self.replica.term();
+                for p in self.peers.clone() {
+                    ctx.send(p, LeaderPing { term });
+                }
+                ctx.set_timer(self.cfg.tick_ms * NS_PER_MS / 2, TAG_BASE | K_PING << 32 | (self.leader_gen & GEN_MASK));
+            }
+            _ => {}
+        }
+    }
+
+    fn on_crash(&mut self) {
+        self.replica.on_crash();
+        self.tickets.clear();
+        self.serving = None;
+        self.conns.clear();
+        self.queues.clear();
+        self.data_watches.clear();
+        self.exist_watches.clear();
+        self.tracker = None;
+        self.touches.clear();
+        self.leader_gen += 1;
+        self.expiry_timer = None;
+    }
+
+    fn leadership(&self) -> Option<u64> {
+        self.replica.leadership()
+    }
+}

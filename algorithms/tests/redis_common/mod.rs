@@ -1,0 +1,215 @@
+//! Helpers shared by the redis model's tests: run one labelled configuration of a scenario text
+//! for one seed, and read the history and the trace.
+
+#![allow(dead_code)]
+
+use locksim_simulator::history::{HistoryEvent, Stamped};
+use locksim_simulator::run::{run_seed, RunOptions, SeedOutcome};
+use locksim_simulator::scenario::parse_str;
+
+/// Runs `label` of the scenario `toml` for `seed`, with a trace.
+pub fn run(toml: &str, label: &str, seed: u64) -> SeedOutcome {
+    let models = locksim_algorithms::registry();
+    let sc = parse_str("redis_test.toml", toml, &models).unwrap_or_else(|e| panic!("{e}"));
+    let run = sc.runs.iter().find(|r| r.label == label).unwrap_or_else(|| panic!("no run labelled {label}"));
+    let model = locksim_algorithms::find(&run.model).expect("model");
+    run_seed(&sc, run, model, seed, &RunOptions { trace: true })
+}
+
+/// The node id of a node by name, from the trace-free history's client list order (`client-i`).
+pub fn client(out: &SeedOutcome, i: usize) -> usize {
+    out.history.clients[i]
+}
+
+/// History events matching a predicate.
+pub fn events<'a>(out: &'a SeedOutcome, f: impl Fn(&HistoryEvent) -> bool + 'a) -> Vec<&'a Stamped> {
+    out.history.events.iter().filter(|e| f(&e.event)).collect()
+}
+
+/// Trace entries (true time in ms, node, detail) of a kind whose detail contains `needle`.
+pub fn trace(out: &SeedOutcome, kind: &str, needle: &str) -> Vec<(f64, String, String)> {
+    out.trace
+        .as_ref()
+        .expect("trace")
+        .entries
+        .iter()
+        .filter(|t| t.kind == kind && t.detail.contains(needle))
+        .map(|t| (t.at_ns as f64 / 1e6, t.node.clone(), t.detail.clone()))
+        .collect()
+}
+
+/// Prints the trace (for debugging a failing test with `--nocapture`).
+pub fn dump(out: &SeedOutcome, from_ms: f64, to_ms: f64) {
+    for t in &out.trace.as_ref().expect("trace").entries {
+        let ms = t.at_ns as f64 / 1e6;
+        if ms >= from_ms && ms <= to_ms {
+            println!("{ms:>12.3} {:<12} {:<8} {}", t.node, t.kind, t.detail);
+        }
+    }
+}
+
+// ----- a scripted world: the model's servers and Sentinels, and clients that follow a script ---
+
+use locksim_simulator::clock::NodeClock;
+use locksim_simulator::dist::Dist;
+use locksim_simulator::engine::network::{LinkParams, Network};
+use locksim_simulator::engine::schedule::Occurrence;
+use locksim_simulator::engine::trace::TraceEntry;
+use locksim_simulator::engine::{Directory, Node, World, WorldConfig};
+use locksim_simulator::history::{LockKey, LockMode};
+use locksim_simulator::lockclient::{LockClient, LockEvents, LIBRARY_TAG_LIMIT};
+use locksim_simulator::model::ClusterSpec;
+use locksim_simulator::process::{Ctx, Msg, NodeId, NodeKind, Process, TimerId};
+use locksim_simulator::rng::stream;
+use locksim_simulator::scenario::{FaultKind, FaultSpec, Selector};
+use locksim_simulator::time::ms_to_ns;
+
+/// What a scripted client does at a given time.
+#[derive(Clone, Copy, Debug)]
+pub enum Step {
+    Acquire(LockKey),
+    Release(LockKey),
+}
+
+/// A client node that calls its lock library at scripted times and writes every event the
+/// library answers into the trace as a note `lib <event>`.
+struct Scripted {
+    lib: Box<dyn LockClient>,
+    steps: Vec<(f64, Step)>,
+    events: LockEvents,
+}
+
+impl Scripted {
+    fn drain(&mut self, ctx: &mut Ctx) {
+        for e in std::mem::take(&mut self.events) {
+            ctx.note(|| format!("lib {e:?}"));
+        }
+    }
+}
+
+impl Process for Scripted {
+    fn on_start(&mut self, ctx: &mut Ctx) {
+        self.lib.on_start(ctx, &mut self.events);
+        for (i, (at_ms, _)) in self.steps.iter().enumerate() {
+            ctx.set_timer(ms_to_ns(*at_ms), LIBRARY_TAG_LIMIT + i as u64);
+        }
+        self.drain(ctx);
+    }
+    fn on_message(&mut self, ctx: &mut Ctx, from: NodeId, msg: Msg) {
+        self.lib.on_message(ctx, &mut self.events, from, msg);
+        self.drain(ctx);
+    }
+    fn on_timer(&mut self, ctx: &mut Ctx, _timer: TimerId, tag: u64) {
+        if tag < LIBRARY_TAG_LIMIT {
+            self.lib.on_timer(ctx, &mut self.events, tag);
+        } else {
+            match self.steps[(tag - LIBRARY_TAG_LIMIT) as usize].1 {
+                Step::Acquire(key) => self.lib.acquire(ctx, &mut self.events, key, LockMode::Exclusive),
+                Step::Release(key) => self.lib.release(ctx, &mut self.events, key),
+            }
+        }
+        self.drain(ctx);
+    }
+    fn on_crash(&mut self) {
+        self.lib.on_crash();
+    }
+}
+
+/// A node that ignores everything (the resource, unused by scripted clients).
+struct Nothing;
+impl Process for Nothing {
+    fn on_start(&mut self, _ctx: &mut Ctx) {}
+    fn on_message(&mut self, _ctx: &mut Ctx, _from: NodeId, _msg: Msg) {}
+    fn on_timer(&mut self, _ctx: &mut Ctx, _timer: TimerId, _tag: u64) {}
+    fn on_crash(&mut self) {}
+}
+
+/// A fault at a fixed time on one named node.
+pub fn fault(kind: FaultKind, target: &str, at_ms: f64, duration_ms: Option<f64>) -> (FaultSpec, f64, Option<f64>) {
+    let spec = FaultSpec {
+        kind,
+        targets: vec![Selector::Named(target.to_string())],
+        at_ms: Dist::Const(at_ms),
+        duration_ms: duration_ms.map(Dist::Const),
+        every_ms: None,
+        probability: 1.0,
+    };
+    (spec, at_ms, duration_ms)
+}
+
+/// Runs the redis model with the `[models.redis]` overrides in `params_toml`, one scripted client
+/// per script, constant 0.25 ms one-way latency, and the faults given; returns the trace.
+pub fn scripted(params_toml: &str, scripts: Vec<Vec<(f64, Step)>>, faults: Vec<(FaultSpec, f64, Option<f64>)>, end_ms: f64, seed: u64) -> Vec<TraceEntry> {
+    let text = format!("name = \"scripted\"\nduration_ms = 1000\nalgorithms = [\"redis\"]\n[models.redis]\n{params_toml}\n");
+    let models = locksim_algorithms::registry();
+    let sc = parse_str("scripted.toml", &text, &models).unwrap_or_else(|e| panic!("{e}"));
+    let model = locksim_algorithms::find("redis").expect("redis");
+    let cluster = model.build(&sc.runs[0].params, &ClusterSpec { clients: scripts.len(), locks: 1 });
+    let mut names: Vec<(String, NodeKind)> = Vec::new();
+    let mut procs: Vec<Box<dyn Process>> = Vec::new();
+    for (name, kind, p) in cluster.services {
+        names.push((name, kind));
+        procs.push(p);
+    }
+    for (i, (lib, steps)) in cluster.clients.into_iter().zip(scripts).enumerate() {
+        names.push((format!("client-{i}"), NodeKind::Client));
+        procs.push(Box::new(Scripted { lib, steps, events: Vec::new() }));
+    }
+    names.push(("resource".into(), NodeKind::Resource));
+    procs.push(Box::new(Nothing));
+    let nodes: Vec<Node> = procs
+        .into_iter()
+        .zip(names.iter())
+        .map(|(p, (name, _))| Node::new(p, NodeClock::new(0.0, 0), stream(seed, name, "model")))
+        .collect();
+    let base = LinkParams { latency_ms: Dist::Const(0.25), loss: 0.0, duplicate: 0.0 };
+    let network = Network::new(names.len(), base, vec![], cluster.ordered_links);
+    let occurrences = faults
+        .iter()
+        .enumerate()
+        .map(|(i, (spec, at, dur))| {
+            let value = match &spec.kind {
+                FaultKind::ClockJump { by_ms } => by_ms.mean(),
+                FaultKind::ClockDrift { ppm } => ppm.mean(),
+                _ => 0.0,
+            };
+            Occurrence { fault: i, start_ns: ms_to_ns(*at), duration_ns: dur.map(ms_to_ns), value }
+        })
+        .collect();
+    let mut world = World::new(
+        Directory::new(&names),
+        nodes,
+        WorldConfig {
+            end_ns: ms_to_ns(end_ms),
+            network,
+            net_rng: stream(seed, "network", "latency"),
+            fault_rng: stream(seed, "faults", "selection"),
+            faults: faults.into_iter().map(|(s, _, _)| s).collect(),
+            occurrences,
+            leaderless: cluster.leaderless,
+            tracing: true,
+        },
+    );
+    world.run();
+    world.finish().trace.expect("tracing").entries
+}
+
+/// Entries of a trace from `node` whose kind is `kind` and whose detail contains `needle`, as
+/// (true time in ms, detail).
+pub fn find(trace: &[TraceEntry], node: &str, kind: &str, needle: &str) -> Vec<(f64, String)> {
+    trace
+        .iter()
+        .filter(|t| t.node == node && t.kind == kind && t.detail.contains(needle))
+        .map(|t| (t.at_ns as f64 / 1e6, t.detail.clone()))
+        .collect()
+}
+
+/// Prints a scripted trace between two times.
+pub fn dump_entries(trace: &[TraceEntry], from_ms: f64, to_ms: f64) {
+    for t in trace {
+        let ms = t.at_ns as f64 / 1e6;
+        if ms >= from_ms && ms <= to_ms {
+            println!("{ms:>12.3} {:<12} {:<8} {}", t.node, t.kind, t.detail);
+        }
+    }
+}

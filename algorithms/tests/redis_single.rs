@@ -1,0 +1,252 @@
+//! The redis model on a single instance: the redis.io pattern's mechanisms, checked on times and
+//! counts from the history and the trace.
+//! - a forward step of the server's wall clock expires a key early (the second grant lands at the
+//!   stepped expiry, not at the TTL);
+//! - a holder paused past its TTL (Kleppmann 2016): overlap, a stale write the fenced resource
+//!   rejects; with a plain `DEL` unlock the late release frees the next holder's key;
+//! - persistence: a restart with `none` (or `everysec` before the first fsync) loses the lock and
+//!   the token counter; `always` keeps both;
+//! - fencing tokens increase by one per grant.
+
+mod redis_common;
+
+use locksim_simulator::history::{FailReason, HistoryEvent};
+use redis_common::*;
+
+fn grants(out: &locksim_simulator::run::SeedOutcome) -> Vec<(f64, usize, Option<u64>)> {
+    events(out, |e| matches!(e, HistoryEvent::Granted { nested: false, .. }))
+        .into_iter()
+        .map(|s| match s.event {
+            HistoryEvent::Granted { token, .. } => (s.at_ns as f64 / 1e6, s.node, token),
+            _ => unreachable!(),
+        })
+        .collect()
+}
+
+const NO_FAULTS: &str = r#"
+name = "no-faults"
+duration_ms = 5000
+algorithms = ["redis"]
+[workload]
+clients = 20
+"#;
+
+#[test]
+fn no_faults_no_overlap_and_tokens_count_up_by_one() {
+    for seed in 0..10 {
+        let out = run(NO_FAULTS, "redis", seed);
+        assert_eq!(out.metrics.overlap_events, 0, "seed {seed}");
+        assert_eq!(out.metrics.stale_unfenced_events, 0, "seed {seed}");
+        assert!(out.metrics.acquisitions > 100, "seed {seed}: {} acquisitions", out.metrics.acquisitions);
+        assert!(out.metrics.refused_attempts > 0, "19 pollers are refused");
+        let tokens: Vec<u64> = grants(&out).iter().map(|g| g.2.expect("fenced")).collect();
+        let expected: Vec<u64> = (1..=tokens.len() as u64).collect();
+        assert_eq!(tokens, expected, "seed {seed}: INCR gives 1, 2, 3, …");
+    }
+}
+
+const CLOCK_JUMP: &str = r#"
+name = "clock-jump"
+duration_ms = 12000
+algorithms = ["redis"]
+[network]
+latency_ms = 0.25
+[workload]
+clients = 2
+think_ms = 0
+hold_ms = 10000
+acquisitions_per_client = 1
+[[faults]]
+kind = "clock_jump"
+target = "server-0"
+at_ms = 1000
+by_ms = 25000
+"#;
+
+#[test]
+fn a_forward_step_of_the_servers_clock_expires_the_key_early() {
+    for seed in 0..5 {
+        let out = run(CLOCK_JUMP, "redis", seed);
+        let g = grants(&out);
+        assert_eq!(g.len(), 2, "seed {seed}: both clients get the lock once");
+        // First grant: one round trip (0.25 + 0.05 service + 0.25).
+        assert!((g[0].0 - 0.55).abs() < 1e-6, "first grant at {}", g[0].0);
+        // The key was set at true 0.25 ms to expire at wall 30 000.25 ms; at true 1 000 ms the wall
+        // clock jumps 25 s ahead, so the key expires at true 5 000.25 ms instead of 30 000.25 ms.
+        // The waiter polls every 50–250 ms: it gets the key within one poll of that instant.
+        let second = g[1].0;
+        assert!(second > 5000.25 && second < 5000.25 + 250.0 + 1.0, "seed {seed}: second grant at {second} ms");
+        assert_eq!(out.metrics.overlap_events, 1, "seed {seed}: the first holder still holds until 10 000 ms");
+        // The key vanished by expiry on the server: the cron's active cycle or a lazy expiry.
+        let expired = trace(&out, "note", "active expiry").len() + trace(&out, "send", "Acquired").len();
+        assert!(expired >= 2);
+    }
+    // Without the jump the second client waits for the release at ~10 000 ms.
+    let calm = CLOCK_JUMP.replace("by_ms = 25000", "by_ms = 0");
+    let out = run(&calm, "redis", 0);
+    let g = grants(&out);
+    assert!(g[1].0 > 10_000.0, "second grant at {}", g[1].0);
+    assert_eq!(out.metrics.overlap_events, 0);
+}
+
+/// Known outcome 2 as a schedule: TTL 10 s, the first holder paused for 15 s right after
+/// acquiring, short critical sections (5–50 ms), each client acquiring once.
+const KLEPPMANN: &str = r#"
+name = "kleppmann"
+duration_ms = 30000
+algorithms = ["redis"]
+[models.redis]
+ttl_ms = 10000
+[[variants]]
+name = "redis-del"
+model = "redis"
+ttl_ms = 10000
+unlock = "del"
+[network]
+latency_ms = 0.25
+[workload]
+clients = 3
+hold_ms = { uniform = [5, 50] }
+think_ms = 0
+acquisitions_per_client = 1
+[[faults]]
+kind = "pause"
+target = "holder"
+at_ms = 0
+duration_ms = 15000
+"#;
+
+#[test]
+fn a_holder_paused_past_its_ttl_overlaps_and_its_stale_write_is_fenced() {
+    for label in ["redis", "redis-del"] {
+        for seed in 0..5 {
+            let out = run(KLEPPMANN, label, seed);
+            let g = grants(&out);
+            assert_eq!(g.len(), 3, "seed {seed}");
+            let (first_at, first, t1) = g[0];
+            // The paused holder's key expires 10 s after the server set it; the next poller gets it.
+            let (second_at, second, t2) = g[1];
+            assert!(second_at > 10_000.25 && second_at < 10_000.25 + 251.0, "seed {seed}: second grant at {second_at}");
+            assert!(first != second);
+            assert_eq!((t1, t2), (Some(1), Some(2)));
+            assert!(first_at < 1.0);
+            // The other two are done long before the paused holder resumes: one overlap.
+            assert_eq!(out.metrics.overlap_events, 1, "{label} seed {seed}");
+            // The paused holder writes after it resumes at 15 s, under token 1 < 2 (and 3): stale,
+            // and the fenced resource rejects it.
+            assert_eq!(out.metrics.stale_unfenced_events, 1, "seed {seed}");
+            assert_eq!(out.metrics.stale_fenced_events, Some(0), "seed {seed}");
+            let writes = events(&out, |e| matches!(e, HistoryEvent::ResourceWrite { token: Some(1), fenced_accepted: false, .. }));
+            assert_eq!(writes.len(), 1, "seed {seed}: the token-1 write is rejected by the fenced resource");
+            assert!(writes[0].at_ns as f64 / 1e6 >= 15_000.0);
+        }
+    }
+}
+
+/// The same pause with 10 s critical sections: the second holder still holds when the paused one
+/// resumes and releases.
+const KLEPPMANN_LONG: &str = r#"
+name = "kleppmann-long"
+duration_ms = 40000
+algorithms = ["redis"]
+[models.redis]
+ttl_ms = 10000
+[[variants]]
+name = "redis-del"
+model = "redis"
+ttl_ms = 10000
+unlock = "del"
+[network]
+latency_ms = 0.25
+[workload]
+clients = 3
+hold_ms = 10000
+think_ms = 0
+acquisitions_per_client = 1
+[[faults]]
+kind = "pause"
+target = "holder"
+at_ms = 0
+duration_ms = 15000
+"#;
+
+#[test]
+fn with_a_plain_del_the_paused_holders_release_frees_the_next_holders_key() {
+    for seed in 0..5 {
+        let out = run(KLEPPMANN_LONG, "redis-del", seed);
+        let g = grants(&out);
+        assert_eq!(g.len(), 3, "seed {seed}");
+        // Second holder from ~10 s (expiry); at ~15 s the paused first holder resumes, writes and
+        // DELs the second holder's key; the third client gets in while the second still holds.
+        assert!(g[1].0 > 10_000.0 && g[1].0 < 10_300.0);
+        assert!(g[2].0 > 15_000.0 && g[2].0 < 15_300.0, "seed {seed}: third grant at {}", g[2].0);
+        assert_eq!(out.metrics.overlap_events, 2, "seed {seed}: first with second, second with third");
+        // compare-and-delete: the late release deletes nothing, the third client waits for the
+        // second's release at ~20 s.
+        let out = run(KLEPPMANN_LONG, "redis", seed);
+        let g = grants(&out);
+        assert!(g[2].0 > 20_000.0, "seed {seed}: third grant at {}", g[2].0);
+        assert_eq!(out.metrics.overlap_events, 1, "seed {seed}");
+    }
+}
+
+/// client-0 takes the lock at ~0.5 ms and holds it 10 s; server-0 crashes at `crash_ms` for
+/// 100 ms; client-1 polls all along.
+fn restart(persistence: &str, crash_ms: f64) -> locksim_simulator::run::SeedOutcome {
+    let text = format!(
+        r#"
+name = "restart"
+duration_ms = 12000
+algorithms = ["redis"]
+[models.redis]
+persistence = "{persistence}"
+[network]
+latency_ms = 0.25
+[workload]
+clients = 2
+think_ms = 0
+hold_ms = 10000
+acquisitions_per_client = 1
+[[faults]]
+kind = "crash"
+target = "server-0"
+at_ms = {crash_ms}
+duration_ms = 100
+"#
+    );
+    run(&text, "redis", 3)
+}
+
+#[test]
+fn a_restart_without_persistence_loses_the_lock_and_the_token_counter() {
+    let out = restart("none", 2000.0);
+    let g = grants(&out);
+    assert_eq!(g.len(), 2);
+    // The restarted server is empty: the poller gets the lock at its first attempt after the
+    // restart (a poll sent while the server was down gets no answer and fails after the 3 s
+    // command timeout), and INCR starts again from 1.
+    assert!(g[1].0 > 2100.0 && g[1].0 < 2000.0 + 3000.0 + 251.0, "second grant at {}", g[1].0);
+    assert_eq!((g[0].2, g[1].2), (Some(1), Some(1)));
+    assert_eq!(out.metrics.overlap_events, 1);
+    assert_eq!(out.metrics.token_regressions, 1, "token 1 again after token 1");
+}
+
+#[test]
+fn everysec_loses_what_was_not_fsynced_and_always_keeps_everything() {
+    // Crash at 500 ms: the first fsync (at 1 s) has not run yet.
+    let out = restart("everysec", 500.0);
+    assert_eq!(out.metrics.overlap_events, 1, "the lock was not fsynced");
+    // Crash at 2 s: the fsync at 1 s had the lock and the counter.
+    let out = restart("everysec", 2000.0);
+    let g = grants(&out);
+    assert_eq!(out.metrics.overlap_events, 0);
+    assert!(g[1].0 > 10_000.0);
+    assert_eq!(g[1].2, Some(2));
+    let out = restart("always", 500.0);
+    assert_eq!(out.metrics.overlap_events, 0);
+    assert_eq!(grants(&out)[1].2, Some(2));
+    // Client requests that reach the crashed server get no answer and the acquisition fails
+    // after Redisson's 3 s command timeout — or the poller simply got refused before; either
+    // way no acquisition fails for another reason.
+    assert!(events(&out, |e| matches!(e, HistoryEvent::AcquireFailed { reason, .. } if *reason != FailReason::Unavailable)).is_empty());
+}

@@ -1,0 +1,141 @@
+//! Redlock's timing arithmetic, checked on the engine: the validity the client computes from the
+//! round it really took, and the acquisition latency each request mode produces from per-master
+//! round trips (sum for sequential, max for parallel, quorum-th smallest for parallel_quorum).
+
+use locksim_simulator::history::HistoryEvent;
+use locksim_simulator::run::{run_seed, RunOptions, SeedOutcome};
+use locksim_simulator::scenario::parse_str;
+
+fn run_label(toml: &str, label: &str, seed: u64) -> SeedOutcome {
+    let models = locksim_algorithms::registry();
+    let sc = parse_str("redlock_validity.toml", toml, &models).unwrap_or_else(|e| panic!("{e}"));
+    let run = sc.runs.iter().find(|r| r.label == label).expect("label");
+    let model = locksim_algorithms::find(&run.model).expect("model");
+    run_seed(&sc, run, model, seed, &RunOptions { trace: true })
+}
+
+/// (acquire latency, validity) of every grant, in ms, from the history and the client's notes.
+fn grants(out: &SeedOutcome) -> Vec<(f64, f64)> {
+    let mut starts = std::collections::BTreeMap::new();
+    let mut latencies = Vec::new();
+    for e in &out.history.events {
+        match e.event {
+            HistoryEvent::AcquireStart { .. } => {
+                starts.insert(e.node, e.at_ns);
+            }
+            HistoryEvent::Granted { nested: false, .. } => {
+                latencies.push((e.at_ns - starts[&e.node]) as f64 / 1e6);
+            }
+            _ => {}
+        }
+    }
+    let validities: Vec<f64> = out
+        .trace
+        .as_ref()
+        .expect("trace")
+        .entries
+        .iter()
+        .filter(|t| t.kind == "note" && t.detail.starts_with("redlock granted"))
+        .map(|t| t.detail.split("validity_ms=").nth(1).expect("validity note").parse::<f64>().expect("number"))
+        .collect();
+    assert_eq!(latencies.len(), validities.len(), "one validity note per grant");
+    latencies.into_iter().zip(validities).collect()
+}
+
+const KNOWN_OUTCOME_4: &str = r#"
+name = "validity"
+duration_ms = 200
+seeds = 1
+algorithms = ["redlock"]
+[models.redlock]
+service_ms = 0
+[network]
+latency_ms = 0.5
+[workload]
+clients = 1
+hold_ms = 50
+think_ms = 0
+acquisitions_per_client = 1
+"#;
+
+#[test]
+fn five_sequential_masters_at_one_ms_leave_9893_ms_of_validity() {
+    for seed in 0..3 {
+        let out = run_label(KNOWN_OUTCOME_4, "redlock", seed);
+        let g = grants(&out);
+        assert_eq!(g.len(), 1, "one acquisition");
+        let (latency_ms, validity_ms) = g[0];
+        // Five round trips of 0.5 + 0.5 ms, one after another.
+        assert!((latency_ms - 5.0).abs() < 1e-9, "latency {latency_ms}");
+        // 10000 − 5 − (0.01 × 10000 + 2).
+        assert!((validity_ms - 9893.0).abs() < 1e-9, "validity {validity_ms}");
+    }
+}
+
+/// Round trips client-0 ↔ server-i: 1, 3, 0.5, 4, 2 ms (sum 10.5, max 4, 3rd smallest 2).
+const MODES: &str = r#"
+name = "modes"
+duration_ms = 200
+seeds = 1
+[[variants]]
+name = "sequential"
+model = "redlock"
+requests = "sequential"
+service_ms = 0
+[[variants]]
+name = "parallel"
+model = "redlock"
+requests = "parallel"
+service_ms = 0
+[[variants]]
+name = "parallel_quorum"
+model = "redlock"
+requests = "parallel_quorum"
+service_ms = 0
+[network]
+latency_ms = 0.5
+[[network.links]]
+from = "client-0"
+to = "server-1"
+latency_ms = 1.5
+[[network.links]]
+from = "client-0"
+to = "server-2"
+latency_ms = 0.25
+[[network.links]]
+from = "client-0"
+to = "server-3"
+latency_ms = 2.0
+[[network.links]]
+from = "client-0"
+to = "server-4"
+latency_ms = 1.0
+[workload]
+clients = 1
+hold_ms = 50
+think_ms = 0
+acquisitions_per_client = 1
+"#;
+
+#[test]
+fn acquisition_latency_is_the_sum_the_max_or_the_quorum_th_round_trip() {
+    for (label, expected_ms) in [("sequential", 10.5), ("parallel", 4.0), ("parallel_quorum", 2.0)] {
+        let out = run_label(MODES, label, 1);
+        let g = grants(&out);
+        assert_eq!(g.len(), 1, "{label}: one acquisition");
+        let (latency_ms, validity_ms) = g[0];
+        assert!((latency_ms - expected_ms).abs() < 1e-9, "{label}: latency {latency_ms}, want {expected_ms}");
+        let want_validity = 10_000.0 - expected_ms - 102.0;
+        assert!((validity_ms - want_validity).abs() < 1e-9, "{label}: validity {validity_ms}, want {want_validity}");
+    }
+}
+
+#[test]
+fn service_time_adds_to_every_round_trip() {
+    // The default service_ms (0.05) on each of the five sequential commands: 5.25 ms.
+    let toml = KNOWN_OUTCOME_4.replace("service_ms = 0", "");
+    let out = run_label(&toml, "redlock", 0);
+    let (latency_ms, validity_ms) = grants(&out)[0];
+    assert!((latency_ms - 5.25).abs() < 1e-9, "latency {latency_ms}");
+    assert!((validity_ms - 9892.75).abs() < 1e-9, "validity {validity_ms}");
+}
