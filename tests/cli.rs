@@ -85,7 +85,8 @@ fn list_shows_parameters_with_defaults() {
 
 #[test]
 fn json_results_and_exit_code_follow_expectations() {
-    let ok = write("exp-ok.toml", &format!("{MINIMAL}[expect.redlock]\noverlap = \"none\"\nthroughput_per_s = \"> 1\"\n"));
+    let ok =
+        write("exp-ok.toml", &format!("{MINIMAL}[expect.redlock]\noverlap = \"none\"\nthroughput_per_s = \"> 1\"\n"));
     let json = std::env::temp_dir().join(format!("locksim-cli-{}/r.json", std::process::id()));
     let (code, out, err) = sim(&["run", &ok, "--json", json.to_str().unwrap()]);
     assert_eq!(code, 0, "{out}{err}");

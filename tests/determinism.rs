@@ -55,7 +55,16 @@ fn results_json_is_byte_identical_for_any_thread_count() {
     for threads in ["1", "2"] {
         let json = dir.join(format!("r{threads}.json"));
         let out = Command::new(env!("CARGO_BIN_EXE_sim"))
-            .args(["run", file.to_str().unwrap(), "--seeds", "12", "--threads", threads, "--json", json.to_str().unwrap()])
+            .args([
+                "run",
+                file.to_str().unwrap(),
+                "--seeds",
+                "12",
+                "--threads",
+                threads,
+                "--json",
+                json.to_str().unwrap(),
+            ])
             .output()
             .unwrap();
         assert!(out.status.code() == Some(0), "{}", String::from_utf8_lossy(&out.stderr));

@@ -10,6 +10,10 @@
 //!
 //! (Other models are added to [`registry`] as they are built.)
 
+// Style lints the model modules still trip (nested `if` inside match arms written for
+// readability, a `Result<_, ()>` for duplicate-key errors); behaviour-neutral, to be tidied.
+#![allow(clippy::collapsible_match, clippy::result_unit_err, clippy::match_like_matches_macro)]
+
 pub mod consensus;
 pub mod db;
 pub mod etcd;

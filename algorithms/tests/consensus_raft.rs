@@ -184,8 +184,7 @@ fn a_minority_side_makes_no_progress() {
             let e = w.committed.get(&ix).copied();
             assert!(e.is_none_or(|(_, v)| v.is_none_or(|v| v < 1_000_000)), "seed {seed}: a stale entry committed");
         }
-        let commits: Vec<_> =
-            w.nodes.iter().map(|n| (n.core.commit_index(), n.core.term(), n.core.role())).collect();
+        let commits: Vec<_> = w.nodes.iter().map(|n| (n.core.commit_index(), n.core.term(), n.core.role())).collect();
         assert!(settled, "seed {seed}: logs did not converge after healing: {commits:?}");
     }
 }

@@ -152,7 +152,16 @@ fn count_goes_one_two_three_then_back_to_zero_and_the_other_owner_waits() {
         let out = run_with(TWO_CLIENTS_ONCE, "db", seed, &[&ThreeDeepDb]);
         let g: Vec<Grant> = grants(&out).into_iter().filter(|g| !g.nested).collect();
         assert_eq!(g.len(), 2, "seed {seed}: both clients acquire once: {g:?}");
-        let first = out.trace.as_ref().unwrap().entries.iter().find(|t| t.node.starts_with("client-") && t.kind == "history" && t.detail.starts_with("Granted")).unwrap().node.clone();
+        let first = out
+            .trace
+            .as_ref()
+            .unwrap()
+            .entries
+            .iter()
+            .find(|t| t.node.starts_with("client-") && t.kind == "history" && t.detail.starts_with("Granted"))
+            .unwrap()
+            .node
+            .clone();
         let second = if first == "client-0" { "client-1" } else { "client-0" };
         assert_eq!(counts_reported(&out, &first), vec![1, 2, 3, 2, 1, 0], "seed {seed}: the first holder's row count");
         // The second owner was refused while the row existed, then made a fresh row (new id).

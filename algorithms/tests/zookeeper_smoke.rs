@@ -14,6 +14,9 @@ fn smoke() {
     let out = run(NO_FAULTS, "zookeeper", 1);
     dump(&out, 0.0, 1500.0);
     let m = &out.metrics;
-    println!("acq {} fail {} overlap {} notif {} rel {}", m.acquisitions, m.failed_acquisitions, m.overlap_events, m.notifications, m.releases);
+    println!(
+        "acq {} fail {} overlap {} notif {} rel {}",
+        m.acquisitions, m.failed_acquisitions, m.overlap_events, m.notifications, m.releases
+    );
     assert!(m.acquisitions > 10);
 }

@@ -176,10 +176,7 @@ impl AlgorithmTotals {
         if m.has_violation() {
             self.failing_runs += 1;
             if self.failing_seeds.len() < MAX_FAILING_SEEDS {
-                self.failing_seeds.push(FailingSeed {
-                    seed: m.seed,
-                    first_violation: m.violations.first().cloned(),
-                });
+                self.failing_seeds.push(FailingSeed { seed: m.seed, first_violation: m.violations.first().cloned() });
             }
         }
     }
@@ -242,11 +239,7 @@ impl AlgorithmTotals {
         if h.is_empty() {
             return None;
         }
-        Some(HandoffMs {
-            p50: q_ms(h, 0.5),
-            p99: q_ms(h, 0.99),
-            max: us_ms(h.max()),
-        })
+        Some(HandoffMs { p50: q_ms(h, 0.5), p99: q_ms(h, 0.99), max: us_ms(h.max()) })
     }
 
     /// Mean unavailability per run in ms.
@@ -254,9 +247,7 @@ impl AlgorithmTotals {
         if self.runs == 0 {
             None
         } else {
-            Some(json_dp(
-                self.unavailable_ns as f64 / NS_PER_MS as f64 / self.runs as f64,
-            ))
+            Some(json_dp(self.unavailable_ns as f64 / NS_PER_MS as f64 / self.runs as f64))
         }
     }
 
@@ -384,14 +375,8 @@ pub(crate) mod tests {
         t2.add(&m);
         assert_eq!(t2.handoff_ms().unwrap().p50, 5.003);
         assert_eq!(t.first_failing_seed(), Some(1));
-        assert_eq!(
-            t.failing_seeds.iter().map(|f| f.seed).collect::<Vec<_>>(),
-            vec![1, 3]
-        );
-        assert_eq!(
-            t.failing_seeds[1].first_violation.as_ref().unwrap().kind,
-            "overlap"
-        );
+        assert_eq!(t.failing_seeds.iter().map(|f| f.seed).collect::<Vec<_>>(), vec![1, 3]);
+        assert_eq!(t.failing_seeds[1].first_violation.as_ref().unwrap().kind, "overlap");
     }
 
     #[test]

@@ -53,23 +53,11 @@ pub struct ExpectationResult {
 }
 
 /// The metrics counted in runs (see the module docs).
-pub const RUN_METRICS: &[&str] = &[
-    "overlap",
-    "stale_unfenced",
-    "stale_fenced",
-    "lost_updates",
-    "token_regressions",
-];
+pub const RUN_METRICS: &[&str] = &["overlap", "stale_unfenced", "stale_fenced", "lost_updates", "token_regressions"];
 
 /// Evaluates every expectation, in order, against the row with its label.
-pub fn evaluate(
-    expectations: &[Expectation],
-    totals: &[AlgorithmTotals],
-) -> Vec<ExpectationResult> {
-    expectations
-        .iter()
-        .map(|e| evaluate_one(e, totals.iter().find(|t| t.label == e.label)))
-        .collect()
+pub fn evaluate(expectations: &[Expectation], totals: &[AlgorithmTotals]) -> Vec<ExpectationResult> {
+    expectations.iter().map(|e| evaluate_one(e, totals.iter().find(|t| t.label == e.label))).collect()
 }
 
 /// Evaluates one expectation against its row (`None`: no row has that label).
@@ -105,16 +93,11 @@ pub fn evaluate_one(e: &Expectation, totals: Option<&AlgorithmTotals>) -> Expect
             ExpectOp::None => (c.runs == 0, Actual::Count(c.runs)),
             ExpectOp::Some => (c.runs > 0, Actual::Count(c.runs)),
             ExpectOp::All => (c.runs == n, Actual::Count(c.runs)),
-            ExpectOp::Compare { op, value } => (
-                op.holds(fraction, *value),
-                Actual::Number(round_sig(fraction, RATE_SIG)),
-            ),
+            ExpectOp::Compare { op, value } => {
+                (op.holds(fraction, *value), Actual::Number(round_sig(fraction, RATE_SIG)))
+            }
         };
-        let msg = format!(
-            "{head}, actual {} of {n} runs ({})",
-            c.runs,
-            fmt_pct(fraction)
-        );
+        let msg = format!("{head}, actual {} of {n} runs ({})", c.runs, fmt_pct(fraction));
         return result(actual, ok, msg);
     }
 
@@ -133,10 +116,7 @@ pub fn evaluate_one(e: &Expectation, totals: Option<&AlgorithmTotals>) -> Expect
         ExpectOp::All => {
             return fail(actual, "\"all\" applies only to run-counting metrics");
         }
-        ExpectOp::Compare {
-            op,
-            value: expected,
-        } => op.holds(value, *expected),
+        ExpectOp::Compare { op, value: expected } => op.holds(value, *expected),
     };
     result(actual, ok, format!("{head}, actual {}", fmt_num(value)))
 }
@@ -181,12 +161,7 @@ mod tests {
     use locksim_simulator::scenario::{CompareOp, EXPECT_METRICS};
 
     fn exp(label: &str, metric: &str, expected: &str, op: ExpectOp) -> Expectation {
-        Expectation {
-            label: label.into(),
-            metric: metric.into(),
-            expected: expected.into(),
-            op,
-        }
+        Expectation { label: label.into(), metric: metric.into(), expected: expected.into(), op }
     }
 
     fn cmp(op: CompareOp, value: f64) -> ExpectOp {
@@ -198,11 +173,7 @@ mod tests {
         let mut redis = AlgorithmTotals::new("redis", "redis", serde_json::json!({}), true);
         let mut redlock = AlgorithmTotals::new("redlock", "redlock", serde_json::json!({}), false);
         for seed in 0..10 {
-            redis.add(&if seed < 3 {
-                failing(seed, true)
-            } else {
-                clean(seed, true)
-            });
+            redis.add(&if seed < 3 { failing(seed, true) } else { clean(seed, true) });
             redlock.add(&clean(seed, false));
         }
         vec![redis, redlock]
@@ -210,10 +181,7 @@ mod tests {
 
     fn check(label: &str, metric: &str, op: ExpectOp) -> ExpectationResult {
         let r = rows();
-        evaluate_one(
-            &exp(label, metric, "x", op),
-            r.iter().find(|t| t.label == label),
-        )
+        evaluate_one(&exp(label, metric, "x", op), r.iter().find(|t| t.label == label))
     }
 
     #[test]
@@ -234,14 +202,8 @@ mod tests {
         assert!(check("redis", "stale_unfenced", ExpectOp::Some).ok);
         assert!(check("redis", "stale_fenced", ExpectOp::Some).ok);
         assert!(check("redis", "token_regressions", ExpectOp::None).ok);
-        assert_eq!(
-            check("redis", "overlap", ExpectOp::None).actual,
-            Actual::Count(3)
-        );
-        assert_eq!(
-            check("redis", "overlap", cmp(CompareOp::Lt, 0.5)).actual,
-            Actual::Number(0.3)
-        );
+        assert_eq!(check("redis", "overlap", ExpectOp::None).actual, Actual::Count(3));
+        assert_eq!(check("redis", "overlap", cmp(CompareOp::Lt, 0.5)).actual, Actual::Number(0.3));
     }
 
     #[test]
@@ -251,23 +213,14 @@ mod tests {
             t.add(&failing(seed, true));
         }
         assert!(evaluate_one(&exp("r", "overlap", "all", ExpectOp::All), Some(&t)).ok);
-        assert!(
-            !evaluate_one(
-                &exp("r", "token_regressions", "all", ExpectOp::All),
-                Some(&t)
-            )
-            .ok
-        );
+        assert!(!evaluate_one(&exp("r", "token_regressions", "all", ExpectOp::All), Some(&t)).ok);
     }
 
     #[test]
     fn failure_message_names_the_numbers() {
         let r = rows();
         let res = evaluate(&[exp("redis", "overlap", "none", ExpectOp::None)], &r);
-        assert_eq!(
-            res[0].message,
-            "redis: overlap expected \"none\", actual 3 of 10 runs (30%)"
-        );
+        assert_eq!(res[0].message, "redis: overlap expected \"none\", actual 3 of 10 runs (30%)");
         assert!(!res[0].ok);
     }
 
@@ -286,8 +239,7 @@ mod tests {
         // Per row: 9 sections/s, 1 ms latency, 2 ms handoffs, 50 ms unavailable, 10 msgs/acq,
         // 0.5 wake-ups/release, 2 refusals/s, 1000 acquisitions, 10 failed.
         let t = &rows()[1];
-        let ok =
-            |metric: &str, op: ExpectOp| evaluate_one(&exp("redlock", metric, "x", op), Some(t)).ok;
+        let ok = |metric: &str, op: ExpectOp| evaluate_one(&exp("redlock", metric, "x", op), Some(t)).ok;
         assert!(ok("throughput_per_s", cmp(CompareOp::Eq, 9.0)));
         assert!(ok("throughput_per_s", cmp(CompareOp::Gt, 8.0)));
         assert!(!ok("throughput_per_s", cmp(CompareOp::Gt, 50.0)));
@@ -305,20 +257,9 @@ mod tests {
         assert!(ok("refused_attempts_per_s", cmp(CompareOp::Eq, 2.0)));
         assert!(!ok("refused_attempts_per_s", ExpectOp::None));
         assert!(!ok("throughput_per_s", ExpectOp::All));
-        let r = evaluate_one(
-            &exp(
-                "redlock",
-                "acquisitions",
-                "> 5000",
-                cmp(CompareOp::Gt, 5000.0),
-            ),
-            Some(t),
-        );
+        let r = evaluate_one(&exp("redlock", "acquisitions", "> 5000", cmp(CompareOp::Gt, 5000.0)), Some(t));
         assert_eq!(r.actual, Actual::Count(1000));
-        assert_eq!(
-            r.message,
-            "redlock: acquisitions expected \"> 5000\", actual 1000"
-        );
+        assert_eq!(r.message, "redlock: acquisitions expected \"> 5000\", actual 1000");
     }
 
     #[test]
@@ -339,22 +280,9 @@ mod tests {
         let empty = AlgorithmTotals::new("db", "db", serde_json::json!({}), true);
         assert!(!evaluate_one(&exp("db", "overlap", "none", ExpectOp::None), Some(&empty)).ok);
         let mut no_handoff = AlgorithmTotals::new("db", "db", serde_json::json!({}), true);
-        no_handoff.add(&locksim_simulator::checker::SeedMetrics::empty(
-            0,
-            1_000_000_000,
-            true,
-        ));
-        let res = evaluate_one(
-            &exp("db", "handoff_ms_p50", "< 5", cmp(CompareOp::Lt, 5.0)),
-            Some(&no_handoff),
-        );
+        no_handoff.add(&locksim_simulator::checker::SeedMetrics::empty(0, 1_000_000_000, true));
+        let res = evaluate_one(&exp("db", "handoff_ms_p50", "< 5", cmp(CompareOp::Lt, 5.0)), Some(&no_handoff));
         assert!(!res.ok && res.actual == Actual::Missing, "{res:?}");
-        assert!(
-            !evaluate_one(
-                &exp("db", "bogus", "none", ExpectOp::None),
-                Some(&no_handoff)
-            )
-            .ok
-        );
+        assert!(!evaluate_one(&exp("db", "bogus", "none", ExpectOp::None), Some(&no_handoff)).ok);
     }
 }

@@ -66,25 +66,10 @@ pub struct ClassJson {
 
 impl ClassJson {
     pub fn new(c: ClassCount, n: u64) -> Self {
-        let rate = if n == 0 {
-            None
-        } else {
-            Some(round_sig(c.runs as f64 / n as f64, RATE_SIG))
-        };
-        let ci95 =
-            wilson95(c.runs, n).map(|(lo, hi)| [round_sig(lo, CI_SIG), round_sig(hi, CI_SIG)]);
-        let rules_out = if c.runs == 0 {
-            rules_out(n).map(|b| round_sig(b, CI_SIG))
-        } else {
-            None
-        };
-        ClassJson {
-            runs: c.runs,
-            events: c.events,
-            rate,
-            ci95,
-            rules_out,
-        }
+        let rate = if n == 0 { None } else { Some(round_sig(c.runs as f64 / n as f64, RATE_SIG)) };
+        let ci95 = wilson95(c.runs, n).map(|(lo, hi)| [round_sig(lo, CI_SIG), round_sig(hi, CI_SIG)]);
+        let rules_out = if c.runs == 0 { rules_out(n).map(|b| round_sig(b, CI_SIG)) } else { None };
+        ClassJson { runs: c.runs, events: c.events, rate, ci95, rules_out }
     }
 }
 
@@ -161,11 +146,7 @@ impl AlgorithmJson {
             runs: n,
             overlap: ClassJson::new(t.overlap, n),
             stale_unfenced: ClassJson::new(t.stale_unfenced, n),
-            stale_fenced: if t.fenced {
-                Some(ClassJson::new(t.stale_fenced, n))
-            } else {
-                None
-            },
+            stale_fenced: if t.fenced { Some(ClassJson::new(t.stale_fenced, n)) } else { None },
             lost_updates: t.lost_updates.events,
             token_regressions: t.token_regressions.events,
             acquisitions: t.acquisitions,
@@ -178,9 +159,7 @@ impl AlgorithmJson {
             messages_per_acquisition: t.messages_per_acquisition(),
             notifications_per_release: t.notifications_per_release(),
             failing_seeds: t.failing_seeds.iter().map(|f| f.seed).collect(),
-            replay: t
-                .first_failing_seed()
-                .map(|s| replay_command(file, &t.label, s)),
+            replay: t.first_failing_seed().map(|s| replay_command(file, &t.label, s)),
             fenced: t.fenced,
             failing_runs: t.failing_runs,
             lost_updates_runs: t.lost_updates.runs,
@@ -206,10 +185,7 @@ impl AlgorithmJson {
             panicked_seeds: t
                 .panicked
                 .iter()
-                .map(|(seed, message)| PanicJson {
-                    seed: *seed,
-                    message: message.clone(),
-                })
+                .map(|(seed, message)| PanicJson { seed: *seed, message: message.clone() })
                 .collect(),
             limitations: t.limitations.clone(),
         }
@@ -230,14 +206,8 @@ impl ResultsJson {
             scenario: scenario.to_string(),
             file: file.to_string(),
             duration_ms,
-            seeds: SeedRange {
-                from: seeds.start,
-                to: seeds.end,
-            },
-            algorithms: totals
-                .iter()
-                .map(|t| AlgorithmJson::from_totals(t, file))
-                .collect(),
+            seeds: SeedRange { from: seeds.start, to: seeds.end },
+            algorithms: totals.iter().map(|t| AlgorithmJson::from_totals(t, file)).collect(),
             expectations,
         }
     }
@@ -250,14 +220,7 @@ impl ResultsJson {
         expectations: Vec<ExpectationResult>,
     ) -> Self {
         let file = scenario.file.display().to_string();
-        Self::new(
-            &scenario.name,
-            &file,
-            scenario.duration_ms,
-            seeds,
-            totals,
-            expectations,
-        )
+        Self::new(&scenario.name, &file, scenario.duration_ms, seeds, totals, expectations)
     }
 
     /// Pretty-printed JSON with a trailing newline: the bytes `--json FILE` writes.
@@ -271,17 +234,11 @@ impl ResultsJson {
 /// `sim run {file} --algorithm {label} --seed {seed} --trace`, with the file and label quoted for
 /// a POSIX shell when they contain anything but `[A-Za-z0-9_./:=+,@%-]`.
 pub fn replay_command(file: &str, label: &str, seed: u64) -> String {
-    format!(
-        "sim run {} --algorithm {} --seed {seed} --trace",
-        shell_quote(file),
-        shell_quote(label)
-    )
+    format!("sim run {} --algorithm {} --seed {seed} --trace", shell_quote(file), shell_quote(label))
 }
 
 fn shell_quote(s: &str) -> String {
-    let safe = !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_./:=+,@%-".contains(c));
+    let safe = !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "_./:=+,@%-".contains(c));
     if safe {
         s.to_string()
     } else {
@@ -302,9 +259,7 @@ pub fn params_json(overrides: &BTreeMap<String, ParamValue>) -> Value {
                 ParamValue::Int(i) => Value::from(*i),
                 ParamValue::Bool(b) => Value::Bool(*b),
                 ParamValue::Str(s) => Value::String(s.clone()),
-                ParamValue::Dist(d) => {
-                    whole_numbers(serde_json::to_value(d).unwrap_or(Value::Null))
-                }
+                ParamValue::Dist(d) => whole_numbers(serde_json::to_value(d).unwrap_or(Value::Null)),
             };
             (k.clone(), value)
         })
@@ -317,9 +272,7 @@ fn number(x: f64) -> Value {
     if x.fract() == 0.0 && x.abs() < 9.0e15 {
         Value::from(x as i64)
     } else {
-        serde_json::Number::from_f64(x)
-            .map(Value::Number)
-            .unwrap_or(Value::Null)
+        serde_json::Number::from_f64(x).map(Value::Number).unwrap_or(Value::Null)
     }
 }
 
@@ -330,9 +283,7 @@ fn whole_numbers(v: Value) -> Value {
             _ => Value::Number(n),
         },
         Value::Array(a) => Value::Array(a.into_iter().map(whole_numbers).collect()),
-        Value::Object(o) => {
-            Value::Object(o.into_iter().map(|(k, v)| (k, whole_numbers(v))).collect())
-        }
+        Value::Object(o) => Value::Object(o.into_iter().map(|(k, v)| (k, whole_numbers(v))).collect()),
         other => other,
     }
 }
@@ -352,14 +303,10 @@ mod tests {
         let mut overrides = BTreeMap::new();
         overrides.insert("ttl_ms".to_string(), ParamValue::Num(30000.0));
         overrides.insert("replicas".to_string(), ParamValue::Int(1));
-        overrides.insert(
-            "hold".to_string(),
-            ParamValue::Dist(Dist::Uniform(5.0, 50.5)),
-        );
+        overrides.insert("hold".to_string(), ParamValue::Dist(Dist::Uniform(5.0, 50.5)));
         let mut redis = AlgorithmTotals::new("redis", "redis", params_json(&overrides), true)
             .with_limitations(vec!["not reentrant".to_string()]);
-        let mut redlock =
-            AlgorithmTotals::new("redlock", "redlock", params_json(&BTreeMap::new()), false);
+        let mut redlock = AlgorithmTotals::new("redlock", "redlock", params_json(&BTreeMap::new()), false);
         for seed in 0..20 {
             if seed % 7 == 3 {
                 redis.add(&failing(seed, true));
@@ -376,28 +323,14 @@ mod tests {
             op: ExpectOp::None,
         }];
         let results = evaluate(&exps, &[redis.clone(), redlock.clone()]);
-        ResultsJson::new(
-            "failover",
-            "scenarios/failover.toml",
-            60000.0,
-            0..20,
-            &[redis, redlock],
-            results,
-        )
+        ResultsJson::new("failover", "scenarios/failover.toml", 60000.0, 0..20, &[redis, redlock], results)
     }
 
     #[test]
     fn every_spec_field_is_present() {
         let text = sample().to_pretty_string();
         let v: Value = serde_json::from_str(&text).unwrap();
-        for k in [
-            "scenario",
-            "file",
-            "duration_ms",
-            "seeds",
-            "algorithms",
-            "expectations",
-        ] {
+        for k in ["scenario", "file", "duration_ms", "seeds", "algorithms", "expectations"] {
             assert!(v.get(k).is_some(), "missing top-level {k}");
         }
         assert_eq!(v["duration_ms"], serde_json::json!(60000));
@@ -435,10 +368,7 @@ mod tests {
             assert!(a["stale_fenced"].get(k).is_some());
         }
         for k in ["p50", "p90", "p99", "p999", "max", "mean"] {
-            assert!(
-                a["acquire_latency_ms"][k].is_number(),
-                "missing acquire_latency_ms.{k}"
-            );
+            assert!(a["acquire_latency_ms"][k].is_number(), "missing acquire_latency_ms.{k}");
         }
         for k in ["p50", "p99", "max"] {
             assert!(a["handoff_ms"][k].is_number(), "missing handoff_ms.{k}");
@@ -470,16 +400,10 @@ mod tests {
         assert_eq!(redis["overlap"]["events"], 6);
         assert_eq!(redis["overlap"]["rate"], serde_json::json!(0.15));
         assert_eq!(redis["lost_updates"], 9);
-        assert_eq!(
-            redis["replay"],
-            "sim run scenarios/failover.toml --algorithm redis --seed 3 --trace"
-        );
+        assert_eq!(redis["replay"], "sim run scenarios/failover.toml --algorithm redis --seed 3 --trace");
         assert!(redis["overlap"].get("rules_out").is_none());
         assert_eq!(redis["token_regressions"], 0);
-        assert_eq!(
-            redis["first_violations"][0]["at_ms"],
-            serde_json::json!(1500.0)
-        );
+        assert_eq!(redis["first_violations"][0]["at_ms"], serde_json::json!(1500.0));
         assert_eq!(redis["limitations"], serde_json::json!(["not reentrant"]));
 
         let redlock = &v["algorithms"][1];
@@ -490,10 +414,7 @@ mod tests {
         assert_eq!(redlock["overlap"]["ci95"][0], serde_json::json!(0.0));
         assert!(redlock["overlap"]["rules_out"].as_f64().unwrap() > 0.1);
         assert_eq!(redlock["panicked_runs"], 1);
-        assert_eq!(
-            redlock["panicked_seeds"],
-            serde_json::json!([{"seed": 20, "message": "index out of bounds"}])
-        );
+        assert_eq!(redlock["panicked_seeds"], serde_json::json!([{"seed": 20, "message": "index out of bounds"}]));
     }
 
     #[test]
@@ -520,13 +441,7 @@ mod tests {
 
     #[test]
     fn replay_quotes_odd_paths() {
-        assert_eq!(
-            replay_command("a b.toml", "redis", 4),
-            "sim run 'a b.toml' --algorithm redis --seed 4 --trace"
-        );
-        assert_eq!(
-            replay_command("it's.toml", "x", 0),
-            r"sim run 'it'\''s.toml' --algorithm x --seed 0 --trace"
-        );
+        assert_eq!(replay_command("a b.toml", "redis", 4), "sim run 'a b.toml' --algorithm redis --seed 4 --trace");
+        assert_eq!(replay_command("it's.toml", "x", 0), r"sim run 'it'\''s.toml' --algorithm x --seed 0 --trace");
     }
 }

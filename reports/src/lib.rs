@@ -20,9 +20,7 @@ pub mod num;
 pub mod table;
 pub mod wilson;
 
-pub use aggregate::{
-    AlgorithmTotals, ClassCount, FailingSeed, MAX_FAILING_SEEDS, MAX_PANICKED_SEEDS,
-};
+pub use aggregate::{AlgorithmTotals, ClassCount, FailingSeed, MAX_FAILING_SEEDS, MAX_PANICKED_SEEDS};
 pub use expect::{evaluate, evaluate_one, Actual, ExpectationResult};
 pub use json::{params_json, replay_command, AlgorithmJson, ResultsJson};
 pub use table::render_table;

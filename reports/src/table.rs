@@ -38,11 +38,7 @@ struct Column {
 
 /// The table and the notes under it; `file` is the scenario file as the user named it (for
 /// replay commands). Ends with a newline.
-pub fn render_table(
-    file: &str,
-    totals: &[AlgorithmTotals],
-    expectations: &[ExpectationResult],
-) -> String {
+pub fn render_table(file: &str, totals: &[AlgorithmTotals], expectations: &[ExpectationResult]) -> String {
     let mut out = String::new();
     out.push_str(&grid(totals));
     out.push_str("violation columns count runs; overlap with its 95% Wilson interval\n");
@@ -51,21 +47,16 @@ pub fn render_table(
 }
 
 fn grid(totals: &[AlgorithmTotals]) -> String {
-    let col =
-        |head: [&'static str; 2], align: Align, f: &dyn Fn(&AlgorithmTotals) -> String| Column {
-            head,
-            align,
-            cells: totals.iter().map(f).collect(),
-        };
+    let col = |head: [&'static str; 2], align: Align, f: &dyn Fn(&AlgorithmTotals) -> String| Column {
+        head,
+        align,
+        cells: totals.iter().map(f).collect(),
+    };
     let columns = vec![
         col(["", "label"], Align::Left, &|t| t.label.clone()),
         col(["", "runs"], Align::Right, &|t| t.runs.to_string()),
-        col(["overlap", "runs, rate [95%]"], Align::Left, &|t| {
-            overlap_cell(t.overlap, t.runs)
-        }),
-        col(["stale", "unfenced"], Align::Right, &|t| {
-            runs_cell(t.stale_unfenced, t.runs)
-        }),
+        col(["overlap", "runs, rate [95%]"], Align::Left, &|t| overlap_cell(t.overlap, t.runs)),
+        col(["stale", "unfenced"], Align::Right, &|t| runs_cell(t.stale_unfenced, t.runs)),
         col(["stale", "fenced"], Align::Right, &|t| {
             if t.fenced {
                 runs_cell(t.stale_fenced, t.runs)
@@ -73,39 +64,20 @@ fn grid(totals: &[AlgorithmTotals]) -> String {
                 "n/a: no token".to_string()
             }
         }),
-        col(["lost", "updates"], Align::Right, &|t| {
-            runs_cell(t.lost_updates, t.runs)
+        col(["lost", "updates"], Align::Right, &|t| runs_cell(t.lost_updates, t.runs)),
+        col(["thru-", "put/s"], Align::Right, &|t| fmt_opt(t.throughput_per_s())),
+        col(["acquire ms", "p50/p99"], Align::Right, &|t| match t.acquire_latency_ms() {
+            Some(l) => format!("{}/{}", fmt_num(l.p50), fmt_num(l.p99)),
+            None => "-".to_string(),
         }),
-        col(["thru-", "put/s"], Align::Right, &|t| {
-            fmt_opt(t.throughput_per_s())
-        }),
-        col(
-            ["acquire ms", "p50/p99"],
-            Align::Right,
-            &|t| match t.acquire_latency_ms() {
-                Some(l) => format!("{}/{}", fmt_num(l.p50), fmt_num(l.p99)),
-                None => "-".to_string(),
-            },
-        ),
-        col(["unavail", "ms"], Align::Right, &|t| {
-            fmt_opt(t.unavailable_ms())
-        }),
-        col(["msgs", "/acq"], Align::Right, &|t| {
-            fmt_opt(t.messages_per_acquisition())
-        }),
-        col(["wake-ups", "/release"], Align::Right, &|t| {
-            fmt_opt(t.notifications_per_release())
-        }),
+        col(["unavail", "ms"], Align::Right, &|t| fmt_opt(t.unavailable_ms())),
+        col(["msgs", "/acq"], Align::Right, &|t| fmt_opt(t.messages_per_acquisition())),
+        col(["wake-ups", "/release"], Align::Right, &|t| fmt_opt(t.notifications_per_release())),
     ];
     let widths: Vec<usize> = columns
         .iter()
         .map(|c| {
-            c.cells
-                .iter()
-                .map(|s| s.chars().count())
-                .chain(c.head.iter().map(|h| h.chars().count()))
-                .max()
-                .unwrap_or(0)
+            c.cells.iter().map(|s| s.chars().count()).chain(c.head.iter().map(|h| h.chars().count())).max().unwrap_or(0)
         })
         .collect();
     let total2: usize = widths.iter().sum::<usize>() + 2 * (widths.len() - 1);
@@ -155,13 +127,7 @@ fn overlap_cell(c: ClassCount, n: u64) -> String {
     }
     let (lo, hi) = wilson95(c.runs, n).expect("n > 0");
     let lo = fmt_pct(lo);
-    format!(
-        "{} {} [{}-{}]",
-        c.runs,
-        fmt_pct(c.runs as f64 / n as f64),
-        lo.trim_end_matches('%'),
-        fmt_pct(hi)
-    )
+    format!("{} {} [{}-{}]", c.runs, fmt_pct(c.runs as f64 / n as f64), lo.trim_end_matches('%'), fmt_pct(hi))
 }
 
 /// "30 (3%)", "0", or "-" with no runs.
@@ -175,19 +141,10 @@ fn runs_cell(c: ClassCount, n: u64) -> String {
     }
 }
 
-fn notes(
-    out: &mut String,
-    file: &str,
-    totals: &[AlgorithmTotals],
-    expectations: &[ExpectationResult],
-) {
+fn notes(out: &mut String, file: &str, totals: &[AlgorithmTotals], expectations: &[ExpectationResult]) {
     for t in totals.iter().filter(|t| t.failing_runs > 0) {
         let seeds: Vec<String> = t.failing_seeds.iter().map(|f| f.seed.to_string()).collect();
-        let more = if t.failing_runs > t.failing_seeds.len() as u64 {
-            ", …"
-        } else {
-            ""
-        };
+        let more = if t.failing_runs > t.failing_seeds.len() as u64 { ", …" } else { "" };
         let _ = writeln!(
             out,
             "\n{}: violations in {} of {} runs; first failing seeds: {}{more}",
@@ -207,26 +164,14 @@ fn notes(
                     v.detail
                 );
             }
-            let _ = writeln!(
-                out,
-                "  replay: {}",
-                replay_command(file, &t.label, first.seed)
-            );
+            let _ = writeln!(out, "  replay: {}", replay_command(file, &t.label, first.seed));
         }
     }
     for t in totals.iter().filter(|t| t.panicked_runs > 0) {
         let s = if t.panicked_runs == 1 { "" } else { "s" };
-        let _ = writeln!(
-            out,
-            "\n{}: {} seed{s} panicked (a model or the simulator failed):",
-            t.label, t.panicked_runs
-        );
+        let _ = writeln!(out, "\n{}: {} seed{s} panicked (a model or the simulator failed):", t.label, t.panicked_runs);
         for (seed, msg) in &t.panicked {
-            let _ = writeln!(
-                out,
-                "  seed {seed}: {}",
-                msg.trim_end().replace('\n', "\n    ")
-            );
+            let _ = writeln!(out, "  seed {seed}: {}", msg.trim_end().replace('\n', "\n    "));
         }
         let shown = t.panicked.len() as u64;
         if t.panicked_runs > shown {
@@ -238,22 +183,14 @@ fn notes(
     }
     let failed: Vec<&ExpectationResult> = expectations.iter().filter(|e| !e.ok).collect();
     if !failed.is_empty() {
-        let _ = writeln!(
-            out,
-            "\nexpectations failed ({} of {}):",
-            failed.len(),
-            expectations.len()
-        );
+        let _ = writeln!(out, "\nexpectations failed ({} of {}):", failed.len(), expectations.len());
         for e in failed {
             let _ = writeln!(out, "  {}", e.message);
         }
     } else if !expectations.is_empty() {
         let _ = writeln!(out, "\nexpectations: all {} held", expectations.len());
     }
-    let noted: Vec<&AlgorithmTotals> = totals
-        .iter()
-        .filter(|t| !t.limitations.is_empty())
-        .collect();
+    let noted: Vec<&AlgorithmTotals> = totals.iter().filter(|t| !t.limitations.is_empty()).collect();
     if !noted.is_empty() {
         let _ = writeln!(out, "\nnot modelled:");
         for t in noted {
@@ -272,24 +209,14 @@ mod tests {
     use locksim_simulator::scenario::{ExpectOp, Expectation};
 
     fn rows() -> Vec<AlgorithmTotals> {
-        let labels = [
-            ("db", true),
-            ("redis", true),
-            ("redlock", false),
-            ("zookeeper", true),
-            ("redis-wait", true),
-        ];
+        let labels = [("db", true), ("redis", true), ("redlock", false), ("zookeeper", true), ("redis-wait", true)];
         labels
             .iter()
             .map(|&(label, fenced)| {
                 let mut t = AlgorithmTotals::new(label, label, serde_json::json!({}), fenced);
                 for seed in 0..1000 {
                     let bad = label.starts_with("redis") && seed % 27 == 3;
-                    t.add(&if bad {
-                        failing(seed, fenced)
-                    } else {
-                        clean(seed, fenced)
-                    });
+                    t.add(&if bad { failing(seed, fenced) } else { clean(seed, fenced) });
                 }
                 t
             })
@@ -323,24 +250,18 @@ mod tests {
         for t in &r {
             assert!(s.contains(&t.label), "missing {}", t.label);
         }
-        assert!(s.contains(
-            "replay: sim run scenarios/failover.toml --algorithm redis --seed 3 --trace"
-        ));
-        assert!(s.contains(
-            "replay: sim run scenarios/failover.toml --algorithm redis-wait --seed 3 --trace"
-        ));
+        assert!(s.contains("replay: sim run scenarios/failover.toml --algorithm redis --seed 3 --trace"));
+        assert!(s.contains("replay: sim run scenarios/failover.toml --algorithm redis-wait --seed 3 --trace"));
         assert!(s.contains("first failing seeds: 3, 30, 57"));
         assert!(s.contains("0 (< 3e-3 at 95%)"));
         assert!(s.contains("n/a: no token"));
         assert!(s.contains("seed 1000: assertion failed: term > 0\n    second line"));
-        assert!(s.contains("expectations failed (1 of 2):\n  redis: overlap expected \"none\", actual 37 of 1000 runs (3.7%)"));
+        assert!(s.contains(
+            "expectations failed (1 of 2):\n  redis: overlap expected \"none\", actual 37 of 1000 runs (3.7%)"
+        ));
         assert!(s.contains("redlock: clocks: drift only"));
         for l in s.lines() {
-            assert!(
-                l.chars().count() <= TARGET_WIDTH,
-                "too wide ({}): {l}",
-                l.chars().count()
-            );
+            assert!(l.chars().count() <= TARGET_WIDTH, "too wide ({}): {l}", l.chars().count());
         }
         // Columns line up: every grid line but the rule has the runs column ending at one place.
         let grid: Vec<&str> = s.lines().take(3 + r.len()).collect();
@@ -349,31 +270,10 @@ mod tests {
 
     #[test]
     fn cells() {
-        assert_eq!(
-            overlap_cell(
-                ClassCount {
-                    runs: 37,
-                    events: 41
-                },
-                1000
-            ),
-            "37 3.7% [2.7-5.1%]"
-        );
-        assert_eq!(
-            overlap_cell(ClassCount::default(), 30_000),
-            "0 (< 1e-4 at 95%)"
-        );
+        assert_eq!(overlap_cell(ClassCount { runs: 37, events: 41 }, 1000), "37 3.7% [2.7-5.1%]");
+        assert_eq!(overlap_cell(ClassCount::default(), 30_000), "0 (< 1e-4 at 95%)");
         assert_eq!(overlap_cell(ClassCount::default(), 0), "-");
-        assert_eq!(
-            runs_cell(
-                ClassCount {
-                    runs: 30,
-                    events: 33
-                },
-                1000
-            ),
-            "30 (3%)"
-        );
+        assert_eq!(runs_cell(ClassCount { runs: 30, events: 33 }, 1000), "30 (3%)");
         assert_eq!(runs_cell(ClassCount::default(), 1000), "0");
     }
 

@@ -24,16 +24,8 @@ pub fn wilson95(k: u64, n: u64) -> Option<(f64, f64)> {
     let denom = 1.0 + z2 / nf;
     let center = (p + z2 / (2.0 * nf)) / denom;
     let half = Z95 / denom * (p * (1.0 - p) / nf + z2 / (4.0 * nf * nf)).sqrt();
-    let low = if k == 0 {
-        0.0
-    } else {
-        (center - half).max(0.0)
-    };
-    let high = if k == n {
-        1.0
-    } else {
-        (center + half).min(1.0)
-    };
+    let low = if k == 0 { 0.0 } else { (center - half).max(0.0) };
+    let high = if k == n { 1.0 } else { (center + half).min(1.0) };
     Some((low, high))
 }
 

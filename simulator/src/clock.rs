@@ -52,11 +52,8 @@ impl NodeClock {
             return now_true_ns.max(self.anchor_true_ns);
         }
         let delta_local = mono_ns - self.anchor_mono_ns;
-        let delta_true = if self.drift_ppm == 0.0 {
-            delta_local
-        } else {
-            (delta_local as f64 / self.rate()).ceil() as Nanos
-        };
+        let delta_true =
+            if self.drift_ppm == 0.0 { delta_local } else { (delta_local as f64 / self.rate()).ceil() as Nanos };
         let mut t = self.anchor_true_ns + delta_true;
         // Rounding can leave the reading one off either way: settle on the first instant it is reached.
         while self.mono_ns(t) < mono_ns {

@@ -45,9 +45,7 @@ impl Dist {
                 let sigma = ((p99.ln() - mu) / Z_P99).max(0.0);
                 LogNormal::new(mu, sigma).map(|d| d.sample(rng)).unwrap_or(*median)
             }
-            Dist::Normal { mean, sd } => {
-                Normal::new(*mean, *sd).map(|d| d.sample(rng)).unwrap_or(*mean)
-            }
+            Dist::Normal { mean, sd } => Normal::new(*mean, *sd).map(|d| d.sample(rng)).unwrap_or(*mean),
             Dist::Choice(values) => {
                 if values.is_empty() {
                     0.0

@@ -135,7 +135,11 @@ pub fn run_engine_workload(seed: u64, simulated_s: u64) -> EngineRun {
     }
     for i in 0..CLIENTS {
         let name = format!("client-{i}");
-        nodes.push(Node::new(Box::new(Client { server: 0, timeout: None }), NodeClock::new(0.0, 0), stream(seed, &name, "model")));
+        nodes.push(Node::new(
+            Box::new(Client { server: 0, timeout: None }),
+            NodeClock::new(0.0, 0),
+            stream(seed, &name, "model"),
+        ));
         names.push((name, NodeKind::Client));
     }
     let base = LinkParams { latency_ms: Dist::Uniform(1.0, 10.0), loss: 0.0, duplicate: 0.0 };

@@ -60,14 +60,7 @@ pub enum HistoryEvent {
     ResourceRead { client: NodeId, key: LockKey, value: u64 },
     /// Resource: a write arrived from `client` under its grant number `grant` with `token`.
     /// `fenced_accepted` is what the fenced resource decided; the unfenced one accepts every write.
-    ResourceWrite {
-        client: NodeId,
-        key: LockKey,
-        grant: u64,
-        token: Option<u64>,
-        value: u64,
-        fenced_accepted: bool,
-    },
+    ResourceWrite { client: NodeId, key: LockKey, grant: u64, token: Option<u64>, value: u64, fenced_accepted: bool },
 }
 
 /// A history event with when (true time) and where it happened.
@@ -93,4 +86,13 @@ pub struct History {
     pub clients: Vec<NodeId>,
     /// Whether the model issues fencing tokens (if not, `stale_fenced` is reported as null).
     pub fenced: bool,
+    /// Node names by id, so reports say `client-1`, not a node index (empty: ids are shown).
+    pub node_names: Vec<String>,
+}
+
+impl History {
+    /// A node's name for messages (`client-1`), or `client <id>` when names were not recorded.
+    pub fn client_name(&self, id: NodeId) -> String {
+        self.node_names.get(id).cloned().unwrap_or_else(|| format!("client {id}"))
+    }
 }

@@ -14,11 +14,20 @@ use crate::process::Process;
 #[derive(Clone, Debug)]
 pub enum ParamKind {
     /// A number (no distribution), inclusive range.
-    Number { min: f64, max: f64 },
+    Number {
+        min: f64,
+        max: f64,
+    },
     /// A number or a distribution, every possible value within the inclusive range.
-    Dist { min: f64, max: f64 },
+    Dist {
+        min: f64,
+        max: f64,
+    },
     /// An integer, inclusive range.
-    Int { min: i64, max: i64 },
+    Int {
+        min: i64,
+        max: i64,
+    },
     Bool,
     /// One of these strings.
     Choice(&'static [&'static str]),

@@ -76,10 +76,17 @@ struct Held {
 #[derive(Clone, Debug)]
 enum Phase {
     Thinking,
-    Waiting { key: LockKey, mode: LockMode, timeout: Option<TimerId> },
+    Waiting {
+        key: LockKey,
+        mode: LockMode,
+        timeout: Option<TimerId>,
+    },
     Holding(Held),
     /// Release calls outstanding (one per nesting level still to release).
-    Releasing { key: LockKey, remaining: u32 },
+    Releasing {
+        key: LockKey,
+        remaining: u32,
+    },
     Done,
 }
 
@@ -256,13 +263,13 @@ impl ClientNode {
                     self.end_of_hold(ctx);
                 }
             }
-            ResourceMsg::WriteReply { key, grant, .. } if key == h.key && grant == h.grant => {
-                if h.step == Step::AwaitWrite {
-                    if let Some(t) = h.resource_timer.take() {
-                        ctx.cancel_timer(t);
-                    }
-                    self.release(ctx);
+            ResourceMsg::WriteReply { key, grant, .. }
+                if key == h.key && grant == h.grant && h.step == Step::AwaitWrite =>
+            {
+                if let Some(t) = h.resource_timer.take() {
+                    ctx.cancel_timer(t);
                 }
+                self.release(ctx);
             }
             _ => {}
         }

@@ -59,17 +59,7 @@ impl Hist {
     ) -> &mut Hist {
         self.grants[c] += 1;
         let grant = self.grants[c];
-        self.ev(
-            at,
-            c,
-            Granted {
-                key,
-                mode,
-                token,
-                grant,
-                nested,
-            },
-        )
+        self.ev(at, c, Granted { key, mode, token, grant, nested })
     }
     fn grant(&mut self, at: u64, c: NodeId, key: LockKey, mode: LockMode) -> &mut Hist {
         self.grant_tok(at, c, key, mode, None, false)
@@ -90,18 +80,7 @@ impl Hist {
         value: u64,
         fenced_accepted: bool,
     ) -> &mut Hist {
-        self.ev(
-            at,
-            RES,
-            ResourceWrite {
-                client,
-                key: 0,
-                grant,
-                token,
-                value,
-                fenced_accepted,
-            },
-        )
+        self.ev(at, RES, ResourceWrite { client, key: 0, grant, token, value, fenced_accepted })
     }
     /// Checks the history after a stable sort by time: the engine records in time order, and
     /// tests may write events out of order across instants, but never within one.
@@ -120,11 +99,7 @@ fn kinds(m: &SeedMetrics, kind: &str) -> usize {
 /// A `<=` instead of `<` in the overlap test would count a hand-over at the same instant.
 #[test]
 fn back_to_back_intervals_do_not_overlap() {
-    let m = Hist::new(100)
-        .hold(A, 0, 10)
-        .hold(B, 10, 20)
-        .hold(C, 20, 30)
-        .check();
+    let m = Hist::new(100).hold(A, 0, 10).hold(B, 10, 20).hold(C, 20, 30).check();
     assert_eq!(m.overlap_events, 0);
     assert!(m.violations.is_empty());
     assert_eq!(m.acquisitions, 3);
@@ -135,20 +110,14 @@ fn back_to_back_intervals_do_not_overlap() {
 /// Counting from both intervals' point of view would give 2; an interval-end event would too.
 #[test]
 fn overlap_is_counted_once_per_pair() {
-    let m = Hist::new(100)
-        .grant(0, A, 0, Exclusive)
-        .grant(10, B, 0, Exclusive)
-        .release(20, A, 0)
-        .release(30, B, 0)
-        .check();
+    let m =
+        Hist::new(100).grant(0, A, 0, Exclusive).grant(10, B, 0, Exclusive).release(20, A, 0).release(30, B, 0).check();
     assert_eq!(m.overlap_events, 1);
     assert_eq!(kinds(&m, "overlap"), 1);
     let v = &m.violations[0];
     assert_eq!(v.at_ns, 10 * NS_PER_MS);
     assert!(
-        v.detail.contains("key 0")
-            && v.detail.contains("client 1")
-            && v.detail.contains("client 2"),
+        v.detail.contains("key 0") && v.detail.contains("client 1") && v.detail.contains("client 2"),
         "{}",
         v.detail
     );
@@ -174,32 +143,20 @@ fn three_mutually_overlapping_exclusive_holds_are_three_pairs() {
 /// Holds on different keys never conflict.
 #[test]
 fn different_keys_do_not_overlap() {
-    let m = Hist::new(100)
-        .grant(0, A, 0, Exclusive)
-        .grant(5, B, 1, Exclusive)
-        .release(20, A, 0)
-        .release(21, B, 1)
-        .check();
+    let m =
+        Hist::new(100).grant(0, A, 0, Exclusive).grant(5, B, 1, Exclusive).release(20, A, 0).release(21, B, 1).check();
     assert_eq!(m.overlap_events, 0);
 }
 
 /// Readers may share; a writer among them may not.
 #[test]
 fn shared_holds_overlap_only_with_exclusive_ones() {
-    let shared_only = Hist::new(100)
-        .grant(0, A, 0, Shared)
-        .grant(5, B, 0, Shared)
-        .release(20, A, 0)
-        .release(25, B, 0)
-        .check();
+    let shared_only =
+        Hist::new(100).grant(0, A, 0, Shared).grant(5, B, 0, Shared).release(20, A, 0).release(25, B, 0).check();
     assert_eq!(shared_only.overlap_events, 0);
 
-    let mixed = Hist::new(100)
-        .grant(0, A, 0, Shared)
-        .grant(5, B, 0, Exclusive)
-        .release(20, A, 0)
-        .release(25, B, 0)
-        .check();
+    let mixed =
+        Hist::new(100).grant(0, A, 0, Shared).grant(5, B, 0, Exclusive).release(20, A, 0).release(25, B, 0).check();
     assert_eq!(mixed.overlap_events, 1);
 }
 
@@ -211,14 +168,7 @@ fn nested_grants_do_not_create_overlaps_or_end_the_hold() {
     let alone = Hist::new(100)
         .grant(0, A, 0, Exclusive)
         .grant_tok(5, A, 0, Exclusive, None, true)
-        .ev(
-            10,
-            A,
-            Released {
-                key: 0,
-                nested: true,
-            },
-        )
+        .ev(10, A, Released { key: 0, nested: true })
         .release(30, A, 0)
         .check();
     assert_eq!(alone.overlap_events, 0);
@@ -230,14 +180,7 @@ fn nested_grants_do_not_create_overlaps_or_end_the_hold() {
     let raced = Hist::new(100)
         .grant(0, A, 0, Exclusive)
         .grant_tok(5, A, 0, Exclusive, None, true)
-        .ev(
-            10,
-            A,
-            Released {
-                key: 0,
-                nested: true,
-            },
-        )
+        .ev(10, A, Released { key: 0, nested: true })
         .grant(20, B, 0, Exclusive)
         .release(30, A, 0)
         .release(40, B, 0)
@@ -250,12 +193,8 @@ fn nested_grants_do_not_create_overlaps_or_end_the_hold() {
 /// client's hold over both counts once per pair.
 #[test]
 fn one_clients_own_holds_never_overlap_each_other() {
-    let m = Hist::new(100)
-        .grant(0, A, 0, Exclusive)
-        .grant(5, A, 0, Exclusive)
-        .release(10, A, 0)
-        .release(20, A, 0)
-        .check();
+    let m =
+        Hist::new(100).grant(0, A, 0, Exclusive).grant(5, A, 0, Exclusive).release(10, A, 0).release(20, A, 0).check();
     assert_eq!(m.overlap_events, 0);
     assert_eq!(m.acquisitions, 2);
     assert_eq!(m.completed_sections, 2);
@@ -296,10 +235,7 @@ fn crash_ends_an_interval() {
 /// An interval still open when the run stops counts as held to the end.
 #[test]
 fn interval_open_at_end_of_run_is_held_to_the_end() {
-    let m = Hist::new(100)
-        .grant(0, A, 0, Exclusive)
-        .grant(99, B, 0, Exclusive)
-        .check();
+    let m = Hist::new(100).grant(0, A, 0, Exclusive).grant(99, B, 0, Exclusive).check();
     assert_eq!(m.overlap_events, 1);
     assert_eq!(m.completed_sections, 0);
     assert_eq!(m.releases, 0);
@@ -308,11 +244,7 @@ fn interval_open_at_end_of_run_is_held_to_the_end() {
 /// Abandoning ends the hold like a release, but the section is not completed.
 #[test]
 fn abandon_ends_an_interval_without_completing_it() {
-    let m = Hist::new(100)
-        .grant(0, A, 0, Exclusive)
-        .ev(10, A, Abandoned { key: 0 })
-        .hold(B, 12, 20)
-        .check();
+    let m = Hist::new(100).grant(0, A, 0, Exclusive).ev(10, A, Abandoned { key: 0 }).hold(B, 12, 20).check();
     assert_eq!(m.overlap_events, 0);
     assert_eq!(m.completed_sections, 1);
     assert_eq!(m.releases, 1);
@@ -322,18 +254,10 @@ fn abandon_ends_an_interval_without_completing_it() {
 #[test]
 fn zero_length_hold_overlaps_only_a_hold_around_it() {
     // B granted and crashed at 10 while A held [0, 20]: a real overlap.
-    let inside = Hist::new(100)
-        .hold(A, 0, 20)
-        .grant(10, B, 0, Exclusive)
-        .ev(10, B, ClientCrashed)
-        .check();
+    let inside = Hist::new(100).hold(A, 0, 20).grant(10, B, 0, Exclusive).ev(10, B, ClientCrashed).check();
     assert_eq!(inside.overlap_events, 1);
     // B's empty hold at A's start instant: a.start < b.end fails, no overlap.
-    let at_start = Hist::new(100)
-        .grant(10, B, 0, Exclusive)
-        .ev(10, B, ClientCrashed)
-        .hold(A, 10, 20)
-        .check();
+    let at_start = Hist::new(100).grant(10, B, 0, Exclusive).ev(10, B, ClientCrashed).hold(A, 10, 20).check();
     assert_eq!(at_start.overlap_events, 0);
 }
 
@@ -344,15 +268,7 @@ fn zero_length_hold_overlaps_only_a_hold_around_it() {
 fn stale_history(arrive: u64, fenced_accepted: bool) -> Hist {
     let mut h = Hist::new(100);
     h.grant_tok(0, A, 0, Exclusive, Some(1), false)
-        .ev(
-            0,
-            RES,
-            ResourceRead {
-                client: A,
-                key: 0,
-                value: 0,
-            },
-        )
+        .ev(0, RES, ResourceRead { client: A, key: 0, value: 0 })
         .grant_tok(20, B, 0, Exclusive, Some(2), false)
         .write(arrive, A, 1, Some(1), 1, fenced_accepted)
         .release(40, B, 0)
@@ -367,16 +283,10 @@ fn stale_write_accepted_by_the_fenced_resource_counts_both() {
     assert_eq!(m.stale_fenced_events, Some(1));
     assert_eq!(kinds(&m, "stale_unfenced"), 1);
     assert_eq!(kinds(&m, "stale_fenced"), 1);
-    let v = m
-        .violations
-        .iter()
-        .find(|v| v.kind == "stale_unfenced")
-        .unwrap();
+    let v = m.violations.iter().find(|v| v.kind == "stale_unfenced").unwrap();
     assert_eq!(v.at_ns, 25 * NS_PER_MS);
     assert!(
-        v.detail.contains("client 1")
-            && v.detail.contains("client 2")
-            && v.detail.contains("token 2"),
+        v.detail.contains("client 1") && v.detail.contains("client 2") && v.detail.contains("token 2"),
         "{}",
         v.detail
     );
@@ -410,10 +320,14 @@ fn own_regrant_and_simultaneous_grant_do_not_supersede() {
     assert_eq!(own.check().stale_unfenced_events, 0);
 
     let mut same_instant = Hist::new(100);
-    same_instant
-        .grant_tok(10, B, 0, Shared, Some(1), false)
-        .grant_tok(10, A, 0, Shared, Some(1), false)
-        .write(12, A, 1, Some(1), 1, true);
+    same_instant.grant_tok(10, B, 0, Shared, Some(1), false).grant_tok(10, A, 0, Shared, Some(1), false).write(
+        12,
+        A,
+        1,
+        Some(1),
+        1,
+        true,
+    );
     assert_eq!(same_instant.check().stale_unfenced_events, 0);
 }
 
@@ -436,25 +350,9 @@ fn stale_fenced_is_none_for_an_unfenced_model() {
 fn interleaved_read_modify_writes_lose_one_update() {
     let mut h = Hist::new(100);
     h.grant(0, A, 0, Exclusive)
-        .ev(
-            1,
-            RES,
-            ResourceRead {
-                client: A,
-                key: 0,
-                value: 0,
-            },
-        )
+        .ev(1, RES, ResourceRead { client: A, key: 0, value: 0 })
         .grant(5, B, 0, Exclusive)
-        .ev(
-            6,
-            RES,
-            ResourceRead {
-                client: B,
-                key: 0,
-                value: 0,
-            },
-        )
+        .ev(6, RES, ResourceRead { client: B, key: 0, value: 0 })
         .write(8, A, 1, None, 1, true)
         .write(9, B, 1, None, 1, true)
         .release(10, A, 0)
@@ -462,25 +360,13 @@ fn interleaved_read_modify_writes_lose_one_update() {
     h.h.final_counter = vec![1];
     let m = h.check();
     assert_eq!(m.lost_updates, 1);
-    let v = m
-        .violations
-        .iter()
-        .find(|v| v.kind == "lost_update")
-        .unwrap();
+    let v = m.violations.iter().find(|v| v.kind == "lost_update").unwrap();
     assert_eq!(v.at_ns, 9 * NS_PER_MS);
-    assert!(
-        v.detail
-            .contains("client 2 wrote 1 over 1 (written by client 1)"),
-        "{}",
-        v.detail
-    );
+    assert!(v.detail.contains("client 2 wrote 1 over 1 (written by client 1)"), "{}", v.detail);
 
     // Serialised, the same two sections lose nothing.
     let mut ok = Hist::new(100);
-    ok.hold(A, 0, 10)
-        .write(8, A, 1, None, 1, true)
-        .hold(B, 20, 30)
-        .write(28, B, 1, None, 2, true);
+    ok.hold(A, 0, 10).write(8, A, 1, None, 1, true).hold(B, 20, 30).write(28, B, 1, None, 2, true);
     ok.h.final_counter = vec![2];
     assert_eq!(ok.check().lost_updates, 0);
 }
@@ -498,34 +384,17 @@ fn token_regression_is_judged_against_the_highest_earlier_token() {
         let c = [A, B][i % 2];
         h.grant_tok(at, c, 0, Exclusive, Some(t), false);
         if i == 1 {
-            h.grant_tok(at + 1, c, 0, Exclusive, Some(1), true).ev(
-                at + 2,
-                c,
-                Released {
-                    key: 0,
-                    nested: true,
-                },
-            );
+            h.grant_tok(at + 1, c, 0, Exclusive, Some(1), true).ev(at + 2, c, Released { key: 0, nested: true });
         }
         h.release(at + 5, c, 0);
     }
-    h.grant_tok(60, C, 0, Exclusive, None, false)
-        .release(65, C, 0);
-    h.grant_tok(70, C, 1, Exclusive, Some(1), false)
-        .release(75, C, 1); // another key starts over
+    h.grant_tok(60, C, 0, Exclusive, None, false).release(65, C, 0);
+    h.grant_tok(70, C, 1, Exclusive, Some(1), false).release(75, C, 1); // another key starts over
     let m = h.check();
     assert_eq!(m.token_regressions, 2);
-    let v: Vec<_> = m
-        .violations
-        .iter()
-        .filter(|v| v.kind == "token_regression")
-        .collect();
+    let v: Vec<_> = m.violations.iter().filter(|v| v.kind == "token_regression").collect();
     assert_eq!(v[0].at_ns, 20 * NS_PER_MS);
-    assert!(
-        v[0].detail.contains("token 2") && v[0].detail.contains("token 3"),
-        "{}",
-        v[0].detail
-    );
+    assert!(v[0].detail.contains("token 2") && v[0].detail.contains("token 3"), "{}", v[0].detail);
 }
 
 // ---- liveness ----
@@ -537,22 +406,11 @@ fn acquire_latency_percentiles() {
     let mut h = Hist::new(300_000);
     for i in 1..=100u64 {
         let t0 = i * 1000;
-        h.start(t0, A, 0, Exclusive)
-            .grant(t0 + i, A, 0, Exclusive)
-            .release(t0 + 200, A, 0);
+        h.start(t0, A, 0, Exclusive).grant(t0 + i, A, 0, Exclusive).release(t0 + 200, A, 0);
     }
     // A failed acquire and a nested one add no latency sample.
-    h.start(200_000, B, 0, Exclusive).ev(
-        200_500,
-        B,
-        AcquireFailed {
-            key: 0,
-            reason: FailReason::Timeout,
-        },
-    );
-    h.grant(201_000, C, 0, Exclusive)
-        .start(201_001, C, 0, Exclusive)
-        .grant_tok(201_400, C, 0, Exclusive, None, true);
+    h.start(200_000, B, 0, Exclusive).ev(200_500, B, AcquireFailed { key: 0, reason: FailReason::Timeout });
+    h.grant(201_000, C, 0, Exclusive).start(201_001, C, 0, Exclusive).grant_tok(201_400, C, 0, Exclusive, None, true);
     let m = h.check();
     assert_eq!(m.acquisitions, 101);
     assert_eq!(m.failed_acquisitions, 1);
@@ -601,11 +459,7 @@ fn no_handoff_while_the_key_is_still_held() {
         .release(30, C, 0)
         .check();
     assert_eq!(m.handoff_us.len(), 1);
-    assert!(
-        (4_995..=5_005).contains(&m.handoff_us.max()),
-        "handoff {} us",
-        m.handoff_us.max()
-    );
+    assert!((4_995..=5_005).contains(&m.handoff_us.max()), "handoff {} us", m.handoff_us.max());
 }
 
 /// B waits from before A's release, but C barges in and gets the lock: C's grant is still a
@@ -641,14 +495,7 @@ fn unavailability_is_waiting_time_with_no_holder() {
         .grant(13, B, 0, Exclusive)
         .release(20, B, 0)
         .start(40, C, 1, Exclusive)
-        .ev(
-            50,
-            C,
-            AcquireFailed {
-                key: 1,
-                reason: FailReason::Unavailable,
-            },
-        )
+        .ev(50, C, AcquireFailed { key: 1, reason: FailReason::Unavailable })
         .start(60, d, 2, Exclusive)
         .ev(62, d, ClientCrashed)
         .check();
@@ -662,22 +509,8 @@ fn unavailability_counts_overlapping_waits_once_and_runs_to_the_end() {
     let m = Hist::new(100)
         .start(10, A, 0, Exclusive)
         .start(12, B, 0, Exclusive)
-        .ev(
-            20,
-            A,
-            AcquireFailed {
-                key: 0,
-                reason: FailReason::Timeout,
-            },
-        )
-        .ev(
-            22,
-            B,
-            AcquireFailed {
-                key: 0,
-                reason: FailReason::Timeout,
-            },
-        )
+        .ev(20, A, AcquireFailed { key: 0, reason: FailReason::Timeout })
+        .ev(22, B, AcquireFailed { key: 0, reason: FailReason::Timeout })
         .start(90, C, 0, Exclusive)
         .check();
     assert_eq!(m.unavailable_ns, 22 * NS_PER_MS);
@@ -686,16 +519,14 @@ fn unavailability_counts_overlapping_waits_once_and_runs_to_the_end() {
 #[test]
 fn event_counters_and_messages() {
     let mut h = Hist::new(100);
-    h.ev(1, A, Notification { key: 0 })
-        .ev(2, B, Notification { key: 0 })
-        .ev(3, A, RefusedAttempt { key: 0 })
-        .ev(4, A, LostNotice { key: 0 });
+    h.ev(1, A, Notification { key: 0 }).ev(2, B, Notification { key: 0 }).ev(3, A, RefusedAttempt { key: 0 }).ev(
+        4,
+        A,
+        LostNotice { key: 0 },
+    );
     h.h.messages = 1234;
     let m = h.check();
-    assert_eq!(
-        (m.notifications, m.refused_attempts, m.messages),
-        (2, 1, 1234)
-    );
+    assert_eq!((m.notifications, m.refused_attempts, m.messages), (2, 1, 1234));
     assert_eq!(m.seed, 7);
     assert_eq!(m.duration_ns, 100 * NS_PER_MS);
     assert!(!m.has_violation());
@@ -708,13 +539,7 @@ fn violations_are_in_time_order() {
     h.h.events.push(Stamped {
         at_ns: 60 * NS_PER_MS,
         node: C,
-        event: Granted {
-            key: 0,
-            mode: Exclusive,
-            token: Some(1),
-            grant: 1,
-            nested: false,
-        },
+        event: Granted { key: 0, mode: Exclusive, token: Some(1), grant: 1, nested: false },
     });
     let m = h.check();
     let times: Vec<_> = m.violations.iter().map(|v| v.at_ns).collect();

@@ -63,7 +63,14 @@ impl Process for Probe {
 }
 
 fn fault(kind: FaultKind, targets: Vec<Selector>, at_ms: f64, duration_ms: Option<f64>) -> FaultSpec {
-    FaultSpec { kind, targets, at_ms: Dist::Const(at_ms), duration_ms: duration_ms.map(Dist::Const), every_ms: None, probability: 1.0 }
+    FaultSpec {
+        kind,
+        targets,
+        at_ms: Dist::Const(at_ms),
+        duration_ms: duration_ms.map(Dist::Const),
+        every_ms: None,
+        probability: 1.0,
+    }
 }
 
 /// Builds a world of probes with a constant 1 ms network, runs it for `end_ms`, returns the trace.
@@ -130,7 +137,12 @@ fn a_fast_clock_fires_its_timers_early_in_true_time() {
 #[test]
 fn a_drift_fault_moves_pending_timers() {
     let p = Probe { timers_ms: vec![10_000], ..Default::default() };
-    let faults = vec![fault(FaultKind::ClockDrift { ppm: Dist::Const(100_000.0) }, vec![Selector::Named("server-0".into())], 5_000.0, None)];
+    let faults = vec![fault(
+        FaultKind::ClockDrift { ppm: Dist::Const(100_000.0) },
+        vec![Selector::Named("server-0".into())],
+        5_000.0,
+        None,
+    )];
     let trace = run_world(vec![("server-0", NodeKind::Server, p, 0.0)], faults, 20_000);
     let fired = find(&trace, "server-0", "timer", "tag 10000");
     assert_eq!(fired.len(), 1, "fires once, not at the stale time too");
@@ -144,7 +156,11 @@ fn a_paused_node_handles_its_backlog_at_resume_in_order() {
     let sender = Probe { sends: vec![(1, "hello")], ..Default::default() };
     let sleeper = Probe { timers_ms: vec![50], ..Default::default() };
     let faults = vec![fault(FaultKind::Pause, vec![Selector::Named("server-1".into())], 0.0, Some(100.0))];
-    let trace = run_world(vec![("server-0", NodeKind::Server, sender, 0.0), ("server-1", NodeKind::Server, sleeper, 0.0)], faults, 200);
+    let trace = run_world(
+        vec![("server-0", NodeKind::Server, sender, 0.0), ("server-1", NodeKind::Server, sleeper, 0.0)],
+        faults,
+        200,
+    );
     let queued = find(&trace, "server-1", "queued", "hello");
     assert_eq!(queued.len(), 1);
     assert_eq!(queued[0].at_ns, MS, "arrived during the pause");
@@ -162,7 +178,11 @@ fn a_crashed_node_drops_messages_and_timers_then_restarts() {
     let sender = Probe { sends: vec![(1, "lost")], ..Default::default() };
     let victim = Probe { timers_ms: vec![50, 500], ..Default::default() };
     let faults = vec![fault(FaultKind::Crash, vec![Selector::Named("server-1".into())], 0.5, Some(100.0))];
-    let trace = run_world(vec![("server-0", NodeKind::Server, sender, 0.0), ("server-1", NodeKind::Server, victim, 0.0)], faults, 1_000);
+    let trace = run_world(
+        vec![("server-0", NodeKind::Server, sender, 0.0), ("server-1", NodeKind::Server, victim, 0.0)],
+        faults,
+        1_000,
+    );
     assert_eq!(find(&trace, "server-1", "drop", "node down").len(), 1);
     assert!(find(&trace, "server-1", "note", "timer").is_empty(), "timers die with the crash");
     let restarted = find(&trace, "server-1", "note", "restarted");
@@ -224,11 +244,16 @@ fn role_selectors_resolve_at_fault_time_and_wait_for_a_member() {
         fault(FaultKind::Crash, vec![Selector::Holder], 5.0, None),
     ];
     let trace = run_world(
-        vec![("server-0", NodeKind::Server, old, 0.0), ("server-1", NodeKind::Server, new, 0.0), ("client-0", NodeKind::Client, idle, 0.0)],
+        vec![
+            ("server-0", NodeKind::Server, old, 0.0),
+            ("server-1", NodeKind::Server, new, 0.0),
+            ("client-0", NodeKind::Client, idle, 0.0),
+        ],
         faults,
         50,
     );
-    let starts: Vec<&TraceEntry> = trace.iter().filter(|e| e.kind == "fault" && e.detail.starts_with("crash starts")).collect();
+    let starts: Vec<&TraceEntry> =
+        trace.iter().filter(|e| e.kind == "fault" && e.detail.starts_with("crash starts")).collect();
     assert_eq!(starts.len(), 1);
     assert!(starts[0].detail.contains("[server-1]"), "highest term leads: {}", starts[0].detail);
     assert!(trace.iter().any(|e| e.kind == "fault" && e.detail.contains("waits for a `holder`")));

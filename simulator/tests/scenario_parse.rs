@@ -5,8 +5,7 @@
 
 use locksim_simulator::dist::Dist;
 use locksim_simulator::model::{
-    Cluster, ClusterSpec, Model, ParamKind, ParamProblem, ParamSpec, ParamValue, Params,
-    WorkloadFacts,
+    Cluster, ClusterSpec, Model, ParamKind, ParamProblem, ParamSpec, ParamValue, Params, WorkloadFacts,
 };
 use locksim_simulator::process::{Ctx, Msg, NodeId, NodeKind, Process, TimerId};
 use locksim_simulator::scenario::{
@@ -26,44 +25,19 @@ impl Process for Idle {
 const ANY_MS: ParamKind = ParamKind::Dist { min: 0.0, max: 1e9 };
 
 static REDIS: &[ParamSpec] = &[
-    ParamSpec {
-        name: "ttl_ms",
-        kind: ParamKind::Dist { min: 1.0, max: 1e9 },
-        default: "30000",
-        meaning: "lease",
-    },
+    ParamSpec { name: "ttl_ms", kind: ParamKind::Dist { min: 1.0, max: 1e9 }, default: "30000", meaning: "lease" },
     ParamSpec {
         name: "unlock",
         kind: ParamKind::Choice(&["compare_and_delete", "del"]),
         default: "\"compare_and_delete\"",
         meaning: "release",
     },
-    ParamSpec {
-        name: "retry_ms",
-        kind: ANY_MS,
-        default: "{ uniform = [50, 250] }",
-        meaning: "retry",
-    },
+    ParamSpec { name: "retry_ms", kind: ANY_MS, default: "{ uniform = [50, 250] }", meaning: "retry" },
     ParamSpec { name: "watchdog", kind: ParamKind::Bool, default: "false", meaning: "Redisson" },
-    ParamSpec {
-        name: "replicas",
-        kind: ParamKind::Int { min: 0, max: 5 },
-        default: "0",
-        meaning: "replicas",
-    },
+    ParamSpec { name: "replicas", kind: ParamKind::Int { min: 0, max: 5 }, default: "0", meaning: "replicas" },
     ParamSpec { name: "replica_ack", kind: ParamKind::Bool, default: "false", meaning: "WAIT" },
-    ParamSpec {
-        name: "sentinels",
-        kind: ParamKind::Int { min: 1, max: 9 },
-        default: "3",
-        meaning: "sentinels",
-    },
-    ParamSpec {
-        name: "quorum",
-        kind: ParamKind::Int { min: 1, max: 9 },
-        default: "2",
-        meaning: "quorum",
-    },
+    ParamSpec { name: "sentinels", kind: ParamKind::Int { min: 1, max: 9 }, default: "3", meaning: "sentinels" },
+    ParamSpec { name: "quorum", kind: ParamKind::Int { min: 1, max: 9 }, default: "2", meaning: "quorum" },
     ParamSpec {
         name: "drift_factor",
         kind: ParamKind::Number { min: 0.0, max: 1.0 },
@@ -73,12 +47,7 @@ static REDIS: &[ParamSpec] = &[
 ];
 
 static DB: &[ParamSpec] = &[
-    ParamSpec {
-        name: "mode",
-        kind: ParamKind::Choice(&["table", "get_lock"]),
-        default: "\"table\"",
-        meaning: "mode",
-    },
+    ParamSpec { name: "mode", kind: ParamKind::Choice(&["table", "get_lock"]), default: "\"table\"", meaning: "mode" },
     ParamSpec { name: "poll_ms", kind: ANY_MS, default: "200", meaning: "poll" },
     ParamSpec {
         name: "expire_ms",
@@ -90,26 +59,12 @@ static DB: &[ParamSpec] = &[
 ];
 
 static REDLOCK: &[ParamSpec] = &[
-    ParamSpec {
-        name: "masters",
-        kind: ParamKind::Int { min: 1, max: 9 },
-        default: "5",
-        meaning: "masters",
-    },
-    ParamSpec {
-        name: "ttl_ms",
-        kind: ParamKind::Dist { min: 1.0, max: 1e9 },
-        default: "10000",
-        meaning: "lease",
-    },
+    ParamSpec { name: "masters", kind: ParamKind::Int { min: 1, max: 9 }, default: "5", meaning: "masters" },
+    ParamSpec { name: "ttl_ms", kind: ParamKind::Dist { min: 1.0, max: 1e9 }, default: "10000", meaning: "lease" },
 ];
 
-static CONSENSUS: &[ParamSpec] = &[ParamSpec {
-    name: "servers",
-    kind: ParamKind::Int { min: 1, max: 7 },
-    default: "3",
-    meaning: "ensemble",
-}];
+static CONSENSUS: &[ParamSpec] =
+    &[ParamSpec { name: "servers", kind: ParamKind::Int { min: 1, max: 7 }, default: "3", meaning: "ensemble" }];
 
 /// A model whose nodes are `server-0 …` (and sentinels for redis with replicas), and whose
 /// validation checks redis's quorum against its sentinels.
@@ -130,10 +85,7 @@ impl Model for Fake {
     }
     fn validate(&self, p: &Params, _: &WorkloadFacts) -> Vec<ParamProblem> {
         if self.name == "redis" && p.int("quorum") > p.int("sentinels") {
-            return vec![ParamProblem {
-                key: "quorum".into(),
-                message: "quorum is above the sentinel count".into(),
-            }];
+            return vec![ParamProblem { key: "quorum".into(), message: "quorum is above the sentinel count".into() }];
         }
         Vec::new()
     }
@@ -157,12 +109,7 @@ impl Model for Fake {
         for i in 0..sentinels {
             services.push((format!("sentinel-{i}"), NodeKind::Sentinel, Box::new(Idle)));
         }
-        Cluster {
-            services,
-            clients: Vec::new(),
-            ordered_links: false,
-            leaderless: self.name == "redlock",
-        }
+        Cluster { services, clients: Vec::new(), ordered_links: false, leaderless: self.name == "redlock" }
     }
 }
 
@@ -210,11 +157,7 @@ fn ok(text: &str) -> Scenario {
 
 /// 1-based line:column of the first occurrence of `marker` (after `skip` earlier occurrences).
 fn pos_nth(text: &str, marker: &str, skip: usize) -> String {
-    let offset = text
-        .match_indices(marker)
-        .nth(skip)
-        .unwrap_or_else(|| panic!("marker {marker:?} not in text"))
-        .0;
+    let offset = text.match_indices(marker).nth(skip).unwrap_or_else(|| panic!("marker {marker:?} not in text")).0;
     let before = &text[..offset];
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().unwrap().chars().count() + 1;
@@ -227,8 +170,7 @@ fn pos(text: &str, marker: &str) -> String {
 
 /// Position just after the first occurrence of `marker` (the value after `key = `).
 fn val(text: &str, marker: &str) -> String {
-    let offset =
-        text.find(marker).unwrap_or_else(|| panic!("marker {marker:?} not in text")) + marker.len();
+    let offset = text.find(marker).unwrap_or_else(|| panic!("marker {marker:?} not in text")) + marker.len();
     let before = &text[..offset];
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().unwrap().chars().count() + 1;
@@ -243,10 +185,7 @@ fn fails(text: &str, at: &str, key: Option<&str>, needles: &[&str]) -> String {
         Err(e) => e,
     };
     let shown = e.to_string();
-    assert!(
-        shown.starts_with(&format!("test.toml:{at}: ")),
-        "position: want test.toml:{at}, got: {shown}"
-    );
+    assert!(shown.starts_with(&format!("test.toml:{at}: ")), "position: want test.toml:{at}, got: {shown}");
     assert_eq!(e.key.as_deref(), key, "key in: {shown}");
     if let Some(k) = key {
         assert!(shown.contains(&format!("`{k}`")), "key `{k}` not shown in: {shown}");
@@ -351,10 +290,7 @@ fn the_spec_example_parses_with_every_default_right() {
 
     assert_eq!(s.expect.len(), 1);
     let e = &s.expect[0];
-    assert_eq!(
-        (e.label.as_str(), e.metric.as_str(), e.expected.as_str()),
-        ("zookeeper", "overlap", "none")
-    );
+    assert_eq!((e.label.as_str(), e.metric.as_str(), e.expected.as_str()), ("zookeeper", "overlap", "none"));
     assert_eq!(e.op, ExpectOp::None);
 }
 
@@ -474,10 +410,7 @@ token_regressions = "some"
     assert_eq!(w.acquire_timeout_ms, Some(Dist::Const(5000.0)));
     assert_eq!(s.clocks.drift_ppm, Dist::Uniform(-200.0, 200.0));
     let kinds: Vec<&str> = s.faults.iter().map(|f| f.kind.name()).collect();
-    assert_eq!(
-        kinds,
-        ["pause", "partition", "isolate", "clock_jump", "clock_drift", "slow", "loss"]
-    );
+    assert_eq!(kinds, ["pause", "partition", "isolate", "clock_jump", "clock_drift", "slow", "loss"]);
     assert_eq!(s.faults[0].targets, vec![Selector::Holder, Selector::Named("client-2".into())]);
     assert_eq!(s.faults[0].probability, 0.5);
     assert_eq!(s.faults[0].every_ms, Some(Dist::Exponential(1000.0)));
@@ -485,10 +418,7 @@ token_regressions = "some"
         FaultKind::Partition { groups, one_way } => {
             assert!(*one_way);
             assert_eq!(groups.len(), 3);
-            assert_eq!(
-                groups[1],
-                vec![Selector::AllOf(NodeKind::Server), Selector::AllOf(NodeKind::Sentinel)]
-            );
+            assert_eq!(groups[1], vec![Selector::AllOf(NodeKind::Server), Selector::AllOf(NodeKind::Sentinel)]);
         }
         other => panic!("{other:?}"),
     }
@@ -512,8 +442,7 @@ token_regressions = "some"
 
 #[test]
 fn variants_start_from_model_defaults_not_from_the_models_table() {
-    let s =
-        ok(&with("[models.redis]\nttl_ms = 5\n[[variants]]\nname = \"v\"\nmodel = \"redis\"\n"));
+    let s = ok(&with("[models.redis]\nttl_ms = 5\n[[variants]]\nname = \"v\"\nmodel = \"redis\"\n"));
     assert_eq!(s.runs[0].params.f64("ttl_ms"), 5.0);
     assert_eq!(s.runs[2].params.f64("ttl_ms"), 30000.0);
 }
@@ -539,19 +468,9 @@ fn a_model_whose_build_panics_is_not_node_checked() {
 #[test]
 fn syntax_error() {
     let text = with("[[faults]]\nkind = \"crash\"\n[[faults]]\nat_ms = = 3\n");
-    fails(
-        &text,
-        &pos(&text, "= 3"),
-        Some("faults.2.at_ms"),
-        &["TOML syntax error: invalid string"],
-    );
+    fails(&text, &pos(&text, "= 3"), Some("faults.2.at_ms"), &["TOML syntax error: invalid string"]);
     let text = with("[workload\nclients = 3\n");
-    fails(
-        &text,
-        &pos(&text, "\nclients"),
-        None,
-        &["TOML syntax error: invalid table header; expected"],
-    );
+    fails(&text, &pos(&text, "\nclients"), None, &["TOML syntax error: invalid table header; expected"]);
 }
 
 #[test]
@@ -600,19 +519,9 @@ fn empty_file() {
 
 #[test]
 fn missing_required_key() {
-    fails(
-        "name = \"t\"\nalgorithms = [\"db\"]\n",
-        "1:1",
-        Some("duration_ms"),
-        &["missing required key `duration_ms`"],
-    );
+    fails("name = \"t\"\nalgorithms = [\"db\"]\n", "1:1", Some("duration_ms"), &["missing required key `duration_ms`"]);
     let text = with("[[faults]]\nkind = \"crash\"\ntarget = \"leader\"\n");
-    fails(
-        &text,
-        &pos(&text, "[[faults]]"),
-        Some("faults.1.at_ms"),
-        &["missing required key `at_ms`", "in `faults.1`"],
-    );
+    fails(&text, &pos(&text, "[[faults]]"), Some("faults.1.at_ms"), &["missing required key `at_ms`", "in `faults.1`"]);
 }
 
 #[test]
@@ -625,35 +534,21 @@ fn wrong_type() {
         &["expected an integer in [1, 100000]", "found the string \"ten\""],
     );
     let text = with("[workload]\nclients = 2.5\n");
-    fails(
-        &text,
-        &pos(&text, "2.5"),
-        Some("workload.clients"),
-        &["expected an integer", "found the number 2.5"],
-    );
+    fails(&text, &pos(&text, "2.5"), Some("workload.clients"), &["expected an integer", "found the number 2.5"]);
     let text = "name = \"t\"\nduration_ms = 1e13\nalgorithms = [\"db\"]\n";
     fails(text, "2:15", Some("duration_ms"), &["at most 1e12", "found 10000000000000"]);
     let text = "name = 3\nduration_ms = 1\nalgorithms = [\"db\"]\n";
     fails(text, "1:8", Some("name"), &["expected a non-empty string", "found the integer 3"]);
     let text = with("workload = 3\n");
-    fails(
-        &text,
-        &val(&text, "workload = "),
-        Some("workload"),
-        &["expected a [workload] table", "found the integer 3"],
-    );
+    fails(&text, &val(&text, "workload = "), Some("workload"), &["expected a [workload] table", "found the integer 3"]);
 }
 
 #[test]
 fn negative_duration() {
     let text = "name = \"t\"\nduration_ms = -5\nalgorithms = [\"db\"]\n";
-    fails(
-        text,
-        "2:15",
-        Some("duration_ms"),
-        &["expected a number of milliseconds above 0", "found -5"],
-    );
-    let text = with("[[faults]]\nkind = \"pause\"\ntarget = \"leader\"\nat_ms = 1\nduration_ms = { uniform = [-10, 10] }\n");
+    fails(text, "2:15", Some("duration_ms"), &["expected a number of milliseconds above 0", "found -5"]);
+    let text =
+        with("[[faults]]\nkind = \"pause\"\ntarget = \"leader\"\nat_ms = 1\nduration_ms = { uniform = [-10, 10] }\n");
     fails(
         &text,
         &pos(&text, "{ uniform = [-10"),
@@ -683,12 +578,7 @@ fn unknown_key_in_a_section() {
         &["unknown key `client`", "clients", "acquisitions_per_client"],
     );
     let text = with("[[network.links]]\nfrom = \"leader\"\nto = \"*\"\nlatency = 3\n");
-    fails(
-        &text,
-        &pos(&text, "latency ="),
-        Some("network.links.1.latency"),
-        &["unknown key `latency`", "latency_ms"],
-    );
+    fails(&text, &pos(&text, "latency ="), Some("network.links.1.latency"), &["unknown key `latency`", "latency_ms"]);
 }
 
 #[test]
@@ -704,22 +594,12 @@ fn unknown_key_in_a_fault() {
         ],
     );
     let text = with("[[faults]]\nkind = \"crash\"\ntarget = \"leader\"\nat_ms = 1\nwhen = 5\n");
-    fails(
-        &text,
-        &pos(&text, "when"),
-        Some("faults.1.when"),
-        &["unknown key `when`", "a `crash` fault takes: kind"],
-    );
-    let text = with("[[faults]]\nkind = \"partition\"\ntarget = \"leader\"\nat_ms = 1\ngroups = [[\"server-0\"], [\"server-1\"]]\n");
-    fails(
-        &text,
-        &pos(&text, "target"),
-        Some("faults.1.target"),
-        &["a partition fault takes no `target`", "`groups`"],
-    );
+    fails(&text, &pos(&text, "when"), Some("faults.1.when"), &["unknown key `when`", "a `crash` fault takes: kind"]);
     let text = with(
-        "[[faults]]\nkind = \"crash\"\ntarget = \"*\"\nat_ms = 1\n[[faults]]\nkind = \"explode\"\n",
+        "[[faults]]\nkind = \"partition\"\ntarget = \"leader\"\nat_ms = 1\ngroups = [[\"server-0\"], [\"server-1\"]]\n",
     );
+    fails(&text, &pos(&text, "target"), Some("faults.1.target"), &["a partition fault takes no `target`", "`groups`"]);
+    let text = with("[[faults]]\nkind = \"crash\"\ntarget = \"*\"\nat_ms = 1\n[[faults]]\nkind = \"explode\"\n");
     fails(
         &text,
         &pos(&text, "\"explode\""),
@@ -746,10 +626,7 @@ fn unknown_selector() {
         &text,
         &pos(&text, "\"node-1\""),
         Some("faults.1.target.2"),
-        &[
-            "unknown selector \"node-1\"",
-            "client-*, server-*, sentinel-*, *, leader, follower, holder, waiter",
-        ],
+        &["unknown selector \"node-1\"", "client-*, server-*, sentinel-*, *, leader, follower, holder, waiter"],
     );
 }
 
@@ -763,8 +640,7 @@ fn named_node_missing_from_one_run() {
         Some("faults.1.target"),
         &["`server-3` is not a node of algorithm redis", "server-0, client-0 … client-9, resource"],
     );
-    let text =
-        with("[workload]\nclients = 2\n[[network.links]]\nfrom = \"client-2\"\nto = \"*\"\n");
+    let text = with("[workload]\nclients = 2\n[[network.links]]\nfrom = \"client-2\"\nto = \"*\"\n");
     fails(
         &text,
         &pos(&text, "\"client-2\""),
@@ -775,7 +651,9 @@ fn named_node_missing_from_one_run() {
 
 #[test]
 fn partition_group_naming_no_node() {
-    let text = with("[[faults]]\nkind = \"partition\"\nat_ms = 1\ngroups = [[\"server-0\"], [\"sentinel-*\", \"server-7\"]]\n");
+    let text = with(
+        "[[faults]]\nkind = \"partition\"\nat_ms = 1\ngroups = [[\"server-0\"], [\"sentinel-*\", \"server-7\"]]\n",
+    );
     fails(
         &text,
         &pos(&text, "[\"sentinel-*\""),
@@ -783,12 +661,7 @@ fn partition_group_naming_no_node() {
         &["group 2 names no node of algorithm redis", "[sentinel-*, server-7]"],
     );
     let text = with("[[faults]]\nkind = \"partition\"\nat_ms = 1\ngroups = [[\"server-0\"]]\n");
-    fails(
-        &text,
-        &pos(&text, "[[\"server-0\"]]"),
-        Some("faults.1.groups"),
-        &["at least 2 groups", "found 1 group(s)"],
-    );
+    fails(&text, &pos(&text, "[[\"server-0\"]]"), Some("faults.1.groups"), &["at least 2 groups", "found 1 group(s)"]);
     let text = with("[[faults]]\nkind = \"partition\"\nat_ms = 1\ngroups = [[\"server-0\"], []]\n");
     fails(&text, &pos(&text, "[]"), Some("faults.1.groups.2"), &["group 2 is empty"]);
 }
@@ -850,20 +723,10 @@ fn parameter_out_of_range() {
 #[test]
 fn model_validation_problem_is_placed_at_its_key() {
     let text = with("[models.redis]\nsentinels = 1\nquorum = 2\n");
-    fails(
-        &text,
-        &val(&text, "quorum = "),
-        Some("models.redis.quorum"),
-        &["quorum is above the sentinel count"],
-    );
+    fails(&text, &val(&text, "quorum = "), Some("models.redis.quorum"), &["quorum is above the sentinel count"]);
     // Not written by the file: placed where the model is configured, key path still exact.
     let text = with("[models.redis]\nsentinels = 1\n");
-    fails(
-        &text,
-        &pos(&text, "[models.redis]"),
-        Some("models.redis.quorum"),
-        &["quorum is above the sentinel count"],
-    );
+    fails(&text, &pos(&text, "[models.redis]"), Some("models.redis.quorum"), &["quorum is above the sentinel count"]);
 }
 
 #[test]
@@ -876,19 +739,9 @@ fn unknown_model_name() {
         &["unknown model \"chubby\"", "known models: db, redis, redlock, zookeeper, etcd"],
     );
     let text = with("[models.chubby]\nx = 1\n");
-    fails(
-        &text,
-        &pos(&text, "chubby"),
-        Some("models.chubby"),
-        &["unknown model `chubby`", "known models: db, redis"],
-    );
+    fails(&text, &pos(&text, "chubby"), Some("models.chubby"), &["unknown model `chubby`", "known models: db, redis"]);
     let text = with("[[variants]]\nname = \"v\"\nmodel = \"chubby\"\n");
-    fails(
-        &text,
-        &pos(&text, "\"chubby\""),
-        Some("variants.1.model"),
-        &["unknown model \"chubby\""],
-    );
+    fails(&text, &pos(&text, "\"chubby\""), Some("variants.1.model"), &["unknown model \"chubby\""]);
 }
 
 #[test]
@@ -930,12 +783,7 @@ fn bad_distribution() {
         &["unknown key `gaussian`", "uniform, exponential, lognormal, normal, choice"],
     );
     let text = with("[workload]\nhold_ms = { exponential = 0 }\n");
-    fails(
-        &text,
-        &pos(&text, "0 }"),
-        Some("workload.hold_ms.exponential"),
-        &["expected a mean above 0"],
-    );
+    fails(&text, &pos(&text, "0 }"), Some("workload.hold_ms.exponential"), &["expected a mean above 0"]);
     let text = with("[network]\nlatency_ms = { lognormal = { median = 2, p99 = 1 } }\n");
     fails(
         &text,
@@ -944,26 +792,11 @@ fn bad_distribution() {
         &["0 < m < q", "found median = 2, p99 = 1"],
     );
     let text = with("[network]\nlatency_ms = { normal = { mean = 2, sd = -1 } }\n");
-    fails(
-        &text,
-        &pos(&text, "-1"),
-        Some("network.latency_ms.normal.sd"),
-        &["standard deviation >= 0"],
-    );
+    fails(&text, &pos(&text, "-1"), Some("network.latency_ms.normal.sd"), &["standard deviation >= 0"]);
     let text = with("[network]\nlatency_ms = { choice = [] }\n");
-    fails(
-        &text,
-        &pos(&text, "[]"),
-        Some("network.latency_ms.choice"),
-        &["a non-empty array of numbers"],
-    );
+    fails(&text, &pos(&text, "[]"), Some("network.latency_ms.choice"), &["a non-empty array of numbers"]);
     let text = with("[network]\nlatency_ms = { uniform = [1, 2], exponential = 3 }\n");
-    fails(
-        &text,
-        &pos(&text, "exponential"),
-        Some("network.latency_ms.exponential"),
-        &["exactly one form"],
-    );
+    fails(&text, &pos(&text, "exponential"), Some("network.latency_ms.exponential"), &["exactly one form"]);
     let text = with("[network]\nlatency_ms = \"fast\"\n");
     fails(
         &text,
@@ -978,16 +811,10 @@ fn bad_distribution() {
 #[test]
 fn bad_fraction_and_recurrence() {
     let text = with("[network]\nloss = 1.5\n");
-    fails(
-        &text,
-        &pos(&text, "1.5"),
-        Some("network.loss"),
-        &["expected a number in [0, 1]", "found 1.5"],
-    );
+    fails(&text, &pos(&text, "1.5"), Some("network.loss"), &["expected a number in [0, 1]", "found 1.5"]);
     let text = with("[[faults]]\nkind = \"crash\"\ntarget = \"leader\"\nat_ms = 1\nevery_ms = 0\n");
     fails(&text, &val(&text, "every_ms = "), Some("faults.1.every_ms"), &["an interval above 0"]);
-    let text =
-        with("[[faults]]\nkind = \"crash\"\ntarget = \"leader\"\nat_ms = 1\nprobability = 2\n");
+    let text = with("[[faults]]\nkind = \"crash\"\ntarget = \"leader\"\nat_ms = 1\nprobability = 2\n");
     fails(&text, &val(&text, "probability = "), Some("faults.1.probability"), &["[0, 1]"]);
 }
 
@@ -1044,12 +871,7 @@ fn duplicate_variant_name() {
         &["variant name `v` is used twice", "first on line 5"],
     );
     let text = with("[[variants]]\nname = \"redis\"\nmodel = \"redis\"\n");
-    fails(
-        &text,
-        &pos(&text, "\"redis\"\nmodel"),
-        Some("variants.1.name"),
-        &["already the label of an algorithm"],
-    );
+    fails(&text, &pos(&text, "\"redis\"\nmodel"), Some("variants.1.name"), &["already the label of an algorithm"]);
     let text = "name = \"t\"\nduration_ms = 1\nalgorithms = [\"db\", \"db\"]\n";
     fails(text, &pos_nth(text, "\"db\"", 1), Some("algorithms.2"), &["listed twice"]);
 }

@@ -79,7 +79,14 @@ pub fn bench(cmd: BenchCommand) -> Result<i32, CliError> {
             let stop = AtomicBool::new(false);
             let mut rows = Vec::new();
             println!("{}: {} seeds of {} simulated s each", file.display(), seeds, scenario.duration_ms / 1000.0);
-            println!("{:<16} {:>14} {:>14} {:>14} {:>8}", "algorithm", "sim s/wall s", "runs/s 1 thr", format!("runs/s {all} thr"), "speedup");
+            println!(
+                "{:<16} {:>14} {:>14} {:>14} {:>8}",
+                "algorithm",
+                "sim s/wall s",
+                "runs/s 1 thr",
+                format!("runs/s {all} thr"),
+                "speedup"
+            );
             for run in &scenario.runs {
                 let model = locksim_algorithms::find(&run.model).expect("registered");
                 let mut per_threads = Vec::new();
@@ -92,7 +99,11 @@ pub fn bench(cmd: BenchCommand) -> Result<i32, CliError> {
                 let sim_per_wall = per_threads[0] * scenario.duration_ms / 1000.0;
                 println!(
                     "{:<16} {:>14.0} {:>14.2} {:>14.2} {:>8.2}",
-                    run.label, sim_per_wall, per_threads[0], per_threads[1], per_threads[1] / per_threads[0]
+                    run.label,
+                    sim_per_wall,
+                    per_threads[0],
+                    per_threads[1],
+                    per_threads[1] / per_threads[0]
                 );
                 rows.push(json!({
                     "label": run.label,

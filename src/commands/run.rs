@@ -99,8 +99,9 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
             reentry: scenario.workload.reentry,
             clients: scenario.workload.clients,
         };
-        let mut totals = AlgorithmTotals::new(&run.label, &run.model, params_json(&run.params.values), model.fenced(&run.params))
-            .with_limitations(model.limitations(&run.params, &facts));
+        let mut totals =
+            AlgorithmTotals::new(&run.label, &run.model, params_json(&run.params.values), model.fenced(&run.params))
+                .with_limitations(model.limitations(&run.params, &facts));
         progress.set_message(run.label.clone());
         run_seeds(&pool, &scenario, run, model, seeds.clone(), &stop, |r| {
             match r {
@@ -121,7 +122,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         evaluate(&kept, &all_totals)
     };
     let file = scenario.file.display().to_string();
-    print!("{}", render_table(&file, &all_totals, &expectations));
+    print_out(&render_table(&file, &all_totals, &expectations));
     if let Some(path) = &args.json {
         let json = ResultsJson::from_scenario(&scenario, seeds.clone(), &all_totals, expectations.clone());
         std::fs::write(path, json.to_pretty_string())
@@ -184,10 +185,19 @@ fn write_traces(scenario: &Scenario, runs: &[&RunSpec], seed: u64, target: &Path
         }
     }
     if to_stdout {
-        print!("{out}");
+        print_out(&out);
         Ok(())
     } else {
         std::fs::write(target, out)
             .map_err(|e| CliError::bad_input(format!("cannot write the trace to {}: {e}", target.display())))
+    }
+}
+
+/// Writes to stdout; a closed pipe (`sim run … | head`) ends the output quietly instead of panicking.
+fn print_out(text: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    if stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush()).is_err() {
+        std::process::exit(OK);
     }
 }

@@ -234,6 +234,23 @@ impl<C: Clone> Core<C> {
         self.become_follower(now, rng, self.term, None);
     }
 
+    /// Starts a fresh group as if `leader` had just won the election of term 1 (every member
+    /// calls it at its first start, before any message): the leader appends its empty entry and
+    /// replicates it, the others follow it. Does nothing unless the replica is brand new.
+    pub fn bootstrap<R: Rng + ?Sized>(&mut self, now: Nanos, rng: &mut R, leader: NodeId, out: &mut Outbox<C>) {
+        if self.term != 0 || !self.log.is_empty() || !self.members.contains(&leader) {
+            return;
+        }
+        self.term = 1;
+        self.voted_for = Some(leader);
+        if leader == self.me {
+            self.become_leader(now, out);
+        } else {
+            self.become_follower(now, rng, 1, Some(leader));
+            self.heard_leader_ns = Some(now);
+        }
+    }
+
     /// The node crashed: forget everything volatile. Term, vote, log, commit index and the
     /// applied mark survive.
     pub fn crash(&mut self) {
@@ -334,12 +351,7 @@ impl<C: Clone> Core<C> {
             if r.confirmed {
                 continue;
             }
-            let acks = self
-                .progress
-                .iter()
-                .enumerate()
-                .filter(|(i, p)| *i == me || p.acked_seq >= r.seq)
-                .count();
+            let acks = self.progress.iter().enumerate().filter(|(i, p)| *i == me || p.acked_seq >= r.seq).count();
             if acks >= quorum {
                 r.confirmed = true;
             }
@@ -378,7 +390,7 @@ impl<C: Clone> Core<C> {
                 }
                 if now >= self.heartbeat_due_ns {
                     self.heartbeat_due_ns = now + self.cfg.heartbeat_ns;
-                    self.broadcast_append(out);
+                    self.heartbeat(out);
                 }
             }
         }
@@ -396,13 +408,7 @@ impl<C: Clone> Core<C> {
         self.election_deadline_ns = now + self.randomized_election_ns;
     }
 
-    fn become_follower<R: Rng + ?Sized>(
-        &mut self,
-        now: Nanos,
-        rng: &mut R,
-        term: Term,
-        leader: Option<NodeId>,
-    ) {
+    fn become_follower<R: Rng + ?Sized>(&mut self, now: Nanos, rng: &mut R, term: Term, leader: Option<NodeId>) {
         if term != self.term {
             self.term = term;
             self.voted_for = None;
@@ -464,12 +470,15 @@ impl<C: Clone> Core<C> {
         }
     }
 
-    fn append_for(&self, slot: usize) -> ConsensusMsg<C> {
-        let p = &self.progress[slot];
-        let prev_index = p.next - 1;
+    /// The next AppendEntries for a peer. Entries sent are assumed delivered (etcd's replicate
+    /// state: `next` moves past them at once); a rejection or a heartbeat that finds the peer
+    /// behind moves `next` back to what it acknowledged.
+    fn append_for(&mut self, slot: usize) -> ConsensusMsg<C> {
+        let prev_index = self.progress[slot].next - 1;
         let prev_term = self.term_at(prev_index).expect("leader has every entry before next");
         let from = prev_index as usize;
         let to = (from + self.cfg.max_entries_per_msg).min(self.log.len());
+        self.progress[slot].next = to as LogIndex + 1;
         ConsensusMsg::Append {
             term: self.term,
             prev_index,
@@ -484,9 +493,22 @@ impl<C: Clone> Core<C> {
         for slot in 0..self.members.len() {
             let m = self.members[slot];
             if m != self.me {
-                out.push((m, self.append_for(slot)));
+                let msg = self.append_for(slot);
+                out.push((m, msg));
             }
         }
+    }
+
+    /// The heartbeat: every peer gets an AppendEntries; one that has not acknowledged
+    /// everything gets the unacknowledged entries again (messages may have been lost).
+    fn heartbeat(&mut self, out: &mut Outbox<C>) {
+        let last = self.last_index();
+        for p in self.progress.iter_mut() {
+            if p.matched < last {
+                p.next = p.matched + 1;
+            }
+        }
+        self.broadcast_append(out);
     }
 
     fn maybe_commit(&mut self, out: &mut Outbox<C>) {
@@ -531,9 +553,7 @@ impl<C: Clone> Core<C> {
                         Role::Leader => true,
                         _ => {
                             self.leader.is_some()
-                                && self
-                                    .heard_leader_ns
-                                    .is_some_and(|t| now.saturating_sub(t) < self.cfg.election_ns)
+                                && self.heard_leader_ns.is_some_and(|t| now.saturating_sub(t) < self.cfg.election_ns)
                         }
                     };
                 if in_lease {
@@ -562,10 +582,9 @@ impl<C: Clone> Core<C> {
 
         match msg {
             ConsensusMsg::Vote { term, last_index, last_term } => {
-                let can_vote = self.voted_for == Some(from)
-                    || (self.voted_for.is_none() && self.leader.is_none());
-                let up_to_date = last_term > self.last_term()
-                    || (last_term == self.last_term() && last_index >= self.last_index());
+                let can_vote = self.voted_for == Some(from) || (self.voted_for.is_none() && self.leader.is_none());
+                let up_to_date =
+                    last_term > self.last_term() || (last_term == self.last_term() && last_index >= self.last_index());
                 let granted = can_vote && up_to_date;
                 if granted {
                     self.voted_for = Some(from);
@@ -609,7 +628,8 @@ impl<C: Clone> Core<C> {
                     // A fresh rejection of the probe at `index`: step back (to the follower's last
                     // index + 1 when it is shorter) and probe again at once.
                     p.next = index.min(last_index + 1).max(p.matched + 1);
-                    out.push((from, self.append_for(from_slot)));
+                    let msg = self.append_for(from_slot);
+                    out.push((from, msg));
                 }
                 self.confirm_reads();
                 self.settle_reads();

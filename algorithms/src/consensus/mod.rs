@@ -19,6 +19,8 @@
 //! r.read_index(ctx, id)        -> Ok(()) | Err(NotLeader); later r.take_reads() yields
 //!                                 (id, Ok(read_index)) once applied ≥ read_index, or (id, Err(..))
 //! r.is_leader(), r.term(), r.leader_hint(), r.role(), r.commit_index(), r.core()
+//! Replica::new(..).with_initial_leader(0)   (optional: the group starts with member 0 leading
+//!                                 term 1, as a cluster that had already elected it)
 //! ```
 //!
 //! After any call that may commit (on_message, on_timer, propose), drain `take_committed*()` and
@@ -66,6 +68,8 @@ pub struct Replica<C> {
     config: Config,
     /// Created at the first start, when node ids can be looked up; survives crashes.
     core: Option<Core<C>>,
+    /// Member index that leads term 1 at the first start, if any.
+    initial_leader: Option<usize>,
     /// The armed timer and its deadline (monotonic).
     armed: Option<(TimerId, Nanos)>,
     out: Outbox<C>,
@@ -76,7 +80,15 @@ impl<C: Clone + Debug + Send + 'static> Replica<C> {
     /// list, in the same order, on every member).
     pub fn new(me_index: usize, member_names: Vec<String>, config: Config) -> Replica<C> {
         assert!(me_index < member_names.len(), "replica index out of the group");
-        Replica { me_index, member_names, config, core: None, armed: None, out: Vec::new() }
+        Replica { me_index, member_names, config, core: None, initial_leader: None, armed: None, out: Vec::new() }
+    }
+
+    /// The group starts with member `leader_index` leading term 1 (every member must be built
+    /// with the same index), instead of a first election; later elections are as usual.
+    pub fn with_initial_leader(mut self, leader_index: usize) -> Replica<C> {
+        assert!(leader_index < self.member_names.len(), "initial leader out of the group");
+        self.initial_leader = Some(leader_index);
+        self
     }
 
     /// The node starts or restarts: a follower in its durable term, waiting an election timeout.
@@ -88,7 +100,15 @@ impl<C: Clone + Debug + Send + 'static> Replica<C> {
                 .map(|n| ctx.node_named(n).unwrap_or_else(|| panic!("no node named {n}")))
                 .collect();
             let me = ids[self.me_index];
-            self.core = Some(Core::new(me, ids, self.config.clone()));
+            let leader = self.initial_leader.map(|i| ids[i]);
+            let mut core = Core::new(me, ids, self.config.clone());
+            let now = ctx.now_mono_ns();
+            core.start(now, ctx.rng());
+            if let Some(leader) = leader {
+                core.bootstrap(now, ctx.rng(), leader, &mut self.out);
+            }
+            self.core = Some(core);
+            return self.flush(ctx);
         }
         let now = ctx.now_mono_ns();
         let core = self.core.as_mut().expect("created above");

@@ -54,10 +54,17 @@ const T_WHO: u64 = 5;
 /// One library operation (one or two statements).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Op {
-    Attempt { key: LockKey },
+    Attempt {
+        key: LockKey,
+    },
     /// `silent`: cleaning up after a cancelled acquisition (no `Released` event owed).
-    Release { key: LockKey, silent: bool },
-    Heartbeat { key: LockKey },
+    Release {
+        key: LockKey,
+        silent: bool,
+    },
+    Heartbeat {
+        key: LockKey,
+    },
 }
 
 /// The statement on the wire.
@@ -286,7 +293,15 @@ impl DbClient {
         }
     }
 
-    fn on_response(&mut self, ctx: &mut Ctx, out: &mut LockEvents, from: NodeId, conn: ConnId, id: u64, outcome: Outcome) {
+    fn on_response(
+        &mut self,
+        ctx: &mut Ctx,
+        out: &mut LockEvents,
+        from: NodeId,
+        conn: ConnId,
+        id: u64,
+        outcome: Outcome,
+    ) {
         let matches = self.v.inflight.as_ref().is_some_and(|inf| inf.id == id && inf.to == from) && conn == self.v.conn;
         if !matches {
             return; // a stale or duplicated answer, or one on a connection already closed
@@ -484,19 +499,15 @@ impl LockClient for DbClient {
                     inf.retx = retx;
                 }
             }
-            T_TIMEOUT => {
-                if self.v.inflight.as_ref().is_some_and(|inf| inf.timeout.0 == t) {
-                    ctx.note(|| "statement timed out: dropping the connection".to_string());
-                    self.drop_connection(ctx, out);
-                    self.ask_who(ctx);
-                    self.pump(ctx);
-                }
+            T_TIMEOUT if self.v.inflight.as_ref().is_some_and(|inf| inf.timeout.0 == t) => {
+                ctx.note(|| "statement timed out: dropping the connection".to_string());
+                self.drop_connection(ctx, out);
+                self.ask_who(ctx);
+                self.pump(ctx);
             }
-            T_WHO => {
-                if self.v.who.is_some_and(|w| w.0 == t) {
-                    self.v.who = None;
-                    self.ask_who(ctx);
-                }
+            T_WHO if self.v.who.is_some_and(|w| w.0 == t) => {
+                self.v.who = None;
+                self.ask_who(ctx);
             }
             _ => {}
         }

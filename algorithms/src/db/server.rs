@@ -219,7 +219,7 @@ impl DbServer {
         let (outcome, changes): (Outcome, Vec<Change>) = match e.stmt {
             Stmt::Insert { key, owner } => match self.table.insert(key, owner, now) {
                 Ok(ch) => (Outcome::Inserted { id: ch.1.map_or(0, |r| r.id) }, vec![ch]),
-                Err(()) => (Outcome::Duplicate, vec![]),
+                Err(_) => (Outcome::Duplicate, vec![]),
             },
             Stmt::Reenter { key, owner } => match self.table.increment_if_owner(key, owner, now) {
                 Some(ch) => {
@@ -254,14 +254,17 @@ impl DbServer {
             last_seq = self.commit(ctx, ch);
         }
         if last_seq > 0 && self.semisync_waits() {
-            self.park(ctx, Parked {
-                seq: last_seq,
-                client: e.client,
-                conn: e.conn,
-                id: e.id,
-                outcome,
-                since_ns: ctx.now_mono_ns(),
-            });
+            self.park(
+                ctx,
+                Parked {
+                    seq: last_seq,
+                    client: e.client,
+                    conn: e.conn,
+                    id: e.id,
+                    outcome,
+                    since_ns: ctx.now_mono_ns(),
+                },
+            );
         } else {
             self.respond(ctx, e.client, e.conn, e.id, outcome);
         }
@@ -485,10 +488,10 @@ impl Process for DbServer {
                 }
             }
             DbMsg::Binlog { events } => self.on_binlog(ctx, from, events),
-            DbMsg::BinlogHeartbeat { epoch, shipped } => {
-                if self.role == Role::Replica && epoch >= self.epoch && shipped > self.binlog.len() as u64 {
-                    self.resync(ctx, from);
-                }
+            DbMsg::BinlogHeartbeat { epoch, shipped }
+                if self.role == Role::Replica && epoch >= self.epoch && shipped > self.binlog.len() as u64 =>
+            {
+                self.resync(ctx, from);
             }
             DbMsg::Resync { from: pos } => self.on_resync(ctx, from, pos),
             DbMsg::Ack { seq } => self.on_ack(ctx, seq),

@@ -37,6 +37,10 @@ pub struct Row {
 /// One row change, as row-based replication ships it: the after image (`None`: deleted).
 pub type Change = (LockKey, Option<Row>);
 
+/// Error 1062: the name is taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Duplicate;
+
 /// What a release statement did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReleaseOutcome {
@@ -79,13 +83,13 @@ impl LockTable {
         self.rows.is_empty()
     }
 
-    /// `INSERT INTO locks (name, owner, count) VALUES (?, ?, 1)`: the new row, or `Err(())` on a
-    /// duplicate name (the id it drew is consumed either way).
-    pub fn insert(&mut self, key: LockKey, owner: Owner, now_wall_ns: i64) -> Result<Change, ()> {
+    /// `INSERT INTO locks (name, owner, count) VALUES (?, ?, 1)`: the new row, or [`Duplicate`]
+    /// (the id it drew is consumed either way).
+    pub fn insert(&mut self, key: LockKey, owner: Owner, now_wall_ns: i64) -> Result<Change, Duplicate> {
         let id = self.next_id;
         self.next_id += 1;
         if self.rows.contains_key(&key) {
-            return Err(());
+            return Err(Duplicate);
         }
         let row = Row { id, owner, count: 1, update_time_ns: now_wall_ns };
         self.rows.insert(key, row);

@@ -20,21 +20,26 @@
 //! delete the own key (`m.Unlock`) and fail. Unlock deletes the own key. The token is `myRev`.
 //! Every watch DELETE event reaching the waiter is a `Notified`.
 //!
-//! Connection: the client talks to one member (`client-i` starts at member i mod n) and moves to
-//! the next when a call or the keep-alive stream goes unanswered for the request timeout
-//! (5 s + 2 × election timeout, etcd's server-side `ReqTimeout`); its watch is re-created on the
-//! new member from the same revision. After a failure clientv3 resends a read or keep-alive (it is
-//! repeatable; "no leader" is retried after 25 ms, up to 100 times) but never a write whose
-//! request may have reached a server: a failed lock transaction fails the Lock. A failed Unlock is
-//! retried by the application until it succeeds (otherwise the key would stay until the session
-//! ends); that retry is the application's, not clientv3's.
+//! Connection: the client talks to one member (`client-i` starts at member i mod n; clientv3 3.4
+//! balances calls round-robin over all endpoints, which this model does not) and moves to the
+//! next one when the connection fails: a gRPC keepalive ping unanswered for 6 s (pings every 2 s:
+//! etcdctl's `--keepalive-time` / `--keepalive-timeout`; the simulator cannot deliver the TCP
+//! reset that would tell a client at once that a member's process died), a call or the
+//! keep-alive stream unanswered for the request timeout (5 s + 2 × election timeout, etcd's
+//! server-side `ReqTimeout`), or a "no leader" answer. A ping answered by a restarted member (new
+//! incarnation) means the old connection died with it: the client reconnects to it. On a new
+//! connection the watch is re-created from the same revision. A call in flight fails with its
+//! connection: clientv3 resends a read (repeatable; after 25 ms, up to 100 times) but never a
+//! write whose request may have reached a server, so a failed lock transaction fails the Lock.
+//! A failed Unlock is retried by the application until it succeeds (otherwise the key would stay
+//! until the session ends); that retry is the application's, not clientv3's.
 
 use locksim_simulator::history::{FailReason, LockKey, LockMode};
 use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
 use locksim_simulator::process::{downcast, Ctx, Msg, NodeId, TimerId};
 use locksim_simulator::time::Nanos;
 
-use super::protocol::{EtcdError, KeyInfo, LeaseId, Op, Reply, Request, Response, Revision, WatchEvent};
+use super::protocol::{EtcdError, KeyInfo, LeaseId, Op, Ping, Pong, Reply, Request, Response, Revision, WatchEvent};
 
 /// clientv3 `retryConnWait`: the keep-alive send loop's period.
 pub const KEEPALIVE_LOOP_NS: Nanos = 500_000_000;
@@ -47,11 +52,17 @@ pub const RETRY_BACKOFF_NS: Nanos = 25_000_000;
 /// clientv3 `defaultUnaryMaxRetries`.
 pub const MAX_RETRIES: u32 = 100;
 
+/// gRPC keepalive: a ping every `DialKeepAliveTime` (etcdctl's `--keepalive-time`, 2 s) …
+pub const PING_EVERY_NS: Nanos = 2_000_000_000;
+/// … and the connection is closed when one goes unanswered for `DialKeepAliveTimeout` (6 s).
+pub const PING_TIMEOUT_NS: Nanos = 6_000_000_000;
+
 const TAG_KIND_SHIFT: u32 = 48;
 const TAG_KA_SEND: u64 = 1;
 const TAG_KA_DEADLINE: u64 = 2;
 const TAG_CALL_TIMEOUT: u64 = 3;
 const TAG_RETRY: u64 = 4;
+const TAG_PING: u64 = 5;
 
 fn tag(kind: u64, n: u64) -> u64 {
     (kind << TAG_KIND_SHIFT) | (n & ((1 << TAG_KIND_SHIFT) - 1))
@@ -110,7 +121,9 @@ enum Step {
     /// waitDeletes' get.
     WaitGet,
     /// Watching the predecessor `key`.
-    Watching { key: String },
+    Watching {
+        key: String,
+    },
     Recheck,
     Held,
     Unlocking,
@@ -144,6 +157,11 @@ pub struct EtcdClient {
     call: Option<Call>,
     mutex: Option<Mutex>,
     watch: Option<Watch>,
+    /// The member's incarnation this connection was made to (from its first pong).
+    conn_incarnation: Option<u64>,
+    /// When the oldest unanswered ping went out.
+    ping_since: Option<Nanos>,
+    ping_seq: u64,
 }
 
 impl EtcdClient {
@@ -159,6 +177,9 @@ impl EtcdClient {
             call: None,
             mutex: None,
             watch: None,
+            conn_incarnation: None,
+            ping_since: None,
+            ping_seq: 0,
         }
     }
 
@@ -211,7 +232,7 @@ impl EtcdClient {
             deadline_ns: now + FIRST_KEEPALIVE_TIMEOUT_NS,
             unanswered_since: None,
         };
-        ctx.note(|| format!("session: lease {lease:x}"));
+        ctx.note(|| format!("session: lease {lease}"));
         self.keepalive_send(ctx);
         ctx.set_timer(DEADLINE_LOOP_NS, tag(TAG_KA_DEADLINE, gen));
         if matches!(&self.mutex, Some(m) if m.step == Step::Session) {
@@ -243,10 +264,10 @@ impl EtcdClient {
             ctx.note(|| "keep-alive unanswered for a whole TTL: session over".to_string());
             return self.session_lost(ctx, out);
         }
-        if unanswered_since.is_some_and(|t| now >= t + self.cfg.request_timeout_ns) {
-            self.switch_endpoint(ctx, "keep-alive stream unanswered");
-        }
         ctx.set_timer(DEADLINE_LOOP_NS, tag(TAG_KA_DEADLINE, gen));
+        if unanswered_since.is_some_and(|t| now >= t + self.cfg.request_timeout_ns) {
+            self.reconnect(ctx, out, true, "keep-alive stream unanswered");
+        }
     }
 
     fn keepalive_answer(&mut self, ctx: &mut Ctx, out: &mut LockEvents, lease_answered: LeaseId, ttl_ns: Nanos) {
@@ -282,17 +303,30 @@ impl EtcdClient {
 
     // ----- connection -----
 
-    fn switch_endpoint(&mut self, ctx: &mut Ctx, why: &str) {
-        self.endpoint = (self.endpoint + 1) % self.servers.len();
-        let to = self.server();
-        let name = ctx.name_of(to).to_string();
-        ctx.note(|| format!("{why}: moving to {name}"));
+    /// The connection is closed (`move_on`: to the next member; otherwise to the same one, which
+    /// restarted). The keep-alive and watch streams are re-opened on the new connection, the watch
+    /// from the same revision; the call in flight fails with the connection (a read is resent).
+    fn reconnect(&mut self, ctx: &mut Ctx, out: &mut LockEvents, move_on: bool, why: &str) {
+        if move_on {
+            self.endpoint = (self.endpoint + 1) % self.servers.len();
+        }
+        let name = ctx.name_of(self.server()).to_string();
+        ctx.note(|| format!("{why}: connecting to {name}"));
+        self.conn_incarnation = None;
+        self.ping_since = None;
+        // The keep-alive stream re-opens; an unanswered keep-alive is resent by the 500 ms loop
+        // (its nextKeepAlive only moves on an answer).
         if let Session::Live { unanswered_since, .. } = &mut self.session {
             *unanswered_since = None;
         }
-        // The watch stream moves too, resuming from the same revision.
         if let Some(w) = self.watch.take() {
             self.start_watch(ctx, w.key, w.start_rev);
+        }
+        if let Some(call) = self.call.take() {
+            if let Some(t) = call.timer {
+                ctx.cancel_timer(t);
+            }
+            self.handle_failed_call(ctx, out, call, None);
         }
     }
 
@@ -378,7 +412,14 @@ impl EtcdClient {
         }
     }
 
-    fn call_answered(&mut self, ctx: &mut Ctx, out: &mut LockEvents, purpose: Purpose, header_rev: Revision, reply: Reply) {
+    fn call_answered(
+        &mut self,
+        ctx: &mut Ctx,
+        out: &mut LockEvents,
+        purpose: Purpose,
+        header_rev: Revision,
+        reply: Reply,
+    ) {
         match (purpose, reply) {
             (Purpose::Grant, Reply::LeaseGranted { lease, .. }) => self.session_granted(ctx, out, lease),
             (Purpose::Txn, Reply::Txn { my_create_rev, owner, .. }) => {
@@ -397,7 +438,9 @@ impl EtcdClient {
                     let Some(m) = self.mutex.as_mut() else { return };
                     m.step = Step::Watching { key: pred.key.clone() };
                     let key = m.key;
-                    ctx.note(|| format!("lock {key}: waiting for {} (create revision {}) to go", pred.key, pred.create_rev));
+                    ctx.note(|| {
+                        format!("lock {key}: waiting for {} (create revision {}) to go", pred.key, pred.create_rev)
+                    });
                     self.start_watch(ctx, pred.key, header_rev);
                 }
             },
@@ -418,11 +461,17 @@ impl EtcdClient {
         }
     }
 
-    /// A call got an error or no answer in time.
+    /// A call got an error or no answer in time: the client moves to another member (a lease
+    /// error is an answer like any other and keeps the connection).
     fn call_failed(&mut self, ctx: &mut Ctx, out: &mut LockEvents, call: Call, error: Option<EtcdError>) {
         if error != Some(EtcdError::LeaseNotFound) {
-            self.switch_endpoint(ctx, if error.is_some() { "no leader" } else { "call unanswered" });
+            self.reconnect(ctx, out, true, if error.is_some() { "no leader" } else { "call unanswered" });
         }
+        self.handle_failed_call(ctx, out, call, error);
+    }
+
+    /// What a failed call means for the session or the lock.
+    fn handle_failed_call(&mut self, ctx: &mut Ctx, out: &mut LockEvents, call: Call, error: Option<EtcdError>) {
         let retry_read = call.op.repeatable() && call.retries < MAX_RETRIES;
         match call.purpose {
             Purpose::Grant => {
@@ -432,14 +481,45 @@ impl EtcdClient {
                 }
             }
             Purpose::Txn => {
-                let reason =
-                    if error == Some(EtcdError::LeaseNotFound) { FailReason::SessionLost } else { FailReason::Unavailable };
+                let reason = if error == Some(EtcdError::LeaseNotFound) {
+                    FailReason::SessionLost
+                } else {
+                    FailReason::Unavailable
+                };
                 self.lock_failed(ctx, out, reason, false);
             }
             Purpose::WaitGet | Purpose::Recheck if retry_read => self.retry_later(ctx, call),
             Purpose::WaitGet | Purpose::Recheck => self.lock_failed(ctx, out, FailReason::Unavailable, true),
             // The application retries its unlock.
             Purpose::Unlock => self.retry_later(ctx, call),
+        }
+    }
+
+    /// The gRPC keepalive: ping every 2 s; a ping unanswered for 6 s closes the connection.
+    fn ping(&mut self, ctx: &mut Ctx, out: &mut LockEvents) {
+        ctx.set_timer(PING_EVERY_NS, tag(TAG_PING, 0));
+        let now = ctx.now_mono_ns();
+        if self.ping_since.is_some_and(|t| now >= t + PING_TIMEOUT_NS) {
+            return self.reconnect(ctx, out, true, "keepalive ping unanswered");
+        }
+        self.ping_seq += 1;
+        self.ping_since.get_or_insert(now);
+        ctx.send(self.server(), Ping { seq: self.ping_seq });
+    }
+
+    fn on_pong(&mut self, ctx: &mut Ctx, out: &mut LockEvents, from: NodeId, pong: Pong) {
+        if from != self.server() {
+            return;
+        }
+        self.ping_since = None;
+        match self.conn_incarnation {
+            None => self.conn_incarnation = Some(pong.incarnation),
+            Some(i) if i != pong.incarnation => {
+                // The member restarted: this connection (and the watch on it) died with it.
+                self.reconnect(ctx, out, false, "member restarted");
+                self.conn_incarnation = Some(pong.incarnation);
+            }
+            Some(_) => {}
         }
     }
 
@@ -468,16 +548,19 @@ impl EtcdClient {
 impl LockClient for EtcdClient {
     fn on_start(&mut self, ctx: &mut Ctx, _out: &mut LockEvents) {
         if self.servers.is_empty() {
-            self.servers = (0..self.cfg.servers)
-                .map(|i| ctx.node_named(&format!("server-{i}")).expect("etcd member"))
-                .collect();
+            self.servers =
+                (0..self.cfg.servers).map(|i| ctx.node_named(&format!("server-{i}")).expect("etcd member")).collect();
         }
         self.endpoint = self.index % self.servers.len();
+        self.conn_incarnation = None;
+        self.ping_since = None;
+        ctx.set_timer(PING_EVERY_NS, tag(TAG_PING, 0));
         self.open_session(ctx);
     }
 
     fn acquire(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey, _mode: LockMode) {
-        self.mutex = Some(Mutex { key, prefix: format!("/lock/{key}/"), my_key: String::new(), my_rev: 0, step: Step::Session });
+        self.mutex =
+            Some(Mutex { key, prefix: format!("/lock/{key}/"), my_key: String::new(), my_rev: 0, step: Step::Session });
         match self.session {
             Session::Live { .. } => self.lock_txn(ctx, out),
             Session::Granting => {}
@@ -498,7 +581,8 @@ impl LockClient for EtcdClient {
     fn cancel(&mut self, ctx: &mut Ctx, _out: &mut LockEvents, _key: LockKey) {
         // The Lock's context is cancelled: a wait in progress deletes the own key; a transaction
         // in flight is abandoned as is (its key, if created, is found again by the next Lock).
-        let cleanup = matches!(&self.mutex, Some(m) if matches!(m.step, Step::WaitGet | Step::Watching { .. } | Step::Recheck));
+        let cleanup =
+            matches!(&self.mutex, Some(m) if matches!(m.step, Step::WaitGet | Step::Watching { .. } | Step::Recheck));
         self.cancel_watch(ctx);
         if let Some(m) = self.mutex.take() {
             if cleanup {
@@ -510,9 +594,13 @@ impl LockClient for EtcdClient {
         }
     }
 
-    fn on_message(&mut self, ctx: &mut Ctx, out: &mut LockEvents, _from: NodeId, msg: Msg) {
+    fn on_message(&mut self, ctx: &mut Ctx, out: &mut LockEvents, from: NodeId, msg: Msg) {
         let msg = match downcast::<Response>(msg) {
             Ok(r) => return self.on_response(ctx, out, *r),
+            Err(m) => m,
+        };
+        let msg = match downcast::<Pong>(msg) {
+            Ok(p) => return self.on_pong(ctx, out, from, *p),
             Err(m) => m,
         };
         if let Ok(ev) = downcast::<WatchEvent>(msg) {
@@ -540,6 +628,7 @@ impl LockClient for EtcdClient {
                     self.call_failed(ctx, out, call, None);
                 }
             }
+            TAG_PING => self.ping(ctx, out),
             TAG_RETRY => {
                 if matches!(&self.call, Some(c) if c.id == n) {
                     let call = self.call.take().expect("checked");
@@ -555,5 +644,7 @@ impl LockClient for EtcdClient {
         self.call = None;
         self.mutex = None;
         self.watch = None;
+        self.conn_incarnation = None;
+        self.ping_since = None;
     }
 }

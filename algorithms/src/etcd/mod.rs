@@ -161,10 +161,8 @@ impl Model for Etcd {
                 min_ns / 1_000_000
             ));
         }
-        if ttl_ms.fract() != 0.0 || (ttl_ms as u64) % 1000 != 0 {
-            notes.push(format!(
-                "etcd lease TTLs are whole seconds; lease_ttl_ms = {ttl_ms} is used as given"
-            ));
+        if ttl_ms.fract() != 0.0 || !(ttl_ms as u64).is_multiple_of(1000) {
+            notes.push(format!("etcd lease TTLs are whole seconds; lease_ttl_ms = {ttl_ms} is used as given"));
         }
         notes
     }
@@ -197,7 +195,9 @@ impl Model for Etcd {
             request_timeout_ns: request_timeout_ns(el_ms),
         };
         let clients = (0..spec.clients)
-            .map(|i| Box::new(EtcdClient::new(i, client_cfg.clone())) as Box<dyn locksim_simulator::lockclient::LockClient>)
+            .map(|i| {
+                Box::new(EtcdClient::new(i, client_cfg.clone())) as Box<dyn locksim_simulator::lockclient::LockClient>
+            })
             .collect();
         Cluster { services, clients, ordered_links: true, leaderless: false }
     }

@@ -75,9 +75,11 @@ impl Store {
 
     /// `Get(prefix, WithFirstCreate())`: the key with the lowest create revision.
     pub fn first_create(&self, prefix: &str) -> Option<KeyInfo> {
-        self.under(prefix)
-            .min_by_key(|(_, kv)| kv.create_rev)
-            .map(|(k, kv)| KeyInfo { key: k.clone(), create_rev: kv.create_rev, lease: kv.lease })
+        self.under(prefix).min_by_key(|(_, kv)| kv.create_rev).map(|(k, kv)| KeyInfo {
+            key: k.clone(),
+            create_rev: kv.create_rev,
+            lease: kv.lease,
+        })
     }
 
     /// `Get(prefix, WithLastCreate(), WithMaxCreateRev(max))`.
@@ -90,10 +92,7 @@ impl Store {
 
     /// Events on `key` at or after `start_rev`: (revision, deleted).
     pub fn events_since(&self, key: &str, start_rev: Revision) -> Vec<(Revision, bool)> {
-        self.history
-            .get(key)
-            .map(|h| h.iter().filter(|(r, _)| *r >= start_rev).copied().collect())
-            .unwrap_or_default()
+        self.history.get(key).map(|h| h.iter().filter(|(r, _)| *r >= start_rev).copied().collect()).unwrap_or_default()
     }
 }
 

@@ -10,6 +10,7 @@ use locksim_simulator::process::NodeId;
 use locksim_simulator::time::Nanos;
 
 /// A lease id (the log index of the entry that granted it: unique and the same on every member).
+/// Traces print it in decimal; the mutex key carries it in hex, as `mutex.go` does.
 pub type LeaseId = u64;
 /// An MVCC revision (etcd's main revision; the store starts at 1).
 pub type Revision = u64;
@@ -49,7 +50,7 @@ impl fmt::Debug for Op {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Op::LeaseGrant { ttl_ns } => write!(f, "LeaseGrant ttl={}ms", ttl_ns / 1_000_000),
-            Op::KeepAlive { lease } => write!(f, "KeepAlive {lease:x}"),
+            Op::KeepAlive { lease } => write!(f, "KeepAlive {lease}"),
             Op::MutexTxn { my_key, .. } => write!(f, "Txn put-if-absent {my_key} + first-create"),
             Op::Get { key } => write!(f, "Get {key}"),
             Op::LastCreateBelow { prefix, max_create_rev } => {
@@ -86,14 +87,28 @@ pub struct KeyInfo {
 /// A successful answer.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Reply {
-    LeaseGranted { lease: LeaseId, ttl_ns: Nanos },
+    LeaseGranted {
+        lease: LeaseId,
+        ttl_ns: Nanos,
+    },
     /// `ttl_ns` 0: the lease is gone (clientv3 closes the keep-alive).
-    KeepAlive { lease: LeaseId, ttl_ns: Nanos },
+    KeepAlive {
+        lease: LeaseId,
+        ttl_ns: Nanos,
+    },
     /// `my_create_rev`: the create revision of the own key (the put's revision when it
     /// succeeded); `owner`: the key with the lowest create revision under the prefix.
-    Txn { succeeded: bool, my_create_rev: Revision, owner: Option<KeyInfo> },
-    Range { kv: Option<KeyInfo> },
-    Deleted { count: u64 },
+    Txn {
+        succeeded: bool,
+        my_create_rev: Revision,
+        owner: Option<KeyInfo>,
+    },
+    Range {
+        kv: Option<KeyInfo>,
+    },
+    Deleted {
+        count: u64,
+    },
 }
 
 /// Why a call failed.
@@ -132,6 +147,20 @@ pub struct WatchEvent {
     pub deleted: bool,
 }
 
+/// A gRPC (HTTP/2) keepalive ping on the client's connection.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ping {
+    pub seq: u64,
+}
+
+/// The transport's answer to a [`Ping`]; `incarnation` changes when the member restarted (a new
+/// process: the old connection is gone, and with it the watches on it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pong {
+    pub seq: u64,
+    pub incarnation: u64,
+}
+
 /// Who is waiting for a log entry's result: (member that proposed it, its request tag).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Origin {
@@ -158,7 +187,7 @@ impl fmt::Debug for Cmd {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
             CmdKind::LeaseGrant { ttl_ns } => write!(f, "LeaseGrant({}ms)", ttl_ns / 1_000_000),
-            CmdKind::LeaseRevoke { lease } => write!(f, "LeaseRevoke({lease:x})"),
+            CmdKind::LeaseRevoke { lease } => write!(f, "LeaseRevoke({lease})"),
             CmdKind::MutexTxn { my_key, .. } => write!(f, "Txn({my_key})"),
             CmdKind::Delete { key } => write!(f, "Delete({key})"),
         }
@@ -171,10 +200,22 @@ pub enum Peer {
     /// A follower's proposal handed to the leader (raft `MsgProp`).
     Propose(Cmd),
     /// A follower asks the leader for a read index (raft `MsgReadIndex`).
-    ReadIndex { rid: u64 },
+    ReadIndex {
+        rid: u64,
+    },
     /// The leader's answer: `None` when it could not confirm its leadership.
-    ReadIndexReply { rid: u64, index: Option<u64> },
+    ReadIndexReply {
+        rid: u64,
+        index: Option<u64>,
+    },
     /// A follower forwards a keep-alive to the leader (etcd's `/leases` peer handler).
-    Renew { rid: u64, lease: LeaseId },
-    RenewReply { rid: u64, lease: LeaseId, ttl_ns: Nanos },
+    Renew {
+        rid: u64,
+        lease: LeaseId,
+    },
+    RenewReply {
+        rid: u64,
+        lease: LeaseId,
+        ttl_ns: Nanos,
+    },
 }

@@ -18,7 +18,9 @@
 //! - watches live on the member the client talks to and fire when that member applies the change.
 //!
 //! Durable across a crash: the Raft state, the store and the leases (etcd's WAL and backend);
-//! lost: watches, waiting requests, lease expiry times.
+//! lost: watches, waiting requests, lease expiry times. The transport answers the client's gRPC
+//! keepalive pings with the member's incarnation, so a client learns that a restart dropped its
+//! connection (and its watch).
 
 use std::collections::BTreeMap;
 
@@ -29,7 +31,7 @@ use locksim_simulator::time::{ms_to_ns, Nanos};
 use super::lessor::{Lessor, Renewal};
 use super::mvcc::Store;
 use super::protocol::{
-    Cmd, CmdKind, EtcdError, LeaseId, Op, Origin, Peer, Reply, Request, Response, Revision, WatchEvent,
+    Cmd, CmdKind, EtcdError, LeaseId, Op, Origin, Peer, Ping, Pong, Reply, Request, Response, Revision, WatchEvent,
 };
 use crate::consensus::{Committed, ConsensusMsg, Replica};
 
@@ -94,7 +96,9 @@ impl EtcdServer {
     pub fn new(index: usize, members: Vec<String>, cfg: ServerConfig, raft: crate::consensus::Config) -> Self {
         EtcdServer {
             cfg,
-            replica: Replica::new(index, members, raft),
+            // The cluster has been running with server-0 as leader (the scenario format's
+            // convention for models with a leader).
+            replica: Replica::new(index, members, raft).with_initial_leader(0),
             store: Store::new(),
             lessor: Lessor::default(),
             incarnation: 0,
@@ -291,7 +295,7 @@ impl EtcdServer {
                     Some(l) => {
                         let keys: Vec<String> = l.keys.into_iter().collect();
                         let n = self.delete_keys(ctx, &keys);
-                        ctx.note(|| format!("lease {lease:x} revoked: {n} keys deleted"));
+                        ctx.note(|| format!("lease {lease} revoked: {n} keys deleted"));
                         n
                     }
                     None => 0,
@@ -415,9 +419,16 @@ impl Process for EtcdServer {
             }
             Err(msg) => msg,
         };
-        if let Ok(p) = downcast::<Peer>(msg) {
-            self.on_peer(ctx, from, *p);
-            self.settle(ctx);
+        let msg = match downcast::<Peer>(msg) {
+            Ok(p) => {
+                self.on_peer(ctx, from, *p);
+                return self.settle(ctx);
+            }
+            Err(msg) => msg,
+        };
+        if let Ok(p) = downcast::<Ping>(msg) {
+            // Answered by the transport, with no processing time.
+            ctx.send(from, Pong { seq: p.seq, incarnation: self.incarnation });
         }
     }
 
@@ -429,7 +440,7 @@ impl Process for EtcdServer {
             if self.replica.is_leader() {
                 let now = ctx.now_mono_ns();
                 for lease in self.lessor.expired(now) {
-                    ctx.note(|| format!("lease {lease:x} expired: proposing revoke"));
+                    ctx.note(|| format!("lease {lease} expired: proposing revoke"));
                     let _ = self.replica.propose(ctx, Cmd { origin: None, kind: CmdKind::LeaseRevoke { lease } });
                 }
             }

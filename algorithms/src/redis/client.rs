@@ -99,13 +99,19 @@ struct Pending {
 enum ReqKind {
     /// An acquisition attempt; `value` is the plain pattern's random value; `waited` says a
     /// `WAIT` was pipelined.
-    Lock { value: u64, nested: bool, waited: bool },
+    Lock {
+        value: u64,
+        nested: bool,
+        waited: bool,
+    },
     /// A release call: answered with `Released`.
     Unlock,
     /// An unlock nobody waits for (a grant refused by `replica_ack`, or one that came after the
     /// acquisition was cancelled).
     Cleanup,
-    Renew { seq: u32 },
+    Renew {
+        seq: u32,
+    },
     Subscribe,
     Unsubscribe,
 }
@@ -114,13 +120,21 @@ enum ReqKind {
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Acq {
     Idle,
-    Requested { req: u64 },
+    Requested {
+        req: u64,
+    },
     /// Plain pattern: sleeping `retry_ms`.
-    RetryWait { seq: u32 },
+    RetryWait {
+        seq: u32,
+    },
     /// Redisson: subscribing to the unlock channel before trying again.
-    Subscribing { req: u64 },
+    Subscribing {
+        req: u64,
+    },
     /// Redisson: waiting for the unlock message or the TTL.
-    WaitUnlock { seq: u32 },
+    WaitUnlock {
+        seq: u32,
+    },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -219,7 +233,8 @@ impl RedisLockClient {
             Command::SetNxPx { key, value, px_ms: self.cfg.ttl_ms, fence: self.cfg.fencing }
         };
         let available = self.available_replicas();
-        let wait = (self.cfg.replica_ack && available > 0).then_some(WaitSpec { replicas: available, timeout_ms: WAIT_TIMEOUT_MS });
+        let wait = (self.cfg.replica_ack && available > 0)
+            .then_some(WaitSpec { replicas: available, timeout_ms: WAIT_TIMEOUT_MS });
         let req = self.request(ctx, key, cmd, wait, ReqKind::Lock { value, nested, waited: wait.is_some() });
         self.state(key).acq = Acq::Requested { req };
     }
@@ -227,7 +242,9 @@ impl RedisLockClient {
     /// The unlock command for a lock this library holds (or just took).
     fn unlock_cmd(&self, key: LockKey, value: u64) -> Command {
         match (self.cfg.watchdog, self.cfg.unlock) {
-            (true, UnlockMode::CompareAndDelete) => Command::HUnlock { key, owner: self.owner, lease_ms: self.cfg.ttl_ms },
+            (true, UnlockMode::CompareAndDelete) => {
+                Command::HUnlock { key, owner: self.owner, lease_ms: self.cfg.ttl_ms }
+            }
             // Redisson `forceUnlock`: DEL and publish.
             (true, UnlockMode::Del) => Command::Del { key, publish: true },
             (false, UnlockMode::CompareAndDelete) => Command::DelIfEquals { key, value },
@@ -251,7 +268,15 @@ impl RedisLockClient {
         ctx.set_timer(after, tag(K_RENEW, key, seq));
     }
 
-    fn on_lock_answer(&mut self, ctx: &mut Ctx, out: &mut LockEvents, id: u64, key: LockKey, kind: ReqKind, r: Response) {
+    fn on_lock_answer(
+        &mut self,
+        ctx: &mut Ctx,
+        out: &mut LockEvents,
+        id: u64,
+        key: LockKey,
+        kind: ReqKind,
+        r: Response,
+    ) {
         let ReqKind::Lock { value, nested, waited } = kind else { return };
         let current = self.state(key).acq == Acq::Requested { req: id };
         match r.answer {
@@ -361,7 +386,9 @@ impl RedisLockClient {
                     Answer::Reply(Reply::Int(0)) => {
                         // LockTask: the key is gone; cancel the renewal. Nobody tells the holder.
                         self.state(key).renew_seq = None;
-                        ctx.note(|| format!("lock {key}: watchdog renewal found the lock gone; renewal stops (holder not told)"));
+                        ctx.note(|| {
+                            format!("lock {key}: watchdog renewal found the lock gone; renewal stops (holder not told)")
+                        });
                     }
                     _ => {
                         let after = self.lease_ns() / 3;
@@ -453,9 +480,11 @@ impl RedisLockClient {
 
 impl LockClient for RedisLockClient {
     fn on_start(&mut self, ctx: &mut Ctx, _out: &mut LockEvents) {
-        self.servers = (0..self.cfg.servers).map(|i| ctx.node_named(&format!("server-{i}")).expect("server exists")).collect();
-        self.sentinels =
-            (0..self.cfg.sentinels).map(|i| ctx.node_named(&format!("sentinel-{i}")).expect("sentinel exists")).collect();
+        self.servers =
+            (0..self.cfg.servers).map(|i| ctx.node_named(&format!("server-{i}")).expect("server exists")).collect();
+        self.sentinels = (0..self.cfg.sentinels)
+            .map(|i| ctx.node_named(&format!("sentinel-{i}")).expect("sentinel exists"))
+            .collect();
         self.primary = self.servers[0];
         self.config_epoch = 0;
         self.owner = ctx.rng().gen();

@@ -59,24 +59,43 @@ pub struct Entry {
 #[derive(Clone, Debug, PartialEq)]
 pub enum WriteOp {
     /// `SET key value PXAT at` (or without expiry).
-    Set { key: Key, value: Value, expire_at_wall_ns: Option<i64> },
-    Del { key: Key },
+    Set {
+        key: Key,
+        value: Value,
+        expire_at_wall_ns: Option<i64>,
+    },
+    Del {
+        key: Key,
+    },
     /// `PEXPIREAT key at`.
-    PExpireAt { key: Key, at_wall_ns: i64 },
+    PExpireAt {
+        key: Key,
+        at_wall_ns: i64,
+    },
     /// `HINCRBY key field by` (the field is removed when it reaches 0 only through `Del`).
-    HIncrBy { key: Key, field: u64, by: i64 },
+    HIncrBy {
+        key: Key,
+        field: u64,
+        by: i64,
+    },
     /// `INCR key`.
-    Incr { key: Key },
+    Incr {
+        key: Key,
+    },
 }
 
 /// What a script or command answered.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Reply {
     /// The lock was taken by this call; the fencing token when the script `INCR`ed one.
-    Acquired { token: Option<u64> },
+    Acquired {
+        token: Option<u64>,
+    },
     /// The lock is held by another owner; `pttl_ms` is its remaining time when the command
     /// reports it (Redisson's script returns `PTTL`; `SET NX` only says nil).
-    Taken { pttl_ms: Option<i64> },
+    Taken {
+        pttl_ms: Option<i64>,
+    },
     Int(i64),
     Nil,
 }
@@ -116,7 +135,10 @@ impl Keyspace {
                 }
             }
             WriteOp::HIncrBy { key, field, by } => {
-                let e = self.entries.entry(*key).or_insert(Entry { value: Value::Hash(BTreeMap::new()), expire_at_wall_ns: None });
+                let e = self
+                    .entries
+                    .entry(*key)
+                    .or_insert(Entry { value: Value::Hash(BTreeMap::new()), expire_at_wall_ns: None });
                 if let Value::Hash(h) = &mut e.value {
                     *h.entry(*field).or_insert(0) += by;
                 }
@@ -180,7 +202,14 @@ impl Keyspace {
     }
 
     /// `SET lock value NX PX px_ms`, then `INCR` of the token key when `fence` (one script).
-    pub fn set_nx_px(&mut self, lock: LockKey, value: u64, px_ms: u64, fence: bool, now_wall_ns: i64) -> (Reply, Vec<WriteOp>) {
+    pub fn set_nx_px(
+        &mut self,
+        lock: LockKey,
+        value: u64,
+        px_ms: u64,
+        fence: bool,
+        now_wall_ns: i64,
+    ) -> (Reply, Vec<WriteOp>) {
         let key = Key::Lock(lock);
         let mut ops = Vec::new();
         self.expire_if_needed(key, now_wall_ns, &mut ops);
@@ -222,18 +251,31 @@ impl Keyspace {
 
     /// Redisson's lock script (with `fence`, RedissonFencedLock's, which `INCR`s the token key on
     /// every acquisition, re-entry included).
-    pub fn hlock(&mut self, lock: LockKey, owner: u64, lease_ms: u64, fence: bool, now_wall_ns: i64) -> (Reply, Vec<WriteOp>) {
+    pub fn hlock(
+        &mut self,
+        lock: LockKey,
+        owner: u64,
+        lease_ms: u64,
+        fence: bool,
+        now_wall_ns: i64,
+    ) -> (Reply, Vec<WriteOp>) {
         let key = Key::Lock(lock);
         let mut ops = Vec::new();
         self.expire_if_needed(key, now_wall_ns, &mut ops);
         let free = !self.entries.contains_key(&key);
-        let ours = matches!(self.entries.get(&key), Some(Entry { value: Value::Hash(h), .. }) if h.contains_key(&owner));
+        let ours =
+            matches!(self.entries.get(&key), Some(Entry { value: Value::Hash(h), .. }) if h.contains_key(&owner));
         if !(free || ours) {
             return (Reply::Taken { pttl_ms: Some(self.pttl_ms(&key, now_wall_ns)) }, ops);
         }
         let token = fence.then(|| self.incr_fence(lock, &mut ops));
         let at = now_wall_ns + lease_ms as i64 * NS_PER_MS;
-        ops.extend(self.commit(vec![WriteOp::HIncrBy { key, field: owner, by: 1 }, WriteOp::PExpireAt { key, at_wall_ns: at }]));
+        ops.extend(
+            self.commit(vec![
+                WriteOp::HIncrBy { key, field: owner, by: 1 },
+                WriteOp::PExpireAt { key, at_wall_ns: at },
+            ]),
+        );
         (Reply::Acquired { token }, ops)
     }
 
@@ -242,7 +284,8 @@ impl Keyspace {
         let key = Key::Lock(lock);
         let mut ops = Vec::new();
         self.expire_if_needed(key, now_wall_ns, &mut ops);
-        let ours = matches!(self.entries.get(&key), Some(Entry { value: Value::Hash(h), .. }) if h.contains_key(&owner));
+        let ours =
+            matches!(self.entries.get(&key), Some(Entry { value: Value::Hash(h), .. }) if h.contains_key(&owner));
         if !ours {
             return (Reply::Int(0), ops);
         }
@@ -253,7 +296,13 @@ impl Keyspace {
 
     /// Redisson's unlock script. Returns the reply and ops, and whether the unlock message is to
     /// be published (the lock was freed).
-    pub fn hunlock(&mut self, lock: LockKey, owner: u64, lease_ms: u64, now_wall_ns: i64) -> (Reply, Vec<WriteOp>, bool) {
+    pub fn hunlock(
+        &mut self,
+        lock: LockKey,
+        owner: u64,
+        lease_ms: u64,
+        now_wall_ns: i64,
+    ) -> (Reply, Vec<WriteOp>, bool) {
         let key = Key::Lock(lock);
         let mut ops = Vec::new();
         self.expire_if_needed(key, now_wall_ns, &mut ops);

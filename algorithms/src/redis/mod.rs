@@ -27,7 +27,9 @@ pub mod sentinel;
 pub mod server;
 
 use locksim_simulator::lockclient::LockClient;
-use locksim_simulator::model::{Cluster, ClusterSpec, Model, ParamKind, ParamProblem, ParamSpec, Params, WorkloadFacts};
+use locksim_simulator::model::{
+    Cluster, ClusterSpec, Model, ParamKind, ParamProblem, ParamSpec, Params, WorkloadFacts,
+};
 use locksim_simulator::process::{NodeKind, Process};
 
 use client::{ClientConfig, RedisLockClient, UnlockMode};
@@ -171,13 +173,15 @@ impl Model for Redis {
         for key in ["replication_lag_ms", "retry_ms", "service_ms"] {
             let d = params.dist(key);
             if d.min_value() < 0.0 {
-                problems.push(ParamProblem { key: key.into(), message: format!("{key} must not be negative, found {d}") });
+                problems
+                    .push(ParamProblem { key: key.into(), message: format!("{key} must not be negative, found {d}") });
             }
         }
         if params.f64("ttl_ms") < 3.0 && params.bool("watchdog") {
             problems.push(ParamProblem {
                 key: "ttl_ms".into(),
-                message: "with the watchdog, ttl_ms is the lease renewed every lease/3 ms: it must be at least 3".into(),
+                message: "with the watchdog, ttl_ms is the lease renewed every lease/3 ms: it must be at least 3"
+                    .into(),
             });
         }
         problems
@@ -193,7 +197,9 @@ impl Model for Redis {
         }
         let replicas = params.int("replicas");
         if params.bool("replica_ack") && replicas == 0 {
-            notes.push("replica_ack with replicas = 0: no replica is available, so Redisson skips the WAIT check".into());
+            notes.push(
+                "replica_ack with replicas = 0: no replica is available, so Redisson skips the WAIT check".into(),
+            );
         }
         if replicas == 0 && params.int("sentinels") != 3 {
             notes.push("sentinels is ignored with replicas = 0 (Sentinel has nothing to promote)".into());
@@ -221,7 +227,13 @@ impl Model for Redis {
             initial_primary: "server-0".into(),
         };
         let mut services: Vec<(String, NodeKind, Box<dyn Process>)> = (0..=replicas)
-            .map(|i| (format!("server-{i}"), NodeKind::Server, Box::new(RedisServer::new(server_cfg.clone())) as Box<dyn Process>))
+            .map(|i| {
+                (
+                    format!("server-{i}"),
+                    NodeKind::Server,
+                    Box::new(RedisServer::new(server_cfg.clone())) as Box<dyn Process>,
+                )
+            })
             .collect();
         if replicas > 0 {
             let sentinels = params.int("sentinels") as usize;
@@ -237,7 +249,8 @@ impl Model for Redis {
             }
         }
         let cfg = Self::client_config(params);
-        let clients = (0..spec.clients).map(|_| Box::new(RedisLockClient::new(cfg.clone())) as Box<dyn LockClient>).collect();
+        let clients =
+            (0..spec.clients).map(|_| Box::new(RedisLockClient::new(cfg.clone())) as Box<dyn LockClient>).collect();
         Cluster { services, clients, ordered_links: true, leaderless: false }
     }
 }

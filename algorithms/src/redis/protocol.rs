@@ -87,7 +87,13 @@ pub struct FullSync {
 
 impl fmt::Debug for FullSync {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "FullSync {{ repl_id: {:04x}, offset: {}, keys: {} }}", self.repl_id & 0xffff, self.offset, self.data.len())
+        write!(
+            f,
+            "FullSync {{ repl_id: {:04x}, offset: {}, keys: {} }}",
+            self.repl_id & 0xffff,
+            self.offset,
+            self.data.len()
+        )
     }
 }
 

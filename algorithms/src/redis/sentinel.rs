@@ -231,7 +231,11 @@ impl Sentinel {
                 let name = ctx.name_of(id).to_string();
                 ctx.note(|| format!("{}sdown {name}", if sdown { "+" } else { "-" }));
                 if id != primary {
-                    let event = if sdown { SentinelEvent::ReplicaDown { node: id } } else { SentinelEvent::ReplicaUp { node: id } };
+                    let event = if sdown {
+                        SentinelEvent::ReplicaDown { node: id }
+                    } else {
+                        SentinelEvent::ReplicaUp { node: id }
+                    };
                     for &c in &self.clients {
                         ctx.send(c, event.clone());
                     }
@@ -247,7 +251,8 @@ impl Sentinel {
 
     fn send_hello(&mut self, ctx: &mut Ctx, now: Nanos) {
         self.last_hello = Some(now);
-        let hello = Hello { current_epoch: self.current_epoch, config_epoch: self.config_epoch, primary: self.primary() };
+        let hello =
+            Hello { current_epoch: self.current_epoch, config_epoch: self.config_epoch, primary: self.primary() };
         for p in &self.peers {
             ctx.send(p.id, hello.clone());
         }
@@ -269,7 +274,9 @@ impl Sentinel {
         if odown != self.odown {
             self.odown = odown;
             let name = ctx.name_of(self.primary()).to_string();
-            ctx.note(|| format!("{}odown {name} ({votes_down}/{} agree)", if odown { "+" } else { "-" }, self.cfg.quorum));
+            ctx.note(|| {
+                format!("{}odown {name} ({votes_down}/{} agree)", if odown { "+" } else { "-" }, self.cfg.quorum)
+            });
         }
         let mut forced = false;
         if self.odown
@@ -330,7 +337,9 @@ impl Sentinel {
                 }
             }
         }
-        let best = |c: &BTreeMap<NodeId, usize>| c.iter().max_by_key(|(id, v)| (**v, std::cmp::Reverse(**id))).map(|(id, v)| (*id, *v));
+        let best = |c: &BTreeMap<NodeId, usize>| {
+            c.iter().max_by_key(|(id, v)| (**v, std::cmp::Reverse(**id))).map(|(id, v)| (*id, *v))
+        };
         let winner = best(&counters).map(|(id, _)| id);
         let my = self.vote_for(ctx, epoch, winner.unwrap_or(self.me));
         if let Some((l, e)) = my {
@@ -340,7 +349,7 @@ impl Sentinel {
         }
         let (winner, votes) = best(&counters)?;
         let voters = self.peers.len() + 1;
-        (votes >= voters / 2 + 1 && votes >= self.cfg.quorum).then_some(winner)
+        (votes > voters / 2 && votes >= self.cfg.quorum).then_some(winner)
     }
 
     fn failover_step(&mut self, ctx: &mut Ctx, now: Nanos) {
@@ -498,8 +507,8 @@ impl Process for Sentinel {
         };
         let msg = match downcast::<IsMasterDownReq>(msg) {
             Ok(q) => {
-                let down = Some(q.primary) == self.primary
-                    && self.idx(q.primary).is_some_and(|i| self.instances[i].sdown);
+                let down =
+                    Some(q.primary) == self.primary && self.idx(q.primary).is_some_and(|i| self.instances[i].sdown);
                 let ours = Some(q.primary) == self.primary;
                 let leader = q.candidate.filter(|_| ours).and_then(|c| self.vote_for(ctx, q.epoch, c));
                 return ctx.send(from, IsMasterDownReply { primary: q.primary, down, leader });

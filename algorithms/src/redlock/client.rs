@@ -133,8 +133,13 @@ struct Round {
 #[derive(Debug)]
 enum Phase {
     Round(Round),
-    RetryWait { tag: u64 },
-    Holding { validity_tag: Option<(TimerId, u64)>, lost: bool },
+    RetryWait {
+        tag: u64,
+    },
+    /// The validity timer runs until it fires (then `Lost`) or the application releases.
+    Holding {
+        validity_tag: Option<(TimerId, u64)>,
+    },
 }
 
 /// One lock key this client is acquiring, holding or releasing.
@@ -143,8 +148,7 @@ struct Lock {
     value: u64,
     /// Attempts started so far in this acquire call.
     attempts: u32,
-    /// The last SET round's successes and answers (for the failure reason).
-    last_ok: usize,
+    /// Answers (OK or nil) in the last SET round: none at all makes the failure `Unavailable`.
     last_answers: usize,
     phase: Phase,
 }
@@ -292,7 +296,6 @@ impl RedlockClient {
                 let validity = validity_ns(self.cfg.ttl_ns, elapsed_ns, self.cfg.drift_ns);
                 let q = self.cfg.quorum();
                 let lock = self.locks.get_mut(&key).expect("lock");
-                lock.last_ok = round.ok;
                 lock.last_answers = round.ok + round.nil;
                 let (ok, attempt) = (round.ok, lock.attempts);
                 if round.ok >= q && validity > 0 {
@@ -304,8 +307,7 @@ impl RedlockClient {
                         )
                     });
                     let validity_tag = Some(self.arm(ctx, validity as Nanos, key));
-                    self.locks.get_mut(&key).expect("lock").phase =
-                        Phase::Holding { validity_tag, lost: false };
+                    self.locks.get_mut(&key).expect("lock").phase = Phase::Holding { validity_tag };
                     out.push(LockEvent::Granted { key, token: None });
                 } else {
                     ctx.note(|| {
@@ -325,11 +327,7 @@ impl RedlockClient {
                     let (_, tag) = self.arm(ctx, delay_ns, key);
                     self.locks.get_mut(&key).expect("lock").phase = Phase::RetryWait { tag };
                 } else {
-                    let reason = if lock.last_answers == 0 {
-                        FailReason::Unavailable
-                    } else {
-                        FailReason::Refused
-                    };
+                    let reason = if lock.last_answers == 0 { FailReason::Unavailable } else { FailReason::Refused };
                     let attempts = lock.attempts;
                     ctx.note(|| format!("redlock gives up lock{key} after {attempts} attempts"));
                     self.locks.remove(&key);
@@ -384,10 +382,7 @@ impl LockClient for RedlockClient {
         // expire on their own (the validity has already run out).
         self.forget(ctx, key);
         let value = ctx.rng().gen::<u64>();
-        self.locks.insert(
-            key,
-            Lock { value, attempts: 0, last_ok: 0, last_answers: 0, phase: Phase::RetryWait { tag: 0 } },
-        );
+        self.locks.insert(key, Lock { value, attempts: 0, last_answers: 0, phase: Phase::RetryWait { tag: 0 } });
         self.start_attempt(ctx, key);
     }
 
@@ -451,9 +446,8 @@ impl LockClient for RedlockClient {
                 self.advance(ctx, out, key);
             }
             Phase::RetryWait { tag: t } if *t == tag => self.start_attempt(ctx, key),
-            Phase::Holding { validity_tag, lost } if validity_tag.is_some_and(|(_, t)| t == tag) => {
+            Phase::Holding { validity_tag } if validity_tag.is_some_and(|(_, t)| t == tag) => {
                 *validity_tag = None;
-                *lost = true;
                 let honour = self.cfg.respect_validity;
                 ctx.note(|| format!("redlock validity of lock{key} ran out before release (honour={honour})"));
                 out.push(LockEvent::Lost { key, honour });

@@ -124,7 +124,7 @@ pub struct RedisMaster {
     last_event_mono_ns: Nanos,
     /// Set at a crash; the restarted master answers nothing until this monotonic time.
     silent_until_mono_ns: Option<Nanos>,
-    /// Whether the current incarnation is down (crashed and not yet restarted).
+    /// Between a crash and the restart: the crash instant as the master knows it.
     crashed_at_mono_ns: Option<Nanos>,
     fsync_timer: Option<TimerId>,
 }

@@ -161,7 +161,7 @@ impl Model for Redlock {
     fn limitations(&self, params: &Params, workload: &WorkloadFacts) -> Vec<String> {
         let mut notes = Vec::new();
         let masters = params.int("masters") as usize;
-        if masters % 2 == 0 {
+        if masters.is_multiple_of(2) {
             notes.push(format!(
                 "masters = {masters} is even: the quorum is {} (N/2 + 1), so it tolerates {} unreachable masters, no more than {} masters would",
                 quorum(masters),
@@ -196,7 +196,11 @@ impl Model for Redlock {
         let services = (0..cfg.masters)
             .map(|i| {
                 let master = RedisMaster::new(persistence, restart_delay_ns, service_ms.clone());
-                (format!("server-{i}"), NodeKind::Server, Box::new(master) as Box<dyn locksim_simulator::process::Process>)
+                (
+                    format!("server-{i}"),
+                    NodeKind::Server,
+                    Box::new(master) as Box<dyn locksim_simulator::process::Process>,
+                )
             })
             .collect();
         let clients = (0..spec.clients)

@@ -46,13 +46,9 @@ pub struct Reply {
 impl fmt::Debug for Request {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.cmd {
-            Command::SetNx { key, value, ttl_ns } => write!(
-                f,
-                "SET lock{key} {:08x} NX PX {} #{}",
-                value as u32,
-                ttl_ns / 1_000_000,
-                self.id
-            ),
+            Command::SetNx { key, value, ttl_ns } => {
+                write!(f, "SET lock{key} {:08x} NX PX {} #{}", value as u32, ttl_ns / 1_000_000, self.id)
+            }
             Command::Unlock { key, value } => {
                 write!(f, "UNLOCK lock{key} {:08x} #{}", value as u32, self.id)
             }

@@ -26,7 +26,7 @@
 //! ZooKeeper watcher gets it) and list the children again once connected; only watch events on
 //! nodes count as notifications.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use rand::Rng;
 
@@ -76,15 +76,24 @@ enum Step {
     /// `getChildren` is out.
     List,
     /// `getData(pred, watch)` is out; `fired` if the watch already went off.
-    SetWatch { pred: ZPath, fired: bool },
+    SetWatch {
+        pred: ZPath,
+        fired: bool,
+    },
     /// The watch is set: waiting for it to fire.
-    Wait { pred: ZPath },
+    Wait {
+        pred: ZPath,
+    },
     /// We hold it but do not know our czxid yet (recovered node): `getData` on our own node.
     StatOwn,
     /// Backing off before redoing `then`.
-    Sleep { then: Redo },
+    Sleep {
+        then: Redo,
+    },
     /// naive: `exists(path, watch)` is out; `fired` if the watch already went off.
-    NaiveExists { fired: bool },
+    NaiveExists {
+        fired: bool,
+    },
     /// naive: the watch is set.
     NaiveWait,
     Held,
@@ -122,16 +131,29 @@ struct KeyState {
 /// What an operation's answer is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Purpose {
-    Lock { key: LockKey, gen: u64 },
+    Lock {
+        key: LockKey,
+        gen: u64,
+    },
     /// `delete().guaranteed()` carrying on after the caller moved on.
     Delete(ZPath),
     /// Curator's `FindAndDeleteProtectedNodeInBackground`: an abandoned protected create.
-    FindAndDelete { key: LockKey, protection: u32, name: LockName },
+    FindAndDelete {
+        key: LockKey,
+        protection: u32,
+        name: LockName,
+    },
     /// naive: the node's path is shared, so a delete whose answer was lost is retried only
     /// after reading the node and finding it is still ours (same czxid).
-    CheckOwner { path: ZPath, czxid: Zxid },
+    CheckOwner {
+        path: ZPath,
+        czxid: Zxid,
+    },
     /// naive: the delete that follows a successful check.
-    CheckedDelete { path: ZPath, czxid: Zxid },
+    CheckedDelete {
+        path: ZPath,
+        czxid: Zxid,
+    },
 }
 
 /// The ZooKeeper lock client of one client node.
@@ -140,6 +162,8 @@ pub struct ZkClient {
     conn: Connection,
     keys: BTreeMap<LockKey, KeyState>,
     purposes: BTreeMap<u64, Purpose>,
+    /// naive: czxids of our own nodes a background delete is removing (never to be adopted).
+    doomed: BTreeSet<Zxid>,
     next_tag: u64,
     next_gen: u64,
 }
@@ -147,7 +171,15 @@ pub struct ZkClient {
 impl ZkClient {
     pub fn new(cfg: ClientConfig) -> Self {
         let conn = Connection::new(cfg.servers.clone(), cfg.session_timeout_ms);
-        ZkClient { cfg, conn, keys: BTreeMap::new(), purposes: BTreeMap::new(), next_tag: 0, next_gen: 0 }
+        ZkClient {
+            cfg,
+            conn,
+            keys: BTreeMap::new(),
+            purposes: BTreeMap::new(),
+            doomed: BTreeSet::new(),
+            next_tag: 0,
+            next_gen: 0,
+        }
     }
 
     fn call(&mut self, ctx: &mut Ctx, purpose: Purpose, op: Op) {
@@ -162,6 +194,7 @@ impl ZkClient {
     fn delete_in_background(&mut self, ctx: &mut Ctx, path: ZPath, czxid: Option<Zxid>) {
         match (path, czxid) {
             (ZPath::Naive { .. }, Some(czxid)) => {
+                self.doomed.insert(czxid);
                 self.call(ctx, Purpose::CheckOwner { path, czxid }, Op::Exists { path, watch: false })
             }
             _ => self.call(ctx, Purpose::Delete(path), Op::Delete(path)),
@@ -232,7 +265,9 @@ impl ZkClient {
         let Some(st) = self.keys.remove(&key) else { return };
         match st.ours {
             Some((path, czxid)) => self.delete_in_background(ctx, path, czxid),
-            None if self.cfg.recipe != Recipe::Naive && matches!(st.step, Step::Create | Step::Recover | Step::Sleep { .. }) => {
+            None if self.cfg.recipe != Recipe::Naive
+                && matches!(st.step, Step::Create | Step::Recover | Step::Sleep { .. }) =>
+            {
                 let p = Purpose::FindAndDelete { key, protection: st.protection, name: st.name };
                 self.call(ctx, p, Op::GetChildren(key));
             }
@@ -253,11 +288,18 @@ impl ZkClient {
     fn on_reply(&mut self, ctx: &mut Ctx, out: &mut LockEvents, purpose: Purpose, outcome: Outcome) {
         let (key, gen) = match purpose {
             Purpose::Lock { key, gen } => (key, gen),
-            Purpose::Delete(_) | Purpose::CheckedDelete { .. } => return,
+            Purpose::Delete(_) => return,
+            Purpose::CheckedDelete { czxid, .. } => {
+                self.doomed.remove(&czxid);
+                return;
+            }
             Purpose::CheckOwner { path, czxid } => {
-                if let Outcome::Stat(Some(stat)) = outcome {
-                    if stat.czxid == czxid {
-                        self.call(ctx, Purpose::CheckedDelete { path, czxid }, Op::Delete(path));
+                match outcome {
+                    Outcome::Stat(Some(stat)) if stat.czxid == czxid => {
+                        self.call(ctx, Purpose::CheckedDelete { path, czxid }, Op::Delete(path))
+                    }
+                    _ => {
+                        self.doomed.remove(&czxid);
                     }
                 }
                 return;
@@ -325,7 +367,8 @@ impl ZkClient {
             }
             (Step::StatOwn, Outcome::Err(ErrCode::NoNode)) => self.node_vanished(ctx, out, key),
             (Step::NaiveExists { fired }, Outcome::Stat(found)) => {
-                if let Some(stat) = found.filter(|s| s.owner == self.conn.session()) {
+                let session = self.conn.session();
+                if let Some(stat) = found.filter(|s| s.owner == session && !self.doomed.contains(&s.czxid)) {
                     // Our own node: a create whose answer was lost went through. Reading the
                     // node (as the paper's recipe does) shows it is ours, so we hold the lock.
                     st.ours = Some((ZPath::Naive { key }, Some(stat.czxid)));
@@ -591,6 +634,7 @@ impl LockClient for ZkClient {
         self.conn.crash();
         self.keys.clear();
         self.purposes.clear();
+        self.doomed.clear();
     }
 
     fn reentrant(&self) -> bool {

@@ -33,8 +33,7 @@ use locksim_simulator::process::{downcast, Ctx, Msg, NodeId, TimerId};
 use locksim_simulator::time::{Nanos, NS_PER_MS};
 
 use super::protocol::{
-    ConnectRequest, ConnectResponse, Disconnect, ErrCode, Op, Outcome, Request, Response,
-    SessionId, WatchEvent, Zxid,
+    ConnectRequest, ConnectResponse, Disconnect, ErrCode, Op, Outcome, Request, Response, SessionId, WatchEvent, Zxid,
 };
 use super::session::ClientTiming;
 
@@ -71,15 +70,23 @@ pub enum CallError {
 /// What the layer tells the recipes.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ConnEvent {
-    Reply { tag: Tag, outcome: Outcome },
-    Failed { tag: Tag, err: CallError },
+    Reply {
+        tag: Tag,
+        outcome: Outcome,
+    },
+    Failed {
+        tag: Tag,
+        err: CallError,
+    },
     Watch(WatchEvent),
     /// The ZooKeeper connection dropped (every watcher gets a `Disconnected` state event).
     Disconnected,
     /// Curator SUSPENDED.
     Suspended,
     /// Curator CONNECTED (first session) or RECONNECTED; `new_session` after LOST or expiry.
-    Connected { new_session: bool },
+    Connected {
+        new_session: bool,
+    },
     /// Curator LOST: the session is gone (or given up on).
     Lost,
 }
@@ -88,8 +95,12 @@ pub enum ConnEvent {
 enum Link {
     /// Not connected; a reconnect timer may be armed.
     Down,
-    Connecting { server: usize },
-    Up { server: usize },
+    Connecting {
+        server: usize,
+    },
+    Up {
+        server: usize,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -117,6 +128,9 @@ pub struct Connection {
     last_send_ns: Nanos,
     last_recv_ns: Nanos,
     next_xid: u64,
+    /// Messages sent / received on the current connection (see [`Request`]).
+    send_seq: u64,
+    recv_seq: u64,
     inflight: BTreeMap<u64, Tag>,
     /// Operations waiting for a connection: (serial, tag, op).
     queued: Vec<(u64, Tag, Op)>,
@@ -142,6 +156,8 @@ impl Connection {
             last_send_ns: 0,
             last_recv_ns: 0,
             next_xid: 1,
+            send_seq: 0,
+            recv_seq: 0,
             inflight: BTreeMap::new(),
             queued: Vec::new(),
             next_serial: 0,
@@ -221,7 +237,23 @@ impl Connection {
         self.next_xid += 1;
         self.inflight.insert(xid, tag);
         self.last_send_ns = ctx.now_mono_ns();
-        ctx.send(self.servers[server], Request { session: self.session, xid, op });
+        self.send_seq += 1;
+        ctx.send(self.servers[server], Request { session: self.session, xid, seq: self.send_seq, op });
+    }
+
+    /// Accepts the next message of the current connection by its number: a duplicate is
+    /// dropped (false); a gap means a message was lost, which on a TCP connection means the
+    /// connection broke.
+    fn in_sequence(&mut self, ctx: &mut Ctx, seq: u64, ev: &mut Vec<ConnEvent>) -> bool {
+        if seq <= self.recv_seq {
+            return false;
+        }
+        if seq > self.recv_seq + 1 {
+            self.lose_connection(ctx, "a message on the connection was lost", ev);
+            return false;
+        }
+        self.recv_seq = seq;
+        true
     }
 
     fn connect(&mut self, ctx: &mut Ctx) {
@@ -256,8 +288,8 @@ impl Connection {
     }
 
     fn arm_conn_check(&mut self, ctx: &mut Ctx) {
-        let due = (self.last_send_ns + self.timing.ping_after_ns())
-            .min(self.last_recv_ns + self.timing.read_timeout_ns());
+        let due =
+            (self.last_send_ns + self.timing.ping_after_ns()).min(self.last_recv_ns + self.timing.read_timeout_ns());
         if let Some((_, at)) = self.conn_timer {
             if at <= due {
                 return;
@@ -332,7 +364,7 @@ impl Connection {
         };
         let msg = match downcast::<WatchEvent>(msg) {
             Ok(w) => {
-                if self.server() == Some(from) {
+                if self.server() == Some(from) && self.in_sequence(ctx, w.seq, ev) {
                     self.last_recv_ns = ctx.now_mono_ns();
                     ev.push(ConnEvent::Watch(*w));
                 }
@@ -366,6 +398,9 @@ impl Connection {
         if self.server() != Some(from) {
             return; // an answer on a connection the client has given up on
         }
+        if !self.in_sequence(ctx, r.seq, ev) {
+            return;
+        }
         self.last_recv_ns = ctx.now_mono_ns();
         self.last_zxid = self.last_zxid.max(r.zxid);
         let Some(tag) = self.inflight.remove(&r.xid) else { return };
@@ -391,6 +426,8 @@ impl Connection {
                 self.timing = ClientTiming::new(timeout_ms);
                 self.link = Link::Up { server };
                 self.tried = 0;
+                self.send_seq = 0;
+                self.recv_seq = 0;
                 let now = ctx.now_mono_ns();
                 self.last_recv_ns = now;
                 self.last_send_ns = now;
@@ -439,8 +476,10 @@ impl Connection {
                     let xid = self.next_xid;
                     self.next_xid += 1;
                     self.last_send_ns = now;
+                    self.send_seq += 1;
                     // Nobody waits on a ping's answer: it only counts as something received.
-                    ctx.send(self.servers[server], Request { session: self.session, xid, op: Op::Ping });
+                    let req = Request { session: self.session, xid, seq: self.send_seq, op: Op::Ping };
+                    ctx.send(self.servers[server], req);
                 }
                 self.arm_conn_check(ctx);
             }

@@ -110,9 +110,15 @@ pub enum Op {
     /// `getChildren("/locks/<key>")`, no watch (Curator's lock does not watch the parent).
     GetChildren(LockKey),
     /// `getData(path, watch)`: NoNode if absent (then no watch is left, as in ZooKeeper).
-    GetData { path: ZPath, watch: bool },
+    GetData {
+        path: ZPath,
+        watch: bool,
+    },
     /// `exists(path, watch)`: the watch is left whether or not the node exists.
-    Exists { path: ZPath, watch: bool },
+    Exists {
+        path: ZPath,
+        watch: bool,
+    },
     Ping,
 }
 
@@ -131,24 +137,32 @@ pub enum ErrCode {
     SessionExpired,
 }
 
-/// A request from a client: its session, its own request number, the operation.
+/// A request from a client: its session, its own request number, the operation, and its
+/// position on this connection (`seq`, from 1). Links are TCP connections: a message is never
+/// silently missing from one. The simulated network can drop single messages, so both ends
+/// number what they send on a connection and treat a gap as the connection breaking, which is
+/// what TCP turns a lost segment into when retransmission does not save it.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Request {
     pub session: SessionId,
     pub xid: u64,
+    pub seq: u64,
     pub op: Op,
 }
 
 impl fmt::Debug for Request {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:?} s{:x} #{}", self.op, self.session, self.xid)
+        write!(f, "{:?} s{:x} #{} @{}", self.op, self.session, self.xid, self.seq)
     }
 }
 
 /// What a request got.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub enum Outcome {
-    Created { path: ZPath, czxid: Zxid },
+    Created {
+        path: ZPath,
+        czxid: Zxid,
+    },
     Deleted,
     /// The children, sorted by sequence.
     Children(Vec<ChildName>),
@@ -173,17 +187,19 @@ impl fmt::Debug for Stat {
 }
 
 /// A server's reply. `zxid` is the last zxid the server had applied (the client remembers the
-/// highest it saw and will not reconnect to a server that is behind it).
+/// highest it saw and will not reconnect to a server that is behind it). `seq` numbers the
+/// server's messages on this connection (see [`Request`]).
 #[derive(Clone, PartialEq, Eq)]
 pub struct Response {
     pub xid: u64,
     pub zxid: Zxid,
+    pub seq: u64,
     pub outcome: Outcome,
 }
 
 impl fmt::Debug for Response {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "#{} {:?} z{:x}", self.xid, self.outcome, self.zxid)
+        write!(f, "#{} {:?} z{:x} @{}", self.xid, self.outcome, self.zxid, self.seq)
     }
 }
 
@@ -194,23 +210,24 @@ pub enum EventType {
     NodeDeleted,
 }
 
-/// A one-shot watch firing, sent to the watching session's client.
+/// A one-shot watch firing, sent to the watching session's client (`seq` as in [`Response`]).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct WatchEvent {
     pub path: ZPath,
     pub kind: EventType,
+    pub seq: u64,
 }
 
 impl fmt::Debug for WatchEvent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "WATCH {:?} {:?}", self.kind, self.path)
+        write!(f, "WATCH {:?} {:?} @{}", self.kind, self.path, self.seq)
     }
 }
 
 /// The client's connect request: `session` 0 asks for a new session. `last_zxid` is the highest
 /// zxid the client has seen; a server that has applied less refuses the connection (ZooKeeper's
 /// guard that keeps a reconnecting client from going back in time).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct ConnectRequest {
     pub session: SessionId,
     pub timeout_ms: u64,
@@ -222,17 +239,45 @@ pub struct ConnectRequest {
 /// The server's answer to a connect: the session and the negotiated timeout, or `expired`
 /// (ZooKeeper answers a reconnect on a dead session with timeout 0), or a refusal (the server
 /// is behind the client or not serving).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub enum ConnectResponse {
     Connected { session: SessionId, timeout_ms: u64, attempt: u64 },
     Expired { session: SessionId, attempt: u64 },
     Refused { attempt: u64 },
 }
 
+impl fmt::Debug for ConnectRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "CONNECT s{:x} {}ms lastZxid {:x} try {}",
+            self.session, self.timeout_ms, self.last_zxid, self.attempt
+        )
+    }
+}
+
+impl fmt::Debug for ConnectResponse {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConnectResponse::Connected { session, timeout_ms, attempt } => {
+                write!(f, "CONNECTED s{session:x} {timeout_ms}ms try {attempt}")
+            }
+            ConnectResponse::Expired { session, attempt } => write!(f, "EXPIRED s{session:x} try {attempt}"),
+            ConnectResponse::Refused { attempt } => write!(f, "REFUSED try {attempt}"),
+        }
+    }
+}
+
 /// The server closes the client's connection (it stopped serving: it lost its leader).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Disconnect {
     pub session: SessionId,
+}
+
+impl fmt::Debug for Disconnect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "CLOSE s{:x}", self.session)
+    }
 }
 
 /// Follower → leader: is this session still alive? (ZooKeeper's REVALIDATE on a reconnect.)
@@ -259,11 +304,31 @@ pub struct LeaderPing {
 }
 
 /// Follower → leader: the sessions its clients touched since the last ping, with their timeouts
-/// (ZooKeeper's learner touch table, sent in the PING reply).
-#[derive(Clone, PartialEq, Eq, Debug)]
+/// (ZooKeeper's learner touch table, sent in the PING reply), and how many writes it has
+/// forwarded on its current link to the leader (so a lost forward shows as a broken link).
+#[derive(Clone, PartialEq, Eq)]
 pub struct PingTouches {
     pub term: u64,
     pub touches: Vec<(SessionId, u64)>,
+    pub stream: u64,
+    pub forwarded: u64,
+}
+
+impl fmt::Debug for PingTouches {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "PingTouches t{} [", self.term)?;
+        for (i, (s, _)) in self.touches.iter().enumerate() {
+            write!(f, "{}s{s:x}", if i > 0 { " " } else { "" })?;
+        }
+        write!(f, "] forwarded {}", self.forwarded)
+    }
+}
+
+/// Leader → follower: your link to me lost a message; as a ZooKeeper follower whose leader
+/// connection broke, drop your clients and start a new link.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Resync {
+    pub stream: u64,
 }
 
 /// A server's handle on a client request it forwarded or proposed: who to answer after the
@@ -286,11 +351,21 @@ impl fmt::Debug for Origin {
 /// A replicated transaction: what the leader proposes and every server applies in log order.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Txn {
-    CreateSession { timeout_ms: u64 },
+    CreateSession {
+        timeout_ms: u64,
+    },
     /// Session close or expiry: deletes the session's ephemeral nodes.
-    CloseSession { session: SessionId },
-    Create { session: SessionId, spec: CreateSpec },
-    Delete { session: SessionId, path: ZPath },
+    CloseSession {
+        session: SessionId,
+    },
+    Create {
+        session: SessionId,
+        spec: CreateSpec,
+    },
+    Delete {
+        session: SessionId,
+        path: ZPath,
+    },
 }
 
 impl fmt::Debug for Txn {
@@ -320,8 +395,17 @@ impl fmt::Debug for Command {
     }
 }
 
-/// Follower → leader: a write to propose (ZooKeeper's REQUEST packet).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+/// Follower → leader: a write to propose (ZooKeeper's REQUEST packet), numbered on the
+/// follower's current link (`stream`, `seq` from 1).
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Forward {
     pub command: Command,
+    pub stream: u64,
+    pub seq: u64,
+}
+
+impl fmt::Debug for Forward {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "FORWARD {:?} @{}", self.command, self.seq)
+    }
 }

@@ -42,9 +42,8 @@ use locksim_simulator::process::{downcast, Ctx, Msg, NodeId, Payload, Process, T
 use locksim_simulator::time::{ms_to_ns, Nanos, NS_PER_MS};
 
 use super::protocol::{
-    Command, ConnectRequest, ConnectResponse, Disconnect, EventType, Forward, LeaderPing, Op,
-    Origin, Outcome, PingTouches, Request, Response, Revalidate, RevalidateReply, SessionId, Stat, Txn,
-    WatchEvent, ZPath,
+    Command, ConnectRequest, ConnectResponse, Disconnect, EventType, Forward, LeaderPing, Op, Origin, Outcome,
+    PingTouches, Request, Response, Resync, Revalidate, RevalidateReply, SessionId, Stat, Txn, WatchEvent, ZPath,
 };
 use super::session::{negotiate_timeout_ms, SessionTracker};
 use super::tree::{Applied, DataTree};
@@ -71,7 +70,15 @@ pub struct ServerConfig {
 struct Conn {
     client: NodeId,
     timeout_ms: u64,
-    last_xid: u64,
+    /// Messages received from / sent to the client on this connection (see `Request`).
+    recv_seq: u64,
+    send_seq: u64,
+}
+
+impl Conn {
+    fn new(client: NodeId, timeout_ms: u64) -> Self {
+        Conn { client, timeout_ms, recv_seq: 0, send_seq: 0 }
+    }
 }
 
 /// A request of one session, answered in order.
@@ -116,6 +123,13 @@ pub struct ZkServer {
     leader_gen: u64,
     expiry_timer: Option<TimerId>,
     peers: Vec<NodeId>,
+    /// Follower: this server's current link to the leader (incarnation high, counter low) and
+    /// the writes forwarded on it.
+    fwd_stream: u64,
+    fwd_seq: u64,
+    /// Leader: per follower, the link being received and the last forward number on it
+    /// (`u64::MAX`: broken, waiting for a new link).
+    fwd_in: BTreeMap<NodeId, (u64, u64)>,
 }
 
 impl ZkServer {
@@ -140,6 +154,9 @@ impl ZkServer {
             leader_gen: 0,
             expiry_timer: None,
             peers: Vec::new(),
+            fwd_stream: 0,
+            fwd_seq: 0,
+            fwd_in: BTreeMap::new(),
         }
     }
 
@@ -169,8 +186,33 @@ impl ZkServer {
         if self.replica.is_leader() {
             let _ = self.replica.propose(ctx, command);
         } else if let Some((_, leader)) = self.serving {
-            ctx.send(leader, Forward { command });
+            self.fwd_seq += 1;
+            ctx.send(leader, Forward { command, stream: self.fwd_stream, seq: self.fwd_seq });
         }
+    }
+
+    /// A new link to the leader (after the old one broke or the leader changed).
+    fn new_link(&mut self) {
+        self.fwd_stream = ((self.fwd_stream & 0xFFFF_FFFF) + 1) | ((self.incarnation as u64) << 32);
+        self.fwd_seq = 0;
+    }
+
+    /// Leader: whether forward `seq` on `stream` from `from` is the next one; on a gap the
+    /// follower is told its link broke.
+    fn accept_forward(&mut self, ctx: &mut Ctx, from: NodeId, stream: u64, seq: u64) -> bool {
+        let (known, last) = self.fwd_in.get(&from).copied().unwrap_or((u64::MAX, 0));
+        let last = if known == stream { last } else { 0 };
+        if last == u64::MAX || (known == stream && seq <= last) {
+            return false; // a broken link's leftovers, or a duplicate
+        }
+        if seq != last + 1 {
+            ctx.note(|| format!("zk: forward link from node {from} lost a message: resync"));
+            self.fwd_in.insert(from, (stream, u64::MAX));
+            ctx.send(from, Resync { stream });
+            return false;
+        }
+        self.fwd_in.insert(from, (stream, seq));
+        true
     }
 
     /// After anything the log did: apply what committed, then re-check serving and leadership.
@@ -191,10 +233,14 @@ impl ZkServer {
         };
         if now_serving != self.serving {
             if self.serving.is_some() {
-                ctx.note(|| format!("zk: leader changed ({:?} → {:?}): closing client connections", self.serving, now_serving));
+                ctx.note(|| {
+                    format!("zk: leader changed ({:?} → {:?}): closing client connections", self.serving, now_serving)
+                });
                 self.close_all_connections(ctx);
             }
             self.serving = now_serving;
+            self.new_link();
+            self.fwd_in.clear();
         }
         let established = self.replica.is_leader() && self.replica.committed_in_term();
         if established && self.tracker.is_none() {
@@ -232,8 +278,17 @@ impl ZkServer {
         self.data_watches.clear();
         self.exist_watches.clear();
         self.touches.clear();
-        // Connects and writes in progress get no answer; their clients time out and move on.
-        self.tickets.clear();
+        // Handshakes in progress are closed too; writes in progress get no answer (their
+        // clients' connections were closed above).
+        for (_, t) in std::mem::take(&mut self.tickets) {
+            match t {
+                Ticket::NewSession { client, attempt } | Ticket::Revalidating { client, attempt, .. } => {
+                    self.to_client(ctx, client, ConnectResponse::Refused { attempt });
+                }
+                Ticket::Write { .. } => {}
+            }
+        }
+        self.new_link();
     }
 
     fn close_connection(&mut self, ctx: &mut Ctx, session: SessionId) {
@@ -284,7 +339,7 @@ impl ZkServer {
             Some(Ticket::NewSession { client, attempt }) => {
                 if let Applied::SessionCreated { session, timeout_ms } = applied {
                     if self.serving.is_some() {
-                        self.conns.insert(session, Conn { client, timeout_ms, last_xid: 0 });
+                        self.conns.insert(session, Conn::new(client, timeout_ms));
                         self.touch(ctx, session);
                         self.to_client(ctx, client, ConnectResponse::Connected { session, timeout_ms, attempt });
                     }
@@ -327,9 +382,10 @@ impl ZkServer {
             sessions.extend(self.data_watches.remove(&path).unwrap_or_default());
         }
         for s in sessions {
-            if let Some(conn) = self.conns.get(&s) {
-                let client = conn.client;
-                self.to_client(ctx, client, WatchEvent { path, kind });
+            if let Some(conn) = self.conns.get_mut(&s) {
+                conn.send_seq += 1;
+                let (client, seq) = (conn.client, conn.send_seq);
+                self.to_client(ctx, client, WatchEvent { path, kind, seq });
             }
         }
     }
@@ -343,10 +399,11 @@ impl ZkServer {
     }
 
     fn respond(&mut self, ctx: &mut Ctx, session: SessionId, xid: u64, outcome: Outcome) {
-        if let Some(conn) = self.conns.get(&session) {
-            let client = conn.client;
+        if let Some(conn) = self.conns.get_mut(&session) {
+            conn.send_seq += 1;
+            let (client, seq) = (conn.client, conn.send_seq);
             let zxid = self.tree.last_zxid();
-            self.to_client(ctx, client, Response { xid, zxid, outcome });
+            self.to_client(ctx, client, Response { xid, zxid, seq, outcome });
         }
     }
 
@@ -403,7 +460,14 @@ impl ZkServer {
     fn on_connect(&mut self, ctx: &mut Ctx, client: NodeId, req: ConnectRequest) {
         let refuse = ConnectResponse::Refused { attempt: req.attempt };
         if self.serving.is_none() || req.last_zxid > self.tree.last_zxid() {
-            ctx.note(|| format!("zk: refusing connect (serving {:?}, zxid {:x} < {:x})", self.serving, self.tree.last_zxid(), req.last_zxid));
+            ctx.note(|| {
+                format!(
+                    "zk: refusing connect (serving {:?}, zxid {:x} < {:x})",
+                    self.serving,
+                    self.tree.last_zxid(),
+                    req.last_zxid
+                )
+            });
             return self.to_client(ctx, client, refuse);
         }
         if req.session == 0 {
@@ -413,7 +477,11 @@ impl ZkServer {
             return self.submit(ctx, Command { txn: Txn::CreateSession { timeout_ms }, origin: Some(origin) });
         }
         if !self.tree.session_open(req.session) {
-            return self.to_client(ctx, client, ConnectResponse::Expired { session: req.session, attempt: req.attempt });
+            return self.to_client(
+                ctx,
+                client,
+                ConnectResponse::Expired { session: req.session, attempt: req.attempt },
+            );
         }
         if self.replica.is_leader() {
             match self.tracker.as_mut() {
@@ -437,7 +505,7 @@ impl ZkServer {
         // A new connection for the session: whatever its old one here left is gone.
         self.queues.remove(&session);
         self.drop_watches(session);
-        self.conns.insert(session, Conn { client, timeout_ms, last_xid: 0 });
+        self.conns.insert(session, Conn::new(client, timeout_ms));
         self.touch(ctx, session);
         self.to_client(ctx, client, ConnectResponse::Connected { session, timeout_ms, attempt });
     }
@@ -449,10 +517,15 @@ impl ZkServer {
             return self.to_client(ctx, client, Disconnect { session: req.session });
         }
         let conn = self.conns.get_mut(&req.session).expect("known");
-        if req.xid <= conn.last_xid {
+        if req.seq <= conn.recv_seq {
             return; // a duplicate: TCP would not deliver it twice
         }
-        conn.last_xid = req.xid;
+        if req.seq > conn.recv_seq + 1 {
+            // A message on the connection was lost: the connection is broken.
+            ctx.note(|| format!("zk: connection of session {:x} lost a message", req.session));
+            return self.close_connection(ctx, req.session);
+        }
+        conn.recv_seq = req.seq;
         self.touch(ctx, req.session);
         let session = req.session;
         match req.op {
@@ -464,7 +537,11 @@ impl ZkServer {
                     _ => unreachable!(),
                 };
                 let ticket = self.ticket(Ticket::Write { session });
-                self.queues.entry(session).or_default().push_back(Queued::Write { ticket, xid: req.xid, outcome: None });
+                self.queues.entry(session).or_default().push_back(Queued::Write {
+                    ticket,
+                    xid: req.xid,
+                    outcome: None,
+                });
                 let origin = self.origin(ctx, ticket);
                 self.submit(ctx, Command { txn, origin: Some(origin) });
             }
@@ -483,13 +560,7 @@ impl ZkServer {
 impl Process for ZkServer {
     fn on_start(&mut self, ctx: &mut Ctx) {
         self.incarnation = ctx.rng().gen();
-        self.peers = self
-            .cfg
-            .members
-            .iter()
-            .filter_map(|n| ctx.node_named(n))
-            .filter(|id| *id != ctx.me())
-            .collect();
+        self.peers = self.cfg.members.iter().filter_map(|n| ctx.node_named(n)).filter(|id| *id != ctx.me()).collect();
         self.replica.on_start(ctx);
         self.settle(ctx);
     }
@@ -512,7 +583,7 @@ impl Process for ZkServer {
         };
         let msg = match downcast::<Forward>(msg) {
             Ok(f) => {
-                if self.replica.is_leader() {
+                if self.replica.is_leader() && self.accept_forward(ctx, from, f.stream, f.seq) {
                     let _ = self.replica.propose(ctx, f.command);
                     self.settle(ctx);
                 }
@@ -522,10 +593,7 @@ impl Process for ZkServer {
         };
         let msg = match downcast::<Revalidate>(msg) {
             Ok(r) => {
-                let valid = self
-                    .tracker
-                    .as_mut()
-                    .map(|t| t.touch(r.session, ctx.now_mono_ns()));
+                let valid = self.tracker.as_mut().map(|t| t.touch(r.session, ctx.now_mono_ns()));
                 // Not (yet) an established leader: no answer; the client's connect times out.
                 if let Some(valid) = valid {
                     ctx.send(from, RevalidateReply { session: r.session, ticket: r.ticket, valid });
@@ -549,7 +617,18 @@ impl Process for ZkServer {
             Ok(p) => {
                 if self.serving.is_some_and(|(_, l)| l == from) {
                     let touches: Vec<(SessionId, u64)> = std::mem::take(&mut self.touches).into_iter().collect();
-                    ctx.send(from, PingTouches { term: p.term, touches });
+                    let (stream, forwarded) = (self.fwd_stream, self.fwd_seq);
+                    ctx.send(from, PingTouches { term: p.term, touches, stream, forwarded });
+                }
+                return;
+            }
+            Err(m) => m,
+        };
+        let msg = match downcast::<Resync>(msg) {
+            Ok(r) => {
+                if r.stream == self.fwd_stream && self.serving.is_some() {
+                    ctx.note(|| "zk: link to the leader broke: closing client connections".to_string());
+                    self.close_all_connections(ctx);
                 }
                 return;
             }
@@ -560,6 +639,12 @@ impl Process for ZkServer {
                 let now = ctx.now_mono_ns();
                 for (s, _) in &p.touches {
                     t.touch(*s, now);
+                }
+                // Forwards the follower sent that never arrived: its link is broken.
+                let (known, last) = self.fwd_in.get(&from).copied().unwrap_or((u64::MAX, 0));
+                let last = if known == p.stream { last } else { 0 };
+                if last != u64::MAX && p.forwarded > last {
+                    self.accept_forward(ctx, from, p.stream, p.forwarded + 1);
                 }
             }
         }

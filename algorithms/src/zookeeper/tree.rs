@@ -52,9 +52,7 @@ impl Applied {
         match self {
             Applied::Created { path, .. } => vec![(*path, EventType::NodeCreated)],
             Applied::Deleted { path } => vec![(*path, EventType::NodeDeleted)],
-            Applied::SessionClosed { deleted, .. } => {
-                deleted.iter().map(|p| (*p, EventType::NodeDeleted)).collect()
-            }
+            Applied::SessionClosed { deleted, .. } => deleted.iter().map(|p| (*p, EventType::NodeDeleted)).collect(),
             _ => Vec::new(),
         }
     }
@@ -160,22 +158,15 @@ impl DataTree {
 
     /// `getChildren("/locks/<key>")`, sorted by sequence.
     pub fn children(&self, key: LockKey) -> Vec<ChildName> {
-        self.parents
-            .get(&key)
-            .map(|p| p.children.values().map(|(name, _)| *name).collect())
-            .unwrap_or_default()
+        self.parents.get(&key).map(|p| p.children.values().map(|(name, _)| *name).collect()).unwrap_or_default()
     }
 
     /// The node at `path`, if it exists.
     pub fn node(&self, path: &ZPath) -> Option<Znode> {
         match *path {
-            ZPath::Child { key, child } => self
-                .parents
-                .get(&key)?
-                .children
-                .get(&child.seq)
-                .filter(|(name, _)| *name == child)
-                .map(|(_, n)| *n),
+            ZPath::Child { key, child } => {
+                self.parents.get(&key)?.children.get(&child.seq).filter(|(name, _)| *name == child).map(|(_, n)| *n)
+            }
             ZPath::Naive { key } => self.naive.get(&key).copied(),
         }
     }
@@ -203,8 +194,7 @@ mod tests {
     #[test]
     fn sequence_numbers_follow_the_parents_cversion_across_creates_and_deletes() {
         let mut t = DataTree::new();
-        let Applied::SessionCreated { session: s, .. } = t.apply(1, &Txn::CreateSession { timeout_ms: 4000 })
-        else {
+        let Applied::SessionCreated { session: s, .. } = t.apply(1, &Txn::CreateSession { timeout_ms: 4000 }) else {
             panic!()
         };
         let a = t.apply(2, &seq_create(s, 0xa));
@@ -239,10 +229,7 @@ mod tests {
         };
         let closed = t.apply(6, &Txn::CloseSession { session: 1 });
         assert_eq!(closed, Applied::SessionClosed { session: 1, deleted: vec![p1, n1] });
-        assert_eq!(
-            closed.triggers(),
-            vec![(p1, EventType::NodeDeleted), (n1, EventType::NodeDeleted)]
-        );
+        assert_eq!(closed.triggers(), vec![(p1, EventType::NodeDeleted), (n1, EventType::NodeDeleted)]);
         assert!(t.node(&p2).is_some() && t.node(&p1).is_none());
         // A write from the closed session is refused: no ephemeral outlives its session.
         assert_eq!(t.apply(7, &seq_create(1, 9)), Applied::Failed(ErrCode::SessionExpired));

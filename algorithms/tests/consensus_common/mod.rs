@@ -8,7 +8,7 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
-use locksim_algorithms::consensus::{ConsensusMsg, Config, Core, LogIndex, Term};
+use locksim_algorithms::consensus::{Config, ConsensusMsg, Core, LogIndex, Term};
 use locksim_simulator::rng::{stream, ChaCha8Rng};
 use rand::Rng;
 

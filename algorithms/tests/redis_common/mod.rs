@@ -139,8 +139,15 @@ pub fn fault(kind: FaultKind, target: &str, at_ms: f64, duration_ms: Option<f64>
 
 /// Runs the redis model with the `[models.redis]` overrides in `params_toml`, one scripted client
 /// per script, constant 0.25 ms one-way latency, and the faults given; returns the trace.
-pub fn scripted(params_toml: &str, scripts: Vec<Vec<(f64, Step)>>, faults: Vec<(FaultSpec, f64, Option<f64>)>, end_ms: f64, seed: u64) -> Vec<TraceEntry> {
-    let text = format!("name = \"scripted\"\nduration_ms = 1000\nalgorithms = [\"redis\"]\n[models.redis]\n{params_toml}\n");
+pub fn scripted(
+    params_toml: &str,
+    scripts: Vec<Vec<(f64, Step)>>,
+    faults: Vec<(FaultSpec, f64, Option<f64>)>,
+    end_ms: f64,
+    seed: u64,
+) -> Vec<TraceEntry> {
+    let text =
+        format!("name = \"scripted\"\nduration_ms = 1000\nalgorithms = [\"redis\"]\n[models.redis]\n{params_toml}\n");
     let models = locksim_algorithms::registry();
     let sc = parse_str("scripted.toml", &text, &models).unwrap_or_else(|e| panic!("{e}"));
     let model = locksim_algorithms::find("redis").expect("redis");

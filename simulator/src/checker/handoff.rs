@@ -50,10 +50,7 @@ pub fn check_key(kt: &KeyTimeline, hist: &mut Histogram<u64>) {
             waiting.pop();
         }
         // What is left was waiting at `r`; at most one wait per client, so this is short.
-        if waiting
-            .iter()
-            .any(|Reverse((_, i))| waits[*i].client != ender)
-        {
+        if waiting.iter().any(|Reverse((_, i))| waits[*i].client != ender) {
             record_ns(hist, g - r);
         }
     }

@@ -153,23 +153,11 @@ impl Builder {
             HistoryEvent::AcquireStart { key, .. } => {
                 self.close_wait(node, key, at, WaitOutcome::Superseded);
                 let waits = &mut self.key(key).waits;
-                waits.push(Wait {
-                    client: node,
-                    key,
-                    start_ns: at,
-                    end_ns: at,
-                    outcome: WaitOutcome::RunEnd,
-                });
+                waits.push(Wait { client: node, key, start_ns: at, end_ns: at, outcome: WaitOutcome::RunEnd });
                 let i = waits.len() - 1;
                 self.pending.insert((node, key), i);
             }
-            HistoryEvent::Granted {
-                key,
-                mode,
-                token,
-                grant,
-                nested,
-            } => {
+            HistoryEvent::Granted { key, mode, token, grant, nested } => {
                 self.timeline.grant_at.insert((node, grant), at);
                 if nested {
                     self.close_wait(node, key, at, WaitOutcome::GrantedNested);
@@ -190,15 +178,9 @@ impl Builder {
                 let i = intervals.len() - 1;
                 self.open.entry((node, key)).or_default().push(i);
             }
-            HistoryEvent::AcquireFailed { key, .. } => {
-                self.close_wait(node, key, at, WaitOutcome::Failed)
-            }
-            HistoryEvent::Released { key, nested: false } => {
-                self.close_interval(node, key, at, EndCause::Released)
-            }
-            HistoryEvent::Abandoned { key } => {
-                self.close_interval(node, key, at, EndCause::Abandoned)
-            }
+            HistoryEvent::AcquireFailed { key, .. } => self.close_wait(node, key, at, WaitOutcome::Failed),
+            HistoryEvent::Released { key, nested: false } => self.close_interval(node, key, at, EndCause::Released),
+            HistoryEvent::Abandoned { key } => self.close_interval(node, key, at, EndCause::Abandoned),
             HistoryEvent::ClientCrashed => {
                 // A crash ends every hold and every pending acquire of the node.
                 let all = (node, LockKey::MIN)..=(node, LockKey::MAX);
@@ -221,11 +203,7 @@ impl Builder {
     /// began after `duration_ns` from getting a negative length.
     fn finish(mut self, duration_ns: Nanos) -> Timeline {
         for ((_, key), idxs) in std::mem::take(&mut self.open) {
-            let kt = self
-                .timeline
-                .keys
-                .get_mut(&key)
-                .expect("open key has a timeline");
+            let kt = self.timeline.keys.get_mut(&key).expect("open key has a timeline");
             for i in idxs {
                 let iv = &mut kt.intervals[i];
                 iv.end_ns = duration_ns.max(iv.start_ns);
@@ -233,11 +211,7 @@ impl Builder {
             }
         }
         for ((_, key), i) in std::mem::take(&mut self.pending) {
-            let kt = self
-                .timeline
-                .keys
-                .get_mut(&key)
-                .expect("pending key has a timeline");
+            let kt = self.timeline.keys.get_mut(&key).expect("pending key has a timeline");
             let w = &mut kt.waits[i];
             w.end_ns = duration_ns.max(w.start_ns);
             w.outcome = WaitOutcome::RunEnd;

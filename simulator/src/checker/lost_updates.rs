@@ -41,22 +41,14 @@ struct KeyWrites {
 pub fn check(history: &History, violations: &mut Vec<Violation>) -> u64 {
     let mut keys: BTreeMap<LockKey, KeyWrites> = BTreeMap::new();
     for e in super::intervals::ordered(history) {
-        let HistoryEvent::ResourceWrite {
-            client, key, value, ..
-        } = e.event
-        else {
+        let HistoryEvent::ResourceWrite { client, key, value, .. } = e.event else {
             continue;
         };
         let k = keys.entry(key).or_default();
         k.writes += 1;
         if value <= k.counter && k.first_clobber.is_none() {
-            k.first_clobber = Some(Clobber {
-                at_ns: e.at_ns,
-                client,
-                value,
-                over: k.counter,
-                over_client: k.last_writer,
-            });
+            k.first_clobber =
+                Some(Clobber { at_ns: e.at_ns, client, value, over: k.counter, over_client: k.last_writer });
         }
         k.counter = value;
         k.last_writer = Some(client);
@@ -65,11 +57,7 @@ pub fn check(history: &History, violations: &mut Vec<Violation>) -> u64 {
 
     let mut total = 0;
     for (key, k) in keys {
-        let final_counter = history
-            .final_counter
-            .get(key as usize)
-            .copied()
-            .unwrap_or(0);
+        let final_counter = history.final_counter.get(key as usize).copied().unwrap_or(0);
         let lost = k.writes.saturating_sub(final_counter);
         if lost == 0 {
             continue;
@@ -84,9 +72,7 @@ pub fn check(history: &History, violations: &mut Vec<Violation>) -> u64 {
                     c.client,
                     c.value,
                     c.over,
-                    c.over_client
-                        .map(|w| format!(" (written by client {w})"))
-                        .unwrap_or_default()
+                    c.over_client.map(|w| format!(" (written by client {w})")).unwrap_or_default()
                 ),
             ),
             None => (k.last_write_ns, String::new()),

@@ -54,8 +54,37 @@ pub fn check(seed: u64, history: &History) -> SeedMetrics {
     // Each check pushes in its own order; reports want true-time order. The sort is stable, so
     // ties keep a fixed order (by key, then check) and the output stays deterministic.
     violations.sort_by_key(|v| v.at_ns);
+    if !history.node_names.is_empty() {
+        for v in &mut violations {
+            v.detail = name_clients(&v.detail, history);
+        }
+    }
     m.violations = violations;
     m
+}
+
+/// The checks write `client <node id>`; people read node names (`client-1`), so the ids are
+/// swapped for names in one place rather than in every check.
+fn name_clients(detail: &str, history: &History) -> String {
+    let mut out = String::with_capacity(detail.len());
+    let mut rest = detail;
+    while let Some(pos) = rest.find("client ") {
+        out.push_str(&rest[..pos]);
+        let after = &rest[pos + "client ".len()..];
+        let digits = after.bytes().take_while(|b| b.is_ascii_digit()).count();
+        match after[..digits].parse::<usize>() {
+            Ok(id) if digits > 0 => {
+                out.push_str(&history.client_name(id));
+                rest = &after[digits..];
+            }
+            _ => {
+                out.push_str("client ");
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// A true time for a violation's detail, in milliseconds.

@@ -15,22 +15,10 @@ pub struct StaleCounts {
     pub fenced: u64,
 }
 
-pub fn check(
-    history: &History,
-    timeline: &Timeline,
-    violations: &mut Vec<Violation>,
-) -> StaleCounts {
+pub fn check(history: &History, timeline: &Timeline, violations: &mut Vec<Violation>) -> StaleCounts {
     let mut counts = StaleCounts::default();
     for e in &history.events {
-        let HistoryEvent::ResourceWrite {
-            client,
-            key,
-            grant,
-            token: wtoken,
-            fenced_accepted,
-            ..
-        } = e.event
-        else {
+        let HistoryEvent::ResourceWrite { client, key, grant, token: wtoken, fenced_accepted, .. } = e.event else {
             continue;
         };
         let arrived = e.at_ns;
@@ -46,10 +34,8 @@ pub fn check(
         // and look for one by another client no later than the arrival. Only the writer's own
         // re-grants are skipped over, so the scan is short.
         let from = kt.intervals.partition_point(|iv| iv.start_ns <= granted);
-        let Some(next) = kt.intervals[from..]
-            .iter()
-            .take_while(|iv| iv.start_ns <= arrived)
-            .find(|iv| iv.client != client)
+        let Some(next) =
+            kt.intervals[from..].iter().take_while(|iv| iv.start_ns <= arrived).find(|iv| iv.client != client)
         else {
             continue;
         };
@@ -65,18 +51,10 @@ pub fn check(
             token(next.token),
             if fenced_accepted { "accepted it" } else { "rejected it" },
         );
-        violations.push(Violation {
-            at_ns: arrived,
-            kind: "stale_unfenced",
-            detail: detail.clone(),
-        });
+        violations.push(Violation { at_ns: arrived, kind: "stale_unfenced", detail: detail.clone() });
         if history.fenced && fenced_accepted {
             counts.fenced += 1;
-            violations.push(Violation {
-                at_ns: arrived,
-                kind: "stale_fenced",
-                detail,
-            });
+            violations.push(Violation { at_ns: arrived, kind: "stale_fenced", detail });
         }
     }
     counts

@@ -8,8 +8,7 @@ use crate::time::Nanos;
 
 pub fn check_key(kt: &KeyTimeline) -> Nanos {
     // (time, change in holders, change in waiters)
-    let mut edges: Vec<(Nanos, i64, i64)> =
-        Vec::with_capacity(2 * (kt.intervals.len() + kt.waits.len()));
+    let mut edges: Vec<(Nanos, i64, i64)> = Vec::with_capacity(2 * (kt.intervals.len() + kt.waits.len()));
     for iv in &kt.intervals {
         edges.push((iv.start_ns, 1, 0));
         edges.push((iv.end_ns, -1, 0));

@@ -396,7 +396,9 @@ impl World {
                 }
             }
         }
-        let names = |ids: &[NodeId], dir: &Directory| ids.iter().map(|i| dir.name_of(*i).to_string()).collect::<Vec<_>>().join(", ");
+        let names = |ids: &[NodeId], dir: &Directory| {
+            ids.iter().map(|i| dir.name_of(*i).to_string()).collect::<Vec<_>>().join(", ")
+        };
         let detail = if groups.is_empty() {
             format!("{} starts on [{}]{}", spec.kind.name(), names(&targets, &self.dir), duration_text(occ.duration_ns))
         } else {
@@ -468,7 +470,11 @@ impl World {
 
     fn retry_fault(&mut self, occ_idx: usize, waiting_for: &Selector) {
         if self.trace.is_some() && self.occurrences[occ_idx].start_ns == self.now_ns {
-            let detail = format!("{} waits for a `{}` to exist", self.faults[self.occurrences[occ_idx].fault].kind.name(), waiting_for);
+            let detail = format!(
+                "{} waits for a `{}` to exist",
+                self.faults[self.occurrences[occ_idx].fault].kind.name(),
+                waiting_for
+            );
             self.trace_at(None, "fault", || detail);
         }
         self.queue.push(self.now_ns + ROLE_RETRY_NS, EventKind::FaultStart { occurrence: occ_idx });

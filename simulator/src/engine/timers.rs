@@ -28,14 +28,7 @@ impl TimerSlab {
         let slot = match self.free.pop() {
             Some(s) => s,
             None => {
-                self.slots.push(Slot {
-                    generation: 0,
-                    node,
-                    live: false,
-                    deadline_mono_ns: 0,
-                    due_true_ns: 0,
-                    tag: 0,
-                });
+                self.slots.push(Slot { generation: 0, node, live: false, deadline_mono_ns: 0, due_true_ns: 0, tag: 0 });
                 (self.slots.len() - 1) as u32
             }
         };

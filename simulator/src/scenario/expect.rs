@@ -7,8 +7,7 @@ use crate::scenario::walk::{quote, Res, Source, Tab};
 pub const RUN_COUNTING_METRICS: &[&str] =
     &["overlap", "stale_unfenced", "stale_fenced", "lost_updates", "token_regressions"];
 
-const VALUE_FORMS: &str =
-    "\"none\", \"some\", \"all\" or a comparison such as \"< 0.05\" or \">= 100\" \
+const VALUE_FORMS: &str = "\"none\", \"some\", \"all\" or a comparison such as \"< 0.05\" or \">= 100\" \
 (operators <, <=, >, >=, ==)";
 
 /// Reads an expected value as written (`"none"`, `"< 0.05"`); `None` if it is no valid form.
@@ -44,19 +43,15 @@ pub(crate) fn expectations(src: &Source, root: &Tab, labels: &[String]) -> Res<V
         if !labels.contains(label) {
             return Err(block.key_err(
                 src,
-                format!(
-                    "unknown label `{label}` in [expect.{label}]; this scenario's labels: {}",
-                    labels.join(", ")
-                ),
+                format!("unknown label `{label}` in [expect.{label}]; this scenario's labels: {}", labels.join(", ")),
             ));
         }
         let block = block.as_table(src, &format!("a table of metric = expectation for {label}"))?;
         block.check_keys(src, EXPECT_METRICS)?;
         for (metric, v) in block.entries() {
             let text = v.as_str(src, &format!("a string: {VALUE_FORMS}"))?;
-            let op = parse_expected(text).ok_or_else(|| {
-                v.err(src, format!("expected {VALUE_FORMS}, found {}", quote(text)))
-            })?;
+            let op = parse_expected(text)
+                .ok_or_else(|| v.err(src, format!("expected {VALUE_FORMS}, found {}", quote(text))))?;
             if op == ExpectOp::All && !RUN_COUNTING_METRICS.contains(&metric.as_str()) {
                 return Err(v.err(
                     src,
@@ -66,12 +61,7 @@ pub(crate) fn expectations(src: &Source, root: &Tab, labels: &[String]) -> Res<V
                     ),
                 ));
             }
-            out.push(Expectation {
-                label: label.clone(),
-                metric: metric.clone(),
-                expected: text.to_string(),
-                op,
-            });
+            out.push(Expectation { label: label.clone(), metric: metric.clone(), expected: text.to_string(), op });
         }
     }
     Ok(out)

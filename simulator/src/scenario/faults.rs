@@ -39,12 +39,8 @@ fn check_keys(src: &Source, tab: &Tab, kind: &str) -> Res<()> {
         }
         let message = if key == "target" {
             "a partition fault takes no `target`: its `groups` say which nodes are cut off from which".to_string()
-        } else if let Some(owner) = FAULT_KINDS.iter().find(|k| own_keys(k).contains(&key.as_str()))
-        {
-            format!(
-                "`{key}` belongs to `{owner}` faults; a `{kind}` fault takes: {}",
-                valid.join(", ")
-            )
+        } else if let Some(owner) = FAULT_KINDS.iter().find(|k| own_keys(k).contains(&key.as_str())) {
+            format!("`{key}` belongs to `{owner}` faults; a `{kind}` fault takes: {}", valid.join(", "))
         } else {
             format!("unknown key `{key}`; a `{kind}` fault takes: {}", valid.join(", "))
         };
@@ -76,24 +72,16 @@ pub(crate) fn faults(src: &Source, root: &Tab, mentions: &mut Mentions) -> Res<V
     let Some(node) = root.get("faults") else {
         return Ok(Vec::new());
     };
-    node.as_array(src, "an array of tables ([[faults]])")?
-        .iter()
-        .map(|n| fault(src, n, mentions))
-        .collect()
+    node.as_array(src, "an array of tables ([[faults]])")?.iter().map(|n| fault(src, n, mentions)).collect()
 }
 
 fn fault(src: &Source, node: &Node, mentions: &mut Mentions) -> Res<FaultSpec> {
     let kinds = FAULT_KINDS.join(", ");
-    let tab = node.as_table(
-        src,
-        &format!("a fault table with `kind` (one of {kinds}), `target` and `at_ms`"),
-    )?;
+    let tab = node.as_table(src, &format!("a fault table with `kind` (one of {kinds}), `target` and `at_ms`"))?;
     let kind_node = tab.required(src, "kind", &format!("one of {kinds}"))?;
     let kind = kind_node.as_str(src, &format!("one of {kinds}"))?;
     if !FAULT_KINDS.contains(&kind) {
-        return Err(
-            kind_node.err(src, format!("unknown fault kind {}; valid kinds: {kinds}", quote(kind)))
-        );
+        return Err(kind_node.err(src, format!("unknown fault kind {}; valid kinds: {kinds}", quote(kind))));
     }
     check_keys(src, &tab, kind)?;
 
@@ -103,8 +91,7 @@ fn fault(src: &Source, node: &Node, mentions: &mut Mentions) -> Res<FaultSpec> {
         let t = tab.required(src, "target", "a selector or an array of selectors")?;
         selectors(src, t, Some(mentions))?
     };
-    let at_ms =
-        time(src, tab.required(src, "at_ms", "a time in milliseconds (number or distribution)")?)?;
+    let at_ms = time(src, tab.required(src, "at_ms", "a time in milliseconds (number or distribution)")?)?;
     let duration_ms = tab.get("duration_ms").map(|n| time(src, n)).transpose()?;
     let every_ms = tab.get("every_ms").map(|n| every(src, n)).transpose()?;
     let probability = tab.get("probability").map(|n| fraction(src, n)).transpose()?.unwrap_or(1.0);
@@ -145,9 +132,7 @@ fn partition(src: &Source, tab: &Tab, mentions: &mut Mentions) -> Res<FaultKind>
     for (i, g) in items.iter().enumerate() {
         let members = g.as_array(src, "a group: an array of selectors")?;
         if members.is_empty() {
-            return Err(
-                g.err(src, format!("group {} is empty: expected at least one selector", i + 1))
-            );
+            return Err(g.err(src, format!("group {} is empty: expected at least one selector", i + 1)));
         }
         let sels = members.iter().map(|m| selector(src, m, None)).collect::<Res<Vec<_>>>()?;
         mentions.group(sels.clone(), i + 1, g);

@@ -41,18 +41,10 @@ impl Mentions {
 
 /// One selector string. `mentions`: record it for the existence check (None for group members,
 /// which only the group as a whole must satisfy).
-pub(crate) fn selector(
-    src: &Source,
-    node: &Node,
-    mentions: Option<&mut Mentions>,
-) -> Res<Selector> {
+pub(crate) fn selector(src: &Source, node: &Node, mentions: Option<&mut Mentions>) -> Res<Selector> {
     let text = node.as_str(src, &format!("a selector ({SELECTOR_FORMS})"))?;
-    let sel = Selector::parse(text).ok_or_else(|| {
-        node.err(
-            src,
-            format!("unknown selector {}; valid selectors: {SELECTOR_FORMS}", quote(text)),
-        )
-    })?;
+    let sel = Selector::parse(text)
+        .ok_or_else(|| node.err(src, format!("unknown selector {}; valid selectors: {SELECTOR_FORMS}", quote(text))))?;
     if let Some(m) = mentions {
         m.singles.push((sel.clone(), Place::of(node)));
     }
@@ -60,20 +52,13 @@ pub(crate) fn selector(
 }
 
 /// A selector string or a non-empty array of them.
-pub(crate) fn selectors(
-    src: &Source,
-    node: &Node,
-    mut mentions: Option<&mut Mentions>,
-) -> Res<Vec<Selector>> {
+pub(crate) fn selectors(src: &Source, node: &Node, mut mentions: Option<&mut Mentions>) -> Res<Vec<Selector>> {
     if !node.is_array() {
         return Ok(vec![selector(src, node, mentions)?]);
     }
     let items = node.as_array(src, "a selector or an array of selectors")?;
     if items.is_empty() {
-        return Err(node.err(
-            src,
-            format!("expected at least one selector ({SELECTOR_FORMS}), found an empty array"),
-        ));
+        return Err(node.err(src, format!("expected at least one selector ({SELECTOR_FORMS}), found an empty array")));
     }
     items.iter().map(|n| selector(src, n, mentions.as_deref_mut())).collect()
 }
@@ -90,8 +75,7 @@ impl Census {
     /// model still being written), in which case that run is not checked.
     fn take(run: &Run, clients: usize, locks: u32) -> Option<Census> {
         let spec = ClusterSpec { clients, locks };
-        let cluster =
-            catch_unwind(AssertUnwindSafe(|| run.model.build(&run.spec.params, &spec))).ok()?;
+        let cluster = catch_unwind(AssertUnwindSafe(|| run.model.build(&run.spec.params, &spec))).ok()?;
         let services = cluster.services.iter().map(|(n, k, _)| (n.clone(), *k)).collect();
         Some(Census { what: run.describe(), services, clients })
     }
@@ -123,17 +107,14 @@ impl Census {
             Selector::All => true,
             Selector::Leader | Selector::RandomServer => self.has_kind(NodeKind::Server),
             // A follower is a server other than the leader: it takes two servers.
-            Selector::Follower => {
-                self.services.iter().filter(|(_, k)| *k == NodeKind::Server).count() >= 2
-            }
+            Selector::Follower => self.services.iter().filter(|(_, k)| *k == NodeKind::Server).count() >= 2,
             Selector::Holder | Selector::Waiter | Selector::RandomClient => self.clients > 0,
         }
     }
 
     /// Its node names, shortened for a message.
     fn list(&self) -> String {
-        let mut names: Vec<String> =
-            self.services.iter().take(12).map(|(n, _)| n.clone()).collect();
+        let mut names: Vec<String> = self.services.iter().take(12).map(|(n, _)| n.clone()).collect();
         if self.services.len() > 12 {
             names.push("…".into());
         }
@@ -149,16 +130,8 @@ impl Census {
 }
 
 /// Checks every mention against every run's cluster.
-pub(crate) fn check(
-    src: &Source,
-    runs: &[Run],
-    clients: usize,
-    locks: u32,
-    mentions: &Mentions,
-) -> Res<()> {
-    if mentions.singles.iter().all(|(s, _)| !matches!(s, Selector::Named(_)))
-        && mentions.groups.is_empty()
-    {
+pub(crate) fn check(src: &Source, runs: &[Run], clients: usize, locks: u32, mentions: &Mentions) -> Res<()> {
+    if mentions.singles.iter().all(|(s, _)| !matches!(s, Selector::Named(_))) && mentions.groups.is_empty() {
         return Ok(()); // nothing to check: skip building clusters
     }
     for census in runs.iter().filter_map(|r| Census::take(r, clients, locks)) {
@@ -168,11 +141,7 @@ pub(crate) fn check(
                     return Err(src.error(
                         &place.at,
                         &place.path,
-                        format!(
-                            "`{name}` is not a node of {} (its nodes: {})",
-                            census.what,
-                            census.list()
-                        ),
+                        format!("`{name}` is not a node of {} (its nodes: {})", census.what, census.list()),
                     ));
                 }
             }

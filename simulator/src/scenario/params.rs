@@ -54,10 +54,8 @@ pub(crate) fn defaults(model: &dyn Model) -> Result<Params, String> {
                 spec.default
             )
         };
-        let doc =
-            ImDocument::parse(text.as_str()).map_err(|e| bad(e.message().trim().to_string()))?;
-        let root =
-            Node::root(doc.as_table()).as_table(&src, "a table").map_err(|e| bad(e.message))?;
+        let doc = ImDocument::parse(text.as_str()).map_err(|e| bad(e.message().trim().to_string()))?;
+        let root = Node::root(doc.as_table()).as_table(&src, "a table").map_err(|e| bad(e.message))?;
         let node = root.get("v").ok_or_else(|| bad("no value".into()))?;
         let v = value(&src, spec, node).map_err(|e| bad(e.message))?;
         params.values.insert(spec.name.to_string(), v);
@@ -90,21 +88,14 @@ pub(crate) fn apply(
             continue;
         }
         let Some(spec) = model.params().iter().find(|p| p.name == key) else {
-            let owners: Vec<&str> = all
-                .iter()
-                .filter(|m| m.params().iter().any(|p| p.name == key))
-                .map(|m| m.name())
-                .collect();
+            let owners: Vec<&str> =
+                all.iter().filter(|m| m.params().iter().any(|p| p.name == key)).map(|m| m.name()).collect();
             let hint = if owners.is_empty() {
                 String::new()
             } else {
                 format!(" (`{key}` is a parameter of {})", owners.join(", "))
             };
-            let also = if skip.is_empty() {
-                String::new()
-            } else {
-                format!(" (besides {})", skip.join(", "))
-            };
+            let also = if skip.is_empty() { String::new() } else { format!(" (besides {})", skip.join(", ")) };
             return Err(node.key_err(
                 src,
                 format!(
@@ -140,24 +131,13 @@ pub(crate) fn validate(
     prefix: &str,
 ) -> Res<()> {
     // A model's validate is code we do not own; a panic in it must not take the parser down.
-    let problems =
-        catch_unwind(AssertUnwindSafe(|| model.validate(params, facts))).map_err(|p| {
-            fallback.err(
-                src,
-                format!(
-                    "model `{}` failed while checking its parameters: {}",
-                    model.name(),
-                    panic_text(&*p)
-                ),
-            )
-        })?;
+    let problems = catch_unwind(AssertUnwindSafe(|| model.validate(params, facts))).map_err(|p| {
+        fallback.err(src, format!("model `{}` failed while checking its parameters: {}", model.name(), panic_text(&*p)))
+    })?;
     match problems.first() {
         None => Ok(()),
         Some(p) => {
-            let at = tab
-                .and_then(|t| t.get(&p.key))
-                .map(|n| n.at.clone())
-                .unwrap_or_else(|| fallback.at.clone());
+            let at = tab.and_then(|t| t.get(&p.key)).map(|n| n.at.clone()).unwrap_or_else(|| fallback.at.clone());
             Err(src.error(&at, &format!("{prefix}.{}", p.key), p.message.clone()))
         }
     }

@@ -103,16 +103,13 @@ pub fn parse_str(file: &str, text: &str, models: &[&dyn Model]) -> Result<Scenar
     }
     root.check_keys(&src, TOP_KEYS)?;
 
-    let name =
-        name(&src, root.required(&src, "name", "a string naming the scenario")?)?.to_string();
+    let name = name(&src, root.required(&src, "name", "a string naming the scenario")?)?.to_string();
     let description = match root.get("description") {
         Some(n) => n.as_str(&src, "a string")?.to_string(),
         None => String::new(),
     };
-    let duration_ms = duration(
-        &src,
-        root.required(&src, "duration_ms", "the simulated time of one run, in milliseconds")?,
-    )?;
+    let duration_ms =
+        duration(&src, root.required(&src, "duration_ms", "the simulated time of one run, in milliseconds")?)?;
     let seeds = match root.get("seeds") {
         Some(n) => int_in(&src, n, 1, i64::MAX)? as u64,
         None => 100,
@@ -122,11 +119,8 @@ pub fn parse_str(file: &str, text: &str, models: &[&dyn Model]) -> Result<Scenar
     let mut mentions = Mentions::default();
     let network = sections::network(&src, &root, &mut mentions)?;
     let clocks = sections::clocks(&src, &root)?;
-    let facts = WorkloadFacts {
-        read_fraction: workload.read_fraction,
-        reentry: workload.reentry,
-        clients: workload.clients,
-    };
+    let facts =
+        WorkloadFacts { read_fraction: workload.read_fraction, reentry: workload.reentry, clients: workload.clients };
     let runs = runs::runs(&src, &root, models, &facts)?;
     let faults = faults::faults(&src, &root, &mut mentions)?;
     nodes::check(&src, &runs, workload.clients, workload.locks, &mentions)?;
@@ -156,9 +150,7 @@ const MAX_DURATION_MS: f64 = 1e12;
 fn duration(src: &Source, node: &Node) -> Res<f64> {
     let expected = "a number of milliseconds above 0 and at most 1e12";
     if node.is_table() {
-        return Err(
-            node.mismatch(src, &format!("{expected} (a distribution is not accepted here)"))
-        );
+        return Err(node.mismatch(src, &format!("{expected} (a distribution is not accepted here)")));
     }
     let v = node.as_number(src, expected)?;
     if v <= 0.0 || v > MAX_DURATION_MS {

@@ -36,27 +36,17 @@ fn find<'m>(models: &[&'m dyn Model], name: &str) -> Option<&'m dyn Model> {
 }
 
 /// Reads `algorithms`, `models` and `variants` into rows, in file order (algorithms first).
-pub(crate) fn runs<'m>(
-    src: &Source,
-    root: &Tab,
-    models: &[&'m dyn Model],
-    facts: &WorkloadFacts,
-) -> Res<Vec<Run<'m>>> {
+pub(crate) fn runs<'m>(src: &Source, root: &Tab, models: &[&'m dyn Model], facts: &WorkloadFacts) -> Res<Vec<Run<'m>>> {
     // `algorithms`: the model names, each with the node that named it (for error positions).
     let mut algorithms: Vec<(&'m dyn Model, Node)> = Vec::new();
     if let Some(node) = root.get("algorithms") {
         for item in node.as_array(src, "an array of model names")? {
             let text = item.as_str(src, &format!("a model name (one of {})", known(models)))?;
             let model = find(models, text).ok_or_else(|| {
-                item.err(
-                    src,
-                    format!("unknown model {}; known models: {}", quote(text), known(models)),
-                )
+                item.err(src, format!("unknown model {}; known models: {}", quote(text), known(models)))
             })?;
             if algorithms.iter().any(|(m, _)| m.name() == text) {
-                return Err(
-                    item.err(src, format!("model `{text}` is listed twice in `algorithms`"))
-                );
+                return Err(item.err(src, format!("model `{text}` is listed twice in `algorithms`")));
             }
             algorithms.push((model, item));
         }
@@ -70,10 +60,7 @@ pub(crate) fn runs<'m>(
             let Some(model) = find(models, key) else {
                 return Err(n.key_err(
                     src,
-                    format!(
-                        "unknown model `{key}` in [models.{key}]; known models: {}",
-                        known(models)
-                    ),
+                    format!("unknown model `{key}` in [models.{key}]; known models: {}", known(models)),
                 ));
             };
             if !algorithms.iter().any(|(m, _)| m.name() == key) {
@@ -102,46 +89,42 @@ pub(crate) fn runs<'m>(
         let prefix = format!("models.{}", model.name());
         let fallback = table.map(|t| &t.node).unwrap_or(named_at);
         params::validate(src, *model, &params, facts, table, fallback, &prefix)?;
-        let spec =
-            RunSpec { label: model.name().to_string(), model: model.name().to_string(), params };
+        let spec = RunSpec { label: model.name().to_string(), model: model.name().to_string(), params };
         runs.push(Run { spec, model: *model, is_variant: false });
     }
 
     if let Some(node) = root.get("variants") {
         let mut first_at: Vec<(String, usize)> = Vec::new();
         for item in node.as_array(src, "an array of tables ([[variants]])")? {
-            let tab =
-                item.as_table(src, "a table with `name`, `model` and that model's parameters")?;
+            let tab = item.as_table(src, "a table with `name`, `model` and that model's parameters")?;
             let name_node = tab.required(src, "name", "a label for the variant's row")?;
             let label = name(src, name_node)?;
             if algorithms.iter().any(|(m, _)| m.name() == label) {
                 return Err(name_node.err(
                     src,
-                    format!("variant name `{label}` is already the label of an algorithm; give the variant its own name"),
+                    format!(
+                        "variant name `{label}` is already the label of an algorithm; give the variant its own name"
+                    ),
                 ));
             }
             if let Some((_, line)) = first_at.iter().find(|(l, _)| l == label) {
                 return Err(name_node.err(
                     src,
-                    format!("variant name `{label}` is used twice (first on line {line}); each variant needs a unique name"),
+                    format!(
+                        "variant name `{label}` is used twice (first on line {line}); each variant needs a unique name"
+                    ),
                 ));
             }
             first_at.push((label.to_string(), src.line_col(name_node.at.start).0));
-            let model_node =
-                tab.required(src, "model", &format!("a model name (one of {})", known(models)))?;
-            let model_name =
-                model_node.as_str(src, &format!("a model name (one of {})", known(models)))?;
+            let model_node = tab.required(src, "model", &format!("a model name (one of {})", known(models)))?;
+            let model_name = model_node.as_str(src, &format!("a model name (one of {})", known(models)))?;
             let model = find(models, model_name).ok_or_else(|| {
-                model_node.err(
-                    src,
-                    format!("unknown model {}; known models: {}", quote(model_name), known(models)),
-                )
+                model_node.err(src, format!("unknown model {}; known models: {}", quote(model_name), known(models)))
             })?;
             let mut params = params::defaults(model).map_err(|m| model_node.err(src, m))?;
             params::apply(src, model, models, &mut params, &tab, &["name", "model"])?;
             params::validate(src, model, &params, facts, Some(&tab), model_node, &item.path)?;
-            let spec =
-                RunSpec { label: label.to_string(), model: model.name().to_string(), params };
+            let spec = RunSpec { label: label.to_string(), model: model.name().to_string(), params };
             runs.push(Run { spec, model, is_variant: true });
         }
     }

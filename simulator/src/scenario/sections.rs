@@ -114,11 +114,8 @@ pub(crate) fn workload(src: &Source, root: &Tab) -> Res<WorkloadSpec> {
     if let Some(n) = tab.get("resource") {
         spec.resource = n.as_bool(src)?;
     }
-    spec.acquisitions_per_client = tab
-        .get("acquisitions_per_client")
-        .map(|n| int_in(src, n, 1, i64::MAX))
-        .transpose()?
-        .map(|v| v as u64);
+    spec.acquisitions_per_client =
+        tab.get("acquisitions_per_client").map(|n| int_in(src, n, 1, i64::MAX)).transpose()?.map(|v| v as u64);
     Ok(spec)
 }
 

@@ -56,11 +56,11 @@ pub(crate) fn key_near(text: &str, offset: usize) -> Option<String> {
     if let Some((name, _)) = header(line) {
         return Some(name);
     }
-    let key = line.split_once('=').map(|(k, _)| k.trim()).filter(|k| {
-        !k.is_empty() && k.chars().all(|c| c.is_alphanumeric() || "_-.\"' ".contains(c))
-    });
-    let key: Option<String> =
-        key.map(|k| k.chars().filter(|c| !matches!(c, ' ' | '"' | '\'')).collect());
+    let key = line
+        .split_once('=')
+        .map(|(k, _)| k.trim())
+        .filter(|k| !k.is_empty() && k.chars().all(|c| c.is_alphanumeric() || "_-.\"' ".contains(c)));
+    let key: Option<String> = key.map(|k| k.chars().filter(|c| !matches!(c, ' ' | '"' | '\'')).collect());
     match (table.is_empty(), key) {
         (true, None) => None,
         (true, Some(k)) => Some(k),

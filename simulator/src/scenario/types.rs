@@ -81,12 +81,23 @@ pub enum FaultKind {
     Crash,
     Pause,
     /// Links between different groups are cut; `one_way` cuts only from the first group to the others.
-    Partition { groups: Vec<Vec<Selector>>, one_way: bool },
+    Partition {
+        groups: Vec<Vec<Selector>>,
+        one_way: bool,
+    },
     Isolate,
-    ClockJump { by_ms: Dist },
-    ClockDrift { ppm: Dist },
-    Slow { latency_ms: Dist },
-    Loss { rate: f64 },
+    ClockJump {
+        by_ms: Dist,
+    },
+    ClockDrift {
+        ppm: Dist,
+    },
+    Slow {
+        latency_ms: Dist,
+    },
+    Loss {
+        rate: f64,
+    },
 }
 
 impl FaultKind {

@@ -35,10 +35,7 @@ pub(crate) fn dist(src: &Source, node: &Node) -> Res<Dist> {
             let expected = "an array [a, b] of two numbers with a <= b";
             let items = v.as_array(src, expected)?;
             if items.len() != 2 {
-                return Err(v.err(
-                    src,
-                    format!("expected {expected}, found an array of {} values", items.len()),
-                ));
+                return Err(v.err(src, format!("expected {expected}, found an array of {} values", items.len())));
             }
             let a = items[0].as_number(src, "a number")?;
             let b = items[1].as_number(src, "a number")?;
@@ -47,10 +44,7 @@ pub(crate) fn dist(src: &Source, node: &Node) -> Res<Dist> {
             }
             if !(b - a).is_finite() {
                 // Drawing from a range wider than f64 can hold panics in `rand`.
-                return Err(v.err(
-                    src,
-                    format!("expected {expected}, found [{a}, {b}] (too wide a range)"),
-                ));
+                return Err(v.err(src, format!("expected {expected}, found [{a}, {b}] (too wide a range)")));
             }
             Ok(Dist::Uniform(a, b))
         }
@@ -65,17 +59,11 @@ pub(crate) fn dist(src: &Source, node: &Node) -> Res<Dist> {
             let expected = "{ median = m, p99 = q } with 0 < m < q";
             let t = v.as_table(src, expected)?;
             t.check_keys(src, &["median", "p99"])?;
-            let median = t
-                .required(src, "median", "a number above 0")?
-                .as_number(src, "a number above 0")?;
-            let p99 = t
-                .required(src, "p99", "a number above the median")?
-                .as_number(src, "a number above the median")?;
+            let median = t.required(src, "median", "a number above 0")?.as_number(src, "a number above 0")?;
+            let p99 =
+                t.required(src, "p99", "a number above the median")?.as_number(src, "a number above the median")?;
             if median <= 0.0 || p99 <= median {
-                return Err(v.err(
-                    src,
-                    format!("expected {expected}, found median = {median}, p99 = {p99}"),
-                ));
+                return Err(v.err(src, format!("expected {expected}, found median = {median}, p99 = {p99}")));
             }
             Ok(Dist::LogNormal { median, p99 })
         }
@@ -86,9 +74,7 @@ pub(crate) fn dist(src: &Source, node: &Node) -> Res<Dist> {
             let sd_node = t.required(src, "sd", "a number >= 0")?;
             let sd = sd_node.as_number(src, "a number >= 0")?;
             if sd < 0.0 {
-                return Err(
-                    sd_node.err(src, format!("expected a standard deviation >= 0, found {sd}"))
-                );
+                return Err(sd_node.err(src, format!("expected a standard deviation >= 0, found {sd}")));
             }
             Ok(Dist::Normal { mean, sd })
         }
@@ -98,8 +84,7 @@ pub(crate) fn dist(src: &Source, node: &Node) -> Res<Dist> {
             if items.is_empty() {
                 return Err(v.err(src, format!("expected {expected}, found an empty array")));
             }
-            let values =
-                items.iter().map(|n| n.as_number(src, "a number")).collect::<Res<Vec<f64>>>()?;
+            let values = items.iter().map(|n| n.as_number(src, "a number")).collect::<Res<Vec<f64>>>()?;
             Ok(Dist::Choice(values))
         }
     }
@@ -118,14 +103,7 @@ fn judged_bounds(d: &Dist) -> (f64, f64) {
 }
 
 /// Checks that a distribution stays within [min, max] (see [`judged_bounds`]).
-pub(crate) fn check_dist(
-    src: &Source,
-    node: &Node,
-    d: &Dist,
-    min: f64,
-    max: f64,
-    expected: &str,
-) -> Res<()> {
+pub(crate) fn check_dist(src: &Source, node: &Node, d: &Dist, min: f64, max: f64, expected: &str) -> Res<()> {
     let (lo, hi) = judged_bounds(d);
     let what = if lo < min {
         lo
@@ -146,14 +124,7 @@ pub(crate) fn check_dist(
 /// A time in milliseconds: a number or distribution that cannot go negative.
 pub(crate) fn time(src: &Source, node: &Node) -> Res<Dist> {
     let d = dist(src, node)?;
-    check_dist(
-        src,
-        node,
-        &d,
-        0.0,
-        f64::INFINITY,
-        "a time in milliseconds that cannot go negative",
-    )?;
+    check_dist(src, node, &d, 0.0, f64::INFINITY, "a time in milliseconds that cannot go negative")?;
     Ok(d)
 }
 
@@ -161,9 +132,7 @@ pub(crate) fn time(src: &Source, node: &Node) -> Res<Dist> {
 pub(crate) fn number_in(src: &Source, node: &Node, min: f64, max: f64) -> Res<f64> {
     let expected = format!("a number in [{min}, {max}]");
     if node.is_table() {
-        return Err(
-            node.mismatch(src, &format!("{expected} (a distribution is not accepted here)"))
-        );
+        return Err(node.mismatch(src, &format!("{expected} (a distribution is not accepted here)")));
     }
     let v = node.as_number(src, &expected)?;
     if v < min || v > max {
@@ -179,11 +148,8 @@ pub(crate) fn fraction(src: &Source, node: &Node) -> Res<f64> {
 
 /// An integer within [min, max].
 pub(crate) fn int_in(src: &Source, node: &Node, min: i64, max: i64) -> Res<i64> {
-    let expected = if max == i64::MAX {
-        format!("an integer >= {min}")
-    } else {
-        format!("an integer in [{min}, {max}]")
-    };
+    let expected =
+        if max == i64::MAX { format!("an integer >= {min}") } else { format!("an integer in [{min}, {max}]") };
     let v = node.as_int(src, &expected)?;
     if v < min || v > max {
         return Err(node.err(src, format!("expected {expected}, found {v}")));

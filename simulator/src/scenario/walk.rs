@@ -144,8 +144,7 @@ impl<'a> Node<'a> {
     }
 
     pub fn is_array(&self) -> bool {
-        matches!(self.raw, Raw::Item(Item::ArrayOfTables(_)))
-            || matches!(self.value(), Some(Value::Array(_)))
+        matches!(self.raw, Raw::Item(Item::ArrayOfTables(_))) || matches!(self.value(), Some(Value::Array(_)))
     }
 
     pub fn is_number(&self) -> bool {
@@ -222,12 +221,8 @@ impl<'a> Node<'a> {
     pub fn as_table(&self, src: &Source, expected: &str) -> Res<Tab<'a>> {
         let mut entries = Vec::new();
         // A child's position: its own span, else its key's, else this table's.
-        let mut push = |key: &str,
-                        key_span: Option<Range<usize>>,
-                        raw: Raw<'a>,
-                        span: Option<Range<usize>>| {
-            let key_at =
-                key_span.clone().or_else(|| span.clone()).unwrap_or_else(|| self.at.clone());
+        let mut push = |key: &str, key_span: Option<Range<usize>>, raw: Raw<'a>, span: Option<Range<usize>>| {
+            let key_at = key_span.clone().or_else(|| span.clone()).unwrap_or_else(|| self.at.clone());
             let at = span.or(key_span).unwrap_or_else(|| self.at.clone());
             entries.push((key.to_string(), Node { raw, path: join(&self.path, key), at, key_at }));
         };
@@ -272,11 +267,7 @@ impl<'a> Tab<'a> {
     /// The entry, or an error at the table saying it is missing.
     pub fn required(&self, src: &Source, key: &str, expected: &str) -> Res<&Node<'a>> {
         self.get(key).ok_or_else(|| {
-            let where_ = if self.node.path.is_empty() {
-                String::new()
-            } else {
-                format!(" in `{}`", self.node.path)
-            };
+            let where_ = if self.node.path.is_empty() { String::new() } else { format!(" in `{}`", self.node.path) };
             src.error(
                 &self.node.at,
                 &join(&self.node.path, key),
@@ -289,9 +280,7 @@ impl<'a> Tab<'a> {
     pub fn check_keys(&self, src: &Source, valid: &[&str]) -> Res<()> {
         match self.entries.iter().find(|(k, _)| !valid.contains(&k.as_str())) {
             None => Ok(()),
-            Some((k, n)) => Err(
-                n.key_err(src, format!("unknown key `{k}`; valid keys here: {}", valid.join(", ")))
-            ),
+            Some((k, n)) => Err(n.key_err(src, format!("unknown key `{k}`; valid keys here: {}", valid.join(", ")))),
         }
     }
 }

@@ -1,0 +1,76 @@
+//! The retry loop of one Redlock acquire call: `retries` = 3 means four attempts, each a SET round
+//! and an unlock round on all five masters, with one random value for the whole call, separated by
+//! random `retry_delay_ms` waits (uniform 0–200 ms), then the call fails as refused.
+
+use locksim_simulator::history::{FailReason, HistoryEvent};
+use locksim_simulator::run::{run_seed, RunOptions};
+use locksim_simulator::scenario::parse_str;
+use locksim_simulator::time::Nanos;
+
+const MS: Nanos = 1_000_000;
+
+/// client-0 reaches only server-0 and server-1: every attempt wins 2 of 5.
+const MINORITY: &str = r#"
+name = "minority"
+duration_ms = 2000
+algorithms = ["redlock"]
+[models.redlock]
+service_ms = 0
+[network]
+latency_ms = 0.5
+[workload]
+clients = 1
+think_ms = 0
+[[faults]]
+kind = "partition"
+groups = [["client-0"], ["server-2", "server-3", "server-4"]]
+at_ms = 0
+"#;
+
+#[test]
+fn three_retries_are_four_attempts_with_random_waits_then_a_refusal() {
+    let models = locksim_algorithms::registry();
+    let sc = parse_str("minority.toml", MINORITY, &models).unwrap_or_else(|e| panic!("{e}"));
+    let mut waits_ms = Vec::new();
+    for seed in 0..5 {
+        let out =
+            run_seed(&sc, &sc.runs[0], locksim_algorithms::find("redlock").unwrap(), seed, &RunOptions { trace: true });
+        // The first acquire call, up to its failure (the workload then starts another).
+        let entries: Vec<_> = out.trace.as_ref().unwrap().entries.iter().filter(|e| e.node == "client-0").collect();
+        let end = entries.iter().position(|e| e.detail.starts_with("AcquireFailed")).expect("the call fails");
+        let entries = &entries[..=end];
+        let notes: Vec<&str> = entries.iter().filter(|e| e.kind == "note").map(|e| e.detail.as_str()).collect();
+        assert_eq!(notes.len(), 5, "seed {seed}: {notes:?}");
+        for (i, n) in notes[..4].iter().enumerate() {
+            assert!(n.starts_with(&format!("redlock attempt {} on lock0 failed: 2/5", i + 1)), "{n}");
+        }
+        assert_eq!(notes[4], "redlock gives up lock0 after 4 attempts");
+
+        // Requests to the cut-off masters are sent and dropped by the network ("drop" entries).
+        let sent = |e: &&&locksim_simulator::engine::trace::TraceEntry| matches!(e.kind, "send" | "drop");
+        let sets: Vec<_> = entries.iter().filter(sent).filter(|e| e.detail.contains(" SET ")).collect();
+        let unlocks: Vec<_> = entries.iter().filter(sent).filter(|e| e.detail.contains(" UNLOCK ")).collect();
+        assert_eq!((sets.len(), unlocks.len()), (20, 20), "seed {seed}: every round visits all 5");
+        let value = |d: &str| d.split_whitespace().nth(4).unwrap().to_string();
+        assert!(sets.iter().chain(&unlocks).all(|e| value(&e.detail) == value(&sets[0].detail)), "one value per call");
+
+        // Sequential: 2 answers of 1 ms and 3 timeouts of 50 ms per round, 152 ms; the wait
+        // between an attempt's last unlock timeout and the next attempt is the retry delay.
+        for k in 1..4 {
+            let last_unlock_sent = unlocks[5 * k - 1].at_ns;
+            let next_attempt = sets[5 * k].at_ns;
+            let wait = next_attempt - (last_unlock_sent + 50 * MS);
+            assert!(wait <= 200 * MS, "seed {seed}: wait {wait}");
+            waits_ms.push(wait / MS);
+        }
+        let failed = out.history.events.iter().find_map(|e| match e.event {
+            HistoryEvent::AcquireFailed { reason, .. } => Some(reason),
+            _ => None,
+        });
+        assert_eq!(failed, Some(FailReason::Refused), "seed {seed}");
+        assert_eq!(out.metrics.acquisitions, 0);
+    }
+    waits_ms.sort();
+    waits_ms.dedup();
+    assert!(waits_ms.len() > 5, "the waits are drawn, not fixed: {waits_ms:?}");
+}

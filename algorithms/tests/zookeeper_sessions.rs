@@ -1,0 +1,149 @@
+//! Session timing, read from traces: the leader expires a session at the first tick boundary
+//! after its last contact plus the timeout; the client goes SUSPENDED 2/3 of the timeout after
+//! its last reply and LOST a whole timeout later; the application stops at SUSPENDED or at LOST
+//! as `on_connection_loss` says; an expired session is learned only on reconnecting.
+
+mod zookeeper_common;
+
+use locksim_simulator::history::HistoryEvent;
+use zookeeper_common::*;
+
+const MS: f64 = 1.0;
+
+/// The session id (hex, as the trace prints it) client `name` was given first.
+fn session_of(out: &locksim_simulator::run::SeedOutcome, name: &str) -> String {
+    let (_, _, detail) = trace(out, "note", "zk: connected to")
+        .into_iter()
+        .find(|(_, node, _)| node == name)
+        .unwrap_or_else(|| panic!("{name} never connected"));
+    detail.split("session ").nth(1).unwrap().split(' ').next().unwrap().to_string()
+}
+
+/// The server that led when `at_ms` came (the last `leading` note before it).
+fn leader_at(out: &locksim_simulator::run::SeedOutcome, at_ms: f64) -> String {
+    trace(out, "note", "zk: leading").into_iter().filter(|(t, _, _)| *t <= at_ms).last().expect("a leader").1
+}
+
+const PAUSED: &str = r#"
+name = "zk-session-expiry"
+duration_ms = 120000
+algorithms = ["zookeeper"]
+[models.zookeeper]
+session_timeout_ms = 40000
+tick_ms = 2000
+[workload]
+clients = 3
+hold_ms = 20
+[[faults]]
+kind = "pause"
+target = "client-0"
+at_ms = 5000
+duration_ms = 60000
+"#;
+
+#[test]
+fn the_leader_expires_a_session_at_the_first_tick_after_last_contact_plus_timeout() {
+    for seed in 0..4 {
+        let out = run(PAUSED, "zookeeper", seed);
+        let s = session_of(&out, "client-0");
+        let leader = leader_at(&out, 5000.0);
+        // The leader's last contact with the session: a request from client-0 delivered to the
+        // leader, or a follower's touch table naming it, before the pause began.
+        let from_client = trace(&out, "deliver", &format!("s{s} #"))
+            .into_iter()
+            .filter(|(t, node, d)| *t <= 5000.0 && *node == leader && d.starts_with("← client-0"));
+        let from_follower = trace(&out, "deliver", "PingTouches")
+            .into_iter()
+            .filter(|(t, node, d)| *t <= 5000.0 + 1000.0 && *node == leader && d.contains(&format!("s{s}")));
+        let last_ms = from_client.chain(from_follower).map(|(t, _, _)| t).fold(0.0, f64::max);
+        assert!(last_ms > 0.0, "seed {seed}: no contact found");
+        // roundToNextInterval(last + timeout): the first multiple of the tick after it.
+        let expected_ms = (((last_ms + 40_000.0) / 2000.0).floor() + 1.0) * 2000.0;
+        let expired: Vec<(f64, String, String)> = trace(&out, "note", &format!("zk: session {s} expired"))
+            .into_iter()
+            .filter(|(_, n, _)| *n == leader)
+            .collect();
+        assert_eq!(expired.len(), 1, "seed {seed}: {expired:?}");
+        assert!(
+            (expired[0].0 - expected_ms).abs() < 1e-6 * MS,
+            "seed {seed}: last contact {last_ms} ms: expired at {} ms, expected {expected_ms} ms",
+            expired[0].0
+        );
+        // The client learns it only once it runs again and reconnects: then LOST and a new session.
+        let client_learns = trace(&out, "note", &format!("zk: session {s} expired"))
+            .into_iter()
+            .find(|(_, n, _)| n == "client-0")
+            .expect("the client learns of the expiry");
+        assert!(client_learns.0 >= 65_000.0, "seed {seed}: learned at {} ms, during the pause", client_learns.0);
+        let lost = trace(&out, "note", "curator: LOST").into_iter().find(|(_, n, _)| n == "client-0").unwrap();
+        assert!((lost.0 - client_learns.0).abs() < 1e-9);
+        let sessions: Vec<_> =
+            trace(&out, "note", "zk: connected to").into_iter().filter(|(_, n, _)| n == "client-0").collect();
+        assert!(sessions.last().unwrap().2.contains("session") && !sessions.last().unwrap().2.contains(&s));
+    }
+}
+
+const ISOLATED: &str = r#"
+name = "zk-suspended-lost"
+duration_ms = 90000
+[[variants]]
+name = "suspended"
+model = "zookeeper"
+on_connection_loss = "suspended"
+[[variants]]
+name = "lost"
+model = "zookeeper"
+on_connection_loss = "lost"
+[workload]
+clients = 1
+hold_ms = 80000
+[[faults]]
+kind = "partition"
+groups = [["client-0"], ["server-*"]]
+at_ms = 5000
+"#;
+
+#[test]
+fn suspended_comes_two_thirds_of_a_timeout_after_the_last_reply_and_lost_a_timeout_later() {
+    for (label, stop_at_suspended) in [("suspended", true), ("lost", false)] {
+        for seed in 0..3 {
+            let out = run(ISOLATED, label, seed);
+            let last_reply_ms = trace(&out, "deliver", "← server-")
+                .into_iter()
+                .filter(|(t, n, _)| n == "client-0" && *t <= 5000.0)
+                .map(|(t, _, _)| t)
+                .fold(0.0, f64::max);
+            let suspended = trace(&out, "note", "curator: SUSPENDED");
+            let lost = trace(&out, "note", "curator: LOST");
+            assert_eq!(suspended.len(), 1, "{label} seed {seed}");
+            assert_eq!(lost.len(), 1, "{label} seed {seed}");
+            let read_timeout_ms = 40_000.0 * 2.0 / 3.0;
+            assert!(
+                (suspended[0].0 - (last_reply_ms + read_timeout_ms)).abs() < 1e-3,
+                "{label} seed {seed}: last reply {last_reply_ms} ms, SUSPENDED at {} ms",
+                suspended[0].0
+            );
+            assert!(
+                (lost[0].0 - (suspended[0].0 + 40_000.0)).abs() < 1e-3,
+                "{label} seed {seed}: LOST at {}",
+                lost[0].0
+            );
+            // Pings kept going out while nothing came back: one every third of the timeout.
+            let pings: Vec<f64> = trace(&out, "drop", "Ping").into_iter().map(|(t, _, _)| t).collect();
+            assert!(!pings.is_empty());
+            // The application stops where the policy says.
+            let abandoned: Vec<f64> = events(&out, |e| matches!(e, HistoryEvent::Abandoned { .. }))
+                .into_iter()
+                .map(|e| e.at_ns as f64 / 1e6)
+                .collect();
+            let notices: Vec<f64> = events(&out, |e| matches!(e, HistoryEvent::LostNotice { .. }))
+                .into_iter()
+                .map(|e| e.at_ns as f64 / 1e6)
+                .collect();
+            assert_eq!(abandoned.len(), 1, "{label} seed {seed}");
+            let stop = if stop_at_suspended { suspended[0].0 } else { lost[0].0 };
+            assert!((abandoned[0] - stop).abs() < 1e-3, "{label} seed {seed}: abandoned at {}", abandoned[0]);
+            assert!((notices[0] - suspended[0].0).abs() < 1e-3, "the loss is reported at SUSPENDED in both");
+        }
+    }
+}
