@@ -132,3 +132,40 @@ at_ms = 5000
         assert!(late.last().unwrap().0 > 59_000.0);
     }
 }
+
+#[test]
+fn a_primary_clock_stepped_forward_expires_a_fresh_row() {
+    // update_time and the cleanup's NOW() are the primary's wall clock: a +35 s step makes a
+    // row written 5 s ago look 40 s old.
+    let toml = |jump_ms: f64| {
+        format!(
+            r#"
+name = "clock-jump"
+duration_ms = 30000
+algorithms = ["db"]
+[workload]
+clients = 2
+hold_ms = 20000
+acquisitions_per_client = 1
+[[faults]]
+kind = "clock_jump"
+target = "server-0"
+by_ms = {jump_ms}
+at_ms = 5000
+"#
+        )
+    };
+    for seed in 0..4 {
+        let out = run(&toml(35_000.0), "db", seed);
+        let deleted = notes(&out, "server-0", "cleanup: deleted k0");
+        assert_eq!(deleted.len(), 1, "seed {seed}");
+        assert!(deleted[0].0 > 5_000.0 && deleted[0].0 <= 15_000.0, "seed {seed}: first cleanup after the step: {}", deleted[0].0);
+        let g = grants(&out);
+        assert!(g[1].at_ms < 20_000.0, "seed {seed}: the waiter got in while the first holder still held");
+        assert_eq!(out.metrics.overlap_events, 1, "seed {seed}");
+
+        let out = run(&toml(0.0), "db", seed);
+        assert!(notes(&out, "server-0", "cleanup: deleted").is_empty(), "seed {seed}: a 20 s hold never expires");
+        assert_eq!(out.metrics.overlap_events, 0);
+    }
+}

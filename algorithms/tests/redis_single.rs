@@ -147,37 +147,13 @@ fn a_holder_paused_past_its_ttl_overlaps_and_its_stale_write_is_fenced() {
     }
 }
 
-/// The same pause with 10 s critical sections: the second holder still holds when the paused one
-/// resumes and releases.
-const KLEPPMANN_LONG: &str = r#"
-name = "kleppmann-long"
-duration_ms = 40000
-algorithms = ["redis"]
-[models.redis]
-ttl_ms = 10000
-[[variants]]
-name = "redis-del"
-model = "redis"
-ttl_ms = 10000
-unlock = "del"
-[network]
-latency_ms = 0.25
-[workload]
-clients = 3
-hold_ms = 10000
-think_ms = 0
-acquisitions_per_client = 1
-[[faults]]
-kind = "pause"
-target = "holder"
-at_ms = 0
-duration_ms = 15000
-"#;
-
 #[test]
 fn with_a_plain_del_the_paused_holders_release_frees_the_next_holders_key() {
+    // The same pause with 10 s critical sections, each client acquiring once: the second holder
+    // still holds when the paused one resumes and releases.
+    let text = known("02-redis-paused-holder-del.toml");
     for seed in 0..5 {
-        let out = run(KLEPPMANN_LONG, "redis-del", seed);
+        let out = run(&text, "redis-del", seed);
         let g = grants(&out);
         assert_eq!(g.len(), 3, "seed {seed}");
         // Second holder from ~10 s (expiry); at ~15 s the paused first holder resumes, writes and
@@ -187,7 +163,7 @@ fn with_a_plain_del_the_paused_holders_release_frees_the_next_holders_key() {
         assert_eq!(out.metrics.overlap_events, 2, "seed {seed}: first with second, second with third");
         // compare-and-delete: the late release deletes nothing, the third client waits for the
         // second's release at ~20 s.
-        let out = run(KLEPPMANN_LONG, "redis", seed);
+        let out = run(&text, "redis", seed);
         let g = grants(&out);
         assert!(g[2].0 > 20_000.0, "seed {seed}: third grant at {}", g[2].0);
         assert_eq!(out.metrics.overlap_events, 1, "seed {seed}");

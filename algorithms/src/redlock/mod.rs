@@ -11,6 +11,19 @@
 //! selector means `server-0`. Every client↔master link is a TCP connection, so links are ordered:
 //! an unlock sent after a SET that timed out can never overtake it on the same connection.
 //! There is no fencing token.
+//!
+//! Readings of the sources, and what is not modelled:
+//! - `retries` counts retries after the first attempt (node-redlock: attempts = retryCount + 1),
+//!   as models.md words it; redlock-rb's `retry_count` of 3 counts attempts.
+//! - Every failed attempt unlocks all masters before the next (redis.io step 5, redlock-rb,
+//!   redsync), in every request mode; node-redlock unlocks only after its last attempt.
+//! - The unlock rounds use the same request mode and `node_timeout_ms` as the SET rounds.
+//! - Lock extension (redsync `Extend`, node-redlock `using` auto-extension) is not modelled: a
+//!   holder has one validity.
+//! - A master crash is read as a machine crash (power loss): with `everysec` the writes since
+//!   the last fsync are lost (a process crash alone would keep them in the OS page cache).
+//! - `restart_delay_ms` counts from the master's last handled event before the crash (see
+//!   [`master`]), which may be earlier than the crash itself by the master's idle time.
 
 pub mod client;
 pub mod master;

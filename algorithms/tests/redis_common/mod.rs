@@ -220,3 +220,9 @@ pub fn dump_entries(trace: &[TraceEntry], from_ms: f64, to_ms: f64) {
         }
     }
 }
+
+/// The text of a known-outcome scenario file (`scenarios/known/NAME`).
+pub fn known(name: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/known").join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
