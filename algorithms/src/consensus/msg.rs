@@ -60,10 +60,13 @@ impl<C: fmt::Debug> fmt::Debug for ConsensusMsg<C> {
             }
             ConsensusMsg::Append { term, prev_index, prev_term, entries, commit, read_seq } => {
                 write!(f, "Append t{term} prev={prev_index}/t{prev_term} commit={commit} rs={read_seq}")?;
-                if !entries.is_empty() {
-                    write!(f, " {entries:?}")?;
+                // Only the index range: the commands were traced when they were proposed, and a
+                // catch-up message can carry hundreds of entries.
+                match entries.len() {
+                    0 => Ok(()),
+                    1 => write!(f, " entry {}", prev_index + 1),
+                    n => write!(f, " entries {}..={}", prev_index + 1, prev_index + n as u64),
                 }
-                Ok(())
             }
             ConsensusMsg::AppendReply { term, success, index, last_index, read_seq } => {
                 if *success {
