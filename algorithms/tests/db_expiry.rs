@@ -159,7 +159,11 @@ at_ms = 5000
         let out = run(&toml(35_000.0), "db", seed);
         let deleted = notes(&out, "server-0", "cleanup: deleted k0");
         assert_eq!(deleted.len(), 1, "seed {seed}");
-        assert!(deleted[0].0 > 5_000.0 && deleted[0].0 <= 15_000.0, "seed {seed}: first cleanup after the step: {}", deleted[0].0);
+        assert!(
+            deleted[0].0 > 5_000.0 && deleted[0].0 <= 15_000.0,
+            "seed {seed}: first cleanup after the step: {}",
+            deleted[0].0
+        );
         let g = grants(&out);
         assert!(g[1].at_ms < 20_000.0, "seed {seed}: the waiter got in while the first holder still held");
         assert_eq!(out.metrics.overlap_events, 1, "seed {seed}");

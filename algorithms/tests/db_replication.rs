@@ -254,3 +254,40 @@ duration_ms = 2000
         }
     }
 }
+
+#[test]
+fn a_get_lock_session_cut_off_by_a_partition_ends_when_its_retransmitted_close_gets_through() {
+    let toml = r#"
+name = "fin"
+duration_ms = 60000
+algorithms = ["db"]
+[models.db]
+mode = "get_lock"
+[network]
+latency_ms = 0.25
+[workload]
+clients = 2
+hold_ms = 5000
+think_ms = 0
+acquisitions_per_client = 1
+[[faults]]
+kind = "partition"
+groups = [["holder"], ["server-0"]]
+at_ms = 3000
+duration_ms = 40000
+"#;
+    for seed in 0..3 {
+        let out = run(toml, "db", seed);
+        let g = grants(&out);
+        assert_eq!(g.len(), 2, "seed {seed}: {g:?}");
+        // The holder's RELEASE_LOCK (at ~5 s) is retransmitted until its 30 s statement timeout;
+        // then it closes the connection, and that FIN is retransmitted (0.2, 0.4, … s) until
+        // the partition heals at 43 s: the 6th retry, ~47.6 s, ends the session.
+        assert_ne!(g[0].node, g[1].node, "seed {seed}");
+        let freed = notes(&out, "server-0", "GET_LOCKs [0] released");
+        assert_eq!(freed.len(), 1, "seed {seed}");
+        assert!((43_000.0..=48_000.0).contains(&freed[0].0), "seed {seed}: session ended at {}", freed[0].0);
+        assert!(g[1].at_ms > freed[0].0 && g[1].at_ms < freed[0].0 + 215.0, "seed {seed}: next poll wins");
+        assert_eq!(out.metrics.overlap_events, 0);
+    }
+}

@@ -65,8 +65,9 @@ fn sentinel_promotes_the_replica_down_after_ms_after_the_primary_stops_answering
     }
 }
 
-/// A watchdog holder (120 s section) granted at 0.55 ms; the primary crashes at `crash_ms` and
-/// stays down; Sentinel promotes the replica after `down_after`.
+/// A watchdog holder (120 s section) granted at 0.6 ms (the primary serves the replica's PSYNC
+/// first); the primary crashes at `crash_ms` and stays down; Sentinel promotes the replica after
+/// `down_after`.
 fn failover(crash_ms: f64, down_after_ms: f64, replica_ack: bool, seed: u64) -> locksim_simulator::run::SeedOutcome {
     let text = format!(
         r#"
@@ -96,7 +97,7 @@ at_ms = {crash_ms}
 #[test]
 fn a_lock_granted_inside_the_replication_lag_is_lost_by_the_failover() {
     for seed in 0..5 {
-        // Granted at 0.55 ms, the SET left the primary's buffer at 5.3 ms: a crash at 2.55 ms
+        // Granted at 0.6 ms, the lock left the primary's buffer at 5.25 ms: a crash at 2.55 ms
         // takes it along. The promoted replica has no lock; a waiter takes it at once.
         let out = failover(2.55, 10_000.0, false, seed);
         let switch = switch_time(&out)[0].0;
@@ -193,4 +194,52 @@ fn the_old_primary_comes_back_as_a_replica_and_drops_its_data() {
     let resync = find(&trace, "server-0", "note", "full resync");
     assert!(resync[0].1.contains("dropped 2 keys"), "{resync:?}");
     assert!(resync[0].0 > demoted[0].0);
+}
+
+const ACK_THROUGH_FAILOVER: &str = r#"
+name = "ack-through-failover"
+duration_ms = 45000
+algorithms = ["redis"]
+[models.redis]
+replicas = 1
+replica_ack = true
+down_after_ms = 5000
+[network]
+latency_ms = 0.25
+[workload]
+clients = 3
+[[faults]]
+kind = "crash"
+target = "server-0"
+at_ms = 1000
+duration_ms = 20000
+"#;
+
+#[test]
+fn replica_ack_counts_only_replicas_that_replicate_the_current_primary() {
+    for seed in 0..3 {
+        let out = run(ACK_THROUGH_FAILOVER, "redis", seed);
+        let switch = switch_time(&out)[0].0;
+        let attempts = |from: f64, to: f64, wait: &str| {
+            trace(&out, "send", "cmd: SetNxPx")
+                .iter()
+                .filter(|(t, n, d)| *t > from && *t < to && n.starts_with("client") && d.contains(wait))
+                .count()
+        };
+        // After the switch the new primary has no replica: Redisson sees none available and
+        // skips the WAIT; grants go on.
+        assert!(attempts(switch + 10.0, 21_000.0, "wait: None") > 100, "seed {seed}");
+        assert_eq!(attempts(switch + 10.0, 21_000.0, "wait: Some"), 0, "seed {seed}");
+        // The old primary is back at 21 s as a primary, converted ~8 s later, resynchronised, and
+        // announced up: from then on every attempt WAITs for it again, and none is refused.
+        let up = trace(&out, "send", "ReplicaUp");
+        assert!(!up.is_empty(), "seed {seed}");
+        let up_at = up[0].0;
+        assert!(up_at > 29_000.0 && up_at < 31_500.0, "seed {seed}: replica up at {up_at}");
+        assert!(attempts(up_at + 10.0, 45_000.0, "wait: Some") > 100, "seed {seed}");
+        assert_eq!(attempts(up_at + 10.0, 45_000.0, "wait: None"), 0, "seed {seed}");
+        let refused = events(&out, |e| matches!(e, HistoryEvent::AcquireFailed { reason: FailReason::Refused, .. }));
+        assert!(refused.is_empty(), "seed {seed}: {} acquisitions failed the WAIT check", refused.len());
+        assert_eq!(out.metrics.overlap_events, 0, "seed {seed}");
+    }
 }

@@ -234,3 +234,21 @@ fn everysec_loses_what_was_not_fsynced_and_always_keeps_everything() {
     )
     .is_empty());
 }
+
+#[test]
+fn parameters_out_of_range_name_their_key() {
+    let models = locksim_algorithms::registry();
+    let bad = |extra: &str, workload: &str| {
+        let text = format!(
+            "name = \"p\"\nduration_ms = 1000\nalgorithms = [\"redis\"]\n[models.redis]\n{extra}\n[workload]\n{workload}\n"
+        );
+        locksim_simulator::scenario::parse_str("p.toml", &text, &models).err().map(|e| e.to_string())
+    };
+    let e = bad("replicas = 1\nsentinels = 3\nquorum = 4", "").expect("quorum above the sentinels");
+    assert!(e.contains("quorum"), "{e}");
+    let e = bad("replication_lag_ms = -1", "").expect("negative lag");
+    assert!(e.contains("replication_lag_ms"), "{e}");
+    let e = bad("", "read_fraction = 0.5").expect("no shared locks");
+    assert!(e.contains("read_fraction"), "{e}");
+    assert!(bad("replicas = 2\nquorum = 3", "").is_none());
+}

@@ -66,7 +66,10 @@ fn grants_come_in_sequence_order_and_each_release_wakes_only_the_next_in_line() 
         }
         // With 20 clients there is nearly always someone waiting behind the holder.
         let releases = out.metrics.releases;
-        assert!(wakeups as u64 <= releases && wakeups as u64 + 25 >= releases, "seed {seed}: {wakeups} wake-ups, {releases} releases");
+        assert!(
+            wakeups as u64 <= releases && wakeups as u64 + 25 >= releases,
+            "seed {seed}: {wakeups} wake-ups, {releases} releases"
+        );
     }
 }
 
@@ -153,7 +156,10 @@ hold_ms = { uniform = [20, 60] }
                             exclusive_grants += 1;
                         }
                     }
-                    assert!(writers <= 1 && (writers == 0 || readers == 0), "seed {seed}: {writers} writers with {readers} readers");
+                    assert!(
+                        writers <= 1 && (writers == 0 || readers == 0),
+                        "seed {seed}: {writers} writers with {readers} readers"
+                    );
                     max_readers = max_readers.max(readers);
                 }
                 HistoryEvent::Released { nested: false, .. } | HistoryEvent::Abandoned { .. } => {
@@ -166,7 +172,10 @@ hold_ms = { uniform = [20, 60] }
                 _ => {}
             }
         }
-        assert!(shared_grants > 50 && exclusive_grants > 20, "seed {seed}: {shared_grants} shared, {exclusive_grants} exclusive");
+        assert!(
+            shared_grants > 50 && exclusive_grants > 20,
+            "seed {seed}: {shared_grants} shared, {exclusive_grants} exclusive"
+        );
         assert!(max_readers >= 3, "seed {seed}: readers never shared (at most {max_readers} at once)");
     }
 }
@@ -213,4 +222,19 @@ reentry = 1.0
     let naive = run(nested, "naive", 1);
     assert!(events(&naive, |e| matches!(e, HistoryEvent::Granted { nested: true, .. })).is_empty());
     assert!(naive.metrics.acquisitions > 50);
+}
+
+#[test]
+fn known_outcome_7_counts_1225_wakeups_for_the_naive_recipe_and_49_for_the_sequential_one() {
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../scenarios/known/07-zookeeper-herd.toml"))
+            .expect("the known-outcome scenario");
+    for seed in 0..2 {
+        let naive = run_with(&text, "naive", seed, false);
+        let sequential = run_with(&text, "sequential", seed, false);
+        assert_eq!((naive.metrics.acquisitions, naive.metrics.releases), (50, 50), "seed {seed}");
+        assert_eq!(naive.metrics.notifications, 1225, "seed {seed}");
+        assert_eq!(sequential.metrics.notifications, 49, "seed {seed}");
+        assert_eq!(naive.metrics.overlap_events + sequential.metrics.overlap_events, 0);
+    }
 }

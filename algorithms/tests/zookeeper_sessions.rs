@@ -21,7 +21,7 @@ fn session_of(out: &locksim_simulator::run::SeedOutcome, name: &str) -> String {
 
 /// The server that led when `at_ms` came (the last `leading` note before it).
 fn leader_at(out: &locksim_simulator::run::SeedOutcome, at_ms: f64) -> String {
-    trace(out, "note", "zk: leading").into_iter().filter(|(t, _, _)| *t <= at_ms).last().expect("a leader").1
+    trace(out, "note", "zk: leading").into_iter().rfind(|(t, _, _)| *t <= at_ms).expect("a leader").1
 }
 
 const PAUSED: &str = r#"
@@ -144,6 +144,62 @@ fn suspended_comes_two_thirds_of_a_timeout_after_the_last_reply_and_lost_a_timeo
             let stop = if stop_at_suspended { suspended[0].0 } else { lost[0].0 };
             assert!((abandoned[0] - stop).abs() < 1e-3, "{label} seed {seed}: abandoned at {}", abandoned[0]);
             assert!((notices[0] - suspended[0].0).abs() < 1e-3, "the loss is reported at SUSPENDED in both");
+        }
+    }
+}
+
+#[test]
+fn known_outcome_8_the_paused_holder_writes_after_its_session_expired_and_the_next_holder_got_in() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../scenarios/known/08-zookeeper-pause-beyond-session.toml"
+    ))
+    .expect("the known-outcome scenario");
+    for label in ["suspended", "lost"] {
+        for seed in 0..3 {
+            let out = run(&text, label, seed);
+            let first = events(&out, |e| matches!(e, HistoryEvent::Granted { .. }))[0].clone();
+            let HistoryEvent::Granted { token: Some(old_token), .. } = first.event else { panic!() };
+            let paused = out
+                .trace
+                .as_ref()
+                .unwrap()
+                .entries
+                .iter()
+                .find(|t| t.kind == "fault" && t.detail.contains("pause starts"))
+                .unwrap()
+                .at_ns;
+            let expired = trace(&out, "note", "expired")
+                .into_iter()
+                .find(|(_, n, _)| n.starts_with("server-"))
+                .expect("an expiry")
+                .0;
+            // The leader expires the session about 40 s (rounded up to a 2 s tick) after the pause.
+            let since_pause_s = (expired - paused as f64 / 1e6) / 1000.0;
+            assert!(
+                (40.0..43.0).contains(&since_pause_s),
+                "{label} seed {seed}: expired {since_pause_s} s after the pause"
+            );
+            let next = events(&out, |e| matches!(e, HistoryEvent::Granted { .. }))
+                .into_iter()
+                .find(|e| e.node != first.node)
+                .expect("a next holder")
+                .clone();
+            let HistoryEvent::Granted { token: Some(new_token), .. } = next.event else { panic!() };
+            let next_ms = next.at_ns as f64 / 1e6;
+            assert!(next_ms > expired && next_ms < expired + 50.0, "{label} seed {seed}: next grant at {next_ms} ms");
+            assert!(new_token > old_token);
+            // The stale write: from the first holder, under its first grant, after the pause.
+            let stale = events(&out, |e| matches!(e, HistoryEvent::ResourceWrite { grant: 1, .. }))
+                .into_iter()
+                .find(|e| matches!(e.event, HistoryEvent::ResourceWrite { client, .. } if client == first.node))
+                .expect("the paused holder's write");
+            let HistoryEvent::ResourceWrite { token, fenced_accepted, .. } = stale.event else { panic!() };
+            assert_eq!(token, Some(old_token));
+            assert!(!fenced_accepted, "{label} seed {seed}: the fenced resource must reject token {old_token}");
+            assert!(stale.at_ns > paused + 50_000_000_000);
+            assert_eq!(out.metrics.stale_unfenced_events, 1);
+            assert_eq!(out.metrics.stale_fenced_events, Some(0));
         }
     }
 }

@@ -20,6 +20,9 @@
 //! - With a failover manager, the library learns the primary from it (the address a VIP or
 //!   proxy resolves to), follows `NewPrimary` notices, and asks again after a timeout. A changed
 //!   primary is a new connection, so in `get_lock` mode every lock it held is gone: reported lost.
+//! - Closing a connection sends a close (the FIN), retransmitted until the server acknowledges
+//!   it (8 retries, doubling from 200 ms, as Linux does for an orphaned FIN), so a lost packet
+//!   does not leave a session, and its `GET_LOCK`s, behind.
 //! - A crash loses everything but the host's record of its open connection: when the client
 //!   restarts, that connection is reset (modelled as a close sent at restart), which is when the
 //!   server ends the old session and frees its `GET_LOCK`s. The owner id is drawn afresh at each
@@ -44,12 +47,16 @@ pub const STATEMENT_TIMEOUT_NS: Nanos = 30 * NS_PER_SEC;
 pub const RTO_MIN_NS: Nanos = 200 * NS_PER_MS;
 /// How often the library asks the manager for the primary while it does not know it.
 pub const WHO_RETRY_NS: Nanos = NS_PER_SEC;
+/// A close (FIN) is retransmitted until acknowledged, at most this many times (Linux
+/// `tcp_orphan_retries` 0 means 8), doubling from `RTO_MIN_NS`: about 100 s in all.
+pub const CLOSE_RETRIES: u32 = 8;
 
 const T_POLL: u64 = 1;
 const T_BEAT: u64 = 2;
 const T_RETX: u64 = 3;
 const T_TIMEOUT: u64 = 4;
 const T_WHO: u64 = 5;
+const T_CLOSE: u64 = 6;
 
 /// One library operation (one or two statements).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,6 +116,18 @@ struct Volatile {
     keys: BTreeMap<LockKey, KeyState>,
     next_tag: u64,
     who: Option<(u64, TimerId)>,
+    /// Closes not yet acknowledged: connection → (server, retries left, its RTO, timer).
+    closing: BTreeMap<ConnId, Closing>,
+}
+
+/// A connection being closed: its FIN is retransmitted until the server acknowledges it, so a
+/// session does not outlive its client because one packet was lost.
+#[derive(Clone, Copy, Debug)]
+struct Closing {
+    server: NodeId,
+    retries_left: u32,
+    rto_ns: Nanos,
+    timer: (u64, TimerId),
 }
 
 /// The db client library.
@@ -200,6 +219,8 @@ impl DbClient {
     fn drop_connection(&mut self, ctx: &mut Ctx, out: &mut LockEvents) {
         if let Some((server, conn)) = self.open_conn.take() {
             ctx.send(server, DbMsg::Close { conn });
+            let timer = self.timer(ctx, RTO_MIN_NS, T_CLOSE);
+            self.v.closing.insert(conn, Closing { server, retries_left: CLOSE_RETRIES, rto_ns: RTO_MIN_NS, timer });
         }
         if self.cfg.mode == Mode::GetLock {
             for (&key, ks) in self.v.keys.iter_mut() {
@@ -306,34 +327,28 @@ impl DbClient {
         if !matches {
             return; // a stale or duplicated answer, or one on a connection already closed
         }
-        let inf = self.take_inflight(ctx).expect("matched");
         match outcome {
-            Outcome::ReadOnly { primary, epoch } => {
-                match primary {
-                    Some(p) if epoch > self.v.epoch && p != from => {
-                        self.v.inflight = Some(inf); // so drop_connection fails it
-                        self.switch_primary(ctx, out, p, epoch);
-                        if let Some(inf) = self.take_inflight(ctx) {
-                            self.fail_op(out, inf.op);
-                        }
-                    }
-                    _ => {
-                        self.v.inflight = Some(inf);
-                        self.drop_connection(ctx, out);
-                        self.ask_who(ctx);
-                    }
+            // A read-only server that knows a newer primary: follow it (a new connection, so the
+            // statement in progress fails).
+            Outcome::ReadOnly { primary: Some(p), epoch } if epoch > self.v.epoch && p != from => {
+                self.switch_primary(ctx, out, p, epoch);
+                if let Some(inf) = self.take_inflight(ctx) {
+                    self.fail_op(out, inf.op);
                 }
                 self.pump(ctx);
                 return;
             }
-            Outcome::Gone => {
-                self.v.inflight = Some(inf);
+            Outcome::ReadOnly { .. } | Outcome::Gone => {
                 self.drop_connection(ctx, out);
+                if matches!(outcome, Outcome::ReadOnly { .. }) {
+                    self.ask_who(ctx);
+                }
                 self.pump(ctx);
                 return;
             }
             _ => {}
         }
+        let inf = self.take_inflight(ctx).expect("matched");
         self.v.established = true;
         match (inf.op, outcome) {
             (Op::Attempt { key }, Outcome::Inserted { id }) => self.granted(ctx, out, key, Some(id)),
@@ -438,6 +453,11 @@ impl LockClient for DbClient {
         let Ok(msg) = downcast::<DbMsg>(msg) else { return };
         match *msg {
             DbMsg::Response { conn, id, outcome } => self.on_response(ctx, out, from, conn, id, outcome),
+            DbMsg::Closed { conn } => {
+                if let Some(c) = self.v.closing.remove(&conn) {
+                    ctx.cancel_timer(c.timer.1);
+                }
+            }
             DbMsg::NewPrimary { primary, epoch } => {
                 if Some(from) != self.v.manager {
                     return;
@@ -504,6 +524,17 @@ impl LockClient for DbClient {
                 self.drop_connection(ctx, out);
                 self.ask_who(ctx);
                 self.pump(ctx);
+            }
+            T_CLOSE => {
+                let Some((&conn, &c)) = self.v.closing.iter().find(|(_, c)| c.timer.0 == t) else { return };
+                if c.retries_left == 0 {
+                    self.v.closing.remove(&conn);
+                    return;
+                }
+                ctx.send(c.server, DbMsg::Close { conn });
+                let rto_ns = c.rto_ns * 2;
+                let timer = self.timer(ctx, rto_ns, T_CLOSE);
+                self.v.closing.insert(conn, Closing { retries_left: c.retries_left - 1, rto_ns, timer, ..c });
             }
             T_WHO if self.v.who.is_some_and(|w| w.0 == t) => {
                 self.v.who = None;

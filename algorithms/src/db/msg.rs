@@ -149,6 +149,8 @@ pub enum DbMsg {
     Response { conn: ConnId, id: u64, outcome: Outcome },
     /// Client → server: the connection is closed (FIN), ending its session.
     Close { conn: ConnId },
+    /// Server → client: the close arrived (the FIN's ACK).
+    Closed { conn: ConnId },
     /// Primary → replica: binlog events, in order.
     Binlog { events: Vec<BinlogEvent> },
     /// Primary → replica, every second: the last position shipped (MASTER_HEARTBEAT_PERIOD).
@@ -181,6 +183,7 @@ impl fmt::Debug for DbMsg {
             }
             DbMsg::Response { conn, id, outcome } => write!(f, "{outcome:?} [conn {conn:x}#{id}]"),
             DbMsg::Close { conn } => write!(f, "close conn {conn:x}"),
+            DbMsg::Closed { conn } => write!(f, "conn {conn:x} closed"),
             DbMsg::Binlog { events } => match events.as_slice() {
                 [one] => write!(f, "binlog {one:?}"),
                 [first, .., last] => write!(f, "binlog #{}..#{} ({} events)", first.seq, last.seq, events.len()),

@@ -481,6 +481,7 @@ impl Process for DbServer {
         match *msg {
             DbMsg::Request { conn, first, id, stmt } => self.on_request(ctx, from, conn, first, id, stmt),
             DbMsg::Close { conn } => {
+                ctx.send(from, DbMsg::Closed { conn });
                 self.v.conns.remove(&conn);
                 let freed = self.v.user_locks.close(conn);
                 if !freed.is_empty() {

@@ -16,8 +16,10 @@
 //! Otherwise `waitDeletes`: get the key with the highest create revision ≤ myRev − 1, watch it
 //! from the get's header revision until a DELETE event, repeat until none is left. Then (3.4.4+,
 //! `recheck_after_wait = true`) get the own key again and fail with `ErrSessionExpired` if it is
-//! gone; 3.4.3 (`false`, issue #11456) returns success without looking. Failures while waiting
-//! delete the own key (`m.Unlock`) and fail. Unlock deletes the own key. The token is `myRev`.
+//! gone; 3.4.3 (`false`, issue #11456) returns success without looking. A wait that fails or is
+//! cancelled (the workload's acquire timeout is the Lock's context) deletes the own key
+//! (`m.Unlock`) before Lock returns; a Lock called meanwhile starts after that delete, so the
+//! delete can never remove the next Lock's key. Unlock deletes the own key. The token is `myRev`.
 //! Every watch DELETE event reaching the waiter is a `Notified`.
 //!
 //! Connection: the client talks to one member (`client-i` starts at member i mod n; clientv3 3.4
@@ -101,6 +103,11 @@ enum Purpose {
     WaitGet,
     Recheck,
     Unlock,
+    /// mutex.go's `m.Unlock` after a failed or cancelled wait; `fail` is the Lock's error, which
+    /// it returns once the delete is done.
+    Cleanup {
+        fail: Option<(LockKey, FailReason)>,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -127,6 +134,8 @@ enum Step {
     Recheck,
     Held,
     Unlocking,
+    /// Lock was called while the previous Lock's cleanup delete is still out: it starts after.
+    AfterCleanup,
 }
 
 #[derive(Clone, Debug)]
@@ -383,14 +392,39 @@ impl EtcdClient {
         out.push(LockEvent::Granted { key, token: Some(rev) });
     }
 
-    /// Lock returns an error: mutex.go deletes the own key when the wait failed (`cleanup`).
+    /// Lock returns an error: when the wait failed (`cleanup`) mutex.go first deletes the own key
+    /// and returns once that delete is done.
     fn lock_failed(&mut self, ctx: &mut Ctx, out: &mut LockEvents, reason: FailReason, cleanup: bool) {
         self.cancel_watch(ctx);
         if let Some(m) = self.mutex.take() {
             if cleanup && !m.my_key.is_empty() {
-                self.fire(ctx, Op::Delete { key: m.my_key.clone() });
+                self.call(ctx, Purpose::Cleanup { fail: Some((m.key, reason)) }, Op::Delete { key: m.my_key }, 0);
+            } else {
+                out.push(LockEvent::Failed { key: m.key, reason });
             }
-            out.push(LockEvent::Failed { key: m.key, reason });
+        }
+    }
+
+    /// The cleanup delete is done (answered, or failed: mutex.go ignores its error): the Lock
+    /// returns its error, and a Lock called meanwhile starts.
+    fn cleanup_done(&mut self, ctx: &mut Ctx, out: &mut LockEvents, fail: Option<(LockKey, FailReason)>) {
+        if let Some((key, reason)) = fail {
+            out.push(LockEvent::Failed { key, reason });
+        }
+        if matches!(&self.mutex, Some(m) if m.step == Step::AfterCleanup) {
+            self.start_lock(ctx, out);
+        }
+    }
+
+    /// Mutex.Lock begins: with the session's lease, or once a session is open.
+    fn start_lock(&mut self, ctx: &mut Ctx, out: &mut LockEvents) {
+        if let Some(m) = self.mutex.as_mut() {
+            m.step = Step::Session;
+        }
+        match self.session {
+            Session::Live { .. } => self.lock_txn(ctx, out),
+            Session::Granting => {}
+            Session::None => self.open_session(ctx),
         }
     }
 
@@ -452,6 +486,7 @@ impl EtcdClient {
                     self.lock_failed(ctx, out, FailReason::SessionLost, false);
                 }
             }
+            (Purpose::Cleanup { fail }, _) => self.cleanup_done(ctx, out, fail),
             (Purpose::Unlock, Reply::Deleted { .. }) => {
                 if let Some(m) = self.mutex.take() {
                     out.push(LockEvent::Released { key: m.key });
@@ -492,6 +527,7 @@ impl EtcdClient {
             Purpose::WaitGet | Purpose::Recheck => self.lock_failed(ctx, out, FailReason::Unavailable, true),
             // The application retries its unlock.
             Purpose::Unlock => self.retry_later(ctx, call),
+            Purpose::Cleanup { fail } => self.cleanup_done(ctx, out, fail),
         }
     }
 
@@ -559,12 +595,11 @@ impl LockClient for EtcdClient {
     }
 
     fn acquire(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey, _mode: LockMode) {
-        self.mutex =
-            Some(Mutex { key, prefix: format!("/lock/{key}/"), my_key: String::new(), my_rev: 0, step: Step::Session });
-        match self.session {
-            Session::Live { .. } => self.lock_txn(ctx, out),
-            Session::Granting => {}
-            Session::None => self.open_session(ctx),
+        let cleaning = matches!(&self.call, Some(c) if matches!(c.purpose, Purpose::Cleanup { .. }));
+        let step = if cleaning { Step::AfterCleanup } else { Step::Session };
+        self.mutex = Some(Mutex { key, prefix: format!("/lock/{key}/"), my_key: String::new(), my_rev: 0, step });
+        if !cleaning {
+            self.start_lock(ctx, out);
         }
     }
 
@@ -584,13 +619,15 @@ impl LockClient for EtcdClient {
         let cleanup =
             matches!(&self.mutex, Some(m) if matches!(m.step, Step::WaitGet | Step::Watching { .. } | Step::Recheck));
         self.cancel_watch(ctx);
-        if let Some(m) = self.mutex.take() {
-            if cleanup {
-                self.fire(ctx, Op::Delete { key: m.my_key });
+        let mutex = self.mutex.take();
+        // The session's grant and an earlier cleanup carry on; the Lock's own call is dropped.
+        if matches!(&self.call, Some(c) if matches!(c.purpose, Purpose::Txn | Purpose::WaitGet | Purpose::Recheck)) {
+            if let Some(t) = self.call.take().and_then(|c| c.timer) {
+                ctx.cancel_timer(t);
             }
         }
-        if matches!(&self.call, Some(c) if c.purpose != Purpose::Grant) {
-            self.call = None;
+        if let (true, Some(m)) = (cleanup, mutex) {
+            self.call(ctx, Purpose::Cleanup { fail: None }, Op::Delete { key: m.my_key }, 0);
         }
     }
 

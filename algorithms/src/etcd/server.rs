@@ -22,7 +22,7 @@
 //! keepalive pings with the member's incarnation, so a client learns that a restart dropped its
 //! connection (and its watch).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use locksim_simulator::dist::Dist;
 use locksim_simulator::process::{downcast, Ctx, Msg, NodeId, Process, TimerId};
@@ -72,8 +72,15 @@ pub struct EtcdServer {
     lessor: Lessor,
     /// Bumped at every crash, so request tags never repeat across restarts.
     incarnation: u64,
+    /// Origins of the entries applied so far (replicated state): an entry proposed twice (the
+    /// network duplicated the forwarded proposal) takes effect once, as a request sent once over
+    /// TCP would.
+    applied_origins: BTreeSet<Origin>,
     // Volatile.
     me: NodeId,
+    /// Request ids seen per client on this connection: a request the network duplicated is
+    /// handled once (TCP never delivers twice).
+    seen: BTreeMap<NodeId, BTreeSet<u64>>,
     next_tag: u64,
     /// Proposals this member made for a client: tag → (client, request id).
     waiting: BTreeMap<u64, (NodeId, u64)>,
@@ -102,7 +109,9 @@ impl EtcdServer {
             store: Store::new(),
             lessor: Lessor::default(),
             incarnation: 0,
+            applied_origins: BTreeSet::new(),
             me: 0,
+            seen: BTreeMap::new(),
             next_tag: 0,
             waiting: BTreeMap::new(),
             next_rid: 0,
@@ -144,6 +153,12 @@ impl EtcdServer {
     // ----- client calls -----
 
     fn on_request(&mut self, ctx: &mut Ctx, client: NodeId, req: Request) {
+        // Keep-alives and watch requests are idempotent and may be sent again on purpose.
+        if !matches!(req.op, Op::KeepAlive { .. } | Op::Watch { .. })
+            && !self.seen.entry(client).or_default().insert(req.id)
+        {
+            return;
+        }
         match req.op.clone() {
             Op::LeaseGrant { ttl_ns } => self.propose(ctx, client, req.id, CmdKind::LeaseGrant { ttl_ns }),
             Op::MutexTxn { my_key, prefix, lease } => {
@@ -284,6 +299,11 @@ impl EtcdServer {
             }
             return;
         };
+        if let Some(o) = cmd.origin {
+            if !self.applied_origins.insert(o) {
+                return;
+            }
+        }
         let result = match cmd.kind {
             CmdKind::LeaseGrant { ttl_ns } => {
                 let ttl_ns = ttl_ns.max(self.cfg.min_ttl_ns);

@@ -114,6 +114,8 @@ enum ReqKind {
     },
     Subscribe,
     Unsubscribe,
+    /// Re-subscribing on a new primary after a failover (the wait goes on regardless).
+    Resubscribe,
 }
 
 /// What an acquisition is doing.
@@ -309,7 +311,6 @@ impl RedisLockClient {
                 if self.cfg.watchdog && first {
                     self.start_watchdog(ctx, key);
                 }
-                let _ = nested;
                 out.push(LockEvent::Granted { key, token });
             }
             Answer::Reply(Reply::Taken { pttl_ms }) => {
@@ -373,7 +374,7 @@ impl RedisLockClient {
         match p.kind {
             ReqKind::Lock { .. } => self.on_lock_answer(ctx, out, r.id, key, p.kind, r),
             ReqKind::Unlock => out.push(LockEvent::Released { key }),
-            ReqKind::Cleanup | ReqKind::Unsubscribe => {}
+            ReqKind::Cleanup | ReqKind::Unsubscribe | ReqKind::Resubscribe => {}
             ReqKind::Renew { seq } => {
                 if self.state(key).renew_seq != Some(seq) {
                     return;
@@ -428,7 +429,7 @@ impl RedisLockClient {
                     self.fail(ctx, out, key, false);
                 }
             }
-            ReqKind::Cleanup | ReqKind::Unsubscribe => {}
+            ReqKind::Cleanup | ReqKind::Unsubscribe | ReqKind::Resubscribe => {}
         }
     }
 
@@ -456,14 +457,12 @@ impl RedisLockClient {
         }
     }
 
+    /// Follows the primary of the highest configuration epoch announced.
     fn switch_to(&mut self, ctx: &mut Ctx, config_epoch: u64, primary: NodeId) {
-        if config_epoch <= self.config_epoch && !(config_epoch == 0 && self.config_epoch == 0) {
+        if config_epoch < self.config_epoch || primary == self.primary {
             return;
         }
         self.config_epoch = config_epoch;
-        if primary == self.primary {
-            return;
-        }
         let old = self.primary;
         self.replicas_down.insert(old);
         self.replicas_down.remove(&primary);
@@ -473,7 +472,7 @@ impl RedisLockClient {
         // Redisson re-subscribes its channels on the new primary.
         let waiting: Vec<LockKey> = self.keys.iter().filter(|(_, s)| s.subscribed).map(|(k, _)| *k).collect();
         for key in waiting {
-            self.request(ctx, key, Command::Subscribe { key }, None, ReqKind::Unsubscribe);
+            self.request(ctx, key, Command::Subscribe { key }, None, ReqKind::Resubscribe);
         }
     }
 }

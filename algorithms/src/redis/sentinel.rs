@@ -85,6 +85,8 @@ struct Instance {
     offset: u64,
     run_id: u64,
     last_reconf_sent: Option<Nanos>,
+    /// What clients were last told about this replica (`+sdown` / `-sdown`).
+    announced_up: bool,
 }
 
 /// Another Sentinel as this one sees it.
@@ -184,6 +186,7 @@ impl Sentinel {
                 offset: 0,
                 run_id: u64::MAX,
                 last_reconf_sent: None,
+                announced_up: true,
             })
             .collect();
         let me = self.me;
@@ -230,14 +233,10 @@ impl Sentinel {
                 let id = inst.id;
                 let name = ctx.name_of(id).to_string();
                 ctx.note(|| format!("{}sdown {name}", if sdown { "+" } else { "-" }));
-                if id != primary {
-                    let event = if sdown {
-                        SentinelEvent::ReplicaDown { node: id }
-                    } else {
-                        SentinelEvent::ReplicaUp { node: id }
-                    };
+                if sdown && id != primary && inst.announced_up {
+                    inst.announced_up = false;
                     for &c in &self.clients {
-                        ctx.send(c, event.clone());
+                        ctx.send(c, SentinelEvent::ReplicaDown { node: id });
                     }
                 }
             }
@@ -408,6 +407,10 @@ impl Sentinel {
         for p in &mut self.peers {
             p.master_down = false;
         }
+        if let Some(i) = self.idx(old) {
+            // Clients count the old primary out until it replicates the new one.
+            self.instances[i].announced_up = false;
+        }
         if let Some(i) = self.idx(primary) {
             let inst = &mut self.instances[i];
             inst.act_ping = Some(now);
@@ -439,7 +442,15 @@ impl Sentinel {
         }
         inst.offset = r.offset;
         inst.run_id = r.run_id;
-        let primary = self.primary();
+        let primary = self.primary.expect("set at start");
+        // A replica is announced up again once it answers as a replica of the current primary
+        // (a returning old primary only after its conversion).
+        if !inst.announced_up && !inst.sdown && r.role == (Role::Replica { of: primary }) {
+            inst.announced_up = true;
+            for &c in &self.clients {
+                ctx.send(c, SentinelEvent::ReplicaUp { node: from });
+            }
+        }
         if let Failover::WaitPromotion { replica, .. } = self.failover {
             if from == replica && r.role == Role::Primary {
                 // +promoted-slave: the failover epoch becomes the configuration epoch.

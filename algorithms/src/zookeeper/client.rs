@@ -17,8 +17,12 @@
 //!
 //! `naive` (the ZooKeeper paper's "simple lock"): create `/naive/<key>` EPHEMERAL; if it exists,
 //! `exists` it with a watch and try again when the watch fires, so every release wakes every
-//! waiter. Not reentrant, no protection: a create whose answer was lost is simply retried (and
-//! then finds its own node in the way until the session ends, as the real recipe would).
+//! waiter. Not reentrant. The path is shared by every client, so two things the paper leaves to
+//! the implementer are done carefully: a create whose answer was lost is simply retried, and
+//! when that finds the node taken, the stat the `exists` returns shows whether the node is our
+//! own (its ephemeral owner is our session): then we hold the lock; and a release whose answer
+//! was lost is retried only after reading the node and finding it is still ours (same czxid), so
+//! a retry never deletes the next holder's node.
 //!
 //! Connection states (Curator): at SUSPENDED every held lock is reported lost, and the
 //! application honours it when `on_connection_loss = "suspended"`; at LOST it is reported again

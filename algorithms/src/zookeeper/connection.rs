@@ -23,7 +23,10 @@
 //! Links are TCP connections: the model declares ordered links, and the server answers a
 //! request on a connection it does not know (it restarted, or closed it) with a disconnect, as
 //! a reset connection would. A server that crashed sends nothing: the client notices through
-//! its read timeout (no reset is modelled).
+//! its read timeout (no reset is modelled). The simulated network may drop a single message,
+//! which TCP never lets through silently: both ends number their messages on a connection and a
+//! gap breaks the connection (noticed at the next message, a ping at the latest), where real
+//! TCP would usually retransmit within a fraction of a second.
 
 use std::collections::BTreeMap;
 

@@ -28,6 +28,25 @@
 //! Every link is a TCP connection in ZooKeeper (client to server, server to server), and the
 //! client relies on its order (FIFO client order, answers before later watch events), so links
 //! are ordered (`ordered_links`).
+//!
+//! Approximations, and what is not modelled (also in [`Model::limitations`] where a
+//! configuration makes them matter):
+//! - ZAB is the shared Raft log: a leader, quorum commit, a new leader after a randomised
+//!   election timeout of `election_ms` (heartbeats every quarter of it). ZooKeeper's own leader
+//!   loss detection (`syncLimit` ticks) and its discovery/synchronisation phases are folded into
+//!   that timeout. The zxid is (term, log index).
+//! - A crashed server resets no connections (a machine crash, not a process crash): its clients
+//!   notice through their read timeout. A message the network drops on a TCP link breaks that
+//!   connection instead of being retransmitted (see [`connection`]); a follower's lost forward
+//!   to the leader makes the follower drop its clients, as a broken learner link would.
+//! - The client pings after a third of the timeout without sending (models.md); `ClientCnxn`
+//!   uses half the read timeout minus up to a second.
+//! - Curator's retry policy is `ExponentialBackoffRetry(1000, 3)` and its connection timeout the
+//!   15 s default; neither is a parameter.
+//! - Lock parents exist implicitly (no `creatingParentsIfNeeded` round trip); no child watches,
+//!   `sync`, ACLs, local sessions, quotas or snapshots (the tree is kept across a crash).
+//! - The `Disconnected` state event wakes Curator's waiters (they list again) but is not counted
+//!   as a notification: only watch events on nodes are.
 
 pub mod client;
 pub mod connection;
@@ -202,5 +221,70 @@ impl Model for ZooKeeper {
         };
         let clients = (0..spec.clients).map(|_| Box::new(ZkClient::new(cfg.clone())) as Box<dyn LockClient>).collect();
         Cluster { services, clients, ordered_links: true, leaderless: false }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use locksim_simulator::model::ParamValue;
+
+    fn params(overrides: &[(&str, ParamValue)]) -> Params {
+        let mut p = Params::default();
+        for spec in PARAMS {
+            let v = match spec.kind {
+                ParamKind::Int { .. } => ParamValue::Int(spec.default.parse().unwrap()),
+                ParamKind::Choice(_) => ParamValue::Str(spec.default.trim_matches('"').to_string()),
+                _ => ParamValue::Num(spec.default.parse().unwrap()),
+            };
+            p.values.insert(spec.name.to_string(), v);
+        }
+        for (k, v) in overrides {
+            p.values.insert(k.to_string(), v.clone());
+        }
+        p
+    }
+
+    fn facts(read_fraction: f64, reentry: f64) -> WorkloadFacts {
+        WorkloadFacts { read_fraction, reentry, clients: 10 }
+    }
+
+    #[test]
+    fn shared_locks_need_the_read_write_recipe() {
+        let p = params(&[]);
+        let problems = ZOOKEEPER.validate(&p, &facts(0.5, 0.0));
+        assert_eq!(problems.len(), 1);
+        assert_eq!(problems[0].key, "read_fraction");
+        assert!(problems[0].message.contains("read_write"));
+        let rw = params(&[("recipe", ParamValue::Str("read_write".into()))]);
+        assert!(ZOOKEEPER.validate(&rw, &facts(0.5, 0.0)).is_empty());
+    }
+
+    #[test]
+    fn limitations_name_the_clamped_timeout_the_even_ensemble_and_the_naive_nesting() {
+        let p = params(&[
+            ("session_timeout_ms", ParamValue::Num(1000.0)),
+            ("servers", ParamValue::Int(4)),
+            ("recipe", ParamValue::Str("naive".into())),
+        ]);
+        let notes = ZOOKEEPER.limitations(&p, &facts(0.0, 0.5)).join("\n");
+        assert!(notes.contains("negotiate it to 4000 ms"), "{notes}");
+        assert!(notes.contains("needs 3 servers for a quorum"), "{notes}");
+        assert!(notes.contains("not reentrant"), "{notes}");
+        let defaults = ZOOKEEPER.limitations(&params(&[]), &facts(0.0, 0.0)).join("\n");
+        assert!(!defaults.contains("negotiate") && !defaults.contains("quorum:"), "{defaults}");
+    }
+
+    #[test]
+    fn the_cluster_has_the_servers_and_one_library_per_client_on_ordered_links() {
+        let c = ZOOKEEPER.build(&params(&[("servers", ParamValue::Int(5))]), &ClusterSpec { clients: 7, locks: 2 });
+        let names: Vec<&str> = c.services.iter().map(|(n, _, _)| n.as_str()).collect();
+        assert_eq!(names, ["server-0", "server-1", "server-2", "server-3", "server-4"]);
+        assert_eq!(c.clients.len(), 7);
+        assert!(c.ordered_links && !c.leaderless);
+        assert!(c.clients[0].reentrant());
+        let naive = ZOOKEEPER
+            .build(&params(&[("recipe", ParamValue::Str("naive".into()))]), &ClusterSpec { clients: 1, locks: 1 });
+        assert!(!naive.clients[0].reentrant());
     }
 }

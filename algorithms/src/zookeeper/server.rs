@@ -19,9 +19,13 @@
 //!   with its full timeout (`SessionTrackerImpl` is rebuilt from the data tree). A reconnecting
 //!   client's session is revalidated by the leader (`REVALIDATE`).
 //! - A server serves clients only while it leads or follows a known leader; when that changes
-//!   (it lost the leader, a new one was elected) it closes every client connection, as a
-//!   ZooKeeper server does when it goes back to LOOKING. A server also refuses a client that
-//!   has seen a later zxid than it has applied.
+//!   (it lost the leader, a new one was elected) it closes every client connection and every
+//!   handshake in progress, as a ZooKeeper server does when it goes back to LOOKING. A server
+//!   also refuses a client that has seen a later zxid than it has applied.
+//! - Links are TCP: a gap in a client connection's numbered requests closes that connection;
+//!   a follower numbers the writes it forwards and reports the count with each ping, and a
+//!   leader that misses one tells the follower its link broke (the follower drops its clients,
+//!   as one whose learner connection failed).
 //! - Replies and watch events leave after `service_ms` of processing time.
 //!
 //! Durable across a crash: the data tree and sessions (ZooKeeper's snapshot plus transaction

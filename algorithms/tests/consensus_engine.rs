@@ -1,0 +1,190 @@
+//! The consensus `Replica` driven by the real engine (`run_seed`): a harness model whose servers
+//! each embed a `Replica<u64>`, propose a fresh value every 10 ms while they lead, and note every
+//! leadership and every committed entry in the trace. Random crashes, pauses, isolations, loss,
+//! duplication and reordering; the trace must show at most one leader per term, every member
+//! applying the same entry at each index, each member applying indices in order exactly once
+//! (across its restarts), and steady progress.
+
+use std::collections::BTreeMap;
+
+use locksim_algorithms::consensus::{Config, ConsensusMsg, Replica};
+use locksim_simulator::history::{FailReason, LockKey, LockMode};
+use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
+use locksim_simulator::model::{Cluster, ClusterSpec, Model, ParamSpec, Params};
+use locksim_simulator::process::{downcast, Ctx, Msg, NodeId, NodeKind, Process, TimerId};
+use locksim_simulator::run::{run_seed, RunOptions};
+use locksim_simulator::scenario::parse_str;
+
+const MS: u64 = 1_000_000;
+const TAG_PROPOSE: u64 = 1;
+
+struct RaftNode {
+    index: u64,
+    replica: Replica<u64>,
+    next: u64,
+    was_leader: bool,
+}
+
+impl RaftNode {
+    fn settle(&mut self, ctx: &mut Ctx) {
+        if self.replica.is_leader() && !self.was_leader {
+            let t = self.replica.term();
+            ctx.note(|| format!("raft: leader t{t}"));
+        }
+        self.was_leader = self.replica.is_leader();
+        for c in self.replica.take_committed_entries() {
+            ctx.note(|| format!("raft: apply {} t{} {:?}", c.index, c.term, c.cmd));
+        }
+    }
+}
+
+impl Process for RaftNode {
+    fn on_start(&mut self, ctx: &mut Ctx) {
+        self.replica.on_start(ctx);
+        ctx.set_timer(10 * MS, TAG_PROPOSE);
+        self.settle(ctx);
+    }
+    fn on_message(&mut self, ctx: &mut Ctx, from: NodeId, msg: Msg) {
+        if let Ok(m) = downcast::<ConsensusMsg<u64>>(msg) {
+            self.replica.on_message(ctx, from, *m);
+        }
+        self.settle(ctx);
+    }
+    fn on_timer(&mut self, ctx: &mut Ctx, _timer: TimerId, tag: u64) {
+        if !self.replica.on_timer(ctx, tag) && tag == TAG_PROPOSE {
+            if self.replica.is_leader() {
+                self.next += 1;
+                let _ = self.replica.propose(ctx, self.index * 1_000_000_000 + self.next);
+            }
+            ctx.set_timer(10 * MS, TAG_PROPOSE);
+        }
+        self.settle(ctx);
+    }
+    fn on_crash(&mut self) {
+        self.replica.on_crash();
+        self.was_leader = false;
+    }
+    fn leadership(&self) -> Option<u64> {
+        self.replica.leadership()
+    }
+}
+
+/// A client library that never locks (the harness only exercises the servers).
+struct Idle;
+
+impl LockClient for Idle {
+    fn on_start(&mut self, _ctx: &mut Ctx, _out: &mut LockEvents) {}
+    fn acquire(&mut self, _ctx: &mut Ctx, out: &mut LockEvents, key: LockKey, _mode: LockMode) {
+        out.push(LockEvent::Failed { key, reason: FailReason::Unavailable });
+    }
+    fn release(&mut self, _ctx: &mut Ctx, out: &mut LockEvents, key: LockKey) {
+        out.push(LockEvent::Released { key });
+    }
+    fn cancel(&mut self, _ctx: &mut Ctx, _out: &mut LockEvents, _key: LockKey) {}
+    fn on_message(&mut self, _ctx: &mut Ctx, _out: &mut LockEvents, _from: NodeId, _msg: Msg) {}
+    fn on_timer(&mut self, _ctx: &mut Ctx, _out: &mut LockEvents, _tag: u64) {}
+    fn on_crash(&mut self) {}
+}
+
+struct Harness;
+static HARNESS: Harness = Harness;
+
+impl Model for Harness {
+    fn name(&self) -> &'static str {
+        "raft-harness"
+    }
+    fn summary(&self) -> &'static str {
+        "test harness: five Raft replicas proposing counters"
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        &[]
+    }
+    fn fenced(&self, _params: &Params) -> bool {
+        false
+    }
+    fn build(&self, _params: &Params, spec: &ClusterSpec) -> Cluster {
+        let names: Vec<String> = (0..5).map(|i| format!("server-{i}")).collect();
+        let services = (0..5)
+            .map(|i| {
+                let replica = Replica::new(i, names.clone(), Config::new(100 * MS, 1000 * MS));
+                let node = RaftNode { index: i as u64, replica, next: 0, was_leader: false };
+                (names[i].clone(), NodeKind::Server, Box::new(node) as Box<dyn Process>)
+            })
+            .collect();
+        let clients = (0..spec.clients).map(|_| Box::new(Idle) as Box<dyn LockClient>).collect();
+        Cluster { services, clients, ordered_links: false, leaderless: false }
+    }
+}
+
+const FAULTY: &str = r#"
+name = "raft-faults"
+duration_ms = 20_000
+algorithms = ["raft-harness"]
+
+[network]
+latency_ms = { lognormal = { median = 0.25, p99 = 5.0 } }
+loss = 0.02
+duplicate = 0.02
+
+[workload]
+clients = 1
+think_ms = 1_000
+
+[[faults]]
+kind = "crash"
+target = "random-server"
+at_ms = { uniform = [0, 3_000] }
+duration_ms = { uniform = [100, 4_000] }
+every_ms = { uniform = [1_000, 5_000] }
+
+[[faults]]
+kind = "pause"
+target = "random-server"
+at_ms = { uniform = [0, 3_000] }
+duration_ms = { uniform = [100, 4_000] }
+every_ms = { uniform = [1_000, 5_000] }
+
+[[faults]]
+kind = "isolate"
+target = "random-server"
+at_ms = { uniform = [0, 3_000] }
+duration_ms = { uniform = [100, 4_000] }
+every_ms = { uniform = [2_000, 6_000] }
+"#;
+
+#[test]
+fn raft_invariants_hold_under_engine_faults() {
+    let models: Vec<&dyn Model> = vec![&HARNESS];
+    let sc = parse_str("raft.toml", FAULTY, &models).unwrap_or_else(|e| panic!("{e}"));
+    let run = &sc.runs[0];
+    let mut total_applied = 0usize;
+    let mut terms = 0usize;
+    for seed in 0..150 {
+        let out = run_seed(&sc, run, &HARNESS, seed, &RunOptions { trace: true });
+        let trace = out.trace.expect("trace");
+        let mut leader_of: BTreeMap<u64, String> = BTreeMap::new();
+        let mut entry_at: BTreeMap<u64, String> = BTreeMap::new();
+        let mut next_index: BTreeMap<String, u64> = BTreeMap::new();
+        for t in trace.entries.iter().filter(|t| t.kind == "note") {
+            if let Some(term) = t.detail.strip_prefix("raft: leader t") {
+                let term: u64 = term.parse().unwrap();
+                let prev = leader_of.entry(term).or_insert_with(|| t.node.clone());
+                assert_eq!(*prev, t.node, "seed {seed}: two leaders in term {term}");
+            } else if let Some(rest) = t.detail.strip_prefix("raft: apply ") {
+                let (index, entry) = rest.split_once(' ').unwrap();
+                let index: u64 = index.parse().unwrap();
+                let e = entry_at.entry(index).or_insert_with(|| entry.to_string());
+                assert_eq!(e, entry, "seed {seed}: index {index} applied differently on {}", t.node);
+                let expect = next_index.entry(t.node.clone()).or_insert(1);
+                assert_eq!(index, *expect, "seed {seed}: {} applied out of order", t.node);
+                *expect += 1;
+            }
+        }
+        // Progress despite the faults.
+        assert!(entry_at.len() > 20, "seed {seed}: only {} entries committed", entry_at.len());
+        total_applied += entry_at.len();
+        terms += leader_of.len();
+    }
+    assert!(terms > 150 * 3, "too few elections to mean anything: {terms}");
+    assert!(total_applied > 150 * 500, "{total_applied}");
+}
