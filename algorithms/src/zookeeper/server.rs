@@ -98,7 +98,7 @@ enum Ticket {
     /// A new session being created for this client's connect attempt.
     NewSession { client: NodeId, attempt: u64 },
     /// A reconnect waiting for the leader's revalidation.
-    Revalidating { client: NodeId, attempt: u64, session: SessionId },
+    Revalidating { client: NodeId, attempt: u64, session: SessionId, timeout_ms: u64 },
     /// A session's write.
     Write { session: SessionId },
 }
@@ -480,32 +480,36 @@ impl ZkServer {
             let origin = self.origin(ctx, ticket);
             return self.submit(ctx, Command { txn: Txn::CreateSession { timeout_ms }, origin: Some(origin) });
         }
-        if !self.tree.session_open(req.session) {
-            return self.to_client(
-                ctx,
-                client,
-                ConnectResponse::Expired { session: req.session, attempt: req.attempt },
-            );
-        }
+        // A reconnect: only the leader's session tracker knows whether the session lives (a
+        // follower may not even have applied its creation yet), so a follower asks it.
+        let timeout_ms = negotiate_timeout_ms(req.timeout_ms, self.cfg.tick_ms);
         if self.replica.is_leader() {
             match self.tracker.as_mut() {
                 None => self.to_client(ctx, client, refuse),
                 Some(t) => {
                     let valid = t.touch(req.session, ctx.now_mono_ns());
-                    self.finish_reconnect(ctx, client, req.attempt, req.session, valid);
+                    self.finish_reconnect(ctx, client, req.attempt, req.session, timeout_ms, valid);
                 }
             }
         } else if let Some((_, leader)) = self.serving {
-            let ticket = self.ticket(Ticket::Revalidating { client, attempt: req.attempt, session: req.session });
+            let ticket =
+                self.ticket(Ticket::Revalidating { client, attempt: req.attempt, session: req.session, timeout_ms });
             ctx.send(leader, Revalidate { session: req.session, timeout_ms: req.timeout_ms, ticket });
         }
     }
 
-    fn finish_reconnect(&mut self, ctx: &mut Ctx, client: NodeId, attempt: u64, session: SessionId, valid: bool) {
+    fn finish_reconnect(
+        &mut self,
+        ctx: &mut Ctx,
+        client: NodeId,
+        attempt: u64,
+        session: SessionId,
+        timeout_ms: u64,
+        valid: bool,
+    ) {
         if !valid {
             return self.to_client(ctx, client, ConnectResponse::Expired { session, attempt });
         }
-        let timeout_ms = self.tree.sessions().into_iter().find(|(s, _)| *s == session).map(|(_, t)| t).unwrap_or(0);
         // A new connection for the session: whatever its old one here left is gone.
         self.queues.remove(&session);
         self.drop_watches(session);
@@ -608,9 +612,11 @@ impl Process for ZkServer {
         };
         let msg = match downcast::<RevalidateReply>(msg) {
             Ok(r) => {
-                if let Some(Ticket::Revalidating { client, attempt, session }) = self.tickets.remove(&r.ticket) {
+                if let Some(Ticket::Revalidating { client, attempt, session, timeout_ms }) =
+                    self.tickets.remove(&r.ticket)
+                {
                     if session == r.session && self.serving.is_some() {
-                        self.finish_reconnect(ctx, client, attempt, session, r.valid);
+                        self.finish_reconnect(ctx, client, attempt, session, timeout_ms, r.valid);
                     }
                 }
                 return;
