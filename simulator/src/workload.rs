@@ -5,6 +5,8 @@
 //! read+1 at its end, carrying the grant's fencing token; the [`ResourceNode`] judges every write
 //! twice, unfenced (accepts all) and fenced (rejects a token below the highest accepted).
 
+use std::collections::BTreeSet;
+
 use rand::Rng;
 
 use crate::dist::Dist;
@@ -420,11 +422,19 @@ impl Process for ClientNode {
 pub struct ResourceNode {
     counter: Vec<u64>,
     highest_token: Vec<Option<u64>>,
+    /// Writes already applied, by (client, grant number). The network may deliver a message twice;
+    /// a repeated write is the same write (as a TCP stream would deduplicate it), so it is answered
+    /// again but neither applied nor judged twice. A client writes once per grant.
+    applied: BTreeSet<(NodeId, u64)>,
 }
 
 impl ResourceNode {
     pub fn new(locks: u32) -> Self {
-        ResourceNode { counter: vec![0; locks as usize], highest_token: vec![None; locks as usize] }
+        ResourceNode {
+            counter: vec![0; locks as usize],
+            highest_token: vec![None; locks as usize],
+            applied: BTreeSet::new(),
+        }
     }
 }
 
@@ -440,6 +450,12 @@ impl Process for ResourceNode {
                 ctx.send(from, ResourceMsg::ReadReply { key, grant, value });
             }
             ResourceMsg::Write { key, grant, token, value } => {
+                if !self.applied.insert((from, grant)) {
+                    ctx.note(|| format!("duplicate write of grant {grant} ignored"));
+                    let fenced_accepted = token.is_none_or(|t| self.highest_token[key as usize].is_none_or(|h| t >= h));
+                    ctx.send(from, ResourceMsg::WriteReply { key, grant, fenced_accepted });
+                    return;
+                }
                 let k = key as usize;
                 // The fenced resource rejects a token below the highest it has accepted.
                 let fenced_accepted = match (token, self.highest_token[k]) {

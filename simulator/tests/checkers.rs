@@ -397,6 +397,26 @@ fn token_regression_is_judged_against_the_highest_earlier_token() {
     assert!(v[0].detail.contains("token 2") && v[0].detail.contains("token 3"), "{}", v[0].detail);
 }
 
+/// Readers granted together (a read-write recipe grants the whole queue of readers at once) may
+/// get their tokens in any order: tokens 5 then 4 for two concurrent readers are not a
+/// regression. A reader below an earlier writer's token is, and so is a writer not above a
+/// reader's token.
+#[test]
+fn concurrent_readers_may_be_granted_out_of_token_order() {
+    let mut h = Hist::new(200);
+    h.grant_tok(0, A, 0, Exclusive, Some(3), false).release(5, A, 0);
+    h.grant_tok(10, B, 0, Shared, Some(5), false);
+    h.grant_tok(10, C, 0, Shared, Some(4), false);
+    h.release(20, B, 0).release(20, C, 0);
+    assert_eq!(h.check().token_regressions, 0, "readers out of order among themselves");
+
+    h.grant_tok(30, A, 0, Shared, Some(2), false).release(35, A, 0);
+    assert_eq!(h.check().token_regressions, 1, "a reader below the earlier writer's token 3");
+
+    h.grant_tok(40, B, 0, Exclusive, Some(5), false).release(45, B, 0);
+    assert_eq!(h.check().token_regressions, 2, "a writer not above a reader's token 5");
+}
+
 // ---- liveness ----
 
 /// Latencies 1..=100 ms, one per acquisition: p50 is 50 ms, max 100 ms. A checker measuring from

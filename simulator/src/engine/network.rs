@@ -152,16 +152,21 @@ impl Network {
             return Verdict::Drop(DropReason::Loss);
         }
         let mut at_ns = now_ns + extra_ns + ms_to_ns(params.latency_ms.sample_non_negative(rng));
-        let duplicate_at_ns = if params.duplicate > 0.0 && rng.gen::<f64>() < params.duplicate {
+        let mut duplicate_at_ns = if params.duplicate > 0.0 && rng.gen::<f64>() < params.duplicate {
             Some(now_ns + extra_ns + ms_to_ns(params.latency_ms.sample_non_negative(rng)))
         } else {
             None
         };
         if self.ordered {
-            // A TCP stream never delivers a later segment before an earlier one.
+            // A TCP stream never delivers a later segment before an earlier one; a duplicate copy
+            // is held back the same way, so it cannot overtake messages sent before it.
             let last = &mut self.last_delivery_ns[from * self.nodes + to];
             at_ns = at_ns.max(*last);
             *last = at_ns;
+            if let Some(d) = duplicate_at_ns.as_mut() {
+                *d = (*d).max(*last);
+                *last = *d;
+            }
         }
         Verdict::Deliver { at_ns, duplicate_at_ns }
     }
@@ -218,6 +223,27 @@ mod tests {
             })
             .collect();
         assert!(times.windows(2).any(|w| w[1] < w[0]));
+    }
+
+    #[test]
+    fn duplicates_on_ordered_links_keep_fifo() {
+        let base = LinkParams { latency_ms: Dist::Uniform(1.0, 10.0), loss: 0.0, duplicate: 0.5 };
+        let mut n = Network::new(2, base, vec![], true);
+        let mut rng = stream(5, "net", "t");
+        let mut last = 0;
+        let mut dups = 0;
+        for i in 0..2000 {
+            if let Verdict::Deliver { at_ns, duplicate_at_ns } = n.route(0, 1, i * 100_000, &mut rng) {
+                assert!(at_ns >= last, "message {i} overtook an earlier one");
+                last = at_ns;
+                if let Some(d) = duplicate_at_ns {
+                    assert!(d >= last, "duplicate of {i} overtook");
+                    last = d;
+                    dups += 1;
+                }
+            }
+        }
+        assert!(dups > 500);
     }
 
     #[test]
