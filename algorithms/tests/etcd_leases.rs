@@ -19,8 +19,7 @@ fn fault_target(out: &locksim_simulator::run::SeedOutcome, kind: &str) -> String
 fn lease_of(out: &locksim_simulator::run::SeedOutcome, client: &str, before_ms: f64) -> u64 {
     trace(out, "note", "session: lease ")
         .into_iter()
-        .filter(|(t, n, _)| n == client && *t < before_ms)
-        .last()
+        .rfind(|(t, n, _)| n == client && *t < before_ms)
         .map(|(_, _, d)| d.rsplit(' ').next().unwrap().parse().unwrap())
         .expect("the client had a session")
 }
@@ -70,7 +69,7 @@ fn a_lease_expires_one_ttl_after_the_last_renewal_on_the_leader() {
         assert_eq!(expired.len(), 1, "seed {seed}: {expired:?}");
         let (expired_at, leader, _) = expired[0].clone();
         assert_eq!(leader, "server-0", "no fault touched the leader");
-        let last = renewals_at(&out, &leader, lease).into_iter().filter(|t| *t < expired_at).last().unwrap();
+        let last = renewals_at(&out, &leader, lease).into_iter().rfind(|t| *t < expired_at).unwrap();
         let after = expired_at - last;
         assert!((5_000.0..=5_500.0 + 1.0).contains(&after), "seed {seed}: expired {after} ms after the last renewal");
         // The paused holder's last renewal was before the pause.

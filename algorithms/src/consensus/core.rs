@@ -9,7 +9,8 @@
 //!   whenever the node becomes follower or candidate (etcd `resetRandomizedElectionTimeout`);
 //! - AppendEntries with the (prev index, prev term) consistency check, truncation of a
 //!   conflicting suffix (never below the commit index), and a rejection hint (the follower's last
-//!   index) for the leader's next probe;
+//!   index) for the leader's next probe; entries sent are assumed delivered (etcd's replicate
+//!   state), and each heartbeat resends what a follower has not acknowledged (messages may be lost);
 //! - a new leader appends an empty entry of its term; the leader commits only entries of its own
 //!   term by quorum (earlier ones commit with them) and tells followers at once (etcd
 //!   `bcastAppend` after `maybeCommit`);
@@ -21,8 +22,13 @@
 //!   round started after the read has been acknowledged by a majority, and the state machine has
 //!   applied up to the commit index seen when the read arrived.
 //!
+//! - optionally, a fresh group starts with a given member leading term 1 ([`Core::bootstrap`]),
+//!   as a cluster that had already elected it.
+//!
 //! Not modelled: pre-vote (off by default in etcd 3.4), leadership transfer, membership change,
-//! log compaction and snapshots (the log is kept whole), flow control windows.
+//! log compaction and snapshots (the log is kept whole), flow-control windows (in-flight limits),
+//! etcd 3.4's dropping of read-index requests that reach a leader before it has committed in its
+//! term (they wait here, as in etcd 3.5).
 
 use rand::Rng;
 

@@ -30,7 +30,9 @@
 //! keep-alive stream unanswered for the request timeout (5 s + 2 × election timeout, etcd's
 //! server-side `ReqTimeout`), or a "no leader" answer. A ping answered by a restarted member (new
 //! incarnation) means the old connection died with it: the client reconnects to it. On a new
-//! connection the watch is re-created from the same revision. A call in flight fails with its
+//! connection the watch is re-created from the same revision. The watch stream is TCP in etcd:
+//! the model resends an unconfirmed watch request every 200 ms and the member resends
+//! unacknowledged events, so the simulator's message loss delays a wake-up instead of losing it. A call in flight fails with its
 //! connection: clientv3 resends a read (repeatable; after 25 ms, up to 100 times) but never a
 //! write whose request may have reached a server, so a failed lock transaction fails the Lock.
 //! A failed Unlock is retried by the application until it succeeds (otherwise the key would stay
@@ -41,7 +43,9 @@ use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
 use locksim_simulator::process::{downcast, Ctx, Msg, NodeId, TimerId};
 use locksim_simulator::time::Nanos;
 
-use super::protocol::{EtcdError, KeyInfo, LeaseId, Op, Ping, Pong, Reply, Request, Response, Revision, WatchEvent};
+use super::protocol::{
+    EtcdError, KeyInfo, LeaseId, Op, Ping, Pong, Reply, Request, Response, Revision, WatchAck, WatchCreated, WatchEvent,
+};
 
 /// clientv3 `retryConnWait`: the keep-alive send loop's period.
 pub const KEEPALIVE_LOOP_NS: Nanos = 500_000_000;
@@ -65,6 +69,11 @@ const TAG_KA_DEADLINE: u64 = 2;
 const TAG_CALL_TIMEOUT: u64 = 3;
 const TAG_RETRY: u64 = 4;
 const TAG_PING: u64 = 5;
+const TAG_WATCH_RESEND: u64 = 6;
+
+/// A watch request not confirmed within TCP's minimum retransmission timeout is sent again (the
+/// model's stand-in for the TCP stream it travels on).
+pub const WATCH_RESEND_NS: Nanos = 200_000_000;
 
 fn tag(kind: u64, n: u64) -> u64 {
     (kind << TAG_KIND_SHIFT) | (n & ((1 << TAG_KIND_SHIFT) - 1))
@@ -152,6 +161,9 @@ struct Watch {
     id: u64,
     key: String,
     start_rev: Revision,
+    created: bool,
+    /// The last event seen (events are numbered per watch).
+    last_seq: u64,
 }
 
 /// clientv3 with a concurrency Session and Mutex.
@@ -341,8 +353,15 @@ impl EtcdClient {
 
     fn start_watch(&mut self, ctx: &mut Ctx, key: String, start_rev: Revision) {
         let id = self.fresh_id();
-        ctx.send(self.server(), Request { id, op: Op::Watch { watch_id: id, key: key.clone(), start_rev } });
-        self.watch = Some(Watch { id, key, start_rev });
+        self.watch = Some(Watch { id, key, start_rev, created: false, last_seq: 0 });
+        self.send_watch(ctx);
+    }
+
+    fn send_watch(&mut self, ctx: &mut Ctx) {
+        let Some(w) = &self.watch else { return };
+        let op = Op::Watch { watch_id: w.id, key: w.key.clone(), start_rev: w.start_rev };
+        ctx.send(self.server(), Request { id: w.id, op });
+        ctx.set_timer(WATCH_RESEND_NS, tag(TAG_WATCH_RESEND, w.id));
     }
 
     fn cancel_watch(&mut self, ctx: &mut Ctx) {
@@ -565,9 +584,15 @@ impl EtcdClient {
         ctx.set_timer(RETRY_BACKOFF_NS, tag(TAG_RETRY, id));
     }
 
-    fn on_watch_event(&mut self, ctx: &mut Ctx, out: &mut LockEvents, ev: WatchEvent) {
-        let Some(w) = &self.watch else { return };
-        if w.id != ev.watch_id || !ev.deleted {
+    fn on_watch_event(&mut self, ctx: &mut Ctx, out: &mut LockEvents, from: NodeId, ev: WatchEvent) {
+        // Acknowledge whatever arrives, so the member stops resending it.
+        ctx.send(from, WatchAck { watch_id: ev.watch_id, seq: ev.seq });
+        let Some(w) = self.watch.as_mut() else { return };
+        if w.id != ev.watch_id || ev.seq <= w.last_seq {
+            return;
+        }
+        w.last_seq = ev.seq;
+        if !ev.deleted {
             return;
         }
         let Some(m) = &self.mutex else { return };
@@ -640,8 +665,14 @@ impl LockClient for EtcdClient {
             Ok(p) => return self.on_pong(ctx, out, from, *p),
             Err(m) => m,
         };
-        if let Ok(ev) = downcast::<WatchEvent>(msg) {
-            self.on_watch_event(ctx, out, *ev);
+        let msg = match downcast::<WatchEvent>(msg) {
+            Ok(ev) => return self.on_watch_event(ctx, out, from, *ev),
+            Err(m) => m,
+        };
+        if let Ok(c) = downcast::<WatchCreated>(msg) {
+            if let Some(w) = self.watch.as_mut().filter(|w| w.id == c.watch_id) {
+                w.created = true;
+            }
         }
     }
 
@@ -666,6 +697,11 @@ impl LockClient for EtcdClient {
                 }
             }
             TAG_PING => self.ping(ctx, out),
+            TAG_WATCH_RESEND => {
+                if matches!(&self.watch, Some(w) if w.id == n && !w.created) {
+                    self.send_watch(ctx);
+                }
+            }
             TAG_RETRY => {
                 if matches!(&self.call, Some(c) if c.id == n) {
                     let call = self.call.take().expect("checked");

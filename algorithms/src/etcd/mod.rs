@@ -22,6 +22,24 @@
 //! `recheck_after_wait = false`, a waiter whose own key was revoked while it waited being told it
 //! holds the lock.
 
+//! Where the model departs from etcd (each also said where it lives):
+//! - a client talks to one member at a time (clientv3 3.4 balances calls round-robin) and learns
+//!   that a member died through gRPC keepalive pings (2 s / 6 s, etcdctl's settings; clientv3
+//!   leaves them off and relies on the TCP reset the simulator cannot deliver), request timeouts
+//!   (7 s, etcd's `ReqTimeout`) or a restarted member's new incarnation;
+//! - message loss hits etcd's TCP links as loss, not as retransmission delay: a lost call costs
+//!   the 7 s request timeout; only the watch stream, which has no timeout in etcd, is made
+//!   reliable (ack and resend after 200 ms) so a lost event cannot hang a waiter for good;
+//!   duplicated requests and proposals take effect once (TCP never delivers twice);
+//! - a failed Unlock is retried by the application until it succeeds; the application stops
+//!   treating its lock as held when the session ends (`Lost { honour: true }`);
+//! - lease ids are the log index of their grant (etcd derives them from the member id and time);
+//!   TTLs are not rounded to whole seconds; a leader's lessor promotion does not spread expiries
+//!   (etcd only does that above 1 000 leases) and no revoke rate limit applies;
+//! - a keep-alive that reaches a leader before its lessor is promoted is dropped (the client
+//!   resends it 500 ms later) rather than held;
+//! - Raft as in [`crate::consensus`]: no pre-vote, no leadership transfer, no compaction.
+
 pub mod client;
 pub mod lessor;
 pub mod mvcc;

@@ -138,13 +138,31 @@ impl fmt::Debug for Response {
     }
 }
 
-/// A watch event pushed to the client on its watch stream.
+/// A watch event pushed to the client on its watch stream. `seq` numbers the watch's events:
+/// the stream is a TCP connection in etcd, which never loses a message silently, so the model
+/// stands in for TCP's retransmission: the member resends an event until the client acknowledges
+/// it ([`WatchAck`]), and the client ignores a repeated `seq`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct WatchEvent {
     pub watch_id: u64,
+    pub seq: u64,
     pub key: String,
     pub rev: Revision,
     pub deleted: bool,
+}
+
+/// The member registered a watch (etcd's `created` watch response); the client resends its
+/// watch request until it gets this.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WatchCreated {
+    pub watch_id: u64,
+}
+
+/// The client's acknowledgement of a watch's events up to `seq` (TCP's ack, not an etcd message).
+#[derive(Clone, Debug, PartialEq)]
+pub struct WatchAck {
+    pub watch_id: u64,
+    pub seq: u64,
 }
 
 /// A gRPC (HTTP/2) keepalive ping on the client's connection.

@@ -15,7 +15,9 @@
 //!   revocation; applying it deletes the lease's keys in one revision;
 //! - the lessor is promoted (every lease extended by the election timeout) when the leader applies
 //!   the empty entry of its term (`applyEntryNormal`), demoted when leadership is lost;
-//! - watches live on the member the client talks to and fire when that member applies the change.
+//! - watches live on the member the client talks to and fire when that member applies the change;
+//!   their events are resent until acknowledged (standing in for the TCP stream, which the
+//!   simulator's message loss would otherwise break silently).
 //!
 //! Durable across a crash: the Raft state, the store and the leases (etcd's WAL and backend);
 //! lost: watches, waiting requests, lease expiry times. The transport answers the client's gRPC
@@ -31,12 +33,17 @@ use locksim_simulator::time::{ms_to_ns, Nanos};
 use super::lessor::{Lessor, Renewal};
 use super::mvcc::Store;
 use super::protocol::{
-    Cmd, CmdKind, EtcdError, LeaseId, Op, Origin, Peer, Ping, Pong, Reply, Request, Response, Revision, WatchEvent,
+    Cmd, CmdKind, EtcdError, LeaseId, Op, Origin, Peer, Ping, Pong, Reply, Request, Response, Revision, WatchAck,
+    WatchCreated, WatchEvent,
 };
 use crate::consensus::{Committed, ConsensusMsg, Replica};
 
 /// The lessor's check timer.
 const TAG_LEASE_CHECK: u64 = 1;
+/// The watch streams' retransmission timer.
+const TAG_RETRANSMIT: u64 = 2;
+/// TCP's minimum retransmission timeout (Linux `TCP_RTO_MIN`, 200 ms).
+pub const RETRANSMIT_NS: Nanos = 200_000_000;
 
 /// A member's settings.
 #[derive(Clone, Debug)]
@@ -55,6 +62,9 @@ struct Watcher {
     watch_id: u64,
     key: String,
     start_rev: Revision,
+    next_seq: u64,
+    /// Events sent and not acknowledged: (event, when last sent).
+    unacked: Vec<(WatchEvent, Nanos)>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -97,6 +107,7 @@ pub struct EtcdServer {
     parked: BTreeMap<LeaseId, Vec<RenewFor>>,
     watchers: Vec<Watcher>,
     check_timer: Option<TimerId>,
+    retransmit_timer: Option<TimerId>,
 }
 
 impl EtcdServer {
@@ -122,6 +133,7 @@ impl EtcdServer {
             parked: BTreeMap::new(),
             watchers: Vec::new(),
             check_timer: None,
+            retransmit_timer: None,
         }
     }
 
@@ -168,13 +180,18 @@ impl EtcdServer {
             Op::Get { .. } | Op::LastCreateBelow { .. } => self.read(ctx, client, req),
             Op::KeepAlive { lease } => self.keep_alive(ctx, RenewFor::Client { client, id: req.id }, lease),
             Op::Watch { watch_id, key, start_rev } => {
+                let after = self.service_ns(ctx);
+                ctx.send_after(after, client, WatchCreated { watch_id });
+                if self.watchers.iter().any(|w| w.client == client && w.watch_id == watch_id) {
+                    return; // a resent request: already registered
+                }
                 // Catch up from the history first, then follow applied changes.
                 let past = self.store.events_since(&key, start_rev);
+                self.watchers.push(Watcher { client, watch_id, key, start_rev, next_seq: 0, unacked: Vec::new() });
+                let w = self.watchers.len() - 1;
                 for (rev, deleted) in past {
-                    let after = self.service_ns(ctx);
-                    ctx.send_after(after, client, WatchEvent { watch_id, key: key.clone(), rev, deleted });
+                    self.push_event(ctx, w, rev, deleted);
                 }
-                self.watchers.push(Watcher { client, watch_id, key, start_rev });
             }
             Op::WatchCancel { watch_id } => {
                 self.watchers.retain(|w| !(w.client == client && w.watch_id == watch_id));
@@ -368,15 +385,44 @@ impl EtcdServer {
     }
 
     fn notify(&mut self, ctx: &mut Ctx, key: &str, rev: Revision, deleted: bool) {
-        let targets: Vec<(NodeId, u64)> = self
-            .watchers
-            .iter()
-            .filter(|w| w.key == key && w.start_rev <= rev)
-            .map(|w| (w.client, w.watch_id))
-            .collect();
-        for (client, watch_id) in targets {
-            let after = self.service_ns(ctx);
-            ctx.send_after(after, client, WatchEvent { watch_id, key: key.to_string(), rev, deleted });
+        for w in 0..self.watchers.len() {
+            if self.watchers[w].key == key && self.watchers[w].start_rev <= rev {
+                self.push_event(ctx, w, rev, deleted);
+            }
+        }
+    }
+
+    /// Sends watcher `w` an event and keeps it until acknowledged.
+    fn push_event(&mut self, ctx: &mut Ctx, w: usize, rev: Revision, deleted: bool) {
+        let after = self.service_ns(ctx);
+        let now = ctx.now_mono_ns();
+        let watcher = &mut self.watchers[w];
+        watcher.next_seq += 1;
+        let ev =
+            WatchEvent { watch_id: watcher.watch_id, seq: watcher.next_seq, key: watcher.key.clone(), rev, deleted };
+        ctx.send_after(after, watcher.client, ev.clone());
+        watcher.unacked.push((ev, now + after));
+        if self.retransmit_timer.is_none() {
+            self.retransmit_timer = Some(ctx.set_timer(RETRANSMIT_NS, TAG_RETRANSMIT));
+        }
+    }
+
+    /// Resends events unacknowledged for a retransmission timeout.
+    fn retransmit(&mut self, ctx: &mut Ctx) {
+        self.retransmit_timer = None;
+        let now = ctx.now_mono_ns();
+        let mut pending = false;
+        for w in self.watchers.iter_mut() {
+            for (ev, sent) in w.unacked.iter_mut() {
+                if now >= *sent + RETRANSMIT_NS {
+                    ctx.send(w.client, ev.clone());
+                    *sent = now;
+                }
+                pending = true;
+            }
+        }
+        if pending {
+            self.retransmit_timer = Some(ctx.set_timer(RETRANSMIT_NS, TAG_RETRANSMIT));
         }
     }
 
@@ -446,6 +492,15 @@ impl Process for EtcdServer {
             }
             Err(msg) => msg,
         };
+        let msg = match downcast::<WatchAck>(msg) {
+            Ok(a) => {
+                if let Some(w) = self.watchers.iter_mut().find(|w| w.client == from && w.watch_id == a.watch_id) {
+                    w.unacked.retain(|(ev, _)| ev.seq > a.seq);
+                }
+                return;
+            }
+            Err(msg) => msg,
+        };
         if let Ok(p) = downcast::<Ping>(msg) {
             // Answered by the transport, with no processing time.
             ctx.send(from, Pong { seq: p.seq, incarnation: self.incarnation });
@@ -455,6 +510,9 @@ impl Process for EtcdServer {
     fn on_timer(&mut self, ctx: &mut Ctx, timer: TimerId, tag: u64) {
         if self.replica.on_timer(ctx, tag) {
             return self.settle(ctx);
+        }
+        if tag == TAG_RETRANSMIT && self.retransmit_timer == Some(timer) {
+            return self.retransmit(ctx);
         }
         if tag == TAG_LEASE_CHECK && self.check_timer == Some(timer) {
             if self.replica.is_leader() {
@@ -482,6 +540,7 @@ impl Process for EtcdServer {
         self.parked.clear();
         self.watchers.clear();
         self.check_timer = None;
+        self.retransmit_timer = None;
     }
 
     fn leadership(&self) -> Option<u64> {
