@@ -187,6 +187,13 @@ pub trait Model: Send + Sync {
     }
     /// Whether grants carry a fencing token.
     fn fenced(&self, params: &Params) -> bool;
+    /// Whether this configuration grants shared (read) locks. The scenario parser rejects
+    /// `read_fraction > 0` at `workload.read_fraction` for every configuration that does not,
+    /// so models need not check it themselves.
+    fn shared_locks(&self, params: &Params) -> bool {
+        let _ = params;
+        false
+    }
     /// Builds the cluster.
     fn build(&self, params: &Params, spec: &ClusterSpec) -> Cluster;
 }

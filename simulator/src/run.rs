@@ -39,9 +39,8 @@ fn node_set(sel: &Selector, names: &[(String, NodeKind)]) -> Vec<bool> {
             Selector::Named(n) => n == name,
             Selector::AllOf(k) => k == kind,
             Selector::All => true,
-            Selector::Leader | Selector::RandomServer => *kind == NodeKind::Server && name == "server-0",
-            Selector::Follower => *kind == NodeKind::Server && name != "server-0",
-            Selector::Holder | Selector::Waiter | Selector::RandomClient => *kind == NodeKind::Client,
+            // The parser admits only fixed selectors in links (see `Selector::is_fixed`).
+            _ => false,
         })
         .collect()
 }

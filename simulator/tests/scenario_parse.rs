@@ -92,6 +92,11 @@ impl Model for Fake {
     fn fenced(&self, _: &Params) -> bool {
         true
     }
+    /// Every fake but `redlock` has shared locks, so the fixtures may set `read_fraction` and one
+    /// model is left to be refused it.
+    fn shared_locks(&self, _: &Params) -> bool {
+        self.name != "redlock"
+    }
     fn build(&self, p: &Params, _: &ClusterSpec) -> Cluster {
         let (servers, sentinels) = match self.name {
             "redis" => {
@@ -555,6 +560,30 @@ fn negative_duration() {
         Some("faults.1.duration_ms"),
         &["expected a time in milliseconds that cannot go negative", "it can draw -10"],
     );
+}
+
+/// `read_fraction > 0` with a model that has no shared locks is one error from the parser, at the
+/// key the user wrote (`workload.read_fraction`), naming the row that cannot take it.
+#[test]
+fn read_fraction_on_a_model_without_shared_locks() {
+    let text =
+        "name = \"t\"\nduration_ms = 1000\nalgorithms = [\"redis\", \"redlock\"]\n[workload]\nread_fraction = 0.5\n";
+    fails(
+        text,
+        &pos(text, "0.5"),
+        Some("workload.read_fraction"),
+        &["`redlock` (redlock)", "no shared (read) locks", "sim list redlock"],
+    );
+    let shared_only = "name = \"t\"\nduration_ms = 1000\nalgorithms = [\"redis\"]\n[workload]\nread_fraction = 0.5\n";
+    assert_eq!(ok(shared_only).workload.read_fraction, 0.5);
+}
+
+/// A link override holds for the whole run, so a role that names different nodes over time is
+/// refused where it is written, instead of being pinned to some node.
+#[test]
+fn a_role_selector_in_a_link_is_refused() {
+    let text = with("[[network.links]]\nfrom = \"holder\"\nto = \"*\"\nloss = 0.5\n");
+    fails(&text, &val(&text, "from = "), Some("network.links.1.from"), &["`holder`", "whole run", "[[faults]]"]);
 }
 
 #[test]

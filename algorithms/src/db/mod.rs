@@ -48,9 +48,7 @@ pub mod server;
 pub mod table;
 
 use locksim_simulator::dist::Dist;
-use locksim_simulator::model::{
-    Cluster, ClusterSpec, Model, ParamKind, ParamProblem, ParamSpec, Params, WorkloadFacts,
-};
+use locksim_simulator::model::{Cluster, ClusterSpec, Model, ParamKind, ParamSpec, Params, WorkloadFacts};
 use locksim_simulator::process::{NodeKind, Process};
 use locksim_simulator::time::{ms_to_ns, Nanos};
 
@@ -222,21 +220,6 @@ impl Model for Db {
 
     fn params(&self) -> &'static [ParamSpec] {
         PARAMS
-    }
-
-    fn validate(&self, params: &Params, workload: &WorkloadFacts) -> Vec<ParamProblem> {
-        let mut problems = Vec::new();
-        if workload.read_fraction > 0.0 {
-            problems.push(ParamProblem {
-                key: "read_fraction".into(),
-                message: format!(
-                    "the db lock (a row or GET_LOCK) has no shared (read) mode; read_fraction must be 0 for it, not {}",
-                    workload.read_fraction
-                ),
-            });
-        }
-        let _ = params;
-        problems
     }
 
     fn limitations(&self, params: &Params, workload: &WorkloadFacts) -> Vec<String> {

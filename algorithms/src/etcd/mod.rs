@@ -132,17 +132,8 @@ impl Model for Etcd {
         PARAMS
     }
 
-    fn validate(&self, params: &Params, workload: &WorkloadFacts) -> Vec<ParamProblem> {
+    fn validate(&self, params: &Params, _workload: &WorkloadFacts) -> Vec<ParamProblem> {
         let mut problems = Vec::new();
-        if workload.read_fraction > 0.0 {
-            problems.push(ParamProblem {
-                key: "read_fraction".into(),
-                message: format!(
-                    "etcd's concurrency package has no shared (read) lock; read_fraction must be 0 for etcd, not {}",
-                    workload.read_fraction
-                ),
-            });
-        }
         let (hb, el) = (params.f64("heartbeat_ms"), params.f64("election_ms"));
         if el < 5.0 * hb {
             problems.push(ParamProblem {

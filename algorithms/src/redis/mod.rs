@@ -151,17 +151,8 @@ impl Model for Redis {
         PARAMS
     }
 
-    fn validate(&self, params: &Params, workload: &WorkloadFacts) -> Vec<ParamProblem> {
+    fn validate(&self, params: &Params, _workload: &WorkloadFacts) -> Vec<ParamProblem> {
         let mut problems = Vec::new();
-        if workload.read_fraction > 0.0 {
-            problems.push(ParamProblem {
-                key: "read_fraction".into(),
-                message: format!(
-                    "redis (SET NX PX / Redisson RLock) has no shared (read) locks in this model; read_fraction must be 0 for it, not {}",
-                    workload.read_fraction
-                ),
-            });
-        }
         let sentinels = params.int("sentinels");
         let quorum = params.int("quorum");
         if quorum > sentinels {

@@ -147,17 +147,8 @@ impl Model for Redlock {
         PARAMS
     }
 
-    fn validate(&self, params: &Params, workload: &WorkloadFacts) -> Vec<ParamProblem> {
+    fn validate(&self, params: &Params, _workload: &WorkloadFacts) -> Vec<ParamProblem> {
         let mut problems = Vec::new();
-        if workload.read_fraction > 0.0 {
-            problems.push(ParamProblem {
-                key: "read_fraction".into(),
-                message: format!(
-                    "redlock has no shared (read) locks; read_fraction must be 0 for it, not {}",
-                    workload.read_fraction
-                ),
-            });
-        }
         let ttl_ms = params.f64("ttl_ms");
         let drift_ms = params.f64("drift_factor") * ttl_ms + params.f64("drift_extra_ms");
         if drift_ms >= ttl_ms {

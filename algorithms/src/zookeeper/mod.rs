@@ -142,18 +142,8 @@ impl Model for ZooKeeper {
         PARAMS
     }
 
-    fn validate(&self, params: &Params, workload: &WorkloadFacts) -> Vec<ParamProblem> {
+    fn validate(&self, params: &Params, _workload: &WorkloadFacts) -> Vec<ParamProblem> {
         let mut problems = Vec::new();
-        let recipe = params.str("recipe");
-        if workload.read_fraction > 0.0 && recipe != "read_write" {
-            problems.push(ParamProblem {
-                key: "read_fraction".into(),
-                message: format!(
-                    "the zookeeper recipe \"{recipe}\" has no shared (read) locks; read_fraction = {} needs recipe = \"read_write\" (Curator InterProcessReadWriteLock)",
-                    workload.read_fraction
-                ),
-            });
-        }
         let d = params.dist("service_ms");
         if d.min_value() < 0.0 {
             problems.push(ParamProblem {
@@ -192,6 +182,11 @@ impl Model for ZooKeeper {
                 .into(),
         );
         notes
+    }
+
+    fn shared_locks(&self, params: &Params) -> bool {
+        // Only Curator's InterProcessReadWriteLock grants shared locks.
+        params.str("recipe") == "read_write"
     }
 
     fn fenced(&self, _params: &Params) -> bool {
@@ -251,12 +246,11 @@ mod tests {
 
     #[test]
     fn shared_locks_need_the_read_write_recipe() {
-        let p = params(&[]);
-        let problems = ZOOKEEPER.validate(&p, &facts(0.5, 0.0));
-        assert_eq!(problems.len(), 1);
-        assert_eq!(problems[0].key, "read_fraction");
-        assert!(problems[0].message.contains("read_write"));
+        for recipe in ["sequential", "naive"] {
+            assert!(!ZOOKEEPER.shared_locks(&params(&[("recipe", ParamValue::Str(recipe.into()))])), "{recipe}");
+        }
         let rw = params(&[("recipe", ParamValue::Str("read_write".into()))]);
+        assert!(ZOOKEEPER.shared_locks(&rw));
         assert!(ZOOKEEPER.validate(&rw, &facts(0.5, 0.0)).is_empty());
     }
 

@@ -122,6 +122,20 @@ pub fn parse_str(file: &str, text: &str, models: &[&dyn Model]) -> Result<Scenar
     let facts =
         WorkloadFacts { read_fraction: workload.read_fraction, reentry: workload.reentry, clients: workload.clients };
     let runs = runs::runs(&src, &root, models, &facts)?;
+    if workload.read_fraction > 0.0 {
+        if let Some(run) = runs.iter().find(|r| !r.model.shared_locks(&r.spec.params)) {
+            let tab = root.get("workload").map(|n| n.as_table(&src, "a table")).transpose()?;
+            let node = tab.as_ref().and_then(|t| t.get("read_fraction")).expect("read_fraction > 0 was written");
+            return Err(node.err(
+                &src,
+                format!(
+                    "`{}` ({}) has no shared (read) locks with these parameters, so read_fraction must be 0 \
+                     while it runs, not {}; `sim list {}` says which parameters give shared locks, if any",
+                    run.spec.label, run.spec.model, workload.read_fraction, run.spec.model
+                ),
+            ));
+        }
+    }
     let faults = faults::faults(&src, &root, &mut mentions)?;
     nodes::check(&src, &runs, workload.clients, workload.locks, &mentions)?;
     let labels: Vec<String> = runs.iter().map(|r| r.spec.label.clone()).collect();

@@ -2,9 +2,10 @@
 
 use crate::dist::Dist;
 use crate::scenario::nodes::{selector, Mentions};
+use crate::scenario::selector::Selector;
 use crate::scenario::types::{ClockSpec, LinkSpec, NetworkSpec, WorkloadSpec};
 use crate::scenario::values::{dist, fraction, int_in, ppm, time};
-use crate::scenario::walk::{Res, Source, Tab};
+use crate::scenario::walk::{Node, Res, Source, Tab};
 
 /// Upper bounds that keep a typo (`clients = 1000000000`) from building a cluster that would
 /// exhaust memory; far above any scenario this simulator is meant for.
@@ -47,8 +48,8 @@ pub(crate) fn network(src: &Source, root: &Tab, mentions: &mut Mentions) -> Res<
         for item in n.as_array(src, "an array of tables ([[network.links]])")? {
             let link = item.as_table(src, "a link table with `from`, `to` and overrides")?;
             link.check_keys(src, LINK_KEYS)?;
-            let from = selector(src, link.required(src, "from", "a selector")?, Some(mentions))?;
-            let to = selector(src, link.required(src, "to", "a selector")?, Some(mentions))?;
+            let from = link_end(src, link.required(src, "from", "a selector")?, mentions)?;
+            let to = link_end(src, link.required(src, "to", "a selector")?, mentions)?;
             spec.links.push(LinkSpec {
                 from,
                 to,
@@ -133,4 +134,22 @@ pub(crate) fn clocks(src: &Source, root: &Tab) -> Res<ClockSpec> {
         spec.offset_ms = dist(src, n)?;
     }
     Ok(spec)
+}
+
+/// One end of a `[[network.links]]` override. Links are fixed for the whole run, so only
+/// selectors that always name the same nodes fit; a role (`leader`, `holder`, …) or a random pick
+/// is resolved when a fault starts and would mean a different node at each moment.
+fn link_end(src: &Source, node: &Node, mentions: &mut Mentions) -> Res<Selector> {
+    let sel = selector(src, node, Some(mentions))?;
+    if !sel.is_fixed() {
+        return Err(node.err(
+            src,
+            format!(
+                "`{sel}` names a different node from moment to moment, but a link override holds for the \
+                 whole run; use a node name (client-N, server-N, sentinel-N, resource) or client-*, \
+                 server-*, sentinel-*, *; for a fault on a role use [[faults]] with kind = \"slow\" or \"loss\""
+            ),
+        ));
+    }
+    Ok(sel)
 }

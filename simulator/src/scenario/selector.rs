@@ -59,6 +59,11 @@ impl Selector {
         })
     }
 
+    /// Whether the selector always means the same nodes (a name, a kind, or everything).
+    pub fn is_fixed(&self) -> bool {
+        matches!(self, Selector::Named(_) | Selector::AllOf(_) | Selector::All)
+    }
+
     /// Whether the selector is resolved at fault time from the run's state.
     pub fn is_role(&self) -> bool {
         matches!(self, Selector::Leader | Selector::Follower | Selector::Holder | Selector::Waiter)
