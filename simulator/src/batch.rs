@@ -16,7 +16,7 @@ use crate::scenario::{RunSpec, Scenario};
 
 /// One seed's result: its metrics, or the panic it ended in.
 pub enum SeedResult {
-    Done { metrics: Box<SeedMetrics>, events: u64 },
+    Done { metrics: Box<SeedMetrics> },
     Panicked { seed: u64, message: String },
 }
 
@@ -34,7 +34,7 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 /// Runs one seed, catching a panic.
 pub fn run_seed_caught(scenario: &Scenario, run: &RunSpec, model: &dyn Model, seed: u64) -> SeedResult {
     match catch_unwind(AssertUnwindSafe(|| run_seed(scenario, run, model, seed, &RunOptions::default()))) {
-        Ok(out) => SeedResult::Done { metrics: Box::new(out.metrics), events: out.events },
+        Ok(out) => SeedResult::Done { metrics: Box::new(out.metrics) },
         Err(payload) => SeedResult::Panicked { seed, message: panic_message(payload.as_ref()) },
     }
 }

@@ -100,19 +100,22 @@ pub trait Process: Send {
 /// Something a handler asked for; applied by the engine after the handler returns, in order.
 #[derive(Debug)]
 pub enum Effect {
-    Send { to: NodeId, msg: Msg, after_ns: Nanos },
-    ArmTimer { id: TimerId },
-    CancelTimer { id: TimerId },
+    Send {
+        to: NodeId,
+        msg: Msg,
+        after_ns: Nanos,
+    },
+    /// Arm a timer for when the node's monotonic clock reaches `deadline_mono_ns`.
+    ArmTimer {
+        id: TimerId,
+        deadline_mono_ns: Nanos,
+        tag: u64,
+    },
+    CancelTimer {
+        id: TimerId,
+    },
     Record(HistoryEvent),
     Note(String),
-}
-
-/// A timer waiting to be armed: the engine turns the local deadline into true time.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct PendingTimer {
-    pub id: TimerId,
-    pub deadline_mono_ns: Nanos,
-    pub tag: u64,
 }
 
 /// The handler's window on the world: its own clocks, its own random stream, and effects.
@@ -122,7 +125,6 @@ pub struct Ctx<'a> {
     pub(crate) wall_ns: i64,
     pub(crate) rng: &'a mut ChaCha8Rng,
     pub(crate) effects: &'a mut Vec<Effect>,
-    pub(crate) new_timers: &'a mut Vec<PendingTimer>,
     pub(crate) timer_ids: &'a mut crate::engine::timers::TimerSlab,
     pub(crate) names: &'a crate::engine::Directory,
     pub(crate) tracing: bool,
@@ -161,8 +163,7 @@ impl<'a> Ctx<'a> {
     /// Sets a timer that fires after `after_ns` of this node's monotonic clock.
     pub fn set_timer(&mut self, after_ns: Nanos, tag: u64) -> TimerId {
         let id = self.timer_ids.allocate(self.node);
-        self.new_timers.push(PendingTimer { id, deadline_mono_ns: self.mono_ns + after_ns, tag });
-        self.effects.push(Effect::ArmTimer { id });
+        self.effects.push(Effect::ArmTimer { id, deadline_mono_ns: self.mono_ns + after_ns, tag });
         id
     }
     /// Cancels a timer; cancelling one that already fired or was cancelled does nothing.

@@ -92,6 +92,11 @@ enum Phase {
     Done,
 }
 
+/// A draw in milliseconds from the client's workload stream, as nanoseconds.
+fn draw_ns(d: &Dist, rng: &mut ChaCha8Rng) -> Nanos {
+    ms_to_ns(d.sample_non_negative(rng))
+}
+
 /// The workload loop of one client.
 struct Driver {
     params: WorkloadParams,
@@ -127,10 +132,6 @@ impl ClientNode {
         }
     }
 
-    fn draw_ns(&mut self, d: &Dist) -> Nanos {
-        ms_to_ns(d.sample_non_negative(&mut self.driver.rng))
-    }
-
     fn think(&mut self, ctx: &mut Ctx) {
         if let Some(limit) = self.driver.params.acquisitions_per_client {
             if self.driver.completed >= limit {
@@ -139,8 +140,7 @@ impl ClientNode {
             }
         }
         self.driver.phase = Phase::Thinking;
-        let think = self.driver.params.think_ms.clone();
-        let after = self.draw_ns(&think);
+        let after = draw_ns(&self.driver.params.think_ms, &mut self.driver.rng);
         self.driver.think_timer = Some(ctx.set_timer(after, TAG_THINK));
     }
 
@@ -152,10 +152,12 @@ impl ClientNode {
         } else {
             LockMode::Exclusive
         };
-        let timeout = self.driver.params.acquire_timeout_ms.clone().map(|d| {
-            let after = self.draw_ns(&d);
-            ctx.set_timer(after, TAG_ACQUIRE_TIMEOUT)
-        });
+        let timeout = self
+            .driver
+            .params
+            .acquire_timeout_ms
+            .as_ref()
+            .map(|d| ctx.set_timer(draw_ns(d, &mut self.driver.rng), TAG_ACQUIRE_TIMEOUT));
         self.driver.phase = Phase::Waiting { key, mode, timeout };
         ctx.record(HistoryEvent::AcquireStart { key, mode });
         self.lib.acquire(ctx, &mut self.events, key, mode);
@@ -171,8 +173,7 @@ impl ClientNode {
                 self.driver.grants += 1;
                 let grant = self.driver.grants;
                 ctx.record(HistoryEvent::Granted { key, mode, token, grant, nested: false });
-                let hold = self.driver.params.hold_ms.clone();
-                let hold_ns = self.draw_ns(&hold);
+                let hold_ns = draw_ns(&self.driver.params.hold_ms, &mut self.driver.rng);
                 let hold_timer = Some(ctx.set_timer(hold_ns, TAG_HOLD));
                 if self.driver.params.resource {
                     let resource = ctx.resource();
@@ -284,16 +285,15 @@ impl ClientNode {
         }
         let key = h.key;
         let levels = 1 + h.nested as u32;
+        // An abandoned section's interval already ended; it still counts towards the client's
+        // quota, so a fixed schedule ends.
         if !h.abandoned {
             if h.nested {
                 ctx.record(HistoryEvent::Released { key, nested: true });
             }
             ctx.record(HistoryEvent::Released { key, nested: false });
-            self.driver.completed += 1;
-        } else {
-            // The abandoned section counts towards the client's quota too, so a fixed schedule ends.
-            self.driver.completed += 1;
         }
+        self.driver.completed += 1;
         self.driver.phase = Phase::Releasing { key, remaining: levels };
         for _ in 0..levels {
             self.lib.release(ctx, &mut self.events, key);

@@ -105,7 +105,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         progress.set_message(run.label.clone());
         run_seeds(&pool, &scenario, run, model, seeds.clone(), &stop, |r| {
             match r {
-                SeedResult::Done { metrics, .. } => totals.add(&metrics),
+                SeedResult::Done { metrics } => totals.add(&metrics),
                 SeedResult::Panicked { seed, message } => totals.add_panic(seed, message),
             }
             progress.inc(1);

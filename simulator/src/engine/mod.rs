@@ -20,10 +20,10 @@ use rand::Rng;
 
 use crate::clock::NodeClock;
 use crate::history::{HistoryEvent, Stamped};
-use crate::process::{ClientState, Ctx, Effect, Msg, NodeId, NodeKind, PendingTimer, Process};
+use crate::process::{ClientState, Ctx, Effect, Msg, NodeId, NodeKind, Process, TimerId};
 use crate::rng::ChaCha8Rng;
 use crate::scenario::{FaultKind, Selector};
-use crate::time::{ms_to_ns, ms_to_ns_signed, Nanos, NS_PER_MS};
+use crate::time::{ms_to_ns_signed, Nanos, NS_PER_MS};
 use network::{Network, Rule, Verdict};
 use queue::{EventKind, EventQueue};
 use schedule::Occurrence;
@@ -88,10 +88,7 @@ enum Status {
 /// Work that reached a paused node, handled in order when it resumes.
 enum Backlogged {
     Message { from: NodeId, msg: Msg },
-    Timer { id: timers_id::Id },
-}
-mod timers_id {
-    pub type Id = crate::process::TimerId;
+    Timer { id: TimerId },
 }
 
 /// One simulated node.
@@ -128,7 +125,6 @@ pub struct World {
     nodes: Vec<Node>,
     dir: Directory,
     timers: TimerSlab,
-    pending_timers: Vec<PendingTimer>,
     effects: Vec<Effect>,
     network: Network,
     net_rng: ChaCha8Rng,
@@ -181,7 +177,6 @@ impl World {
             nodes,
             dir,
             timers: TimerSlab::default(),
-            pending_timers: Vec::new(),
             effects: Vec::new(),
             network: cfg.network,
             net_rng: cfg.net_rng,
@@ -247,7 +242,6 @@ impl World {
                 wall_ns,
                 rng: &mut n.rng,
                 effects: &mut effects,
-                new_timers: &mut self.pending_timers,
                 timer_ids: &mut self.timers,
                 names: &self.dir,
                 tracing: self.trace.is_some(),
@@ -262,11 +256,9 @@ impl World {
         for effect in effects.drain(..) {
             match effect {
                 Effect::Send { to, msg, after_ns } => self.send(node, to, msg, after_ns),
-                Effect::ArmTimer { id } => {
-                    let Some(pos) = self.pending_timers.iter().position(|p| p.id == id) else { continue };
-                    let p = self.pending_timers.swap_remove(pos);
-                    let due = self.nodes[node].clock.true_time_of_mono(p.deadline_mono_ns, self.now_ns);
-                    self.timers.arm(id, p.deadline_mono_ns, due, p.tag);
+                Effect::ArmTimer { id, deadline_mono_ns, tag } => {
+                    let due = self.nodes[node].clock.true_time_of_mono(deadline_mono_ns, self.now_ns);
+                    self.timers.arm(id, deadline_mono_ns, due, tag);
                     self.queue.push(due, EventKind::Timer { id });
                 }
                 Effect::CancelTimer { id } => self.timers.cancel(id),
@@ -274,7 +266,6 @@ impl World {
                 Effect::Note(text) => self.trace_at(Some(node), "note", || text),
             }
         }
-        self.pending_timers.clear();
     }
 
     fn record(&mut self, node: NodeId, event: HistoryEvent) {
@@ -346,7 +337,7 @@ impl World {
         }
     }
 
-    fn fire_timer(&mut self, id: crate::process::TimerId, at_ns: Nanos) {
+    fn fire_timer(&mut self, id: TimerId, at_ns: Nanos) {
         let Some((node, tag, due)) = self.timers.peek(id) else { return };
         if due != at_ns {
             return; // re-armed after a clock-rate change: a newer event carries it
@@ -657,9 +648,4 @@ fn duration_text(d: Option<Nanos>) -> String {
         Some(ns) => format!(" for {:.3} ms", ns as f64 / 1e6),
         None => " until the end".to_string(),
     }
-}
-
-/// Milliseconds to nanoseconds for config values (re-exported for the run builder).
-pub fn config_ns(ms: f64) -> Nanos {
-    ms_to_ns(ms)
 }

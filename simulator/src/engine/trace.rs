@@ -79,14 +79,4 @@ impl Trace {
         }
         h
     }
-
-    /// The first entry where two traces differ (index and both lines), if any.
-    pub fn first_difference(&self, other: &Trace) -> Option<(usize, String, String)> {
-        let n = self.entries.len().max(other.entries.len());
-        (0..n).find_map(|i| {
-            let a = self.entries.get(i).map(|e| e.line()).unwrap_or_else(|| "<end>".into());
-            let b = other.entries.get(i).map(|e| e.line()).unwrap_or_else(|| "<end>".into());
-            (a != b).then_some((i, a, b))
-        })
-    }
 }
