@@ -161,13 +161,6 @@ impl Model for Redis {
                 message: format!("quorum = {quorum} is more than the {sentinels} sentinels: the primary could never be objectively down"),
             });
         }
-        for key in ["replication_lag_ms", "retry_ms", "service_ms"] {
-            let d = params.dist(key);
-            if d.min_value() < 0.0 {
-                problems
-                    .push(ParamProblem { key: key.into(), message: format!("{key} must not be negative, found {d}") });
-            }
-        }
         if params.f64("ttl_ms") < 3.0 && params.bool("watchdog") {
             problems.push(ParamProblem {
                 key: "ttl_ms".into(),

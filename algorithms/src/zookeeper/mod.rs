@@ -57,9 +57,7 @@ pub mod session;
 pub mod tree;
 
 use locksim_simulator::lockclient::LockClient;
-use locksim_simulator::model::{
-    Cluster, ClusterSpec, Model, ParamKind, ParamProblem, ParamSpec, Params, WorkloadFacts,
-};
+use locksim_simulator::model::{Cluster, ClusterSpec, Model, ParamKind, ParamSpec, Params, WorkloadFacts};
 use locksim_simulator::process::{NodeKind, Process};
 
 use client::{ClientConfig, LossPolicy, Recipe, ZkClient};
@@ -140,18 +138,6 @@ impl Model for ZooKeeper {
 
     fn params(&self) -> &'static [ParamSpec] {
         PARAMS
-    }
-
-    fn validate(&self, params: &Params, _workload: &WorkloadFacts) -> Vec<ParamProblem> {
-        let mut problems = Vec::new();
-        let d = params.dist("service_ms");
-        if d.min_value() < 0.0 {
-            problems.push(ParamProblem {
-                key: "service_ms".into(),
-                message: format!("service_ms must not be negative, found {d}"),
-            });
-        }
-        problems
     }
 
     fn limitations(&self, params: &Params, workload: &WorkloadFacts) -> Vec<String> {
