@@ -3,10 +3,14 @@
 //!
 //! - [`exit`]: the one error type and its exit codes
 //! - [`seeds`]: the `--seed` / `--seeds` options
+//! - [`interrupt`]: Ctrl-C stops a run cleanly after the seeds in progress
+//! - [`runner`]: running a scenario's rows over seeds (pool, progress, `--verify`), shared by commands
 //! - [`commands`]: one module per subcommand
 
 mod commands;
 mod exit;
+mod interrupt;
+mod runner;
 mod seeds;
 
 use std::path::PathBuf;
@@ -23,7 +27,9 @@ use exit::CliError;
 /// every failing seed comes with the command that replays it.
 ///
 /// Exit codes: 0 ran and every expectation held; 1 an [expect] assertion failed; 2 bad command
-/// line or scenario; 3 a model or the simulator panicked in some seed (the others still ran).
+/// line or scenario; 3 a model or the simulator panicked in some seed (the others still ran), or
+/// `--verify` found a seed that ran differently twice; 130 interrupted by Ctrl-C (the finished
+/// seeds' results are still printed).
 #[derive(Parser, Debug)]
 #[command(name = "sim", version, propagate_version = true, max_term_width = 100)]
 struct Cli {

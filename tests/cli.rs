@@ -101,3 +101,40 @@ fn json_results_and_exit_code_follow_expectations() {
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("throughput_per_s"), "{out}");
 }
+
+#[test]
+fn verify_runs_every_seed_twice_and_reports_agreement() {
+    let f = write("verify.toml", MINIMAL);
+    let (code, out, err) = sim(&["run", &f, "--seeds", "3", "--verify"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("verify: all 3 seed-runs gave the same trace twice"), "{out}");
+}
+
+/// Ctrl-C (SIGINT) stops a long run after the seeds in progress: exit 130, and the table of
+/// the finished seeds is still printed.
+#[cfg(unix)]
+#[test]
+fn ctrl_c_stops_cleanly_and_prints_the_finished_seeds() {
+    use std::io::Read;
+    let long = "name = \"long\"\nduration_ms = 60000\nseeds = 100000\nalgorithms = [\"redlock\"]\n";
+    let f = write("long.toml", long);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sim"))
+        .args(["run", &f, "--threads", "1"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("sim starts");
+    // Let some seeds finish; the run as a whole would take far longer than this.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("kill runs");
+    assert!(status.success());
+    let code = child.wait().expect("sim ends").code();
+    let mut out = String::new();
+    child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    assert_eq!(code, Some(130), "{out}{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    assert!(out.contains("# interrupted:") && out.contains("of 100000 seed-runs finished"), "{out}");
+    assert!(out.contains("redlock"), "the table is printed: {out}");
+}

@@ -88,6 +88,20 @@ pub struct History {
     pub fenced: bool,
     /// Node names by id, so reports say `client-1`, not a node index (empty: ids are shown).
     pub node_names: Vec<String>,
+    /// Every fault that took effect, in start order (for timelines; the checkers ignore it).
+    pub faults: Vec<FaultWindow>,
+}
+
+/// A fault as it happened: when, on whom, and for how long.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FaultWindow {
+    /// The fault kind's name in the scenario format (`pause`, `crash`, `partition`, …).
+    pub kind: &'static str,
+    /// Who it hit, by node name (`server-0, client-3`); partitions list their sides (`[a] | [b]`).
+    pub targets: String,
+    pub start_ns: Nanos,
+    /// When it ended; `None`: it lasted to the end of the run (a clock step ends when it starts).
+    pub end_ns: Option<Nanos>,
 }
 
 impl History {

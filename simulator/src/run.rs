@@ -141,6 +141,7 @@ pub fn run_seed(scenario: &Scenario, run: &RunSpec, model: &dyn Model, seed: u64
         clients,
         fenced,
         node_names: names.iter().map(|(n, _)| n.clone()).collect(),
+        faults: result.faults,
     };
     let metrics = checker::check(seed, &history);
     let mut trace = result.trace;

@@ -1,20 +1,17 @@
 //! `sim run FILE`: every algorithm of a scenario over its seeds; the results table, the results
 //! JSON, a trace of one seed, and the `[expect]` verdict as the exit code.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
 
 use clap::Args;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use locksim_reports::{evaluate, params_json, render_table, AlgorithmTotals, ResultsJson};
-use locksim_simulator::batch::{run_seeds, SeedResult};
-use locksim_simulator::model::Model;
-use locksim_simulator::model::WorkloadFacts;
+use locksim_reports::{evaluate, render_table, ResultsJson};
+use locksim_simulator::batch::TraceDifference;
 use locksim_simulator::run::{run_seed, RunOptions};
 use locksim_simulator::scenario::{load_file, RunSpec, Scenario};
 
 use crate::exit::{CliError, EXPECTATION_FAILED, MODEL_FAILED, OK};
+use crate::interrupt::INTERRUPTED;
+use crate::runner::{model_of, print_out, progress_bar, run_rows, thread_pool};
 use crate::seeds::parse_seeds;
 
 #[derive(Args, Debug)]
@@ -40,6 +37,10 @@ pub struct RunArgs {
     /// Worker threads (default: all cores). Results do not depend on it.
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
+    /// Run every seed twice and compare the trace hashes; a difference (nondeterminism) names
+    /// the seed and the first differing trace entry, and exits 3. About three times slower.
+    #[arg(long)]
+    pub verify: bool,
 }
 
 /// The rows to run, after `--algorithm` filtering.
@@ -57,10 +58,6 @@ fn select_runs<'a>(scenario: &'a Scenario, wanted: &[String]) -> Result<Vec<&'a 
     Ok(scenario.runs.iter().filter(|r| wanted.is_empty() || wanted.contains(&r.label)).collect())
 }
 
-fn model_of(run: &RunSpec) -> &'static dyn Model {
-    locksim_algorithms::find(&run.model).expect("the parser only accepts registered models")
-}
-
 pub fn run(args: RunArgs) -> Result<i32, CliError> {
     let models = locksim_algorithms::registry();
     let scenario = load_file(&args.file, &models)?;
@@ -69,9 +66,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         (None, Some(text)) => parse_seeds(text)?,
         (None, None) => 0..scenario.seeds,
     };
-    if args.threads == Some(0) {
-        return Err(CliError::bad_input("--threads 0: expected at least 1 thread (default: all cores)"));
-    }
+    let pool = thread_pool(args.threads)?;
     let runs = select_runs(&scenario, &args.algorithms)?;
     if let Some(target) = &args.trace {
         if seeds.end - seeds.start != 1 {
@@ -83,36 +78,11 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         write_traces(&scenario, &runs, seeds.start, target)?;
     }
 
-    let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|e| CliError::bad_input(format!("cannot start {threads} threads: {e}")))?;
     let total = (seeds.end - seeds.start) * runs.len() as u64;
     let progress = progress_bar(total);
-    let stop = AtomicBool::new(false);
-    let mut all_totals = Vec::new();
-    for run in &runs {
-        let model = model_of(run);
-        let facts = WorkloadFacts {
-            read_fraction: scenario.workload.read_fraction,
-            reentry: scenario.workload.reentry,
-            clients: scenario.workload.clients,
-        };
-        let mut totals =
-            AlgorithmTotals::new(&run.label, &run.model, params_json(&run.params.values), model.fenced(&run.params))
-                .with_limitations(model.limitations(&run.params, &facts));
-        progress.set_message(run.label.clone());
-        run_seeds(&pool, &scenario, run, model, seeds.clone(), &stop, |r| {
-            match r {
-                SeedResult::Done { metrics } => totals.add(&metrics),
-                SeedResult::Panicked { seed, message } => totals.add_panic(seed, message),
-            }
-            progress.inc(1);
-        });
-        all_totals.push(totals);
-    }
+    let outcome = run_rows(&scenario, &runs, seeds.clone(), &pool, &progress, args.verify);
     progress.finish_and_clear();
+    let all_totals = outcome.totals;
 
     let expectations = if args.algorithms.is_empty() {
         evaluate(&scenario.expect, &all_totals)
@@ -122,7 +92,18 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         evaluate(&kept, &all_totals)
     };
     let file = scenario.file.display().to_string();
-    print_out(&render_table(&file, &all_totals, &expectations));
+    let mut text = String::new();
+    if outcome.interrupted {
+        text.push_str(&format!(
+            "# interrupted: {} of {total} seed-runs finished; the results below cover those\n",
+            outcome.finished
+        ));
+    }
+    text.push_str(&render_table(&file, &all_totals, &expectations));
+    if args.verify {
+        text.push_str(&verify_report(&outcome.differences, outcome.finished));
+    }
+    print_out(&text);
     if let Some(path) = &args.json {
         let json = ResultsJson::from_scenario(&scenario, seeds.clone(), &all_totals, expectations.clone());
         std::fs::write(path, json.to_pretty_string())
@@ -130,7 +111,9 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     }
     let panicked = all_totals.iter().any(|t| t.panicked_runs > 0);
     let failed = expectations.iter().any(|e| !e.ok);
-    Ok(if panicked {
+    Ok(if outcome.interrupted {
+        INTERRUPTED
+    } else if panicked || !outcome.differences.is_empty() {
         MODEL_FAILED
     } else if failed {
         EXPECTATION_FAILED
@@ -139,17 +122,27 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     })
 }
 
-fn progress_bar(total: u64) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
+/// The `--verify` verdict: every seed whose two runs differed, with the first differing trace entry.
+fn verify_report(differences: &[(String, TraceDifference)], finished: u64) -> String {
+    if differences.is_empty() {
+        return format!("\nverify: all {finished} seed-runs gave the same trace twice\n");
     }
-    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-    bar.set_style(
-        ProgressStyle::with_template("{msg:>12} [{bar:30}] {pos}/{len} seeds  {per_sec}  eta {eta}")
-            .expect("valid template")
-            .progress_chars("=> "),
+    let mut out = format!(
+        "\nverify FAILED: {} of {finished} seed-runs gave a different trace the second time\n",
+        differences.len()
     );
-    bar
+    for (label, d) in differences {
+        out.push_str(&format!(
+            "  {label} seed {}: trace hashes {:016x} vs {:016x}; first difference at entry {}:\n    first:  {}\n    second: {}\n",
+            d.seed,
+            d.first_hash,
+            d.second_hash,
+            d.index,
+            d.first.as_deref().unwrap_or("(trace ended)"),
+            d.second.as_deref().unwrap_or("(trace ended)"),
+        ));
+    }
+    out
 }
 
 /// Runs the one seed of each selected row with a trace and writes the traces.
@@ -190,14 +183,5 @@ fn write_traces(scenario: &Scenario, runs: &[&RunSpec], seed: u64, target: &Path
     } else {
         std::fs::write(target, out)
             .map_err(|e| CliError::bad_input(format!("cannot write the trace to {}: {e}", target.display())))
-    }
-}
-
-/// Writes to stdout; a closed pipe (`sim run … | head`) ends the output quietly instead of panicking.
-fn print_out(text: &str) {
-    use std::io::Write;
-    let mut stdout = std::io::stdout().lock();
-    if stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush()).is_err() {
-        std::process::exit(OK);
     }
 }

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use rand::Rng;
 
 use crate::clock::NodeClock;
-use crate::history::{HistoryEvent, Stamped};
+use crate::history::{FaultWindow, HistoryEvent, Stamped};
 use crate::process::{ClientState, Ctx, Effect, Msg, NodeId, NodeKind, Process, TimerId};
 use crate::rng::ChaCha8Rng;
 use crate::scenario::{FaultKind, Selector};
@@ -134,6 +134,9 @@ pub struct World {
     applied: Vec<Applied>,
     leaderless: bool,
     history: Vec<Stamped>,
+    /// Faults that took effect, and for each occurrence its index there (to close the window).
+    fault_windows: Vec<FaultWindow>,
+    window_of: Vec<Option<usize>>,
     messages: u64,
     events_processed: u64,
     trace: Option<Trace>,
@@ -154,6 +157,7 @@ pub struct WorldConfig {
 /// What a finished world hands back.
 pub struct WorldResult {
     pub history: Vec<Stamped>,
+    pub faults: Vec<FaultWindow>,
     pub messages: u64,
     pub events_processed: u64,
     pub trace: Option<Trace>,
@@ -170,6 +174,7 @@ impl World {
             queue.push(0, EventKind::Start { node: i });
         }
         let applied = vec![Applied::default(); cfg.occurrences.len()];
+        let window_of = vec![None; cfg.occurrences.len()];
         World {
             now_ns: 0,
             end_ns: cfg.end_ns,
@@ -186,6 +191,8 @@ impl World {
             applied,
             leaderless: cfg.leaderless,
             history: Vec::new(),
+            fault_windows: Vec::new(),
+            window_of,
             messages: 0,
             events_processed: 0,
             trace: cfg.tracing.then(Trace::default),
@@ -222,6 +229,7 @@ impl World {
     pub fn finish(self) -> WorldResult {
         WorldResult {
             history: self.history,
+            faults: self.fault_windows,
             messages: self.messages,
             events_processed: self.events_processed,
             trace: self.trace,
@@ -390,13 +398,25 @@ impl World {
         let names = |ids: &[NodeId], dir: &Directory| {
             ids.iter().map(|i| dir.name_of(*i).to_string()).collect::<Vec<_>>().join(", ")
         };
-        let detail = if groups.is_empty() {
-            format!("{} starts on [{}]{}", spec.kind.name(), names(&targets, &self.dir), duration_text(occ.duration_ns))
+        let who = if groups.is_empty() {
+            names(&targets, &self.dir)
         } else {
-            let gs: Vec<String> = groups.iter().map(|g| format!("[{}]", names(g, &self.dir))).collect();
-            format!("{} starts: {}{}", spec.kind.name(), gs.join(" | "), duration_text(occ.duration_ns))
+            groups.iter().map(|g| format!("[{}]", names(g, &self.dir))).collect::<Vec<_>>().join(" | ")
+        };
+        let detail = if groups.is_empty() {
+            format!("{} starts on [{who}]{}", spec.kind.name(), duration_text(occ.duration_ns))
+        } else {
+            format!("{} starts: {who}{}", spec.kind.name(), duration_text(occ.duration_ns))
         };
         self.trace_at(None, "fault", || detail);
+        let instant = matches!(spec.kind, FaultKind::ClockJump { .. });
+        self.window_of[occ_idx] = Some(self.fault_windows.len());
+        self.fault_windows.push(FaultWindow {
+            kind: spec.kind.name(),
+            targets: who,
+            start_ns: self.now_ns,
+            end_ns: instant.then_some(self.now_ns),
+        });
         let n = self.nodes.len();
         let mut applied = Applied { nodes: targets.clone(), saved_drift_ppm: Vec::new(), started: true };
         match &spec.kind {
@@ -477,6 +497,10 @@ impl World {
             return;
         }
         let kind = self.faults[self.occurrences[occ_idx].fault].kind.clone();
+        if let Some(w) = self.window_of[occ_idx] {
+            let window = &mut self.fault_windows[w];
+            window.end_ns = Some(window.end_ns.unwrap_or(self.now_ns));
+        }
         let detail = format!("{} ends", kind.name());
         self.trace_at(None, "fault", || detail);
         match kind {

@@ -1,0 +1,1 @@
+//! locksim's charts (work in progress: nothing is drawn yet).

@@ -1,0 +1,92 @@
+//! `--verify`'s core, [`verify_seed`]: a deterministic model passes; a model that reads state
+//! shared across runs (the classic source of nondeterminism) is caught, with the seed and the
+//! first differing trace entry named.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use locksim_simulator::batch::{verify_seed, SeedResult};
+use locksim_simulator::model::{Cluster, ClusterSpec, Model, ParamSpec, Params};
+use locksim_simulator::process::{Ctx, Msg, NodeId, NodeKind, Process, TimerId};
+use locksim_simulator::scenario::parse_str;
+
+/// Counts builds across runs: a "flaky" server notes it, so two runs of one seed differ.
+static BUILDS: AtomicU64 = AtomicU64::new(0);
+
+struct Server {
+    note: Option<u64>,
+}
+
+impl Process for Server {
+    fn on_start(&mut self, ctx: &mut Ctx) {
+        ctx.set_timer(5_000_000, 1);
+        ctx.note(|| "started".to_string());
+    }
+    fn on_message(&mut self, _: &mut Ctx, _: NodeId, _: Msg) {}
+    fn on_timer(&mut self, ctx: &mut Ctx, _: TimerId, _: u64) {
+        let note = self.note;
+        ctx.note(|| match note {
+            Some(n) => format!("build {n}"),
+            None => "steady".to_string(),
+        });
+    }
+    fn on_crash(&mut self) {}
+}
+
+struct Toy {
+    name: &'static str,
+    flaky: bool,
+}
+
+impl Model for Toy {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn summary(&self) -> &'static str {
+        "a server that notes one line after 5 ms"
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        &[]
+    }
+    fn fenced(&self, _: &Params) -> bool {
+        false
+    }
+    fn build(&self, _: &Params, _: &ClusterSpec) -> Cluster {
+        let note = self.flaky.then(|| BUILDS.fetch_add(1, Ordering::SeqCst));
+        Cluster {
+            services: vec![("server-0".to_string(), NodeKind::Server, Box::new(Server { note }))],
+            clients: Vec::new(),
+            ordered_links: false,
+            leaderless: false,
+        }
+    }
+}
+
+static STEADY: Toy = Toy { name: "steady", flaky: false };
+static FLAKY: Toy = Toy { name: "flaky", flaky: true };
+
+fn verify(model: &'static Toy, seed: u64) -> locksim_simulator::batch::VerifiedSeed {
+    let models: Vec<&dyn Model> = vec![&STEADY, &FLAKY];
+    let text = format!("name = \"t\"\nduration_ms = 20\nalgorithms = [\"{}\"]\n", model.name);
+    let scenario = parse_str("t.toml", &text, &models).expect("valid scenario");
+    verify_seed(&scenario, &scenario.runs[0], model, seed)
+}
+
+#[test]
+fn a_deterministic_model_passes() {
+    let v = verify(&STEADY, 7);
+    assert!(v.difference.is_none());
+    assert!(matches!(v.result, SeedResult::Done { .. }));
+}
+
+#[test]
+fn a_model_with_state_shared_across_runs_is_caught_at_its_first_difference() {
+    let v = verify(&FLAKY, 42);
+    let d = v.difference.expect("the second run notes a different build number");
+    assert_eq!(d.seed, 42);
+    assert_ne!(d.first_hash, d.second_hash);
+    let first = d.first.expect("entry exists in run 1");
+    let second = d.second.expect("entry exists in run 2");
+    assert!(first.contains("build ") && second.contains("build "), "{first} / {second}");
+    assert_ne!(first, second);
+    assert!(first.contains("5.000000 ms"), "the difference is the timer note at 5 ms: {first}");
+}

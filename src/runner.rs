@@ -1,0 +1,121 @@
+//! Running a scenario's rows over a seed range, shared by `sim run` and `sim sweep`: the thread
+//! pool, the progress bar, folding each seed into its row's totals in seed order, and (with
+//! `--verify`) running every seed twice and collecting trace differences.
+
+use std::io::IsTerminal;
+use std::ops::Range;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use locksim_reports::{params_json, AlgorithmTotals};
+use locksim_simulator::batch::{run_ordered, run_seed_caught, verify_seed, SeedResult, TraceDifference};
+use locksim_simulator::model::{Model, WorkloadFacts};
+use locksim_simulator::scenario::{RunSpec, Scenario};
+
+use crate::exit::CliError;
+use crate::interrupt;
+
+/// The model a parsed row names.
+pub fn model_of(run: &RunSpec) -> &'static dyn Model {
+    locksim_algorithms::find(&run.model).expect("the parser only accepts registered models")
+}
+
+/// A pool of `threads` workers (default: every core); `--threads 0` is refused.
+pub fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool, CliError> {
+    if threads == Some(0) {
+        return Err(CliError::bad_input("--threads 0: expected at least 1 thread (default: all cores)"));
+    }
+    let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| CliError::bad_input(format!("cannot start {threads} threads: {e}")))
+}
+
+/// A progress bar on stderr when it is a terminal; hidden (and silent) when piped.
+pub fn progress_bar(total: u64) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template("[{bar:30}] {pos}/{len} seed-runs  {per_sec}  eta {eta}  {msg}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    bar
+}
+
+/// What running the rows produced.
+pub struct RowsOutcome {
+    /// One per row, in the order asked for.
+    pub totals: Vec<AlgorithmTotals>,
+    /// `--verify`: every seed whose second run differed, with its row's label.
+    pub differences: Vec<(String, TraceDifference)>,
+    /// Seed-runs finished (all of them unless interrupted).
+    pub finished: u64,
+    /// Ctrl-C stopped the run early; the totals hold the finished seeds.
+    pub interrupted: bool,
+}
+
+/// Runs every row over `seeds`, each seed folded into its row as soon as it finishes.
+pub fn run_rows(
+    scenario: &Scenario,
+    runs: &[&RunSpec],
+    seeds: Range<u64>,
+    pool: &rayon::ThreadPool,
+    progress: &ProgressBar,
+    verify: bool,
+) -> RowsOutcome {
+    let stop = interrupt::stop_flag();
+    let facts = WorkloadFacts {
+        read_fraction: scenario.workload.read_fraction,
+        reentry: scenario.workload.reentry,
+        clients: scenario.workload.clients,
+    };
+    let mut outcome = RowsOutcome { totals: Vec::new(), differences: Vec::new(), finished: 0, interrupted: false };
+    let mut violating_runs = 0u64;
+    for run in runs {
+        let model = model_of(run);
+        let mut totals =
+            AlgorithmTotals::new(&run.label, &run.model, params_json(&run.params.values), model.fenced(&run.params))
+                .with_limitations(model.limitations(&run.params, &facts));
+        let mut fold = |result: SeedResult| {
+            let before = totals.failing_runs;
+            match result {
+                SeedResult::Done { metrics } => totals.add(&metrics),
+                SeedResult::Panicked { seed, message } => totals.add_panic(seed, message),
+            }
+            violating_runs += totals.failing_runs - before;
+            progress.set_message(format!("{}  {violating_runs} runs with violations", run.label));
+            progress.inc(1);
+        };
+        outcome.finished += if verify {
+            run_ordered(
+                pool,
+                seeds.clone(),
+                stop,
+                |s| verify_seed(scenario, run, model, s),
+                |v| {
+                    if let Some(d) = v.difference {
+                        outcome.differences.push((run.label.clone(), d));
+                    }
+                    fold(v.result);
+                },
+            )
+        } else {
+            run_ordered(pool, seeds.clone(), stop, |s| run_seed_caught(scenario, run, model, s), &mut fold)
+        };
+        outcome.totals.push(totals);
+    }
+    outcome.interrupted = interrupt::interrupted();
+    outcome
+}
+
+/// Writes to stdout; a closed pipe (`sim run … | head`) ends the output quietly instead of panicking.
+pub fn print_out(text: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    if stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush()).is_err() {
+        std::process::exit(crate::exit::OK);
+    }
+}
