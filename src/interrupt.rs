@@ -19,7 +19,9 @@ pub fn stop_flag() -> &'static AtomicBool {
                 eprintln!("\ninterrupted again: quitting without results");
                 std::process::exit(INTERRUPTED);
             }
-            eprintln!("\ninterrupted: finishing the seeds in progress, then printing what ran (Ctrl-C again to quit now)");
+            eprintln!(
+                "\ninterrupted: finishing the seeds in progress, then printing what ran (Ctrl-C again to quit now)"
+            );
         });
     });
     &STOP
