@@ -4,14 +4,18 @@
 //! - [`exit`]: the one error type and its exit codes
 //! - [`seeds`]: the `--seed` / `--seeds` options
 //! - [`interrupt`]: Ctrl-C stops a run cleanly after the seeds in progress
+//! - [`report`]: report directories (charts, index.html) for `sim run --report` and `sim report`
 //! - [`runner`]: running a scenario's rows over seeds (pool, progress, `--verify`), shared by commands
 //! - [`commands`]: one module per subcommand
+//! - [`sweep`]: `sim sweep`'s parameter ranges, key-path edits of the scenario, and output files
 
 mod commands;
 mod exit;
 mod interrupt;
+mod report;
 mod runner;
 mod seeds;
+mod sweep;
 
 use std::path::PathBuf;
 
@@ -41,6 +45,8 @@ struct Cli {
 enum Command {
     /// Run a scenario: every algorithm over its seeds; print the results table.
     Run(commands::run::RunArgs),
+    /// Charts and an HTML page from saved results (`sim run --json FILE`).
+    Report(commands::report::ReportArgs),
     /// Validate a scenario file without running it.
     Check {
         /// The scenario file (TOML).
@@ -54,6 +60,8 @@ enum Command {
     /// Measure speed: the standard engine workload, or a scenario's algorithms.
     #[command(subcommand)]
     Bench(commands::bench::BenchCommand),
+    /// Run a scenario at every value of one or more parameters; write a CSV, a JSON and charts.
+    Sweep(commands::sweep::SweepArgs),
 }
 
 fn main() {
@@ -68,9 +76,11 @@ fn main() {
     };
     let result = match cli.command {
         Command::Run(args) => commands::run::run(args),
+        Command::Report(args) => commands::report::report(args),
         Command::Check { file } => commands::check::check(&file),
         Command::List { model } => commands::list::list(model.as_deref()),
         Command::Bench(cmd) => commands::bench::bench(cmd),
+        Command::Sweep(args) => commands::sweep::sweep(args),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -12,7 +12,7 @@ use hdrhistogram::Histogram;
 use locksim_simulator::checker::metrics::new_histogram;
 use locksim_simulator::checker::{SeedMetrics, Violation};
 use locksim_simulator::time::{NS_PER_MS, NS_PER_SEC};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::num::json_dp;
 
@@ -48,7 +48,7 @@ pub struct FailingSeed {
 /// Acquire latency in milliseconds (hdrhistogram over every acquisition of every run). Percentiles
 /// and `max` are hdrhistogram's highest equivalent value at 3 significant digits (at most 0.1%
 /// above the recorded value), in whole microseconds.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LatencyMs {
     pub p50: f64,
     pub p90: f64,
@@ -59,7 +59,7 @@ pub struct LatencyMs {
 }
 
 /// Handoff time in milliseconds.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HandoffMs {
     pub p50: f64,
     pub p99: f64,
@@ -231,6 +231,29 @@ impl AlgorithmTotals {
             max: us_ms(h.max()),
             mean: json_dp(h.mean() / 1000.0),
         })
+    }
+
+    /// The acquire-latency distribution as (ms, fraction of acquisitions at or below it) points at
+    /// fixed quantiles (0.1%, 1%, 2% … 99%, 99.5%, 99.9%, 99.99%, 100%), for CDF charts; repeated
+    /// points are dropped. Empty with no acquisition recorded.
+    pub fn acquire_latency_cdf_ms(&self) -> Vec<[f64; 2]> {
+        let h = &self.acquire_latency_us;
+        if h.is_empty() {
+            return Vec::new();
+        }
+        let mut quantiles = vec![0.001];
+        quantiles.extend((1..100).map(|p| p as f64 / 100.0));
+        quantiles.extend([0.995, 0.999, 0.9999, 1.0]);
+        let mut points: Vec<[f64; 2]> = Vec::with_capacity(quantiles.len());
+        for q in quantiles {
+            let point = [q_ms(h, q), q];
+            match points.last_mut() {
+                // Same latency: keep the higher fraction only, so the curve has one point per step.
+                Some(last) if last[0] == point[0] => last[1] = q,
+                _ => points.push(point),
+            }
+        }
+        points
     }
 
     /// Handoff percentiles in ms; `None` with no handoff recorded.

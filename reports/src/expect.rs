@@ -23,14 +23,14 @@
 //! - `all` on a value metric (it is defined for run-counting metrics only), or an unknown metric.
 
 use locksim_simulator::scenario::{ExpectOp, Expectation};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::aggregate::{AlgorithmTotals, ClassCount};
 use crate::num::{fmt_num, fmt_pct, round_sig, RATE_SIG};
 
 /// The observed side of an expectation, as the JSON shows it: a count, a number, a reason in
 /// words, or `null` when there is nothing to show.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Actual {
     Count(u64),
@@ -41,7 +41,7 @@ pub enum Actual {
 
 /// One evaluated expectation: the JSON's `{label, metric, expected, actual, ok}` plus `message`,
 /// the line printed for it (`redis: overlap expected "none", actual 37 of 1000 runs (3.7%)`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ExpectationResult {
     pub label: String,
     pub metric: String,

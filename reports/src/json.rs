@@ -11,7 +11,11 @@
 //! `failing_runs`, `lost_updates_runs`, `token_regressions_runs`, `completed_sections`,
 //! `releases`, `notifications`, `refused_attempts`, `refused_attempts_per_s`,
 //! `first_violations` (the first violation of each listed failing seed), `panicked_runs`,
-//! `panicked_seeds` and `limitations`. Each expectation also carries `message`.
+//! `panicked_seeds`, `limitations` and `acquire_latency_cdf_ms` (CDF points for charts). Each
+//! expectation also carries `message`. At the top level: `description` and `scenario_text` (the
+//! scenario as run, so a saved results file can be reported on later: `sim report`).
+//!
+//! Every struct here also derives `Deserialize`, so `sim report RESULTS.json` reads saved results.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -20,7 +24,7 @@ use locksim_simulator::dist::Dist;
 use locksim_simulator::model::ParamValue;
 use locksim_simulator::scenario::Scenario;
 use locksim_simulator::time::ns_to_ms;
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 
 use crate::aggregate::{AlgorithmTotals, ClassCount, HandoffMs, LatencyMs};
@@ -29,7 +33,7 @@ use crate::num::{json_dp, round_sig, CI_SIG, RATE_SIG};
 use crate::wilson::{rules_out, wilson95};
 
 /// The whole results file.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ResultsJson {
     pub scenario: String,
     /// The scenario file as the user named it.
@@ -39,17 +43,25 @@ pub struct ResultsJson {
     pub seeds: SeedRange,
     pub algorithms: Vec<AlgorithmJson>,
     pub expectations: Vec<ExpectationResult>,
+    // Extras.
+    /// The scenario's `description`.
+    #[serde(default)]
+    pub description: String,
+    /// The scenario file's text as it was run, so `sim report` can show it and replay a seed for
+    /// the timeline even after the file has changed or moved; `null` when not recorded.
+    #[serde(default)]
+    pub scenario_text: Option<String>,
 }
 
 /// Seeds run: `from` inclusive, `to` exclusive.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SeedRange {
     pub from: u64,
     pub to: u64,
 }
 
 /// A violation class across runs.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ClassJson {
     /// Runs that showed it at least once.
     pub runs: u64,
@@ -60,7 +72,7 @@ pub struct ClassJson {
     /// 95% Wilson interval of `rate`.
     pub ci95: Option<[f64; 2]>,
     /// Only when `runs == 0`: the rate the clean runs rule out at 95% (the interval's upper end).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rules_out: Option<f64>,
 }
 
@@ -74,7 +86,7 @@ impl ClassJson {
 }
 
 /// The first violation of a failing seed.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ViolationJson {
     pub seed: u64,
     pub kind: String,
@@ -84,14 +96,14 @@ pub struct ViolationJson {
 }
 
 /// A seed whose run panicked.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PanicJson {
     pub seed: u64,
     pub message: String,
 }
 
 /// One results row.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct AlgorithmJson {
     pub label: String,
     pub model: String,
@@ -133,6 +145,10 @@ pub struct AlgorithmJson {
     pub panicked_runs: u64,
     pub panicked_seeds: Vec<PanicJson>,
     pub limitations: Vec<String>,
+    /// Points `[ms, fraction]` of the acquire-latency CDF (see
+    /// [`AlgorithmTotals::acquire_latency_cdf_ms`]); empty with no acquisition.
+    #[serde(default)]
+    pub acquire_latency_cdf_ms: Vec<[f64; 2]>,
 }
 
 impl AlgorithmJson {
@@ -188,6 +204,7 @@ impl AlgorithmJson {
                 .map(|(seed, message)| PanicJson { seed: *seed, message: message.clone() })
                 .collect(),
             limitations: t.limitations.clone(),
+            acquire_latency_cdf_ms: t.acquire_latency_cdf_ms(),
         }
     }
 }
@@ -209,6 +226,8 @@ impl ResultsJson {
             seeds: SeedRange { from: seeds.start, to: seeds.end },
             algorithms: totals.iter().map(|t| AlgorithmJson::from_totals(t, file)).collect(),
             expectations,
+            description: String::new(),
+            scenario_text: None,
         }
     }
 
@@ -220,7 +239,15 @@ impl ResultsJson {
         expectations: Vec<ExpectationResult>,
     ) -> Self {
         let file = scenario.file.display().to_string();
-        Self::new(&scenario.name, &file, scenario.duration_ms, seeds, totals, expectations)
+        let mut json = Self::new(&scenario.name, &file, scenario.duration_ms, seeds, totals, expectations);
+        json.description = scenario.description.clone();
+        json
+    }
+
+    /// Records the scenario file's text (see [`ResultsJson::scenario_text`]).
+    pub fn with_scenario_text(mut self, text: impl Into<String>) -> Self {
+        self.scenario_text = Some(text.into());
+        self
     }
 
     /// Pretty-printed JSON with a trailing newline: the bytes `--json FILE` writes.
@@ -443,5 +470,26 @@ mod tests {
     fn replay_quotes_odd_paths() {
         assert_eq!(replay_command("a b.toml", "redis", 4), "sim run 'a b.toml' --algorithm redis --seed 4 --trace");
         assert_eq!(replay_command("it's.toml", "x", 0), r"sim run 'it'\''s.toml' --algorithm x --seed 0 --trace");
+    }
+
+    #[test]
+    fn saved_results_read_back_to_the_same_bytes() {
+        let json = sample().with_scenario_text("name = \"failover\"\n");
+        let text = json.to_pretty_string();
+        let back: ResultsJson = serde_json::from_str(&text).expect("results read back");
+        assert_eq!(back.to_pretty_string(), text);
+        assert_eq!(back.scenario_text.as_deref(), Some("name = \"failover\"\n"));
+        assert!(back.algorithms[1].stale_fenced.is_none(), "cannot be fenced stays null");
+    }
+
+    #[test]
+    fn latency_cdf_rises_to_one_in_latency_order() {
+        let json = sample();
+        let cdf = &json.algorithms[0].acquire_latency_cdf_ms;
+        assert!(cdf.len() > 1, "{cdf:?}");
+        assert!(cdf.windows(2).all(|w| w[0][0] < w[1][0] && w[0][1] < w[1][1]), "{cdf:?}");
+        assert_eq!(cdf.last().unwrap()[1], 1.0);
+        let max = json.algorithms[0].acquire_latency_ms.unwrap().max;
+        assert_eq!(cdf.last().unwrap()[0], max, "the 100% point is the maximum");
     }
 }

@@ -3,4 +3,6 @@
 pub mod bench;
 pub mod check;
 pub mod list;
+pub mod report;
 pub mod run;
+pub mod sweep;

@@ -11,6 +11,7 @@ use locksim_simulator::scenario::{load_file, RunSpec, Scenario};
 
 use crate::exit::{CliError, EXPECTATION_FAILED, MODEL_FAILED, OK};
 use crate::interrupt::INTERRUPTED;
+use crate::report::{prepare_dir, timeline_note, write_report};
 use crate::runner::{model_of, print_out, progress_bar, run_rows, thread_pool};
 use crate::seeds::parse_seeds;
 
@@ -41,6 +42,13 @@ pub struct RunArgs {
     /// the seed and the first differing trace entry, and exits 3. About three times slower.
     #[arg(long)]
     pub verify: bool,
+    /// Also write a report into DIR: results.json, charts (SVG and PNG) and index.html.
+    /// The directory is created if missing; only the report's own files are replaced.
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<PathBuf>,
+    /// The seed the report's timeline shows (default: the first failing seed, else the first).
+    #[arg(long, value_name = "S", requires = "report")]
+    pub timeline_seed: Option<u64>,
 }
 
 /// The rows to run, after `--algorithm` filtering.
@@ -78,6 +86,10 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         write_traces(&scenario, &runs, seeds.start, target)?;
     }
 
+    if let Some(dir) = &args.report {
+        // Before the run, so a long run never ends in "cannot write".
+        prepare_dir(dir)?;
+    }
     let total = (seeds.end - seeds.start) * runs.len() as u64;
     let progress = progress_bar(total);
     let outcome = run_rows(&scenario, &runs, seeds.clone(), &pool, &progress, args.verify);
@@ -104,10 +116,20 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         text.push_str(&verify_report(&outcome.differences, outcome.finished));
     }
     print_out(&text);
-    if let Some(path) = &args.json {
-        let json = ResultsJson::from_scenario(&scenario, seeds.clone(), &all_totals, expectations.clone());
-        std::fs::write(path, json.to_pretty_string())
-            .map_err(|e| CliError::bad_input(format!("cannot write the results JSON to {}: {e}", path.display())))?;
+    if args.json.is_some() || args.report.is_some() {
+        let mut json = ResultsJson::from_scenario(&scenario, seeds.clone(), &all_totals, expectations.clone());
+        if let Ok(text) = std::fs::read_to_string(&args.file) {
+            json = json.with_scenario_text(text);
+        }
+        if let Some(path) = &args.json {
+            std::fs::write(path, json.to_pretty_string()).map_err(|e| {
+                CliError::bad_input(format!("cannot write the results JSON to {}: {e}", path.display()))
+            })?;
+        }
+        if let Some(dir) = &args.report {
+            let written = write_report(dir, &json, Some(&scenario), args.timeline_seed)?;
+            eprintln!("report: {}{}", written.index.display(), timeline_note(written.timeline_seed));
+        }
     }
     let panicked = all_totals.iter().any(|t| t.panicked_runs > 0);
     let failed = expectations.iter().any(|e| !e.ok);

@@ -1,0 +1,205 @@
+//! Report directories as a user gets them: `sim run --report DIR` writes every chart (SVG and
+//! PNG), the results and `index.html`; `sim report` rebuilds the same page from the saved
+//! results alone; bad directories and files are exit 2; and the page renders in headless
+//! Chromium with every chart drawn and every algorithm's row present.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn sim(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_sim")).args(args).output().expect("sim runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("locksim-report-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Two cheap models, a client pause long enough to lapse Redlock's lease, three seeds.
+const SCENARIO: &str = r#"name = "report-test"
+description = "A holder pauses past its lease."
+duration_ms = 4000
+seeds = 3
+algorithms = ["redlock", "db"]
+
+[workload]
+clients = 3
+hold_ms = { uniform = [5, 20] }
+
+[models.redlock]
+ttl_ms = 300
+
+[[faults]]
+kind = "pause"
+target = "holder"
+at_ms = 1000
+duration_ms = 1500
+"#;
+
+const CHARTS: &[&str] = &["throughput", "latency-cdf", "violations", "cost", "timeline"];
+
+fn run_report(name: &str) -> (PathBuf, PathBuf) {
+    let dir = temp_dir(name);
+    let file = dir.join("scenario.toml");
+    std::fs::write(&file, SCENARIO).unwrap();
+    let out = dir.join("report");
+    let (code, stdout, err) = sim(&["run", file.to_str().unwrap(), "--report", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stdout}{err}");
+    (dir, out)
+}
+
+#[test]
+fn run_with_report_writes_every_chart_and_the_page() {
+    let (_dir, out) = run_report("run");
+    for c in CHARTS {
+        let svg = std::fs::read_to_string(out.join(format!("{c}.svg"))).unwrap_or_else(|e| panic!("{c}.svg: {e}"));
+        assert!(svg.contains("<svg"), "{c}.svg is an SVG");
+        let png = std::fs::read(out.join(format!("{c}.png"))).unwrap_or_else(|e| panic!("{c}.png: {e}"));
+        assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "{c}.png is a PNG");
+    }
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    for needle in [
+        "<h1>report-test</h1>",
+        "A holder pauses past its lease.",
+        "data-label=\"redlock\"",
+        "data-label=\"db\"",
+        "cannot be fenced",
+        "kind = &quot;pause&quot;",
+    ] {
+        assert!(html.contains(needle), "index.html lacks {needle}");
+    }
+    assert_eq!(html.matches("<svg").count(), CHARTS.len(), "every chart is inlined");
+    for external in ["src=\"http", "href=\"http", "<link", "<script", "url(http"] {
+        assert!(!html.contains(external), "self-contained: no {external}");
+    }
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    assert_eq!(results["scenario_text"], serde_json::Value::from(SCENARIO));
+    // The pause lapses Redlock's 300 ms lease: a failing seed, which the timeline shows.
+    let failing = results["algorithms"][0]["failing_seeds"].as_array().unwrap();
+    assert!(!failing.is_empty(), "redlock fails in some seed: {results}");
+    assert!(html.contains(&format!("seed {}, the first failing seed", failing[0])), "timeline seed named");
+}
+
+#[test]
+fn report_from_saved_results_gives_the_same_page_even_without_the_scenario_file() {
+    let (dir, out) = run_report("saved");
+    std::fs::remove_file(dir.join("scenario.toml")).unwrap();
+    let again = dir.join("again");
+    let (code, stdout, err) =
+        sim(&["report", out.join("results.json").to_str().unwrap(), "--out", again.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stdout}{err}");
+    for f in ["index.html", "results.json", "timeline.svg", "violations.svg"] {
+        let a = std::fs::read(out.join(f)).unwrap();
+        let b = std::fs::read(again.join(f)).unwrap();
+        assert!(a == b, "{f} differs between `sim run --report` and `sim report`");
+    }
+}
+
+#[test]
+fn an_existing_directory_is_updated_not_wiped() {
+    let dir = temp_dir("keep");
+    let file = dir.join("scenario.toml");
+    std::fs::write(&file, SCENARIO).unwrap();
+    let out = dir.join("report");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join("notes.txt"), "mine").unwrap();
+    let (code, _, err) = sim(&["run", file.to_str().unwrap(), "--seeds", "1", "--report", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(std::fs::read_to_string(out.join("notes.txt")).unwrap(), "mine");
+    assert!(out.join("index.html").exists());
+}
+
+#[test]
+fn bad_report_targets_and_results_files_are_exit_2() {
+    let dir = temp_dir("bad");
+    let file = dir.join("scenario.toml");
+    std::fs::write(&file, SCENARIO).unwrap();
+    let a_file = dir.join("plain-file");
+    std::fs::write(&a_file, "x").unwrap();
+    let (code, _, err) = sim(&["run", file.to_str().unwrap(), "--report", a_file.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not a directory"), "{err}");
+    let under_file = a_file.join("sub");
+    let (code, _, err) = sim(&["run", file.to_str().unwrap(), "--report", under_file.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("cannot create the report directory"), "{err}");
+
+    let not_json = dir.join("results.json");
+    std::fs::write(&not_json, "{\n  \"scenario\": 5\n}\n").unwrap();
+    let (code, _, err) = sim(&["report", not_json.to_str().unwrap(), "--out", dir.join("o").to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("results.json:2:") && err.contains("not a locksim results file"), "{err}");
+    let (code, _, err) = sim(&["report", "no/such.json", "--out", dir.join("o").to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no/such.json"), "{err}");
+}
+
+fn chromium() -> Option<PathBuf> {
+    ["/usr/bin/chromium", "/usr/bin/chromium-browser"].iter().map(PathBuf::from).find(|p| p.exists())
+}
+
+/// The page in a real browser: a script appended to a copy of it measures every chart and row
+/// after layout and writes what it found into the DOM, which Chromium dumps.
+#[test]
+fn the_page_renders_in_headless_chromium() {
+    let Some(browser) = chromium() else {
+        eprintln!("SKIPPED: headless Chromium check: no chromium (Debian: apt-get install chromium; .ci/run does)");
+        return;
+    };
+    let (dir, out) = run_report("chromium");
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let probe = r#"<script>
+const charts = [...document.querySelectorAll('figure.chart svg')]
+  .filter(s => { const r = s.getBoundingClientRect(); return r.width > 300 && r.height > 150; }).length;
+const rows = [...document.querySelectorAll('#results tr[data-label]')]
+  .filter(r => r.getBoundingClientRect().height > 0).map(r => r.dataset.label).join(',');
+const texts = [...document.querySelectorAll('figure.chart svg text')].length;
+const p = document.createElement('p'); p.id = 'probe';
+p.textContent = `charts=${charts} rows=${rows} texts=${texts}`; document.body.appendChild(p);
+</script></body>"#;
+    let checked = out.join("check.html");
+    std::fs::write(&checked, html.replace("</body>", probe)).unwrap();
+    let profile = dir.join("chromium-profile");
+    let output = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--window-size=1280,900",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", absolute(&checked).display()))
+        .output()
+        .expect("chromium starts");
+    let dom = String::from_utf8_lossy(&output.stdout);
+    let probe_line = dom
+        .lines()
+        .find(|l| l.contains("id=\"probe\""))
+        .unwrap_or_else(|| panic!("no probe result; chromium said: {}", String::from_utf8_lossy(&output.stderr)));
+    assert!(probe_line.contains(&format!("charts={}", CHARTS.len())), "{probe_line}");
+    assert!(probe_line.contains("rows=redlock,db"), "{probe_line}");
+    let texts: usize = probe_line.split("texts=").nth(1).and_then(|t| t.split('<').next()).unwrap().parse().unwrap();
+    assert!(texts > 20, "charts carry titles, labels and legends as text: {probe_line}");
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap().join(p)
+    }
+}
