@@ -45,6 +45,8 @@ struct Cli {
 enum Command {
     /// Run a scenario: every algorithm over its seeds; print the results table.
     Run(commands::run::RunArgs),
+    /// Run a scenario at every value of one or more parameters; write a CSV, a JSON and charts.
+    Sweep(commands::sweep::SweepArgs),
     /// Charts and an HTML page from saved results (`sim run --json FILE`).
     Report(commands::report::ReportArgs),
     /// Validate a scenario file without running it.
@@ -60,8 +62,6 @@ enum Command {
     /// Measure speed: the standard engine workload, or a scenario's algorithms.
     #[command(subcommand)]
     Bench(commands::bench::BenchCommand),
-    /// Run a scenario at every value of one or more parameters; write a CSV, a JSON and charts.
-    Sweep(commands::sweep::SweepArgs),
 }
 
 fn main() {

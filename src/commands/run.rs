@@ -38,8 +38,9 @@ pub struct RunArgs {
     /// Worker threads (default: all cores). Results do not depend on it.
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
-    /// Run every seed twice and compare the trace hashes; a difference (nondeterminism) names
-    /// the seed and the first differing trace entry, and exits 3. About three times slower.
+    /// Run every seed twice with its full trace and compare the trace hashes; a difference
+    /// (nondeterminism) names the seed and the first differing trace entry, and exits 3. Slow:
+    /// every event is rendered as a trace line (about 20 times a plain run on failover.toml).
     #[arg(long)]
     pub verify: bool,
     /// Also write a report into DIR: results.json, charts (SVG and PNG) and index.html.
