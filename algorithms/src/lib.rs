@@ -19,6 +19,7 @@ pub mod db;
 pub mod etcd;
 pub mod redis;
 pub mod redlock;
+mod smallmap;
 pub mod zookeeper;
 
 use locksim_simulator::model::Model;

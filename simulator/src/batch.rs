@@ -1,17 +1,19 @@
 //! Running many seeds: in parallel across seeds (rayon), one seed per thread, results handed to
 //! the caller strictly in seed order so totals and output never depend on the thread count.
-//! Seeds run in chunks, and each seed's history is dropped as soon as it is checked, so memory
-//! stays flat however many seeds run. A panic inside a model is caught per seed.
+//! A bounded window of seeds is in flight at once (a new seed starts as soon as the oldest is
+//! handed over, so no thread idles between batches), and each seed's history is dropped as soon
+//! as it is checked, so memory stays flat however many seeds run. A panic inside a model is
+//! caught per seed.
 
+use std::collections::BTreeMap;
 use std::ops::Range;
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
-
-use rayon::prelude::*;
+use std::sync::mpsc;
 
 use crate::checker::SeedMetrics;
 use crate::model::Model;
-use crate::run::{run_seed, RunOptions};
+use crate::run::{recycle, run_seed, RunOptions};
 use crate::scenario::{RunSpec, Scenario};
 
 /// One seed's result: its metrics, or the panic it ended in.
@@ -34,13 +36,17 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 /// Runs one seed, catching a panic.
 pub fn run_seed_caught(scenario: &Scenario, run: &RunSpec, model: &dyn Model, seed: u64) -> SeedResult {
     match catch_unwind(AssertUnwindSafe(|| run_seed(scenario, run, model, seed, &RunOptions::default()))) {
-        Ok(out) => SeedResult::Done { metrics: Box::new(out.metrics) },
+        Ok(out) => {
+            recycle(out.history);
+            SeedResult::Done { metrics: Box::new(out.metrics) }
+        }
         Err(payload) => SeedResult::Panicked { seed, message: panic_message(payload.as_ref()) },
     }
 }
 
 /// Runs `seeds` of one algorithm on `pool`, calling `each` with every result in seed order.
-/// Stops early (between chunks) when `stop` becomes true; returns how many seeds were handed over.
+/// Stops early (after the seeds in progress) when `stop` becomes true; returns how many seeds
+/// were handed over.
 pub fn run_seeds(
     pool: &rayon::ThreadPool,
     scenario: &Scenario,
@@ -105,9 +111,18 @@ pub fn verify_seed(scenario: &Scenario, run: &RunSpec, model: &dyn Model, seed: 
     VerifiedSeed { result: SeedResult::Done { metrics: Box::new(a.metrics) }, difference }
 }
 
+/// How many seeds per thread may be started and not yet handed over: enough that every thread
+/// always has a seed queued while the caller folds results in, few enough that memory stays small
+/// (a finished seed waiting for a slower, earlier one holds only its metrics).
+const WINDOW_PER_THREAD: u64 = 4;
+
 /// Runs `work` for every seed on `pool`, one seed per task, and calls `each` with the results in
-/// seed order. Stops early (between chunks) when `stop` becomes true; returns how many seeds were
-/// handed over, always a prefix of `seeds`.
+/// seed order. Seeds are started in order, a new one as soon as the oldest is handed over, so no
+/// thread waits for the others between batches; at most `WINDOW_PER_THREAD` × threads seeds are
+/// started and not yet handed over, and results that finish early wait in a reorder buffer.
+/// `each` runs on the calling thread. When `stop` becomes true no further seed starts (a queued
+/// one is skipped); the seeds already running finish, and every seed before the first skipped one
+/// is handed over, so the seeds handed over are always a prefix of `seeds`; returns how many.
 pub fn run_ordered<T: Send>(
     pool: &rayon::ThreadPool,
     seeds: Range<u64>,
@@ -115,21 +130,115 @@ pub fn run_ordered<T: Send>(
     work: impl Fn(u64) -> T + Sync,
     mut each: impl FnMut(T),
 ) -> u64 {
-    // Enough seeds per chunk to keep every thread busy, few enough that memory stays small.
-    let chunk = (pool.current_num_threads() as u64 * 4).max(1);
-    let mut done = 0;
-    let mut start = seeds.start;
-    while start < seeds.end {
-        if stop.load(Ordering::Relaxed) {
-            break;
+    let window = (pool.current_num_threads() as u64).max(1) * WINDOW_PER_THREAD;
+    let work = &work;
+    // Each task reports (seed, None) when it was skipped after a stop, else its result or panic.
+    type Report<T> = (u64, Option<std::thread::Result<T>>);
+    let (tx, rx) = mpsc::channel::<Report<T>>();
+    let mut handed = 0;
+    pool.in_place_scope(|scope| {
+        // Seeds below `next` have been started, seeds below `expected` handed over; nothing at or
+        // after `cut` (the first seed skipped) is.
+        let (mut next, mut expected, mut cut) = (seeds.start, seeds.start, seeds.end);
+        let mut in_flight = 0u64;
+        let mut ready: BTreeMap<u64, T> = BTreeMap::new();
+        loop {
+            while next < seeds.end && next - expected < window && !stop.load(Ordering::Relaxed) {
+                let (tx, seed) = (tx.clone(), next);
+                scope.spawn(move |_| {
+                    let result = (!stop.load(Ordering::Relaxed)).then(|| catch_unwind(AssertUnwindSafe(|| work(seed))));
+                    let _ = tx.send((seed, result));
+                });
+                next += 1;
+                in_flight += 1;
+            }
+            if in_flight == 0 {
+                break;
+            }
+            let (seed, result) = rx.recv().expect("every started seed reports");
+            in_flight -= 1;
+            match result {
+                Some(Ok(r)) => {
+                    ready.insert(seed, r);
+                }
+                // Raised here, on the caller's thread, once the scope's other tasks are done.
+                Some(Err(payload)) => resume_unwind(payload),
+                None => cut = cut.min(seed),
+            }
+            while expected < cut {
+                let Some(r) = ready.remove(&expected) else { break };
+                each(r);
+                expected += 1;
+                handed += 1;
+            }
         }
-        let end = (start + chunk).min(seeds.end);
-        let results: Vec<T> = pool.install(|| (start..end).into_par_iter().map(&work).collect());
-        for r in results {
-            each(r);
-            done += 1;
-        }
-        start = end;
+    });
+    handed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pool(threads: usize) -> rayon::ThreadPool {
+        rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool")
     }
-    done
+
+    /// Uneven work (later seeds finish first) still comes back in seed order, on any pool size.
+    #[test]
+    fn results_come_in_seed_order_whatever_the_threads() {
+        for threads in [1, 2, 3] {
+            let stop = AtomicBool::new(false);
+            let mut got = Vec::new();
+            let n = run_ordered(
+                &pool(threads),
+                5..45,
+                &stop,
+                |s| {
+                    // Spin a little, more for low seeds, so completions arrive out of order.
+                    let mut x = s;
+                    for _ in 0..(50 - s) * 2000 {
+                        x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+                    }
+                    (s, x)
+                },
+                |(s, _)| got.push(s),
+            );
+            assert_eq!(n, 40);
+            assert_eq!(got, (5..45).collect::<Vec<_>>());
+        }
+    }
+
+    /// A stop hands over exactly the seeds started: a prefix, with nothing started after it.
+    #[test]
+    fn a_stop_hands_over_a_prefix() {
+        let stop = AtomicBool::new(false);
+        let mut got = Vec::new();
+        let n = run_ordered(
+            &pool(2),
+            0..1000,
+            &stop,
+            |s| s,
+            |s| {
+                got.push(s);
+                if s == 10 {
+                    stop.store(true, Ordering::Relaxed);
+                }
+            },
+        );
+        assert_eq!(n as usize, got.len());
+        assert_eq!(got, (0..n).collect::<Vec<_>>());
+        assert!(n > 10 && n <= 11 + 2 * WINDOW_PER_THREAD, "stopped after {n}");
+        stop.store(true, Ordering::Relaxed);
+        assert_eq!(run_ordered(&pool(2), 0..10, &stop, |s| s, |_| {}), 0);
+    }
+
+    #[test]
+    fn a_panic_in_work_reaches_the_caller() {
+        let stop = AtomicBool::new(false);
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            run_ordered(&pool(2), 0..20, &stop, |s| assert_ne!(s, 7, "seed 7 fails"), |_| {})
+        }));
+        assert!(panic_message(r.expect_err("panics").as_ref()).contains("seed 7 fails"));
+    }
 }

@@ -52,8 +52,11 @@ impl NodeClock {
             return now_true_ns.max(self.anchor_true_ns);
         }
         let delta_local = mono_ns - self.anchor_mono_ns;
-        let delta_true =
-            if self.drift_ppm == 0.0 { delta_local } else { (delta_local as f64 / self.rate()).ceil() as Nanos };
+        if self.drift_ppm == 0.0 {
+            // The clock runs at true rate: the reading is exact, no settling needed.
+            return (self.anchor_true_ns + delta_local).max(now_true_ns);
+        }
+        let delta_true = (delta_local as f64 / self.rate()).ceil() as Nanos;
         let mut t = self.anchor_true_ns + delta_true;
         // Rounding can leave the reading one off either way: settle on the first instant it is reached.
         while self.mono_ns(t) < mono_ns {
@@ -97,6 +100,21 @@ mod tests {
         assert!(c.mono_ns(t) >= 10_000_000_000);
         assert!(c.mono_ns(t - 1) < 10_000_000_000);
         assert_eq!((10_000_000_000 - t) / 1_000_000, 9); // ~9.99 ms early
+    }
+
+    /// The drift-free shortcut gives what the general search gives.
+    #[test]
+    fn true_time_of_a_drift_free_clock_is_exact() {
+        let mut c = NodeClock::new(0.0, 7);
+        c.set_drift(500, 0.0);
+        for (mono, now) in [(0, 0), (499, 0), (500, 0), (501, 0), (10_000, 0), (10_000, 20_000), (1 << 40, 3)] {
+            let t = c.true_time_of_mono(mono, now);
+            let want = if mono <= 500 { now.max(500) } else { (500 + mono - 500).max(now) };
+            assert_eq!(t, want, "mono {mono} now {now}");
+            if mono > 500 && t > now {
+                assert!(c.mono_ns(t) >= mono && c.mono_ns(t - 1) < mono);
+            }
+        }
     }
 
     #[test]

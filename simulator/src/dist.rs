@@ -6,6 +6,8 @@ use rand::Rng;
 use rand_distr::{Distribution, Exp, LogNormal, Normal};
 use serde::Serialize;
 
+use crate::time::{Nanos, NS_PER_MS};
+
 /// z-score of the 99th percentile of the standard normal distribution.
 const Z_P99: f64 = 2.326_347_874_040_841;
 
@@ -102,6 +104,107 @@ impl Dist {
     }
 }
 
+/// A [`Dist`] prepared for many draws: its parameters (logarithms, reciprocals, ranges) worked out
+/// once. Draws are the same as [`Dist::sample`]'s, bit for bit and draw for draw, from the same
+/// stream; hot paths (network latency, workload draws) use it.
+#[derive(Clone, Debug)]
+pub struct Sampler(Prepared);
+
+#[derive(Clone, Debug)]
+enum Prepared {
+    /// Draws nothing from the stream.
+    Const(f64),
+    Uniform(rand::distributions::Uniform<f64>),
+    Exp(Exp<f64>),
+    LogNormal(LogNormal<f64>),
+    Normal(Normal<f64>),
+    Choice(Vec<f64>),
+    /// Anything `Dist::sample` would reject at draw time (a reversed or infinite range): left to
+    /// it, so the failure happens where it always did.
+    Unprepared(Dist),
+}
+
+impl Sampler {
+    pub fn new(d: &Dist) -> Sampler {
+        Sampler(match d {
+            Dist::Const(v) => Prepared::Const(*v),
+            Dist::Uniform(a, b) if a == b => Prepared::Const(*a),
+            // `gen_range(a..=b)` builds exactly this sampler on every call.
+            Dist::Uniform(a, b) if a.is_finite() && b.is_finite() && a < b && (b - a).is_finite() => {
+                Prepared::Uniform(rand::distributions::Uniform::new_inclusive(*a, *b))
+            }
+            Dist::Uniform(..) => Prepared::Unprepared(d.clone()),
+            Dist::Exponential(mean) => {
+                if *mean <= 0.0 {
+                    Prepared::Const(0.0)
+                } else {
+                    Exp::new(1.0 / mean).map_or(Prepared::Const(0.0), Prepared::Exp)
+                }
+            }
+            Dist::LogNormal { median, p99 } => {
+                let mu = median.ln();
+                let sigma = ((p99.ln() - mu) / Z_P99).max(0.0);
+                LogNormal::new(mu, sigma).map_or(Prepared::Const(*median), Prepared::LogNormal)
+            }
+            Dist::Normal { mean, sd } => Normal::new(*mean, *sd).map_or(Prepared::Const(*mean), Prepared::Normal),
+            Dist::Choice(values) if values.is_empty() => Prepared::Const(0.0),
+            Dist::Choice(values) => Prepared::Choice(values.clone()),
+        })
+    }
+
+    /// One draw, as [`Dist::sample`].
+    #[inline]
+    pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> f64 {
+        match &self.0 {
+            Prepared::Const(v) => *v,
+            Prepared::Uniform(u) => u.sample(rng),
+            Prepared::Exp(d) => d.sample(rng),
+            Prepared::LogNormal(d) => d.sample(rng),
+            Prepared::Normal(d) => d.sample(rng),
+            Prepared::Choice(values) => values[rng.gen_range(0..values.len())],
+            Prepared::Unprepared(d) => d.sample(rng),
+        }
+    }
+
+    /// A draw for a time or other non-negative quantity, as [`Dist::sample_non_negative`].
+    #[inline]
+    pub fn sample_non_negative<R: Rng + ?Sized>(&self, rng: &mut R) -> f64 {
+        self.sample(rng).max(0.0)
+    }
+
+    /// A draw in milliseconds as nanoseconds: `ms_to_ns(self.sample_non_negative(rng))`.
+    #[inline]
+    pub fn sample_ns<R: Rng + ?Sized>(&self, rng: &mut R) -> Nanos {
+        ms_to_ns_inline(self.sample_non_negative(rng))
+    }
+}
+
+/// [`crate::time::ms_to_ns`], with the rounding done inline (`f64::round` is a library call on
+/// the default x86-64 target): the same result for every input.
+#[inline]
+fn ms_to_ns_inline(ms: f64) -> Nanos {
+    if ms.is_nan() || ms <= 0.0 {
+        return 0;
+    }
+    let x = ms * NS_PER_MS as f64;
+    // From 2^52 on every double is a whole number: nothing to round (the cast saturates as
+    // `round() as Nanos` does).
+    if x >= 4_503_599_627_370_496.0 {
+        return x as Nanos;
+    }
+    // Below 2^52 the truncation and the fraction `x - t` are exact, so comparing the fraction
+    // with one half is exactly round-half-away-from-zero. (Signed conversions: one instruction
+    // each way, where unsigned ones take several.)
+    let t = x as i64;
+    (t + (x - t as f64 >= 0.5) as i64) as Nanos
+}
+
+impl From<&Dist> for Sampler {
+    fn from(d: &Dist) -> Sampler {
+        Sampler::new(d)
+    }
+}
+
 impl std::fmt::Display for Dist {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -148,6 +251,74 @@ mod tests {
         let mut b = stream(2, "t", "dist");
         Dist::Const(3.0).sample(&mut a);
         assert_eq!(Dist::Uniform(0.0, 1.0).sample(&mut a), Dist::Uniform(0.0, 1.0).sample(&mut b));
+    }
+
+    #[test]
+    fn sampler_draws_exactly_what_dist_draws() {
+        let dists = [
+            Dist::Const(3.0),
+            Dist::Uniform(5.0, 50.0),
+            Dist::Uniform(2.0, 2.0),
+            Dist::Uniform(0.0, 1e-300),
+            Dist::Exponential(4.0),
+            Dist::Exponential(0.0),
+            Dist::LogNormal { median: 0.25, p99: 1.0 },
+            Dist::LogNormal { median: 1.0, p99: 0.5 },
+            Dist::LogNormal { median: -1.0, p99: 1.0 },
+            Dist::Normal { mean: 10.0, sd: 3.0 },
+            Dist::Normal { mean: 10.0, sd: -1.0 },
+            Dist::Choice(vec![1.0, 2.5, 7.0]),
+            Dist::Choice(vec![]),
+        ];
+        for (i, d) in dists.iter().enumerate() {
+            let s = Sampler::new(d);
+            let mut a = stream(i as u64, "t", "sampler");
+            let mut b = stream(i as u64, "t", "sampler");
+            for _ in 0..2000 {
+                let (x, y) = (d.sample(&mut a), s.sample(&mut b));
+                assert!(x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()), "{d:?}: {x} vs {y}");
+            }
+            // Same number of draws taken from the stream.
+            assert_eq!(rand::RngCore::next_u64(&mut a), rand::RngCore::next_u64(&mut b), "{d:?}");
+        }
+    }
+
+    #[test]
+    fn inline_rounding_matches_ms_to_ns() {
+        let mut rng = stream(9, "t", "round");
+        let mut cases = vec![
+            0.0,
+            -0.0,
+            -1.0,
+            f64::NAN,
+            f64::INFINITY,
+            1e-7,
+            4e-7,
+            5e-7,
+            6e-7,
+            0.25,
+            1.5,
+            2.5e-6,
+            0.0000015,
+            1e7,
+            1e12,
+            4.5035996273704955e9,
+            4.503599627370496e9,
+            1.8446744073709552e13,
+            1e300,
+        ];
+        cases.extend((0..20_000).map(|i| {
+            let x: f64 = rng.gen::<f64>() * 10f64.powi(i % 12 - 4);
+            if i % 3 == 0 {
+                // Exactly half-way nanosecond values.
+                ((x * 1e6).floor() + 0.5) / 1e6
+            } else {
+                x
+            }
+        }));
+        for ms in cases {
+            assert_eq!(ms_to_ns_inline(ms), crate::time::ms_to_ns(ms), "{ms:e}");
+        }
     }
 
     #[test]

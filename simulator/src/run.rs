@@ -1,18 +1,39 @@
 //! Running one seed of one algorithm: build the world from the scenario and the model, run it,
 //! check its history.
 
+use std::cell::RefCell;
+
 use crate::checker::{self, SeedMetrics};
 use crate::clock::NodeClock;
 use crate::engine::network::{LinkParams, Network};
 use crate::engine::trace::{Trace, TraceEntry};
 use crate::engine::{schedule, Directory, Node, World, WorldConfig};
-use crate::history::{History, HistoryEvent};
+use crate::history::{History, HistoryEvent, Stamped};
 use crate::model::{ClusterSpec, Model};
 use crate::process::{NodeKind, Process};
 use crate::rng::stream;
 use crate::scenario::{RunSpec, Scenario, Selector};
 use crate::time::{ms_to_ns, ms_to_ns_signed};
 use crate::workload::{ClientNode, ResourceNode, WorkloadParams};
+
+thread_local! {
+    /// The history buffer of the last seed this thread finished with (see [`recycle`]).
+    static SPARE_HISTORY: RefCell<Vec<Stamped>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Hands a finished seed's history back for the next seed run on this thread: a seed's history
+/// is large, and allocating it afresh each time costs page faults. Memory only: nothing of its
+/// contents is kept.
+pub fn recycle(history: History) {
+    let mut events = history.events;
+    events.clear();
+    SPARE_HISTORY.with(|s| {
+        let mut spare = s.borrow_mut();
+        if events.capacity() > spare.capacity() {
+            *spare = events;
+        }
+    });
+}
 
 #[derive(Clone, Debug, Default)]
 pub struct RunOptions {
@@ -109,6 +130,7 @@ pub fn run_seed(scenario: &Scenario, run: &RunSpec, model: &dyn Model, seed: u64
     let end_ns = ms_to_ns(scenario.duration_ms);
     let occurrences = schedule::draw(&scenario.faults, end_ns, &mut stream(seed, "faults", "schedule"));
     let dir = Directory::new(&names);
+    let spare = SPARE_HISTORY.with(|s| std::mem::take(&mut *s.borrow_mut()));
     let mut world = World::new(
         dir,
         nodes,
@@ -122,7 +144,8 @@ pub fn run_seed(scenario: &Scenario, run: &RunSpec, model: &dyn Model, seed: u64
             leaderless,
             tracing: opts.trace,
         },
-    );
+    )
+    .with_history_buffer(spare);
     world.run();
     let result = world.finish();
 
@@ -143,7 +166,9 @@ pub fn run_seed(scenario: &Scenario, run: &RunSpec, model: &dyn Model, seed: u64
         node_names: names.iter().map(|(n, _)| n.clone()).collect(),
         faults: result.faults,
     };
-    let metrics = checker::check(seed, &history);
+    // A trace shows every violation; otherwise only the first few are kept with their text.
+    let keep = if opts.trace { usize::MAX } else { checker::MAX_STORED_VIOLATIONS };
+    let metrics = checker::check_keeping(seed, &history, keep);
     let mut trace = result.trace;
     if let Some(t) = trace.as_mut() {
         for v in &metrics.violations {

@@ -9,12 +9,12 @@ use std::collections::BTreeSet;
 
 use rand::Rng;
 
-use crate::dist::Dist;
+use crate::dist::{Dist, Sampler};
 use crate::history::{FailReason, HistoryEvent, LockKey, LockMode};
 use crate::lockclient::{LockClient, LockEvent, LockEvents, LIBRARY_TAG_LIMIT};
 use crate::process::{downcast, ClientState, Ctx, Msg, NodeId, Process, TimerId};
 use crate::rng::ChaCha8Rng;
-use crate::time::{ms_to_ns, Nanos};
+use crate::time::Nanos;
 
 /// How long a critical section waits for the resource to answer a read or a write before it
 /// gives up on that step (a lost message must not stall the client forever).
@@ -93,13 +93,21 @@ enum Phase {
 }
 
 /// A draw in milliseconds from the client's workload stream, as nanoseconds.
-fn draw_ns(d: &Dist, rng: &mut ChaCha8Rng) -> Nanos {
-    ms_to_ns(d.sample_non_negative(rng))
+fn draw_ns(d: &Sampler, rng: &mut ChaCha8Rng) -> Nanos {
+    d.sample_ns(rng)
+}
+
+/// The workload's time distributions, prepared for drawing.
+struct Draws {
+    hold: Sampler,
+    think: Sampler,
+    acquire_timeout: Option<Sampler>,
 }
 
 /// The workload loop of one client.
 struct Driver {
     params: WorkloadParams,
+    draws: Draws,
     rng: ChaCha8Rng,
     phase: Phase,
     think_timer: Option<TimerId>,
@@ -112,6 +120,8 @@ pub struct ClientNode {
     lib: Box<dyn LockClient>,
     driver: Driver,
     events: LockEvents,
+    /// The batch being handled by `drain` (kept to reuse its allocation).
+    batch: LockEvents,
 }
 
 impl ClientNode {
@@ -121,6 +131,11 @@ impl ClientNode {
         ClientNode {
             lib,
             driver: Driver {
+                draws: Draws {
+                    hold: Sampler::new(&params.hold_ms),
+                    think: Sampler::new(&params.think_ms),
+                    acquire_timeout: params.acquire_timeout_ms.as_ref().map(Sampler::new),
+                },
                 params,
                 rng: workload_rng,
                 phase: Phase::Thinking,
@@ -129,6 +144,7 @@ impl ClientNode {
                 completed: 0,
             },
             events: Vec::new(),
+            batch: Vec::new(),
         }
     }
 
@@ -140,7 +156,7 @@ impl ClientNode {
             }
         }
         self.driver.phase = Phase::Thinking;
-        let after = draw_ns(&self.driver.params.think_ms, &mut self.driver.rng);
+        let after = draw_ns(&self.driver.draws.think, &mut self.driver.rng);
         self.driver.think_timer = Some(ctx.set_timer(after, TAG_THINK));
     }
 
@@ -154,8 +170,8 @@ impl ClientNode {
         };
         let timeout = self
             .driver
-            .params
-            .acquire_timeout_ms
+            .draws
+            .acquire_timeout
             .as_ref()
             .map(|d| ctx.set_timer(draw_ns(d, &mut self.driver.rng), TAG_ACQUIRE_TIMEOUT));
         self.driver.phase = Phase::Waiting { key, mode, timeout };
@@ -173,7 +189,7 @@ impl ClientNode {
                 self.driver.grants += 1;
                 let grant = self.driver.grants;
                 ctx.record(HistoryEvent::Granted { key, mode, token, grant, nested: false });
-                let hold_ns = draw_ns(&self.driver.params.hold_ms, &mut self.driver.rng);
+                let hold_ns = draw_ns(&self.driver.draws.hold, &mut self.driver.rng);
                 let hold_timer = Some(ctx.set_timer(hold_ns, TAG_HOLD));
                 if self.driver.params.resource {
                     let resource = ctx.resource();
@@ -327,8 +343,11 @@ impl ClientNode {
     /// Handles the library's events until there are none (a handler may cause more).
     fn drain(&mut self, ctx: &mut Ctx) {
         while !self.events.is_empty() {
-            let batch: Vec<LockEvent> = std::mem::take(&mut self.events);
-            for e in batch {
+            // Swap the pending events out (handlers may add more to `self.events`), keeping
+            // both buffers' allocations for the next time.
+            let mut batch = std::mem::take(&mut self.batch);
+            std::mem::swap(&mut batch, &mut self.events);
+            for e in batch.drain(..) {
                 match e {
                     LockEvent::Granted { key, token } => self.on_granted(ctx, key, token),
                     LockEvent::Failed { key, reason } => self.on_failed(ctx, key, reason),
@@ -338,6 +357,7 @@ impl ClientNode {
                     LockEvent::Refused { key } => ctx.record(HistoryEvent::RefusedAttempt { key }),
                 }
             }
+            self.batch = batch;
         }
     }
 }

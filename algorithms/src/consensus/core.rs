@@ -134,6 +134,8 @@ pub struct Core<C> {
     read_seq: u64,
     pending_reads: Vec<PendingRead>,
     finished_reads: Vec<(u64, Result<LogIndex, NotLeader>)>,
+    /// Scratch space for `maybe_commit` (kept to reuse its allocation).
+    matched_scratch: Vec<LogIndex>,
 }
 
 impl<C: Clone> Core<C> {
@@ -162,6 +164,7 @@ impl<C: Clone> Core<C> {
             read_seq: 0,
             pending_reads: Vec::new(),
             finished_reads: Vec::new(),
+            matched_scratch: Vec::new(),
         }
     }
 
@@ -283,13 +286,19 @@ impl<C: Clone> Core<C> {
     /// Newly committed entries in log order, empty entries included.
     pub fn take_committed_entries(&mut self) -> Vec<Committed<C>> {
         let mut out = Vec::new();
+        self.take_committed_entries_into(&mut out);
+        out
+    }
+
+    /// As [`Core::take_committed_entries`], appending to `out` (whose allocation the caller can
+    /// reuse from one call to the next).
+    pub fn take_committed_entries_into(&mut self, out: &mut Vec<Committed<C>>) {
         while self.applied < self.commit {
             self.applied += 1;
             let e = &self.log[self.applied as usize - 1];
             out.push(Committed { index: self.applied, term: e.term, cmd: e.cmd.clone() });
         }
         self.settle_reads();
-        out
     }
 
     /// Proposes a command (leader only). It is committed when a majority has it.
@@ -518,9 +527,12 @@ impl<C: Clone> Core<C> {
     }
 
     fn maybe_commit(&mut self, out: &mut Outbox<C>) {
-        let mut matched: Vec<LogIndex> = self.progress.iter().map(|p| p.matched).collect();
+        let mut matched = std::mem::take(&mut self.matched_scratch);
+        matched.clear();
+        matched.extend(self.progress.iter().map(|p| p.matched));
         matched.sort_unstable_by(|a, b| b.cmp(a));
         let n = matched[self.quorum() - 1];
+        self.matched_scratch = matched;
         // Only an entry of the current term commits by counting replicas (Raft §5.4.2).
         if n > self.commit && self.term_at(n) == Some(self.term) {
             self.commit = n;

@@ -16,6 +16,7 @@
 //! r.propose(ctx, cmd)          -> Ok(index) | Err(NotLeader { leader_hint })
 //! r.take_committed()           -> Vec<(LogIndex, Cmd)>, in log order, each once
 //! r.take_committed_entries()   -> the same with the leaders' empty entries (`cmd: None`) and terms
+//! r.take_committed_entries_into(&mut buf)  -> the same, appended to a buffer the owner reuses
 //! r.read_index(ctx, id)        -> Ok(()) | Err(NotLeader); later r.take_reads() yields
 //!                                 (id, Ok(read_index)) once applied ≥ read_index, or (id, Err(..))
 //! r.is_leader(), r.term(), r.leader_hint(), r.role(), r.commit_index(), r.core()
@@ -171,6 +172,14 @@ impl<C: Clone + Debug + Send + 'static> Replica<C> {
     /// Newly committed entries in log order, leaders' empty entries included.
     pub fn take_committed_entries(&mut self) -> Vec<Committed<C>> {
         self.core.as_mut().map(|c| c.take_committed_entries()).unwrap_or_default()
+    }
+
+    /// As [`Replica::take_committed_entries`], appending to `out`, so an owner that drains after
+    /// every message can reuse one buffer instead of allocating each time.
+    pub fn take_committed_entries_into(&mut self, out: &mut Vec<Committed<C>>) {
+        if let Some(c) = self.core.as_mut() {
+            c.take_committed_entries_into(out);
+        }
     }
 
     /// Reads that finished: `(id, Ok(read index))` or `(id, Err(NotLeader))`.

@@ -23,7 +23,7 @@
 //! - `GET_LOCK` is not a write: it works on any server, read-only or not, and is never
 //!   replicated. A session ends when its client closes the connection.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 use rand::Rng;
 
@@ -33,6 +33,7 @@ use locksim_simulator::time::{ms_to_ns, Nanos, NS_PER_SEC};
 use super::msg::{BinlogEvent, DbMsg, Outcome, OwnerFmt, Role, Stmt};
 use super::table::{Change, ConnId, LockTable, ReleaseOutcome, UserLocks};
 use super::{tag, tag_kind, Config, Mode, Replication};
+use crate::smallmap::SmallMap;
 
 /// The primary's binlog heartbeat to the replica (MySQL's `MASTER_HEARTBEAT_PERIOD`, shortened
 /// from its 30 s default so a replica notices a gap within a second).
@@ -81,9 +82,9 @@ struct Volatile {
     /// Server node ids by index.
     peers: Vec<NodeId>,
     manager: Option<NodeId>,
-    conns: BTreeMap<ConnId, Conn>,
+    conns: SmallMap<ConnId, Conn>,
     user_locks: UserLocks,
-    exec: BTreeMap<u64, Exec>,
+    exec: SmallMap<u64, Exec>,
     next_exec: u64,
     /// (due on the monotonic clock, binlog position) waiting to be shipped.
     ship_queue: VecDeque<(Nanos, u64)>,
@@ -179,7 +180,7 @@ impl DbServer {
         }
         let c = match self.v.conns.get_mut(&conn) {
             Some(c) => c,
-            None if first => self.v.conns.entry(conn).or_insert(Conn { last_id: 0, result: None }),
+            None if first => self.v.conns.get_or_insert_with(conn, || Conn { last_id: 0, result: None }),
             None => {
                 ctx.send(from, DbMsg::Response { conn, id, outcome: Outcome::Gone });
                 return;

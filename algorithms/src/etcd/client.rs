@@ -38,6 +38,8 @@
 //! A failed Unlock is retried by the application until it succeeds (otherwise the key would stay
 //! until the session ends); that retry is the application's, not clientv3's.
 
+use std::sync::Arc;
+
 use locksim_simulator::history::{FailReason, LockKey, LockMode};
 use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
 use locksim_simulator::process::{downcast, Ctx, Msg, NodeId, TimerId};
@@ -150,8 +152,8 @@ enum Step {
 #[derive(Clone, Debug)]
 struct Mutex {
     key: LockKey,
-    prefix: String,
-    my_key: String,
+    prefix: Arc<str>,
+    my_key: Arc<str>,
     my_rev: Revision,
     step: Step,
 }
@@ -159,7 +161,7 @@ struct Mutex {
 #[derive(Clone, Debug)]
 struct Watch {
     id: u64,
-    key: String,
+    key: Arc<str>,
     start_rev: Revision,
     created: bool,
     /// The last event seen (events are numbered per watch).
@@ -351,9 +353,9 @@ impl EtcdClient {
         }
     }
 
-    fn start_watch(&mut self, ctx: &mut Ctx, key: String, start_rev: Revision) {
+    fn start_watch(&mut self, ctx: &mut Ctx, key: impl Into<Arc<str>>, start_rev: Revision) {
         let id = self.fresh_id();
-        self.watch = Some(Watch { id, key, start_rev, created: false, last_seq: 0 });
+        self.watch = Some(Watch { id, key: key.into(), start_rev, created: false, last_seq: 0 });
         self.send_watch(ctx);
     }
 
@@ -378,7 +380,7 @@ impl EtcdClient {
         };
         let _ = out;
         let Some(m) = self.mutex.as_mut() else { return };
-        m.my_key = format!("{}{:x}", m.prefix, lease);
+        m.my_key = format!("{}{:x}", m.prefix, lease).into();
         m.step = Step::Txn;
         let op = Op::MutexTxn { my_key: m.my_key.clone(), prefix: m.prefix.clone(), lease };
         self.call(ctx, Purpose::Txn, op, 0);
@@ -622,7 +624,8 @@ impl LockClient for EtcdClient {
     fn acquire(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey, _mode: LockMode) {
         let cleaning = matches!(&self.call, Some(c) if matches!(c.purpose, Purpose::Cleanup { .. }));
         let step = if cleaning { Step::AfterCleanup } else { Step::Session };
-        self.mutex = Some(Mutex { key, prefix: format!("/lock/{key}/"), my_key: String::new(), my_rev: 0, step });
+        let prefix = format!("/lock/{key}/").into();
+        self.mutex = Some(Mutex { key, prefix, my_key: "".into(), my_rev: 0, step });
         if !cleaning {
             self.start_lock(ctx, out);
         }

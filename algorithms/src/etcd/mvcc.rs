@@ -3,6 +3,7 @@
 //! lets a watch start from a past revision. No compaction (a run is short).
 
 use std::collections::BTreeMap;
+use std::ops::Bound;
 
 use super::protocol::{KeyInfo, LeaseId, Revision};
 
@@ -47,10 +48,24 @@ impl Store {
     pub fn put(&mut self, key: &str, lease: LeaseId) -> Revision {
         self.rev += 1;
         let rev = self.rev;
-        let kv = self.keys.entry(key.to_string()).or_insert(Kv { create_rev: rev, lease });
-        kv.lease = lease;
-        self.history.entry(key.to_string()).or_default().push((rev, false));
+        // Look up before inserting, so an existing key costs no allocation.
+        match self.keys.get_mut(key) {
+            Some(kv) => kv.lease = lease,
+            None => {
+                self.keys.insert(key.to_string(), Kv { create_rev: rev, lease });
+            }
+        }
+        self.push_history(key, (rev, false));
         rev
+    }
+
+    fn push_history(&mut self, key: &str, event: (Revision, bool)) {
+        match self.history.get_mut(key) {
+            Some(h) => h.push(event),
+            None => {
+                self.history.insert(key.to_string(), vec![event]);
+            }
+        }
     }
 
     /// Deletes these keys in one transaction: one new revision if any existed, none otherwise.
@@ -64,13 +79,15 @@ impl Store {
         let rev = self.rev;
         for k in &present {
             self.keys.remove(&k.key);
-            self.history.entry(k.key.clone()).or_default().push((rev, true));
+            self.push_history(&k.key, (rev, true));
         }
         (present, rev)
     }
 
     fn under<'a>(&'a self, prefix: &'a str) -> impl Iterator<Item = (&'a String, &'a Kv)> + 'a {
-        self.keys.range(prefix.to_string()..).take_while(move |(k, _)| k.starts_with(prefix))
+        self.keys
+            .range::<str, _>((Bound::Included(prefix), Bound::Unbounded))
+            .take_while(move |(k, _)| k.starts_with(prefix))
     }
 
     /// `Get(prefix, WithFirstCreate())`: the key with the lowest create revision.

@@ -5,6 +5,7 @@
 //! `MsgReadIndex` and the `/leases` peer handler do).
 
 use std::fmt;
+use std::sync::Arc;
 
 use locksim_simulator::process::NodeId;
 use locksim_simulator::time::Nanos;
@@ -15,7 +16,8 @@ pub type LeaseId = u64;
 /// An MVCC revision (etcd's main revision; the store starts at 1).
 pub type Revision = u64;
 
-/// One client call.
+/// One client call. Keys are shared strings: the client keeps each call to resend it, and the
+/// server turns a write into a log entry, so a call is cloned often and its keys never change.
 #[derive(Clone, PartialEq)]
 pub enum Op {
     /// `Lease.Grant(ttl)` (Session start).
@@ -24,16 +26,16 @@ pub enum Op {
     KeepAlive { lease: LeaseId },
     /// Mutex.Lock's transaction: `If(CreateRevision(my_key) = 0) Then(Put(my_key, lease),
     /// Get(prefix, first create)) Else(Get(my_key), Get(prefix, first create))`.
-    MutexTxn { my_key: String, prefix: String, lease: LeaseId },
+    MutexTxn { my_key: Arc<str>, prefix: Arc<str>, lease: LeaseId },
     /// `Get(key)` (the recheck after waiting).
-    Get { key: String },
+    Get { key: Arc<str> },
     /// waitDeletes' `Get(prefix, WithLastCreate, WithMaxCreateRev(max))`: the key under `prefix`
     /// with the highest create revision not above `max_create_rev`.
-    LastCreateBelow { prefix: String, max_create_rev: Revision },
+    LastCreateBelow { prefix: Arc<str>, max_create_rev: Revision },
     /// `Delete(key)` (Unlock).
-    Delete { key: String },
+    Delete { key: Arc<str> },
     /// `Watch(key, WithRev(start_rev))` on this member.
-    Watch { watch_id: u64, key: String, start_rev: Revision },
+    Watch { watch_id: u64, key: Arc<str>, start_rev: Revision },
     /// Cancels a watch.
     WatchCancel { watch_id: u64 },
 }
@@ -193,12 +195,15 @@ pub struct Cmd {
     pub kind: CmdKind,
 }
 
+/// The keys are shared strings: a log entry is cloned into every AppendEntries that carries it
+/// (and a leader resends unacknowledged entries with every heartbeat), so a clone must not copy
+/// them.
 #[derive(Clone, Debug, PartialEq)]
 pub enum CmdKind {
     LeaseGrant { ttl_ns: Nanos },
     LeaseRevoke { lease: LeaseId },
-    MutexTxn { my_key: String, prefix: String, lease: LeaseId },
-    Delete { key: String },
+    MutexTxn { my_key: Arc<str>, prefix: Arc<str>, lease: LeaseId },
+    Delete { key: Arc<str> },
 }
 
 impl fmt::Debug for Cmd {

@@ -37,6 +37,7 @@ use super::protocol::{
     WatchCreated, WatchEvent,
 };
 use crate::consensus::{Committed, ConsensusMsg, Replica};
+use crate::smallmap::SmallMap;
 
 /// The lessor's check timer.
 const TAG_LEASE_CHECK: u64 = 1;
@@ -93,21 +94,23 @@ pub struct EtcdServer {
     seen: BTreeMap<NodeId, BTreeSet<u64>>,
     next_tag: u64,
     /// Proposals this member made for a client: tag → (client, request id).
-    waiting: BTreeMap<u64, (NodeId, u64)>,
+    waiting: SmallMap<u64, (NodeId, u64)>,
     next_rid: u64,
     /// This member's reads waiting for a read index: rid → (client, request).
-    reads: BTreeMap<u64, (NodeId, Request)>,
+    reads: SmallMap<u64, (NodeId, Request)>,
     /// Reads with a read index, waiting for this member to apply that far.
     indexed_reads: Vec<(u64, NodeId, Request)>,
     /// At the leader: read indexes asked by followers: rid → (follower, its rid).
-    peer_reads: BTreeMap<u64, (NodeId, u64)>,
+    peer_reads: SmallMap<u64, (NodeId, u64)>,
     /// Keep-alives forwarded to the leader: rid → (client, request id).
-    renewals: BTreeMap<u64, (NodeId, u64)>,
+    renewals: SmallMap<u64, (NodeId, u64)>,
     /// Renewals of expired leases, answered when the revocation applies.
     parked: BTreeMap<LeaseId, Vec<RenewFor>>,
     watchers: Vec<Watcher>,
     check_timer: Option<TimerId>,
     retransmit_timer: Option<TimerId>,
+    /// The batch `settle` is applying (kept to reuse its allocation).
+    committed: Vec<Committed<Cmd>>,
 }
 
 impl EtcdServer {
@@ -124,16 +127,17 @@ impl EtcdServer {
             me: 0,
             seen: BTreeMap::new(),
             next_tag: 0,
-            waiting: BTreeMap::new(),
+            waiting: SmallMap::new(),
             next_rid: 0,
-            reads: BTreeMap::new(),
+            reads: SmallMap::new(),
             indexed_reads: Vec::new(),
-            peer_reads: BTreeMap::new(),
-            renewals: BTreeMap::new(),
+            peer_reads: SmallMap::new(),
+            renewals: SmallMap::new(),
             parked: BTreeMap::new(),
             watchers: Vec::new(),
             check_timer: None,
             retransmit_timer: None,
+            committed: Vec::new(),
         }
     }
 
@@ -187,6 +191,7 @@ impl EtcdServer {
                 }
                 // Catch up from the history first, then follow applied changes.
                 let past = self.store.events_since(&key, start_rev);
+                let key = key.to_string();
                 self.watchers.push(Watcher { client, watch_id, key, start_rev, next_seq: 0, unacked: Vec::new() });
                 let w = self.watchers.len() - 1;
                 for (rev, deleted) in past {
@@ -361,7 +366,7 @@ impl EtcdServer {
                 }
             },
             CmdKind::Delete { key } => {
-                let n = self.delete_keys(ctx, std::slice::from_ref(&key));
+                let n = self.delete_keys(ctx, &[key.to_string()]);
                 Ok(Reply::Deleted { count: n })
             }
         };
@@ -428,9 +433,12 @@ impl EtcdServer {
 
     /// After any handler: apply what committed, finish reads, follow leadership changes.
     fn settle(&mut self, ctx: &mut Ctx) {
-        for entry in self.replica.take_committed_entries() {
+        let mut committed = std::mem::take(&mut self.committed);
+        self.replica.take_committed_entries_into(&mut committed);
+        for entry in committed.drain(..) {
             self.apply(ctx, entry);
         }
+        self.committed = committed;
         for (rid, r) in self.replica.take_reads() {
             if let Some((client, req)) = self.reads.remove(&rid) {
                 match r {

@@ -37,7 +37,7 @@
 //! re-subscribes there while waiting, and counts a replica as available unless a Sentinel reported
 //! it down (`+sdown`) and not up again (`-sdown`).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use locksim_simulator::dist::Dist;
 use locksim_simulator::history::{FailReason, LockKey, LockMode};
@@ -48,6 +48,7 @@ use rand::Rng;
 
 use super::keyspace::Reply;
 use super::protocol::*;
+use crate::smallmap::SmallMap;
 
 /// Redisson's `timeout`: how long a command waits for its reply.
 pub const COMMAND_TIMEOUT_MS: u64 = 3_000;
@@ -176,8 +177,8 @@ pub struct RedisLockClient {
     owner: u64,
     next_req: u64,
     seq: u32,
-    pending: BTreeMap<u64, Pending>,
-    keys: BTreeMap<LockKey, KeyState>,
+    pending: SmallMap<u64, Pending>,
+    keys: SmallMap<LockKey, KeyState>,
 }
 
 impl RedisLockClient {
@@ -192,8 +193,8 @@ impl RedisLockClient {
             owner: 0,
             next_req: 0,
             seq: 0,
-            pending: BTreeMap::new(),
-            keys: BTreeMap::new(),
+            pending: SmallMap::new(),
+            keys: SmallMap::new(),
         }
     }
 
@@ -223,7 +224,7 @@ impl RedisLockClient {
     }
 
     fn state(&mut self, key: LockKey) -> &mut KeyState {
-        self.keys.entry(key).or_default()
+        self.keys.get_or_default(key)
     }
 
     /// One acquisition attempt: the lock script (and `WAIT` with `replica_ack`).

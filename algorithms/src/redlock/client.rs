@@ -30,8 +30,6 @@
 //! Request ids and timer tags keep counting across a client crash: they stand for the new
 //! connections a restarted client opens, on which no reply meant for the old process can arrive.
 
-use std::collections::BTreeMap;
-
 use locksim_simulator::dist::Dist;
 use locksim_simulator::history::{FailReason, LockKey, LockMode};
 use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
@@ -40,6 +38,7 @@ use locksim_simulator::time::{ms_to_ns, Nanos};
 use rand::Rng;
 
 use super::protocol::{Command, Reply, Request};
+use crate::smallmap::SmallMap;
 
 /// How a round visits the masters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,7 +118,7 @@ struct Round {
     /// Sequential: the master in flight (or the next one to ask).
     next: usize,
     /// Requests sent and not yet answered or timed out: request id → master index.
-    outstanding: BTreeMap<u64, usize>,
+    outstanding: SmallMap<u64, usize>,
     /// Answers `OK` / 1.
     ok: usize,
     /// Answers nil / 0.
@@ -157,11 +156,11 @@ struct Lock {
 pub struct RedlockClient {
     cfg: ClientConfig,
     master_ids: Vec<NodeId>,
-    locks: BTreeMap<LockKey, Lock>,
+    locks: SmallMap<LockKey, Lock>,
     /// Request id → key, for requests whose answer the client still waits for.
-    pending: BTreeMap<u64, LockKey>,
+    pending: SmallMap<u64, LockKey>,
     /// Timer tag → key.
-    timers: BTreeMap<u64, LockKey>,
+    timers: SmallMap<u64, LockKey>,
     next_request_id: u64,
     next_tag: u64,
 }
@@ -171,9 +170,9 @@ impl RedlockClient {
         RedlockClient {
             cfg,
             master_ids: Vec::new(),
-            locks: BTreeMap::new(),
-            pending: BTreeMap::new(),
-            timers: BTreeMap::new(),
+            locks: SmallMap::new(),
+            pending: SmallMap::new(),
+            timers: SmallMap::new(),
             next_request_id: 1,
             next_tag: 1,
         }
@@ -228,7 +227,7 @@ impl RedlockClient {
             purpose,
             start_mono_ns: ctx.now_mono_ns(),
             next: 0,
-            outstanding: BTreeMap::new(),
+            outstanding: SmallMap::new(),
             ok: 0,
             nil: 0,
             timed_out: 0,

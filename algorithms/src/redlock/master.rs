@@ -22,14 +22,13 @@
 //! restart_delay_ms" keeps the guarantee the delayed restart is for (every pre-crash key has
 //! expired before the master answers again when restart_delay_ms >= ttl_ms).
 
-use std::collections::BTreeMap;
-
 use locksim_simulator::dist::Dist;
 use locksim_simulator::history::LockKey;
 use locksim_simulator::process::{downcast, Ctx, Msg, NodeId, Process, TimerId};
 use locksim_simulator::time::{ms_to_ns, Nanos, NS_PER_SEC};
 
 use super::protocol::{Command, Reply, Request};
+use crate::smallmap::SmallMap;
 
 /// What a restarted master still has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,7 +59,7 @@ struct Entry {
 /// The keyspace: lock keys with their values and wall-clock expiries.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Store {
-    keys: BTreeMap<LockKey, Entry>,
+    keys: SmallMap<LockKey, Entry>,
 }
 
 impl Store {

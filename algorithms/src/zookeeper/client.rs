@@ -32,6 +32,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::smallmap::SmallMap;
+
 use rand::Rng;
 
 use locksim_simulator::history::{FailReason, LockKey, LockMode};
@@ -165,7 +167,7 @@ pub struct ZkClient {
     cfg: ClientConfig,
     conn: Connection,
     keys: BTreeMap<LockKey, KeyState>,
-    purposes: BTreeMap<u64, Purpose>,
+    purposes: SmallMap<u64, Purpose>,
     /// naive: czxids of our own nodes a background delete is removing (never to be adopted).
     doomed: BTreeSet<Zxid>,
     next_tag: u64,
@@ -179,7 +181,7 @@ impl ZkClient {
             cfg,
             conn,
             keys: BTreeMap::new(),
-            purposes: BTreeMap::new(),
+            purposes: SmallMap::new(),
             doomed: BTreeSet::new(),
             next_tag: 0,
             next_gen: 0,

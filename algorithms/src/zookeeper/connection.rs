@@ -28,7 +28,7 @@
 //! gap breaks the connection (noticed at the next message, a ping at the latest), where real
 //! TCP would usually retransmit within a fraction of a second.
 
-use std::collections::BTreeMap;
+use crate::smallmap::SmallMap;
 
 use rand::Rng;
 
@@ -134,7 +134,7 @@ pub struct Connection {
     /// Messages sent / received on the current connection (see [`Request`]).
     send_seq: u64,
     recv_seq: u64,
-    inflight: BTreeMap<u64, Tag>,
+    inflight: SmallMap<u64, Tag>,
     /// Operations waiting for a connection: (serial, tag, op).
     queued: Vec<(u64, Tag, Op)>,
     next_serial: u64,
@@ -161,7 +161,7 @@ impl Connection {
             next_xid: 1,
             send_seq: 0,
             recv_seq: 0,
-            inflight: BTreeMap::new(),
+            inflight: SmallMap::new(),
             queued: Vec::new(),
             next_serial: 0,
             curator: CuratorState::Latent,

@@ -51,7 +51,8 @@ use super::protocol::{
 };
 use super::session::{negotiate_timeout_ms, SessionTracker};
 use super::tree::{Applied, DataTree};
-use crate::consensus::{Config, ConsensusMsg, Replica, Role, Term, TIMER_TAGS};
+use crate::consensus::{Committed, Config, ConsensusMsg, Replica, Role, Term, TIMER_TAGS};
+use crate::smallmap::SmallMap;
 
 /// Server timer tags: `TAG_BASE | kind << 32 | generation` (outside the log's range).
 const TAG_BASE: u64 = 0x3000_0000_0000_0000;
@@ -112,17 +113,17 @@ pub struct ZkServer {
     // Volatile from here on.
     incarnation: u32,
     next_ticket: u64,
-    tickets: BTreeMap<u64, Ticket>,
+    tickets: SmallMap<u64, Ticket>,
     /// The (term, leader) this server serves clients under; `None`: not serving.
     serving: Option<(Term, NodeId)>,
-    conns: BTreeMap<SessionId, Conn>,
-    queues: BTreeMap<SessionId, VecDeque<Queued>>,
+    conns: SmallMap<SessionId, Conn>,
+    queues: SmallMap<SessionId, VecDeque<Queued>>,
     data_watches: BTreeMap<ZPath, BTreeSet<SessionId>>,
     exist_watches: BTreeMap<ZPath, BTreeSet<SessionId>>,
     /// Leader only, once its leadership is established.
     tracker: Option<SessionTracker>,
     /// Follower: sessions touched since the leader's last ping.
-    touches: BTreeMap<SessionId, u64>,
+    touches: SmallMap<SessionId, u64>,
     /// Generation of the leader's timers (bumped when leadership starts or ends).
     leader_gen: u64,
     expiry_timer: Option<TimerId>,
@@ -134,6 +135,8 @@ pub struct ZkServer {
     /// Leader: per follower, the link being received and the last forward number on it
     /// (`u64::MAX`: broken, waiting for a new link).
     fwd_in: BTreeMap<NodeId, (u64, u64)>,
+    /// The batch `settle` is applying (kept to reuse its allocation).
+    committed: Vec<Committed<Command>>,
 }
 
 impl ZkServer {
@@ -147,20 +150,21 @@ impl ZkServer {
             tree: DataTree::new(),
             incarnation: 0,
             next_ticket: 0,
-            tickets: BTreeMap::new(),
+            tickets: SmallMap::new(),
             serving: None,
-            conns: BTreeMap::new(),
-            queues: BTreeMap::new(),
+            conns: SmallMap::new(),
+            queues: SmallMap::new(),
             data_watches: BTreeMap::new(),
             exist_watches: BTreeMap::new(),
             tracker: None,
-            touches: BTreeMap::new(),
+            touches: SmallMap::new(),
             leader_gen: 0,
             expiry_timer: None,
             peers: Vec::new(),
             fwd_stream: 0,
             fwd_seq: 0,
             fwd_in: BTreeMap::new(),
+            committed: Vec::new(),
         }
     }
 
@@ -221,13 +225,16 @@ impl ZkServer {
 
     /// After anything the log did: apply what committed, then re-check serving and leadership.
     fn settle(&mut self, ctx: &mut Ctx) {
-        for c in self.replica.take_committed_entries() {
+        let mut committed = std::mem::take(&mut self.committed);
+        self.replica.take_committed_entries_into(&mut committed);
+        for c in committed.drain(..) {
             if let Some(cmd) = c.cmd {
                 // ZAB's zxid: epoch high, counter low.
                 let zxid = (c.term << 32) | (c.index & 0xFFFF_FFFF);
                 self.apply(ctx, zxid, cmd);
             }
         }
+        self.committed = committed;
         let now_serving = if self.replica.is_leader() {
             Some((self.replica.term(), ctx.me()))
         } else if self.replica.role() == Role::Follower {
@@ -545,17 +552,13 @@ impl ZkServer {
                     _ => unreachable!(),
                 };
                 let ticket = self.ticket(Ticket::Write { session });
-                self.queues.entry(session).or_default().push_back(Queued::Write {
-                    ticket,
-                    xid: req.xid,
-                    outcome: None,
-                });
+                self.queues.get_or_default(session).push_back(Queued::Write { ticket, xid: req.xid, outcome: None });
                 let origin = self.origin(ctx, ticket);
                 self.submit(ctx, Command { txn, origin: Some(origin) });
             }
             op => {
                 if self.queues.get(&session).is_some_and(|q| !q.is_empty()) {
-                    self.queues.entry(session).or_default().push_back(Queued::Read { xid: req.xid, op });
+                    self.queues.get_or_default(session).push_back(Queued::Read { xid: req.xid, op });
                 } else {
                     let o = self.read(session, op);
                     self.respond(ctx, session, req.xid, o);

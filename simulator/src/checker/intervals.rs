@@ -77,7 +77,40 @@ pub struct Timeline {
     pub keys: BTreeMap<LockKey, KeyTimeline>,
     /// When each `(client, grant number)` was granted, nested grants included: a resource write
     /// names its grant by number, and the stale-write check needs the time.
-    pub grant_at: BTreeMap<(NodeId, u64), Nanos>,
+    pub grant_at: GrantTimes,
+}
+
+/// When each `(client, grant number)` was last granted: per node, grant numbers in increasing
+/// order with their time. A client numbers its grants 1, 2, 3, … so recording is an append and a
+/// lookup a binary search (any order is accepted). A nested grant repeats its outer grant's
+/// number; as with a map, the later record wins.
+#[derive(Clone, Debug, Default)]
+pub struct GrantTimes {
+    by_node: Vec<Vec<(u64, Nanos)>>,
+}
+
+impl GrantTimes {
+    pub fn insert(&mut self, node: NodeId, grant: u64, at: Nanos) {
+        if self.by_node.len() <= node {
+            self.by_node.resize_with(node + 1, Vec::new);
+        }
+        let grants = &mut self.by_node[node];
+        if grants.last().is_none_or(|&(g, _)| g < grant) {
+            grants.push((grant, at));
+            return;
+        }
+        let i = grants.partition_point(|&(g, _)| g < grant);
+        match grants.get_mut(i) {
+            Some(e) if e.0 == grant => e.1 = at,
+            _ => grants.insert(i, (grant, at)),
+        }
+    }
+
+    pub fn get(&self, node: NodeId, grant: u64) -> Option<Nanos> {
+        let grants = self.by_node.get(node)?;
+        let i = grants.partition_point(|&(g, _)| g < grant);
+        grants.get(i).filter(|e| e.0 == grant).map(|e| e.1)
+    }
 }
 
 /// The history's events in true-time order (stable, so record order breaks ties). A history
@@ -108,17 +141,33 @@ impl Timeline {
     }
 }
 
-/// The open intervals and pending waits while the events are replayed. Indices point into the
-/// key's lists, so closing one is a lookup, not a search.
+/// The open intervals and pending waits while the events are replayed, per node (a client holds
+/// and waits for a few keys at most, so its lists are short). Indices point into the key's
+/// lists, so closing one is a lookup, not a search.
 #[derive(Default)]
 struct Builder {
     timeline: Timeline,
-    /// Open intervals per (client, key), oldest first. Normally at most one; a duplicate
-    /// non-nested grant (a model bug) is kept rather than dropped, and a release closes the
-    /// oldest, so no hold disappears from the overlap check.
-    open: BTreeMap<(NodeId, LockKey), Vec<usize>>,
-    /// The pending wait per (client, key).
-    pending: BTreeMap<(NodeId, LockKey), usize>,
+    /// Open intervals per node as (key, interval index), oldest first. Normally at most one per
+    /// key; a duplicate non-nested grant (a model bug) is kept rather than dropped, and a release
+    /// closes the oldest, so no hold disappears from the overlap check.
+    open: Vec<Vec<(LockKey, usize)>>,
+    /// The pending wait per node as (key, wait index), at most one per key.
+    pending: Vec<Vec<(LockKey, usize)>>,
+}
+
+/// The list of `node` in `lists`, grown to reach it.
+fn of_node(lists: &mut Vec<Vec<(LockKey, usize)>>, node: NodeId) -> &mut Vec<(LockKey, usize)> {
+    if lists.len() <= node {
+        lists.resize_with(node + 1, Vec::new);
+    }
+    &mut lists[node]
+}
+
+/// Removes and returns the first entry for `key` in `node`'s list.
+fn take_first(lists: &mut [Vec<(LockKey, usize)>], node: NodeId, key: LockKey) -> Option<usize> {
+    let list = lists.get_mut(node)?;
+    let pos = list.iter().position(|&(k, _)| k == key)?;
+    Some(list.remove(pos).1)
 }
 
 impl Builder {
@@ -127,7 +176,7 @@ impl Builder {
     }
 
     fn close_wait(&mut self, client: NodeId, key: LockKey, at: Nanos, outcome: WaitOutcome) {
-        if let Some(i) = self.pending.remove(&(client, key)) {
+        if let Some(i) = take_first(&mut self.pending, client, key) {
             let w = &mut self.key(key).waits[i];
             w.end_ns = at;
             w.outcome = outcome;
@@ -135,13 +184,9 @@ impl Builder {
     }
 
     fn close_interval(&mut self, client: NodeId, key: LockKey, at: Nanos, end: EndCause) {
-        let Some(open) = self.open.get_mut(&(client, key)) else {
+        let Some(i) = take_first(&mut self.open, client, key) else {
             return;
         };
-        let i = open.remove(0);
-        if open.is_empty() {
-            self.open.remove(&(client, key));
-        }
         let iv = &mut self.key(key).intervals[i];
         iv.end_ns = at;
         iv.end = end;
@@ -155,10 +200,10 @@ impl Builder {
                 let waits = &mut self.key(key).waits;
                 waits.push(Wait { client: node, key, start_ns: at, end_ns: at, outcome: WaitOutcome::RunEnd });
                 let i = waits.len() - 1;
-                self.pending.insert((node, key), i);
+                of_node(&mut self.pending, node).push((key, i));
             }
             HistoryEvent::Granted { key, mode, token, grant, nested } => {
-                self.timeline.grant_at.insert((node, grant), at);
+                self.timeline.grant_at.insert(node, grant, at);
                 if nested {
                     self.close_wait(node, key, at, WaitOutcome::GrantedNested);
                     return;
@@ -176,23 +221,22 @@ impl Builder {
                     end: EndCause::RunEnd,
                 });
                 let i = intervals.len() - 1;
-                self.open.entry((node, key)).or_default().push(i);
+                of_node(&mut self.open, node).push((key, i));
             }
             HistoryEvent::AcquireFailed { key, .. } => self.close_wait(node, key, at, WaitOutcome::Failed),
             HistoryEvent::Released { key, nested: false } => self.close_interval(node, key, at, EndCause::Released),
             HistoryEvent::Abandoned { key } => self.close_interval(node, key, at, EndCause::Abandoned),
             HistoryEvent::ClientCrashed => {
                 // A crash ends every hold and every pending acquire of the node.
-                let all = (node, LockKey::MIN)..=(node, LockKey::MAX);
-                let keys: Vec<LockKey> = self.open.range(all.clone()).map(|(k, _)| k.1).collect();
-                for key in keys {
-                    while self.open.contains_key(&(node, key)) {
-                        self.close_interval(node, key, at, EndCause::Crashed);
-                    }
+                for (key, i) in self.open.get_mut(node).map(std::mem::take).unwrap_or_default() {
+                    let iv = &mut self.key(key).intervals[i];
+                    iv.end_ns = at;
+                    iv.end = EndCause::Crashed;
                 }
-                let keys: Vec<LockKey> = self.pending.range(all).map(|(k, _)| k.1).collect();
-                for key in keys {
-                    self.close_wait(node, key, at, WaitOutcome::Crashed);
+                for (key, i) in self.pending.get_mut(node).map(std::mem::take).unwrap_or_default() {
+                    let w = &mut self.key(key).waits[i];
+                    w.end_ns = at;
+                    w.outcome = WaitOutcome::Crashed;
                 }
             }
             _ => {}
@@ -202,15 +246,13 @@ impl Builder {
     /// Closes what is still open at the end of the run. `max` keeps an interval that (wrongly)
     /// began after `duration_ns` from getting a negative length.
     fn finish(mut self, duration_ns: Nanos) -> Timeline {
-        for ((_, key), idxs) in std::mem::take(&mut self.open) {
+        for (key, i) in std::mem::take(&mut self.open).into_iter().flatten() {
             let kt = self.timeline.keys.get_mut(&key).expect("open key has a timeline");
-            for i in idxs {
-                let iv = &mut kt.intervals[i];
-                iv.end_ns = duration_ns.max(iv.start_ns);
-                iv.end = EndCause::RunEnd;
-            }
+            let iv = &mut kt.intervals[i];
+            iv.end_ns = duration_ns.max(iv.start_ns);
+            iv.end = EndCause::RunEnd;
         }
-        for ((_, key), i) in std::mem::take(&mut self.pending) {
+        for (key, i) in std::mem::take(&mut self.pending).into_iter().flatten() {
             let kt = self.timeline.keys.get_mut(&key).expect("pending key has a timeline");
             let w = &mut kt.waits[i];
             w.end_ns = duration_ns.max(w.start_ns);

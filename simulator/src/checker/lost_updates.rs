@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{ms, Violation};
+use super::{ms, ViolationSink};
 use crate::history::{History, HistoryEvent, LockKey};
 use crate::process::NodeId;
 use crate::time::Nanos;
@@ -38,7 +38,7 @@ struct KeyWrites {
     last_write_ns: Nanos,
 }
 
-pub fn check(history: &History, violations: &mut Vec<Violation>) -> u64 {
+pub fn check(history: &History, violations: &mut ViolationSink) -> u64 {
     let mut keys: BTreeMap<LockKey, KeyWrites> = BTreeMap::new();
     for e in super::intervals::ordered(history) {
         let HistoryEvent::ResourceWrite { client, key, value, .. } = e.event else {
@@ -63,10 +63,10 @@ pub fn check(history: &History, violations: &mut Vec<Violation>) -> u64 {
             continue;
         }
         total += lost;
-        let (at_ns, first) = match k.first_clobber {
-            Some(c) => (
-                c.at_ns,
-                format!(
+        let at_ns = k.first_clobber.as_ref().map_or(k.last_write_ns, |c| c.at_ns);
+        violations.offer(at_ns, "lost_update", || {
+            let first = match &k.first_clobber {
+                Some(c) => format!(
                     "; first at {}: client {} wrote {} over {}{}",
                     ms(c.at_ns),
                     c.client,
@@ -74,16 +74,9 @@ pub fn check(history: &History, violations: &mut Vec<Violation>) -> u64 {
                     c.over,
                     c.over_client.map(|w| format!(" (written by client {w})")).unwrap_or_default()
                 ),
-            ),
-            None => (k.last_write_ns, String::new()),
-        };
-        violations.push(Violation {
-            at_ns,
-            kind: "lost_update",
-            detail: format!(
-                "key {key}: {} writes but final counter {final_counter}: {lost} increment(s) lost{first}",
-                k.writes
-            ),
+                None => String::new(),
+            };
+            format!("key {key}: {} writes but final counter {final_counter}: {lost} increment(s) lost{first}", k.writes)
         });
     }
     total

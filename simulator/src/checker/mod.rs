@@ -24,16 +24,22 @@ mod tokens;
 mod unavailable;
 
 pub use intervals::{Interval, Timeline};
-pub use metrics::{SeedMetrics, Violation};
+pub use metrics::{SeedMetrics, Violation, ViolationSink, MAX_STORED_VIOLATIONS};
 
 use crate::history::{History, LockMode};
 use crate::time::{ns_to_ms, Nanos};
 
-/// Computes every metric of one seed from its history.
+/// Computes every metric of one seed from its history, with every violation's text.
 pub fn check(seed: u64, history: &History) -> SeedMetrics {
+    check_keeping(seed, history, usize::MAX)
+}
+
+/// Computes every metric of one seed from its history, keeping the text of only the first
+/// `limit` violations in true-time order (the counts stay exact).
+pub fn check_keeping(seed: u64, history: &History, limit: usize) -> SeedMetrics {
     let mut m = SeedMetrics::empty(seed, history.duration_ns, history.fenced);
     let timeline = Timeline::from_history(history);
-    let mut violations = Vec::new();
+    let mut violations = ViolationSink::keeping(limit);
 
     for kt in timeline.keys.values() {
         m.overlap_events += overlap::check_key(kt, &mut violations);
@@ -51,9 +57,9 @@ pub fn check(seed: u64, history: &History) -> SeedMetrics {
     liveness::count(history, &timeline, &mut m);
     liveness::latency(&timeline, &mut m);
 
-    // Each check pushes in its own order; reports want true-time order. The sort is stable, so
-    // ties keep a fixed order (by key, then check) and the output stays deterministic.
-    violations.sort_by_key(|v| v.at_ns);
+    // Each check offers in its own order; reports want true-time order. Ties keep the order
+    // offered (by key, then check), so the output stays deterministic.
+    let mut violations = violations.into_sorted();
     if !history.node_names.is_empty() {
         for v in &mut violations {
             v.detail = name_clients(&v.detail, history);

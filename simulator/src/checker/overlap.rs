@@ -7,11 +7,11 @@
 //! not 100k².
 
 use super::intervals::{Interval, KeyTimeline};
-use super::{describe, ms, Violation};
+use super::{describe, ms, ViolationSink};
 use crate::history::LockMode;
 
-/// Counts overlapping pairs on one key and pushes one violation per pair.
-pub fn check_key(kt: &KeyTimeline, violations: &mut Vec<Violation>) -> u64 {
+/// Counts overlapping pairs on one key and offers one violation per pair.
+pub fn check_key(kt: &KeyTimeline, violations: &mut ViolationSink) -> u64 {
     let mut count = 0;
     // Indices of intervals that started earlier and may still be open, in start order.
     let mut open: Vec<usize> = Vec::new();
@@ -27,16 +27,8 @@ pub fn check_key(kt: &KeyTimeline, violations: &mut Vec<Violation>) -> u64 {
             let overlaps = b.end_ns > b.start_ns || a.start_ns < b.start_ns;
             if overlaps && conflicts(a, b) {
                 count += 1;
-                violations.push(Violation {
-                    at_ns: b.start_ns,
-                    kind: "overlap",
-                    detail: format!(
-                        "key {}: {} and {} overlap from {}",
-                        b.key,
-                        describe(a),
-                        describe(b),
-                        ms(b.start_ns)
-                    ),
+                violations.offer(b.start_ns, "overlap", || {
+                    format!("key {}: {} and {} overlap from {}", b.key, describe(a), describe(b), ms(b.start_ns))
                 });
             }
         }

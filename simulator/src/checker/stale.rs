@@ -5,7 +5,7 @@
 //! (`fenced_accepted`) are `stale_fenced` events: fencing failed to stop them.
 
 use super::intervals::Timeline;
-use super::{ms, token, Violation};
+use super::{ms, token, ViolationSink};
 use crate::history::{History, HistoryEvent};
 
 /// Stale-write counts of one run.
@@ -15,7 +15,7 @@ pub struct StaleCounts {
     pub fenced: u64,
 }
 
-pub fn check(history: &History, timeline: &Timeline, violations: &mut Vec<Violation>) -> StaleCounts {
+pub fn check(history: &History, timeline: &Timeline, violations: &mut ViolationSink) -> StaleCounts {
     let mut counts = StaleCounts::default();
     for e in &history.events {
         let HistoryEvent::ResourceWrite { client, key, grant, token: wtoken, fenced_accepted, .. } = e.event else {
@@ -24,7 +24,7 @@ pub fn check(history: &History, timeline: &Timeline, violations: &mut Vec<Violat
         let arrived = e.at_ns;
         // A write quoting a grant the history never recorded cannot be judged; the engine
         // always records the grant before the write, so this only skips malformed input.
-        let Some(&granted) = timeline.grant_at.get(&(client, grant)) else {
+        let Some(granted) = timeline.grant_at.get(client, grant) else {
             continue;
         };
         let Some(kt) = timeline.keys.get(&key) else {
@@ -40,21 +40,23 @@ pub fn check(history: &History, timeline: &Timeline, violations: &mut Vec<Violat
             continue;
         };
         counts.unfenced += 1;
-        let detail = format!(
-            "key {key}: write from client {client} (grant {grant}, {}, granted at {}) arrived at {} \
-             after client {} was granted at {} ({}); fenced resource {}",
-            token(wtoken),
-            ms(granted),
-            ms(arrived),
-            next.client,
-            ms(next.start_ns),
-            token(next.token),
-            if fenced_accepted { "accepted it" } else { "rejected it" },
-        );
-        violations.push(Violation { at_ns: arrived, kind: "stale_unfenced", detail: detail.clone() });
+        let detail = || {
+            format!(
+                "key {key}: write from client {client} (grant {grant}, {}, granted at {}) arrived at {} \
+                 after client {} was granted at {} ({}); fenced resource {}",
+                token(wtoken),
+                ms(granted),
+                ms(arrived),
+                next.client,
+                ms(next.start_ns),
+                token(next.token),
+                if fenced_accepted { "accepted it" } else { "rejected it" },
+            )
+        };
+        violations.offer(arrived, "stale_unfenced", detail);
         if history.fenced && fenced_accepted {
             counts.fenced += 1;
-            violations.push(Violation { at_ns: arrived, kind: "stale_fenced", detail });
+            violations.offer(arrived, "stale_fenced", detail);
         }
     }
     counts

@@ -7,12 +7,12 @@
 //! against every earlier grant.
 
 use super::intervals::KeyTimeline;
-use super::{ms, Violation};
+use super::{ms, ViolationSink};
 use crate::history::LockMode;
 use crate::process::NodeId;
 use crate::time::Nanos;
 
-pub fn check_key(kt: &KeyTimeline, violations: &mut Vec<Violation>) -> u64 {
+pub fn check_key(kt: &KeyTimeline, violations: &mut ViolationSink) -> u64 {
     let mut count = 0;
     // The highest token so far (all grants, and exclusive grants only), with who got it and when.
     let mut best_any: Option<(u64, NodeId, Nanos)> = None;
@@ -23,17 +23,15 @@ pub fn check_key(kt: &KeyTimeline, violations: &mut Vec<Violation>) -> u64 {
         match bar {
             Some((max, holder, at)) if t <= max => {
                 count += 1;
-                violations.push(Violation {
-                    at_ns: iv.start_ns,
-                    kind: "token_regression",
-                    detail: format!(
+                violations.offer(iv.start_ns, "token_regression", || {
+                    format!(
                         "key {}: client {} granted token {t} at {}, not above token {max} \
                          granted to client {holder} at {}",
                         iv.key,
                         iv.client,
                         ms(iv.start_ns),
                         ms(at)
-                    ),
+                    )
                 });
             }
             _ => {

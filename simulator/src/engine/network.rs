@@ -5,7 +5,7 @@
 
 use rand::Rng;
 
-use crate::dist::Dist;
+use crate::dist::{Dist, Sampler};
 use crate::process::NodeId;
 use crate::rng::ChaCha8Rng;
 use crate::time::{ms_to_ns, Nanos};
@@ -70,6 +70,8 @@ pub enum Verdict {
 pub struct Network {
     nodes: usize,
     classes: Vec<LinkParams>,
+    /// Each class's latency, prepared for drawing.
+    latency: Vec<Sampler>,
     /// `class_of[from * nodes + to]`: index into `classes`.
     class_of: Vec<u16>,
     /// FIFO per directed pair when the model declares its links ordered.
@@ -99,9 +101,11 @@ impl Network {
                 }
             }
         }
+        let latency = classes.iter().map(|c| Sampler::new(&c.latency_ms)).collect();
         Network {
             nodes,
             classes,
+            latency,
             class_of,
             ordered,
             last_delivery_ns: if ordered { vec![0; nodes * nodes] } else { Vec::new() },
@@ -147,13 +151,15 @@ impl Network {
                 }
             }
         }
-        let params = &self.classes[self.class_of[from * self.nodes + to] as usize];
+        let class = self.class_of[from * self.nodes + to] as usize;
+        let params = &self.classes[class];
         if params.loss > 0.0 && rng.gen::<f64>() < params.loss {
             return Verdict::Drop(DropReason::Loss);
         }
-        let mut at_ns = now_ns + extra_ns + ms_to_ns(params.latency_ms.sample_non_negative(rng));
+        let latency = &self.latency[class];
+        let mut at_ns = now_ns + extra_ns + latency.sample_ns(rng);
         let mut duplicate_at_ns = if params.duplicate > 0.0 && rng.gen::<f64>() < params.duplicate {
-            Some(now_ns + extra_ns + ms_to_ns(params.latency_ms.sample_non_negative(rng)))
+            Some(now_ns + extra_ns + latency.sample_ns(rng))
         } else {
             None
         };

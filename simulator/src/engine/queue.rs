@@ -1,8 +1,20 @@
-//! The event queue: a binary heap ordered by (true time, sequence number). The sequence number
-//! makes the order total and independent of heap internals, so a seed always replays the same.
-
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+//! The event queue: events ordered by (true time, sequence number). The sequence number makes
+//! the order total and independent of the queue's internals, so a seed always replays the same.
+//!
+//! Built for the engine's hot loop. Events wait in a slab reused through a free list; the order
+//! is kept over small copyable nodes (time, sequence, slot), so nothing is allocated per event
+//! in steady state and only 24-byte nodes move. A run's queue is short (tens of events: every
+//! node's next timer and the messages in flight), and for a short queue a vector sorted latest
+//! first is the fastest order: the next event is popped off the end, and a new event is placed by
+//! comparing its time alone (its sequence number is the highest yet, so it goes before every
+//! queued event of the same time), shifting the events due before it one place up. Should a
+//! queue grow long (thousands of nodes), shifting would cost more than it saves: past
+//! [`SORTED_MAX`] events the vector is turned into a 4-ary min-heap (reversed, the sorted vector
+//! already is one), and back into a sorted vector once it is short again.
+//! Either way events come out in exactly the same (time, sequence) order.
+//!
+//! [`EventQueue::purge`] drops events the engine knows are dead (cancelled timers) in one linear
+//! pass instead of one pop each; removing entries never changes the order of the others.
 
 use crate::process::{Msg, NodeId, TimerId};
 use crate::time::Nanos;
@@ -21,27 +33,39 @@ pub struct Event {
     pub kind: EventKind,
 }
 
-impl PartialEq for Event {
-    fn eq(&self, other: &Self) -> bool {
-        self.at_ns == other.at_ns && self.seq == other.seq
-    }
+/// An ordering node: the key and where the event waits.
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    at_ns: Nanos,
+    seq: u64,
+    slot: u32,
 }
-impl Eq for Event {}
-impl PartialOrd for Event {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Event {
-    // Reversed: BinaryHeap is a max-heap and we want the earliest event first.
-    fn cmp(&self, other: &Self) -> Ordering {
-        other.at_ns.cmp(&self.at_ns).then_with(|| other.seq.cmp(&self.seq))
+
+impl Node {
+    /// (time, sequence) as one number.
+    #[inline(always)]
+    fn key(&self) -> u128 {
+        ((self.at_ns as u128) << 64) | self.seq as u128
     }
 }
 
+/// Past this many events the sorted vector becomes a heap.
+pub const SORTED_MAX: usize = 256;
+/// A heap this short becomes a sorted vector again (well below [`SORTED_MAX`], so a queue hovering
+/// around the limit does not switch back and forth).
+const SORTED_AGAIN: usize = SORTED_MAX / 4;
+/// How far back a new event is placed by stepping before a binary search takes over.
+const SHORT_WALK: usize = 8;
+/// Children per heap node: a shallower heap than a binary one.
+const ARITY: usize = 4;
+
 #[derive(Default)]
 pub struct EventQueue {
-    heap: BinaryHeap<Event>,
+    /// Sorted latest first (`heap == false`), or a 4-ary min-heap on the key (`heap == true`).
+    nodes: Vec<Node>,
+    heap: bool,
+    kinds: Vec<Option<EventKind>>,
+    free: Vec<u32>,
     next_seq: u64,
 }
 
@@ -49,37 +73,256 @@ impl EventQueue {
     pub fn push(&mut self, at_ns: Nanos, kind: EventKind) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Event { at_ns, seq, kind });
+        let slot = match self.free.pop() {
+            Some(s) => {
+                self.kinds[s as usize] = Some(kind);
+                s
+            }
+            None => {
+                self.kinds.push(Some(kind));
+                u32::try_from(self.kinds.len() - 1).expect("fewer than 2^32 queued events")
+            }
+        };
+        let node = Node { at_ns, seq, slot };
+        if self.heap {
+            self.nodes.push(node);
+            self.sift_up(self.nodes.len() - 1);
+            return;
+        }
+        // The new node goes after every node due later and before every other (those due
+        // earlier, and those due at the same time, which all have a lower sequence number).
+        // A message due soon goes near the end: walk back a few places shifting the events
+        // due earlier up by one (cheaper than a binary search, whose branches the CPU cannot
+        // predict, and a call to memmove); further back, search and shift in bulk.
+        let nodes = &mut self.nodes;
+        let len = nodes.len();
+        nodes.push(node);
+        let mut i = len;
+        while i > 0 && len - i < SHORT_WALK && nodes[i - 1].at_ns <= at_ns {
+            nodes[i] = nodes[i - 1];
+            i -= 1;
+        }
+        if i > 0 && len - i == SHORT_WALK && nodes[i - 1].at_ns <= at_ns {
+            let pos = nodes[..i].partition_point(|n| n.at_ns > at_ns);
+            nodes.copy_within(pos..i, pos + 1);
+            i = pos;
+        }
+        nodes[i] = node;
+        if self.nodes.len() > SORTED_MAX {
+            // Ascending order is a valid heap.
+            self.nodes.reverse();
+            self.heap = true;
+        }
     }
+
     pub fn pop(&mut self) -> Option<Event> {
-        self.heap.pop()
+        let top = if self.heap { self.heap_pop()? } else { self.nodes.pop()? };
+        let kind = self.kinds[top.slot as usize].take().expect("a queued node has its event");
+        self.free.push(top.slot);
+        Some(Event { at_ns: top.at_ns, seq: top.seq, kind })
     }
+
     pub fn peek_time(&self) -> Option<Nanos> {
-        self.heap.peek().map(|e| e.at_ns)
+        if self.heap {
+            self.nodes.first().map(|n| n.at_ns)
+        } else {
+            self.nodes.last().map(|n| n.at_ns)
+        }
     }
+
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.nodes.len()
     }
+
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.nodes.is_empty()
+    }
+
+    /// Removes every event for which `dead` says true, and returns how many of them were due at
+    /// or before `until_ns` (those the run would otherwise have popped and ignored).
+    pub fn purge(&mut self, until_ns: Nanos, mut dead: impl FnMut(&EventKind) -> bool) -> u64 {
+        let mut due = 0;
+        let kinds = &mut self.kinds;
+        let free = &mut self.free;
+        // `retain` keeps the survivors in their order: a sorted vector stays sorted.
+        self.nodes.retain(|n| {
+            let k = kinds[n.slot as usize].as_ref().expect("a queued node has its event");
+            if dead(k) {
+                kinds[n.slot as usize] = None;
+                free.push(n.slot);
+                due += (n.at_ns <= until_ns) as u64;
+                false
+            } else {
+                true
+            }
+        });
+        if self.heap {
+            if self.nodes.len() <= SORTED_AGAIN {
+                self.make_sorted();
+            } else {
+                // Restore the heap property bottom-up (Floyd): linear in the queue's length.
+                let len = self.nodes.len();
+                for i in (0..=(len.max(2) - 2) / ARITY).rev() {
+                    if i < len {
+                        let node = self.nodes[i];
+                        self.sift_down(i, node);
+                    }
+                }
+            }
+        }
+        due
+    }
+
+    fn make_sorted(&mut self) {
+        self.nodes.sort_unstable_by_key(|n| std::cmp::Reverse(n.key()));
+        self.heap = false;
+    }
+
+    fn heap_pop(&mut self) -> Option<Node> {
+        let last = self.nodes.pop()?;
+        let top = if self.nodes.is_empty() {
+            last
+        } else {
+            let top = self.nodes[0];
+            self.sift_down(0, last);
+            top
+        };
+        if self.nodes.len() <= SORTED_AGAIN {
+            self.make_sorted();
+        }
+        Some(top)
+    }
+
+    /// Moves the node at `i` up to its place.
+    fn sift_up(&mut self, mut i: usize) {
+        let node = self.nodes[i];
+        let key = node.key();
+        while i > 0 {
+            let parent = (i - 1) / ARITY;
+            if key >= self.nodes[parent].key() {
+                break;
+            }
+            self.nodes[i] = self.nodes[parent];
+            i = parent;
+        }
+        self.nodes[i] = node;
+    }
+
+    /// Places `node` into the hole at `i`, moving smaller children up.
+    fn sift_down(&mut self, mut i: usize, node: Node) {
+        let len = self.nodes.len();
+        let key = node.key();
+        loop {
+            let first = i * ARITY + 1;
+            if first >= len {
+                break;
+            }
+            let end = (first + ARITY).min(len);
+            let mut best = first;
+            let mut best_key = self.nodes[first].key();
+            for c in first + 1..end {
+                let k = self.nodes[c].key();
+                if k < best_key {
+                    best = c;
+                    best_key = k;
+                }
+            }
+            if best_key >= key {
+                break;
+            }
+            self.nodes[i] = self.nodes[best];
+            i = best;
+        }
+        self.nodes[i] = node;
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn node_of(e: &Event) -> NodeId {
+        match e.kind {
+            EventKind::Start { node } => node,
+            _ => unreachable!(),
+        }
+    }
+
     #[test]
     fn earliest_first_then_insertion_order() {
         let mut q = EventQueue::default();
         q.push(5, EventKind::Start { node: 1 });
         q.push(3, EventKind::Start { node: 2 });
         q.push(5, EventKind::Start { node: 3 });
-        let order: Vec<NodeId> = std::iter::from_fn(|| q.pop())
-            .map(|e| match e.kind {
-                EventKind::Start { node } => node,
-                _ => unreachable!(),
-            })
-            .collect();
+        let order: Vec<NodeId> = std::iter::from_fn(|| q.pop()).map(|e| node_of(&e)).collect();
         assert_eq!(order, vec![2, 1, 3]);
+    }
+
+    /// The same pushes and pops as a sorted reference list, with ties, interleaving, and a queue
+    /// that grows past the sorted limit (heap) and shrinks again (sorted) several times.
+    #[test]
+    fn matches_a_sorted_reference_in_both_orders() {
+        let mut q = EventQueue::default();
+        let mut reference: Vec<(Nanos, u64, NodeId)> = Vec::new();
+        let mut seq = 0;
+        let mut x: u64 = 7;
+        let mut now = 0;
+        let (mut saw_heap, mut saw_sorted_again) = (false, false);
+        for round in 0..6 {
+            // Grow to a few times the limit, then drain to a few events.
+            let target = if round % 2 == 0 { 3 * SORTED_MAX } else { 5 };
+            let mut steps = 0;
+            while (round % 2 == 0 && reference.len() < target) || (round % 2 == 1 && reference.len() > target) {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let push = if round % 2 == 0 { x & 3 != 0 } else { x & 3 == 0 };
+                if push || reference.is_empty() {
+                    let at = now + (x >> 58) * ((x >> 40) & 7);
+                    q.push(at, EventKind::Start { node: seq as usize });
+                    reference.push((at, seq, seq as usize));
+                    seq += 1;
+                } else {
+                    reference.sort();
+                    let want = reference.remove(0);
+                    let got = q.pop().expect("non-empty");
+                    assert_eq!((got.at_ns, got.seq, node_of(&got)), want);
+                    now = got.at_ns;
+                }
+                saw_heap |= q.heap;
+                saw_sorted_again |= saw_heap && !q.heap;
+                assert_eq!(q.len(), reference.len());
+                steps += 1;
+                assert!(steps < 100_000);
+            }
+        }
+        assert!(saw_heap && saw_sorted_again, "both orders exercised");
+        reference.sort();
+        for want in reference {
+            let got = q.pop().expect("non-empty");
+            assert_eq!((got.at_ns, got.seq, node_of(&got)), want);
+        }
+        assert!(q.pop().is_none() && q.is_empty());
+    }
+
+    #[test]
+    fn purge_removes_only_dead_events_and_keeps_the_order() {
+        // 200 events stay sorted; 1000 make a heap.
+        for n in [200usize, 1000] {
+            let mut q = EventQueue::default();
+            for i in 0..n {
+                q.push((i as u64 * 37) % 101, EventKind::Start { node: i });
+            }
+            assert_eq!(q.heap, n > SORTED_MAX);
+            let due = q.purge(50, |k| matches!(k, EventKind::Start { node } if node % 3 == 0));
+            let removed: Vec<usize> = (0..n).filter(|i| i % 3 == 0).collect();
+            assert_eq!(due as usize, removed.iter().filter(|&&i| (i as u64 * 37) % 101 <= 50).count());
+            let mut left: Vec<(Nanos, usize)> =
+                (0..n).filter(|i| i % 3 != 0).map(|i| ((i as u64 * 37) % 101, i)).collect();
+            left.sort();
+            // Slots freed by the purge are reused without disturbing the order.
+            q.push(1_000, EventKind::Start { node: 5000 });
+            left.push((1_000, 5000));
+            let got: Vec<(Nanos, usize)> = std::iter::from_fn(|| q.pop()).map(|e| (e.at_ns, node_of(&e))).collect();
+            assert_eq!(got, left);
+        }
     }
 }

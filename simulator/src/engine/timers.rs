@@ -58,11 +58,22 @@ impl TimerSlab {
         self.free.push(id.slot);
     }
 
-    /// Cancels a live timer; a fired or cancelled one is left alone.
-    pub fn cancel(&mut self, id: TimerId) {
+    /// Cancels a live timer; a fired or cancelled one is left alone. Returns whether it was live
+    /// (its queued event, if any, is now dead).
+    pub fn cancel(&mut self, id: TimerId) -> bool {
         if self.slot_mut(id).is_some_and(|s| s.live) {
             self.release(id);
+            true
+        } else {
+            false
         }
+    }
+
+    /// Whether every event queued for this id is dead for good: the timer fired or was cancelled
+    /// (its slot has moved to a later generation). A live timer whose due time moved (a drift
+    /// change) is not: its old event is judged when it pops, by its due time.
+    pub fn is_released(&self, id: TimerId) -> bool {
+        self.slots.get(id.slot as usize).is_none_or(|s| s.generation != id.generation)
     }
 
     /// Whether the timer is armed and not yet fired or cancelled.
@@ -83,14 +94,17 @@ impl TimerSlab {
         Some((node, tag))
     }
 
-    /// Drops every timer of a node (it crashed).
-    pub fn clear_node(&mut self, node: NodeId) {
+    /// Drops every timer of a node (it crashed); returns how many were live.
+    pub fn clear_node(&mut self, node: NodeId) -> usize {
+        let mut cleared = 0;
         for i in 0..self.slots.len() {
             if self.slots[i].live && self.slots[i].node == node {
                 let id = TimerId { slot: i as u32, generation: self.slots[i].generation };
                 self.release(id);
+                cleared += 1;
             }
         }
+        cleared
     }
 
     /// Every live timer of a node with its monotonic deadline (to re-arm after a rate change).
