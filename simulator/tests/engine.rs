@@ -222,6 +222,32 @@ fn partitions_cut_both_ways_or_one_way_and_heal() {
 }
 
 #[test]
+fn a_partition_group_naming_a_node_this_run_lacks_still_starts() {
+    // One scenario drives several algorithms; a group such as ["server-0", "server-4"] names a
+    // node a three-server run does not have. That name selects nobody: the cut still happens.
+    let a = Probe { sends: vec![(1, "a→b")], ..Default::default() };
+    let b = Probe::default();
+    let cut = FaultKind::Partition {
+        groups: vec![
+            vec![Selector::Named("server-0".into()), Selector::Named("server-4".into())],
+            vec![Selector::Named("server-1".into())],
+        ],
+        one_way: false,
+    };
+    let trace = run_world(
+        vec![("server-0", NodeKind::Server, a, 0.0), ("server-1", NodeKind::Server, b, 0.0)],
+        vec![fault(cut, vec![], 0.0, Some(10.0))],
+        100,
+    );
+    assert!(
+        trace.iter().any(|e| e.kind == "fault" && e.detail.starts_with("partition starts")),
+        "the partition starts: {:?}",
+        trace.iter().filter(|e| e.kind == "fault").map(|e| &e.detail).collect::<Vec<_>>()
+    );
+    assert_eq!(find(&trace, "server-0", "drop", "a→b").len(), 1, "server-0 is cut from server-1");
+}
+
+#[test]
 fn a_message_in_flight_when_the_link_is_cut_is_lost() {
     let a = Probe { sends: vec![(1, "late")], ..Default::default() };
     let b = Probe::default();

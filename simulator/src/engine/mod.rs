@@ -410,6 +410,15 @@ impl World {
             for g in sel_groups {
                 let mut members = Vec::new();
                 for s in g {
+                    // A group may name nodes that only some algorithms have (the
+                    // scenario check ensures each group names at least one node of
+                    // every run); a name this run lacks selects nobody rather than
+                    // waiting forever for a node that will never exist.
+                    if let Selector::Named(name) = s {
+                        if self.dir.id_of(name).is_none() {
+                            continue;
+                        }
+                    }
                     match self.resolve(s) {
                         Some(ids) => members.extend(ids),
                         None => return self.retry_fault(occ_idx, s),
