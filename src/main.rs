@@ -4,6 +4,7 @@
 //! - [`exit`]: the one error type and its exit codes
 //! - [`seeds`]: the `--seed` / `--seeds` options
 //! - [`interrupt`]: Ctrl-C stops a run cleanly after the seeds in progress
+//! - [`out_dir`]: checks an output directory can be written before any work runs
 //! - [`report`]: report directories (charts, index.html) for `sim run --report` and `sim report`
 //! - [`runner`]: running a scenario's rows over seeds (pool, progress, `--verify`), shared by commands
 //! - [`commands`]: one module per subcommand
@@ -12,6 +13,7 @@
 mod commands;
 mod exit;
 mod interrupt;
+mod out_dir;
 mod report;
 mod runner;
 mod seeds;

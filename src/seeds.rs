@@ -25,6 +25,15 @@ pub fn parse_seeds(text: &str) -> Result<Range<u64>, CliError> {
     Ok(range)
 }
 
+/// `--seed S`: the range holding S alone. Seeds are half-open ranges, so the largest u64 cannot
+/// be one.
+pub fn single_seed(seed: u64) -> Result<Range<u64>, CliError> {
+    match seed.checked_add(1) {
+        Some(end) => Ok(seed..end),
+        None => Err(CliError::bad_input(format!("--seed {seed}: too large; the largest seed is {}", u64::MAX - 1))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -37,5 +46,7 @@ mod tests {
         assert!(parse_seeds("0").unwrap_err().message.contains("empty"));
         assert!(parse_seeds("4..4").unwrap_err().message.contains("empty"));
         assert!(parse_seeds("x").is_err());
+        assert_eq!(single_seed(7).unwrap(), 7..8);
+        assert!(single_seed(u64::MAX).unwrap_err().message.contains("too large"));
     }
 }

@@ -51,6 +51,7 @@ fn seed_options_are_checked() {
         (vec!["run", &f, "--algorithm", "nope"], "valid labels: redlock"),
         (vec!["run", &f, "--seeds", "3", "--trace"], "--seed"),
         (vec!["run", &f, "--bogus"], "--bogus"),
+        (vec!["run", &f, "--seed", "18446744073709551615"], "too large"),
     ] {
         let (code, _, err) = sim(&args);
         assert_eq!(code, 2, "{args:?}: {err}");
@@ -62,12 +63,22 @@ fn seed_options_are_checked() {
 fn help_lists_every_command_and_exit_codes() {
     let (code, out, _) = sim(&["--help"]);
     assert_eq!(code, 0);
-    for word in ["run", "check", "list", "bench", "Exit codes"] {
+    for word in ["run", "sweep", "report", "check", "list", "bench", "Exit codes"] {
         assert!(out.contains(word), "{word} missing from help:\n{out}");
     }
     let (code, out, _) = sim(&["run", "--help"]);
     assert_eq!(code, 0);
-    for word in ["--seed", "--seeds", "--algorithm", "--json", "--trace", "--threads"] {
+    for word in [
+        "--seed",
+        "--seeds",
+        "--algorithm",
+        "--json",
+        "--trace",
+        "--threads",
+        "--verify",
+        "--report",
+        "--timeline-seed",
+    ] {
         assert!(out.contains(word), "{word} missing from run help");
     }
 }

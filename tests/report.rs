@@ -76,6 +76,10 @@ fn run_with_report_writes_every_chart_and_the_page() {
         assert!(html.contains(needle), "index.html lacks {needle}");
     }
     assert_eq!(html.matches("<svg").count(), CHARTS.len(), "every chart is inlined");
+    // The charts name the shipped font, and the page carries it, so they render alike anywhere.
+    assert!(html.contains("font-family=\"DejaVu Sans, sans-serif\""), "the charts name DejaVu Sans");
+    assert!(html.contains("@font-face{font-family:'DejaVu Sans'"), "the page embeds the font");
+    assert!(html.contains("src:url(data:font/ttf;base64,AAEAAA"), "as a TrueType data URL");
     for external in ["src=\"http", "href=\"http", "<link", "<script", "url(http"] {
         assert!(!html.contains(external), "self-contained: no {external}");
     }
@@ -86,6 +90,10 @@ fn run_with_report_writes_every_chart_and_the_page() {
     let failing = results["algorithms"][0]["failing_seeds"].as_array().unwrap();
     assert!(!failing.is_empty(), "redlock fails in some seed: {results}");
     assert!(html.contains(&format!("seed {}, the first failing seed", failing[0])), "timeline seed named");
+    // The failing row's replay command is on the page, as `sim run --json` records it.
+    let replay = results["algorithms"][0]["replay"].as_str().expect("a failing row has a replay command");
+    assert!(replay.contains(&format!("--seed {}", failing[0])), "{replay}");
+    assert!(html.contains(replay), "index.html lacks the replay command {replay}");
 }
 
 #[test]
@@ -130,7 +138,17 @@ fn bad_report_targets_and_results_files_are_exit_2() {
     let under_file = a_file.join("sub");
     let (code, _, err) = sim(&["run", file.to_str().unwrap(), "--report", under_file.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("cannot create the report directory"), "{err}");
+    assert!(err.contains("--report") && err.contains("cannot create the directory"), "{err}");
+    // A directory that exists but cannot be written into is refused before the run.
+    if Path::new("/proc/self").is_dir() {
+        let (code, out, err) = sim(&["run", file.to_str().unwrap(), "--report", "/proc/self"]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("--report /proc/self: cannot write in the directory"), "{err}");
+        assert!(out.is_empty(), "nothing ran: {out}");
+    }
+    let (code, _, err) = sim(&["report", "no/such.json", "--out", a_file.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no/such.json"), "the results are read first: {err}");
 
     let not_json = dir.join("results.json");
     std::fs::write(&not_json, "{\n  \"scenario\": 5\n}\n").unwrap();
@@ -140,6 +158,14 @@ fn bad_report_targets_and_results_files_are_exit_2() {
     let (code, _, err) = sim(&["report", "no/such.json", "--out", dir.join("o").to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("no/such.json"), "{err}");
+
+    // `sim report` names its own option.
+    let results = dir.join("saved.json");
+    let (code, _, err) = sim(&["run", file.to_str().unwrap(), "--seeds", "1", "--json", results.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = sim(&["report", results.to_str().unwrap(), "--out", a_file.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--out ") && err.contains("not a directory") && !err.contains("--report"), "{err}");
 }
 
 fn chromium() -> Option<PathBuf> {
@@ -162,8 +188,9 @@ const charts = [...document.querySelectorAll('figure.chart svg')]
 const rows = [...document.querySelectorAll('#results tr[data-label]')]
   .filter(r => r.getBoundingClientRect().height > 0).map(r => r.dataset.label).join(',');
 const texts = [...document.querySelectorAll('figure.chart svg text')].length;
+const faces = [...document.fonts].filter(f => f.family.includes('DejaVu Sans')).length;
 const p = document.createElement('p'); p.id = 'probe';
-p.textContent = `charts=${charts} rows=${rows} texts=${texts}`; document.body.appendChild(p);
+p.textContent = `charts=${charts} rows=${rows} faces=${faces} texts=${texts}`; document.body.appendChild(p);
 </script></body>"#;
     let checked = out.join("check.html");
     std::fs::write(&checked, html.replace("</body>", probe)).unwrap();
@@ -192,6 +219,7 @@ p.textContent = `charts=${charts} rows=${rows} texts=${texts}`; document.body.ap
         .unwrap_or_else(|| panic!("no probe result; chromium said: {}", String::from_utf8_lossy(&output.stderr)));
     assert!(probe_line.contains(&format!("charts={}", CHARTS.len())), "{probe_line}");
     assert!(probe_line.contains("rows=redlock,db"), "{probe_line}");
+    assert!(probe_line.contains("faces=1"), "the embedded font face is the page's: {probe_line}");
     let texts: usize = probe_line.split("texts=").nth(1).and_then(|t| t.split('<').next()).unwrap().parse().unwrap();
     assert!(texts > 20, "charts carry titles, labels and legends as text: {probe_line}");
 }

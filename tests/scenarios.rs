@@ -44,9 +44,18 @@ fn every_known_outcome_holds() {
 #[test]
 fn every_library_scenario_parses_and_meets_its_expectations_at_20_seeds() {
     let lib = files("scenarios");
-    assert!(lib.iter().any(|p| p.ends_with("failover.toml")));
+    for name in ["baseline", "failover", "gc-pause", "clock-drift", "partition", "herd"] {
+        assert!(lib.iter().any(|p| p.ends_with(format!("{name}.toml"))), "scenarios/{name}.toml is missing");
+    }
     for f in &lib {
         let path = f.to_str().unwrap();
+        // Each says what it shows, and asserts something about it.
+        let text = std::fs::read_to_string(f).unwrap();
+        let doc: toml_edit::DocumentMut = text.parse().unwrap_or_else(|e| panic!("{path}: {e}"));
+        let description = doc.get("description").and_then(|d| d.as_str()).unwrap_or_default();
+        assert!(description.len() > 200, "{path}: the description should say what the scenario shows");
+        let expects = doc.get("expect").and_then(|e| e.as_table()).map_or(0, |t| t.len());
+        assert!(expects > 0, "{path}: no [expect] block");
         let (code, out) = sim(&["check", path]);
         assert_eq!(code, 0, "{out}");
         // Each library file's claims are chosen to hold at 20 seeds too (and at its full count,

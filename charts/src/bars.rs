@@ -11,7 +11,7 @@ use crate::data::AlgorithmChartData;
 use crate::font::{fit_text, text_width, FAMILY};
 use crate::layout::{
     ceil_to, draw_note, draw_text, finite, fmt_sig, linear_ticks, nice_step, series_color, text_style, title_area,
-    Axis, AXIS_DESC_SIZE, GRID, INK, LABEL_SIZE, MUTED, NOTE_SIZE, TICK_SIZE, WIDTH,
+    Axis, AXIS_DESC_SIZE_PX, GRID, INK, LABEL_SIZE_PX, MUTED, NOTE_SIZE_PX, TICK_SIZE_PX, WIDTH_PX,
 };
 use crate::output::{render, ChartError, ChartFiles, DrawResult, Drawing, OrDrawErr};
 
@@ -54,12 +54,12 @@ pub(crate) struct HBarPanel<'a> {
 /// Height of the plot area per bar, px.
 const ROW_PX: u32 = 46;
 /// Most bars get [`ROW_PX`]; beyond this image height the rows get thinner.
-const MAX_HEIGHT: u32 = 1400;
+const MAX_HEIGHT_PX: u32 = 1400;
 
 /// The image height for a chart of horizontal bar panels with `n` bars each.
 pub(crate) fn hbar_height(n: usize, caption: bool) -> u32 {
     let fixed = 44 + 16 + 56 + if caption { 30 } else { 0 };
-    (fixed + ROW_PX.saturating_mul(n as u32)).clamp(300, MAX_HEIGHT)
+    (fixed + ROW_PX.saturating_mul(n as u32)).clamp(300, MAX_HEIGHT_PX)
 }
 
 /// Formats a "runs" count.
@@ -80,10 +80,10 @@ pub(crate) fn draw_hbar_panel<DB: DrawingBackend>(
     let (area_w, _) = area.dim_in_pixel();
     let area = match panel.caption {
         Some(caption) => {
-            let style = text_style(AXIS_DESC_SIZE + 1.0, &INK, HPos::Center, VPos::Center);
+            let style = text_style(AXIS_DESC_SIZE_PX + 1.0, &INK, HPos::Center, VPos::Center);
             draw_text(
                 area,
-                &fit_text(caption, AXIS_DESC_SIZE + 1.0, area_w as i32 - 20),
+                &fit_text(caption, AXIS_DESC_SIZE_PX + 1.0, area_w as i32 - 20),
                 (area_w as i32 / 2, 14),
                 &style,
             )?;
@@ -95,7 +95,7 @@ pub(crate) fn draw_hbar_panel<DB: DrawingBackend>(
     let n = rows.len();
     let label_w = rows
         .iter()
-        .map(|r| text_width(&r.label, LABEL_SIZE).max(text_width(&runs_text(r.runs), NOTE_SIZE)))
+        .map(|r| text_width(&r.label, LABEL_SIZE_PX).max(text_width(&runs_text(r.runs), NOTE_SIZE_PX)))
         .max()
         .unwrap_or(0)
         .saturating_add(20)
@@ -126,8 +126,8 @@ pub(crate) fn draw_hbar_panel<DB: DrawingBackend>(
         .bold_line_style(GRID)
         .axis_style(INK)
         .x_desc(panel.x_desc)
-        .axis_desc_style((FAMILY, AXIS_DESC_SIZE))
-        .label_style((FAMILY, TICK_SIZE))
+        .axis_desc_style((FAMILY, AXIS_DESC_SIZE_PX))
+        .label_style((FAMILY, TICK_SIZE_PX))
         .x_label_formatter(&|v| fmt_sig(*v, 3))
         .draw()
         .de()?;
@@ -138,7 +138,7 @@ pub(crate) fn draw_hbar_panel<DB: DrawingBackend>(
     }
     let row_px = f64::from((py_range.end - py_range.start).max(1)) / n as f64;
     let half = (0.32_f64).min(15.0 / row_px);
-    let label_size = LABEL_SIZE.min(row_px * 0.8).max(7.0);
+    let label_size = LABEL_SIZE_PX.min(row_px * 0.8).max(7.0);
     let two_lines = row_px >= 34.0;
     // With very thin rows, label every k-th one only.
     let every = if row_px >= 9.0 { 1 } else { (9.0 / row_px).ceil() as usize };
@@ -151,13 +151,13 @@ pub(crate) fn draw_hbar_panel<DB: DrawingBackend>(
             let label_style = text_style(label_size, &INK, HPos::Right, VPos::Center);
             if two_lines {
                 draw_text(root, &label, (px0 - 10, py - 8), &label_style)?;
-                let runs_style = text_style(NOTE_SIZE, &MUTED, HPos::Right, VPos::Center);
+                let runs_style = text_style(NOTE_SIZE_PX, &MUTED, HPos::Right, VPos::Center);
                 draw_text(root, &runs_text(row.runs), (px0 - 10, py + 9), &runs_style)?;
             } else {
                 draw_text(root, &label, (px0 - 10, py), &label_style)?;
             }
         }
-        let value_size = NOTE_SIZE.max(label_size.min(LABEL_SIZE));
+        let value_size = NOTE_SIZE_PX.max(label_size.min(LABEL_SIZE_PX));
         match finite(row.value) {
             Some(v) => {
                 let drawn = v.clamp(0.0, x_max);
@@ -195,7 +195,7 @@ struct Throughput<'a> {
 
 impl Drawing for Throughput<'_> {
     fn size(&self) -> (u32, u32) {
-        (WIDTH, hbar_height(self.rows.len(), false))
+        (WIDTH_PX, hbar_height(self.rows.len(), false))
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult {

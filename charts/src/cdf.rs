@@ -11,12 +11,12 @@ use crate::data::AlgorithmChartData;
 use crate::font::FAMILY;
 use crate::layout::{
     draw_note, draw_text, fmt_sig, legend_area, linear_ticks, log_axis, series_color, text_style, title_area, Axis,
-    LegendItem, Swatch, AXIS_DESC_SIZE, GRID, INK, MUTED, NOTE_SIZE, TICK_SIZE, WIDTH,
+    LegendItem, Swatch, AXIS_DESC_SIZE_PX, GRID, INK, MUTED, NOTE_SIZE_PX, TICK_SIZE_PX, WIDTH_PX,
 };
 use crate::output::{render, ChartError, ChartFiles, DrawResult, Drawing, OrDrawErr};
 
 /// Image height, px.
-const HEIGHT: u32 = 620;
+const HEIGHT_PX: u32 = 620;
 /// Guide-line colour.
 const GUIDE: RGBColor = RGBColor(0x99, 0x99, 0x99);
 
@@ -42,7 +42,7 @@ struct Cdf<'a> {
 
 impl Drawing for Cdf<'_> {
     fn size(&self) -> (u32, u32) {
-        (WIDTH, HEIGHT)
+        (WIDTH_PX, HEIGHT_PX)
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult {
@@ -82,8 +82,8 @@ impl Drawing for Cdf<'_> {
             .axis_style(INK)
             .x_desc("acquire latency (ms, log scale)")
             .y_desc("fraction of acquisitions within latency")
-            .axis_desc_style((FAMILY, AXIS_DESC_SIZE))
-            .label_style((FAMILY, TICK_SIZE))
+            .axis_desc_style((FAMILY, AXIS_DESC_SIZE_PX))
+            .label_style((FAMILY, TICK_SIZE_PX))
             .x_label_formatter(&|v| fmt_sig(*v, 3))
             .y_label_formatter(&|v| fmt_sig(*v, 2))
             .draw()
@@ -93,7 +93,7 @@ impl Drawing for Cdf<'_> {
         for (q, name) in [(0.5, "p50"), (0.99, "p99")] {
             chart.draw_series(LineSeries::new([(axis.lo, q), (axis.hi, q)], GUIDE.stroke_width(1))).de()?;
             let (_, py) = chart.backend_coord(&(axis.lo, q));
-            let style = text_style(NOTE_SIZE, &MUTED, HPos::Left, VPos::Bottom);
+            let style = text_style(NOTE_SIZE_PX, &MUTED, HPos::Left, VPos::Bottom);
             draw_text(root, name, (px_range.start + 6, py - 3), &style)?;
         }
 

@@ -8,7 +8,7 @@ use plotters::prelude::*;
 
 use crate::bars::{draw_hbar_panel, hbar_height, BarRow, HBarPanel};
 use crate::data::AlgorithmChartData;
-use crate::layout::{title_area, WIDTH};
+use crate::layout::{title_area, WIDTH_PX};
 use crate::output::{render, ChartError, ChartFiles, DrawResult, Drawing};
 
 /// The cost chart.
@@ -20,7 +20,7 @@ struct Cost<'a> {
 
 impl Drawing for Cost<'_> {
     fn size(&self) -> (u32, u32) {
-        (WIDTH, hbar_height(self.messages.len(), true))
+        (WIDTH_PX, hbar_height(self.messages.len(), true))
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult {

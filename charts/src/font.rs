@@ -1,18 +1,23 @@
 //! The shipped font (DejaVu Sans, `charts/fonts/`), registered with plotters' `ab_glyph`
-//! support under the family name `"sans-serif"`, and text measurement with it.
+//! support, and text measurement with it.
 //!
 //! Every chart uses this family only, so the PNGs render, and both outputs are laid out, the same
-//! on any machine: no system font is ever looked up. (An SVG viewer renders the text with its own
-//! `sans-serif`; the layout still comes from this font's metrics.)
+//! on any machine: no system font is ever looked up. An SVG names the family as the CSS list
+//! `DejaVu Sans, sans-serif`: `index.html` embeds the font itself (see [`TTF`]), so the page's
+//! charts render exactly; a standalone SVG renders exactly where DejaVu Sans is installed and
+//! with the viewer's sans-serif elsewhere (the layout still comes from this font's metrics).
 
 use std::sync::OnceLock;
 
 use plotters::style::{register_font, FontStyle, IntoFont};
 
-/// The family name every chart's text uses.
-pub const FAMILY: &str = "sans-serif";
+/// The family name every chart's text uses. plotters writes it verbatim into the SVG's
+/// `font-family` attribute, where a CSS list is valid: the font by name, then a fallback that is
+/// not a serif face.
+pub const FAMILY: &str = "DejaVu Sans, sans-serif";
 
-static DEJAVU_SANS: &[u8] = include_bytes!("../fonts/DejaVuSans.ttf");
+/// The shipped font file, for pages that embed it (`@font-face { font-family: "DejaVu Sans" }`).
+pub const TTF: &[u8] = include_bytes!("../fonts/DejaVuSans.ttf");
 
 static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
 
@@ -22,7 +27,7 @@ static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
 pub fn ensure_registered() -> Result<(), String> {
     REGISTERED
         .get_or_init(|| {
-            register_font(FAMILY, FontStyle::Normal, DEJAVU_SANS)
+            register_font(FAMILY, FontStyle::Normal, TTF)
                 .map_err(|_| "the embedded DejaVuSans.ttf is not a valid font".to_string())
         })
         .clone()

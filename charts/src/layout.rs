@@ -10,17 +10,17 @@ use crate::font::{fit_text, text_width, FAMILY};
 use crate::output::{DrawResult, OrDrawErr};
 
 /// Image width of every chart, px: readable on a laptop screen.
-pub(crate) const WIDTH: u32 = 1000;
+pub(crate) const WIDTH_PX: u32 = 1000;
 /// Title font size, px.
-pub(crate) const TITLE_SIZE: f64 = 22.0;
+pub(crate) const TITLE_SIZE_PX: f64 = 22.0;
 /// Axis description font size, px.
-pub(crate) const AXIS_DESC_SIZE: f64 = 16.0;
+pub(crate) const AXIS_DESC_SIZE_PX: f64 = 16.0;
 /// Tick label font size, px.
-pub(crate) const TICK_SIZE: f64 = 14.0;
+pub(crate) const TICK_SIZE_PX: f64 = 14.0;
 /// Legend and category label font size, px.
-pub(crate) const LABEL_SIZE: f64 = 14.0;
+pub(crate) const LABEL_SIZE_PX: f64 = 14.0;
 /// Small annotation font size, px.
-pub(crate) const NOTE_SIZE: f64 = 12.0;
+pub(crate) const NOTE_SIZE_PX: f64 = 12.0;
 
 /// Text colour.
 pub(crate) const INK: RGBColor = RGBColor(0x22, 0x22, 0x22);
@@ -76,8 +76,8 @@ pub(crate) fn title_area<DB: DrawingBackend>(
     title: &str,
 ) -> DrawResult<DrawingArea<DB, Shift>> {
     let (w, _) = area.dim_in_pixel();
-    let text = fit_text(title, TITLE_SIZE, w as i32 - 40);
-    let style = text_style(TITLE_SIZE, &INK, HPos::Center, VPos::Center);
+    let text = fit_text(title, TITLE_SIZE_PX, w as i32 - 40);
+    let style = text_style(TITLE_SIZE_PX, &INK, HPos::Center, VPos::Center);
     draw_text(area, &text, (w as i32 / 2, 22), &style)?;
     Ok(area.split_vertically(44).1)
 }
@@ -358,9 +358,9 @@ impl LegendItem {
     }
 }
 
-const SWATCH_W: i32 = 24;
-const LEGEND_ROW_H: i32 = 24;
-const LEGEND_GAP: i32 = 22;
+const SWATCH_W_PX: i32 = 24;
+const LEGEND_ROW_H_PX: i32 = 24;
+const LEGEND_GAP_PX: i32 = 22;
 
 /// Lays legend items out in centred rows no wider than `width`: the items of each row.
 fn legend_rows(items: &[LegendItem], width: i32) -> Vec<Vec<(usize, i32)>> {
@@ -368,8 +368,8 @@ fn legend_rows(items: &[LegendItem], width: i32) -> Vec<Vec<(usize, i32)>> {
     let mut rows: Vec<Vec<(usize, i32)>> = Vec::new();
     let mut used = 0;
     for (i, item) in items.iter().enumerate() {
-        let w = SWATCH_W + 6 + text_width(&item.label, LABEL_SIZE).min(max_label);
-        let need = if used == 0 { w } else { used + LEGEND_GAP + w };
+        let w = SWATCH_W_PX + 6 + text_width(&item.label, LABEL_SIZE_PX).min(max_label);
+        let need = if used == 0 { w } else { used + LEGEND_GAP_PX + w };
         match rows.last_mut() {
             Some(row) if need <= width - 40 => {
                 row.push((i, w));
@@ -389,7 +389,7 @@ pub(crate) fn legend_height(items: &[LegendItem], width: u32) -> u32 {
     if items.is_empty() {
         return 0;
     }
-    legend_rows(items, width as i32).len() as u32 * LEGEND_ROW_H as u32 + 8
+    legend_rows(items, width as i32).len() as u32 * LEGEND_ROW_H_PX as u32 + 8
 }
 
 /// Draws the legend at the top of `area` and returns the area below it.
@@ -403,17 +403,17 @@ pub(crate) fn legend_area<DB: DrawingBackend>(
     let (w, _) = area.dim_in_pixel();
     let width = w as i32;
     let max_label = (width - 80).max(60);
-    let style = text_style(LABEL_SIZE, &INK, HPos::Left, VPos::Center);
+    let style = text_style(LABEL_SIZE_PX, &INK, HPos::Left, VPos::Center);
     for (r, row) in legend_rows(items, width).iter().enumerate() {
-        let total: i32 = row.iter().map(|(_, w)| *w).sum::<i32>() + LEGEND_GAP * (row.len() as i32 - 1);
+        let total: i32 = row.iter().map(|(_, w)| *w).sum::<i32>() + LEGEND_GAP_PX * (row.len() as i32 - 1);
         let mut x = (width - total) / 2;
-        let yc = r as i32 * LEGEND_ROW_H + LEGEND_ROW_H / 2;
+        let yc = r as i32 * LEGEND_ROW_H_PX + LEGEND_ROW_H_PX / 2;
         for &(i, w) in row {
             let item = &items[i];
             draw_swatch(area, item.swatch, x, yc)?;
-            let label = fit_text(&item.label, LABEL_SIZE, max_label);
-            draw_text(area, &label, (x + SWATCH_W + 6, yc), &style)?;
-            x += w + LEGEND_GAP;
+            let label = fit_text(&item.label, LABEL_SIZE_PX, max_label);
+            draw_text(area, &label, (x + SWATCH_W_PX + 6, yc), &style)?;
+            x += w + LEGEND_GAP_PX;
         }
     }
     Ok(area.split_vertically(legend_height(items, w)).1)
@@ -421,7 +421,7 @@ pub(crate) fn legend_area<DB: DrawingBackend>(
 
 /// Draws a legend swatch with its left edge at `x`, centred on `yc`.
 fn draw_swatch<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, swatch: Swatch, x: i32, yc: i32) -> DrawResult {
-    let (x0, x1) = (x, x + SWATCH_W);
+    let (x0, x1) = (x, x + SWATCH_W_PX);
     match swatch {
         Swatch::Fill(c) => area.draw(&Rectangle::new([(x0, yc - 7), (x1, yc + 7)], c.filled())).de(),
         Swatch::Thin(c) => area.draw(&Rectangle::new([(x0, yc - 3), (x1, yc + 3)], c.filled())).de(),
@@ -433,13 +433,13 @@ fn draw_swatch<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, swatch: Swatch
         Swatch::Hatch => draw_hatched(area, (x0, yc - 7), (x1, yc + 7)),
         Swatch::LineMarker(c) => {
             area.draw(&PathElement::new(vec![(x0, yc), (x1, yc)], c.stroke_width(2))).de()?;
-            area.draw(&Circle::new((x0 + SWATCH_W / 2, yc), 4, c.filled())).de()
+            area.draw(&Circle::new((x0 + SWATCH_W_PX / 2, yc), 4, c.filled())).de()
         }
         Swatch::VLine(c) => {
-            let xm = x0 + SWATCH_W / 2;
+            let xm = x0 + SWATCH_W_PX / 2;
             area.draw(&PathElement::new(vec![(xm, yc - 9), (xm, yc + 9)], c.stroke_width(2))).de()
         }
-        Swatch::ErrorBar => draw_error_bar(area, x0 + SWATCH_W / 2, yc + 8, yc - 8, 10),
+        Swatch::ErrorBar => draw_error_bar(area, x0 + SWATCH_W_PX / 2, yc + 8, yc - 8, 10),
     }
 }
 
@@ -488,7 +488,7 @@ pub(crate) fn draw_note<DB: DrawingBackend>(
     (x0, y0): (i32, i32),
     (x1, y1): (i32, i32),
 ) -> DrawResult {
-    let style = text_style(AXIS_DESC_SIZE, &MUTED, HPos::Center, VPos::Center);
+    let style = text_style(AXIS_DESC_SIZE_PX, &MUTED, HPos::Center, VPos::Center);
     draw_text(area, note, ((x0 + x1) / 2, (y0 + y1) / 2), &style)
 }
 

@@ -12,12 +12,12 @@ use crate::data::{SweepChart, SweepPoint};
 use crate::font::FAMILY;
 use crate::layout::{
     draw_note, fmt_sig, legend_area, linear_ticks, log_axis, series_color, title_area, Axis, LegendItem, Swatch,
-    AXIS_DESC_SIZE, GRID, INK, TICK_SIZE, WIDTH,
+    AXIS_DESC_SIZE_PX, GRID, INK, TICK_SIZE_PX, WIDTH_PX,
 };
 use crate::output::{render, ChartError, ChartFiles, DrawResult, Drawing, OrDrawErr};
 
 /// Image height, px.
-const HEIGHT: u32 = 620;
+const HEIGHT_PX: u32 = 620;
 
 /// A point as drawn: `y` and the band only where they can be shown on the y axis.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -124,7 +124,7 @@ impl<'a> Sweep<'a> {
 
 impl Drawing for Sweep<'_> {
     fn size(&self) -> (u32, u32) {
-        (WIDTH, HEIGHT)
+        (WIDTH_PX, HEIGHT_PX)
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult {
@@ -216,8 +216,8 @@ impl Sweep<'_> {
             .axis_style(INK)
             .x_desc(self.chart.x_label.as_str())
             .y_desc(self.chart.y_label.as_str())
-            .axis_desc_style((FAMILY, AXIS_DESC_SIZE))
-            .label_style((FAMILY, TICK_SIZE))
+            .axis_desc_style((FAMILY, AXIS_DESC_SIZE_PX))
+            .label_style((FAMILY, TICK_SIZE_PX))
             .x_label_formatter(&|v| fmt_sig(*v, 4))
             .y_label_formatter(&|v| fmt_sig(*v, 3))
             .draw()

@@ -18,14 +18,14 @@ use crate::data::{Span, TimelineChart, TimelinePanel};
 use crate::font::{fit_text, text_width, FAMILY};
 use crate::layout::{
     draw_note, draw_text, fmt_sig, legend_area, legend_height, linear_ticks, text_style, title_area, Axis, LegendItem,
-    Swatch, AXIS_DESC_SIZE, GRID, INK, LABEL_SIZE, NOTE_SIZE, TICK_SIZE, WIDTH,
+    Swatch, AXIS_DESC_SIZE_PX, GRID, INK, LABEL_SIZE_PX, NOTE_SIZE_PX, TICK_SIZE_PX, WIDTH_PX,
 };
 use crate::output::{render, ChartError, ChartFiles, DrawResult, Drawing, OrDrawErr};
 use crate::raster::{runs_of, Columns, LaneState};
 
 /// The image never gets taller than this (lanes get thinner instead), unless even one-pixel lanes
 /// would not fit.
-pub const MAX_HEIGHT: u32 = 2400;
+pub const MAX_HEIGHT_PX: u32 = 2400;
 /// A lane's height when there is room, px.
 const ROW_PX: f64 = 18.0;
 /// The thinnest lane, px.
@@ -164,7 +164,7 @@ impl<'a> Timeline<'a> {
             .panels
             .iter()
             .flat_map(|p| &p.lanes)
-            .map(|l| text_width(&l.name, LABEL_SIZE - 1.0))
+            .map(|l| text_width(&l.name, LABEL_SIZE_PX - 1.0))
             .max()
             .unwrap_or(0)
             .saturating_add(18)
@@ -173,7 +173,7 @@ impl<'a> Timeline<'a> {
         let n = chart.panels.len();
         let band = |p: &TimelinePanel| if p.faults.is_empty() { NO_BAND_PX } else { BAND_PX };
         let fixed = TITLE_PX
-            + legend_height(&legend, WIDTH)
+            + legend_height(&legend, WIDTH_PX)
             + BOTTOM_PX
             + chart
                 .panels
@@ -182,7 +182,8 @@ impl<'a> Timeline<'a> {
                 .map(|(i, p)| PanelLayout { rows: 1, lanes_px: 0, band_px: band(p) }.height(i + 1 == n))
                 .sum::<u32>();
         let total_rows: usize = chart.panels.iter().map(|p| p.lanes.len().max(1)).sum();
-        let row_px = (f64::from(MAX_HEIGHT.saturating_sub(fixed)) / total_rows.max(1) as f64).clamp(MIN_ROW_PX, ROW_PX);
+        let row_px =
+            (f64::from(MAX_HEIGHT_PX.saturating_sub(fixed)) / total_rows.max(1) as f64).clamp(MIN_ROW_PX, ROW_PX);
         let panels: Vec<PanelLayout> = chart
             .panels
             .iter()
@@ -212,12 +213,12 @@ impl<'a> Timeline<'a> {
     ) -> DrawResult {
         let (area_w, _) = area.dim_in_pixel();
         let header = format!("{} (seed {})", panel.label, panel.seed);
-        let header = fit_text(&header, LABEL_SIZE + 1.0, area_w as i32 - 20);
+        let header = fit_text(&header, LABEL_SIZE_PX + 1.0, area_w as i32 - 20);
         draw_text(
             area,
             &header,
             (10, HEADER_PX as i32 / 2 + 2),
-            &text_style(LABEL_SIZE + 1.0, &INK, HPos::Left, VPos::Center),
+            &text_style(LABEL_SIZE_PX + 1.0, &INK, HPos::Left, VPos::Center),
         )?;
         let chart_area = area.split_vertically(HEADER_PX).1;
         let chart_area =
@@ -241,8 +242,8 @@ impl<'a> Timeline<'a> {
         mesh.disable_y_mesh()
             .bold_line_style(GRID)
             .axis_style(INK)
-            .axis_desc_style((FAMILY, AXIS_DESC_SIZE))
-            .label_style((FAMILY, TICK_SIZE))
+            .axis_desc_style((FAMILY, AXIS_DESC_SIZE_PX))
+            .label_style((FAMILY, TICK_SIZE_PX))
             .x_label_formatter(&|v| fmt_sig(*v, 4));
         if last {
             mesh.x_desc(self.x_desc);
@@ -323,7 +324,7 @@ impl<'a> Timeline<'a> {
         .de()?;
 
         // Lane names; with thin lanes, every k-th only.
-        let label_size = (LABEL_SIZE - 1.0).min(row_px * 0.85);
+        let label_size = (LABEL_SIZE_PX - 1.0).min(row_px * 0.85);
         let every = if row_px >= 8.0 { 1 } else { (9.0 / row_px).ceil() as usize };
         let style = text_style(label_size.max(7.0), &INK, HPos::Right, VPos::Center);
         for (i, lane) in panel.lanes.iter().enumerate().filter(|(i, _)| i % every == 0) {
@@ -357,8 +358,8 @@ impl<'a> Timeline<'a> {
             let (label, color) = fault_style(&fault.kind, &self.other_kinds);
             let text =
                 if fault.targets.trim().is_empty() { label } else { format!("{label} {}", fault.targets.trim()) };
-            let text = fit_text(&text, NOTE_SIZE, 260);
-            let w = text_width(&text, NOTE_SIZE);
+            let text = fit_text(&text, NOTE_SIZE_PX, 260);
+            let w = text_width(&text, NOTE_SIZE_PX);
             let x = (fault.span.start_ms * self.scale).clamp(0.0, self.length);
             let (px, _) = chart.backend_coord(&(x, 0.0));
             let left = (px + 3).min(px_range.end - w - 2).max(px_range.start + 2);
@@ -366,7 +367,7 @@ impl<'a> Timeline<'a> {
                 line_end[line] = left + w;
                 let y = band_top + 3 + line as i32 * BAND_LINE_PX;
                 let ink = RGBColor(color.0 / 2, color.1 / 2, color.2 / 2);
-                draw_text(root, &text, (left, y), &text_style(NOTE_SIZE, &ink, HPos::Left, VPos::Top))?;
+                draw_text(root, &text, (left, y), &text_style(NOTE_SIZE_PX, &ink, HPos::Left, VPos::Top))?;
             }
         }
         Ok(())
@@ -375,7 +376,7 @@ impl<'a> Timeline<'a> {
 
 impl Drawing for Timeline<'_> {
     fn size(&self) -> (u32, u32) {
-        (WIDTH, self.height)
+        (WIDTH_PX, self.height)
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult {
@@ -400,7 +401,7 @@ impl Drawing for Timeline<'_> {
 /// time axis (seconds from 2 s up, else ms). Each client is a lane: waiting thin and light,
 /// holding solid (shared holds in another shade). Fault windows are shaded across the panel and
 /// labelled (pause, crash, partition, clock step, …), instants are vertical lines, overlaps are
-/// red. Lanes get thinner rather than the image taller than [`MAX_HEIGHT`].
+/// red. Lanes get thinner rather than the image taller than [`MAX_HEIGHT_PX`].
 pub fn timeline_chart(dir: &Path, name: &str, chart: &TimelineChart) -> Result<ChartFiles, ChartError> {
     render(dir, name, &Timeline::new(chart))
 }

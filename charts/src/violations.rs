@@ -18,13 +18,13 @@ use crate::data::{AlgorithmChartData, FencedRate, Interval95};
 use crate::font::{fit_text, text_width, FAMILY};
 use crate::layout::{
     ceil_to, draw_error_bar, draw_hatched, draw_note, draw_text, fmt_pct, legend_area, linear_ticks, nice_step,
-    text_style, title_area, Axis, LegendItem, Swatch, AXIS_DESC_SIZE, GRID, INK, LABEL_SIZE, MUTED, NOTE_SIZE,
-    TICK_SIZE, WIDTH,
+    text_style, title_area, Axis, LegendItem, Swatch, AXIS_DESC_SIZE_PX, GRID, INK, LABEL_SIZE_PX, MUTED, NOTE_SIZE_PX,
+    TICK_SIZE_PX, WIDTH_PX,
 };
 use crate::output::{render, ChartError, ChartFiles, DrawResult, Drawing, OrDrawErr};
 
 /// Image height, px.
-const HEIGHT: u32 = 620;
+const HEIGHT_PX: u32 = 620;
 /// The text on a model's fenced column when it has no fencing token.
 pub const CANNOT_BE_FENCED: &str = "cannot be fenced";
 
@@ -107,7 +107,7 @@ impl Violations<'_> {
 
 impl Drawing for Violations<'_> {
     fn size(&self) -> (u32, u32) {
-        (WIDTH, HEIGHT)
+        (WIDTH_PX, HEIGHT_PX)
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult {
@@ -154,8 +154,8 @@ impl Drawing for Violations<'_> {
             .bold_line_style(GRID)
             .axis_style(INK)
             .y_desc("runs with the violation (%)")
-            .axis_desc_style((FAMILY, AXIS_DESC_SIZE))
-            .label_style((FAMILY, TICK_SIZE))
+            .axis_desc_style((FAMILY, AXIS_DESC_SIZE_PX))
+            .label_style((FAMILY, TICK_SIZE_PX))
             .y_label_formatter(&|v| fmt_pct(*v))
             .draw()
             .de()?;
@@ -168,16 +168,16 @@ impl Drawing for Violations<'_> {
         let pitch_px = (f64::from(group_px) * PITCH) as i32;
         let bar_px = (f64::from(group_px) * HALF_BAR * 2.0) as i32;
         let py0 = chart.backend_coord(&(0.0, 0.0)).1;
-        let value_style = text_style(NOTE_SIZE, &INK, HPos::Center, VPos::Bottom);
-        let fits = |text: &str| text_width(text, NOTE_SIZE) <= pitch_px - 2;
+        let value_style = text_style(NOTE_SIZE_PX, &INK, HPos::Center, VPos::Bottom);
+        let fits = |text: &str| text_width(text, NOTE_SIZE_PX) <= pitch_px - 2;
 
         for (i, group) in self.groups.iter().enumerate() {
             let gc = i as f64 + 0.5;
             let (gx, _) = chart.backend_coord(&(gc, 0.0));
-            let label = fit_text(&group.label, LABEL_SIZE, group_px - 8);
-            draw_text(root, &label, (gx, py0 + 8), &text_style(LABEL_SIZE, &INK, HPos::Center, VPos::Top))?;
-            let runs = fit_text(&runs_text(group.runs), NOTE_SIZE, group_px - 8);
-            draw_text(root, &runs, (gx, py0 + 27), &text_style(NOTE_SIZE, &MUTED, HPos::Center, VPos::Top))?;
+            let label = fit_text(&group.label, LABEL_SIZE_PX, group_px - 8);
+            draw_text(root, &label, (gx, py0 + 8), &text_style(LABEL_SIZE_PX, &INK, HPos::Center, VPos::Top))?;
+            let runs = fit_text(&runs_text(group.runs), NOTE_SIZE_PX, group_px - 8);
+            draw_text(root, &runs, (gx, py0 + 27), &text_style(NOTE_SIZE_PX, &MUTED, HPos::Center, VPos::Top))?;
 
             for (k, (cell, (_, color))) in group.cells.iter().zip(METRICS).enumerate() {
                 let xc = gc + (k as f64 - 1.0) * PITCH;
@@ -230,7 +230,7 @@ impl Drawing for Violations<'_> {
                         let (left, _) = chart.backend_coord(&(x0, 0.0));
                         let (right, _) = chart.backend_coord(&(x1, 0.0));
                         draw_hatched(root, (left, py_range.start + 4), (right, py0))?;
-                        let size = if bar_px >= 16 { NOTE_SIZE + 1.0 } else { NOTE_SIZE - 2.0 };
+                        let size = if bar_px >= 16 { NOTE_SIZE_PX + 1.0 } else { NOTE_SIZE_PX - 2.0 };
                         let height = py0 - py_range.start - 4;
                         let text = fit_text(CANNOT_BE_FENCED, size, height - 16);
                         let tw = text_width(&text, size);
@@ -246,10 +246,11 @@ impl Drawing for Violations<'_> {
                         draw_text(root, &text, (px, yc), &style)?;
                     }
                     Cell::NoData => {
-                        let style = if text_width("n/a", NOTE_SIZE) <= bar_px {
-                            text_style(NOTE_SIZE, &MUTED, HPos::Center, VPos::Bottom)
+                        let style = if text_width("n/a", NOTE_SIZE_PX) <= bar_px {
+                            text_style(NOTE_SIZE_PX, &MUTED, HPos::Center, VPos::Bottom)
                         } else {
-                            text_style(NOTE_SIZE, &MUTED, HPos::Left, VPos::Center).transform(FontTransform::Rotate270)
+                            text_style(NOTE_SIZE_PX, &MUTED, HPos::Left, VPos::Center)
+                                .transform(FontTransform::Rotate270)
                         };
                         draw_text(root, "n/a", (px, py0 - 4), &style)?;
                     }

@@ -70,9 +70,13 @@ fn check_files(files: &ChartFiles, dir: &Path, name: &str) -> String {
     assert_eq!(w, 1000, "charts are 1000 px wide");
     assert!((150..=2400).contains(&h), "height {h}");
     assert_eq!(png_size(&files.png), (w, h), "the PNG has the SVG's size");
-    // Only the shipped font's family, never a system font name.
+    // Only the shipped font's family (with its fallback), never another font name.
     for family in svg.split("font-family=\"").skip(1) {
-        assert!(family.starts_with("sans-serif\""), "unexpected font family: {}", &family[..20.min(family.len())]);
+        assert!(
+            family.starts_with("DejaVu Sans, sans-serif\""),
+            "unexpected font family: {}",
+            &family[..40.min(family.len())]
+        );
     }
     svg
 }
@@ -708,7 +712,7 @@ fn timeline_height_grows_with_lanes_and_is_capped() {
     let medium = height(1, 10);
     let large = height(3, 10);
     assert!(small < medium && medium < large, "{small} {medium} {large}");
-    assert!(height(12, 60) <= locksim_charts::timeline::MAX_HEIGHT);
+    assert!(height(12, 60) <= locksim_charts::timeline::MAX_HEIGHT_PX);
 }
 
 // ---------------------------------------------------------------------------------------------

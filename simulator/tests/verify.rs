@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use locksim_simulator::batch::{verify_seed, SeedResult};
 use locksim_simulator::model::{Cluster, ClusterSpec, Model, ParamSpec, Params};
 use locksim_simulator::process::{Ctx, Msg, NodeId, NodeKind, Process, TimerId};
+use locksim_simulator::run::{run_seed, RunOptions};
 use locksim_simulator::scenario::parse_str;
 
 /// Counts builds across runs: a "flaky" server notes it, so two runs of one seed differ.
@@ -89,4 +90,12 @@ fn a_model_with_state_shared_across_runs_is_caught_at_its_first_difference() {
     assert!(first.contains("build ") && second.contains("build "), "{first} / {second}");
     assert_ne!(first, second);
     assert!(first.contains("5.000000 ms"), "the difference is the timer note at 5 ms: {first}");
+    // Everything before it agreed: the index is where the steady model's own timer note sits.
+    let models: Vec<&dyn Model> = vec![&STEADY];
+    let scenario = parse_str("t.toml", "name = \"t\"\nduration_ms = 20\nalgorithms = [\"steady\"]\n", &models).unwrap();
+    let steady = run_seed(&scenario, &scenario.runs[0], &STEADY, 42, &RunOptions { trace: true });
+    let entries = steady.trace.expect("traced").entries;
+    let at = entries.iter().position(|e| e.detail == "steady").expect("the steady note");
+    assert!(at > 0, "entries precede the note");
+    assert_eq!(d.index, at, "{first}");
 }

@@ -37,25 +37,34 @@ fn read_results(path: &Path) -> Result<ResultsJson, CliError> {
 }
 
 /// The scenario to re-run for the timeline, and why there is none when there isn't.
-fn scenario_of(results: &ResultsJson) -> Result<Scenario, String> {
+/// Without recorded text, the file the results name is looked for as written (relative to the
+/// current directory, as `sim run` saw it), then beside the results file.
+fn scenario_of(results: &ResultsJson, results_path: &Path) -> Result<Scenario, String> {
     let models = locksim_algorithms::registry();
-    match &results.scenario_text {
-        Some(text) => parse_str(&results.file, text, &models)
-            .map_err(|e| format!("the scenario recorded in the results no longer parses: {e}")),
-        None => load_file(Path::new(&results.file), &models).map_err(|e| e.to_string()),
+    if let Some(text) = &results.scenario_text {
+        return parse_str(&results.file, text, &models)
+            .map_err(|e| format!("the scenario text recorded in the results no longer parses ({e})"));
+    }
+    let named = Path::new(&results.file);
+    let beside = results_path.parent().map(|dir| dir.join(named.file_name().unwrap_or_default()));
+    let found = std::iter::once(named.to_path_buf()).chain(beside).find(|p| p.is_file());
+    match found {
+        Some(path) => load_file(&path, &models).map_err(|e| format!("the scenario file does not parse ({e})")),
+        None => Err(format!(
+            "the results record no scenario text (they predate it), and the scenario file {} was not found",
+            results.file
+        )),
     }
 }
 
 pub fn report(args: ReportArgs) -> Result<i32, CliError> {
     let results = read_results(&args.results)?;
-    let scenario = match scenario_of(&results) {
-        Ok(s) => Some(s),
-        Err(why) => {
-            eprintln!("note: no timeline: {why}");
-            None
-        }
-    };
-    let written = write_report(&args.out, &results, scenario.as_ref(), args.timeline_seed)?;
+    crate::out_dir::prepare(&args.out, "--out").map_err(CliError::bad_input)?;
+    let scenario = scenario_of(&results, &args.results);
+    if let Err(why) = &scenario {
+        eprintln!("note: no timeline: {why}");
+    }
+    let written = write_report(&args.out, &results, scenario.as_ref().map_err(String::as_str), args.timeline_seed)?;
     println!("report: {}{}", written.index.display(), timeline_note(written.timeline_seed));
     Ok(OK)
 }

@@ -7,13 +7,13 @@ use clap::Args;
 use locksim_reports::{evaluate, render_table, ResultsJson};
 use locksim_simulator::batch::TraceDifference;
 use locksim_simulator::run::{run_seed, RunOptions};
-use locksim_simulator::scenario::{load_file, RunSpec, Scenario};
+use locksim_simulator::scenario::{load_file_with_text, RunSpec, Scenario};
 
 use crate::exit::{CliError, EXPECTATION_FAILED, MODEL_FAILED, OK};
 use crate::interrupt::INTERRUPTED;
-use crate::report::{prepare_dir, timeline_note, write_report};
+use crate::report::{timeline_note, write_report};
 use crate::runner::{model_of, print_out, progress_bar, run_rows, thread_pool};
-use crate::seeds::parse_seeds;
+use crate::seeds::{parse_seeds, single_seed};
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -69,9 +69,9 @@ fn select_runs<'a>(scenario: &'a Scenario, wanted: &[String]) -> Result<Vec<&'a 
 
 pub fn run(args: RunArgs) -> Result<i32, CliError> {
     let models = locksim_algorithms::registry();
-    let scenario = load_file(&args.file, &models)?;
+    let (scenario, scenario_text) = load_file_with_text(&args.file, &models)?;
     let seeds = match (&args.seed, &args.seeds) {
-        (Some(s), _) => *s..s.saturating_add(1),
+        (Some(s), _) => single_seed(*s)?,
         (None, Some(text)) => parse_seeds(text)?,
         (None, None) => 0..scenario.seeds,
     };
@@ -89,7 +89,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
 
     if let Some(dir) = &args.report {
         // Before the run, so a long run never ends in "cannot write".
-        prepare_dir(dir)?;
+        crate::out_dir::prepare(dir, "--report").map_err(CliError::bad_input)?;
     }
     let total = (seeds.end - seeds.start) * runs.len() as u64;
     let progress = progress_bar(total);
@@ -118,17 +118,15 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     }
     print_out(&text);
     if args.json.is_some() || args.report.is_some() {
-        let mut json = ResultsJson::from_scenario(&scenario, seeds.clone(), &all_totals, expectations.clone());
-        if let Ok(text) = std::fs::read_to_string(&args.file) {
-            json = json.with_scenario_text(text);
-        }
+        let json = ResultsJson::from_scenario(&scenario, seeds.clone(), &all_totals, expectations.clone())
+            .with_scenario_text(scenario_text);
         if let Some(path) = &args.json {
             std::fs::write(path, json.to_pretty_string()).map_err(|e| {
                 CliError::bad_input(format!("cannot write the results JSON to {}: {e}", path.display()))
             })?;
         }
         if let Some(dir) = &args.report {
-            let written = write_report(dir, &json, Some(&scenario), args.timeline_seed)?;
+            let written = write_report(dir, &json, Ok(&scenario), args.timeline_seed)?;
             eprintln!("report: {}{}", written.index.display(), timeline_note(written.timeline_seed));
         }
     }

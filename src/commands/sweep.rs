@@ -144,7 +144,7 @@ pub fn sweep(args: SweepArgs) -> Result<i32, CliError> {
         runs.push(select_runs(scenario, &args.algorithms, &|| format!(" with {}", describe_point(&params, values)))?);
     }
     let pool = thread_pool(args.threads)?;
-    output::prepare_out_dir(&args.out).map_err(CliError::bad_input)?;
+    crate::out_dir::prepare(&args.out, "--out").map_err(CliError::bad_input)?;
 
     let n_seeds = seeds.end - seeds.start;
     let total: u64 = runs.iter().map(|r| r.len() as u64 * n_seeds).sum();

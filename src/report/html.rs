@@ -38,9 +38,13 @@ table{border-collapse:collapse;font-size:.9em;width:100%}th,td{border:1px solid 
 text-align:right}th{background:#f3f3f3}td.label,th.label{text-align:left}td.bad{color:#b00;font-weight:bold}\
 td.na{color:#777;font-style:italic}pre,code{background:#f6f6f6;font-size:.85em}pre{padding:.6em;overflow-x:auto}\
 figure{margin:1em 0}figure svg{width:100%;height:auto;border:1px solid #eee}figcaption{color:#555;font-size:.9em}\
-.meta{color:#555}.ok{color:#070}.fail{color:#b00;font-weight:bold}";
+.meta{color:#555}li code{overflow-wrap:anywhere}.ok{color:#070}.fail{color:#b00;font-weight:bold}";
 
 fn class_cell(c: &ClassJson, runs: u64) -> String {
+    if runs == 0 {
+        // No finished run (an interrupted run): no data, which is not "no violation".
+        return "<td class=\"na\">–</td>".to_string();
+    }
     if c.runs == 0 {
         let title = escape(&rules_out_text(runs));
         return format!("<td title=\"{title}\">0</td>");
@@ -55,13 +59,17 @@ fn row(a: &AlgorithmJson) -> String {
         None => "<td class=\"na\">cannot be fenced</td>".to_string(),
     };
     let latency = a.acquire_latency_ms.map_or("–".to_string(), |l| format!("{}/{}", fmt_num(l.p50), fmt_num(l.p99)));
-    let lost = if a.lost_updates_runs > 0 {
+    let lost = if a.runs == 0 {
+        "<td class=\"na\">–</td>".to_string()
+    } else if a.lost_updates_runs > 0 {
         format!("<td class=\"bad\">{} in {} runs</td>", a.lost_updates, a.lost_updates_runs)
     } else {
         "<td>0</td>".to_string()
     };
     let regressions = if a.token_regressions_runs > 0 {
         format!("<td class=\"bad\">{} in {} runs</td>", a.token_regressions, a.token_regressions_runs)
+    } else if a.fenced && a.runs == 0 {
+        "<td class=\"na\">–</td>".to_string()
     } else if a.fenced {
         "<td>0</td>".to_string()
     } else {
@@ -158,13 +166,22 @@ fn inline_svg(svg: &str) -> &str {
 }
 
 /// The whole page. `notes` are lines shown under the charts (e.g. why a timeline is missing).
+/// The shipped chart font as an `@font-face` rule with a data URL: the inlined charts name
+/// `DejaVu Sans`, and with the font in the page they render the same on any machine, offline.
+fn font_face() -> String {
+    use base64::Engine as _;
+    let data = base64::engine::general_purpose::STANDARD.encode(locksim_charts::font::TTF);
+    format!("@font-face{{font-family:'DejaVu Sans';font-style:normal;font-weight:normal;src:url(data:font/ttf;base64,{data}) format('truetype')}}")
+}
+
 pub fn index_html(results: &ResultsJson, charts: &[ChartSection], notes: &[String]) -> String {
     let mut out = String::new();
     out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
     out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
     out.push_str(&format!(
-        "<title>locksim: {}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n",
-        escape(&results.scenario)
+        "<title>locksim: {}</title>\n<style>{}{STYLE}</style>\n</head>\n<body>\n",
+        escape(&results.scenario),
+        font_face()
     ));
     out.push_str(&format!("<h1>{}</h1>\n", escape(&results.scenario)));
     out.push_str(&format!(
@@ -225,6 +242,15 @@ mod tests {
     #[test]
     fn escapes_markup() {
         assert_eq!(escape("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+    }
+
+    #[test]
+    fn a_class_with_no_finished_run_is_no_data_not_zero() {
+        let clean = ClassJson { runs: 0, events: 0, rate: None, ci95: None, rules_out: None };
+        assert_eq!(class_cell(&clean, 0), "<td class=\"na\">–</td>");
+        assert!(class_cell(&clean, 100).contains(">0</td>"));
+        let seen = ClassJson { runs: 3, events: 5, rate: Some(0.03), ci95: Some([0.01, 0.08]), rules_out: None };
+        assert!(class_cell(&seen, 100).starts_with("<td class=\"bad\">3 ("));
     }
 
     #[test]

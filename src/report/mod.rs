@@ -37,18 +37,6 @@ fn chart_error(e: ChartError) -> CliError {
     }
 }
 
-/// Makes sure `dir` is a directory we can write into (creating it if needed).
-pub fn prepare_dir(dir: &Path) -> Result<(), CliError> {
-    if dir.exists() && !dir.is_dir() {
-        return Err(CliError::bad_input(format!(
-            "--report {}: exists and is not a directory; name a directory (it is created if missing)",
-            dir.display()
-        )));
-    }
-    std::fs::create_dir_all(dir)
-        .map_err(|e| CliError::bad_input(format!("cannot create the report directory {}: {e}", dir.display())))
-}
-
 fn write_file(path: &Path, text: &str) -> Result<(), CliError> {
     std::fs::write(path, text).map_err(|e| CliError::bad_input(format!("cannot write {}: {e}", path.display())))
 }
@@ -72,15 +60,15 @@ fn section(files: &ChartFiles, heading: &str, caption: &str) -> Result<ChartSect
     Ok(ChartSection { heading: heading.to_string(), caption: caption.to_string(), svg, png_name })
 }
 
-/// Writes the whole report into `dir`. `scenario` is what the timeline re-runs (absent: no
-/// timeline, and the page says why).
+/// Writes the whole report into `dir` (which the caller has checked with
+/// [`crate::out_dir::prepare`]). `scenario` is what the timeline re-runs; when there is none,
+/// the error says why, and the page shows that reason in place of the timeline.
 pub fn write_report(
     dir: &Path,
     results: &ResultsJson,
-    scenario: Option<&Scenario>,
+    scenario: Result<&Scenario, &str>,
     asked_seed: Option<u64>,
 ) -> Result<ReportWritten, CliError> {
-    prepare_dir(dir)?;
     write_file(&dir.join("results.json"), &results.to_pretty_string())?;
     let algs: Vec<_> = results.algorithms.iter().map(algorithm_chart_data).collect();
     let name = &results.scenario;
@@ -112,7 +100,7 @@ pub fn write_report(
     let mut notes = Vec::new();
     let mut drawn_seed = None;
     match scenario {
-        Some(scenario) => {
+        Ok(scenario) => {
             let (seed, why) = timeline_seed(results, asked_seed);
             let labels: Vec<String> = results.algorithms.iter().map(|a| a.label.clone()).collect();
             let chart = timeline::timeline_chart(scenario, &labels, seed);
@@ -127,10 +115,7 @@ pub fn write_report(
             )?);
             drawn_seed = Some(seed);
         }
-        None => notes.push(
-            "No timeline: the results file records no scenario text, and the scenario file could not be read."
-                .to_string(),
-        ),
+        Err(why) => notes.push(format!("No timeline: {why}.")),
     }
     let index = dir.join("index.html");
     write_file(&index, &index_html(results, &sections, &notes))?;

@@ -76,8 +76,7 @@ pub fn panel(label: &str, seed: u64, h: &History) -> TimelinePanel {
         }
     }
     // Whatever is still open runs to the end of the run.
-    for ((c, k), since) in std::mem::take(&mut waiting_since) {
-        let _ = k;
+    for ((c, _), since) in std::mem::take(&mut waiting_since) {
         push_wait(&mut lanes, c, since, end_ns);
     }
     let still_open: Vec<(NodeId, LockKey)> = open.keys().copied().collect();

@@ -31,22 +31,6 @@ pub struct PointResults {
     pub scenario_file: Option<String>,
 }
 
-/// Checks `--out` before anything runs: a directory that exists or can be created, and in which
-/// a file can be written.
-pub fn prepare_out_dir(dir: &Path) -> Result<(), String> {
-    let shown = dir.display();
-    if dir.exists() && !dir.is_dir() {
-        return Err(format!(
-            "--out {shown}: exists and is not a directory; name a directory (it is created if absent)"
-        ));
-    }
-    std::fs::create_dir_all(dir).map_err(|e| format!("--out {shown}: cannot create the directory: {e}"))?;
-    let probe = dir.join(format!(".sim-sweep-write-check-{}", std::process::id()));
-    std::fs::write(&probe, b"").map_err(|e| format!("--out {shown}: cannot write in the directory: {e}"))?;
-    let _ = std::fs::remove_file(&probe);
-    Ok(())
-}
-
 fn write(path: &Path, text: &str) -> Result<PathBuf, String> {
     std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     Ok(path.to_path_buf())

@@ -26,6 +26,6 @@ mod values;
 mod walk;
 
 pub use error::ScenarioError;
-pub use parse::{load_file, parse_str};
+pub use parse::{load_file, load_file_with_text, parse_str};
 pub use selector::Selector;
 pub use types::*;

@@ -39,6 +39,12 @@ const TOP_KEYS: &[&str] = &[
 /// Reads and parses a scenario file. `models` is the registry of known models. A file that cannot
 /// be read has no line; a file that is not UTF-8 is placed at its first bad byte.
 pub fn load_file(path: &Path, models: &[&dyn Model]) -> Result<Scenario, ScenarioError> {
+    load_file_with_text(path, models).map(|(scenario, _)| scenario)
+}
+
+/// [`load_file`], also returning the text it parsed: what a results file records, read once so
+/// it is exactly the text that ran.
+pub fn load_file_with_text(path: &Path, models: &[&dyn Model]) -> Result<(Scenario, String), ScenarioError> {
     let label = path.display().to_string();
     let err = |line: Option<usize>, column: Option<usize>, message: String| ScenarioError {
         file: label.clone(),
@@ -66,7 +72,7 @@ pub fn load_file(path: &Path, models: &[&dyn Model]) -> Result<Scenario, Scenari
             ));
         }
     };
-    parse_str(&label, text, models)
+    Ok((parse_str(&label, text, models)?, text.to_string()))
 }
 
 /// Parses scenario text; `file` is used in error messages and kept in the scenario.
