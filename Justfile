@@ -14,6 +14,12 @@ bench:
     cargo run --release -- bench scenario scenarios/failover.toml
     cargo bench
 
+# The README's pictures, from real runs: the failover report (table, charts, timeline) and a
+# sweep of the GC pause length. Writes docs/failover/ and docs/gc-pause-sweep/.
+docs:
+    cargo run --release -- run scenarios/failover.toml --report docs/failover
+    cargo run --release -- sweep scenarios/gc-pause.toml --param faults.0.duration_ms=0..80000:5000 --seeds 20 --out docs/gc-pause-sweep
+
 # Everything CI checks.
 ci:
     bash .ci/run
