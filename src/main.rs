@@ -33,9 +33,10 @@ use exit::CliError;
 /// every failing seed comes with the command that replays it.
 ///
 /// Exit codes: 0 ran and every expectation held; 1 an [expect] assertion failed; 2 bad command
-/// line or scenario; 3 a model or the simulator panicked in some seed (the others still ran), or
-/// `--verify` found a seed that ran differently twice; 130 interrupted by Ctrl-C (the finished
-/// seeds' results are still printed).
+/// line, scenario, or an output that cannot be written; 3 a model or the simulator panicked in
+/// some seed (the others still ran), `--verify` found a seed that ran differently twice, or a
+/// chart failed to draw; 130 interrupted by Ctrl-C (the finished seeds' results are still
+/// printed).
 #[derive(Parser, Debug)]
 #[command(name = "sim", version, propagate_version = true, max_term_width = 100)]
 struct Cli {

@@ -5,7 +5,7 @@
 use std::io::IsTerminal;
 use std::ops::Range;
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use locksim_reports::{params_json, AlgorithmTotals};
 use locksim_simulator::batch::{run_ordered, run_seed_caught, verify_seed, SeedResult, TraceDifference};
 use locksim_simulator::model::{Model, WorkloadFacts};
@@ -38,8 +38,12 @@ pub fn progress_bar(total: u64) -> ProgressBar {
     }
     let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
     bar.set_style(
-        ProgressStyle::with_template("[{bar:30}] {pos}/{len} seed-runs  {per_sec}  eta {eta}  {msg}")
+        ProgressStyle::with_template("[{bar:30}] {pos}/{len} seed-runs  {rate}  eta {eta}  {msg}")
             .expect("valid template")
+            // indicatif's own {per_sec} prints four decimals; a whole number reads better.
+            .with_key("rate", |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = write!(w, "{:.0}/s", state.per_sec());
+            })
             .progress_chars("=> "),
     );
     bar
@@ -86,7 +90,7 @@ pub fn run_rows(
                 SeedResult::Panicked { seed, message } => totals.add_panic(seed, message),
             }
             violating_runs += totals.failing_runs - before;
-            progress.set_message(format!("{}  {violating_runs} runs with violations", run.label));
+            progress.set_message(format!("running {}; seed-runs with violations so far: {violating_runs}", run.label));
             progress.inc(1);
         };
         outcome.finished += if verify {
