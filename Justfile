@@ -8,10 +8,11 @@ run file="scenarios/failover.toml":
 test:
     cargo test --workspace
 
-# Engine and model benchmarks.
+# Engine, scenario and memory benchmarks, then the criterion benchmarks.
 bench:
     cargo run --release -- bench engine
     cargo run --release -- bench scenario scenarios/failover.toml
+    cargo run --release -- bench memory scenarios/failover.toml
     cargo bench
 
 # The README's pictures, from real runs: the failover report (table, charts, timeline) and a

@@ -149,3 +149,55 @@ fn ctrl_c_stops_cleanly_and_prints_the_finished_seeds() {
     assert!(out.contains("# interrupted:") && out.contains("of 100000 seed-runs finished"), "{out}");
     assert!(out.contains("redlock"), "the table is printed: {out}");
 }
+
+/// Every benchmark writes the figures it names, with sane values, and refuses nonsense counts.
+#[test]
+fn bench_commands_write_their_figures() {
+    let f = write("bench.toml", MINIMAL);
+    let dir = std::env::temp_dir().join(format!("locksim-cli-{}", std::process::id()));
+    let read = |name: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(dir.join(name)).unwrap()).unwrap()
+    };
+
+    let engine = dir.join("engine.json").display().to_string();
+    let (code, out, err) = sim(&["bench", "engine", "--json", &engine]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("messages_per_s"), "{out}");
+    let e = read("engine.json");
+    for key in ["messages_per_s", "events_per_s", "sim_seconds_per_wall_second"] {
+        assert!(e[key].as_f64().unwrap() > 0.0, "{key}: {e}");
+    }
+    // The workload is fixed: one seed, so the same message count every time.
+    assert!(e["events"].as_u64().unwrap() > e["messages"].as_u64().unwrap(), "{e}");
+
+    let scen = dir.join("scenario.json").display().to_string();
+    let (code, _, err) = sim(&["bench", "scenario", &f, "--seeds", "2", "--repeat", "1", "--json", &scen]);
+    assert_eq!(code, 0, "{err}");
+    let s = read("scenario.json");
+    assert_eq!(s["algorithms"][0]["label"], "redlock", "{s}");
+    assert!(s["algorithms"][0]["sim_seconds_per_wall_second_1_thread"].as_f64().unwrap() > 0.0, "{s}");
+
+    let mem = dir.join("memory.json").display().to_string();
+    let (code, out, err) = sim(&["bench", "memory", &f, "--seeds", "20", "--json", &mem]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("peak RSS MB"), "{out}");
+    let m = read("memory.json");
+    let runs = m["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2, "{m}");
+    assert_eq!((runs[0]["seed_runs"].as_u64(), runs[1]["seed_runs"].as_u64()), (Some(2), Some(20)), "{m}");
+    for r in runs {
+        let mb = r["peak_rss_mb"].as_f64().unwrap();
+        assert!(mb > 1.0 && mb < 10_000.0, "{m}");
+    }
+
+    for (args, needle) in [
+        (vec!["bench", "memory", &f, "--seeds", "5"], "at least 10"),
+        (vec!["bench", "scenario", &f, "--seeds", "0"], "at least 1 seed"),
+        (vec!["bench", "scenario", &f, "--repeat", "0"], "at least 1 measurement"),
+        (vec!["bench", "memory", &f, "--threads", "0"], "--threads 0"),
+    ] {
+        let (code, _, err) = sim(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}

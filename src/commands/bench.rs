@@ -1,5 +1,7 @@
-//! `sim bench engine` and `sim bench scenario FILE`: speed figures measured in wall time. This is
-//! the one place the binary reads the real clock (outside any run), hence the local allowances.
+//! `sim bench engine`, `sim bench scenario FILE` and `sim bench memory FILE`: speed figures
+//! measured in wall time, and the peak memory of a long run. This is the one place the binary
+//! reads the real clock and the process's own memory figures (outside any run), hence the local
+//! allowances.
 #![allow(clippy::disallowed_methods)]
 
 use std::path::PathBuf;
@@ -13,6 +15,7 @@ use locksim_simulator::scenario::load_file;
 use serde_json::json;
 
 use crate::exit::{CliError, OK};
+use crate::runner::{progress_bar, run_rows, thread_pool};
 
 #[derive(Subcommand, Debug)]
 pub enum BenchCommand {
@@ -39,6 +42,37 @@ pub enum BenchCommand {
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
     },
+    /// Peak memory (resident set) of running every algorithm of a scenario over many seeds, the
+    /// way `sim run` does (each seed folded into the totals as it finishes, then dropped): once
+    /// over a tenth of the seeds and once over all of them, so flat memory shows as two close
+    /// figures. Linux only (it reads /proc/self/status).
+    Memory {
+        /// The scenario file (TOML).
+        file: PathBuf,
+        /// Seeds per algorithm in the full run (default 4000).
+        #[arg(long, default_value_t = 4000)]
+        seeds: u64,
+        /// Worker threads (default: all cores).
+        #[arg(long, value_name = "N")]
+        threads: Option<usize>,
+        /// Also write the figures as JSON to this file.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+    },
+}
+
+/// The process's peak resident set so far, in MB (`VmHWM`), where the platform tells it.
+fn peak_rss_mb() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: f64 = line.trim_start_matches("VmHWM:").trim().trim_end_matches("kB").trim().parse().ok()?;
+    Some(kb / 1024.0)
+}
+
+/// Starts a new peak-memory measurement: Linux resets `VmHWM` to the current resident set when
+/// "5" is written to clear_refs. Returns whether it could.
+fn reset_peak_rss() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
 }
 
 fn write_json(path: &Option<PathBuf>, value: &serde_json::Value) -> Result<(), CliError> {
@@ -134,6 +168,55 @@ pub fn bench(cmd: BenchCommand) -> Result<i32, CliError> {
                 &json,
                 &json!({ "file": file.display().to_string(), "seeds": seeds, "repeat": repeat, "algorithms": rows }),
             )?;
+            Ok(OK)
+        }
+        BenchCommand::Memory { file, seeds, threads, json } => {
+            if seeds < 10 {
+                return Err(CliError::bad_input(format!(
+                    "--seeds {seeds}: expected at least 10 (the first measurement runs a tenth of them)"
+                )));
+            }
+            let models = locksim_algorithms::registry();
+            let scenario = load_file(&file, &models)?;
+            let pool = thread_pool(threads)?;
+            if peak_rss_mb().is_none() {
+                return Err(CliError::bad_input(
+                    "sim bench memory: this platform does not report peak memory (/proc/self/status has no VmHWM)",
+                ));
+            }
+            let runs: Vec<_> = scenario.runs.iter().collect();
+            println!(
+                "{}: {} algorithms, {} simulated s per seed, {} threads",
+                file.display(),
+                runs.len(),
+                scenario.duration_ms / 1000.0,
+                pool.current_num_threads()
+            );
+            println!("{:>8} {:>12} {:>14}", "seeds", "seed-runs", "peak RSS MB");
+            let mut rows = Vec::new();
+            for n in [seeds / 10, seeds] {
+                // Without a reset the second figure is the peak of both runs, which is still an
+                // upper bound on the second; say which one it is.
+                let fresh = reset_peak_rss();
+                let progress = progress_bar(n * runs.len() as u64);
+                let outcome = run_rows(&scenario, &runs, 0..n, &pool, &progress, false);
+                progress.finish_and_clear();
+                let peak = peak_rss_mb().unwrap_or(f64::NAN);
+                println!(
+                    "{n:>8} {:>12} {peak:>14.1}{}",
+                    outcome.finished,
+                    if fresh { "" } else { "  (peak of the whole process so far)" }
+                );
+                rows.push(
+                    json!({ "seeds": n, "seed_runs": outcome.finished, "peak_rss_mb": peak, "peak_reset": fresh }),
+                );
+                if outcome.interrupted {
+                    eprintln!("interrupted: the figures above cover the seed-runs that finished");
+                    write_json(&json, &json!({ "file": file.display().to_string(), "runs": rows }))?;
+                    return Ok(crate::interrupt::INTERRUPTED);
+                }
+            }
+            write_json(&json, &json!({ "file": file.display().to_string(), "runs": rows }))?;
             Ok(OK)
         }
     }
