@@ -96,7 +96,7 @@ impl Violations<'_> {
             items.push(LegendItem::new(Swatch::ErrorBar, "95% interval"));
         }
         if self.cells().any(|c| matches!(c, Cell::Rate(i) if i.rate == 0.0 && i.hi > 0.0)) {
-            items.push(LegendItem::new(Swatch::Outline(MUTED), "none seen: outline up to the 95% upper bound"));
+            items.push(LegendItem::new(Swatch::Outline(MUTED), "none seen: outline up to the rate ruled out (95%)"));
         }
         if self.cells().any(|c| matches!(c, Cell::CannotBeFenced)) {
             items.push(LegendItem::new(Swatch::Hatch, "cannot be fenced (no fencing token)"));
@@ -265,7 +265,7 @@ impl Drawing for Violations<'_> {
 /// stale write accepted by the unfenced resource, and by the fenced one, each with its 95%
 /// interval as an error bar. A model that cannot be fenced gets a hatched grey column labelled
 /// "cannot be fenced" (never a zero bar); a rate of 0 is drawn as an outline up to its interval's
-/// upper end, i.e. what the runs rule out, marked "0"; a missing rate is written "n/a".
+/// upper end, which the caller sets to what the runs rule out, marked "0"; a missing rate is written "n/a".
 pub fn violations_chart(
     dir: &Path,
     name: &str,

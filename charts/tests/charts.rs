@@ -285,7 +285,7 @@ fn violations_chart_marks_cannot_be_fenced_and_zero_rates() {
     assert_has(&texts, "95% interval");
     // db saw none: the bars show what the runs rule out.
     assert_has(&texts, "<1.5%");
-    assert_has(&texts, "none seen: outline up to the 95% upper bound");
+    assert_has(&texts, "none seen: outline up to the rate ruled out (95%)");
     // Observed rates are labelled; the y axis is in percent and stops at 100%.
     assert_has(&texts, "12%");
     assert_has(&texts, "100%");

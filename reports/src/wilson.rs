@@ -2,10 +2,12 @@
 //! a clean set of runs rules out.
 //!
 //! The Wilson interval behaves at the edges (k = 0, k = n, small n) where the normal
-//! approximation collapses to a zero-width interval. With k = 0 its upper end,
-//! z² / (n + z²) ≈ 3.84 / n, is what the results JSON reports as `rules_out`. The table shows the
-//! shorter rule-of-three statement, "< 3/n at 95%" (a one-sided 95% bound, which 3/n always
-//! exceeds: the exact one-sided bound is 1 − 0.05^(1/n) < 3/n).
+//! approximation collapses to a zero-width interval. With k = 0 a one-sided statement says more:
+//! the rule of three, "below 3/n at 95%" (the exact one-sided bound is 1 − 0.05^(1/n), always just
+//! under 3/n). That is the one figure every output gives for a class no run showed: the table's
+//! "< 1e-4 at 95%", the results JSON's `rules_out`, and the outline of the violations chart. (The
+//! Wilson interval's upper end for 0 of n, z² / (n + z²) ≈ 3.84 / n, is a two-sided 95% bound,
+//! i.e. one-sided 97.5%, and would overstate what the runs leave open.)
 
 /// The two-sided 95% standard normal quantile.
 pub const Z95: f64 = 1.959_963_984_540_054;
@@ -29,10 +31,10 @@ pub fn wilson95(k: u64, n: u64) -> Option<(f64, f64)> {
     Some((low, high))
 }
 
-/// What n clean runs rule out: the upper end of the 95% Wilson interval for 0 of `n`
-/// (0 of 30 000 gives ≈ 1.28e-4). `None` when `n == 0`.
+/// What n clean runs rule out at 95% (one-sided): the rule of three, 3/`n`, capped at 1
+/// (0 of 30 000 gives 1e-4; 3 runs or fewer rule nothing out and give 1). `None` when `n == 0`.
 pub fn rules_out(n: u64) -> Option<f64> {
-    wilson95(0, n).map(|(_, high)| high)
+    rule_of_three(n).map(|b| b.min(1.0))
 }
 
 /// The rule of three: with 0 of `n`, the rate is below 3/n at 95% (one-sided). `None` when
@@ -94,11 +96,19 @@ mod tests {
     }
 
     #[test]
-    fn zero_of_30000_rules_out_about_1_28e_4() {
+    fn zero_of_30000_rules_out_1e_4_one_sided() {
+        // The rule of three, just above the exact one-sided bound 1 - 0.05^(1/n).
+        let b = rules_out(30_000).unwrap();
+        assert!(close(b, 1e-4, 1e-12), "{b}");
+        let exact = 1.0 - 0.05f64.powf(1.0 / 30_000.0);
+        assert!(exact < b && b - exact < 1e-6, "{exact} vs {b}");
+        // The two-sided Wilson upper end is larger: it is not what the runs rule out at 95%.
         let (lo, hi) = wilson95(0, 30_000).unwrap();
         assert_eq!(lo, 0.0);
         assert!(close(hi, 1.2803e-4, 1e-7), "{hi}");
-        assert_eq!(rules_out(30_000), Some(hi));
+        // Few runs rule nothing out.
+        assert_eq!(rules_out(3), Some(1.0));
+        assert_eq!(rules_out(200), Some(0.015));
     }
 
     #[test]

@@ -3,10 +3,13 @@
 use locksim_charts::{AlgorithmChartData, FencedRate, Interval95};
 use locksim_reports::json::{AlgorithmJson, ClassJson};
 
-/// A violation class as a rate with its interval; `None` with no runs.
+/// A violation class as a rate with its interval; `None` with no runs. A class no run showed
+/// reaches up to what the runs rule out (`rules_out`, the rule of three, as in the table), so the
+/// chart and the table state the same bound.
 fn interval(c: &ClassJson) -> Option<Interval95> {
-    match (c.rate, c.ci95) {
-        (Some(rate), Some([lo, hi])) => Some(Interval95::new(rate, lo, hi)),
+    match (c.rate, c.ci95, c.rules_out) {
+        (Some(rate), Some(_), Some(bound)) if c.runs == 0 => Some(Interval95::new(rate, 0.0, bound)),
+        (Some(rate), Some([lo, hi]), _) => Some(Interval95::new(rate, lo, hi)),
         _ => None,
     }
 }
@@ -25,4 +28,30 @@ pub fn algorithm_chart_data(a: &AlgorithmJson) -> AlgorithmChartData {
     d.messages_per_acquisition = a.messages_per_acquisition;
     d.notifications_per_release = a.notifications_per_release;
     d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use locksim_reports::rules_out_text;
+
+    fn class(runs: u64, n: u64) -> ClassJson {
+        let rate = runs as f64 / n as f64;
+        let (lo, hi) = locksim_reports::wilson95(runs, n).unwrap();
+        let rules_out = (runs == 0).then(|| locksim_reports::rules_out(n).unwrap());
+        ClassJson { runs, events: runs, rate: Some(rate), ci95: Some([lo, hi]), rules_out }
+    }
+
+    /// The chart's outline for a clean class is the bound the table prints (3/n), not the
+    /// two-sided Wilson upper end (about 3.84/n).
+    #[test]
+    fn a_clean_class_reaches_what_the_table_says_is_ruled_out() {
+        let i = interval(&class(0, 200)).unwrap();
+        assert_eq!((i.rate, i.lo, i.hi), (0.0, 0.0, 0.015));
+        assert_eq!(rules_out_text(200), "< 1.5e-2 at 95%");
+        // A class some runs showed keeps its Wilson interval.
+        let seen = class(37, 1000);
+        let i = interval(&seen).unwrap();
+        assert_eq!([i.lo, i.hi], seen.ci95.unwrap());
+    }
 }
