@@ -62,7 +62,7 @@ enum Command {
         /// Only this model.
         model: Option<String>,
     },
-    /// Measure speed: the standard engine workload, or a scenario's algorithms.
+    /// Measure speed (the standard engine workload, or a scenario's algorithms) and peak memory.
     #[command(subcommand)]
     Bench(commands::bench::BenchCommand),
 }

@@ -194,6 +194,7 @@ pub fn bench(cmd: BenchCommand) -> Result<i32, CliError> {
             );
             println!("{:>8} {:>12} {:>14}", "seeds", "seed-runs", "peak RSS MB");
             let mut rows = Vec::new();
+            let mut interrupted = false;
             for n in [seeds / 10, seeds] {
                 // Without a reset the second figure is the peak of both runs, which is still an
                 // upper bound on the second; say which one it is.
@@ -212,12 +213,12 @@ pub fn bench(cmd: BenchCommand) -> Result<i32, CliError> {
                 );
                 if outcome.interrupted {
                     eprintln!("interrupted: the figures above cover the seed-runs that finished");
-                    write_json(&json, &json!({ "file": file.display().to_string(), "runs": rows }))?;
-                    return Ok(crate::interrupt::INTERRUPTED);
+                    interrupted = true;
+                    break;
                 }
             }
             write_json(&json, &json!({ "file": file.display().to_string(), "runs": rows }))?;
-            Ok(OK)
+            Ok(if interrupted { crate::interrupt::INTERRUPTED } else { OK })
         }
     }
 }
