@@ -97,13 +97,16 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     progress.finish_and_clear();
     let all_totals = outcome.totals;
 
-    let expectations = if args.algorithms.is_empty() {
-        evaluate(&scenario.expect, &all_totals)
-    } else {
-        // Expectations about rows that were filtered out are not judged.
-        let kept: Vec<_> = scenario.expect.iter().filter(|e| args.algorithms.contains(&e.label)).cloned().collect();
-        evaluate(&kept, &all_totals)
-    };
+    // Expectations about rows that were filtered out are not judged, nor, after a Ctrl-C,
+    // those about rows that never started (nothing ran that could hold or break them).
+    let started = |label: &str| all_totals.iter().any(|t| t.label == label && t.runs + t.panicked_runs > 0);
+    let (judged, unstarted): (Vec<_>, Vec<_>) = scenario
+        .expect
+        .iter()
+        .filter(|e| args.algorithms.is_empty() || args.algorithms.contains(&e.label))
+        .cloned()
+        .partition(|e| !outcome.interrupted || started(&e.label));
+    let expectations = evaluate(&judged, &all_totals);
     let file = scenario.file.display().to_string();
     let mut text = String::new();
     if outcome.interrupted {
@@ -111,6 +114,9 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
             "# interrupted: {} of {total} seed-runs finished; the results below cover those\n",
             outcome.finished
         ));
+        if !unstarted.is_empty() {
+            text.push_str(&format!("# {} expectation(s) of rows that never started are not judged\n", unstarted.len()));
+        }
     }
     text.push_str(&render_table(&file, &all_totals, &expectations));
     if args.verify {
