@@ -13,7 +13,7 @@ bench:
     cargo run --release -- bench engine
     cargo run --release -- bench scenario scenarios/failover.toml
     cargo run --release -- bench memory scenarios/failover.toml
-    cargo bench
+    cargo bench --workspace
 
 # The README's pictures, from real runs: the failover report (table, charts, timeline) and a
 # sweep of the GC pause length. Writes docs/failover/ and docs/gc-pause-sweep/.
