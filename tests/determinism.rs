@@ -92,6 +92,47 @@ fn a_replayed_trace_is_byte_identical() {
     assert_eq!(a, run());
 }
 
+/// The replay command a failing row prints reproduces that seed's violation: run through a shell
+/// exactly as printed (with this build's `sim` first on PATH), its trace shows the same first
+/// violation. Seeds 2..4 are run, so a replay that ignored `--seed` (and ran seed 0) would show
+/// a violation at another instant.
+#[cfg(unix)]
+#[test]
+fn the_printed_replay_command_reproduces_the_first_violation() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let dir = std::env::temp_dir().join(format!("locksim-replay-cmd-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("results.json");
+    let status = Command::new(env!("CARGO_BIN_EXE_sim"))
+        .current_dir(root)
+        .args(["run", "scenarios/known/02-redis-paused-holder.toml", "--algorithm", "redis", "--seeds", "2..4"])
+        .args(["--json", json.to_str().unwrap()])
+        .output()
+        .unwrap()
+        .status;
+    assert_eq!(status.code(), Some(0));
+    let results: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let row = &results["algorithms"][0];
+    let seed = row["failing_seeds"][0].as_u64().expect("the paused holder overlaps in every seed");
+    assert_eq!(seed, 2);
+    let replay = row["replay"].as_str().unwrap();
+    assert!(replay.starts_with("sim run ") && replay.contains("--seed 2"), "{replay}");
+    let first = &row["first_violations"][0];
+    assert_eq!(first["seed"].as_u64(), Some(seed));
+    let (kind, detail) = (first["kind"].as_str().unwrap(), first["detail"].as_str().unwrap());
+
+    let bin_dir = std::path::Path::new(env!("CARGO_BIN_EXE_sim")).parent().unwrap();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+    let out = Command::new("sh").current_dir(root).env("PATH", path).args(["-c", replay]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let trace = String::from_utf8_lossy(&out.stdout);
+    let violations: Vec<&str> = trace.lines().filter(|l| l.contains(" violation ")).collect();
+    assert!(
+        violations.first().is_some_and(|l| l.ends_with(&format!("violation {kind}: {detail}"))),
+        "the replay's first violation differs from the recorded one ({kind}: {detail}):\n{violations:?}"
+    );
+}
+
 /// The network may deliver a message twice. A duplicated write to the resource is the same write:
 /// it must not be applied twice, or `lost_updates` would appear where mutual exclusion held.
 #[test]
