@@ -265,7 +265,8 @@ impl Drawing for Violations<'_> {
 /// stale write accepted by the unfenced resource, and by the fenced one, each with its 95%
 /// interval as an error bar. A model that cannot be fenced gets a hatched grey column labelled
 /// "cannot be fenced" (never a zero bar); a rate of 0 is drawn as an outline up to its interval's
-/// upper end, which the caller sets to what the runs rule out, marked "0"; a missing rate is written "n/a".
+/// upper end, which the caller sets to what the runs rule out, marked "0"; a missing rate is
+/// written "n/a".
 pub fn violations_chart(
     dir: &Path,
     name: &str,

@@ -7,7 +7,8 @@
 //! `null`, never 0.
 //!
 //! Extras beyond the spec, per algorithm: `rate`/`ci95` on `stale_unfenced` and `stale_fenced`
-//! too, `rules_out` (the rate a class no run showed is ruled out above, at 95% one-sided: the rule of three, 3/n, the table's figure) on that class, `fenced`,
+//! too, `rules_out` on a class no run showed (the rate ruled out at 95%, one-sided: the rule of
+//! three, 3/n, the table's figure), `fenced`,
 //! `failing_runs`, `lost_updates_runs`, `token_regressions_runs`, `completed_sections`,
 //! `releases`, `notifications`, `refused_attempts`, `refused_attempts_per_s`,
 //! `first_violations` (the first violation of each listed failing seed), `panicked_runs`,
