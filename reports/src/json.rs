@@ -72,7 +72,8 @@ pub struct ClassJson {
     pub rate: Option<f64>,
     /// 95% Wilson interval of `rate`.
     pub ci95: Option<[f64; 2]>,
-    /// Only when `runs == 0`: the rate the clean runs rule out at 95% (the interval's upper end).
+    /// Only when `runs == 0`: the rate the clean runs rule out at 95%, one-sided (the rule of
+    /// three, 3/n, as the table prints it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rules_out: Option<f64>,
 }

@@ -33,13 +33,11 @@ pub fn algorithm_chart_data(a: &AlgorithmJson) -> AlgorithmChartData {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use locksim_reports::rules_out_text;
+    use locksim_reports::{rules_out_text, ClassCount};
 
+    /// A class as the results JSON records it (the same constructor `sim run --json` uses).
     fn class(runs: u64, n: u64) -> ClassJson {
-        let rate = runs as f64 / n as f64;
-        let (lo, hi) = locksim_reports::wilson95(runs, n).unwrap();
-        let rules_out = (runs == 0).then(|| locksim_reports::rules_out(n).unwrap());
-        ClassJson { runs, events: runs, rate: Some(rate), ci95: Some([lo, hi]), rules_out }
+        ClassJson::new(ClassCount { runs, events: runs }, n)
     }
 
     /// The chart's outline for a clean class is the bound the table prints (3/n), not the
