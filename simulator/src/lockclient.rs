@@ -1,12 +1,10 @@
 //! The one lock-client interface every model's client library implements. The shared workload
-//! driver ([`crate::workload`]) calls it; the library answers with [`LockEvent`]s. Library timer
-//! tags must stay below [`LIBRARY_TAG_LIMIT`]; the driver uses the tags above.
+//! driver ([`crate::workload`]) calls it; the library answers with [`LockEvent`]s. The library
+//! speaks its model's [`Protocol`]: it receives the model's messages and its own typed timers;
+//! the driver's timers and the resource's replies never reach it.
 
 use crate::history::{FailReason, LockKey, LockMode};
-use crate::process::{Ctx, Msg, NodeId};
-
-/// Timer tags at or above this belong to the workload driver.
-pub const LIBRARY_TAG_LIMIT: u64 = 1 << 62;
+use crate::process::{Crash, Ctx, NodeId, Protocol, TimerId};
 
 /// What the library tells the application.
 #[derive(Clone, Debug, PartialEq)]
@@ -31,25 +29,25 @@ pub enum LockEvent {
 pub type LockEvents = Vec<LockEvent>;
 
 /// A model's client library: the state machine behind `lock()` / `unlock()`.
-pub trait LockClient: Send {
+pub trait LockClient<P: Protocol>: Send {
     /// The client node starts (connect, open a session).
-    fn on_start(&mut self, ctx: &mut Ctx, out: &mut LockEvents);
+    fn on_start(&mut self, ctx: &mut Ctx<P>, out: &mut LockEvents);
     /// Acquire `key` in `mode`. Answer later with `Granted` or `Failed`. A reentrant library that
     /// already holds `key` grants again at once (nested); others are never asked that.
-    fn acquire(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey, mode: LockMode);
+    fn acquire(&mut self, ctx: &mut Ctx<P>, out: &mut LockEvents, key: LockKey, mode: LockMode);
     /// Release `key` (once per grant, nested grants included). Answer with `Released`.
-    fn release(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey);
+    fn release(&mut self, ctx: &mut Ctx<P>, out: &mut LockEvents, key: LockKey);
     /// Give up a pending acquisition (the workload's `acquire_timeout_ms` ran out): stop waiting
     /// and clean up whatever the request left on the servers. No event is expected in answer.
-    fn cancel(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey);
+    fn cancel(&mut self, ctx: &mut Ctx<P>, out: &mut LockEvents, key: LockKey);
     /// A message from the lock service.
-    fn on_message(&mut self, ctx: &mut Ctx, out: &mut LockEvents, from: NodeId, msg: Msg);
-    /// A library timer fired (`tag` < [`LIBRARY_TAG_LIMIT`]).
-    fn on_timer(&mut self, ctx: &mut Ctx, out: &mut LockEvents, tag: u64);
+    fn on_message(&mut self, ctx: &mut Ctx<P>, out: &mut LockEvents, from: NodeId, msg: P::Msg);
+    /// A timer the library set fired.
+    fn on_timer(&mut self, ctx: &mut Ctx<P>, out: &mut LockEvents, timer: TimerId, tag: P::Timer);
     /// The client node crashed: drop all volatile state (a client library keeps nothing durable).
-    fn on_crash(&mut self);
+    fn on_crash(&mut self, crash: &Crash);
     /// The client node restarts.
-    fn on_restart(&mut self, ctx: &mut Ctx, out: &mut LockEvents) {
+    fn on_restart(&mut self, ctx: &mut Ctx<P>, out: &mut LockEvents) {
         self.on_start(ctx, out)
     }
     /// Whether re-acquiring a held lock nests (Redisson, the db row with a count). Non-reentrant

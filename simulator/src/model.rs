@@ -1,14 +1,19 @@
-//! What a lock model is to the engine: a name, a parameter schema with the real systems'
-//! defaults, validation, and a builder that makes the cluster's processes. The registry that maps
-//! names to models lives in `locksim-algorithms`.
+//! What a lock model is: a name, a parameter schema with the real systems' defaults, validation,
+//! its node names, and a builder that makes the cluster's typed processes ([`Model`]); and the
+//! same model with its protocol types erased ([`DynModel`]), which is what a parsed row carries
+//! and what runs a seed. The registry that maps names to models lives in `locksim-algorithms`.
 
 use std::collections::BTreeMap;
+use std::fmt;
 
 use serde::Serialize;
 
+use crate::directory::NodeKind;
 use crate::dist::Dist;
 use crate::lockclient::LockClient;
-use crate::process::Process;
+use crate::outcome::{RunOptions, SeedOutcome};
+use crate::process::{Process, Protocol};
+use crate::setup::Setup;
 
 /// The type and range of one model parameter.
 #[derive(Clone, Debug)]
@@ -134,12 +139,16 @@ pub struct ClusterSpec {
 }
 
 /// A model's nodes, before the engine adds the clients' workload drivers and the resource.
-pub struct Cluster {
-    /// Servers (`server-i`), sentinels (`sentinel-i`) and any other service nodes, by name, in
-    /// the order the engine should create them. Names must be unique.
-    pub services: Vec<(String, crate::process::NodeKind, Box<dyn Process>)>,
+pub struct Cluster<P: Protocol> {
+    /// The service nodes' processes, in the order (and number) of [`Model::services`].
+    pub services: Vec<Box<dyn Process<P>>>,
     /// One client library per client, `client-0 …`.
-    pub clients: Vec<Box<dyn LockClient>>,
+    pub clients: Vec<Box<dyn LockClient<P>>>,
+}
+
+/// How a model's links and leadership behave.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Topology {
     /// Message links that behave as TCP connections (FIFO: a later message never overtakes an
     /// earlier one on the same directed pair). `true` makes every link ordered.
     pub ordered_links: bool,
@@ -166,9 +175,12 @@ pub struct WorkloadFacts {
     pub clients: usize,
 }
 
-/// A lock model.
-pub trait Model: Send + Sync {
-    /// `db`, `redis`, `redlock`, `zookeeper` or `etcd`.
+/// A lock model, typed by its protocol. A model author implements this; the registry erases it
+/// to a [`DynModel`] (every `Model` is one).
+pub trait Model: Send + Sync + 'static {
+    /// The model's message and timer types.
+    type Protocol: Protocol;
+    /// `db`, `redis`, `redlock`, `zookeeper`, `etcd`, `kubernetes`.
     fn name(&self) -> &'static str;
     /// One line for `sim list`.
     fn summary(&self) -> &'static str;
@@ -194,6 +206,45 @@ pub trait Model: Send + Sync {
         let _ = params;
         false
     }
+    /// The service nodes (`server-i`, `sentinel-i`, …) with their kinds, in the order `build`
+    /// returns their processes. Builds nothing: the parser asks it to check the names a scenario
+    /// uses. Names must be unique.
+    fn services(&self, params: &Params) -> Vec<(String, NodeKind)>;
+    /// Whether links are ordered and whether the model has a leader.
+    fn topology(&self, params: &Params) -> Topology;
     /// Builds the cluster.
-    fn build(&self, params: &Params, spec: &ClusterSpec) -> Cluster;
+    fn build(&self, params: &Params, spec: &ClusterSpec) -> Cluster<Self::Protocol>;
+}
+
+/// A model with its protocol types erased: what the registry lists, a parsed row carries, and
+/// what runs one seed (monomorphised for the model's own message and timer types).
+pub trait DynModel: Send + Sync {
+    fn name(&self) -> &'static str;
+    fn summary(&self) -> &'static str;
+    fn params(&self) -> &'static [ParamSpec];
+    fn validate(&self, params: &Params, workload: &WorkloadFacts) -> Vec<ParamProblem>;
+    fn limitations(&self, params: &Params, workload: &WorkloadFacts) -> Vec<String>;
+    fn fenced(&self, params: &Params) -> bool;
+    fn shared_locks(&self, params: &Params) -> bool;
+    fn services(&self, params: &Params) -> Vec<(String, NodeKind)>;
+    /// Runs one seed of this model with `params` through `setup`. Panics inside the model
+    /// propagate: [`crate::batch::run_seed_caught`] is the one place that catches them.
+    fn run_seed(&self, setup: &Setup, params: &Params, seed: u64, opts: &RunOptions) -> SeedOutcome;
+}
+
+/// A registered model, as a parsed row holds it.
+#[derive(Clone, Copy)]
+pub struct ModelRef(pub &'static dyn DynModel);
+
+impl std::ops::Deref for ModelRef {
+    type Target = dyn DynModel;
+    fn deref(&self) -> &Self::Target {
+        self.0
+    }
+}
+
+impl fmt::Debug for ModelRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0.name())
+    }
 }

@@ -5,7 +5,7 @@
 use rand::Rng;
 
 use crate::rng::ChaCha8Rng;
-use crate::scenario::FaultSpec;
+use crate::setup::FaultSpec;
 use crate::time::{ms_to_ns, Nanos};
 
 /// Recurring faults stop after this many occurrences (a guard against `every_ms` far below the run).

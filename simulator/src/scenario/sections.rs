@@ -2,7 +2,7 @@
 
 use crate::dist::Dist;
 use crate::scenario::nodes::{selector, Mentions};
-use crate::scenario::selector::Selector;
+use crate::setup::Selector;
 use crate::scenario::types::{ClockSpec, LinkSpec, NetworkSpec, WorkloadSpec};
 use crate::scenario::values::{dist, fraction, int_in, ppm, time};
 use crate::scenario::walk::{Node, Res, Source, Tab};

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::process::NodeKind;
+use crate::directory::NodeKind;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Selector {
