@@ -241,7 +241,7 @@ impl ResultsJson {
         expectations: Vec<ExpectationResult>,
     ) -> Self {
         let file = scenario.file.display().to_string();
-        let mut json = Self::new(&scenario.name, &file, scenario.duration_ms, seeds, totals, expectations);
+        let mut json = Self::new(&scenario.name, &file, scenario.setup.duration_ms, seeds, totals, expectations);
         json.description = scenario.description.clone();
         json
     }

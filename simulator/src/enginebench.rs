@@ -7,9 +7,9 @@
 use rand::Rng;
 
 use crate::clock::NodeClock;
+use crate::directory::Directory;
 use crate::dist::Dist;
 use crate::engine::network::{LinkParams, Network};
-use crate::directory::Directory;
 use crate::engine::{Behaviour, Node, World, WorldConfig};
 use crate::process::{Crash, Ctx, NodeId, NodeKind, Process, Protocol, TimerId};
 use crate::rng::stream;
@@ -141,7 +141,11 @@ pub fn run_engine_workload(seed: u64, simulated_s: u64) -> EngineRun {
     let mut nodes = Vec::new();
     for i in 0..SERVERS {
         let name = format!("server-{i}");
-        nodes.push(Node::new(Behaviour::Service(Box::new(Server { holder: None })), NodeClock::new(0.0, 0), stream(seed, &name, "model")));
+        nodes.push(Node::new(
+            Behaviour::Service(Box::new(Server { holder: None })),
+            NodeClock::new(0.0, 0),
+            stream(seed, &name, "model"),
+        ));
         names.push((name, NodeKind::Server));
     }
     for i in 0..CLIENTS {

@@ -83,6 +83,11 @@ pub trait Process<P: Protocol>: Send {
     fn leadership(&self) -> Option<u64> {
         None
     }
+    /// For a service that stands in for a client (an engine-only harness): the `holder` /
+    /// `waiter` selectors read it. Real clients are the workload driver's, which knows this itself.
+    fn client_state(&self) -> ClientState {
+        ClientState::Idle
+    }
 }
 
 /// Something a handler asked for; applied by the engine after the handler returns, in order.

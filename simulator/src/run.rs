@@ -205,4 +205,3 @@ impl<M: Model> DynModel for M {
         crate::run::run_typed(self, setup, params, seed, opts)
     }
 }
-

@@ -42,7 +42,14 @@ impl<T: Clone> TimerSlab<T> {
         let slot = match self.free.pop() {
             Some(s) => s,
             None => {
-                self.slots.push(Slot { generation: 0, node, live: false, deadline_mono_ns: 0, due_true_ns: 0, tag: None });
+                self.slots.push(Slot {
+                    generation: 0,
+                    node,
+                    live: false,
+                    deadline_mono_ns: 0,
+                    due_true_ns: 0,
+                    tag: None,
+                });
                 (self.slots.len() - 1) as u32
             }
         };

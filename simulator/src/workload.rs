@@ -15,8 +15,8 @@ use crate::lockclient::{LockClient, LockEvent, LockEvents};
 use crate::process::{ClientState, Crash, Ctx, NodeId, Protocol, TimerId};
 use crate::rng::ChaCha8Rng;
 use crate::time::Nanos;
-use crate::wire::{DriverTimer, Tag, Wire};
 pub use crate::wire::ResourceMsg;
+use crate::wire::{DriverTimer, Tag, Wire};
 
 /// How long a critical section waits for the resource to answer a read or a write before it
 /// gives up on that step (a lost message must not stall the client forever).

@@ -1,25 +1,25 @@
-//! The scenario parser against the contract (shared/spec/scenario-format.md): the spec's own
+//! The scenario parser against the contract (docs/scenario-format.md): the format's own
 //! example with every default, every section and fault kind, and one test per class of error,
 //! each checking that the message names the file, line:column, key and what was expected.
 //! Fake models stand in for the real ones so these tests pin the parser alone.
 
 use locksim_simulator::dist::Dist;
 use locksim_simulator::model::{
-    Cluster, ClusterSpec, Model, ParamKind, ParamProblem, ParamSpec, ParamValue, Params, WorkloadFacts,
+    Cluster, ClusterSpec, DynModel, Model, ParamKind, ParamProblem, ParamSpec, ParamValue, Params, Topology,
+    WorkloadFacts,
 };
-use locksim_simulator::process::{Ctx, Msg, NodeId, NodeKind, Process, TimerId};
+use locksim_simulator::process::{NodeKind, Protocol};
 use locksim_simulator::scenario::{
     load_file, parse_str, CompareOp, ExpectOp, FaultKind, Scenario, ScenarioError, Selector,
 };
 
 // ---------------------------------------------------------------- fake models
 
-struct Idle;
-impl Process for Idle {
-    fn on_start(&mut self, _: &mut Ctx) {}
-    fn on_message(&mut self, _: &mut Ctx, _: NodeId, _: Msg) {}
-    fn on_timer(&mut self, _: &mut Ctx, _: TimerId, _: u64) {}
-    fn on_crash(&mut self) {}
+/// The fakes' protocol: they are never run, only parsed against.
+struct NoWire;
+impl Protocol for NoWire {
+    type Msg = ();
+    type Timer = ();
 }
 
 const ANY_MS: ParamKind = ParamKind::Dist { min: 0.0, max: 1e9 };
@@ -74,6 +74,7 @@ struct Fake {
 }
 
 impl Model for Fake {
+    type Protocol = NoWire;
     fn name(&self) -> &'static str {
         self.name
     }
@@ -97,7 +98,7 @@ impl Model for Fake {
     fn shared_locks(&self, _: &Params) -> bool {
         self.name != "redlock"
     }
-    fn build(&self, p: &Params, _: &ClusterSpec) -> Cluster {
+    fn services(&self, p: &Params) -> Vec<(String, NodeKind)> {
         let (servers, sentinels) = match self.name {
             "redis" => {
                 let r = p.int("replicas") as usize;
@@ -107,25 +108,32 @@ impl Model for Fake {
             "db" => (1, 0),
             _ => (p.int("servers") as usize, 0),
         };
-        let mut services: Vec<(String, NodeKind, Box<dyn Process>)> = Vec::new();
+        let mut services: Vec<(String, NodeKind)> = Vec::new();
         for i in 0..servers {
-            services.push((format!("server-{i}"), NodeKind::Server, Box::new(Idle)));
+            services.push((format!("server-{i}"), NodeKind::Server));
         }
         for i in 0..sentinels {
-            services.push((format!("sentinel-{i}"), NodeKind::Sentinel, Box::new(Idle)));
+            services.push((format!("sentinel-{i}"), NodeKind::Sentinel));
         }
-        Cluster { services, clients: Vec::new(), ordered_links: false, leaderless: self.name == "redlock" }
+        services
+    }
+    fn topology(&self, _: &Params) -> Topology {
+        Topology { ordered_links: false, leaderless: self.name == "redlock" }
+    }
+    fn build(&self, _: &Params, _: &ClusterSpec) -> Cluster<NoWire> {
+        unreachable!("the parser builds nothing")
     }
 }
 
-/// A model still being written: its build panics, so node checks skip it.
-struct Unbuilt;
-impl Model for Unbuilt {
+/// A model with no service nodes at all (everything it has is its clients).
+struct Serverless;
+impl Model for Serverless {
+    type Protocol = NoWire;
     fn name(&self) -> &'static str {
-        "unbuilt"
+        "serverless"
     }
     fn summary(&self) -> &'static str {
-        "panics"
+        "clients only"
     }
     fn params(&self) -> &'static [ParamSpec] {
         &[]
@@ -133,8 +141,14 @@ impl Model for Unbuilt {
     fn fenced(&self, _: &Params) -> bool {
         false
     }
-    fn build(&self, _: &Params, _: &ClusterSpec) -> Cluster {
-        panic!("not written yet")
+    fn services(&self, _: &Params) -> Vec<(String, NodeKind)> {
+        Vec::new()
+    }
+    fn topology(&self, _: &Params) -> Topology {
+        Topology { ordered_links: false, leaderless: false }
+    }
+    fn build(&self, _: &Params, _: &ClusterSpec) -> Cluster<NoWire> {
+        unreachable!("the parser builds nothing")
     }
 }
 
@@ -146,9 +160,9 @@ static FAKES: [Fake; 5] = [
     Fake { name: "etcd", params: CONSENSUS },
 ];
 
-fn models() -> Vec<&'static dyn Model> {
-    let mut v: Vec<&'static dyn Model> = FAKES.iter().map(|m| m as &dyn Model).collect();
-    v.push(&Unbuilt);
+fn models() -> Vec<&'static dyn DynModel> {
+    let mut v: Vec<&'static dyn DynModel> = FAKES.iter().map(|m| m as &dyn DynModel).collect();
+    v.push(&Serverless);
     v
 }
 
@@ -247,7 +261,7 @@ fn the_spec_example_parses_with_every_default_right() {
     assert_eq!(s.name, "failover");
     assert_eq!(s.description, "The primary or leader crashes while clients hold the lock.");
     assert_eq!(s.file.to_str(), Some("test.toml"));
-    assert_eq!(s.duration_ms, 60_000.0);
+    assert_eq!(s.setup.duration_ms, 60_000.0);
     assert_eq!(s.seeds, 1000);
 
     let labels: Vec<&str> = s.runs.iter().map(|r| r.label.as_str()).collect();
@@ -265,16 +279,16 @@ fn the_spec_example_parses_with_every_default_right() {
     assert_eq!(db.str("mode"), "table");
     assert!(db.bool("reentrant"));
     let variant = &s.runs[5];
-    assert_eq!(variant.model, "redis");
+    assert_eq!(variant.model.name(), "redis");
     assert_eq!(variant.params.int("replicas"), 1);
     assert!(variant.params.bool("replica_ack"));
     assert_eq!(s.runs[2].params.int("masters"), 5);
 
-    assert_eq!(s.network.latency_ms, Dist::LogNormal { median: 0.25, p99: 1.0 });
-    assert_eq!((s.network.loss, s.network.duplicate), (0.0, 0.0));
-    assert!(s.network.links.is_empty());
+    assert_eq!(s.setup.network.latency_ms, Dist::LogNormal { median: 0.25, p99: 1.0 });
+    assert_eq!((s.setup.network.loss, s.setup.network.duplicate), (0.0, 0.0));
+    assert!(s.setup.network.links.is_empty());
 
-    let w = &s.workload;
+    let w = &s.setup.workload;
     assert_eq!((w.clients, w.locks), (10, 1));
     assert_eq!(w.hold_ms, Dist::Uniform(5.0, 50.0));
     assert_eq!(w.think_ms, Dist::Uniform(0.0, 20.0));
@@ -282,11 +296,11 @@ fn the_spec_example_parses_with_every_default_right() {
     assert_eq!((w.read_fraction, w.reentry, w.resource), (0.0, 0.0, true));
     assert_eq!(w.acquisitions_per_client, None);
 
-    assert_eq!(s.clocks.drift_ppm, Dist::Const(0.0));
-    assert_eq!(s.clocks.offset_ms, Dist::Const(0.0));
+    assert_eq!(s.setup.clocks.drift_ppm, Dist::Const(0.0));
+    assert_eq!(s.setup.clocks.offset_ms, Dist::Const(0.0));
 
-    assert_eq!(s.faults.len(), 1);
-    let f = &s.faults[0];
+    assert_eq!(s.setup.faults.len(), 1);
+    let f = &s.setup.faults[0];
     assert_eq!(f.kind, FaultKind::Crash);
     assert_eq!(f.targets, vec![Selector::Leader]);
     assert_eq!(f.at_ms, Dist::Uniform(5000.0, 30000.0));
@@ -302,8 +316,8 @@ fn the_spec_example_parses_with_every_default_right() {
 #[test]
 fn top_level_defaults() {
     let s = ok("name = \"t\"\nduration_ms = 0.5\nalgorithms = [\"db\"]\n");
-    assert_eq!((s.description.as_str(), s.seeds, s.duration_ms), ("", 100, 0.5));
-    assert!(s.faults.is_empty() && s.expect.is_empty());
+    assert_eq!((s.description.as_str(), s.seeds, s.setup.duration_ms), ("", 100, 0.5));
+    assert!(s.setup.faults.is_empty() && s.expect.is_empty());
 }
 
 #[test]
@@ -401,25 +415,25 @@ token_regressions = "some"
     assert_eq!(redis.dist("ttl_ms"), Dist::LogNormal { median: 100.0, p99: 500.0 });
     assert_eq!(redis.str("unlock"), "del");
     assert_eq!(s.runs[1].params.dist("poll_ms"), Dist::Exponential(50.0));
-    assert_eq!(s.network.latency_ms, Dist::Normal { mean: 1.0, sd: 0.5 });
-    assert_eq!(s.network.links.len(), 2);
-    let l = &s.network.links[0];
+    assert_eq!(s.setup.network.latency_ms, Dist::Normal { mean: 1.0, sd: 0.5 });
+    assert_eq!(s.setup.network.links.len(), 2);
+    let l = &s.setup.network.links[0];
     assert_eq!(
         (l.from.clone(), l.to.clone(), l.one_way),
         (Selector::AllOf(NodeKind::Client), Selector::Named("server-0".into()), true)
     );
     assert_eq!(l.latency_ms, Some(Dist::Choice(vec![1.0, 2.0, 3.5])));
-    assert_eq!((s.network.links[1].loss, s.network.links[1].latency_ms.clone()), (Some(0.5), None));
-    let w = &s.workload;
+    assert_eq!((s.setup.network.links[1].loss, s.setup.network.links[1].latency_ms.clone()), (Some(0.5), None));
+    let w = &s.setup.workload;
     assert_eq!((w.clients, w.locks, w.resource, w.acquisitions_per_client), (3, 4, false, Some(1)));
     assert_eq!(w.acquire_timeout_ms, Some(Dist::Const(5000.0)));
-    assert_eq!(s.clocks.drift_ppm, Dist::Uniform(-200.0, 200.0));
-    let kinds: Vec<&str> = s.faults.iter().map(|f| f.kind.name()).collect();
+    assert_eq!(s.setup.clocks.drift_ppm, Dist::Uniform(-200.0, 200.0));
+    let kinds: Vec<&str> = s.setup.faults.iter().map(|f| f.kind.name()).collect();
     assert_eq!(kinds, ["pause", "partition", "isolate", "clock_jump", "clock_drift", "slow", "loss"]);
-    assert_eq!(s.faults[0].targets, vec![Selector::Holder, Selector::Named("client-2".into())]);
-    assert_eq!(s.faults[0].probability, 0.5);
-    assert_eq!(s.faults[0].every_ms, Some(Dist::Exponential(1000.0)));
-    match &s.faults[1].kind {
+    assert_eq!(s.setup.faults[0].targets, vec![Selector::Holder, Selector::Named("client-2".into())]);
+    assert_eq!(s.setup.faults[0].probability, 0.5);
+    assert_eq!(s.setup.faults[0].every_ms, Some(Dist::Exponential(1000.0)));
+    match &s.setup.faults[1].kind {
         FaultKind::Partition { groups, one_way } => {
             assert!(*one_way);
             assert_eq!(groups.len(), 3);
@@ -427,9 +441,9 @@ token_regressions = "some"
         }
         other => panic!("{other:?}"),
     }
-    assert!(s.faults[1].targets.is_empty());
-    assert_eq!(s.faults[3].kind, FaultKind::ClockJump { by_ms: Dist::Const(-5000.0) });
-    assert_eq!(s.faults[6].kind, FaultKind::Loss { rate: 1.0 });
+    assert!(s.setup.faults[1].targets.is_empty());
+    assert_eq!(s.setup.faults[3].kind, FaultKind::ClockJump { by_ms: Dist::Const(-5000.0) });
+    assert_eq!(s.setup.faults[6].kind, FaultKind::Loss { rate: 1.0 });
     let ops: Vec<ExpectOp> = s.expect.iter().map(|e| e.op.clone()).collect();
     assert_eq!(
         ops,
@@ -457,15 +471,19 @@ fn inline_tables_and_arrays_work_like_headers() {
     let s = ok(&with(
         "faults = [{ kind = \"crash\", target = \"server-0\", at_ms = 5 }]\nvariants = [{ name = \"v\", model = \"db\" }]\n",
     ));
-    assert_eq!(s.faults.len(), 1);
+    assert_eq!(s.setup.faults.len(), 1);
     assert_eq!(s.runs.len(), 3);
 }
 
 #[test]
-fn a_model_whose_build_panics_is_not_node_checked() {
-    let text = "name = \"t\"\nduration_ms = 1\nalgorithms = [\"unbuilt\"]\n\
-                [[faults]]\nkind = \"crash\"\ntarget = \"server-7\"\nat_ms = 1\n";
-    assert_eq!(ok(text).faults[0].targets, vec![Selector::Named("server-7".into())]);
+fn node_names_come_from_the_models_declaration_without_building_it() {
+    // `Serverless::build` would panic: the check reads `services()` only.
+    let text = "name = \"t\"\nduration_ms = 1\nalgorithms = [\"serverless\"]\n\
+                [[faults]]\nkind = \"crash\"\ntarget = \"client-0\"\nat_ms = 1\n";
+    assert_eq!(ok(text).setup.faults[0].targets, vec![Selector::Named("client-0".into())]);
+    let text = text.replace("client-0", "server-7");
+    let e = parse(&text).unwrap_err().to_string();
+    assert!(e.contains("`server-7` is not a node of algorithm serverless"), "{e}");
 }
 
 // ---------------------------------------------------------------- one test per error class
@@ -575,7 +593,7 @@ fn read_fraction_on_a_model_without_shared_locks() {
         &["`redlock` (redlock)", "no shared (read) locks", "sim list redlock"],
     );
     let shared_only = "name = \"t\"\nduration_ms = 1000\nalgorithms = [\"redis\"]\n[workload]\nread_fraction = 0.5\n";
-    assert_eq!(ok(shared_only).workload.read_fraction, 0.5);
+    assert_eq!(ok(shared_only).setup.workload.read_fraction, 0.5);
 }
 
 /// A link override holds for the whole run, so a role that names different nodes over time is

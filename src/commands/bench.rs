@@ -123,7 +123,7 @@ pub fn bench(cmd: BenchCommand) -> Result<i32, CliError> {
                 "{}: {} seeds of {} simulated s each, best of {repeat}",
                 file.display(),
                 seeds,
-                scenario.duration_ms / 1000.0
+                scenario.setup.duration_ms / 1000.0
             );
             println!(
                 "{:<16} {:>14} {:>14} {:>14} {:>8}",
@@ -134,20 +134,19 @@ pub fn bench(cmd: BenchCommand) -> Result<i32, CliError> {
                 "speedup"
             );
             for run in &scenario.runs {
-                let model = locksim_algorithms::find(&run.model).expect("registered");
                 let mut per_threads = Vec::new();
                 for threads in [1, all] {
                     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
                     let best = (0..repeat)
                         .map(|_| {
                             let start = Instant::now();
-                            run_seeds(&pool, &scenario, run, model, 0..seeds, &stop, |_| {});
+                            run_seeds(&pool, &scenario, run, 0..seeds, &stop, |_| {});
                             start.elapsed().as_secs_f64()
                         })
                         .fold(f64::INFINITY, f64::min);
                     per_threads.push(seeds as f64 / best);
                 }
-                let sim_per_wall = per_threads[0] * scenario.duration_ms / 1000.0;
+                let sim_per_wall = per_threads[0] * scenario.setup.duration_ms / 1000.0;
                 println!(
                     "{:<16} {:>14.0} {:>14.2} {:>14.2} {:>8.2}",
                     run.label,
@@ -189,7 +188,7 @@ pub fn bench(cmd: BenchCommand) -> Result<i32, CliError> {
                 "{}: {} algorithms, {} simulated s per seed, {} threads",
                 file.display(),
                 runs.len(),
-                scenario.duration_ms / 1000.0,
+                scenario.setup.duration_ms / 1000.0,
                 pool.current_num_threads()
             );
             println!("{:>8} {:>12} {:>14}", "seeds", "seed-runs", "peak RSS MB");

@@ -5,13 +5,12 @@
 use std::collections::BTreeMap;
 
 use locksim_charts::{FaultWindow, Hold, Lane, Span, TimelineChart, TimelinePanel};
+use locksim_simulator::batch::run_seed;
 use locksim_simulator::history::{History, HistoryEvent, LockKey, LockMode};
 use locksim_simulator::process::NodeId;
-use locksim_simulator::run::{run_seed, RunOptions};
+use locksim_simulator::run::RunOptions;
 use locksim_simulator::scenario::Scenario;
 use locksim_simulator::time::{ns_to_ms, Nanos};
-
-use crate::runner::model_of;
 
 /// One hold of a key, as the overlap search needs it.
 struct KeyHold {
@@ -137,10 +136,7 @@ pub fn timeline_chart(scenario: &Scenario, labels: &[String], seed: u64) -> Time
     let mut panels = Vec::new();
     for label in labels {
         let Some(run) = scenario.runs.iter().find(|r| &r.label == label) else { continue };
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            run_seed(scenario, run, model_of(run), seed, &RunOptions::default())
-        }));
-        match outcome {
+        match run_seed(scenario, run, seed, &RunOptions::default()) {
             Ok(o) => panels.push(panel(label, seed, &o.history)),
             Err(_) => panels.push(TimelinePanel {
                 label: format!("{label} (seed {seed} panicked)"),
@@ -151,7 +147,7 @@ pub fn timeline_chart(scenario: &Scenario, labels: &[String], seed: u64) -> Time
     }
     TimelineChart {
         title: format!("{}: seed {seed}, one panel per algorithm", scenario.name),
-        duration_ms: scenario.duration_ms,
+        duration_ms: scenario.setup.duration_ms,
         panels,
     }
 }

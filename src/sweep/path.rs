@@ -12,7 +12,7 @@
 //! the original file and the `--param` (the generated text's line numbers would mislead), with
 //! its array indexes (which count blocks from 1) turned back into the 0-based indexes of key paths.
 
-use locksim_simulator::model::Model;
+use locksim_simulator::model::DynModel;
 use locksim_simulator::scenario::{parse_str, Scenario, ScenarioError};
 use toml_edit::{DocumentMut, InlineTable, Item, Table, Value};
 
@@ -194,7 +194,7 @@ pub fn point_scenario(
     base: &DocumentMut,
     params: &[SweepParam],
     values: &[SweepValue],
-    models: &[&dyn Model],
+    models: &[&'static dyn DynModel],
 ) -> Result<(Scenario, String), String> {
     let mut doc = base.clone();
     for (p, v) in params.iter().zip(values) {

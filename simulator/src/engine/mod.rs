@@ -112,7 +112,8 @@ impl<P: Protocol> Behaviour<P> {
     fn client_state(&self) -> ClientState {
         match self {
             Behaviour::Client(c) => c.client_state(),
-            _ => ClientState::Idle,
+            Behaviour::Service(p) => p.client_state(),
+            Behaviour::Resource(_) => ClientState::Idle,
         }
     }
 }
@@ -607,7 +608,11 @@ impl<P: Protocol> World<P> {
         let cleared = self.timers.clear_node(node);
         self.note_dead_timers(cleared);
         let clock = &self.nodes[node].clock;
-        let crash = Crash { kind: CrashKind::Machine, mono_ns: clock.mono_ns(self.now_ns), wall_ns: clock.wall_ns(self.now_ns) };
+        let crash = Crash {
+            kind: CrashKind::Machine,
+            mono_ns: clock.mono_ns(self.now_ns),
+            wall_ns: clock.wall_ns(self.now_ns),
+        };
         self.nodes[node].behaviour.on_crash(&crash);
         if self.dir.kind_of(node) == NodeKind::Client {
             self.record(node, HistoryEvent::ClientCrashed);

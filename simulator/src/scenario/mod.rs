@@ -24,7 +24,7 @@ pub mod types;
 mod values;
 mod walk;
 
+pub use crate::setup::selector::{self, Selector};
 pub use error::ScenarioError;
 pub use parse::{load_file, load_file_with_text, parse_str};
-pub use crate::setup::selector::{self, Selector};
 pub use types::*;

@@ -8,8 +8,8 @@ use std::ops::Range;
 
 use crate::directory::NodeKind;
 use crate::scenario::runs::Run;
-use crate::setup::{Selector, SELECTOR_FORMS};
 use crate::scenario::walk::{quote, Node, Res, Source};
+use crate::setup::{Selector, SELECTOR_FORMS};
 
 /// Where a selector was written.
 pub(crate) struct Place {

@@ -137,7 +137,10 @@ pub fn parse_str(file: &str, text: &str, models: &[&'static dyn DynModel]) -> Re
                 format!(
                     "`{}` ({}) has no shared (read) locks with these parameters, so read_fraction must be 0 \
                      while it runs, not {}; `sim list {}` says which parameters give shared locks, if any",
-                    run.spec.label, run.spec.model.name(), workload.read_fraction, run.spec.model.name()
+                    run.spec.label,
+                    run.spec.model.name(),
+                    workload.read_fraction,
+                    run.spec.model.name()
                 ),
             ));
         }

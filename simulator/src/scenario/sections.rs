@@ -2,10 +2,10 @@
 
 use crate::dist::Dist;
 use crate::scenario::nodes::{selector, Mentions};
-use crate::setup::Selector;
 use crate::scenario::types::{ClockSpec, LinkSpec, NetworkSpec, WorkloadSpec};
 use crate::scenario::values::{dist, fraction, int_in, ppm, time};
 use crate::scenario::walk::{Node, Res, Source, Tab};
+use crate::setup::Selector;
 
 /// Upper bounds that keep a typo (`clients = 1000000000`) from building a cluster that would
 /// exhaust memory; far above any scenario this simulator is meant for.

@@ -111,4 +111,3 @@ pub struct FaultSpec {
     pub every_ms: Option<Dist>,
     pub probability: f64,
 }
-
