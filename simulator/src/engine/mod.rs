@@ -26,7 +26,7 @@ use crate::timers::TimerSlab;
 use crate::trace::{Trace, TraceEntry};
 use crate::wire::{Tag, Wire};
 use crate::workload::{ClientNode, ResourceNode};
-use network::{Network, Rule, Verdict};
+use network::{Cut, Loss, Network, Route, Slow};
 use queue::{EventKind, EventQueue};
 use schedule::Occurrence;
 
@@ -332,13 +332,13 @@ impl<P: Protocol> World<P> {
         self.messages += 1;
         let leave_ns = self.now_ns + after_ns;
         match self.network.route(from, to, leave_ns, &mut self.net_rng) {
-            Verdict::Drop(reason) => {
+            Route::Drop(reason) => {
                 if self.trace.is_some() {
                     let detail = format!("→ {} {:?} ({})", self.dir.name_of(to), msg, reason.as_str());
                     self.trace_at(Some(from), "drop", || detail);
                 }
             }
-            Verdict::Deliver { at_ns, duplicate_at_ns } => {
+            Route::Deliver { at_ns, duplicate_at_ns } => {
                 if self.trace.is_some() {
                     let detail = format!(
                         "→ {} {:?} (arrives {:.3} ms{})",
@@ -514,14 +514,14 @@ impl<P: Protocol> World<P> {
                         group_of[m] = Some(gi as u16);
                     }
                 }
-                self.network.add_rule(occ_idx, Rule::Cut { group_of, one_way: *one_way });
+                self.network.add_rule(occ_idx, Cut { group_of, one_way: *one_way });
             }
             FaultKind::Isolate => {
                 let mut group_of = vec![Some(1u16); n];
                 for &t in &targets {
                     group_of[t] = Some(0);
                 }
-                self.network.add_rule(occ_idx, Rule::Cut { group_of, one_way: false });
+                self.network.add_rule(occ_idx, Cut { group_of, one_way: false });
             }
             FaultKind::ClockJump { .. } => {
                 for &t in &targets {
@@ -537,12 +537,12 @@ impl<P: Protocol> World<P> {
             FaultKind::Slow { latency_ms } => {
                 let mut nodes = vec![false; n];
                 targets.iter().for_each(|&t| nodes[t] = true);
-                self.network.add_rule(occ_idx, Rule::Slow { nodes, extra_ms: latency_ms.clone() });
+                self.network.add_rule(occ_idx, Slow { nodes, extra_ms: latency_ms.clone() });
             }
             FaultKind::Loss { rate } => {
                 let mut nodes = vec![false; n];
                 targets.iter().for_each(|&t| nodes[t] = true);
-                self.network.add_rule(occ_idx, Rule::Loss { nodes, rate: *rate });
+                self.network.add_rule(occ_idx, Loss { nodes, rate: *rate });
             }
         }
         self.applied[occ_idx] = applied;
