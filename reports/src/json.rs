@@ -347,7 +347,7 @@ mod tests {
         redlock.add_panic(20, "index out of bounds");
         let exps = vec![Expectation {
             label: "redlock".into(),
-            metric: "overlap".into(),
+            metric: locksim_simulator::metric::Metric::Overlap,
             expected: "none".into(),
             op: ExpectOp::None,
         }];

@@ -14,6 +14,7 @@
 //! - [`process`]: the typed sans-IO interface (`Protocol`, `Process`) and the handler context `Ctx`
 //! - [`lockclient`]: the one lock-client interface every model's client library implements
 //! - [`setup`]: a resolved run's setting (network, workload, clocks, faults, selectors)
+//! - [`metric`]: the registry of metrics a user can name (`[expect]`, the JSON, the table)
 //! - [`checker`]: every metric of a run, from its history
 //! - [`outcome`]: what one seed is asked for and gives back
 //! - [`model`]: what a model is: typed `Model`, its erased `DynModel`, parameters
@@ -33,6 +34,7 @@ pub mod engine;
 pub mod enginebench;
 pub mod history;
 pub mod lockclient;
+pub mod metric;
 pub mod model;
 pub mod outcome;
 pub mod process;

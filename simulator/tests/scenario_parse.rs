@@ -309,7 +309,7 @@ fn the_spec_example_parses_with_every_default_right() {
 
     assert_eq!(s.expect.len(), 1);
     let e = &s.expect[0];
-    assert_eq!((e.label.as_str(), e.metric.as_str(), e.expected.as_str()), ("zookeeper", "overlap", "none"));
+    assert_eq!((e.label.as_str(), e.metric.name(), e.expected.as_str()), ("zookeeper", "overlap", "none"));
     assert_eq!(e.op, ExpectOp::None);
 }
 

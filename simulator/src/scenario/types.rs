@@ -34,26 +34,7 @@ pub struct RunSpec {
     pub params: Params,
 }
 
-/// The metrics an `[expect]` block may name.
-pub const EXPECT_METRICS: &[&str] = &[
-    "overlap",
-    "stale_unfenced",
-    "stale_fenced",
-    "lost_updates",
-    "token_regressions",
-    "acquisitions",
-    "failed_acquisitions",
-    "throughput_per_s",
-    "acquire_latency_ms_p50",
-    "acquire_latency_ms_p99",
-    "acquire_latency_ms_max",
-    "handoff_ms_p50",
-    "handoff_ms_p99",
-    "unavailable_ms",
-    "messages_per_acquisition",
-    "notifications_per_release",
-    "refused_attempts_per_s",
-];
+pub use crate::metric::Metric;
 
 /// What an expectation demands.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -108,8 +89,7 @@ impl CompareOp {
 pub struct Expectation {
     /// Algorithm or variant label.
     pub label: String,
-    /// One of [`EXPECT_METRICS`].
-    pub metric: String,
+    pub metric: Metric,
     /// As written (`"none"`, `"< 0.05"`).
     pub expected: String,
     pub op: ExpectOp,
