@@ -19,7 +19,7 @@ pub mod consensus;
 // pub mod db;
 // pub mod etcd;
 // pub mod redis;
-// pub mod redlock;
+pub mod redlock;
 mod smallmap;
 // pub mod zookeeper;
 
@@ -28,7 +28,9 @@ use locksim_simulator::model::DynModel;
 /// Every model this build has, in the order `sim list` shows them.
 pub fn registry() -> Vec<&'static dyn DynModel> {
     vec![
-        // PORTING: &db::DB, &redis::REDIS, &redlock::REDLOCK, &zookeeper::ZOOKEEPER, &etcd::ETCD
+        // PORTING: &db::DB, &redis::REDIS,
+        &redlock::REDLOCK,
+        // PORTING: &zookeeper::ZOOKEEPER, &etcd::ETCD
     ]
 }
 
