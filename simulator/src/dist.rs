@@ -99,9 +99,6 @@ impl Dist {
         }
     }
 
-    pub fn is_const(&self) -> bool {
-        matches!(self, Dist::Const(_))
-    }
 }
 
 /// A [`Dist`] prepared for many draws: its parameters (logarithms, reciprocals, ranges) worked out

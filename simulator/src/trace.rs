@@ -61,16 +61,6 @@ impl Trace {
         out
     }
 
-    /// JSON lines: one object per entry.
-    pub fn render_jsonl(&self) -> String {
-        let mut out = String::with_capacity(self.entries.len() * 120);
-        for e in &self.entries {
-            out.push_str(&serde_json::to_string(e).expect("trace entry serialises"));
-            out.push('\n');
-        }
-        out
-    }
-
     /// A hash of every entry (stable across platforms), for determinism checks.
     pub fn hash(&self) -> u64 {
         let mut h = 0u64;

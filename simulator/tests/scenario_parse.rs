@@ -491,7 +491,7 @@ fn node_names_come_from_the_models_declaration_without_building_it() {
 #[test]
 fn syntax_error() {
     let text = with("[[faults]]\nkind = \"crash\"\n[[faults]]\nat_ms = = 3\n");
-    fails(&text, &pos(&text, "= 3"), Some("faults.2.at_ms"), &["TOML syntax error: invalid string"]);
+    fails(&text, &pos(&text, "= 3"), Some("faults.1.at_ms"), &["TOML syntax error: invalid string"]);
     let text = with("[workload\nclients = 3\n");
     fails(&text, &pos(&text, "\nclients"), None, &["TOML syntax error: invalid table header; expected"]);
 }
@@ -544,7 +544,7 @@ fn empty_file() {
 fn missing_required_key() {
     fails("name = \"t\"\nalgorithms = [\"db\"]\n", "1:1", Some("duration_ms"), &["missing required key `duration_ms`"]);
     let text = with("[[faults]]\nkind = \"crash\"\ntarget = \"leader\"\n");
-    fails(&text, &pos(&text, "[[faults]]"), Some("faults.1.at_ms"), &["missing required key `at_ms`", "in `faults.1`"]);
+    fails(&text, &pos(&text, "[[faults]]"), Some("faults.0.at_ms"), &["missing required key `at_ms`", "in `faults.0`"]);
 }
 
 #[test]
@@ -575,7 +575,7 @@ fn negative_duration() {
     fails(
         &text,
         &pos(&text, "{ uniform = [-10"),
-        Some("faults.1.duration_ms"),
+        Some("faults.0.duration_ms"),
         &["expected a time in milliseconds that cannot go negative", "it can draw -10"],
     );
 }
@@ -601,7 +601,7 @@ fn read_fraction_on_a_model_without_shared_locks() {
 #[test]
 fn a_role_selector_in_a_link_is_refused() {
     let text = with("[[network.links]]\nfrom = \"holder\"\nto = \"*\"\nloss = 0.5\n");
-    fails(&text, &val(&text, "from = "), Some("network.links.1.from"), &["`holder`", "whole run", "[[faults]]"]);
+    fails(&text, &val(&text, "from = "), Some("network.links.0.from"), &["`holder`", "whole run", "[[faults]]"]);
 }
 
 #[test]
@@ -625,7 +625,7 @@ fn unknown_key_in_a_section() {
         &["unknown key `client`", "clients", "acquisitions_per_client"],
     );
     let text = with("[[network.links]]\nfrom = \"leader\"\nto = \"*\"\nlatency = 3\n");
-    fails(&text, &pos(&text, "latency ="), Some("network.links.1.latency"), &["unknown key `latency`", "latency_ms"]);
+    fails(&text, &pos(&text, "latency ="), Some("network.links.0.latency"), &["unknown key `latency`", "latency_ms"]);
 }
 
 #[test]
@@ -634,23 +634,23 @@ fn unknown_key_in_a_fault() {
     fails(
         &text,
         &pos(&text, "by_ms"),
-        Some("faults.1.by_ms"),
+        Some("faults.0.by_ms"),
         &[
             "`by_ms` belongs to `clock_jump` faults",
             "a `crash` fault takes: kind, target, at_ms, duration_ms, every_ms, probability",
         ],
     );
     let text = with("[[faults]]\nkind = \"crash\"\ntarget = \"leader\"\nat_ms = 1\nwhen = 5\n");
-    fails(&text, &pos(&text, "when"), Some("faults.1.when"), &["unknown key `when`", "a `crash` fault takes: kind"]);
+    fails(&text, &pos(&text, "when"), Some("faults.0.when"), &["unknown key `when`", "a `crash` fault takes: kind"]);
     let text = with(
         "[[faults]]\nkind = \"partition\"\ntarget = \"leader\"\nat_ms = 1\ngroups = [[\"server-0\"], [\"server-1\"]]\n",
     );
-    fails(&text, &pos(&text, "target"), Some("faults.1.target"), &["a partition fault takes no `target`", "`groups`"]);
+    fails(&text, &pos(&text, "target"), Some("faults.0.target"), &["a partition fault takes no `target`", "`groups`"]);
     let text = with("[[faults]]\nkind = \"crash\"\ntarget = \"*\"\nat_ms = 1\n[[faults]]\nkind = \"explode\"\n");
     fails(
         &text,
         &pos(&text, "\"explode\""),
-        Some("faults.2.kind"),
+        Some("faults.1.kind"),
         &["unknown fault kind \"explode\"", "crash, pause, partition"],
     );
 }
@@ -661,7 +661,7 @@ fn missing_fault_target() {
     fails(
         &text,
         &pos(&text, "[[faults]]"),
-        Some("faults.1.target"),
+        Some("faults.0.target"),
         &["missing required key `target`", "a selector or an array of selectors"],
     );
 }
@@ -672,7 +672,7 @@ fn unknown_selector() {
     fails(
         &text,
         &pos(&text, "\"node-1\""),
-        Some("faults.1.target.2"),
+        Some("faults.0.target.1"),
         &["unknown selector \"node-1\"", "client-*, server-*, sentinel-*, *, leader, follower, holder, waiter"],
     );
 }
@@ -684,14 +684,14 @@ fn named_node_missing_from_one_run() {
     fails(
         &text,
         &pos(&text, "\"server-3\""),
-        Some("faults.1.target"),
+        Some("faults.0.target"),
         &["`server-3` is not a node of algorithm redis", "server-0, client-0 … client-9, resource"],
     );
     let text = with("[workload]\nclients = 2\n[[network.links]]\nfrom = \"client-2\"\nto = \"*\"\n");
     fails(
         &text,
         &pos(&text, "\"client-2\""),
-        Some("network.links.1.from"),
+        Some("network.links.0.from"),
         &["`client-2` is not a node of algorithm redis", "client-0, client-1, resource"],
     );
 }
@@ -704,13 +704,13 @@ fn partition_group_naming_no_node() {
     fails(
         &text,
         &pos(&text, "[\"sentinel-*\""),
-        Some("faults.1.groups.2"),
-        &["group 2 names no node of algorithm redis", "[sentinel-*, server-7]"],
+        Some("faults.0.groups.1"),
+        &["group 1 names no node of algorithm redis", "[sentinel-*, server-7]"],
     );
     let text = with("[[faults]]\nkind = \"partition\"\nat_ms = 1\ngroups = [[\"server-0\"]]\n");
-    fails(&text, &pos(&text, "[[\"server-0\"]]"), Some("faults.1.groups"), &["at least 2 groups", "found 1 group(s)"]);
+    fails(&text, &pos(&text, "[[\"server-0\"]]"), Some("faults.0.groups"), &["at least 2 groups", "found 1 group(s)"]);
     let text = with("[[faults]]\nkind = \"partition\"\nat_ms = 1\ngroups = [[\"server-0\"], []]\n");
-    fails(&text, &pos(&text, "[]"), Some("faults.1.groups.2"), &["group 2 is empty"]);
+    fails(&text, &pos(&text, "[]"), Some("faults.0.groups.1"), &["group 1 is empty"]);
 }
 
 #[test]
@@ -730,7 +730,7 @@ fn parameter_of_another_model() {
     fails(
         &text,
         &pos(&text, "replicas"),
-        Some("variants.1.replicas"),
+        Some("variants.0.replicas"),
         &["unknown parameter `replicas` for model `db`", "(besides name, model)"],
     );
 }
@@ -782,13 +782,13 @@ fn unknown_model_name() {
     fails(
         text,
         &pos(text, "\"chubby\""),
-        Some("algorithms.2"),
+        Some("algorithms.1"),
         &["unknown model \"chubby\"", "known models: db, redis, redlock, zookeeper, etcd"],
     );
     let text = with("[models.chubby]\nx = 1\n");
     fails(&text, &pos(&text, "chubby"), Some("models.chubby"), &["unknown model `chubby`", "known models: db, redis"]);
     let text = with("[[variants]]\nname = \"v\"\nmodel = \"chubby\"\n");
-    fails(&text, &pos(&text, "\"chubby\""), Some("variants.1.model"), &["unknown model \"chubby\""]);
+    fails(&text, &pos(&text, "\"chubby\""), Some("variants.0.model"), &["unknown model \"chubby\""]);
 }
 
 #[test]
@@ -860,9 +860,9 @@ fn bad_fraction_and_recurrence() {
     let text = with("[network]\nloss = 1.5\n");
     fails(&text, &pos(&text, "1.5"), Some("network.loss"), &["expected a number in [0, 1]", "found 1.5"]);
     let text = with("[[faults]]\nkind = \"crash\"\ntarget = \"leader\"\nat_ms = 1\nevery_ms = 0\n");
-    fails(&text, &val(&text, "every_ms = "), Some("faults.1.every_ms"), &["an interval above 0"]);
+    fails(&text, &val(&text, "every_ms = "), Some("faults.0.every_ms"), &["an interval above 0"]);
     let text = with("[[faults]]\nkind = \"crash\"\ntarget = \"leader\"\nat_ms = 1\nprobability = 2\n");
-    fails(&text, &val(&text, "probability = "), Some("faults.1.probability"), &["[0, 1]"]);
+    fails(&text, &val(&text, "probability = "), Some("faults.0.probability"), &["[0, 1]"]);
 }
 
 #[test]
@@ -914,13 +914,13 @@ fn duplicate_variant_name() {
     fails(
         &text,
         &pos_nth(&text, "\"v\"", 1),
-        Some("variants.2.name"),
+        Some("variants.1.name"),
         &["variant name `v` is used twice", "first on line 5"],
     );
     let text = with("[[variants]]\nname = \"redis\"\nmodel = \"redis\"\n");
-    fails(&text, &pos(&text, "\"redis\"\nmodel"), Some("variants.1.name"), &["already the label of an algorithm"]);
+    fails(&text, &pos(&text, "\"redis\"\nmodel"), Some("variants.0.name"), &["already the label of an algorithm"]);
     let text = "name = \"t\"\nduration_ms = 1\nalgorithms = [\"db\", \"db\"]\n";
-    fails(text, &pos_nth(text, "\"db\"", 1), Some("algorithms.2"), &["listed twice"]);
+    fails(text, &pos_nth(text, "\"db\"", 1), Some("algorithms.1"), &["listed twice"]);
 }
 
 #[test]

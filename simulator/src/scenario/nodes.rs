@@ -28,7 +28,7 @@ impl Place {
 pub(crate) struct Mentions {
     /// Fault targets and link ends: named nodes must exist in every run.
     singles: Vec<(Selector, Place)>,
-    /// Partition groups (1-based number): each must name some node of every run.
+    /// Partition groups (0-based index, as in key paths): each must name some node of every run.
     groups: Vec<(Vec<Selector>, usize, Place)>,
 }
 

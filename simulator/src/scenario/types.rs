@@ -74,15 +74,6 @@ impl CompareOp {
             CompareOp::Eq => (actual - expected).abs() <= 1e-9 * expected.abs().max(1.0),
         }
     }
-    pub fn symbol(self) -> &'static str {
-        match self {
-            CompareOp::Lt => "<",
-            CompareOp::Le => "<=",
-            CompareOp::Gt => ">",
-            CompareOp::Ge => ">=",
-            CompareOp::Eq => "==",
-        }
-    }
 }
 
 #[derive(Clone, Debug)]

@@ -64,10 +64,6 @@ impl Selector {
         matches!(self, Selector::Named(_) | Selector::AllOf(_) | Selector::All)
     }
 
-    /// Whether the selector is resolved at fault time from the run's state.
-    pub fn is_role(&self) -> bool {
-        matches!(self, Selector::Leader | Selector::Follower | Selector::Holder | Selector::Waiter)
-    }
 }
 
 impl fmt::Display for Selector {
