@@ -202,6 +202,6 @@ impl<M: Model> DynModel for M {
         Model::services(self, params)
     }
     fn run_seed(&self, setup: &Setup, params: &Params, seed: u64, opts: &RunOptions) -> SeedOutcome {
-        crate::run::run_typed(self, setup, params, seed, opts)
+        run_typed(self, setup, params, seed, opts)
     }
 }

@@ -322,7 +322,7 @@ impl<P: Protocol> World<P> {
 
     fn record(&mut self, node: NodeId, event: HistoryEvent) {
         if self.trace.is_some() {
-            let detail = format!("{event:?}");
+            let detail = self.describe(&event);
             self.trace_at(Some(node), "history", || detail);
         }
         self.history.push(Stamped { at_ns: self.now_ns, node, event });
@@ -734,6 +734,18 @@ impl<P: Protocol> World<P> {
     }
 
     // ----- trace ----------------------------------------------------------------------------
+
+    /// A history event as a trace line: as its `Debug`, but naming a client node by its name
+    /// (`client: client-2`, not its node id).
+    fn describe(&self, event: &HistoryEvent) -> String {
+        let text = format!("{event:?}");
+        match event {
+            HistoryEvent::ResourceRead { client, .. } | HistoryEvent::ResourceWrite { client, .. } => {
+                text.replacen(&format!("client: {client},"), &format!("client: {},", self.dir.name_of(*client)), 1)
+            }
+            _ => text,
+        }
+    }
 
     fn trace_at(&mut self, node: Option<NodeId>, kind: &'static str, detail: impl FnOnce() -> String) {
         let Some(trace) = self.trace.as_mut() else { return };
