@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::process::NodeId;
+use crate::directory::NodeId;
 use crate::time::Nanos;
 
 /// Lock key index (`0..workload.locks`).

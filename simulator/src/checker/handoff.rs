@@ -14,7 +14,7 @@ use std::collections::BinaryHeap;
 
 use super::intervals::KeyTimeline;
 use super::metrics::record_ns;
-use crate::process::NodeId;
+use crate::directory::NodeId;
 use crate::time::Nanos;
 use hdrhistogram::Histogram;
 

@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 
 use crate::history::{History, HistoryEvent, LockKey, LockMode, Stamped};
-use crate::process::NodeId;
+use crate::directory::NodeId;
 use crate::time::Nanos;
 
 /// Why a holder interval ended.

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use super::{ms, ViolationSink};
 use crate::history::{History, HistoryEvent, LockKey};
-use crate::process::NodeId;
+use crate::directory::NodeId;
 use crate::time::Nanos;
 
 /// The first write on a key that did not raise the counter, for the violation's detail.

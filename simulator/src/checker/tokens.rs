@@ -9,7 +9,7 @@
 use super::intervals::KeyTimeline;
 use super::{ms, ViolationSink};
 use crate::history::LockMode;
-use crate::process::NodeId;
+use crate::directory::NodeId;
 use crate::time::Nanos;
 
 pub fn check_key(kt: &KeyTimeline, violations: &mut ViolationSink) -> u64 {
