@@ -1,14 +1,21 @@
-//! Every message of the db model: client statements and their results (the MySQL client
-//! protocol over a TCP connection), binlog shipping and semisync acknowledgements between primary
-//! and replica, and the failover manager's probes and orders. The `Debug` text is what the trace
-//! prints, so it reads like the SQL it stands for.
+//! The db model's protocol: every message (client statements and their results, the MySQL client
+//! protocol over a TCP connection; binlog shipping and semisync acknowledgements between primary
+//! and replica; the failover manager's probes and orders) and every timer (one enum per process
+//! kind, wrapped in [`DbTimer`]). The `Debug` text is what the trace prints, so a message reads
+//! like the SQL it stands for.
 
 use std::fmt;
 
 use locksim_simulator::history::LockKey;
-use locksim_simulator::process::NodeId;
+use locksim_simulator::process::{NodeId, Protocol};
 
 use super::table::{Change, ConnId, Owner};
+use super::Db;
+
+impl Protocol for Db {
+    type Msg = DbMsg;
+    type Timer = DbTimer;
+}
 
 /// A statement a client library sends on its connection.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -199,6 +206,82 @@ impl fmt::Debug for DbMsg {
             DbMsg::Demote { epoch, primary } => write!(f, "demote: node {primary} leads e{epoch}"),
             DbMsg::WhoIsPrimary => write!(f, "who is primary?"),
             DbMsg::NewPrimary { primary, epoch } => write!(f, "primary is node {primary} (e{epoch})"),
+        }
+    }
+}
+
+/// A MySQL server's timers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServerTimer {
+    /// Statement `exec` (a key of the server's statements in progress) reaches its commit point.
+    Commit { exec: u64 },
+    /// The oldest queued binlog event is due to leave for the replica.
+    Ship,
+    /// The oldest commit waiting for a semisync ack may have waited `semisync_timeout_ms`.
+    SemisyncTimeout,
+    /// The cleanup job's next run.
+    Cleanup,
+    /// The primary's next binlog heartbeat to the replica.
+    BinlogHeartbeat,
+}
+
+/// The client library's timers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClientTimer {
+    /// The sleep of `poll_ms` before the next attempt at `key` is over.
+    Poll { key: LockKey },
+    /// Time to refresh `key`'s `update_time`.
+    Heartbeat { key: LockKey },
+    /// The statement on the wire is still unanswered after its RTO: send it again.
+    Retransmit,
+    /// The statement on the wire is abandoned (`STATEMENT_TIMEOUT_NS`).
+    StatementTimeout,
+    /// Ask the manager for the primary again.
+    AskPrimary,
+    /// The close of `conn` is still unacknowledged after its RTO: send it again.
+    CloseRetransmit { conn: ConnId },
+}
+
+/// The failover manager's timers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ManagerTimer {
+    /// The next round of pings (and failover decision).
+    Probe,
+}
+
+/// Every timer of the model: one variant per process kind.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum DbTimer {
+    Server(ServerTimer),
+    Client(ClientTimer),
+    Manager(ManagerTimer),
+}
+
+impl From<ServerTimer> for DbTimer {
+    fn from(t: ServerTimer) -> Self {
+        DbTimer::Server(t)
+    }
+}
+
+impl From<ClientTimer> for DbTimer {
+    fn from(t: ClientTimer) -> Self {
+        DbTimer::Client(t)
+    }
+}
+
+impl From<ManagerTimer> for DbTimer {
+    fn from(t: ManagerTimer) -> Self {
+        DbTimer::Manager(t)
+    }
+}
+
+/// Prints the process's own timer, so a trace line reads `Poll { key: 0 }`.
+impl fmt::Debug for DbTimer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DbTimer::Server(t) => t.fmt(f),
+            DbTimer::Client(t) => t.fmt(f),
+            DbTimer::Manager(t) => t.fmt(f),
         }
     }
 }
