@@ -21,14 +21,16 @@ pub mod consensus;
 // pub mod redis;
 // pub mod redlock;
 mod smallmap;
-// pub mod zookeeper;
+pub mod zookeeper;
 
 use locksim_simulator::model::DynModel;
 
 /// Every model this build has, in the order `sim list` shows them.
 pub fn registry() -> Vec<&'static dyn DynModel> {
     vec![
-        // PORTING: &db::DB, &redis::REDIS, &redlock::REDLOCK, &zookeeper::ZOOKEEPER, &etcd::ETCD
+        // PORTING: &db::DB, &redis::REDIS, &redlock::REDLOCK,
+        &zookeeper::ZOOKEEPER,
+        // PORTING: &etcd::ETCD
     ]
 }
 
