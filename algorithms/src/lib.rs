@@ -21,7 +21,7 @@ pub mod db;
 // pub mod redis;
 pub mod redlock;
 mod smallmap;
-// pub mod zookeeper;
+pub mod zookeeper;
 
 use locksim_simulator::model::DynModel;
 
@@ -31,7 +31,8 @@ pub fn registry() -> Vec<&'static dyn DynModel> {
         &db::DB,
         // PORTING: &redis::REDIS,
         &redlock::REDLOCK,
-        // PORTING: &zookeeper::ZOOKEEPER, &etcd::ETCD
+        &zookeeper::ZOOKEEPER,
+        // PORTING: &etcd::ETCD
     ]
 }
 

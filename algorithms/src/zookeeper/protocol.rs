@@ -3,6 +3,10 @@
 //! exchange besides the replicated log (write forwarding, session revalidation, the leader's
 //! pings that collect followers' session touches).
 //!
+//! Every message is one variant of [`ZkMsg`] and every timer one of [`ZkTimer`] (a server's
+//! [`ServerTimer`] or a client's [`ClientTimer`]); their `Debug` prints the inner value, so a
+//! trace line reads as the protocol does.
+//!
 //! Paths are typed instead of strings: `/locks/<key>/_c_<protection>-lock-<seq>` for the
 //! sequential and read-write recipes (Curator's protected names, `lock-`, `__READ__`,
 //! `__WRIT__`), and `/naive/<key>` for the one-node recipe. Sorting by the ten-digit sequence
@@ -12,6 +16,8 @@ use std::fmt;
 
 use locksim_simulator::history::LockKey;
 use locksim_simulator::process::NodeId;
+
+use crate::consensus::{ConsensusMsg, ConsensusTimer};
 
 /// A session id. In this model it is the zxid of the `createSession` transaction (unique and
 /// the same on every replica).
@@ -407,5 +413,125 @@ pub struct Forward {
 impl fmt::Debug for Forward {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "FORWARD {:?} @{}", self.command, self.seq)
+    }
+}
+
+/// Generates an enum with one variant per wrapped type, `From` for each (so `ctx.send(to,
+/// Request { .. })` and `ctx.set_timer(after, ServerTimer::Ping { .. })` keep their plain
+/// form) and a `Debug` that prints the wrapped value.
+macro_rules! wrapper_enum {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident($ty:ty)),* $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Clone)]
+        pub enum $name {
+            $($(#[$vmeta])* $variant($ty)),*
+        }
+        $(
+            impl From<$ty> for $name {
+                fn from(inner: $ty) -> Self {
+                    $name::$variant(inner)
+                }
+            }
+        )*
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                match self {
+                    $($name::$variant(inner) => inner.fmt(f)),*
+                }
+            }
+        }
+    };
+}
+
+wrapper_enum! {
+    /// Every message of the model: client ↔ server, server ↔ server, and the replicated log's.
+    ZkMsg {
+        /// The replicated log between servers (standing in for ZAB's own traffic).
+        Consensus(ConsensusMsg<Command>),
+        Request(Request),
+        Response(Response),
+        WatchEvent(WatchEvent),
+        ConnectRequest(ConnectRequest),
+        ConnectResponse(ConnectResponse),
+        Disconnect(Disconnect),
+        Revalidate(Revalidate),
+        RevalidateReply(RevalidateReply),
+        LeaderPing(LeaderPing),
+        PingTouches(PingTouches),
+        Resync(Resync),
+        Forward(Forward),
+    }
+}
+
+/// An ensemble server's timers. The leader's own timers carry the generation of the
+/// leadership that set them (bumped when leadership starts or ends), so one left over from an
+/// earlier leadership does nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServerTimer {
+    /// The replicated log's election or heartbeat deadline.
+    Consensus(ConsensusTimer),
+    /// Leader: the session tracker's next expiry bucket is due.
+    SessionExpiry { leader_gen: u64 },
+    /// Leader: time to ping the followers (every `tick_ms / 2`).
+    LeaderPing { leader_gen: u64 },
+}
+
+impl From<ConsensusTimer> for ServerTimer {
+    fn from(t: ConsensusTimer) -> Self {
+        ServerTimer::Consensus(t)
+    }
+}
+
+/// The client connection's timers ([`crate::zookeeper::connection`]). Each carries the
+/// generation it was set under (the connect attempt, the suspension, the queued operation's
+/// serial); one from an older generation does nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConnTimer {
+    /// Time to ping, or to check the read timeout, on the connection made by `attempt`.
+    Check { attempt: u64 },
+    /// Connect attempt `attempt` got no answer within its share of the timeout.
+    ConnectTimeout { attempt: u64 },
+    /// The sleep before the next connect attempt is over.
+    Reconnect { attempt: u64 },
+    /// Curator: SUSPENDED (number `suspended_gen`) has lasted a whole session timeout: LOST.
+    Lost { suspended_gen: u64 },
+    /// The operation queued as `serial` waited Curator's connection timeout for a connection.
+    QueueDeadline { serial: u64 },
+}
+
+/// A lock client's timers: its connection's, and the recipes' retry back-offs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClientTimer {
+    Connection(ConnTimer),
+    /// The back-off before redoing lock `key`'s step (its generation `gen`) is over.
+    Backoff {
+        key: LockKey,
+        gen: u64,
+    },
+}
+
+impl From<ConnTimer> for ClientTimer {
+    fn from(t: ConnTimer) -> Self {
+        ClientTimer::Connection(t)
+    }
+}
+
+wrapper_enum! {
+    /// Every timer of the model, by the kind of process that sets it.
+    ZkTimer {
+        Server(ServerTimer),
+        Client(ClientTimer),
+    }
+}
+
+impl From<ConsensusTimer> for ZkTimer {
+    fn from(t: ConsensusTimer) -> Self {
+        ZkTimer::Server(t.into())
+    }
+}
+
+impl From<ConnTimer> for ZkTimer {
+    fn from(t: ConnTimer) -> Self {
+        ZkTimer::Client(t.into())
     }
 }
