@@ -7,6 +7,7 @@
 //! - [`redlock`]: N independent Redis masters and the Redlock client (quorum, validity)
 //! - [`etcd`]: a Raft cluster with leases and revisions, and the clientv3/concurrency Mutex
 //! - [`zookeeper`]: a ZooKeeper ensemble (sessions, ephemeral sequential znodes, watches) and Curator's lock recipes
+//! - [`kubernetes`]: client-go leader election on a Lease, API servers with resourceVersion-checked updates
 //!
 //! (Other models are added to [`registry`] as they are built.)
 
@@ -18,6 +19,7 @@ pub mod consensus;
 // PORTING: each model module is re-enabled here (and in `registry`) once it is ported.
 pub mod db;
 // pub mod etcd;
+pub mod kubernetes;
 // pub mod redis;
 pub mod redlock;
 mod smallmap;
@@ -33,6 +35,7 @@ pub fn registry() -> Vec<&'static dyn DynModel> {
         &redlock::REDLOCK,
         &zookeeper::ZOOKEEPER,
         // PORTING: &etcd::ETCD
+        &kubernetes::KUBERNETES,
     ]
 }
 
