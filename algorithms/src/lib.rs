@@ -18,7 +18,7 @@ pub mod consensus;
 // PORTING: each model module is re-enabled here (and in `registry`) once it is ported.
 // pub mod db;
 // pub mod etcd;
-// pub mod redis;
+pub mod redis;
 // pub mod redlock;
 mod smallmap;
 // pub mod zookeeper;
@@ -28,7 +28,8 @@ use locksim_simulator::model::DynModel;
 /// Every model this build has, in the order `sim list` shows them.
 pub fn registry() -> Vec<&'static dyn DynModel> {
     vec![
-        // PORTING: &db::DB, &redis::REDIS, &redlock::REDLOCK, &zookeeper::ZOOKEEPER, &etcd::ETCD
+        // PORTING: &db::DB (before redis), &redlock::REDLOCK, &zookeeper::ZOOKEEPER, &etcd::ETCD
+        &redis::REDIS,
     ]
 }
 
