@@ -20,7 +20,7 @@ pub mod consensus;
 pub mod db;
 // pub mod etcd;
 pub mod kubernetes;
-// pub mod redis;
+pub mod redis;
 pub mod redlock;
 mod smallmap;
 pub mod zookeeper;
@@ -31,7 +31,7 @@ use locksim_simulator::model::DynModel;
 pub fn registry() -> Vec<&'static dyn DynModel> {
     vec![
         &db::DB,
-        // PORTING: &redis::REDIS,
+        &redis::REDIS,
         &redlock::REDLOCK,
         &zookeeper::ZOOKEEPER,
         // PORTING: &etcd::ETCD

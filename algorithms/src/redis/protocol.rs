@@ -1,13 +1,16 @@
 //! The messages of the redis model: client commands and replies, pub/sub, the replication stream
-//! between a primary and its replicas, and Sentinel's pings, votes, hellos and client events.
+//! between a primary and its replicas, and Sentinel's pings, votes, hellos and client events; the
+//! one enum that carries them all ([`RedisMsg`]); and every process's timers ([`ServerTimer`],
+//! [`SentinelTimer`], [`ClientTimer`]) under the model's one timer enum ([`RedisTimer`]).
 //! Their `Debug` text is what the trace prints, so it is kept short.
 
 use std::fmt;
 
 use locksim_simulator::history::LockKey;
-use locksim_simulator::process::NodeId;
+use locksim_simulator::process::{NodeId, Protocol};
 
 use super::keyspace::{Keyspace, Reply, WriteOp};
+use super::Redis;
 
 /// A command from a client library to a Redis server.
 #[derive(Clone, Debug, PartialEq)]
@@ -195,4 +198,149 @@ pub struct GetMasterAddr;
 pub struct MasterAddr {
     pub config_epoch: u64,
     pub primary: NodeId,
+}
+
+// ----- the model's protocol ----------------------------------------------------------------------
+
+/// Defines the model's one message enum: a variant per message struct, named after it, a `From`
+/// impl for each (so `ctx.send(to, Psync)` works), and a `Debug` that prints the message itself
+/// (the trace reads as the protocol does, without the enum's wrapping).
+macro_rules! messages {
+    ($(#[$meta:meta])* $name:ident { $($variant:ident),* $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Clone, PartialEq)]
+        pub enum $name {
+            $($variant($variant),)*
+        }
+
+        $(
+            impl From<$variant> for $name {
+                fn from(m: $variant) -> Self {
+                    $name::$variant(m)
+                }
+            }
+        )*
+
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                match self {
+                    $($name::$variant(m) => m.fmt(f),)*
+                }
+            }
+        }
+    };
+}
+
+messages! {
+    /// Every message of the redis model, whoever sends it.
+    RedisMsg {
+        // Client ↔ server.
+        Request,
+        Response,
+        UnlockMessage,
+        // Replication.
+        Psync,
+        FullSync,
+        ReplBatch,
+        ReplAck,
+        ResyncNeeded,
+        // Sentinel ↔ server.
+        SentinelPing,
+        PingReply,
+        ReplicaOf,
+        // Sentinel ↔ Sentinel.
+        IsMasterDownReq,
+        IsMasterDownReply,
+        Hello,
+        // Sentinel ↔ client.
+        SentinelEvent,
+        GetMasterAddr,
+        MasterAddr,
+    }
+}
+
+/// A Redis server's timers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServerTimer {
+    /// The 100 ms cron (`hz 10`): active expiry on a primary.
+    Cron,
+    /// `appendfsync everysec`: the AOF catches up with the keyspace.
+    Fsync,
+    /// The head of the replication stream's output buffer is due to leave.
+    ReplFlush,
+    /// `replicationCron`: a replica acknowledges its offset, or asks for `PSYNC` again.
+    ReplCron,
+    /// The timeout of the pending `WAIT` number `n`.
+    WaitTimeout { n: u64 },
+}
+
+/// A Sentinel's timer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SentinelTimer {
+    /// `sentinelTimer`, at a random 10–19 Hz.
+    Tick,
+}
+
+/// The lock library's timers. `seq` is the generation of the wait or watchdog that set the
+/// timer: one that fires after its wait was replaced or ended finds another generation and does
+/// nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClientTimer {
+    /// Request `id` got no answer within the command timeout.
+    RequestTimeout { id: u64 },
+    /// Plain pattern: the `retry_ms` sleep after a refused `SET NX` is over.
+    Retry { key: LockKey, seq: u32 },
+    /// Redisson: the lock's TTL ran out with no unlock message.
+    WaitUnlock { key: LockKey, seq: u32 },
+    /// Redisson's watchdog: time to renew the lease.
+    Renew { key: LockKey, seq: u32 },
+}
+
+/// Every timer of the redis model: the process kind's own enum.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum RedisTimer {
+    Server(ServerTimer),
+    Sentinel(SentinelTimer),
+    Client(ClientTimer),
+    /// Set only by a hand-built harness that drives the lock library at scripted times (the
+    /// engine hands a service node its model's timers only, so a scripted client node needs a
+    /// timer of this type): `step` is the script's step. No process of the model sets one, and
+    /// each ignores it.
+    Script {
+        step: usize,
+    },
+}
+
+impl From<ServerTimer> for RedisTimer {
+    fn from(t: ServerTimer) -> Self {
+        RedisTimer::Server(t)
+    }
+}
+
+impl From<SentinelTimer> for RedisTimer {
+    fn from(t: SentinelTimer) -> Self {
+        RedisTimer::Sentinel(t)
+    }
+}
+
+impl From<ClientTimer> for RedisTimer {
+    fn from(t: ClientTimer) -> Self {
+        RedisTimer::Client(t)
+    }
+}
+
+impl fmt::Debug for RedisTimer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RedisTimer::Server(t) => t.fmt(f),
+            RedisTimer::Sentinel(t) => t.fmt(f),
+            RedisTimer::Client(t) => t.fmt(f),
+            RedisTimer::Script { step } => write!(f, "script step {step}"),
+        }
+    }
+}
+
+impl Protocol for Redis {
+    type Msg = RedisMsg;
+    type Timer = RedisTimer;
 }
