@@ -17,7 +17,7 @@
 pub mod consensus;
 // PORTING: each model module is re-enabled here (and in `registry`) once it is ported.
 // pub mod db;
-// pub mod etcd;
+pub mod etcd;
 // pub mod redis;
 // pub mod redlock;
 mod smallmap;
@@ -29,6 +29,7 @@ use locksim_simulator::model::DynModel;
 pub fn registry() -> Vec<&'static dyn DynModel> {
     vec![
         // PORTING: &db::DB, &redis::REDIS, &redlock::REDLOCK, &zookeeper::ZOOKEEPER, &etcd::ETCD
+        &etcd::ETCD,
     ]
 }
 
