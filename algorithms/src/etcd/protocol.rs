@@ -2,13 +2,18 @@
 //! the operations clientv3/concurrency's Session and Mutex use, the server's answers, the
 //! commands that go through the Raft log, and the server-to-server forwarding (a follower hands
 //! proposals, read-index requests and lease renewals to the leader, as etcd's raft `MsgProp`,
-//! `MsgReadIndex` and the `/leases` peer handler do).
+//! `MsgReadIndex` and the `/leases` peer handler do). Also the model's wire and timer types:
+//! [`EtcdMsg`] (every message above, and Raft's), [`ServerTimer`], [`ClientTimer`] and their
+//! wrapper [`EtcdTimer`].
 
 use std::fmt;
 use std::sync::Arc;
 
-use locksim_simulator::process::NodeId;
+use locksim_simulator::process::{NodeId, Protocol};
 use locksim_simulator::time::Nanos;
+
+use super::Etcd;
+use crate::consensus::{ConsensusMsg, ConsensusTimer};
 
 /// A lease id (the log index of the entry that granted it: unique and the same on every member).
 /// Traces print it in decimal; the mutex key carries it in hex, as `mutex.go` does.
@@ -241,4 +246,92 @@ pub enum Peer {
         lease: LeaseId,
         ttl_ns: Nanos,
     },
+}
+
+/// Declares an enum with one variant per wrapped type, `From` for each (so `ctx.send(to, Ping {..})`
+/// and `ctx.set_timer(after, ServerTimer::..)` take the inner value), and a `Debug` that prints the
+/// inner value, so a trace line reads as the message or timer itself.
+macro_rules! wrapper_enum {
+    ($(#[$meta:meta])* pub enum $name:ident { $($(#[$vmeta:meta])* $variant:ident($ty:ty),)+ }) => {
+        $(#[$meta])*
+        #[derive(Clone)]
+        pub enum $name {
+            $($(#[$vmeta])* $variant($ty),)+
+        }
+        $(
+            impl From<$ty> for $name {
+                fn from(inner: $ty) -> Self {
+                    $name::$variant(inner)
+                }
+            }
+        )+
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                match self {
+                    $($name::$variant(inner) => inner.fmt(f),)+
+                }
+            }
+        }
+    };
+}
+
+wrapper_enum! {
+    /// Every message between etcd's nodes.
+    pub enum EtcdMsg {
+        /// Raft between members ([`crate::consensus`]).
+        Consensus(ConsensusMsg<Cmd>),
+        /// Member-to-member forwarding besides Raft.
+        Peer(Peer),
+        /// Client to member.
+        Request(Request),
+        WatchAck(WatchAck),
+        Ping(Ping),
+        /// Member to client.
+        Response(Response),
+        WatchEvent(WatchEvent),
+        WatchCreated(WatchCreated),
+        Pong(Pong),
+    }
+}
+
+/// A member's own timers (its Raft replica's is [`ConsensusTimer`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServerTimer {
+    /// The primary lessor looks for expired leases (every `lease_check_ms`).
+    LeaseCheck,
+    /// The watch streams resend unacknowledged events.
+    Retransmit,
+}
+
+/// The client library's timers. The data says which loop, call or watch set it: a timer that
+/// outlived its session, call or watch is ignored when it fires.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClientTimer {
+    /// The keep-alive send loop of session generation `gen` (every 500 ms).
+    KeepAliveSend { gen: u64 },
+    /// The keep-alive deadline loop of session generation `gen` (every second).
+    KeepAliveDeadline { gen: u64 },
+    /// Call `id` went unanswered for the request timeout.
+    CallTimeout { id: u64 },
+    /// Call `id`'s backoff before it is resent is over.
+    Retry { id: u64 },
+    /// The gRPC keepalive ping (every 2 s).
+    Ping,
+    /// Watch `watch_id` was not confirmed yet: resend its request.
+    WatchResend { watch_id: u64 },
+}
+
+wrapper_enum! {
+    /// Every timer etcd's nodes set.
+    pub enum EtcdTimer {
+        /// A member's Raft replica.
+        Consensus(ConsensusTimer),
+        Server(ServerTimer),
+        Client(ClientTimer),
+    }
+}
+
+impl Protocol for Etcd {
+    type Msg = EtcdMsg;
+    type Timer = EtcdTimer;
 }
