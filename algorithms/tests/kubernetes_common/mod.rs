@@ -117,8 +117,8 @@ pub fn judge(sc: &locksim_simulator::scenario::Scenario, label: &str, seeds: u64
         metrics.iter().zip(counts).map(|(m, c)| (m.to_string(), c as f64 / seeds as f64)).collect();
     let mut failures = Vec::new();
     for e in sc.expect.iter().filter(|e| e.label == label) {
-        let i = metrics.iter().position(|m| *m == e.metric).unwrap_or_else(|| {
-            panic!("{label}: {} is not a run-counting metric; these tests judge only those", e.metric)
+        let i = metrics.iter().position(|m| *m == e.metric.name()).unwrap_or_else(|| {
+            panic!("{label}: {} is not a run-counting metric; these tests judge only those", e.metric.name())
         });
         let (c, f) = (counts[i], fractions[i].1);
         let ok = match &e.op {
@@ -128,7 +128,7 @@ pub fn judge(sc: &locksim_simulator::scenario::Scenario, label: &str, seeds: u64
             ExpectOp::Compare { op, value } => op.holds(f, *value),
         };
         if !ok {
-            failures.push(format!("{label}: {} expected \"{}\", actual {c} of {seeds} runs", e.metric, e.expected));
+            failures.push(format!("{label}: {} expected \"{}\", actual {c} of {seeds} runs", e.metric.name(), e.expected));
         }
     }
     (failures, fractions)
