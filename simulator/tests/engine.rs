@@ -48,7 +48,7 @@ impl Process<Probes> for Probe {
         }
     }
     fn on_message(&mut self, ctx: &mut Ctx<Probes>, _from: NodeId, msg: Ping) {
-        ctx.note(|| format!("got {msg:?}"));
+        ctx.note(|| format!("got Ping({:?})", msg.0));
     }
     fn on_timer(&mut self, ctx: &mut Ctx<Probes>, _timer: TimerId, tag: u64) {
         ctx.note(|| format!("timer {tag}"));

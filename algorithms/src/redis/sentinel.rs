@@ -537,15 +537,14 @@ impl Process<Redis> for Sentinel {
                 let leader = q.candidate.filter(|_| ours).and_then(|c| self.vote_for(ctx, q.epoch, c));
                 ctx.send(from, IsMasterDownReply { primary: q.primary, down, leader });
             }
-            RedisMsg::IsMasterDownReply(r) => {
-                if Some(r.primary) == self.primary {
-                    let now = ctx.now_mono_ns();
-                    if let Some(p) = self.v.peers.iter_mut().find(|p| p.id == from) {
-                        p.master_down = r.down;
-                        p.reply_at = Some(now);
-                        if r.leader.is_some() {
-                            p.leader = r.leader;
-                        }
+            // A reply about another primary (one Sentinel has since replaced) is stale.
+            RedisMsg::IsMasterDownReply(r) if Some(r.primary) == self.primary => {
+                let now = ctx.now_mono_ns();
+                if let Some(p) = self.v.peers.iter_mut().find(|p| p.id == from) {
+                    p.master_down = r.down;
+                    p.reply_at = Some(now);
+                    if r.leader.is_some() {
+                        p.leader = r.leader;
                     }
                 }
             }

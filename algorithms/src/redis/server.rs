@@ -535,11 +535,10 @@ impl Process<Redis> for RedisServer {
             }
             RedisMsg::Psync(_) => self.on_psync(ctx, from),
             RedisMsg::FullSync(f) => self.on_full_sync(ctx, from, f),
-            RedisMsg::ResyncNeeded(_) => {
-                if self.v.role == (Role::Replica { of: from }) {
-                    self.v.following = None;
-                    ctx.send(from, Psync);
-                }
+            // Only the primary this node replicates can ask it to resynchronise.
+            RedisMsg::ResyncNeeded(_) if self.v.role == (Role::Replica { of: from }) => {
+                self.v.following = None;
+                ctx.send(from, Psync);
             }
             RedisMsg::ReplicaOf(m) => self.on_replica_of(ctx, m),
             _ => {}

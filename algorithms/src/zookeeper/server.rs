@@ -431,10 +431,7 @@ impl ZkServer {
     fn flush_queue(&mut self, ctx: &mut Ctx<ZooKeeper>, session: SessionId) {
         loop {
             let Some(q) = self.v.queues.get_mut(&session) else { return };
-            let ready = match q.front() {
-                Some(Queued::Write { outcome: Some(_), .. }) | Some(Queued::Read { .. }) => true,
-                _ => false,
-            };
+            let ready = matches!(q.front(), Some(Queued::Write { outcome: Some(_), .. }) | Some(Queued::Read { .. }));
             if !ready {
                 if q.is_empty() {
                     self.v.queues.remove(&session);
