@@ -8,7 +8,6 @@ use std::ops::Range;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use locksim_reports::{params_json, AlgorithmTotals};
 use locksim_simulator::batch::{run_ordered, run_seed_caught, verify_seed, SeedResult, TraceDifference};
-use locksim_simulator::model::WorkloadFacts;
 use locksim_simulator::scenario::{RunSpec, Scenario};
 
 use crate::exit::CliError;
@@ -66,18 +65,13 @@ pub fn run_rows(
     verify: bool,
 ) -> RowsOutcome {
     let stop = interrupt::stop_flag();
-    let facts = WorkloadFacts {
-        read_fraction: scenario.setup.workload.read_fraction,
-        reentry: scenario.setup.workload.reentry,
-        clients: scenario.setup.workload.clients,
-    };
     let mut outcome = RowsOutcome { totals: Vec::new(), differences: Vec::new(), finished: 0, interrupted: false };
     let mut violating_runs = 0u64;
     for run in runs {
         let model = run.model;
         let mut totals =
             AlgorithmTotals::new(&run.label, model.name(), params_json(&run.params.values), model.fenced(&run.params))
-                .with_limitations(model.limitations(&run.params, &facts));
+                .with_limitations(model.limitations(&run.params, &scenario.setup.workload));
         let mut fold = |result: SeedResult| {
             let before = totals.failing_runs;
             match result {

@@ -11,7 +11,8 @@ use std::fmt;
 use locksim_algorithms::consensus::{Config, ConsensusMsg, ConsensusTimer, Replica};
 use locksim_simulator::history::{FailReason, LockKey, LockMode};
 use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
-use locksim_simulator::model::{Cluster, ClusterSpec, DynModel, Model, ParamSpec, Params, Topology};
+use locksim_simulator::model::{Cluster, DynModel, Model, ParamSpec, Params, Topology};
+use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::process::{Crash, Ctx, NodeId, NodeKind, Process, Protocol, TimerId};
 use locksim_simulator::run::RunOptions;
 use locksim_simulator::scenario::parse_str;
@@ -151,7 +152,7 @@ impl Model for Harness {
     fn topology(&self, _params: &Params) -> Topology {
         Topology { ordered_links: false, leaderless: false }
     }
-    fn build(&self, _params: &Params, spec: &ClusterSpec) -> Cluster<Harness> {
+    fn build(&self, _params: &Params, spec: &WorkloadSpec) -> Cluster<Harness> {
         let names: Vec<String> = (0..5).map(|i| format!("server-{i}")).collect();
         let services = (0..5)
             .map(|i| {

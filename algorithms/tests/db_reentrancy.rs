@@ -13,7 +13,8 @@ use locksim_algorithms::db::protocol::{DbMsg, DbTimer};
 use locksim_algorithms::db::{Config, Db, DB};
 use locksim_simulator::history::{HistoryEvent, LockKey, LockMode};
 use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
-use locksim_simulator::model::{Cluster, ClusterSpec, Model, ParamSpec, Params, Topology};
+use locksim_simulator::model::{Cluster, Model, ParamSpec, Params, Topology};
+use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::process::{Crash, Ctx, NodeId, NodeKind, TimerId};
 
 /// The real db client, driven three levels deep.
@@ -111,7 +112,7 @@ impl Model for ThreeDeepDb {
     fn topology(&self, params: &Params) -> Topology {
         DB.topology(params)
     }
-    fn build(&self, params: &Params, spec: &ClusterSpec) -> Cluster<Db> {
+    fn build(&self, params: &Params, spec: &WorkloadSpec) -> Cluster<Db> {
         let mut cluster = DB.build(params, spec);
         cluster.clients = (0..spec.clients)
             .map(|i| {

@@ -98,7 +98,6 @@ impl Dist {
             Dist::Choice(v) => v.iter().sum::<f64>() / v.len().max(1) as f64,
         }
     }
-
 }
 
 /// A [`Dist`] prepared for many draws: its parameters (logarithms, reciprocals, ranges) worked out

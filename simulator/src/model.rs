@@ -13,7 +13,7 @@ use crate::dist::Dist;
 use crate::lockclient::LockClient;
 use crate::outcome::{RunOptions, SeedOutcome};
 use crate::process::{Process, Protocol};
-use crate::setup::Setup;
+use crate::setup::{Setup, WorkloadSpec};
 
 /// The type and range of one model parameter.
 #[derive(Clone, Debug)]
@@ -131,12 +131,6 @@ impl Params {
     }
 }
 
-/// What a model needs to know about the run to build its cluster.
-#[derive(Clone, Debug)]
-pub struct ClusterSpec {
-    pub clients: usize,
-    pub locks: u32,
-}
 
 /// A model's nodes, before the engine adds the clients' workload drivers and the resource.
 pub struct Cluster<P: Protocol> {
@@ -166,14 +160,6 @@ pub struct ParamProblem {
     pub message: String,
 }
 
-/// The workload facts a model may need to validate against (`read_fraction` on a model without
-/// shared locks, say).
-#[derive(Clone, Debug)]
-pub struct WorkloadFacts {
-    pub read_fraction: f64,
-    pub reentry: f64,
-    pub clients: usize,
-}
 
 /// A lock model, typed by its protocol. A model author implements this; the registry erases it
 /// to a [`DynModel`] (every `Model` is one).
@@ -187,13 +173,13 @@ pub trait Model: Send + Sync + 'static {
     /// Every parameter, with the real system's default.
     fn params(&self) -> &'static [ParamSpec];
     /// Checks that go beyond each parameter's own range (quorum above the sentinel count, …).
-    fn validate(&self, params: &Params, workload: &WorkloadFacts) -> Vec<ParamProblem> {
+    fn validate(&self, params: &Params, workload: &WorkloadSpec) -> Vec<ParamProblem> {
         let _ = (params, workload);
         Vec::new()
     }
     /// Notes shown with the results about what this configuration does not model (honesty about
     /// limits), e.g. "not reentrant: nested acquisitions skipped".
-    fn limitations(&self, params: &Params, workload: &WorkloadFacts) -> Vec<String> {
+    fn limitations(&self, params: &Params, workload: &WorkloadSpec) -> Vec<String> {
         let _ = (params, workload);
         Vec::new()
     }
@@ -213,7 +199,7 @@ pub trait Model: Send + Sync + 'static {
     /// Whether links are ordered and whether the model has a leader.
     fn topology(&self, params: &Params) -> Topology;
     /// Builds the cluster.
-    fn build(&self, params: &Params, spec: &ClusterSpec) -> Cluster<Self::Protocol>;
+    fn build(&self, params: &Params, workload: &WorkloadSpec) -> Cluster<Self::Protocol>;
 }
 
 /// A model with its protocol types erased: what the registry lists, a parsed row carries, and
@@ -222,8 +208,8 @@ pub trait DynModel: Send + Sync {
     fn name(&self) -> &'static str;
     fn summary(&self) -> &'static str;
     fn params(&self) -> &'static [ParamSpec];
-    fn validate(&self, params: &Params, workload: &WorkloadFacts) -> Vec<ParamProblem>;
-    fn limitations(&self, params: &Params, workload: &WorkloadFacts) -> Vec<String>;
+    fn validate(&self, params: &Params, workload: &WorkloadSpec) -> Vec<ParamProblem>;
+    fn limitations(&self, params: &Params, workload: &WorkloadSpec) -> Vec<String>;
     fn fenced(&self, params: &Params) -> bool;
     fn shared_locks(&self, params: &Params) -> bool;
     fn services(&self, params: &Params) -> Vec<(String, NodeKind)>;

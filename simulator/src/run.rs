@@ -9,13 +9,13 @@ use crate::directory::Directory;
 use crate::engine::network::{LinkParams, Network};
 use crate::engine::{schedule, Behaviour, Node, World, WorldConfig};
 use crate::history::{History, HistoryEvent, Stamped};
-use crate::model::{ClusterSpec, DynModel, Model, ParamProblem, ParamSpec, Params, WorkloadFacts};
+use crate::model::{DynModel, Model, ParamProblem, ParamSpec, Params};
 use crate::process::NodeKind;
 use crate::rng::stream;
-use crate::setup::{Selector, Setup};
+use crate::setup::{Selector, Setup, WorkloadSpec};
 use crate::time::{ms_to_ns, ms_to_ns_signed};
 use crate::trace::TraceEntry;
-use crate::workload::{ClientNode, ResourceNode, WorkloadParams};
+use crate::workload::{ClientNode, ResourceNode};
 
 pub use crate::outcome::{RunOptions, SeedOutcome};
 
@@ -54,7 +54,7 @@ fn node_set(sel: &Selector, names: &[(String, NodeKind)]) -> Vec<bool> {
 /// Runs one seed of `model` with `params` through `setup`.
 pub fn run_typed<M: Model>(model: &M, setup: &Setup, params: &Params, seed: u64, opts: &RunOptions) -> SeedOutcome {
     let w = &setup.workload;
-    let cluster = model.build(params, &ClusterSpec { clients: w.clients, locks: w.locks });
+    let cluster = model.build(params, w);
     let fenced = model.fenced(params);
     let topology = model.topology(params);
 
@@ -68,20 +68,10 @@ pub fn run_typed<M: Model>(model: &M, setup: &Setup, params: &Params, seed: u64,
         cluster.services.len()
     );
     let mut processes: Vec<Behaviour<M::Protocol>> = cluster.services.into_iter().map(Behaviour::Service).collect();
-    let wp = WorkloadParams {
-        locks: w.locks,
-        hold_ms: w.hold_ms.clone(),
-        think_ms: w.think_ms.clone(),
-        acquire_timeout_ms: w.acquire_timeout_ms.clone(),
-        read_fraction: w.read_fraction,
-        reentry: w.reentry,
-        resource: w.resource,
-        acquisitions_per_client: w.acquisitions_per_client,
-    };
     for (i, lib) in cluster.clients.into_iter().enumerate() {
         let name = format!("client-{i}");
         let driver_rng = stream(seed, &name, "workload");
-        processes.push(Behaviour::Client(Box::new(ClientNode::new(lib, wp.clone(), driver_rng))));
+        processes.push(Behaviour::Client(Box::new(ClientNode::new(lib, w.clone(), driver_rng))));
         names.push((name, NodeKind::Client));
     }
     names.push(("resource".to_string(), NodeKind::Resource));
@@ -186,10 +176,10 @@ impl<M: Model> DynModel for M {
     fn params(&self) -> &'static [ParamSpec] {
         Model::params(self)
     }
-    fn validate(&self, params: &Params, workload: &WorkloadFacts) -> Vec<ParamProblem> {
+    fn validate(&self, params: &Params, workload: &WorkloadSpec) -> Vec<ParamProblem> {
         Model::validate(self, params, workload)
     }
-    fn limitations(&self, params: &Params, workload: &WorkloadFacts) -> Vec<String> {
+    fn limitations(&self, params: &Params, workload: &WorkloadSpec) -> Vec<String> {
         Model::limitations(self, params, workload)
     }
     fn fenced(&self, params: &Params) -> bool {

@@ -9,7 +9,8 @@ use std::collections::BTreeSet;
 
 use rand::Rng;
 
-use crate::dist::{Dist, Sampler};
+use crate::dist::Sampler;
+use crate::setup::WorkloadSpec;
 use crate::history::{FailReason, HistoryEvent, LockKey, LockMode};
 use crate::lockclient::{LockClient, LockEvent, LockEvents};
 use crate::process::{ClientState, Crash, Ctx, NodeId, Protocol, TimerId};
@@ -22,18 +23,6 @@ use crate::wire::{DriverTimer, Tag, Wire};
 /// gives up on that step (a lost message must not stall the client forever).
 pub const RESOURCE_TIMEOUT_NS: Nanos = 1_000_000_000;
 
-/// The workload parameters a driver needs.
-#[derive(Clone, Debug)]
-pub struct WorkloadParams {
-    pub locks: u32,
-    pub hold_ms: Dist,
-    pub think_ms: Dist,
-    pub acquire_timeout_ms: Option<Dist>,
-    pub read_fraction: f64,
-    pub reentry: f64,
-    pub resource: bool,
-    pub acquisitions_per_client: Option<u64>,
-}
 
 #[derive(Clone, Debug, PartialEq)]
 enum Step {
@@ -94,7 +83,7 @@ struct Draws {
 
 /// The workload loop of one client.
 struct Driver {
-    params: WorkloadParams,
+    params: WorkloadSpec,
     draws: Draws,
     rng: ChaCha8Rng,
     phase: Phase,
@@ -115,7 +104,7 @@ pub struct ClientNode<P: Protocol> {
 impl<P: Protocol> ClientNode<P> {
     /// `workload_rng` is the client's own "workload" stream, separate from the library's, so every
     /// algorithm of a scenario sees the same hold and think draws.
-    pub fn new(lib: Box<dyn LockClient<P>>, params: WorkloadParams, workload_rng: ChaCha8Rng) -> Self {
+    pub fn new(lib: Box<dyn LockClient<P>>, params: WorkloadSpec, workload_rng: ChaCha8Rng) -> Self {
         ClientNode {
             lib,
             driver: Driver {

@@ -4,10 +4,8 @@
 //! Fake models stand in for the real ones so these tests pin the parser alone.
 
 use locksim_simulator::dist::Dist;
-use locksim_simulator::model::{
-    Cluster, ClusterSpec, DynModel, Model, ParamKind, ParamProblem, ParamSpec, ParamValue, Params, Topology,
-    WorkloadFacts,
-};
+use locksim_simulator::model::{Cluster, DynModel, Model, ParamKind, ParamProblem, ParamSpec, ParamValue, Params, Topology};
+use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::process::{NodeKind, Protocol};
 use locksim_simulator::scenario::{
     load_file, parse_str, CompareOp, ExpectOp, FaultKind, Scenario, ScenarioError, Selector,
@@ -84,7 +82,7 @@ impl Model for Fake {
     fn params(&self) -> &'static [ParamSpec] {
         self.params
     }
-    fn validate(&self, p: &Params, _: &WorkloadFacts) -> Vec<ParamProblem> {
+    fn validate(&self, p: &Params, _: &WorkloadSpec) -> Vec<ParamProblem> {
         if self.name == "redis" && p.int("quorum") > p.int("sentinels") {
             return vec![ParamProblem { key: "quorum".into(), message: "quorum is above the sentinel count".into() }];
         }
@@ -120,7 +118,7 @@ impl Model for Fake {
     fn topology(&self, _: &Params) -> Topology {
         Topology { ordered_links: false, leaderless: self.name == "redlock" }
     }
-    fn build(&self, _: &Params, _: &ClusterSpec) -> Cluster<NoWire> {
+    fn build(&self, _: &Params, _: &WorkloadSpec) -> Cluster<NoWire> {
         unreachable!("the parser builds nothing")
     }
 }
@@ -147,7 +145,7 @@ impl Model for Serverless {
     fn topology(&self, _: &Params) -> Topology {
         Topology { ordered_links: false, leaderless: false }
     }
-    fn build(&self, _: &Params, _: &ClusterSpec) -> Cluster<NoWire> {
+    fn build(&self, _: &Params, _: &WorkloadSpec) -> Cluster<NoWire> {
         unreachable!("the parser builds nothing")
     }
 }

@@ -5,7 +5,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use locksim_simulator::batch::{run_seed, verify_seed, SeedResult};
-use locksim_simulator::model::{Cluster, ClusterSpec, DynModel, Model, ParamSpec, Params, Topology};
+use locksim_simulator::model::{Cluster, DynModel, Model, ParamSpec, Params, Topology};
+use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::process::{Crash, Ctx, NodeId, NodeKind, Process, Protocol, TimerId};
 use locksim_simulator::run::RunOptions;
 use locksim_simulator::scenario::parse_str;
@@ -63,7 +64,7 @@ impl Model for Toy {
     fn topology(&self, _: &Params) -> Topology {
         Topology { ordered_links: false, leaderless: false }
     }
-    fn build(&self, _: &Params, _: &ClusterSpec) -> Cluster<Toy> {
+    fn build(&self, _: &Params, _: &WorkloadSpec) -> Cluster<Toy> {
         let note = self.flaky.then(|| BUILDS.fetch_add(1, Ordering::SeqCst));
         Cluster { services: vec![Box::new(Server { note })], clients: Vec::new() }
     }

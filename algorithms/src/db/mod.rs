@@ -49,7 +49,8 @@ pub mod table;
 
 use locksim_simulator::dist::Dist;
 use locksim_simulator::lockclient::LockClient;
-use locksim_simulator::model::{Cluster, ClusterSpec, Model, ParamKind, ParamSpec, Params, Topology, WorkloadFacts};
+use locksim_simulator::model::{Cluster, Model, ParamKind, ParamSpec, Params, Topology};
+use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::process::{NodeKind, Process};
 use locksim_simulator::time::{ms_to_ns, Nanos};
 
@@ -221,7 +222,7 @@ impl Model for Db {
         PARAMS
     }
 
-    fn limitations(&self, params: &Params, workload: &WorkloadFacts) -> Vec<String> {
+    fn limitations(&self, params: &Params, workload: &WorkloadSpec) -> Vec<String> {
         let mut notes = Vec::new();
         let get_lock = params.str("mode") == "get_lock";
         if workload.reentry > 0.0 && !params.bool("reentrant") {
@@ -263,7 +264,7 @@ impl Model for Db {
         Topology { ordered_links: true, leaderless: false }
     }
 
-    fn build(&self, params: &Params, spec: &ClusterSpec) -> Cluster<Db> {
+    fn build(&self, params: &Params, spec: &WorkloadSpec) -> Cluster<Db> {
         let cfg = Config::from_params(params, spec.clients);
         // In the order of `services`.
         let mut services: Vec<Box<dyn Process<Db>>> = vec![Box::new(DbServer::new(cfg.clone(), 0))];

@@ -48,9 +48,8 @@ pub mod protocol;
 pub mod server;
 
 use locksim_simulator::lockclient::LockClient;
-use locksim_simulator::model::{
-    Cluster, ClusterSpec, Model, ParamKind, ParamProblem, ParamSpec, Params, Topology, WorkloadFacts,
-};
+use locksim_simulator::model::{Cluster, Model, ParamKind, ParamProblem, ParamSpec, Params, Topology};
+use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::process::{NodeKind, Process};
 use locksim_simulator::time::{ms_to_ns, Nanos, NS_PER_SEC};
 
@@ -141,7 +140,7 @@ impl Model for Etcd {
         PARAMS
     }
 
-    fn validate(&self, params: &Params, _workload: &WorkloadFacts) -> Vec<ParamProblem> {
+    fn validate(&self, params: &Params, _workload: &WorkloadSpec) -> Vec<ParamProblem> {
         let mut problems = Vec::new();
         let (hb, el) = (params.f64("heartbeat_ms"), params.f64("election_ms"));
         if el < 5.0 * hb {
@@ -155,7 +154,7 @@ impl Model for Etcd {
         problems
     }
 
-    fn limitations(&self, params: &Params, workload: &WorkloadFacts) -> Vec<String> {
+    fn limitations(&self, params: &Params, workload: &WorkloadSpec) -> Vec<String> {
         let mut notes = Vec::new();
         let servers = params.int("servers");
         if servers % 2 == 0 {
@@ -198,7 +197,7 @@ impl Model for Etcd {
         Topology { ordered_links: true, leaderless: false }
     }
 
-    fn build(&self, params: &Params, spec: &ClusterSpec) -> Cluster<Etcd> {
+    fn build(&self, params: &Params, spec: &WorkloadSpec) -> Cluster<Etcd> {
         let (hb_ms, el_ms) = (params.f64("heartbeat_ms"), params.f64("election_ms"));
         let members = member_names(params);
         let servers = members.len();

@@ -42,9 +42,8 @@ pub mod protocol;
 pub mod server;
 
 use locksim_simulator::lockclient::LockClient;
-use locksim_simulator::model::{
-    Cluster, ClusterSpec, Model, ParamKind, ParamProblem, ParamSpec, Params, Topology, WorkloadFacts,
-};
+use locksim_simulator::model::{Cluster, Model, ParamKind, ParamProblem, ParamSpec, Params, Topology};
+use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::process::{NodeKind, Process, Protocol};
 use locksim_simulator::time::ms_to_ns;
 
@@ -138,7 +137,7 @@ impl Model for Kubernetes {
 
     /// `NewLeaderElector` refuses these configurations ("leaseDuration must be greater than
     /// renewDeadline", "renewDeadline must be greater than retryPeriod*JitterFactor").
-    fn validate(&self, params: &Params, _workload: &WorkloadFacts) -> Vec<ParamProblem> {
+    fn validate(&self, params: &Params, _workload: &WorkloadSpec) -> Vec<ParamProblem> {
         let mut problems = Vec::new();
         let lease = params.f64("lease_duration_ms");
         let renew = params.f64("renew_deadline_ms");
@@ -163,7 +162,7 @@ impl Model for Kubernetes {
         problems
     }
 
-    fn limitations(&self, params: &Params, workload: &WorkloadFacts) -> Vec<String> {
+    fn limitations(&self, params: &Params, workload: &WorkloadSpec) -> Vec<String> {
         let mut notes = vec![
             "the store behind the API servers is one linearizable map on server-0 (etcd's stand-in: one revision counter, resourceVersion-checked updates); etcd's own replication, elections and failures are not modelled".to_string(),
         ];
@@ -213,7 +212,7 @@ impl Model for Kubernetes {
         Topology { ordered_links: true, leaderless: false }
     }
 
-    fn build(&self, params: &Params, spec: &ClusterSpec) -> Cluster<Kubernetes> {
+    fn build(&self, params: &Params, spec: &WorkloadSpec) -> Cluster<Kubernetes> {
         let servers = params.int("servers") as usize;
         let server_cfg = ServerConfig { service_ms: params.dist("service_ms") };
         let services = (0..servers)
@@ -251,7 +250,7 @@ mod tests {
     /// `NewLeaderElector`'s checks: leaseDuration > renewDeadline > 1.2 × retryPeriod.
     #[test]
     fn validation_follows_new_leader_elector() {
-        let facts = WorkloadFacts { read_fraction: 0.0, reentry: 0.0, clients: 2 };
+        let facts = WorkloadSpec { read_fraction: 0.0, reentry: 0.0, clients: 2, ..WorkloadSpec::default() };
         let keys = |p: &Params| KUBERNETES.validate(p, &facts).into_iter().map(|p| p.key).collect::<Vec<_>>();
         assert!(keys(&params(15_000.0, 10_000.0, 2_000.0)).is_empty());
         assert_eq!(keys(&params(10_000.0, 10_000.0, 2_000.0)), ["lease_duration_ms"]);
@@ -264,7 +263,7 @@ mod tests {
     fn lease_duration_is_written_in_whole_seconds() {
         assert_eq!(Kubernetes::client_config(&params(15_000.0, 10_000.0, 2_000.0)).lease_duration_secs, 15);
         assert_eq!(Kubernetes::client_config(&params(15_999.0, 10_000.0, 2_000.0)).lease_duration_secs, 15);
-        let facts = WorkloadFacts { read_fraction: 0.0, reentry: 0.0, clients: 2 };
+        let facts = WorkloadSpec { read_fraction: 0.0, reentry: 0.0, clients: 2, ..WorkloadSpec::default() };
         let notes = KUBERNETES.limitations(&params(15_500.0, 10_000.0, 2_000.0), &facts);
         assert!(notes.iter().any(|n| n.contains("= 15 s into the Lease")), "{notes:?}");
     }

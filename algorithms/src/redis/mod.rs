@@ -27,9 +27,8 @@ pub mod sentinel;
 pub mod server;
 
 use locksim_simulator::lockclient::LockClient;
-use locksim_simulator::model::{
-    Cluster, ClusterSpec, Model, ParamKind, ParamProblem, ParamSpec, Params, Topology, WorkloadFacts,
-};
+use locksim_simulator::model::{Cluster, Model, ParamKind, ParamProblem, ParamSpec, Params, Topology};
+use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::process::{NodeKind, Process};
 
 use client::{ClientConfig, RedisLockClient, UnlockMode};
@@ -153,7 +152,7 @@ impl Model for Redis {
         PARAMS
     }
 
-    fn validate(&self, params: &Params, _workload: &WorkloadFacts) -> Vec<ParamProblem> {
+    fn validate(&self, params: &Params, _workload: &WorkloadSpec) -> Vec<ParamProblem> {
         let mut problems = Vec::new();
         let sentinels = params.int("sentinels");
         let quorum = params.int("quorum");
@@ -173,7 +172,7 @@ impl Model for Redis {
         problems
     }
 
-    fn limitations(&self, params: &Params, workload: &WorkloadFacts) -> Vec<String> {
+    fn limitations(&self, params: &Params, workload: &WorkloadSpec) -> Vec<String> {
         let mut notes = Vec::new();
         if workload.reentry > 0.0 && !params.bool("watchdog") {
             notes.push(
@@ -221,7 +220,7 @@ impl Model for Redis {
         Topology { ordered_links: true, leaderless: false }
     }
 
-    fn build(&self, params: &Params, spec: &ClusterSpec) -> Cluster<Redis> {
+    fn build(&self, params: &Params, spec: &WorkloadSpec) -> Cluster<Redis> {
         let replicas = params.int("replicas") as usize;
         let server_cfg = ServerConfig {
             service_ms: params.dist("service_ms"),

@@ -31,9 +31,8 @@ pub mod protocol;
 pub mod server;
 
 use locksim_simulator::lockclient::LockClient;
-use locksim_simulator::model::{
-    Cluster, ClusterSpec, Model, ParamKind, ParamProblem, ParamSpec, Params, Topology, WorkloadFacts,
-};
+use locksim_simulator::model::{Cluster, Model, ParamKind, ParamProblem, ParamSpec, Params, Topology};
+use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::process::{NodeKind, Process};
 use locksim_simulator::time::ms_to_ns;
 
@@ -151,7 +150,7 @@ impl Model for Redlock {
         PARAMS
     }
 
-    fn validate(&self, params: &Params, _workload: &WorkloadFacts) -> Vec<ParamProblem> {
+    fn validate(&self, params: &Params, _workload: &WorkloadSpec) -> Vec<ParamProblem> {
         let mut problems = Vec::new();
         let ttl_ms = params.f64("ttl_ms");
         let drift_ms = params.f64("drift_factor") * ttl_ms + params.f64("drift_extra_ms");
@@ -166,7 +165,7 @@ impl Model for Redlock {
         problems
     }
 
-    fn limitations(&self, params: &Params, workload: &WorkloadFacts) -> Vec<String> {
+    fn limitations(&self, params: &Params, workload: &WorkloadSpec) -> Vec<String> {
         let mut notes = Vec::new();
         let masters = params.int("masters") as usize;
         if masters.is_multiple_of(2) {
@@ -205,7 +204,7 @@ impl Model for Redlock {
         Topology { ordered_links: true, leaderless: true }
     }
 
-    fn build(&self, params: &Params, spec: &ClusterSpec) -> Cluster<Redlock> {
+    fn build(&self, params: &Params, spec: &WorkloadSpec) -> Cluster<Redlock> {
         let cfg = Self::client_config(params);
         let persistence = Persistence::parse(params.str("persistence"));
         let restart_delay_ns = ms_to_ns(params.f64("restart_delay_ms"));

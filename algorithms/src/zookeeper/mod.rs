@@ -58,7 +58,8 @@ pub mod session;
 pub mod tree;
 
 use locksim_simulator::lockclient::LockClient;
-use locksim_simulator::model::{Cluster, ClusterSpec, Model, ParamKind, ParamSpec, Params, Topology, WorkloadFacts};
+use locksim_simulator::model::{Cluster, Model, ParamKind, ParamSpec, Params, Topology};
+use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::process::{NodeKind, Process, Protocol};
 
 use client::{ClientConfig, LossPolicy, Recipe, ZkClient};
@@ -149,7 +150,7 @@ impl Model for ZooKeeper {
         PARAMS
     }
 
-    fn limitations(&self, params: &Params, workload: &WorkloadFacts) -> Vec<String> {
+    fn limitations(&self, params: &Params, workload: &WorkloadSpec) -> Vec<String> {
         let mut notes = Vec::new();
         let tick = tick_ms_of(params);
         let asked = params.f64("session_timeout_ms").round() as u64;
@@ -196,7 +197,7 @@ impl Model for ZooKeeper {
         Topology { ordered_links: true, leaderless: false }
     }
 
-    fn build(&self, params: &Params, spec: &ClusterSpec) -> Cluster<ZooKeeper> {
+    fn build(&self, params: &Params, spec: &WorkloadSpec) -> Cluster<ZooKeeper> {
         let members: Vec<String> = self.services(params).into_iter().map(|(name, _)| name).collect();
         let services = (0..members.len())
             .map(|index| {
@@ -243,8 +244,8 @@ mod tests {
         p
     }
 
-    fn facts(read_fraction: f64, reentry: f64) -> WorkloadFacts {
-        WorkloadFacts { read_fraction, reentry, clients: 10 }
+    fn facts(read_fraction: f64, reentry: f64) -> WorkloadSpec {
+        WorkloadSpec { read_fraction, reentry, clients: 10, ..WorkloadSpec::default() }
     }
 
     #[test]
@@ -275,7 +276,7 @@ mod tests {
     #[test]
     fn the_cluster_has_the_servers_and_one_library_per_client_on_ordered_links() {
         let p = params(&[("servers", ParamValue::Int(5))]);
-        let c = ZOOKEEPER.build(&p, &ClusterSpec { clients: 7, locks: 2 });
+        let c = ZOOKEEPER.build(&p, &WorkloadSpec { clients: 7, locks: 2, ..WorkloadSpec::default() });
         let names: Vec<String> = ZOOKEEPER.services(&p).into_iter().map(|(n, _)| n).collect();
         assert_eq!(names, ["server-0", "server-1", "server-2", "server-3", "server-4"]);
         assert_eq!(c.services.len(), 5);
@@ -284,7 +285,7 @@ mod tests {
         assert!(t.ordered_links && !t.leaderless);
         assert!(c.clients[0].reentrant());
         let naive = ZOOKEEPER
-            .build(&params(&[("recipe", ParamValue::Str("naive".into()))]), &ClusterSpec { clients: 1, locks: 1 });
+            .build(&params(&[("recipe", ParamValue::Str("naive".into()))]), &WorkloadSpec { clients: 1, locks: 1, ..WorkloadSpec::default() });
         assert!(!naive.clients[0].reentrant());
     }
 }

@@ -128,7 +128,11 @@ pub fn judge(sc: &locksim_simulator::scenario::Scenario, label: &str, seeds: u64
             ExpectOp::Compare { op, value } => op.holds(f, *value),
         };
         if !ok {
-            failures.push(format!("{label}: {} expected \"{}\", actual {c} of {seeds} runs", e.metric.name(), e.expected));
+            failures.push(format!(
+                "{label}: {} expected \"{}\", actual {c} of {seeds} runs",
+                e.metric.name(),
+                e.expected
+            ));
         }
     }
     (failures, fractions)

@@ -21,7 +21,8 @@ use locksim_simulator::engine::schedule::Occurrence;
 use locksim_simulator::engine::{Behaviour, Node, World, WorldConfig};
 use locksim_simulator::history::{LockKey, LockMode};
 use locksim_simulator::lockclient::{LockClient, LockEvents};
-use locksim_simulator::model::{ClusterSpec, Model};
+use locksim_simulator::model::{Model};
+use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::process::{Crash, Ctx, NodeId, NodeKind, Process, TimerId};
 use locksim_simulator::rng::stream;
 use locksim_simulator::scenario::{FaultKind, FaultSpec, Selector};
@@ -114,7 +115,7 @@ pub fn scripted(
     let models = locksim_algorithms::registry();
     let sc = parse_str("scripted.toml", &text, &models).unwrap_or_else(|e| panic!("{e}"));
     let params = &sc.runs[0].params;
-    let cluster = REDIS.build(params, &ClusterSpec { clients: scripts.len(), locks: 1 });
+    let cluster = REDIS.build(params, &WorkloadSpec { clients: scripts.len(), locks: 1, ..WorkloadSpec::default() });
     let topology = REDIS.topology(params);
     let mut names: Vec<(String, NodeKind)> = REDIS.services(params);
     let mut procs: Vec<Box<dyn Process<Redis>>> = cluster.services;

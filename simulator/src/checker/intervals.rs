@@ -11,8 +11,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::history::{History, HistoryEvent, LockKey, LockMode, Stamped};
 use crate::directory::NodeId;
+use crate::history::{History, HistoryEvent, LockKey, LockMode, Stamped};
 use crate::time::Nanos;
 
 /// Why a holder interval ended.

@@ -8,7 +8,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use toml_edit::ImDocument;
 
 use crate::dist::Dist;
-use crate::model::{DynModel, ParamKind, ParamSpec, ParamValue, Params, WorkloadFacts};
+use crate::model::{DynModel, ParamKind, ParamSpec, ParamValue, Params};
+use crate::setup::WorkloadSpec;
 use crate::scenario::values::{check_dist, dist, int_in, number_in};
 use crate::scenario::walk::{quote, Node, Res, Source, Tab};
 
@@ -125,7 +126,7 @@ pub(crate) fn validate(
     src: &Source,
     model: &'static dyn DynModel,
     params: &Params,
-    facts: &WorkloadFacts,
+    facts: &WorkloadSpec,
     tab: Option<&Tab>,
     fallback: &Node,
     prefix: &str,

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use toml_edit::ImDocument;
 
-use crate::model::{DynModel, WorkloadFacts};
+use crate::model::DynModel;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::nodes::{self, Mentions};
 use crate::scenario::types::{Scenario, Setup};
@@ -125,9 +125,7 @@ pub fn parse_str(file: &str, text: &str, models: &[&'static dyn DynModel]) -> Re
     let mut mentions = Mentions::default();
     let network = sections::network(&src, &root, &mut mentions)?;
     let clocks = sections::clocks(&src, &root)?;
-    let facts =
-        WorkloadFacts { read_fraction: workload.read_fraction, reentry: workload.reentry, clients: workload.clients };
-    let runs = runs::runs(&src, &root, models, &facts)?;
+    let runs = runs::runs(&src, &root, models, &workload)?;
     if workload.read_fraction > 0.0 {
         if let Some(run) = runs.iter().find(|r| !r.model.shared_locks(&r.spec.params)) {
             let tab = root.get("workload").map(|n| n.as_table(&src, "a table")).transpose()?;

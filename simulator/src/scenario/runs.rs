@@ -5,7 +5,8 @@
 //! self-contained configuration, so reading its table alone tells what it runs, and adding or
 //! removing a `[models.NAME]` block never changes a variant's row.
 
-use crate::model::{DynModel, ModelRef, WorkloadFacts};
+use crate::model::{DynModel, ModelRef};
+use crate::setup::WorkloadSpec;
 use crate::scenario::params;
 use crate::scenario::types::RunSpec;
 use crate::scenario::values::name;
@@ -36,7 +37,7 @@ fn find(models: &[&'static dyn DynModel], name: &str) -> Option<&'static dyn Dyn
 }
 
 /// Reads `algorithms`, `models` and `variants` into rows, in file order (algorithms first).
-pub(crate) fn runs(src: &Source, root: &Tab, models: &[&'static dyn DynModel], facts: &WorkloadFacts) -> Res<Vec<Run>> {
+pub(crate) fn runs(src: &Source, root: &Tab, models: &[&'static dyn DynModel], facts: &WorkloadSpec) -> Res<Vec<Run>> {
     // `algorithms`: the model names, each with the node that named it (for error positions).
     let mut algorithms: Vec<(&'static dyn DynModel, Node)> = Vec::new();
     if let Some(node) = root.get("algorithms") {

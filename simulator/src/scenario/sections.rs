@@ -79,17 +79,7 @@ const WORKLOAD_KEYS: &[&str] = &[
 ];
 
 pub(crate) fn workload(src: &Source, root: &Tab) -> Res<WorkloadSpec> {
-    let mut spec = WorkloadSpec {
-        clients: 10,
-        locks: 1,
-        hold_ms: Dist::Uniform(5.0, 50.0),
-        think_ms: Dist::Uniform(0.0, 20.0),
-        acquire_timeout_ms: None,
-        read_fraction: 0.0,
-        reentry: 0.0,
-        resource: true,
-        acquisitions_per_client: None,
-    };
+    let mut spec = WorkloadSpec::default();
     let Some(tab) = section(src, root, "workload", WORKLOAD_KEYS)? else {
         return Ok(spec);
     };

@@ -191,12 +191,7 @@ impl<'a> Node<'a> {
                 .enumerate()
                 .map(|(i, t)| {
                     let span = at(t.span());
-                    Node {
-                        raw: Raw::Table(t),
-                        path: join(&self.path, &i.to_string()),
-                        key_at: span.clone(),
-                        at: span,
-                    }
+                    Node { raw: Raw::Table(t), path: join(&self.path, &i.to_string()), key_at: span.clone(), at: span }
                 })
                 .collect()),
             _ => match self.value() {

@@ -38,6 +38,8 @@ pub struct LinkSpec {
     pub one_way: bool,
 }
 
+/// The `[workload]` section: what every client does. The one workload type: the parser fills
+/// it, models validate and build against it, and the workload driver runs it.
 #[derive(Clone, Debug)]
 pub struct WorkloadSpec {
     pub clients: usize,
@@ -51,6 +53,24 @@ pub struct WorkloadSpec {
     /// How many acquisitions each client makes before it stops (absent: loop until the end).
     /// An extension of the format for schedules such as "each acquiring once".
     pub acquisitions_per_client: Option<u64>,
+}
+
+/// The format's defaults (`[workload]` absent): ten clients looping on one lock, holding 5–50 ms,
+/// thinking 0–20 ms, with the resource.
+impl Default for WorkloadSpec {
+    fn default() -> Self {
+        WorkloadSpec {
+            clients: 10,
+            locks: 1,
+            hold_ms: Dist::Uniform(5.0, 50.0),
+            think_ms: Dist::Uniform(0.0, 20.0),
+            acquire_timeout_ms: None,
+            read_fraction: 0.0,
+            reentry: 0.0,
+            resource: true,
+            acquisitions_per_client: None,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]

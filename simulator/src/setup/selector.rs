@@ -63,7 +63,6 @@ impl Selector {
     pub fn is_fixed(&self) -> bool {
         matches!(self, Selector::Named(_) | Selector::AllOf(_) | Selector::All)
     }
-
 }
 
 impl fmt::Display for Selector {
