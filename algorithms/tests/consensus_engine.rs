@@ -12,10 +12,10 @@ use locksim_algorithms::consensus::{Config, ConsensusMsg, ConsensusTimer, Replic
 use locksim_simulator::history::{FailReason, LockKey, LockMode};
 use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
 use locksim_simulator::model::{Cluster, DynModel, Model, ParamSpec, Params, Topology};
-use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::process::{Crash, Ctx, NodeId, NodeKind, Process, Protocol, TimerId};
 use locksim_simulator::run::RunOptions;
 use locksim_simulator::scenario::parse_str;
+use locksim_simulator::setup::WorkloadSpec;
 
 const MS: u64 = 1_000_000;
 

@@ -14,8 +14,8 @@ use locksim_algorithms::db::{Config, Db, DB};
 use locksim_simulator::history::{HistoryEvent, LockKey, LockMode};
 use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
 use locksim_simulator::model::{Cluster, Model, ParamSpec, Params, Topology};
-use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::process::{Crash, Ctx, NodeId, NodeKind, TimerId};
+use locksim_simulator::setup::WorkloadSpec;
 
 /// The real db client, driven three levels deep.
 struct ThreeDeep {

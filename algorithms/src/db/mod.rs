@@ -50,8 +50,8 @@ pub mod table;
 use locksim_simulator::dist::Dist;
 use locksim_simulator::lockclient::LockClient;
 use locksim_simulator::model::{Cluster, Model, ParamKind, ParamSpec, Params, Topology};
-use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::process::{NodeKind, Process};
+use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::time::{ms_to_ns, Nanos};
 
 use client::DbClient;
@@ -264,8 +264,8 @@ impl Model for Db {
         Topology { ordered_links: true, leaderless: false }
     }
 
-    fn build(&self, params: &Params, spec: &WorkloadSpec) -> Cluster<Db> {
-        let cfg = Config::from_params(params, spec.clients);
+    fn build(&self, params: &Params, workload: &WorkloadSpec) -> Cluster<Db> {
+        let cfg = Config::from_params(params, workload.clients);
         // In the order of `services`.
         let mut services: Vec<Box<dyn Process<Db>>> = vec![Box::new(DbServer::new(cfg.clone(), 0))];
         if cfg.replicated() {
@@ -273,7 +273,7 @@ impl Model for Db {
             services.push(Box::new(FailoverManager::new(cfg.clone())));
         }
         let clients =
-            (0..spec.clients).map(|i| Box::new(DbClient::new(cfg.clone(), i)) as Box<dyn LockClient<Db>>).collect();
+            (0..workload.clients).map(|i| Box::new(DbClient::new(cfg.clone(), i)) as Box<dyn LockClient<Db>>).collect();
         Cluster { services, clients }
     }
 }

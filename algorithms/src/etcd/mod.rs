@@ -49,8 +49,8 @@ pub mod server;
 
 use locksim_simulator::lockclient::LockClient;
 use locksim_simulator::model::{Cluster, Model, ParamKind, ParamProblem, ParamSpec, Params, Topology};
-use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::process::{NodeKind, Process};
+use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::time::{ms_to_ns, Nanos, NS_PER_SEC};
 
 use client::{ClientConfig, EtcdClient};
@@ -197,7 +197,7 @@ impl Model for Etcd {
         Topology { ordered_links: true, leaderless: false }
     }
 
-    fn build(&self, params: &Params, spec: &WorkloadSpec) -> Cluster<Etcd> {
+    fn build(&self, params: &Params, workload: &WorkloadSpec) -> Cluster<Etcd> {
         let (hb_ms, el_ms) = (params.f64("heartbeat_ms"), params.f64("election_ms"));
         let members = member_names(params);
         let servers = members.len();
@@ -220,7 +220,7 @@ impl Model for Etcd {
             recheck_after_wait: params.bool("recheck_after_wait"),
             request_timeout_ns: request_timeout_ns(el_ms),
         };
-        let clients = (0..spec.clients)
+        let clients = (0..workload.clients)
             .map(|i| Box::new(EtcdClient::new(i, client_cfg.clone())) as Box<dyn LockClient<Etcd>>)
             .collect();
         Cluster { services, clients }

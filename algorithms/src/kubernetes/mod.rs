@@ -43,8 +43,8 @@ pub mod server;
 
 use locksim_simulator::lockclient::LockClient;
 use locksim_simulator::model::{Cluster, Model, ParamKind, ParamProblem, ParamSpec, Params, Topology};
-use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::process::{NodeKind, Process, Protocol};
+use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::time::ms_to_ns;
 
 use client::{ClientConfig, KubernetesClient, JITTER_FACTOR};
@@ -212,14 +212,14 @@ impl Model for Kubernetes {
         Topology { ordered_links: true, leaderless: false }
     }
 
-    fn build(&self, params: &Params, spec: &WorkloadSpec) -> Cluster<Kubernetes> {
+    fn build(&self, params: &Params, workload: &WorkloadSpec) -> Cluster<Kubernetes> {
         let servers = params.int("servers") as usize;
         let server_cfg = ServerConfig { service_ms: params.dist("service_ms") };
         let services = (0..servers)
             .map(|i| Box::new(ApiServer::new(server_cfg.clone(), i == 0)) as Box<dyn Process<Kubernetes>>)
             .collect();
         let cfg = Self::client_config(params);
-        let clients = (0..spec.clients)
+        let clients = (0..workload.clients)
             .map(|i| Box::new(KubernetesClient::new(i, cfg.clone())) as Box<dyn LockClient<Kubernetes>>)
             .collect();
         Cluster { services, clients }

@@ -28,8 +28,8 @@ pub mod server;
 
 use locksim_simulator::lockclient::LockClient;
 use locksim_simulator::model::{Cluster, Model, ParamKind, ParamProblem, ParamSpec, Params, Topology};
-use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::process::{NodeKind, Process};
+use locksim_simulator::setup::WorkloadSpec;
 
 use client::{ClientConfig, RedisLockClient, UnlockMode};
 use sentinel::{Sentinel, SentinelConfig};
@@ -220,7 +220,7 @@ impl Model for Redis {
         Topology { ordered_links: true, leaderless: false }
     }
 
-    fn build(&self, params: &Params, spec: &WorkloadSpec) -> Cluster<Redis> {
+    fn build(&self, params: &Params, workload: &WorkloadSpec) -> Cluster<Redis> {
         let replicas = params.int("replicas") as usize;
         let server_cfg = ServerConfig {
             service_ms: params.dist("service_ms"),
@@ -235,7 +235,7 @@ impl Model for Redis {
             let cfg = SentinelConfig {
                 servers: 1 + replicas,
                 sentinels,
-                clients: spec.clients,
+                clients: workload.clients,
                 quorum: params.int("quorum") as usize,
                 down_after_ms: params.f64("down_after_ms"),
             };
@@ -244,7 +244,7 @@ impl Model for Redis {
             }
         }
         let cfg = Self::client_config(params);
-        let clients = (0..spec.clients)
+        let clients = (0..workload.clients)
             .map(|_| Box::new(RedisLockClient::new(cfg.clone())) as Box<dyn LockClient<Redis>>)
             .collect();
         Cluster { services, clients }

@@ -32,8 +32,8 @@ pub mod server;
 
 use locksim_simulator::lockclient::LockClient;
 use locksim_simulator::model::{Cluster, Model, ParamKind, ParamProblem, ParamSpec, Params, Topology};
-use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::process::{NodeKind, Process};
+use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::time::ms_to_ns;
 
 use client::{drift_ns, quorum, ClientConfig, RedlockClient, RequestMode};
@@ -204,7 +204,7 @@ impl Model for Redlock {
         Topology { ordered_links: true, leaderless: true }
     }
 
-    fn build(&self, params: &Params, spec: &WorkloadSpec) -> Cluster<Redlock> {
+    fn build(&self, params: &Params, workload: &WorkloadSpec) -> Cluster<Redlock> {
         let cfg = Self::client_config(params);
         let persistence = Persistence::parse(params.str("persistence"));
         let restart_delay_ns = ms_to_ns(params.f64("restart_delay_ms"));
@@ -215,7 +215,7 @@ impl Model for Redlock {
                     as Box<dyn Process<Redlock>>
             })
             .collect();
-        let clients = (0..spec.clients)
+        let clients = (0..workload.clients)
             .map(|_| Box::new(RedlockClient::new(cfg.clone())) as Box<dyn LockClient<Redlock>>)
             .collect();
         Cluster { services, clients }

@@ -59,8 +59,8 @@ pub mod tree;
 
 use locksim_simulator::lockclient::LockClient;
 use locksim_simulator::model::{Cluster, Model, ParamKind, ParamSpec, Params, Topology};
-use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::process::{NodeKind, Process, Protocol};
+use locksim_simulator::setup::WorkloadSpec;
 
 use client::{ClientConfig, LossPolicy, Recipe, ZkClient};
 use protocol::{ZkMsg, ZkTimer};
@@ -197,7 +197,7 @@ impl Model for ZooKeeper {
         Topology { ordered_links: true, leaderless: false }
     }
 
-    fn build(&self, params: &Params, spec: &WorkloadSpec) -> Cluster<ZooKeeper> {
+    fn build(&self, params: &Params, workload: &WorkloadSpec) -> Cluster<ZooKeeper> {
         let members: Vec<String> = self.services(params).into_iter().map(|(name, _)| name).collect();
         let services = (0..members.len())
             .map(|index| {
@@ -217,8 +217,9 @@ impl Model for ZooKeeper {
             recipe: recipe_of(params),
             policy: if params.str("on_connection_loss") == "lost" { LossPolicy::Lost } else { LossPolicy::Suspended },
         };
-        let clients =
-            (0..spec.clients).map(|_| Box::new(ZkClient::new(cfg.clone())) as Box<dyn LockClient<ZooKeeper>>).collect();
+        let clients = (0..workload.clients)
+            .map(|_| Box::new(ZkClient::new(cfg.clone())) as Box<dyn LockClient<ZooKeeper>>)
+            .collect();
         Cluster { services, clients }
     }
 }
@@ -284,8 +285,10 @@ mod tests {
         let t = ZOOKEEPER.topology(&p);
         assert!(t.ordered_links && !t.leaderless);
         assert!(c.clients[0].reentrant());
-        let naive = ZOOKEEPER
-            .build(&params(&[("recipe", ParamValue::Str("naive".into()))]), &WorkloadSpec { clients: 1, locks: 1, ..WorkloadSpec::default() });
+        let naive = ZOOKEEPER.build(
+            &params(&[("recipe", ParamValue::Str("naive".into()))]),
+            &WorkloadSpec { clients: 1, locks: 1, ..WorkloadSpec::default() },
+        );
         assert!(!naive.clients[0].reentrant());
     }
 }

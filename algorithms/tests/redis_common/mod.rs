@@ -21,11 +21,11 @@ use locksim_simulator::engine::schedule::Occurrence;
 use locksim_simulator::engine::{Behaviour, Node, World, WorldConfig};
 use locksim_simulator::history::{LockKey, LockMode};
 use locksim_simulator::lockclient::{LockClient, LockEvents};
-use locksim_simulator::model::{Model};
-use locksim_simulator::setup::WorkloadSpec;
+use locksim_simulator::model::Model;
 use locksim_simulator::process::{Crash, Ctx, NodeId, NodeKind, Process, TimerId};
 use locksim_simulator::rng::stream;
 use locksim_simulator::scenario::{FaultKind, FaultSpec, Selector};
+use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::time::ms_to_ns;
 use locksim_simulator::trace::TraceEntry;
 
