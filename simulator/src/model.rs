@@ -131,7 +131,6 @@ impl Params {
     }
 }
 
-
 /// A model's nodes, before the engine adds the clients' workload drivers and the resource.
 pub struct Cluster<P: Protocol> {
     /// The service nodes' processes, in the order (and number) of [`Model::services`].
@@ -159,7 +158,6 @@ pub struct ParamProblem {
     /// What is wrong and what would be right.
     pub message: String,
 }
-
 
 /// A lock model, typed by its protocol. A model author implements this; the registry erases it
 /// to a [`DynModel`] (every `Model` is one).

@@ -10,11 +10,11 @@ use std::collections::BTreeSet;
 use rand::Rng;
 
 use crate::dist::Sampler;
-use crate::setup::WorkloadSpec;
 use crate::history::{FailReason, HistoryEvent, LockKey, LockMode};
 use crate::lockclient::{LockClient, LockEvent, LockEvents};
 use crate::process::{ClientState, Crash, Ctx, NodeId, Protocol, TimerId};
 use crate::rng::ChaCha8Rng;
+use crate::setup::WorkloadSpec;
 use crate::time::Nanos;
 pub use crate::wire::ResourceMsg;
 use crate::wire::{DriverTimer, Tag, Wire};
@@ -22,7 +22,6 @@ use crate::wire::{DriverTimer, Tag, Wire};
 /// How long a critical section waits for the resource to answer a read or a write before it
 /// gives up on that step (a lost message must not stall the client forever).
 pub const RESOURCE_TIMEOUT_NS: Nanos = 1_000_000_000;
-
 
 #[derive(Clone, Debug, PartialEq)]
 enum Step {

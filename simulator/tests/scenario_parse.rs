@@ -4,12 +4,14 @@
 //! Fake models stand in for the real ones so these tests pin the parser alone.
 
 use locksim_simulator::dist::Dist;
-use locksim_simulator::model::{Cluster, DynModel, Model, ParamKind, ParamProblem, ParamSpec, ParamValue, Params, Topology};
-use locksim_simulator::setup::WorkloadSpec;
+use locksim_simulator::model::{
+    Cluster, DynModel, Model, ParamKind, ParamProblem, ParamSpec, ParamValue, Params, Topology,
+};
 use locksim_simulator::process::{NodeKind, Protocol};
 use locksim_simulator::scenario::{
     load_file, parse_str, CompareOp, ExpectOp, FaultKind, Scenario, ScenarioError, Selector,
 };
+use locksim_simulator::setup::WorkloadSpec;
 
 // ---------------------------------------------------------------- fake models
 

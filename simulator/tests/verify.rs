@@ -6,10 +6,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use locksim_simulator::batch::{run_seed, verify_seed, SeedResult};
 use locksim_simulator::model::{Cluster, DynModel, Model, ParamSpec, Params, Topology};
-use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::process::{Crash, Ctx, NodeId, NodeKind, Process, Protocol, TimerId};
 use locksim_simulator::run::RunOptions;
 use locksim_simulator::scenario::parse_str;
+use locksim_simulator::setup::WorkloadSpec;
 
 /// Counts builds across runs: a "flaky" server notes it, so two runs of one seed differ.
 static BUILDS: AtomicU64 = AtomicU64::new(0);

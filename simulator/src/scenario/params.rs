@@ -9,9 +9,9 @@ use toml_edit::ImDocument;
 
 use crate::dist::Dist;
 use crate::model::{DynModel, ParamKind, ParamSpec, ParamValue, Params};
-use crate::setup::WorkloadSpec;
 use crate::scenario::values::{check_dist, dist, int_in, number_in};
 use crate::scenario::walk::{quote, Node, Res, Source, Tab};
+use crate::setup::WorkloadSpec;
 
 /// One parameter value, typed and range-checked by its spec. A constant given for a
 /// distribution parameter is stored as [`ParamValue::Num`] (what `Params::dist` reads as a

@@ -6,11 +6,11 @@
 //! removing a `[models.NAME]` block never changes a variant's row.
 
 use crate::model::{DynModel, ModelRef};
-use crate::setup::WorkloadSpec;
 use crate::scenario::params;
 use crate::scenario::types::RunSpec;
 use crate::scenario::values::name;
 use crate::scenario::walk::{quote, Node, Res, Source, Tab};
+use crate::setup::WorkloadSpec;
 
 /// A row with what the later checks need: its model, and whether it is an algorithm or a variant
 /// (for messages).
