@@ -18,8 +18,18 @@ use crate::scenario::{RunSpec, Scenario};
 
 /// One seed's result: its metrics, or the panic it ended in.
 pub enum SeedResult {
-    Done { metrics: Box<SeedMetrics> },
-    Panicked { seed: u64, message: String },
+    /// The seed ran to its end.
+    Done {
+        /// Everything the checkers measured.
+        metrics: Box<SeedMetrics>,
+    },
+    /// The model panicked while running the seed.
+    Panicked {
+        /// The seed that panicked.
+        seed: u64,
+        /// The panic's message.
+        message: String,
+    },
 }
 
 /// Turns a panic payload into its message.
@@ -68,20 +78,26 @@ pub fn run_seeds(
 /// What `--verify` found for one seed: its result from the first run, and where a second run of
 /// the same seed differed (if it did).
 pub struct VerifiedSeed {
+    /// The first run's metrics, or the panic if either run panicked.
     pub result: SeedResult,
+    /// Where the two traces first differ; `None`: their hashes matched (or a run panicked).
     pub difference: Option<TraceDifference>,
 }
 
 /// The first trace entry at which two runs of one seed disagree.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TraceDifference {
+    /// The seed run twice.
     pub seed: u64,
     /// Index of the first differing entry (0-based).
     pub index: usize,
     /// That entry in each run, as a trace line; `None` where that run's trace had already ended.
     pub first: Option<String>,
+    /// As `first`, for the second run.
     pub second: Option<String>,
+    /// The first run's trace hash.
     pub first_hash: u64,
+    /// The second run's trace hash.
     pub second_hash: u64,
 }
 

@@ -15,8 +15,11 @@ use crate::process::{Crash, Ctx, NodeId, NodeKind, Process, Protocol, TimerId};
 use crate::rng::stream;
 use crate::time::{Nanos, NS_PER_MS, NS_PER_SEC};
 
+/// Servers in the workload, each guarding one lock.
 pub const SERVERS: usize = 5;
+/// Clients in the workload.
 pub const CLIENTS: usize = 20;
+/// The standard run's simulated length in seconds (what `sim bench engine` runs).
 pub const SIMULATED_S: u64 = 60;
 const REQUEST_TIMEOUT_NS: Nanos = 500 * NS_PER_MS;
 
@@ -130,8 +133,11 @@ impl Process<Bench> for Client {
 /// What one run of the workload did.
 #[derive(Clone, Copy, Debug)]
 pub struct EngineRun {
+    /// Messages sent.
     pub messages: u64,
+    /// Events the engine processed.
     pub events: u64,
+    /// The simulated length in seconds, as asked for.
     pub simulated_s: u64,
 }
 

@@ -25,6 +25,8 @@
 //! - [`scenario`]: the scenario file format: parsing, validation, errors with line and column
 //! - [`batch`]: running many seeds in parallel, results in seed order, panics caught per seed
 
+#![warn(missing_docs)]
+
 pub mod batch;
 pub mod checker;
 pub mod clock;

@@ -10,19 +10,43 @@ use crate::process::{Crash, Ctx, NodeId, Protocol, TimerId};
 #[derive(Clone, Debug, PartialEq)]
 pub enum LockEvent {
     /// The acquire call returned success, with the grant's fencing token if the model has one.
-    Granted { key: LockKey, token: Option<u64> },
+    Granted {
+        /// The key granted.
+        key: LockKey,
+        /// The grant's fencing token; `None`: the model issues none.
+        token: Option<u64>,
+    },
     /// The acquire call gave up.
-    Failed { key: LockKey, reason: FailReason },
+    Failed {
+        /// The key asked for.
+        key: LockKey,
+        /// Why it gave up.
+        reason: FailReason,
+    },
     /// The release call returned (whether or not the server still had the lock).
-    Released { key: LockKey },
+    Released {
+        /// The key released.
+        key: LockKey,
+    },
     /// The library believes the lock is lost. `honour` says whether the model's policy makes the
     /// application stop (ZooKeeper `on_connection_loss`, Redlock `respect_validity`); when false
     /// it is only reported.
-    Lost { key: LockKey, honour: bool },
+    Lost {
+        /// The key lost.
+        key: LockKey,
+        /// Whether the application stops using the lock (abandons its critical section).
+        honour: bool,
+    },
     /// A watch or pub/sub wake-up reached this waiting client (counts the herd effect).
-    Notified { key: LockKey },
+    Notified {
+        /// The key the wake-up was for.
+        key: LockKey,
+    },
     /// A request for the lock was refused by a server (the key was taken): polling load.
-    Refused { key: LockKey },
+    Refused {
+        /// The key asked for.
+        key: LockKey,
+    },
 }
 
 /// Where a library puts its events during a call.

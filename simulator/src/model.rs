@@ -20,19 +20,26 @@ use crate::setup::{Setup, WorkloadSpec};
 pub enum ParamKind {
     /// A number (no distribution), inclusive range.
     Number {
+        /// The smallest value allowed.
         min: f64,
+        /// The largest value allowed.
         max: f64,
     },
     /// A number or a distribution, every possible value within the inclusive range.
     Dist {
+        /// The smallest value any draw may have.
         min: f64,
+        /// The largest value any draw may have.
         max: f64,
     },
     /// An integer, inclusive range.
     Int {
+        /// The smallest value allowed.
         min: i64,
+        /// The largest value allowed.
         max: i64,
     },
+    /// `true` or `false`.
     Bool,
     /// One of these strings.
     Choice(&'static [&'static str]),
@@ -59,9 +66,13 @@ impl ParamKind {
 /// One parameter: its key, type, default (as TOML text) and one line of meaning.
 #[derive(Clone, Debug)]
 pub struct ParamSpec {
+    /// The key a scenario sets it by (and `Params` reads it by).
     pub name: &'static str,
+    /// Its type and range.
     pub kind: ParamKind,
+    /// The default as a TOML value (`"3"`, `"false"`, `"\"sequential\""`), read as a user's value is.
     pub default: &'static str,
+    /// One line saying what it does, for `sim list`.
     pub meaning: &'static str,
 }
 
@@ -69,16 +80,22 @@ pub struct ParamSpec {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum ParamValue {
+    /// A `Number`, or a `Dist` parameter given as a constant.
     Num(f64),
+    /// A `Dist` parameter given as a distribution.
     Dist(Dist),
+    /// An `Int`.
     Int(i64),
+    /// A `Bool`.
     Bool(bool),
+    /// A `Choice`: the string chosen.
     Str(String),
 }
 
 /// A model's parameters: every key of its schema, defaults filled in.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Params {
+    /// Each parameter's value, by its name.
     pub values: BTreeMap<String, ParamValue>,
 }
 
@@ -95,6 +112,8 @@ impl Params {
             other => panic!("parameter `{key}` is not a number: {other:?}"),
         }
     }
+    /// A distribution parameter (a constant as `Dist::Const`). Panics on a key outside the
+    /// schema or a value of another type, as the other readers do.
     pub fn dist(&self, key: &str) -> Dist {
         match self.get(key) {
             ParamValue::Dist(d) => d.clone(),
@@ -103,18 +122,21 @@ impl Params {
             other => panic!("parameter `{key}` is not a distribution: {other:?}"),
         }
     }
+    /// An integer parameter.
     pub fn int(&self, key: &str) -> i64 {
         match self.get(key) {
             ParamValue::Int(v) => *v,
             other => panic!("parameter `{key}` is not an integer: {other:?}"),
         }
     }
+    /// A boolean parameter.
     pub fn bool(&self, key: &str) -> bool {
         match self.get(key) {
             ParamValue::Bool(v) => *v,
             other => panic!("parameter `{key}` is not a boolean: {other:?}"),
         }
     }
+    /// A choice parameter: the string chosen.
     pub fn str(&self, key: &str) -> &str {
         match self.get(key) {
             ParamValue::Str(v) => v,
@@ -203,16 +225,24 @@ pub trait Model: Send + Sync + 'static {
 /// A model with its protocol types erased: what the registry lists, a parsed row carries, and
 /// what runs one seed (monomorphised for the model's own message and timer types).
 pub trait DynModel: Send + Sync {
+    /// As [`Model::name`].
     fn name(&self) -> &'static str;
+    /// As [`Model::summary`].
     fn summary(&self) -> &'static str;
+    /// As [`Model::params`].
     fn params(&self) -> &'static [ParamSpec];
+    /// As [`Model::validate`].
     fn validate(&self, params: &Params, workload: &WorkloadSpec) -> Vec<ParamProblem>;
+    /// As [`Model::limitations`].
     fn limitations(&self, params: &Params, workload: &WorkloadSpec) -> Vec<String>;
+    /// As [`Model::fenced`].
     fn fenced(&self, params: &Params) -> bool;
+    /// As [`Model::shared_locks`].
     fn shared_locks(&self, params: &Params) -> bool;
+    /// As [`Model::services`].
     fn services(&self, params: &Params) -> Vec<(String, NodeKind)>;
     /// Runs one seed of this model with `params` through `setup`. Panics inside the model
-    /// propagate: [`crate::batch::run_seed_caught`] is the one place that catches them.
+    /// propagate: [`crate::batch::run_seed`] is the one place that catches them.
     fn run_seed(&self, setup: &Setup, params: &Params, seed: u64, opts: &RunOptions) -> SeedOutcome;
 }
 

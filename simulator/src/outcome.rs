@@ -4,6 +4,7 @@ use crate::checker::SeedMetrics;
 use crate::history::History;
 use crate::trace::Trace;
 
+/// How to run a seed, beyond the scenario.
 #[derive(Clone, Debug, Default)]
 pub struct RunOptions {
     /// Record the event trace (slower; for replays and determinism checks).
@@ -12,7 +13,9 @@ pub struct RunOptions {
 
 /// The result of one seed.
 pub struct SeedOutcome {
+    /// Everything the checkers measured.
     pub metrics: SeedMetrics,
+    /// The recorded history the metrics come from.
     pub history: History,
     /// With violations merged in at their true times.
     pub trace: Option<Trace>,

@@ -46,6 +46,7 @@ pub enum CrashKind {
 /// What a crash handler is told: the kind of crash and the node's clock readings at that moment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Crash {
+    /// How the node went down (the engine's `crash` faults are always `Machine`).
     pub kind: CrashKind,
     /// The node's monotonic clock when it went down.
     pub mono_ns: Nanos,
@@ -56,9 +57,12 @@ pub struct Crash {
 /// What a client believes about its locks, for the `holder` and `waiter` selectors.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum ClientState {
+    /// Neither waiting nor holding: thinking, releasing, done, or holding a grant it abandoned.
     #[default]
     Idle,
+    /// An acquire call is outstanding.
     Waiting,
+    /// Inside a critical section on a grant it has not abandoned.
     Holding,
 }
 
@@ -92,21 +96,32 @@ pub trait Process<P: Protocol>: Send {
 
 /// Something a handler asked for; applied by the engine after the handler returns, in order.
 pub enum Effect<P: Protocol> {
+    /// Send a message over the simulated network.
     Send {
+        /// The receiving node.
         to: NodeId,
+        /// The message.
         msg: Wire<P::Msg>,
+        /// Processing time (true time) before the message leaves this node; 0: it leaves now.
         after_ns: Nanos,
     },
     /// Arm a timer for when the node's monotonic clock reaches `deadline_mono_ns`.
     ArmTimer {
+        /// The id [`Ctx`] reserved for it.
         id: TimerId,
+        /// The node's monotonic reading at which it fires.
         deadline_mono_ns: Nanos,
+        /// What the timer is for, handed back when it fires.
         tag: Tag<P::Timer>,
     },
+    /// Cancel a timer (nothing if it already fired or was cancelled).
     CancelTimer {
+        /// The timer to cancel.
         id: TimerId,
     },
+    /// Append an event to the history, stamped with the current true time and this node.
     Record(HistoryEvent),
+    /// Add a `note` line to the trace (only pushed while a trace is being recorded).
     Note(String),
 }
 

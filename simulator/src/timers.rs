@@ -63,6 +63,8 @@ impl<T: Clone> TimerSlab<T> {
         self.slots.get_mut(id.slot as usize).filter(|s| s.generation == id.generation)
     }
 
+    /// Arms the timer reserved as `id`: it is due when the node's monotonic clock reads
+    /// `deadline_mono_ns`, which is true time `due_true_ns`. An id no longer current does nothing.
     pub fn arm(&mut self, id: TimerId, deadline_mono_ns: Nanos, due_true_ns: Nanos, tag: T) {
         if let Some(s) = self.slot_mut(id) {
             s.live = true;

@@ -10,10 +10,46 @@ use crate::history::LockKey;
 /// Messages between clients and the resource.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ResourceMsg {
-    Read { key: LockKey, grant: u64 },
-    ReadReply { key: LockKey, grant: u64, value: u64 },
-    Write { key: LockKey, grant: u64, token: Option<u64>, value: u64 },
-    WriteReply { key: LockKey, grant: u64, fenced_accepted: bool },
+    /// Client to resource, as a critical section starts: read `key`'s counter.
+    Read {
+        /// The lock key whose counter to read.
+        key: LockKey,
+        /// The client's grant number; echoed in the reply so a late reply is not taken for
+        /// another grant's.
+        grant: u64,
+    },
+    /// Resource to client: the answer to a `Read`.
+    ReadReply {
+        /// The key read.
+        key: LockKey,
+        /// The grant number of the `Read` this answers.
+        grant: u64,
+        /// The key's counter (the unfenced one) when the read arrived.
+        value: u64,
+    },
+    /// Client to resource, as an exclusive critical section ends: store `value` (the value read
+    /// plus one).
+    Write {
+        /// The key written.
+        key: LockKey,
+        /// The client's grant number; with the sender it identifies the write, so a duplicate
+        /// is answered but not applied again.
+        grant: u64,
+        /// The grant's fencing token; `None`: the model issues none (the fenced resource then
+        /// accepts the write).
+        token: Option<u64>,
+        /// The value to store.
+        value: u64,
+    },
+    /// Resource to client: the answer to a `Write`.
+    WriteReply {
+        /// The key written.
+        key: LockKey,
+        /// The grant number of the `Write` this answers.
+        grant: u64,
+        /// Whether the fenced resource accepted the write (the unfenced one accepts every write).
+        fenced_accepted: bool,
+    },
 }
 
 /// The workload driver's timers.
@@ -32,7 +68,9 @@ pub enum DriverTimer {
 /// A message on the wire: the model's protocol or the workload's resource traffic.
 #[derive(Clone, PartialEq)]
 pub enum Wire<M> {
+    /// A message of the model's protocol.
     Model(M),
+    /// Traffic between a client's workload driver and the resource.
     Resource(ResourceMsg),
 }
 
@@ -49,7 +87,9 @@ impl<M: fmt::Debug> fmt::Debug for Wire<M> {
 /// A timer's tag: the model's typed timer or the workload driver's.
 #[derive(Clone, PartialEq)]
 pub enum Tag<T> {
+    /// A timer the model's code (server or client library) set.
     Model(T),
+    /// A timer the workload driver set.
     Driver(DriverTimer),
 }
 

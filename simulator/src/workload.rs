@@ -429,6 +429,7 @@ pub struct ResourceNode {
 }
 
 impl ResourceNode {
+    /// A resource for keys `0..locks`, every counter at 0 and no token accepted yet.
     pub fn new(locks: u32) -> Self {
         ResourceNode {
             counter: vec![0; locks as usize],

@@ -53,8 +53,11 @@ enum Backlogged<M> {
 /// What runs on a node: one of the model's services, a client (the workload driver over the
 /// model's client library), or the protected resource.
 pub enum Behaviour<P: Protocol> {
+    /// A model's server or sentinel; it sees only its model's messages and timers.
     Service(Box<dyn Process<P>>),
+    /// A workload client over the model's client library.
     Client(Box<ClientNode<P>>),
+    /// The protected resource; it sees only resource messages.
     Resource(ResourceNode),
 }
 
@@ -120,7 +123,9 @@ impl<P: Protocol> Behaviour<P> {
 
 /// One simulated node.
 pub struct Node<P: Protocol> {
+    /// What runs on it.
     pub behaviour: Behaviour<P>,
+    /// Its clock.
     pub clock: NodeClock,
     rng: ChaCha8Rng,
     status: Status,
@@ -130,6 +135,7 @@ pub struct Node<P: Protocol> {
 }
 
 impl<P: Protocol> Node<P> {
+    /// A node that is up, with `rng` as the stream its handlers draw from (`Ctx::rng`).
     pub fn new(behaviour: Behaviour<P>, clock: NodeClock, rng: ChaCha8Rng) -> Self {
         Node { behaviour, clock, rng, status: Status::Up, backlog: Vec::new(), pauses: 0 }
     }
@@ -174,26 +180,42 @@ pub struct World<P: Protocol> {
 
 /// Everything `World::new` needs besides the nodes.
 pub struct WorldConfig {
+    /// True time at which the run stops; events due later are never handled.
     pub end_ns: Nanos,
+    /// The network, with its link parameters.
     pub network: Network,
+    /// The stream for network draws (latency, loss, duplication, fault rules).
     pub net_rng: ChaCha8Rng,
+    /// The stream for picking the members of random and role selectors.
     pub fault_rng: ChaCha8Rng,
+    /// The scenario's `[[faults]]`, which `occurrences` index.
     pub faults: Vec<FaultSpec>,
+    /// The fault occurrences drawn for this seed ([`schedule::draw`]).
     pub occurrences: Vec<Occurrence>,
+    /// The model has no leader: with no server claiming leadership, `leader` means `server-0`.
     pub leaderless: bool,
+    /// Record the trace.
     pub tracing: bool,
 }
 
 /// What a finished world hands back.
 pub struct WorldResult {
+    /// Every recorded history event, in the order recorded.
     pub history: Vec<Stamped>,
+    /// Every fault that took effect, in start order.
     pub faults: Vec<FaultWindow>,
+    /// Messages sent (every send, dropped or not).
     pub messages: u64,
+    /// Events taken from the queue up to the end of the run; dead timer events count, purged
+    /// ones included.
     pub events_processed: u64,
+    /// The trace; `None` unless `tracing` was set.
     pub trace: Option<Trace>,
 }
 
 impl<P: Protocol> World<P> {
+    /// A world at true time 0 with every node's start and every fault occurrence queued.
+    /// `nodes` are by id, as `dir` names them.
     pub fn new(dir: Directory, nodes: Vec<Node<P>>, cfg: WorldConfig) -> Self {
         let mut queue = EventQueue::default();
         // Faults first: one scheduled at 0 is in force before any node starts.
@@ -239,6 +261,7 @@ impl<P: Protocol> World<P> {
         self
     }
 
+    /// The run's node names and kinds.
     pub fn directory(&self) -> &Directory {
         &self.dir
     }
@@ -266,6 +289,7 @@ impl<P: Protocol> World<P> {
         self.now_ns = self.end_ns;
     }
 
+    /// Ends the world and hands back what it recorded.
     pub fn finish(self) -> WorldResult {
         WorldResult {
             history: self.history,

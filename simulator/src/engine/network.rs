@@ -13,8 +13,11 @@ use crate::time::{ms_to_ns, Nanos};
 /// Latency, loss and duplication of one class of links.
 #[derive(Clone, Debug)]
 pub struct LinkParams {
+    /// One-way delay of each message, drawn per message (and per duplicate copy).
     pub latency_ms: Dist,
+    /// Probability that a message is dropped.
     pub loss: f64,
+    /// Probability that a delivered message arrives a second time, with its own latency draw.
     pub duplicate: f64,
 }
 
@@ -46,7 +49,10 @@ pub enum Verdict {
 /// Two-way: a link between different groups is cut. One-way: only from group 0 to the others.
 #[derive(Clone, Debug)]
 pub struct Cut {
+    /// Each node's group, by node id; `None`: the node is in no group and keeps every link.
     pub group_of: Vec<Option<u16>>,
+    /// Cut only the links from group 0 to the other groups (none into group 0, none between
+    /// the others).
     pub one_way: bool,
 }
 
@@ -69,7 +75,9 @@ impl Rule for Cut {
 /// Messages to and from these nodes take this much longer.
 #[derive(Clone, Debug)]
 pub struct Slow {
+    /// By node id: whether the node is slowed.
     pub nodes: Vec<bool>,
+    /// The added delay, drawn per message (negative draws count as 0).
     pub extra_ms: Dist,
 }
 
@@ -86,7 +94,9 @@ impl Rule for Slow {
 /// Messages to and from these nodes are dropped with this probability.
 #[derive(Clone, Debug)]
 pub struct Loss {
+    /// By node id: whether the node's messages are affected.
     pub nodes: Vec<bool>,
+    /// Probability that each affected message is dropped.
     pub rate: f64,
 }
 
@@ -103,12 +113,16 @@ impl Rule for Loss {
 /// Why a message did not arrive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DropReason {
+    /// A partition or isolation fault cuts the link.
     Partition,
+    /// A `loss` fault dropped it.
     FaultLoss,
+    /// The link's own `loss` probability dropped it.
     Loss,
 }
 
 impl DropReason {
+    /// How the trace names the reason.
     pub fn as_str(self) -> &'static str {
         match self {
             DropReason::Partition => "link cut",
@@ -121,10 +135,19 @@ impl DropReason {
 /// What the network does with one send: zero, one or two deliveries.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Route {
+    /// The message is lost.
     Drop(DropReason),
-    Deliver { at_ns: Nanos, duplicate_at_ns: Option<Nanos> },
+    /// The message arrives, maybe twice.
+    Deliver {
+        /// True time of arrival.
+        at_ns: Nanos,
+        /// True time at which a duplicate copy arrives; `None`: no duplicate.
+        duplicate_at_ns: Option<Nanos>,
+    },
 }
 
+/// The network of one run: each directed link's parameters, FIFO state, and the fault rules in
+/// force.
 pub struct Network {
     nodes: usize,
     classes: Vec<LinkParams>,
@@ -172,10 +195,13 @@ impl Network {
         }
     }
 
+    /// Puts a fault rule in force, after those already in force; `owner` is the fault occurrence
+    /// whose end removes it.
     pub fn add_rule(&mut self, owner: usize, rule: impl Rule + 'static) {
         self.rules.push((owner, Box::new(rule)));
     }
 
+    /// Removes every rule that fault occurrence `owner` added.
     pub fn remove_rules(&mut self, owner: usize) {
         self.rules.retain(|(o, _)| *o != owner);
     }

@@ -22,16 +22,45 @@ use crate::timers::TimerId;
 
 /// What happens at an event; `M` is the message type on the wire.
 pub enum EventKind<M> {
-    Start { node: NodeId },
-    Deliver { from: NodeId, to: NodeId, msg: M },
-    Timer { id: TimerId },
-    FaultStart { occurrence: usize },
-    FaultEnd { occurrence: usize },
+    /// A node starts (its `on_start`).
+    Start {
+        /// The node.
+        node: NodeId,
+    },
+    /// A message arrives.
+    Deliver {
+        /// The sender.
+        from: NodeId,
+        /// The receiver.
+        to: NodeId,
+        /// The message.
+        msg: M,
+    },
+    /// A timer is due; ignored unless the timer is still live and due at this time (it was not
+    /// cancelled, dropped by a crash, or moved by a clock-rate change).
+    Timer {
+        /// The timer.
+        id: TimerId,
+    },
+    /// A fault occurrence starts (or tries again, if its target role has no member yet).
+    FaultStart {
+        /// Index into the world's fault occurrences.
+        occurrence: usize,
+    },
+    /// A fault occurrence ends.
+    FaultEnd {
+        /// Index into the world's fault occurrences.
+        occurrence: usize,
+    },
 }
 
+/// A queued event as it leaves the queue.
 pub struct Event<M> {
+    /// True time at which it happens.
     pub at_ns: Nanos,
+    /// Its sequence number: events of the same time come out in push order.
     pub seq: u64,
+    /// What happens.
     pub kind: EventKind<M>,
 }
 
@@ -61,6 +90,7 @@ const SHORT_WALK: usize = 8;
 /// Children per heap node: a shallower heap than a binary one.
 const ARITY: usize = 4;
 
+/// The engine's pending events, earliest first, ties in push order.
 pub struct EventQueue<M> {
     /// Sorted latest first (`heap == false`), or a 4-ary min-heap on the key (`heap == true`).
     nodes: Vec<Node>,
@@ -77,6 +107,7 @@ impl<M> Default for EventQueue<M> {
 }
 
 impl<M> EventQueue<M> {
+    /// Queues an event at true time `at_ns`, after every event already queued for that time.
     pub fn push(&mut self, at_ns: Nanos, kind: EventKind<M>) {
         let seq = self.next_seq;
         self.next_seq += 1;
@@ -122,6 +153,7 @@ impl<M> EventQueue<M> {
         }
     }
 
+    /// Takes the earliest event (ties: the first pushed); `None`: the queue is empty.
     pub fn pop(&mut self) -> Option<Event<M>> {
         let top = if self.heap { self.heap_pop()? } else { self.nodes.pop()? };
         let kind = self.kinds[top.slot as usize].take().expect("a queued node has its event");
@@ -129,6 +161,7 @@ impl<M> EventQueue<M> {
         Some(Event { at_ns: top.at_ns, seq: top.seq, kind })
     }
 
+    /// The time of the event `pop` would return; `None`: the queue is empty.
     pub fn peek_time(&self) -> Option<Nanos> {
         if self.heap {
             self.nodes.first().map(|n| n.at_ns)
@@ -137,10 +170,12 @@ impl<M> EventQueue<M> {
         }
     }
 
+    /// How many events are queued (dead timer events not yet purged included).
     pub fn len(&self) -> usize {
         self.nodes.len()
     }
 
+    /// Whether no event is queued.
     pub fn is_empty(&self) -> bool {
         self.nodes.is_empty()
     }

@@ -3,12 +3,14 @@
 
 use std::fmt;
 
+/// A scenario file that cannot be used, with where and why.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ScenarioError {
     /// The file as the user named it.
     pub file: String,
     /// 1-based line and column of the offending key or value, when known.
     pub line: Option<usize>,
+    /// 1-based column, when known (only shown with a line).
     pub column: Option<usize>,
     /// Dotted key path (`faults.2.target`, `models.redis.ttl_ms`), when the error is about a key.
     /// Array elements are numbered from 0 (`faults.1` is the second `[[faults]]`), as in `sim

@@ -8,9 +8,12 @@ use serde::Serialize;
 use crate::model::{ModelRef, Params};
 pub use crate::setup::{ClockSpec, FaultKind, FaultSpec, LinkSpec, NetworkSpec, Setup, WorkloadSpec, FAULT_KINDS};
 
+/// A parsed and validated scenario file.
 #[derive(Clone, Debug)]
 pub struct Scenario {
+    /// The scenario's `name` (never empty).
     pub name: String,
+    /// The scenario's `description`; empty when the file has none.
     pub description: String,
     /// The file it came from, as the user named it (for replay commands and reports).
     pub file: PathBuf,
@@ -20,6 +23,7 @@ pub struct Scenario {
     pub runs: Vec<RunSpec>,
     /// What every row runs through: duration, network, workload, clocks and faults.
     pub setup: Setup,
+    /// Every `[expect.LABEL]` assertion, in file order.
     pub expect: Vec<Expectation>,
 }
 
@@ -29,6 +33,7 @@ pub struct Scenario {
 pub struct RunSpec {
     /// The row label: the model name for `algorithms`, the variant's `name` for variants.
     pub label: String,
+    /// The model the row runs.
     pub model: ModelRef,
     /// Every parameter of the model, defaults filled in.
     pub params: Params,
@@ -47,24 +52,36 @@ pub enum ExpectOp {
     /// Every run shows it.
     All,
     /// A comparison on the metric's value (fractions of runs for run-counting metrics).
-    Compare { op: CompareOp, value: f64 },
+    Compare {
+        /// The comparison.
+        op: CompareOp,
+        /// The number compared against.
+        value: f64,
+    },
 }
 
+/// A comparison operator of an expectation, as written.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub enum CompareOp {
+    /// `<`
     #[serde(rename = "<")]
     Lt,
+    /// `<=`
     #[serde(rename = "<=")]
     Le,
+    /// `>`
     #[serde(rename = ">")]
     Gt,
+    /// `>=`
     #[serde(rename = ">=")]
     Ge,
+    /// `==`: equal to within 1e-9 × `expected` (1e-9 when `expected` is below 1 in size).
     #[serde(rename = "==")]
     Eq,
 }
 
 impl CompareOp {
+    /// Whether `actual op expected` holds.
     pub fn holds(self, actual: f64, expected: f64) -> bool {
         match self {
             CompareOp::Lt => actual < expected,
@@ -76,12 +93,15 @@ impl CompareOp {
     }
 }
 
+/// One `metric = "expected"` line of an `[expect.LABEL]` table.
 #[derive(Clone, Debug)]
 pub struct Expectation {
     /// Algorithm or variant label.
     pub label: String,
+    /// The metric it is about.
     pub metric: Metric,
     /// As written (`"none"`, `"< 0.05"`).
     pub expected: String,
+    /// `expected`, parsed.
     pub op: ExpectOp,
 }

@@ -5,6 +5,7 @@ use std::fmt;
 
 use crate::directory::NodeKind;
 
+/// Which nodes a fault or a link override means.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Selector {
     /// One node by name (`client-3`, `server-0`, `sentinel-1`, `resource`).
@@ -22,7 +23,9 @@ pub enum Selector {
     Holder,
     /// One client waiting to acquire now.
     Waiter,
+    /// One client, chosen by the seed (crashed ones included).
     RandomClient,
+    /// One server, chosen by the seed (crashed ones included).
     RandomServer,
 }
 
