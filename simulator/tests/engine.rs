@@ -165,7 +165,8 @@ fn a_drift_fault_moves_pending_timers() {
 fn a_paused_node_handles_its_backlog_at_resume_in_order() {
     let sender = Probe { sends: vec![(1, "hello")], ..Default::default() };
     let sleeper = Probe { timers_ms: vec![50], ..Default::default() };
-    let faults = vec![fault(FaultKind::Pause, vec![Selector::Named("server-1".into())], 0.0, Some(100.0))];
+    // Paused just after its start (a pause at 0 would hold the start itself), until 100.5 ms.
+    let faults = vec![fault(FaultKind::Pause, vec![Selector::Named("server-1".into())], 0.5, Some(100.0))];
     let trace = run_world(
         vec![("server-0", NodeKind::Server, sender, 0.0), ("server-1", NodeKind::Server, sleeper, 0.0)],
         faults,
@@ -175,12 +176,35 @@ fn a_paused_node_handles_its_backlog_at_resume_in_order() {
     assert_eq!(queued.len(), 1);
     assert_eq!(queued[0].at_ns, MS, "arrived during the pause");
     let got = find(&trace, "server-1", "note", "got Ping(\"hello\")");
-    assert_eq!(got[0].at_ns, 100 * MS, "handled at resume");
+    assert_eq!(got[0].at_ns, 100 * MS + MS / 2, "handled at resume");
     let timer = find(&trace, "server-1", "note", "timer 50");
-    assert_eq!(timer[0].at_ns, 100 * MS, "the due timer fires at resume");
+    assert_eq!(timer[0].at_ns, 100 * MS + MS / 2, "the due timer fires at resume");
     // Order: the message arrived (1 ms) before the timer was due (50 ms).
     let pos = |e: &TraceEntry| trace.iter().position(|x| std::ptr::eq(x, e)).unwrap();
     assert!(pos(got[0]) < pos(timer[0]));
+}
+
+#[test]
+fn a_fault_at_time_zero_holds_the_nodes_start() {
+    // Crashed at 0: it does not start (it would send while down); it restarts at the crash's end.
+    let crashed = Probe { sends: vec![(1, "from the dead")], ..Default::default() };
+    // Paused at 0: it starts when it resumes, and only then sends.
+    let paused = Probe { sends: vec![(0, "late")], ..Default::default() };
+    let faults = vec![
+        fault(FaultKind::Crash, vec![Selector::Named("server-0".into())], 0.0, Some(10.0)),
+        fault(FaultKind::Pause, vec![Selector::Named("server-1".into())], 0.0, Some(20.0)),
+    ];
+    let trace = run_world(
+        vec![("server-0", NodeKind::Server, crashed, 0.0), ("server-1", NodeKind::Server, paused, 0.0)],
+        faults,
+        100,
+    );
+    assert!(find(&trace, "server-0", "send", "").is_empty(), "a node down at its start sends nothing");
+    assert_eq!(find(&trace, "server-0", "start", "skipped").len(), 1);
+    assert_eq!(find(&trace, "server-0", "note", "restarted")[0].at_ns, 10 * MS);
+    let sends = find(&trace, "server-1", "send", "late");
+    assert_eq!(sends.len(), 1);
+    assert_eq!(sends[0].at_ns, 20 * MS, "the paused node starts at resume");
 }
 
 #[test]

@@ -46,6 +46,8 @@ enum Status {
 
 /// Work that reached a paused node, handled in order when it resumes.
 enum Backlogged<M> {
+    /// The node was paused before it started (a pause at time 0): it starts at resume.
+    Start,
     Message { from: NodeId, msg: Wire<M> },
     Timer { id: TimerId },
 }
@@ -276,10 +278,16 @@ impl<P: Protocol> World<P> {
             self.now_ns = ev.at_ns;
             self.events_processed += 1;
             match ev.kind {
-                EventKind::Start { node } => {
-                    self.trace_at(Some(node), "start", String::new);
-                    self.dispatch(node, |p, ctx| p.on_start(ctx));
-                }
+                EventKind::Start { node } => match self.nodes[node].status {
+                    Status::Up => {
+                        self.trace_at(Some(node), "start", String::new);
+                        self.dispatch(node, |p, ctx| p.on_start(ctx));
+                    }
+                    // A fault at time 0 is in force before any node starts: a node paused then
+                    // starts when it resumes; one crashed then starts at its restart.
+                    Status::Paused => self.nodes[node].backlog.push(Backlogged::Start),
+                    Status::Crashed => self.trace_at(Some(node), "start", || "skipped: the node is down".to_string()),
+                },
                 EventKind::Deliver { from, to, msg } => self.deliver(from, to, msg),
                 EventKind::Timer { id } => self.fire_timer(id, ev.at_ns),
                 EventKind::FaultStart { occurrence } => self.fault_start(occurrence),
@@ -672,6 +680,10 @@ impl<P: Protocol> World<P> {
                 break;
             }
             match item {
+                Backlogged::Start => {
+                    self.trace_at(Some(node), "start", || "after pause".to_string());
+                    self.dispatch(node, |p, ctx| p.on_start(ctx));
+                }
                 Backlogged::Message { from, msg } => {
                     if self.trace.is_some() {
                         let detail = format!("← {} {:?} (after pause)", self.dir.name_of(from), msg);
