@@ -12,6 +12,8 @@
 //!
 //! A new model is one folder here plus one line in [`registry`] (see `docs/adding-a-model.md`).
 
+#![warn(missing_docs)]
+
 pub mod consensus;
 pub mod db;
 pub mod etcd;

@@ -193,6 +193,7 @@ impl<C: Clone + Debug + Send + 'static> Replica<C> {
         }
     }
 
+    /// Whether this replica leads its current term (false before the first start).
     pub fn is_leader(&self) -> bool {
         self.core.as_ref().is_some_and(|c| c.is_leader())
     }
@@ -200,9 +201,11 @@ impl<C: Clone + Debug + Send + 'static> Replica<C> {
     pub fn leadership(&self) -> Option<Term> {
         self.core.as_ref().filter(|c| c.is_leader()).map(|c| c.term())
     }
+    /// The current term (0 before the first start).
     pub fn term(&self) -> Term {
         self.core.as_ref().map(|c| c.term()).unwrap_or(0)
     }
+    /// The current role (follower before the first start).
     pub fn role(&self) -> Role {
         self.core.as_ref().map(|c| c.role()).unwrap_or(Role::Follower)
     }
@@ -210,6 +213,7 @@ impl<C: Clone + Debug + Send + 'static> Replica<C> {
     pub fn leader_hint(&self) -> Option<NodeId> {
         self.core.as_ref().and_then(|c| c.leader_hint())
     }
+    /// The highest log index known to be committed (0 before the first start).
     pub fn commit_index(&self) -> LogIndex {
         self.core.as_ref().map(|c| c.commit_index()).unwrap_or(0)
     }

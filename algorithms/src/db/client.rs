@@ -133,6 +133,7 @@ pub struct DbClient {
 }
 
 impl DbClient {
+    /// The library of client `index`; it draws its owner id and opens its connection at start.
     pub fn new(cfg: Config, index: usize) -> DbClient {
         DbClient { cfg, index, open_conn: None, v: Volatile::default() }
     }

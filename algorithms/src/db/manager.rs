@@ -47,6 +47,7 @@ pub struct FailoverManager {
 }
 
 impl FailoverManager {
+    /// A manager that takes `server-0` as the primary, in epoch 1.
     pub fn new(cfg: Config) -> FailoverManager {
         FailoverManager { cfg, primary: 0, epoch: 1, promoting: None, v: Volatile::default() }
     }

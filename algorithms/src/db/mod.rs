@@ -61,6 +61,7 @@ use server::DbServer;
 /// The `db` model.
 pub struct Db;
 
+/// The `db` model, as [`registry`](crate::registry) lists it.
 pub static DB: Db = Db;
 
 /// Which lock primitive the library uses.
@@ -75,25 +76,41 @@ pub enum Mode {
 /// How the primary's changes reach the replica.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Replication {
+    /// No replica and no failover manager: one server.
     None,
+    /// Each binlog event leaves for the replica `replication_lag_ms` after its commit.
     Async,
+    /// A changing statement's result waits for the replica's ack, or for `semisync_timeout_ms`
+    /// (then async until the replica catches up).
     Semisync,
 }
 
 /// The model's parameters in engine units.
 #[derive(Clone, Debug)]
 pub struct Config {
+    /// Which lock primitive the library uses (`mode`).
     pub mode: Mode,
+    /// Sleep between attempts while the lock is taken (`poll_ms`).
     pub poll_ns: Nanos,
     /// 0: rows never expire (no cleanup job).
     pub expire_ns: Nanos,
+    /// Period of the cleanup job on the primary (`cleanup_every_ms`).
     pub cleanup_every_ns: Nanos,
     /// 0: no heartbeat.
     pub heartbeat_ns: Nanos,
+    /// On duplicate key, re-enter with `UPDATE … count + 1 WHERE owner`; release decrements
+    /// (`reentrant`).
     pub reentrant: bool,
+    /// How the primary's changes reach the replica (`replication`).
     pub replication: Replication,
+    /// From a commit on the primary to its binlog event leaving for the replica
+    /// (`replication_lag_ms`).
     pub replication_lag_ns: Nanos,
+    /// How long a commit waits for the semisync ack before the primary falls back to async
+    /// (`semisync_timeout_ms`).
     pub semisync_timeout_ns: Nanos,
+    /// The manager promotes the replica once the primary has not answered for this long
+    /// (`failover_after_ms`).
     pub failover_after_ns: Nanos,
     /// Per-statement processing (commit) time, milliseconds.
     pub service_ms: Dist,
@@ -102,6 +119,7 @@ pub struct Config {
 }
 
 impl Config {
+    /// The configuration the scenario's parameters give, for a workload of `clients` clients.
     pub fn from_params(params: &Params, clients: usize) -> Config {
         Config {
             mode: match params.str("mode") {

@@ -110,6 +110,8 @@ pub struct DbServer {
 }
 
 impl DbServer {
+    /// Server `index` (`server-<index>`): 0 starts as the primary, 1 as its replica; epoch 1,
+    /// empty table and binlog.
     pub fn new(cfg: Config, index: usize) -> DbServer {
         DbServer {
             cfg,
@@ -123,10 +125,12 @@ impl DbServer {
         }
     }
 
+    /// The server's current role.
     pub fn role(&self) -> Role {
         self.role
     }
 
+    /// The server's lock table.
     pub fn table(&self) -> &LockTable {
         &self.table
     }

@@ -74,8 +74,12 @@ pub const WATCH_RESEND_NS: Nanos = 200_000_000;
 /// The client library's settings.
 #[derive(Clone, Debug)]
 pub struct ClientConfig {
+    /// The number of members (`servers`).
     pub servers: usize,
+    /// The TTL the session asks for (`lease_ttl_ms`).
     pub lease_ttl_ns: Nanos,
+    /// After waiting, get the own key again and fail if it is gone (etcd 3.4.4+); `false` is
+    /// 3.4.3, which reports the lock held without looking (etcd issue #11456).
     pub recheck_after_wait: bool,
     /// How long a call or the keep-alive stream may go unanswered before the client moves on.
     pub request_timeout_ns: Nanos,
@@ -192,6 +196,7 @@ struct Volatile {
 }
 
 impl EtcdClient {
+    /// Client `index`; it starts on member `index` mod `servers`.
     pub fn new(index: usize, cfg: ClientConfig) -> Self {
         EtcdClient { cfg, index, servers: Vec::new(), next_id: 0, session_gen: 0, ping_seq: 0, v: Volatile::default() }
     }

@@ -59,6 +59,7 @@ use server::{EtcdServer, ServerConfig};
 /// The `etcd` model.
 pub struct Etcd;
 
+/// The `etcd` model, as [`registry`](crate::registry) lists it.
 pub static ETCD: Etcd = Etcd;
 
 const PARAMS: &[ParamSpec] = &[

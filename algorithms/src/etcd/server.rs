@@ -46,7 +46,10 @@ pub const RETRANSMIT_NS: Nanos = 200_000_000;
 /// A member's settings.
 #[derive(Clone, Debug)]
 pub struct ServerConfig {
+    /// Time to serve a call, milliseconds (`service_ms`): answers and watch events leave this
+    /// long after the member handles them.
     pub service_ms: Dist,
+    /// How often the primary lessor looks for expired leases (`lease_check_ms`).
     pub lease_check_ns: Nanos,
     /// The election timeout: how far a new leader extends every lease.
     pub election_ns: Nanos,
@@ -127,6 +130,7 @@ struct Volatile {
 }
 
 impl EtcdServer {
+    /// Member `index` of the group named `members`, which starts with member 0 leading term 1.
     pub fn new(index: usize, members: Vec<String>, cfg: ServerConfig, raft: crate::consensus::Config) -> Self {
         EtcdServer {
             cfg,

@@ -85,13 +85,19 @@ fn jitter(ctx: &mut Ctx<Kubernetes>, period: Nanos) -> Nanos {
 /// The library's settings.
 #[derive(Clone, Debug)]
 pub struct ClientConfig {
+    /// The number of API servers (`servers`).
     pub servers: usize,
     /// `int(LeaseDuration / time.Second)`: what acquiring and renewing write into the Lease.
     pub lease_duration_secs: u32,
+    /// `RenewDeadline`: how long the renew poll may keep failing before leadership ends
+    /// (`renew_deadline_ms`).
     pub renew_deadline_ns: Nanos,
+    /// `RetryPeriod`: the base wait between attempts (`retry_period_ms`).
     pub retry_period_ns: Nanos,
     /// The leader-election client's HTTP timeout.
     pub request_timeout_ns: Nanos,
+    /// `ReleaseOnCancel`: on `unlock()` and on lost leadership the leader UPDATEs the Lease to an
+    /// empty holder (`release_on_cancel`).
     pub release_on_cancel: bool,
 }
 
@@ -396,6 +402,8 @@ pub struct KubernetesClient {
 }
 
 impl KubernetesClient {
+    /// Client `index`; it starts on API server `index` mod `servers` and draws a new identity at
+    /// every start.
     pub fn new(index: usize, cfg: ClientConfig) -> Self {
         KubernetesClient { cfg, index: index as u32, v: Volatile::default() }
     }

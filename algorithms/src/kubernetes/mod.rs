@@ -54,6 +54,7 @@ use server::{ApiServer, ServerConfig};
 /// The `kubernetes` model.
 pub struct Kubernetes;
 
+/// The `kubernetes` model, as [`registry`](crate::registry) lists it.
 pub static KUBERNETES: Kubernetes = Kubernetes;
 
 impl Protocol for Kubernetes {

@@ -15,7 +15,9 @@ use locksim_simulator::process::NodeId;
 /// a new candidate; `uuid` is drawn from the client's stream at every (re)start.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Identity {
+    /// The client's index: `client-<client>` stands for the hostname.
     pub client: u32,
+    /// The uniquifier, drawn at every (re)start.
     pub uuid: u32,
 }
 
@@ -37,6 +39,7 @@ pub struct LeaseSpec {
     /// `acquireTime` and `renewTime`: `metav1.MicroTime` of the writer's wall clock (µs since the
     /// run's epoch). Nobody reads them as times; they only make every renewal a change.
     pub acquire_time_us: i64,
+    /// `renewTime`, as `acquire_time_us` (µs): the writer's wall clock at its write.
     pub renew_time_us: i64,
     /// `leaseTransitions`: +1 whenever a candidate that is not the holder takes the Lease.
     pub transitions: u64,
@@ -60,7 +63,9 @@ impl fmt::Debug for LeaseSpec {
 /// revision of the object's last write).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Lease {
+    /// The Lease's spec.
     pub spec: LeaseSpec,
+    /// `metadata.resourceVersion`: the store's revision at the Lease's last write.
     pub resource_version: u64,
 }
 
@@ -76,17 +81,29 @@ pub enum Verb {
     /// `Leases(ns).Get` (`LeaseLock.Get`): a quorum read (no `resourceVersion` in GetOptions).
     Get,
     /// `Leases(ns).Create` (`LeaseLock.Create`): 409 AlreadyExists if the Lease exists.
-    Create { spec: LeaseSpec },
+    Create {
+        /// The spec to store.
+        spec: LeaseSpec,
+    },
     /// `Leases(ns).Update` (`LeaseLock.Update`) of the object last read or written, whose
     /// `resourceVersion` is the precondition: 409 Conflict if the Lease has changed since.
-    Update { spec: LeaseSpec, resource_version: u64 },
+    Update {
+        /// The new spec.
+        spec: LeaseSpec,
+        /// The `resourceVersion` of the object the writer last read or wrote: the precondition.
+        resource_version: u64,
+    },
 }
 
 /// A request from a client library to an API server.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ApiRequest {
+    /// The client's id for the request, echoed in the answer (it starts from the identity's
+    /// uuid at each start, so a restarted client's ids are new).
     pub id: u64,
+    /// The lock key whose Lease the call is about (`lease-<key>`).
     pub lease: LockKey,
+    /// What the call asks.
     pub verb: Verb,
 }
 
@@ -116,7 +133,9 @@ pub enum ApiError {
 /// The answer to an [`ApiRequest`].
 #[derive(Clone, PartialEq, Eq)]
 pub struct ApiResponse {
+    /// The `id` of the request answered.
     pub id: u64,
+    /// The Lease as read or as written, or the error.
     pub result: Result<Lease, ApiError>,
 }
 
@@ -134,7 +153,9 @@ impl fmt::Debug for ApiResponse {
 /// A front API server passes a client's request on to the store (server-0).
 #[derive(Clone, PartialEq, Eq)]
 pub struct StoreRequest {
+    /// The client to relay the answer to.
     pub client: NodeId,
+    /// The client's request.
     pub request: ApiRequest,
 }
 
@@ -147,7 +168,9 @@ impl fmt::Debug for StoreRequest {
 /// The store's answer, which the front API server relays to `client`.
 #[derive(Clone, PartialEq, Eq)]
 pub struct StoreResponse {
+    /// The client the answer is for.
     pub client: NodeId,
+    /// The store's answer.
     pub response: ApiResponse,
 }
 
@@ -202,17 +225,27 @@ messages! {
 pub enum ClientTimer {
     /// The next `tryAcquireOrRenew` of the Lease's acquire loop (`wait.JitterUntil`), renew
     /// loop (`wait.Until`) or renew poll (`wait.PollImmediateUntil`'s ticker).
-    Retry { key: LockKey },
+    Retry {
+        /// The Lease (lock key) of the elector that set it.
+        key: LockKey,
+    },
     /// The leader-election client's HTTP timeout (`rest.Config.Timeout`) for the request in flight.
-    RequestTimeout { key: LockKey },
+    RequestTimeout {
+        /// The Lease (lock key) of the elector that set it.
+        key: LockKey,
+    },
     /// The renew poll's `context.WithTimeout(ctx, RenewDeadline)`.
-    RenewDeadline { key: LockKey },
+    RenewDeadline {
+        /// The Lease (lock key) of the elector that set it.
+        key: LockKey,
+    },
 }
 
 /// Every timer of the kubernetes model. The API server sets none (it answers each request as it
 /// comes); only the client library waits.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum KubernetesTimer {
+    /// The client library's timer.
     Client(ClientTimer),
 }
 

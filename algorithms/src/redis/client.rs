@@ -59,20 +59,30 @@ pub const WAIT_TIMEOUT_MS: u64 = 1_000;
 /// How a lock is released.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum UnlockMode {
+    /// The redis.io compare-and-delete script: deletes the key only if it has this attempt's value.
     CompareAndDelete,
+    /// A plain `DEL`: deletes whoever's lock is there (with the watchdog, Redisson `forceUnlock`).
     Del,
 }
 
 /// The parts of the model's parameters the library uses.
 #[derive(Clone, Debug)]
 pub struct ClientConfig {
+    /// The plain pattern's `PX`, or Redisson's lease (`lockWatchdogTimeout`), milliseconds.
     pub ttl_ms: u64,
+    /// How a lock is released (`unlock`).
     pub unlock: UnlockMode,
+    /// The plain pattern's sleep after a refused `SET NX`, milliseconds.
     pub retry_ms: Dist,
+    /// Redisson's `lock()` with its watchdog instead of the plain pattern.
     pub watchdog: bool,
+    /// Redisson's `checkLockSyncedSlaves`: `WAIT` after acquiring, and fail without an ack.
     pub replica_ack: bool,
+    /// The acquiring script `INCR`s a fencing-token key (`fencing_counter`).
     pub fencing: bool,
+    /// Redis servers: the primary and its replicas.
     pub servers: usize,
+    /// Sentinels (0 without replicas).
     pub sentinels: usize,
 }
 
@@ -195,6 +205,7 @@ impl Default for Volatile {
 }
 
 impl RedisLockClient {
+    /// A lock library; it draws its Redisson owner id at every start.
     pub fn new(cfg: ClientConfig) -> Self {
         RedisLockClient { cfg, next_req: 0, v: Volatile::default() }
     }

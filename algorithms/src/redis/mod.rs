@@ -38,6 +38,7 @@ use server::{Persistence, RedisServer, ServerConfig};
 /// The `redis` model.
 pub struct Redis;
 
+/// The `redis` model, as [`registry`](crate::registry) lists it.
 pub static REDIS: Redis = Redis;
 
 const PARAMS: &[ParamSpec] = &[

@@ -59,12 +59,19 @@ const ELECTION_TIMEOUT_NS: Nanos = 10_000 * NS_PER_MS;
 /// `SENTINEL_MAX_DESYNC`.
 const MAX_DESYNC_MS: u64 = 1_000;
 
+/// The parts of the model's parameters a Sentinel uses.
 #[derive(Clone, Debug)]
 pub struct SentinelConfig {
+    /// Redis servers (`server-0 …`): the primary and its replicas.
     pub servers: usize,
+    /// Sentinels (`sentinel-0 …`), this one included.
     pub sentinels: usize,
+    /// Clients (`client-0 …`), told about failovers and replicas' SDOWN.
     pub clients: usize,
+    /// Sentinels that must see the primary down for ODOWN; also the fewest votes a leader needs
+    /// (`quorum`).
     pub quorum: usize,
+    /// How long a ping may go unanswered before the instance is SDOWN (`down-after-milliseconds`).
     pub down_after_ms: f64,
 }
 
@@ -155,6 +162,7 @@ impl Default for Volatile {
 }
 
 impl Sentinel {
+    /// A Sentinel that takes `server-0` as the primary until told otherwise.
     pub fn new(cfg: SentinelConfig) -> Self {
         Sentinel {
             cfg,

@@ -45,12 +45,16 @@ pub const REPLICATION_CRON_NS: Nanos = 1_000 * NS_PER_MS;
 /// What a restarted server still has (`appendonly yes` with `appendfsync …`, or no persistence).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Persistence {
+    /// No persistence: a restarted server comes back empty.
     None,
+    /// `appendfsync everysec`: a restarted server has the keyspace of the last fsync.
     EverySec,
+    /// `appendfsync always`: a restarted server has every write.
     Always,
 }
 
 impl Persistence {
+    /// The `persistence` parameter: `none`, `always`, anything else `everysec`.
     pub fn parse(s: &str) -> Persistence {
         match s {
             "none" => Persistence::None,
@@ -63,8 +67,12 @@ impl Persistence {
 /// The parts of the model's parameters a server uses.
 #[derive(Clone, Debug)]
 pub struct ServerConfig {
+    /// Time to serve one request, milliseconds (requests are served one at a time).
     pub service_ms: Dist,
+    /// From a write to its leaving for the replicas, milliseconds (drawn per command; the
+    /// stream never reorders).
     pub replication_lag_ms: Dist,
+    /// What survives a restart.
     pub persistence: Persistence,
     /// The initial primary's name (`server-0`); a server with another name starts as its replica.
     pub initial_primary: String,
@@ -145,6 +153,7 @@ impl Default for Volatile {
 }
 
 impl RedisServer {
+    /// A server; at its first start it is the primary if it is `initial_primary`, else its replica.
     pub fn new(cfg: ServerConfig) -> Self {
         RedisServer { cfg, conf_role: None, conf_epoch: 0, aof: Keyspace::default(), v: Volatile::default() }
     }
@@ -154,6 +163,7 @@ impl RedisServer {
         &self.v.data
     }
 
+    /// The server's current role.
     pub fn role(&self) -> Role {
         self.v.role
     }

@@ -46,12 +46,16 @@ use crate::smallmap::SmallMap;
 /// How a round visits the masters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RequestMode {
+    /// One master after another, each with its own timeout (redlock-rb).
     Sequential,
+    /// All at once; wait for every answer or the timeout (redsync).
     Parallel,
+    /// All at once; decided at the quorum-th success or refusal (node-redlock).
     ParallelQuorum,
 }
 
 impl RequestMode {
+    /// The `requests` parameter: `parallel`, `parallel_quorum`, anything else `sequential`.
     pub fn parse(s: &str) -> RequestMode {
         match s {
             "parallel" => RequestMode::Parallel,
@@ -64,14 +68,22 @@ impl RequestMode {
 /// The client's settings (from the model's parameters).
 #[derive(Clone, Debug)]
 pub struct ClientConfig {
+    /// The number of masters, N (`masters`).
     pub masters: usize,
+    /// The lock's time to live (`ttl_ms`).
     pub ttl_ns: Nanos,
     /// drift_factor × ttl + drift_extra_ms, in nanoseconds.
     pub drift_ns: Nanos,
+    /// How long to wait for one master (sequential) or a whole round (parallel)
+    /// (`node_timeout_ms`).
     pub node_timeout_ns: Nanos,
+    /// Attempts after the first before the call fails (`retries`).
     pub retries: u32,
+    /// The random wait between a failed attempt and the next, milliseconds.
     pub retry_delay_ms: Dist,
+    /// How a round visits the masters (`requests`).
     pub requests: RequestMode,
+    /// Whether the application stops when the validity runs out (`Lost { honour }`).
     pub respect_validity: bool,
 }
 
@@ -179,6 +191,7 @@ pub struct RedlockClient {
 }
 
 impl RedlockClient {
+    /// A client library; it finds the masters (`server-0 …`) by name when it starts.
     pub fn new(cfg: ClientConfig) -> RedlockClient {
         RedlockClient { cfg, master_ids: Vec::new(), next_request_id: 1, v: Volatile::default() }
     }

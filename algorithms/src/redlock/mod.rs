@@ -42,6 +42,7 @@ use server::{Persistence, RedisMaster};
 /// The `redlock` model, and its protocol (its messages and timers are in [`protocol`]).
 pub struct Redlock;
 
+/// The `redlock` model, as [`registry`](crate::registry) lists it.
 pub static REDLOCK: Redlock = Redlock;
 
 const PARAMS: &[ParamSpec] = &[

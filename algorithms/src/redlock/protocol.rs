@@ -19,12 +19,25 @@ use super::Redlock;
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Command {
     /// `SET key value NX PX ttl`: create the key with a time to live unless it exists.
-    SetNx { key: LockKey, value: u64, ttl_ns: Nanos },
+    SetNx {
+        /// The lock.
+        key: LockKey,
+        /// The client's random value for this `acquire` call.
+        value: u64,
+        /// The time to live (`PX`).
+        ttl_ns: Nanos,
+    },
     /// The compare-and-delete script: `if GET key == value then DEL key`.
-    Unlock { key: LockKey, value: u64 },
+    Unlock {
+        /// The lock.
+        key: LockKey,
+        /// The value the client set: only a key that still has it is deleted.
+        value: u64,
+    },
 }
 
 impl Command {
+    /// The lock the command is about.
     pub fn key(&self) -> LockKey {
         match *self {
             Command::SetNx { key, .. } | Command::Unlock { key, .. } => key,
@@ -35,7 +48,9 @@ impl Command {
 /// A request to one master.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Request {
+    /// The client's id for the request, unique per client across its restarts.
     pub id: u64,
+    /// The command.
     pub cmd: Command,
 }
 
@@ -43,7 +58,9 @@ pub struct Request {
 /// this value's key was deleted (1 vs 0).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Reply {
+    /// The id of the request answered.
     pub id: u64,
+    /// `OK` or 1: true; nil or 0: false.
     pub ok: bool,
 }
 
@@ -95,7 +112,9 @@ macro_rules! wrapper_enum {
 wrapper_enum! {
     /// Every message of the model: requests from clients to masters and the masters' replies.
     RedlockMsg {
+        /// Client → master: a command.
         Request(Request),
+        /// Master → client: the answer.
         Reply(Reply),
     }
 }
@@ -115,14 +134,24 @@ pub enum ServerTimer {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ClientTimer {
     /// `node_timeout_ms` for the master in flight (sequential) or the whole round (parallel).
-    NodeTimeout { key: LockKey },
+    NodeTimeout {
+        /// The lock.
+        key: LockKey,
+    },
     /// The random `retry_delay_ms` wait between a failed attempt and the next.
-    RetryDelay { key: LockKey },
+    RetryDelay {
+        /// The lock.
+        key: LockKey,
+    },
     /// The holder's validity runs out.
-    Validity { key: LockKey },
+    Validity {
+        /// The lock.
+        key: LockKey,
+    },
 }
 
 impl ClientTimer {
+    /// The lock the timer is for.
     pub fn key(&self) -> LockKey {
         match *self {
             ClientTimer::NodeTimeout { key } | ClientTimer::RetryDelay { key } | ClientTimer::Validity { key } => key,
@@ -133,7 +162,9 @@ impl ClientTimer {
 wrapper_enum! {
     /// Every timer of the model, by the kind of process that sets it.
     RedlockTimer {
+        /// A master's timer.
         Server(ServerTimer),
+        /// The client library's timer.
         Client(ClientTimer),
     }
 }

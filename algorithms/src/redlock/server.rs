@@ -35,12 +35,16 @@ use crate::smallmap::SmallMap;
 /// What a restarted master still has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Persistence {
+    /// No persistence: the master restarts empty.
     None,
+    /// `appendfsync everysec`: a crash keeps the dataset as of the last fsync.
     EverySec,
+    /// `appendfsync always`: a crash keeps every acknowledged write.
     Always,
 }
 
 impl Persistence {
+    /// The `persistence` parameter: `none`, `always`, anything else `everysec`.
     pub fn parse(s: &str) -> Persistence {
         match s {
             "none" => Persistence::None,
@@ -99,10 +103,12 @@ impl Store {
         self.keys.get(&key).filter(|e| now_wall_ns < e.expires_at_wall_ns).map(|e| e.value)
     }
 
+    /// The number of keys stored, expired ones not yet removed included.
     pub fn len(&self) -> usize {
         self.keys.len()
     }
 
+    /// Whether no key is stored.
     pub fn is_empty(&self) -> bool {
         self.keys.is_empty()
     }
@@ -145,6 +151,7 @@ pub struct RedisMaster {
 }
 
 impl RedisMaster {
+    /// A master with this persistence, restart delay and time per command (milliseconds).
     pub fn new(persistence: Persistence, restart_delay_ns: Nanos, service_ms: Dist) -> RedisMaster {
         RedisMaster {
             persistence,

@@ -51,23 +51,34 @@ use super::ZooKeeper;
 /// Which lock recipe the clients run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Recipe {
+    /// Curator's InterProcessMutex: ephemeral sequential children, each waiter watching the one
+    /// before it.
     Sequential,
+    /// The ZooKeeper paper's simple lock: one ephemeral `/naive/<key>`, every waiter watching it.
     Naive,
+    /// Curator's InterProcessReadWriteLock: shared acquisitions read, exclusive ones write.
     ReadWrite,
 }
 
 /// When the application stops treating a lock as held after the connection goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LossPolicy {
+    /// At SUSPENDED: the connection is lost.
     Suspended,
+    /// Only at LOST: the session is gone.
     Lost,
 }
 
+/// The lock client's settings (from the model's parameters).
 #[derive(Clone, Debug)]
 pub struct ClientConfig {
+    /// The ensemble's server names.
     pub servers: Vec<String>,
+    /// The session timeout the client asks for (`session_timeout_ms`).
     pub session_timeout_ms: u64,
+    /// Which lock recipe it runs (`recipe`).
     pub recipe: Recipe,
+    /// When the application stops treating a lock as held (`on_connection_loss`).
     pub policy: LossPolicy,
 }
 
@@ -193,6 +204,7 @@ impl Volatile {
 }
 
 impl ZkClient {
+    /// A lock client; it connects when it starts.
     pub fn new(cfg: ClientConfig) -> Self {
         let v = Volatile::new(&cfg);
         ZkClient { cfg, v }

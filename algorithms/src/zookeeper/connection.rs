@@ -65,14 +65,21 @@ pub enum CallError {
 /// What the layer tells the recipes.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ConnEvent {
+    /// An operation's answer.
     Reply {
+        /// The operation's tag.
         tag: Tag,
+        /// What it got.
         outcome: Outcome,
     },
+    /// An operation failed without an answer.
     Failed {
+        /// The operation's tag.
         tag: Tag,
+        /// Why.
         err: CallError,
     },
+    /// A watch fired.
     Watch(WatchEvent),
     /// The ZooKeeper connection dropped (every watcher gets a `Disconnected` state event).
     Disconnected,
@@ -80,6 +87,7 @@ pub enum ConnEvent {
     Suspended,
     /// Curator CONNECTED (first session) or RECONNECTED; `new_session` after LOST or expiry.
     Connected {
+        /// Whether the session is a new one.
         new_session: bool,
     },
     /// Curator LOST: the session is gone (or given up on).
@@ -98,11 +106,16 @@ enum Link {
     },
 }
 
+/// Curator's connection state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CuratorState {
+    /// Not connected yet: before the first connection.
     Latent,
+    /// CONNECTED or RECONNECTED.
     Connected,
+    /// SUSPENDED: the connection is lost; the session may still live.
     Suspended,
+    /// LOST: the session expired or was given up on (a new one is being opened).
     Lost,
 }
 
@@ -136,6 +149,8 @@ pub struct Connection {
 }
 
 impl Connection {
+    /// A handle on the ensemble `server_names` asking for a session timeout of
+    /// `requested_timeout_ms`; it connects at [`Connection::start`].
     pub fn new(server_names: Vec<String>, requested_timeout_ms: u64) -> Self {
         Connection {
             server_names,
@@ -162,15 +177,20 @@ impl Connection {
         }
     }
 
+    /// The current session (0 before the first one and after one is lost).
     pub fn session(&self) -> SessionId {
         self.session
     }
+    /// The Curator connection state.
     pub fn curator_state(&self) -> CuratorState {
         self.curator
     }
+    /// Whether a connection is up.
     pub fn is_connected(&self) -> bool {
         matches!(self.link, Link::Up { .. })
     }
+    /// The timing of the negotiated session timeout (of the requested one before the first
+    /// connection).
     pub fn timing(&self) -> ClientTiming {
         self.timing
     }

@@ -70,6 +70,7 @@ use session::negotiate_timeout_ms;
 /// The `zookeeper` model.
 pub struct ZooKeeper;
 
+/// The `zookeeper` model, as [`registry`](crate::registry) lists it.
 pub static ZOOKEEPER: ZooKeeper = ZooKeeper;
 
 impl Protocol for ZooKeeper {

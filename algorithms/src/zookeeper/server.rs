@@ -59,9 +59,14 @@ use crate::smallmap::SmallMap;
 /// How an ensemble server is set up.
 #[derive(Clone, Debug)]
 pub struct ServerConfig {
+    /// This server's position in `members`.
     pub index: usize,
+    /// Every server's name, in the same order on every server.
     pub members: Vec<String>,
+    /// ZooKeeper's `tickTime`, milliseconds: the session tracker's bucket width and the unit of
+    /// the negotiated timeout's bounds (`tick_ms`).
     pub tick_ms: u64,
+    /// The replicated log's election timeout, milliseconds (`election_ms`).
     pub election_ms: f64,
     /// Processing time of each reply or watch event (`service_ms`).
     pub service_ms: Dist,
@@ -145,6 +150,7 @@ struct Volatile {
 }
 
 impl ZkServer {
+    /// Server `cfg.index` of the ensemble; its log heartbeats every quarter election timeout.
     pub fn new(cfg: ServerConfig) -> Self {
         let election_ns = (cfg.election_ms * NS_PER_MS as f64).round() as Nanos;
         // Heartbeats well inside the election timeout, as Raft needs.

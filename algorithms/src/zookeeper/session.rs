@@ -44,6 +44,7 @@ pub struct ExpiryQueue {
 }
 
 impl ExpiryQueue {
+    /// An empty queue of `interval_ns` buckets; the first boundary is the next one after `now_ns`.
     pub fn new(interval_ns: Nanos, now_ns: Nanos) -> Self {
         ExpiryQueue {
             interval_ns,
@@ -67,6 +68,7 @@ impl ExpiryQueue {
         new_expiry
     }
 
+    /// Stops tracking `session`.
     pub fn remove(&mut self, session: SessionId) {
         if let Some(prev) = self.expiry_of.remove(&session) {
             if let Some(set) = self.buckets.get_mut(&prev) {
@@ -115,6 +117,7 @@ pub struct SessionTracker {
 }
 
 impl SessionTracker {
+    /// An empty tracker with `tick_ms` buckets, starting at `now_ns`.
     pub fn new(tick_ms: u64, now_ns: Nanos) -> Self {
         SessionTracker {
             queue: ExpiryQueue::new(tick_ms * NS_PER_MS, now_ns),
@@ -151,6 +154,8 @@ impl SessionTracker {
         self.timeouts_ms.contains_key(&session) && !self.closing.contains(&session)
     }
 
+    /// A close of `session` was proposed: it leaves the expiry queue and a touch no longer
+    /// revives it.
     pub fn set_closing(&mut self, session: SessionId) {
         if self.timeouts_ms.contains_key(&session) {
             self.closing.insert(session);
@@ -165,10 +170,12 @@ impl SessionTracker {
         self.queue.remove(session);
     }
 
+    /// When the session is due to expire, if it is tracked and not closing.
     pub fn expiry_of(&self, session: SessionId) -> Option<Nanos> {
         self.queue.expiry_of(session)
     }
 
+    /// How long until the next bucket boundary (0 if it has passed).
     pub fn wait_ns(&self, now_ns: Nanos) -> Nanos {
         self.queue.wait_ns(now_ns)
     }
@@ -186,10 +193,12 @@ impl SessionTracker {
 /// The client's timing, derived from the negotiated timeout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ClientTiming {
+    /// The session timeout the timing is derived from.
     pub timeout_ns: Nanos,
 }
 
 impl ClientTiming {
+    /// The timing for a session timeout of `timeout_ms`.
     pub fn new(timeout_ms: u64) -> Self {
         ClientTiming { timeout_ns: timeout_ms * NS_PER_MS }
     }

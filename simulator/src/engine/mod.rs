@@ -48,8 +48,13 @@ enum Status {
 enum Backlogged<M> {
     /// The node was paused before it started (a pause at time 0): it starts at resume.
     Start,
-    Message { from: NodeId, msg: Wire<M> },
-    Timer { id: TimerId },
+    Message {
+        from: NodeId,
+        msg: Wire<M>,
+    },
+    Timer {
+        id: TimerId,
+    },
 }
 
 /// What runs on a node: one of the model's services, a client (the workload driver over the
