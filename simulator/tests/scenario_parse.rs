@@ -225,7 +225,7 @@ fn with(extra: &str) -> String {
 
 // ---------------------------------------------------------------- valid files
 
-/// The complete example at the end of scenario-format.md.
+/// The complete example at the end of docs/scenario-format.md.
 const SPEC_EXAMPLE: &str = r#"name = "failover"
 description = "The primary or leader crashes while clients hold the lock."
 duration_ms = 60_000

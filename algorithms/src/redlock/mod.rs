@@ -15,7 +15,7 @@
 //!
 //! Readings of the sources, and what is not modelled:
 //! - `retries` counts retries after the first attempt (node-redlock: attempts = retryCount + 1),
-//!   as models.md words it; redlock-rb's `retry_count` of 3 counts attempts.
+//!   as docs/models.md words it; redlock-rb's `retry_count` of 3 counts attempts.
 //! - Every failed attempt unlocks all masters before the next (redis.io step 5, redlock-rb,
 //!   redsync), in every request mode; node-redlock unlocks only after its last attempt.
 //! - The unlock rounds use the same request mode and `node_timeout_ms` as the SET rounds.

@@ -40,7 +40,7 @@
 //!   notice through their read timeout. A message the network drops on a TCP link breaks that
 //!   connection instead of being retransmitted (see [`connection`]); a follower's lost forward
 //!   to the leader makes the follower drop its clients, as a broken learner link would.
-//! - The client pings after a third of the timeout without sending (models.md); `ClientCnxn`
+//! - The client pings after a third of the timeout without sending (docs/models.md); `ClientCnxn`
 //!   uses half the read timeout minus up to a second.
 //! - Curator's retry policy is `ExponentialBackoffRetry(1000, 3)` and its connection timeout the
 //!   15 s default; neither is a parameter.

@@ -11,7 +11,7 @@
 //! Client side (ZooKeeper's `ClientCnxn` and Curator's `ConnectionStateManager`): the read
 //! timeout is 2/3 of the negotiated timeout (no reply for that long: the connection is lost,
 //! Curator says SUSPENDED); a ping goes out after a third of the timeout without sending
-//! (models.md; `ClientCnxn` uses half the read timeout minus up to one second); a connect
+//! (docs/models.md; `ClientCnxn` uses half the read timeout minus up to one second); a connect
 //! attempt gets `timeout / servers` before the client tries the next server; Curator injects a
 //! session expiration (LOST) once SUSPENDED has lasted a whole negotiated timeout.
 //!

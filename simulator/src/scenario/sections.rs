@@ -1,4 +1,4 @@
-//! `[network]`, `[workload]` and `[clocks]`, with the defaults of scenario-format.md.
+//! `[network]`, `[workload]` and `[clocks]`, with the defaults of docs/scenario-format.md.
 
 use crate::dist::Dist;
 use crate::scenario::nodes::{selector, Mentions};
