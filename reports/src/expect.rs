@@ -34,9 +34,13 @@ use crate::num::{fmt_num, fmt_pct, round_sig, RATE_SIG};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Actual {
+    /// A count: runs that showed a violation class, or (failed) acquisitions.
     Count(u64),
+    /// A measured value: a fraction of runs, or the metric's value (a latency, a rate, …).
     Number(f64),
+    /// Why there is no number (`cannot be fenced`).
     Text(String),
+    /// Nothing to show (`null`): no such row, no completed run, or no data.
     Missing,
 }
 
@@ -44,12 +48,17 @@ pub enum Actual {
 /// the line printed for it (`redis: overlap expected "none", actual 37 of 1000 runs (3.7%)`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ExpectationResult {
+    /// The row the expectation is about (an algorithm or variant label).
     pub label: String,
+    /// The metric's name, as the scenario's `[expect]` block writes it.
     pub metric: String,
     /// As written in the scenario.
     pub expected: String,
+    /// What the runs showed.
     pub actual: Actual,
+    /// Whether the expectation held.
     pub ok: bool,
+    /// The line printed for it.
     pub message: String,
 }
 

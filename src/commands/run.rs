@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use locksim_reports::report::{timeline_note, write_report};
 use locksim_reports::{evaluate, render_table, ResultsJson};
 use locksim_simulator::batch::run_seed;
 use locksim_simulator::batch::TraceDifference;
@@ -12,7 +13,6 @@ use locksim_simulator::scenario::{load_file_with_text, RunSpec, Scenario};
 
 use crate::exit::{CliError, EXPECTATION_FAILED, MODEL_FAILED, OK};
 use crate::interrupt::INTERRUPTED;
-use crate::report::{timeline_note, write_report};
 use crate::runner::{print_out, progress_bar, run_rows, thread_pool};
 use crate::seeds::{parse_seeds, single_seed};
 

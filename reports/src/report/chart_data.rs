@@ -1,0 +1,55 @@
+//! The results JSON's rows turned into the plain data `locksim-charts` draws from.
+
+use crate::json::{AlgorithmJson, ClassJson};
+use locksim_charts::{AlgorithmChartData, FencedRate, Interval95};
+
+/// A violation class as a rate with its interval; `None` with no runs. A class no run showed
+/// reaches up to what the runs rule out (`rules_out`, the rule of three, as in the table), so the
+/// chart and the table state the same bound.
+fn interval(c: &ClassJson) -> Option<Interval95> {
+    match (c.rate, c.ci95, c.rules_out) {
+        (Some(rate), Some(_), Some(bound)) if c.runs == 0 => Some(Interval95::new(rate, 0.0, bound)),
+        (Some(rate), Some([lo, hi]), _) => Some(Interval95::new(rate, lo, hi)),
+        _ => None,
+    }
+}
+
+/// One results row as chart data.
+pub fn algorithm_chart_data(a: &AlgorithmJson) -> AlgorithmChartData {
+    let mut d = AlgorithmChartData::new(a.label.clone(), a.runs);
+    d.throughput_per_s = a.throughput_per_s;
+    d.latency_cdf_ms = a.acquire_latency_cdf_ms.iter().map(|[ms, q]| (*ms, *q)).collect();
+    d.overlap = interval(&a.overlap);
+    d.stale_unfenced = interval(&a.stale_unfenced);
+    d.stale_fenced = match &a.stale_fenced {
+        None => FencedRate::CannotBeFenced,
+        Some(c) => FencedRate::Rate(interval(c)),
+    };
+    d.messages_per_acquisition = a.messages_per_acquisition;
+    d.notifications_per_release = a.notifications_per_release;
+    d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{rules_out_text, ClassCount};
+
+    /// A class as the results JSON records it (the same constructor `sim run --json` uses).
+    fn class(runs: u64, n: u64) -> ClassJson {
+        ClassJson::new(ClassCount { runs, events: runs }, n)
+    }
+
+    /// The chart's outline for a clean class is the bound the table prints (3/n), not the
+    /// two-sided Wilson upper end (about 3.84/n).
+    #[test]
+    fn a_clean_class_reaches_what_the_table_says_is_ruled_out() {
+        let i = interval(&class(0, 200)).unwrap();
+        assert_eq!((i.rate, i.lo, i.hi), (0.0, 0.0, 0.015));
+        assert_eq!(rules_out_text(200), "< 1.5e-2 at 95%");
+        // A class some runs showed keeps its Wilson interval.
+        let seen = class(37, 1000);
+        let i = interval(&seen).unwrap();
+        assert_eq!([i.lo, i.hi], seen.ci95.unwrap());
+    }
+}

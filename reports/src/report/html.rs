@@ -1,0 +1,263 @@
+//! `index.html` of a report directory: the scenario (description and file), the results table,
+//! every chart inlined as SVG, the failing seeds with their replay commands, the expectations
+//! and what each model does not model. One file with no external references: it opens from disk,
+//! offline, and can be mailed as it is.
+
+use crate::json::{AlgorithmJson, ClassJson, ResultsJson};
+use crate::num::{fmt_num, fmt_opt, fmt_pct};
+use crate::rules_out_text;
+
+/// A chart to show: its heading, a sentence on how to read it, and its SVG text.
+pub struct ChartSection {
+    /// The heading above the chart.
+    pub heading: String,
+    /// A sentence on how to read it, under it.
+    pub caption: String,
+    /// The SVG file's text (the XML prologue is dropped when inlined).
+    pub svg: String,
+    /// The PNG beside it (a file name in the same directory).
+    pub png_name: String,
+}
+
+/// Escapes text for HTML element content and attribute values.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+const STYLE: &str = "body{font-family:'DejaVu Sans',Verdana,sans-serif;max-width:1100px;margin:1.5em auto;\
+padding:0 1em;color:#222;line-height:1.45}h1{margin-bottom:.2em}h2{margin-top:1.8em;border-bottom:1px solid #ccc}\
+table{border-collapse:collapse;font-size:.9em;width:100%}th,td{border:1px solid #ccc;padding:.25em .45em;\
+text-align:right}th{background:#f3f3f3}td.label,th.label{text-align:left}td.bad{color:#b00;font-weight:bold}\
+td.na{color:#777;font-style:italic}pre,code{background:#f6f6f6;font-size:.85em}pre{padding:.6em;overflow-x:auto}\
+figure{margin:1em 0}figure svg{width:100%;height:auto;border:1px solid #eee}figcaption{color:#555;font-size:.9em}\
+.meta{color:#555}li code{overflow-wrap:anywhere}.ok{color:#070}.fail{color:#b00;font-weight:bold}";
+
+fn class_cell(c: &ClassJson, runs: u64) -> String {
+    if runs == 0 {
+        // No finished run (an interrupted run): no data, which is not "no violation".
+        return "<td class=\"na\">–</td>".to_string();
+    }
+    if c.runs == 0 {
+        let title = escape(&rules_out_text(runs));
+        return format!("<td title=\"{title}\">0</td>");
+    }
+    let ci = c.ci95.map(|[lo, hi]| format!(" [{}–{}]", fmt_pct(lo), fmt_pct(hi))).unwrap_or_default();
+    format!("<td class=\"bad\">{} ({}){ci}</td>", c.runs, c.rate.map(fmt_pct).unwrap_or_default())
+}
+
+fn row(a: &AlgorithmJson) -> String {
+    let fenced = match &a.stale_fenced {
+        Some(c) => class_cell(c, a.runs),
+        None => "<td class=\"na\">cannot be fenced</td>".to_string(),
+    };
+    let latency = a.acquire_latency_ms.map_or("–".to_string(), |l| format!("{}/{}", fmt_num(l.p50), fmt_num(l.p99)));
+    let lost = if a.runs == 0 {
+        "<td class=\"na\">–</td>".to_string()
+    } else if a.lost_updates_runs > 0 {
+        format!("<td class=\"bad\">{} in {} runs</td>", a.lost_updates, a.lost_updates_runs)
+    } else {
+        "<td>0</td>".to_string()
+    };
+    let regressions = if a.token_regressions_runs > 0 {
+        format!("<td class=\"bad\">{} in {} runs</td>", a.token_regressions, a.token_regressions_runs)
+    } else if a.fenced && a.runs == 0 {
+        "<td class=\"na\">–</td>".to_string()
+    } else if a.fenced {
+        "<td>0</td>".to_string()
+    } else {
+        "<td class=\"na\">no token</td>".to_string()
+    };
+    format!(
+        "<tr data-label=\"{label}\"><td class=\"label\">{label}</td><td>{runs}</td>{overlap}{unfenced}{fenced}{lost}\
+{regressions}<td>{thru}</td><td>{latency}</td><td>{unavail}</td><td>{msgs}</td><td>{wake}</td></tr>\n",
+        label = escape(&a.label),
+        runs = a.runs,
+        overlap = class_cell(&a.overlap, a.runs),
+        unfenced = class_cell(&a.stale_unfenced, a.runs),
+        thru = fmt_opt(a.throughput_per_s),
+        unavail = fmt_opt(a.unavailable_ms),
+        msgs = fmt_opt(a.messages_per_acquisition),
+        wake = fmt_opt(a.notifications_per_release),
+    )
+}
+
+fn table(results: &ResultsJson) -> String {
+    let mut out = String::from(
+        "<table id=\"results\">\n<tr><th class=\"label\">label</th><th>runs</th><th>overlap runs [95%]</th>\
+<th>stale writes, unfenced</th><th>stale writes, fenced</th><th>lost updates</th><th>token regressions</th>\
+<th>throughput /s</th>\
+<th>acquire ms p50/p99</th><th>unavailable ms</th><th>messages /acquisition</th><th>wake-ups /release</th></tr>\n",
+    );
+    for a in &results.algorithms {
+        out.push_str(&row(a));
+    }
+    out.push_str(
+        "</table>\n<p class=\"meta\">Violation columns count runs (seeds) with at least one; the \
+brackets are 95% Wilson intervals. Hover a 0 for the rate the clean runs rule out.</p>\n",
+    );
+    out
+}
+
+fn failing(results: &ResultsJson) -> String {
+    let mut out = String::new();
+    for a in &results.algorithms {
+        if a.failing_seeds.is_empty() && a.panicked_seeds.is_empty() {
+            continue;
+        }
+        out.push_str(&format!("<h3>{}</h3>\n<ul>\n", escape(&a.label)));
+        for v in a.first_violations.iter().take(5) {
+            out.push_str(&format!(
+                "<li>seed {}: {} at {} ms: {}</li>\n",
+                v.seed,
+                escape(&v.kind),
+                fmt_num(v.at_ms),
+                escape(&v.detail)
+            ));
+        }
+        for p in &a.panicked_seeds {
+            out.push_str(&format!("<li class=\"fail\">seed {} panicked: {}</li>\n", p.seed, escape(&p.message)));
+        }
+        out.push_str("</ul>\n");
+        if let Some(replay) = &a.replay {
+            out.push_str(&format!("<p>Replay: <code>{}</code></p>\n", escape(replay)));
+        }
+    }
+    if out.is_empty() {
+        out.push_str("<p>No seed of any algorithm violated safety or failed.</p>\n");
+    }
+    out
+}
+
+fn expectations(results: &ResultsJson) -> String {
+    if results.expectations.is_empty() {
+        return "<p>The scenario makes no assertions.</p>\n".to_string();
+    }
+    let mut out = String::from("<ul>\n");
+    for e in &results.expectations {
+        let (class, word) = if e.ok { ("ok", "held") } else { ("fail", "FAILED") };
+        out.push_str(&format!("<li class=\"{class}\">{word}: {}</li>\n", escape(&e.message)));
+    }
+    out.push_str("</ul>\n");
+    out
+}
+
+fn limitations(results: &ResultsJson) -> String {
+    let mut out = String::new();
+    for a in results.algorithms.iter().filter(|a| !a.limitations.is_empty()) {
+        out.push_str(&format!("<li><b>{}</b>: {}</li>\n", escape(&a.label), escape(&a.limitations.join("; "))));
+    }
+    if out.is_empty() {
+        return String::new();
+    }
+    format!("<h2>Not modelled</h2>\n<ul>\n{out}</ul>\n")
+}
+
+/// Strips the XML prologue so an SVG file can sit inside HTML.
+fn inline_svg(svg: &str) -> &str {
+    svg.find("<svg").map_or(svg, |i| &svg[i..])
+}
+
+/// The shipped chart font as an `@font-face` rule with a data URL: the inlined charts name
+/// `DejaVu Sans`, and with the font in the page they render the same on any machine, offline.
+fn font_face() -> String {
+    use base64::Engine as _;
+    let data = base64::engine::general_purpose::STANDARD.encode(locksim_charts::font::TTF);
+    format!("@font-face{{font-family:'DejaVu Sans';font-style:normal;font-weight:normal;src:url(data:font/ttf;base64,{data}) format('truetype')}}")
+}
+
+/// The whole page. `notes` are lines shown under the charts (e.g. why a timeline is missing).
+pub fn index_html(results: &ResultsJson, charts: &[ChartSection], notes: &[String]) -> String {
+    let mut out = String::new();
+    out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
+    out.push_str(&format!(
+        "<title>locksim: {}</title>\n<style>{}{STYLE}</style>\n</head>\n<body>\n",
+        escape(&results.scenario),
+        font_face()
+    ));
+    out.push_str(&format!("<h1>{}</h1>\n", escape(&results.scenario)));
+    out.push_str(&format!(
+        "<p class=\"meta\">{} · seeds {}..{} · {} simulated ms per run</p>\n",
+        escape(&results.file),
+        results.seeds.from,
+        results.seeds.to,
+        fmt_num(results.duration_ms)
+    ));
+    if !results.description.is_empty() {
+        out.push_str(&format!("<p>{}</p>\n", escape(&results.description)));
+    }
+    out.push_str("<h2>Results</h2>\n");
+    out.push_str(&table(results));
+    out.push_str("<h2>Expectations</h2>\n");
+    out.push_str(&expectations(results));
+    out.push_str("<h2>Charts</h2>\n");
+    for c in charts {
+        out.push_str(&format!(
+            "<figure class=\"chart\" id=\"{id}\">\n<h3>{heading}</h3>\n{svg}\n<figcaption>{caption} \
+(<a href=\"{png}\">PNG</a>)</figcaption>\n</figure>\n",
+            id = escape(c.png_name.trim_end_matches(".png")),
+            heading = escape(&c.heading),
+            svg = inline_svg(&c.svg),
+            caption = escape(&c.caption),
+            png = escape(&c.png_name),
+        ));
+    }
+    for n in notes {
+        out.push_str(&format!("<p class=\"meta\">{}</p>\n", escape(n)));
+    }
+    out.push_str("<h2>Failing seeds and replay</h2>\n");
+    out.push_str(&failing(results));
+    out.push_str(&limitations(results));
+    out.push_str("<h2>Scenario</h2>\n");
+    match &results.scenario_text {
+        Some(text) => out.push_str(&format!("<pre>{}</pre>\n", escape(text))),
+        None => out.push_str("<p class=\"meta\">The results file does not record the scenario text.</p>\n"),
+    }
+    out.push_str("<h2>Parameters per algorithm</h2>\n<ul>\n");
+    for a in &results.algorithms {
+        out.push_str(&format!(
+            "<li><b>{}</b> (model {}): <code>{}</code></li>\n",
+            escape(&a.label),
+            escape(&a.model),
+            escape(&a.params.to_string())
+        ));
+    }
+    out.push_str("</ul>\n<p class=\"meta\">Made by locksim; every number above replays exactly from its seed.</p>\n");
+    out.push_str("</body>\n</html>\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup() {
+        assert_eq!(escape("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+    }
+
+    #[test]
+    fn a_class_with_no_finished_run_is_no_data_not_zero() {
+        let clean = ClassJson { runs: 0, events: 0, rate: None, ci95: None, rules_out: None };
+        assert_eq!(class_cell(&clean, 0), "<td class=\"na\">–</td>");
+        assert!(class_cell(&clean, 100).contains(">0</td>"));
+        let seen = ClassJson { runs: 3, events: 5, rate: Some(0.03), ci95: Some([0.01, 0.08]), rules_out: None };
+        assert!(class_cell(&seen, 100).starts_with("<td class=\"bad\">3 ("));
+    }
+
+    #[test]
+    fn inline_svg_drops_the_prologue() {
+        assert_eq!(inline_svg("<?xml version=\"1.0\"?>\n<svg a=\"1\"></svg>"), "<svg a=\"1\"></svg>");
+    }
+}

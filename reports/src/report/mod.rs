@@ -1,0 +1,140 @@
+//! A report directory: the results JSON, every chart as SVG and PNG, and `index.html` showing
+//! them all. Written by `sim run --report DIR` and, from saved results, `sim report`. Only the
+//! report's own files are written (`index.html`, `results.json`, and `throughput`, `latency-cdf`,
+//! `violations`, `cost` and `timeline` as `.svg` and `.png`); anything else already in the
+//! directory is left alone.
+//!
+//! - [`chart_data`]: results rows as chart data
+//! - [`timeline`]: one seed of every row re-run and turned into lanes, faults and overlaps
+//! - [`html`]: the page
+
+pub mod chart_data;
+pub mod html;
+pub mod timeline;
+
+use std::path::{Path, PathBuf};
+
+use locksim_charts::{ChartError, ChartFiles};
+use locksim_simulator::scenario::Scenario;
+
+use crate::json::ResultsJson;
+use chart_data::algorithm_chart_data;
+use html::{index_html, ChartSection};
+
+/// Where the report went.
+pub struct ReportWritten {
+    /// The page, `DIR/index.html`.
+    pub index: PathBuf,
+    /// The seed the timeline shows, if one was drawn.
+    pub timeline_seed: Option<u64>,
+}
+
+/// Why a report could not be written, split by whose side the failure is on.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// A file of the report could not be written or read back (a read-only or full directory):
+    /// the user's side. The message names the file.
+    #[error("{0}")]
+    Io(String),
+    /// A chart failed to draw: ours.
+    #[error("drawing a chart failed: {0}")]
+    Draw(ChartError),
+}
+
+fn chart_error(e: ChartError) -> ReportError {
+    match e {
+        // Writing is the user's side (a read-only or full directory); drawing failing is ours.
+        ChartError::CreateDir { .. } | ChartError::Write { .. } => ReportError::Io(e.to_string()),
+        other => ReportError::Draw(other),
+    }
+}
+
+fn write_file(path: &Path, text: &str) -> Result<(), ReportError> {
+    std::fs::write(path, text).map_err(|e| ReportError::Io(format!("cannot write {}: {e}", path.display())))
+}
+
+/// The seed the timeline shows: `asked`, else the smallest first failing seed of any row, else
+/// the first seed run.
+pub fn timeline_seed(results: &ResultsJson, asked: Option<u64>) -> (u64, String) {
+    if let Some(s) = asked {
+        return (s, format!("seed {s}, as asked"));
+    }
+    match results.algorithms.iter().filter_map(|a| a.failing_seeds.first().copied()).min() {
+        Some(s) => (s, format!("seed {s}, the first failing seed")),
+        None => (results.seeds.from, format!("seed {}: no seed failed, so the first seed run", results.seeds.from)),
+    }
+}
+
+fn section(files: &ChartFiles, heading: &str, caption: &str) -> Result<ChartSection, ReportError> {
+    let svg = std::fs::read_to_string(&files.svg)
+        .map_err(|e| ReportError::Io(format!("cannot read back {}: {e}", files.svg.display())))?;
+    let png_name = files.png.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    Ok(ChartSection { heading: heading.to_string(), caption: caption.to_string(), svg, png_name })
+}
+
+/// Writes the whole report into `dir` (which the caller has checked exists and can be written).
+/// `scenario` is what the timeline re-runs; when there is none, the error says why, and the page
+/// shows that reason in place of the timeline.
+pub fn write_report(
+    dir: &Path,
+    results: &ResultsJson,
+    scenario: Result<&Scenario, &str>,
+    asked_seed: Option<u64>,
+) -> Result<ReportWritten, ReportError> {
+    write_file(&dir.join("results.json"), &results.to_pretty_string())?;
+    let algs: Vec<_> = results.algorithms.iter().map(algorithm_chart_data).collect();
+    let name = &results.scenario;
+    let mut sections = Vec::new();
+    let f = locksim_charts::throughput_chart(dir, "throughput", &format!("{name}: throughput"), &algs)
+        .map_err(chart_error)?;
+    sections.push(section(&f, "Throughput", "Completed critical sections per simulated second, all seeds.")?);
+    let f = locksim_charts::latency_cdf_chart(dir, "latency-cdf", &format!("{name}: acquire latency"), &algs)
+        .map_err(chart_error)?;
+    sections.push(section(
+        &f,
+        "Acquire latency",
+        "Fraction of acquisitions that succeeded within a given time (log scale), all seeds.",
+    )?);
+    let f = locksim_charts::violations_chart(dir, "violations", &format!("{name}: safety violations"), &algs)
+        .map_err(chart_error)?;
+    sections.push(section(
+        &f,
+        "Safety violations",
+        "Fraction of runs with each violation, with 95% Wilson intervals; a model with no fencing \
+         token is marked as such, not as zero.",
+    )?);
+    let f = locksim_charts::cost_chart(dir, "cost", &format!("{name}: cost"), &algs).map_err(chart_error)?;
+    sections.push(section(
+        &f,
+        "Cost",
+        "Messages per successful acquisition, and watch or pub/sub wake-ups per release (the herd effect).",
+    )?);
+    let mut notes = Vec::new();
+    let mut drawn_seed = None;
+    match scenario {
+        Ok(scenario) => {
+            let (seed, why) = timeline_seed(results, asked_seed);
+            let labels: Vec<String> = results.algorithms.iter().map(|a| a.label.clone()).collect();
+            let chart = timeline::timeline_chart(scenario, &labels, seed);
+            let f = locksim_charts::timeline_chart(dir, "timeline", &chart).map_err(chart_error)?;
+            sections.push(section(
+                &f,
+                "Timeline",
+                &format!(
+                    "One run ({why}) of every algorithm on one time axis: a lane per client, waiting \
+                     (light) and holding (solid); faults shaded; overlaps in red."
+                ),
+            )?);
+            drawn_seed = Some(seed);
+        }
+        Err(why) => notes.push(format!("No timeline: {why}.")),
+    }
+    let index = dir.join("index.html");
+    write_file(&index, &index_html(results, &sections, &notes))?;
+    Ok(ReportWritten { index, timeline_seed: drawn_seed })
+}
+
+/// ` (timeline: seed S)` for the line that says where the report went.
+pub fn timeline_note(seed: Option<u64>) -> String {
+    seed.map_or(String::new(), |s| format!(" (timeline: seed {s})"))
+}
