@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 
 use locksim_charts::{FaultWindow, Hold, Lane, Span, TimelineChart, TimelinePanel};
 use locksim_simulator::batch::run_seed;
-use locksim_simulator::checker::intervals::{KeyTimeline, WaitOutcome};
-use locksim_simulator::checker::{Interval, Timeline};
+use locksim_simulator::checker::intervals::WaitOutcome;
+use locksim_simulator::checker::{overlap, Timeline};
 use locksim_simulator::directory::NodeId;
 use locksim_simulator::history::{History, LockMode};
 use locksim_simulator::run::RunOptions;
@@ -55,7 +55,7 @@ pub fn panel(label: &str, seed: u64, h: &History) -> TimelinePanel {
                 lane.holding.push((iv.end_ns, hold));
             }
         }
-        for_each_overlapping_pair(kt, |a, b| overlaps.push(span(b.start_ns, a.end_ns.min(b.end_ns))));
+        overlap::for_each_pair(kt, |a, b| overlaps.push(span(b.start_ns, a.end_ns.min(b.end_ns))));
     }
     overlaps.sort_by(|x, y| x.start_ms.total_cmp(&y.start_ms));
     // In the order they ended (keys in order at the same instant), as a replay of the history
@@ -86,29 +86,6 @@ pub fn panel(label: &str, seed: u64, h: &History) -> TimelinePanel {
 
 fn span(start_ns: Nanos, end_ns: Nanos) -> Span {
     Span::new(ns_to_ms(start_ns), ns_to_ms(end_ns))
-}
-
-/// Calls `f` with every pair of holds of one key that the overlap check counts, as (earlier,
-/// later): a sweep in start order pairs each hold with the earlier ones still held when it began,
-/// when the two are from different clients and at least one is exclusive.
-///
-/// This repeats `locksim_simulator::checker::overlap::check_key`'s test, which is not public;
-/// once the checker exposes its pairs (`checker::overlap::for_each_pair`), call that instead.
-fn for_each_overlapping_pair<'a>(kt: &'a KeyTimeline, mut f: impl FnMut(&'a Interval, &'a Interval)) {
-    let mut open: Vec<&Interval> = Vec::new();
-    for b in &kt.intervals {
-        open.retain(|a| a.end_ns > b.start_ns);
-        for &a in &open {
-            // Every `a` left began no later than b and ends after b began; an empty b that began
-            // together with a does not overlap it.
-            let overlaps = b.end_ns > b.start_ns || a.start_ns < b.start_ns;
-            let conflict = a.client != b.client && (a.mode == LockMode::Exclusive || b.mode == LockMode::Exclusive);
-            if overlaps && conflict {
-                f(a, b);
-            }
-        }
-        open.push(b);
-    }
 }
 
 /// Re-runs `seed` for every row named in `labels` (in that order) and draws nothing: returns the
