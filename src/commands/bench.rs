@@ -26,8 +26,9 @@ pub enum BenchCommand {
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
     },
-    /// Simulated seconds per wall-second for each algorithm of a scenario, and seed-runs per
-    /// second on 1 thread and on all threads (each the best of `--repeat` measurements).
+    /// Simulated seconds per wall-second for each algorithm of a scenario and for the whole
+    /// scenario (the aggregate: all simulated seconds over all wall seconds, one thread), and
+    /// seed-runs per second on 1 thread and on all threads (each the best of `--repeat`).
     Scenario {
         /// The scenario file (TOML).
         file: PathBuf,
