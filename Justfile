@@ -25,6 +25,6 @@ docs:
 ci:
     bash .ci/run
 
-# Every known-outcome scenario at the full seed counts of known-outcomes.md (slow).
+# Every known-outcome scenario at the full seed counts of docs/models.md (Known outcomes; slow).
 known-full:
     for f in scenarios/known/*.toml; do cargo run --release -- run "$f" --seeds 10000 || exit 1; done

@@ -26,3 +26,13 @@ impl From<locksim_simulator::scenario::ScenarioError> for CliError {
         CliError::bad_input(e.to_string())
     }
 }
+
+/// A report that cannot be written is the user's side (2); a chart that fails to draw is ours (3).
+impl From<locksim_reports::ReportError> for CliError {
+    fn from(e: locksim_reports::ReportError) -> Self {
+        match e {
+            locksim_reports::ReportError::Io(message) => CliError::bad_input(message),
+            draw @ locksim_reports::ReportError::Draw(_) => CliError { code: MODEL_FAILED, message: draw.to_string() },
+        }
+    }
+}

@@ -5,19 +5,18 @@
 //! - [`seeds`]: the `--seed` / `--seeds` options
 //! - [`interrupt`]: Ctrl-C stops a run cleanly after the seeds in progress
 //! - [`out_dir`]: checks an output directory can be written before any work runs
-//! - [`report`]: report directories (charts, index.html) for `sim run --report` and `sim report`
 //! - [`runner`]: running a scenario's rows over seeds (pool, progress, `--verify`), shared by commands
 //! - [`commands`]: one module per subcommand
-//! - [`sweep`]: `sim sweep`'s parameter ranges, key-path edits of the scenario, and output files
+//!
+//! Report directories (`sim run --report`, `sim report`) and `sim sweep`'s machinery live in
+//! `locksim-reports` ([`locksim_reports::report`], [`locksim_reports::sweep`]).
 
 mod commands;
 mod exit;
 mod interrupt;
 mod out_dir;
-mod report;
 mod runner;
 mod seeds;
-mod sweep;
 
 use std::path::PathBuf;
 

@@ -8,16 +8,10 @@ use std::ops::Range;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use locksim_reports::{params_json, AlgorithmTotals};
 use locksim_simulator::batch::{run_ordered, run_seed_caught, verify_seed, SeedResult, TraceDifference};
-use locksim_simulator::model::{Model, WorkloadFacts};
 use locksim_simulator::scenario::{RunSpec, Scenario};
 
 use crate::exit::CliError;
 use crate::interrupt;
-
-/// The model a parsed row names.
-pub fn model_of(run: &RunSpec) -> &'static dyn Model {
-    locksim_algorithms::find(&run.model).expect("the parser only accepts registered models")
-}
 
 /// A pool of `threads` workers (default: every core); `--threads 0` is refused.
 pub fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool, CliError> {
@@ -71,18 +65,13 @@ pub fn run_rows(
     verify: bool,
 ) -> RowsOutcome {
     let stop = interrupt::stop_flag();
-    let facts = WorkloadFacts {
-        read_fraction: scenario.workload.read_fraction,
-        reentry: scenario.workload.reentry,
-        clients: scenario.workload.clients,
-    };
     let mut outcome = RowsOutcome { totals: Vec::new(), differences: Vec::new(), finished: 0, interrupted: false };
     let mut violating_runs = 0u64;
     for run in runs {
-        let model = model_of(run);
+        let model = run.model;
         let mut totals =
-            AlgorithmTotals::new(&run.label, &run.model, params_json(&run.params.values), model.fenced(&run.params))
-                .with_limitations(model.limitations(&run.params, &facts));
+            AlgorithmTotals::new(&run.label, model.name(), params_json(&run.params.values), model.fenced(&run.params))
+                .with_limitations(model.limitations(&run.params, &scenario.setup.workload));
         let mut fold = |result: SeedResult| {
             let before = totals.failing_runs;
             match result {
@@ -98,7 +87,7 @@ pub fn run_rows(
                 pool,
                 seeds.clone(),
                 stop,
-                |s| verify_seed(scenario, run, model, s),
+                |s| verify_seed(scenario, run, s),
                 |v| {
                     if let Some(d) = v.difference {
                         outcome.differences.push((run.label.clone(), d));
@@ -107,7 +96,7 @@ pub fn run_rows(
                 },
             )
         } else {
-            run_ordered(pool, seeds.clone(), stop, |s| run_seed_caught(scenario, run, model, s), &mut fold)
+            run_ordered(pool, seeds.clone(), stop, |s| run_seed_caught(scenario, run, s), &mut fold)
         };
         outcome.totals.push(totals);
     }

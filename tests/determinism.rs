@@ -3,7 +3,13 @@
 
 use std::process::Command;
 
-use locksim_simulator::run::{run_seed, RunOptions};
+use locksim_simulator::batch;
+use locksim_simulator::run::{RunOptions, SeedOutcome};
+use locksim_simulator::scenario::{RunSpec, Scenario};
+
+fn run_seed(sc: &Scenario, run: &RunSpec, seed: u64, opts: &RunOptions) -> SeedOutcome {
+    batch::run_seed(sc, run, seed, opts).expect("no panic")
+}
 use locksim_simulator::scenario::parse_str;
 
 const SCENARIO: &str = r#"
@@ -30,17 +36,16 @@ fn one_seed_twice_gives_identical_traces_and_metrics() {
     let models = locksim_algorithms::registry();
     let sc = parse_str("determinism.toml", SCENARIO, &models).expect("valid");
     for run in &sc.runs {
-        let model = locksim_algorithms::find(&run.model).unwrap();
-        let a = run_seed(&sc, run, model, 7, &RunOptions { trace: true });
-        let b = run_seed(&sc, run, model, 7, &RunOptions { trace: true });
+        let a = run_seed(&sc, run, 7, &RunOptions { trace: true });
+        let b = run_seed(&sc, run, 7, &RunOptions { trace: true });
         assert_ne!(a.trace_hash, 0);
         assert_eq!(a.trace_hash, b.trace_hash, "{}: same seed, different trace", run.label);
         assert_eq!(a.history.events, b.history.events);
         assert_eq!(a.metrics.acquisitions, b.metrics.acquisitions);
-        let c = run_seed(&sc, run, model, 8, &RunOptions { trace: true });
+        let c = run_seed(&sc, run, 8, &RunOptions { trace: true });
         assert_ne!(a.trace_hash, c.trace_hash, "{}: different seeds, same trace", run.label);
         // Tracing must not change what happens.
-        let quiet = run_seed(&sc, run, model, 7, &RunOptions { trace: false });
+        let quiet = run_seed(&sc, run, 7, &RunOptions { trace: false });
         assert_eq!(quiet.history.events, a.history.events);
     }
 }
@@ -149,10 +154,9 @@ clients = 4
     let models = locksim_algorithms::registry();
     let sc = parse_str("duplicates.toml", text, &models).expect("valid");
     let run = &sc.runs[0];
-    let model = locksim_algorithms::find(&run.model).unwrap();
     let mut writes = 0;
     for seed in 0..5 {
-        let out = run_seed(&sc, run, model, seed, &RunOptions::default());
+        let out = run_seed(&sc, run, seed, &RunOptions::default());
         writes += out
             .history
             .events

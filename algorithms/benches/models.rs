@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use locksim_simulator::run::{run_seed, RunOptions};
+use locksim_simulator::run::RunOptions;
 use locksim_simulator::scenario::{parse_str, Scenario};
 
 const MODELS: [&str; 5] = ["db", "redis", "redlock", "zookeeper", "etcd"];
@@ -34,9 +34,8 @@ fn models(c: &mut Criterion) {
         // Throughput in simulated seconds: criterion's "elem/s" reads as simulated s per wall s.
         g.throughput(Throughput::Elements(SIMULATED_S));
         for run in &sc.runs {
-            let model = locksim_algorithms::find(&run.model).expect("registered");
             g.bench_with_input(BenchmarkId::from_parameter(&run.label), run, |b, run| {
-                b.iter(|| run_seed(&sc, run, model, 1, &RunOptions::default()).events)
+                b.iter(|| run.model.run_seed(&sc.setup, &run.params, 1, &RunOptions::default()).events)
             });
         }
         g.finish();

@@ -6,17 +6,56 @@
 //! (across its restarts), and steady progress.
 
 use std::collections::BTreeMap;
+use std::fmt;
 
-use locksim_algorithms::consensus::{Config, ConsensusMsg, Replica};
+use locksim_algorithms::consensus::{Config, ConsensusMsg, ConsensusTimer, Replica};
 use locksim_simulator::history::{FailReason, LockKey, LockMode};
 use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
-use locksim_simulator::model::{Cluster, ClusterSpec, Model, ParamSpec, Params};
-use locksim_simulator::process::{downcast, Ctx, Msg, NodeId, NodeKind, Process, TimerId};
-use locksim_simulator::run::{run_seed, RunOptions};
+use locksim_simulator::model::{Cluster, DynModel, Model, ParamSpec, Params, Topology};
+use locksim_simulator::process::{Crash, Ctx, NodeId, NodeKind, Process, Protocol, TimerId};
+use locksim_simulator::run::RunOptions;
 use locksim_simulator::scenario::parse_str;
+use locksim_simulator::setup::WorkloadSpec;
 
 const MS: u64 = 1_000_000;
-const TAG_PROPOSE: u64 = 1;
+
+/// The harness's one message: Raft's.
+#[derive(Clone)]
+enum HarnessMsg {
+    Consensus(ConsensusMsg<u64>),
+}
+
+impl From<ConsensusMsg<u64>> for HarnessMsg {
+    fn from(m: ConsensusMsg<u64>) -> Self {
+        HarnessMsg::Consensus(m)
+    }
+}
+
+impl fmt::Debug for HarnessMsg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HarnessMsg::Consensus(m) => m.fmt(f),
+        }
+    }
+}
+
+/// The replica's timer, and the leader's next proposal.
+#[derive(Clone, Debug)]
+enum HarnessTimer {
+    Consensus(ConsensusTimer),
+    Propose,
+}
+
+impl From<ConsensusTimer> for HarnessTimer {
+    fn from(t: ConsensusTimer) -> Self {
+        HarnessTimer::Consensus(t)
+    }
+}
+
+impl Protocol for Harness {
+    type Msg = HarnessMsg;
+    type Timer = HarnessTimer;
+}
 
 struct RaftNode {
     index: u64,
@@ -26,7 +65,7 @@ struct RaftNode {
 }
 
 impl RaftNode {
-    fn settle(&mut self, ctx: &mut Ctx) {
+    fn settle(&mut self, ctx: &mut Ctx<Harness>) {
         if self.replica.is_leader() && !self.was_leader {
             let t = self.replica.term();
             ctx.note(|| format!("raft: leader t{t}"));
@@ -38,29 +77,32 @@ impl RaftNode {
     }
 }
 
-impl Process for RaftNode {
-    fn on_start(&mut self, ctx: &mut Ctx) {
+impl Process<Harness> for RaftNode {
+    fn on_start(&mut self, ctx: &mut Ctx<Harness>) {
         self.replica.on_start(ctx);
-        ctx.set_timer(10 * MS, TAG_PROPOSE);
+        ctx.set_timer(10 * MS, HarnessTimer::Propose);
         self.settle(ctx);
     }
-    fn on_message(&mut self, ctx: &mut Ctx, from: NodeId, msg: Msg) {
-        if let Ok(m) = downcast::<ConsensusMsg<u64>>(msg) {
-            self.replica.on_message(ctx, from, *m);
+    fn on_message(&mut self, ctx: &mut Ctx<Harness>, from: NodeId, msg: HarnessMsg) {
+        match msg {
+            HarnessMsg::Consensus(m) => self.replica.on_message(ctx, from, m),
         }
         self.settle(ctx);
     }
-    fn on_timer(&mut self, ctx: &mut Ctx, _timer: TimerId, tag: u64) {
-        if !self.replica.on_timer(ctx, tag) && tag == TAG_PROPOSE {
-            if self.replica.is_leader() {
-                self.next += 1;
-                let _ = self.replica.propose(ctx, self.index * 1_000_000_000 + self.next);
+    fn on_timer(&mut self, ctx: &mut Ctx<Harness>, _timer: TimerId, tag: HarnessTimer) {
+        match tag {
+            HarnessTimer::Consensus(_) => self.replica.on_timer(ctx),
+            HarnessTimer::Propose => {
+                if self.replica.is_leader() {
+                    self.next += 1;
+                    let _ = self.replica.propose(ctx, self.index * 1_000_000_000 + self.next);
+                }
+                ctx.set_timer(10 * MS, HarnessTimer::Propose);
             }
-            ctx.set_timer(10 * MS, TAG_PROPOSE);
         }
         self.settle(ctx);
     }
-    fn on_crash(&mut self) {
+    fn on_crash(&mut self, _crash: &Crash) {
         self.replica.on_crash();
         self.was_leader = false;
     }
@@ -72,24 +114,26 @@ impl Process for RaftNode {
 /// A client library that never locks (the harness only exercises the servers).
 struct Idle;
 
-impl LockClient for Idle {
-    fn on_start(&mut self, _ctx: &mut Ctx, _out: &mut LockEvents) {}
-    fn acquire(&mut self, _ctx: &mut Ctx, out: &mut LockEvents, key: LockKey, _mode: LockMode) {
+impl LockClient<Harness> for Idle {
+    fn on_start(&mut self, _ctx: &mut Ctx<Harness>, _out: &mut LockEvents) {}
+    fn acquire(&mut self, _ctx: &mut Ctx<Harness>, out: &mut LockEvents, key: LockKey, _mode: LockMode) {
         out.push(LockEvent::Failed { key, reason: FailReason::Unavailable });
     }
-    fn release(&mut self, _ctx: &mut Ctx, out: &mut LockEvents, key: LockKey) {
+    fn release(&mut self, _ctx: &mut Ctx<Harness>, out: &mut LockEvents, key: LockKey) {
         out.push(LockEvent::Released { key });
     }
-    fn cancel(&mut self, _ctx: &mut Ctx, _out: &mut LockEvents, _key: LockKey) {}
-    fn on_message(&mut self, _ctx: &mut Ctx, _out: &mut LockEvents, _from: NodeId, _msg: Msg) {}
-    fn on_timer(&mut self, _ctx: &mut Ctx, _out: &mut LockEvents, _tag: u64) {}
-    fn on_crash(&mut self) {}
+    fn cancel(&mut self, _ctx: &mut Ctx<Harness>, _out: &mut LockEvents, _key: LockKey) {}
+    fn on_message(&mut self, _ctx: &mut Ctx<Harness>, _out: &mut LockEvents, _from: NodeId, _msg: HarnessMsg) {}
+    fn on_timer(&mut self, _ctx: &mut Ctx<Harness>, _out: &mut LockEvents, _timer: TimerId, _tag: HarnessTimer) {}
+    fn on_crash(&mut self, _crash: &Crash) {}
 }
 
 struct Harness;
 static HARNESS: Harness = Harness;
 
 impl Model for Harness {
+    type Protocol = Harness;
+
     fn name(&self) -> &'static str {
         "raft-harness"
     }
@@ -102,17 +146,23 @@ impl Model for Harness {
     fn fenced(&self, _params: &Params) -> bool {
         false
     }
-    fn build(&self, _params: &Params, spec: &ClusterSpec) -> Cluster {
+    fn services(&self, _params: &Params) -> Vec<(String, NodeKind)> {
+        (0..5).map(|i| (format!("server-{i}"), NodeKind::Server)).collect()
+    }
+    fn topology(&self, _params: &Params) -> Topology {
+        Topology { ordered_links: false, leaderless: false }
+    }
+    fn build(&self, _params: &Params, spec: &WorkloadSpec) -> Cluster<Harness> {
         let names: Vec<String> = (0..5).map(|i| format!("server-{i}")).collect();
         let services = (0..5)
             .map(|i| {
                 let replica = Replica::new(i, names.clone(), Config::new(100 * MS, 1000 * MS));
                 let node = RaftNode { index: i as u64, replica, next: 0, was_leader: false };
-                (names[i].clone(), NodeKind::Server, Box::new(node) as Box<dyn Process>)
+                Box::new(node) as Box<dyn Process<Harness>>
             })
             .collect();
-        let clients = (0..spec.clients).map(|_| Box::new(Idle) as Box<dyn LockClient>).collect();
-        Cluster { services, clients, ordered_links: false, leaderless: false }
+        let clients = (0..spec.clients).map(|_| Box::new(Idle) as Box<dyn LockClient<Harness>>).collect();
+        Cluster { services, clients }
     }
 }
 
@@ -154,13 +204,13 @@ every_ms = { uniform = [2_000, 6_000] }
 
 #[test]
 fn raft_invariants_hold_under_engine_faults() {
-    let models: Vec<&dyn Model> = vec![&HARNESS];
+    let models: Vec<&'static dyn DynModel> = vec![&HARNESS];
     let sc = parse_str("raft.toml", FAULTY, &models).unwrap_or_else(|e| panic!("{e}"));
     let run = &sc.runs[0];
     let mut total_applied = 0usize;
     let mut terms = 0usize;
     for seed in 0..150 {
-        let out = run_seed(&sc, run, &HARNESS, seed, &RunOptions { trace: true });
+        let out = run.model.run_seed(&sc.setup, &run.params, seed, &RunOptions { trace: true });
         let trace = out.trace.expect("trace");
         let mut leader_of: BTreeMap<u64, String> = BTreeMap::new();
         let mut entry_at: BTreeMap<u64, String> = BTreeMap::new();

@@ -9,11 +9,13 @@ mod db_common;
 
 use db_common::*;
 use locksim_algorithms::db::client::DbClient;
-use locksim_algorithms::db::{Config, DB};
+use locksim_algorithms::db::protocol::{DbMsg, DbTimer};
+use locksim_algorithms::db::{Config, Db, DB};
 use locksim_simulator::history::{HistoryEvent, LockKey, LockMode};
 use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
-use locksim_simulator::model::{Cluster, ClusterSpec, Model, ParamSpec, Params};
-use locksim_simulator::process::{Ctx, Msg, NodeId};
+use locksim_simulator::model::{Cluster, Model, ParamSpec, Params, Topology};
+use locksim_simulator::process::{Crash, Ctx, NodeId, NodeKind, TimerId};
+use locksim_simulator::setup::WorkloadSpec;
 
 /// The real db client, driven three levels deep.
 struct ThreeDeep {
@@ -23,7 +25,7 @@ struct ThreeDeep {
 }
 
 impl ThreeDeep {
-    fn forward(&mut self, ctx: &mut Ctx, out: &mut LockEvents, events: LockEvents) {
+    fn forward(&mut self, ctx: &mut Ctx<Db>, out: &mut LockEvents, events: LockEvents) {
         for e in events {
             match e {
                 LockEvent::Granted { key, token } => {
@@ -49,19 +51,19 @@ impl ThreeDeep {
     }
 }
 
-impl LockClient for ThreeDeep {
-    fn on_start(&mut self, ctx: &mut Ctx, out: &mut LockEvents) {
+impl LockClient<Db> for ThreeDeep {
+    fn on_start(&mut self, ctx: &mut Ctx<Db>, out: &mut LockEvents) {
         let mut ev = Vec::new();
         self.inner.on_start(ctx, &mut ev);
         self.forward(ctx, out, ev);
     }
-    fn acquire(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey, mode: LockMode) {
+    fn acquire(&mut self, ctx: &mut Ctx<Db>, out: &mut LockEvents, key: LockKey, mode: LockMode) {
         self.depth = 0;
         let mut ev = Vec::new();
         self.inner.acquire(ctx, &mut ev, key, mode);
         self.forward(ctx, out, ev);
     }
-    fn release(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey) {
+    fn release(&mut self, ctx: &mut Ctx<Db>, out: &mut LockEvents, key: LockKey) {
         self.releases_left = 3;
         let mut ev = Vec::new();
         for _ in 0..3 {
@@ -69,21 +71,21 @@ impl LockClient for ThreeDeep {
         }
         self.forward(ctx, out, ev);
     }
-    fn cancel(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey) {
+    fn cancel(&mut self, ctx: &mut Ctx<Db>, out: &mut LockEvents, key: LockKey) {
         self.inner.cancel(ctx, out, key);
     }
-    fn on_message(&mut self, ctx: &mut Ctx, out: &mut LockEvents, from: NodeId, msg: Msg) {
+    fn on_message(&mut self, ctx: &mut Ctx<Db>, out: &mut LockEvents, from: NodeId, msg: DbMsg) {
         let mut ev = Vec::new();
         self.inner.on_message(ctx, &mut ev, from, msg);
         self.forward(ctx, out, ev);
     }
-    fn on_timer(&mut self, ctx: &mut Ctx, out: &mut LockEvents, tag: u64) {
+    fn on_timer(&mut self, ctx: &mut Ctx<Db>, out: &mut LockEvents, timer: TimerId, tag: DbTimer) {
         let mut ev = Vec::new();
-        self.inner.on_timer(ctx, &mut ev, tag);
+        self.inner.on_timer(ctx, &mut ev, timer, tag);
         self.forward(ctx, out, ev);
     }
-    fn on_crash(&mut self) {
-        self.inner.on_crash();
+    fn on_crash(&mut self, crash: &Crash) {
+        self.inner.on_crash(crash);
     }
 }
 
@@ -91,6 +93,7 @@ impl LockClient for ThreeDeep {
 struct ThreeDeepDb;
 
 impl Model for ThreeDeepDb {
+    type Protocol = Db;
     fn name(&self) -> &'static str {
         "db"
     }
@@ -103,12 +106,18 @@ impl Model for ThreeDeepDb {
     fn fenced(&self, params: &Params) -> bool {
         DB.fenced(params)
     }
-    fn build(&self, params: &Params, spec: &ClusterSpec) -> Cluster {
+    fn services(&self, params: &Params) -> Vec<(String, NodeKind)> {
+        DB.services(params)
+    }
+    fn topology(&self, params: &Params) -> Topology {
+        DB.topology(params)
+    }
+    fn build(&self, params: &Params, spec: &WorkloadSpec) -> Cluster<Db> {
         let mut cluster = DB.build(params, spec);
         cluster.clients = (0..spec.clients)
             .map(|i| {
                 let inner = DbClient::new(Config::from_params(params, spec.clients), i);
-                Box::new(ThreeDeep { inner, depth: 0, releases_left: 0 }) as Box<dyn LockClient>
+                Box::new(ThreeDeep { inner, depth: 0, releases_left: 0 }) as Box<dyn LockClient<Db>>
             })
             .collect();
         cluster

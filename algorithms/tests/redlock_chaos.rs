@@ -3,7 +3,7 @@
 //! a failure within its bounded retry loop (no stalled client), and each seed replays exactly.
 
 use locksim_simulator::history::HistoryEvent;
-use locksim_simulator::run::{run_seed, RunOptions};
+use locksim_simulator::run::RunOptions;
 use locksim_simulator::scenario::parse_str;
 use locksim_simulator::time::Nanos;
 
@@ -68,8 +68,8 @@ fn every_acquire_call_ends_and_seeds_replay() {
     for run in &sc.runs {
         let mut grants = 0;
         for seed in 0..4 {
-            let out = run_seed(&sc, run, model, seed, &RunOptions { trace: true });
-            let again = run_seed(&sc, run, model, seed, &RunOptions { trace: true });
+            let out = model.run_seed(&sc.setup, &run.params, seed, &RunOptions { trace: true });
+            let again = model.run_seed(&sc.setup, &run.params, seed, &RunOptions { trace: true });
             assert_eq!(out.trace_hash, again.trace_hash, "{} seed {seed} replays", run.label);
             grants += out.metrics.acquisitions;
             // Open calls per client: each must close within CALL_MAX_NS unless the client crashed.

@@ -4,7 +4,7 @@
 //! `everysec`) whether an fsync ran between the SET and the crash.
 
 use locksim_simulator::history::HistoryEvent;
-use locksim_simulator::run::{run_seed, RunOptions, SeedOutcome};
+use locksim_simulator::run::{RunOptions, SeedOutcome};
 use locksim_simulator::scenario::{load_file, Scenario};
 use locksim_simulator::time::Nanos;
 
@@ -20,7 +20,7 @@ fn scenario() -> Scenario {
 
 fn run(sc: &Scenario, label: &str, seed: u64) -> SeedOutcome {
     let run = sc.runs.iter().find(|r| r.label == label).expect("variant");
-    run_seed(sc, run, locksim_algorithms::find(&run.model).unwrap(), seed, &RunOptions { trace: true })
+    run.model.run_seed(&sc.setup, &run.params, seed, &RunOptions { trace: true })
 }
 
 /// (client-0's grant, client-0's release, client-1's grant) in true time.

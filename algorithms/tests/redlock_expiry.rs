@@ -6,7 +6,7 @@
 //! Kleppmann 2016 argument): the violation comes from the masters' clocks, not from the client.
 
 use locksim_simulator::history::HistoryEvent;
-use locksim_simulator::run::{run_seed, RunOptions, SeedOutcome};
+use locksim_simulator::run::{RunOptions, SeedOutcome};
 use locksim_simulator::scenario::parse_str;
 use locksim_simulator::time::Nanos;
 
@@ -16,7 +16,7 @@ fn run(toml: &str, label: &str, seed: u64) -> SeedOutcome {
     let models = locksim_algorithms::registry();
     let sc = parse_str("redlock_expiry.toml", toml, &models).unwrap_or_else(|e| panic!("{e}"));
     let run = sc.runs.iter().find(|r| r.label == label).expect("label");
-    run_seed(&sc, run, locksim_algorithms::find(&run.model).unwrap(), seed, &RunOptions { trace: true })
+    run.model.run_seed(&sc.setup, &run.params, seed, &RunOptions { trace: true })
 }
 
 /// TTL 1 s, critical sections of 3 s; two clients race for the lock from t = 0.

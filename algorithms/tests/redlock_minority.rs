@@ -3,7 +3,7 @@
 //! Runs the known-outcome scenario file itself, so the file and the test cannot drift apart.
 
 use locksim_simulator::history::{FailReason, HistoryEvent};
-use locksim_simulator::run::{run_seed, RunOptions};
+use locksim_simulator::run::RunOptions;
 use locksim_simulator::scenario::load_file;
 
 #[test]
@@ -12,9 +12,9 @@ fn a_two_of_five_winner_fails_and_unlocks_all_five() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenarios/known/04-redlock-minority-winner.toml");
     let sc = load_file(std::path::Path::new(path), &models).unwrap_or_else(|e| panic!("{e}"));
     let run = &sc.runs[0];
-    let model = locksim_algorithms::find(&run.model).unwrap();
+    let model = run.model;
     for seed in 0..4 {
-        let out = run_seed(&sc, run, model, seed, &RunOptions { trace: true });
+        let out = model.run_seed(&sc.setup, &run.params, seed, &RunOptions { trace: true });
         let trace = out.trace.as_ref().unwrap();
         let c0: Vec<_> = trace.entries.iter().filter(|e| e.node == "client-0").collect();
 

@@ -3,7 +3,7 @@
 //! random `retry_delay_ms` waits (uniform 0–200 ms), then the call fails as refused.
 
 use locksim_simulator::history::{FailReason, HistoryEvent};
-use locksim_simulator::run::{run_seed, RunOptions};
+use locksim_simulator::run::RunOptions;
 use locksim_simulator::scenario::parse_str;
 use locksim_simulator::time::Nanos;
 
@@ -33,8 +33,12 @@ fn three_retries_are_four_attempts_with_random_waits_then_a_refusal() {
     let sc = parse_str("minority.toml", MINORITY, &models).unwrap_or_else(|e| panic!("{e}"));
     let mut waits_ms = Vec::new();
     for seed in 0..5 {
-        let out =
-            run_seed(&sc, &sc.runs[0], locksim_algorithms::find("redlock").unwrap(), seed, &RunOptions { trace: true });
+        let out = locksim_algorithms::find("redlock").unwrap().run_seed(
+            &sc.setup,
+            &sc.runs[0].params,
+            seed,
+            &RunOptions { trace: true },
+        );
         // The first acquire call, up to its failure (the workload then starts another).
         let entries: Vec<_> = out.trace.as_ref().unwrap().entries.iter().filter(|e| e.node == "client-0").collect();
         let end = entries.iter().position(|e| e.detail.starts_with("AcquireFailed")).expect("the call fails");
@@ -47,7 +51,7 @@ fn three_retries_are_four_attempts_with_random_waits_then_a_refusal() {
         assert_eq!(notes[4], "redlock gives up lock0 after 4 attempts");
 
         // Requests to the cut-off masters are sent and dropped by the network ("drop" entries).
-        let sent = |e: &&&locksim_simulator::engine::trace::TraceEntry| matches!(e.kind, "send" | "drop");
+        let sent = |e: &&&locksim_simulator::trace::TraceEntry| matches!(e.kind, "send" | "drop");
         let sets: Vec<_> = entries.iter().filter(sent).filter(|e| e.detail.contains(" SET ")).collect();
         let unlocks: Vec<_> = entries.iter().filter(sent).filter(|e| e.detail.contains(" UNLOCK ")).collect();
         assert_eq!((sets.len(), unlocks.len()), (20, 20), "seed {seed}: every round visits all 5");

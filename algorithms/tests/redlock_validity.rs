@@ -3,15 +3,15 @@
 //! round trips (sum for sequential, max for parallel, quorum-th smallest for parallel_quorum).
 
 use locksim_simulator::history::HistoryEvent;
-use locksim_simulator::run::{run_seed, RunOptions, SeedOutcome};
+use locksim_simulator::run::{RunOptions, SeedOutcome};
 use locksim_simulator::scenario::parse_str;
 
 fn run_label(toml: &str, label: &str, seed: u64) -> SeedOutcome {
     let models = locksim_algorithms::registry();
     let sc = parse_str("redlock_validity.toml", toml, &models).unwrap_or_else(|e| panic!("{e}"));
     let run = sc.runs.iter().find(|r| r.label == label).expect("label");
-    let model = locksim_algorithms::find(&run.model).expect("model");
-    run_seed(&sc, run, model, seed, &RunOptions { trace: true })
+    let model = run.model;
+    model.run_seed(&sc.setup, &run.params, seed, &RunOptions { trace: true })
 }
 
 /// (acquire latency, validity) of every grant, in ms, from the history and the client's notes.

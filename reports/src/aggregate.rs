@@ -24,7 +24,9 @@ pub const MAX_PANICKED_SEEDS: usize = 10;
 /// One violation class across runs: runs showing it at least once, and events in all runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ClassCount {
+    /// Runs that showed the class at least once.
     pub runs: u64,
+    /// Events of the class over all runs.
     pub events: u64,
 }
 
@@ -41,7 +43,9 @@ impl ClassCount {
 /// order, as the checkers list them; `None` if the checkers counted without detail).
 #[derive(Clone, Debug, PartialEq)]
 pub struct FailingSeed {
+    /// The seed.
     pub seed: u64,
+    /// Its first violation; `None` when the checkers kept no detail.
     pub first_violation: Option<Violation>,
 }
 
@@ -50,19 +54,29 @@ pub struct FailingSeed {
 /// above the recorded value), in whole microseconds.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LatencyMs {
+    /// The median, ms.
     pub p50: f64,
+    /// The 90th percentile, ms.
     pub p90: f64,
+    /// The 99th percentile, ms.
     pub p99: f64,
+    /// The 99.9th percentile, ms.
     pub p999: f64,
+    /// The longest, ms.
     pub max: f64,
+    /// The mean of the histogram's values, ms.
     pub mean: f64,
 }
 
-/// Handoff time in milliseconds.
+/// Handoff time in milliseconds: from a holder's end to the next grant on the key, when another
+/// client was waiting (hdrhistogram over every handoff of every run, as for [`LatencyMs`]).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HandoffMs {
+    /// The median, ms.
     pub p50: f64,
+    /// The 99th percentile, ms.
     pub p99: f64,
+    /// The longest, ms.
     pub max: f64,
 }
 
@@ -71,6 +85,7 @@ pub struct HandoffMs {
 pub struct AlgorithmTotals {
     /// The row label (model name or variant name).
     pub label: String,
+    /// The model's name (`redis`, `redlock`, …).
     pub model: String,
     /// The parameters that differ from the model's defaults, as JSON (see
     /// [`crate::json::params_json`]).
@@ -84,22 +99,37 @@ pub struct AlgorithmTotals {
     pub runs: u64,
     /// Runs with any safety violation.
     pub failing_runs: u64,
+    /// Simulated time summed over the runs, ns.
     pub duration_ns: u128,
+    /// Overlapping holds of one key, at least one exclusive (V1): runs and pairs.
     pub overlap: ClassCount,
+    /// Writes the unfenced resource accepted from a superseded grant (V2): runs and writes.
     pub stale_unfenced: ClassCount,
-    /// Meaningful only when `fenced`.
+    /// The same writes that the fenced resource also accepted. Meaningful only when `fenced`.
     pub stale_fenced: ClassCount,
+    /// Completed sections whose increment is missing from the final counter: runs and increments.
     pub lost_updates: ClassCount,
+    /// Grants whose token was not above an earlier grant's on the same key: runs and grants.
     pub token_regressions: ClassCount,
+    /// Successful (non-nested) acquisitions over all runs.
     pub acquisitions: u64,
+    /// Acquire calls that gave up over all runs.
     pub failed_acquisitions: u64,
+    /// Holds ended by a release (critical sections completed) over all runs.
     pub completed_sections: u64,
+    /// Non-nested release calls over all runs.
     pub releases: u64,
+    /// Messages sent on the simulated network, dropped ones included, over all runs.
     pub messages: u64,
+    /// Watch or pub/sub wake-ups that reached a waiting client over all runs.
     pub notifications: u64,
+    /// Lock requests a server refused (a failed INSERT, a SET NX on a taken key) over all runs.
     pub refused_attempts: u64,
+    /// Time some client waited for a key and none held it, summed over keys and runs, ns.
     pub unavailable_ns: u128,
+    /// Every acquisition's latency, from the acquire call to its grant, µs.
     pub acquire_latency_us: Histogram<u64>,
+    /// Every handoff's time (see [`HandoffMs`]), µs.
     pub handoff_us: Histogram<u64>,
     /// The first [`MAX_FAILING_SEEDS`] failing seeds, in the order added.
     pub failing_seeds: Vec<FailingSeed>,
@@ -110,6 +140,9 @@ pub struct AlgorithmTotals {
 }
 
 impl AlgorithmTotals {
+    /// A row with no seed added yet. `params_json` holds the parameters that differ from the
+    /// model's defaults ([`crate::json::params_json`]); `fenced` says whether grants carry a
+    /// fencing token.
     pub fn new(
         label: impl Into<String>,
         model: impl Into<String>,

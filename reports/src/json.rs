@@ -36,13 +36,18 @@ use crate::wilson::{rules_out, wilson95};
 /// The whole results file.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ResultsJson {
+    /// The scenario's `name`.
     pub scenario: String,
     /// The scenario file as the user named it.
     pub file: String,
+    /// The simulated length of each run, ms.
     #[serde(serialize_with = "whole_as_int")]
     pub duration_ms: f64,
+    /// The seeds run.
     pub seeds: SeedRange,
+    /// One row per algorithm or variant run, in the scenario's order.
     pub algorithms: Vec<AlgorithmJson>,
+    /// The `[expect]` assertions judged, in the scenario's order.
     pub expectations: Vec<ExpectationResult>,
     // Extras.
     /// The scenario's `description`.
@@ -57,7 +62,9 @@ pub struct ResultsJson {
 /// Seeds run: `from` inclusive, `to` exclusive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SeedRange {
+    /// The first seed.
     pub from: u64,
+    /// One past the last seed.
     pub to: u64,
 }
 
@@ -79,6 +86,8 @@ pub struct ClassJson {
 }
 
 impl ClassJson {
+    /// The class `c` over `n` runs: its rate and 95% Wilson interval (`null` with no runs), and,
+    /// when no run showed it, the rate the `n` clean runs rule out.
     pub fn new(c: ClassCount, n: u64) -> Self {
         let rate = if n == 0 { None } else { Some(round_sig(c.runs as f64 / n as f64, RATE_SIG)) };
         let ci95 = wilson95(c.runs, n).map(|(lo, hi)| [round_sig(lo, CI_SIG), round_sig(hi, CI_SIG)]);
@@ -90,29 +99,39 @@ impl ClassJson {
 /// The first violation of a failing seed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ViolationJson {
+    /// The failing seed.
     pub seed: u64,
+    /// The violation's class (`overlap`, `stale_unfenced`, …), as the checker names it.
     pub kind: String,
     /// True time of the violation.
     pub at_ms: f64,
+    /// What happened, in words, with clients by node name.
     pub detail: String,
 }
 
 /// A seed whose run panicked.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PanicJson {
+    /// The seed.
     pub seed: u64,
+    /// The panic's message.
     pub message: String,
 }
 
 /// One results row.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct AlgorithmJson {
+    /// The row's label (the model's name or a variant's).
     pub label: String,
+    /// The model's name.
     pub model: String,
     /// Parameters that differ from the model's defaults.
     pub params: Value,
+    /// Runs completed (panicked seeds are not runs).
     pub runs: u64,
+    /// Runs with overlapping holders (V1).
     pub overlap: ClassJson,
+    /// Runs in which the unfenced resource accepted a stale write (V2).
     pub stale_unfenced: ClassJson,
     /// `null` when the model has no fencing token ("cannot be fenced").
     pub stale_fenced: Option<ClassJson>,
@@ -120,32 +139,55 @@ pub struct AlgorithmJson {
     pub lost_updates: u64,
     /// Token regressions over all runs.
     pub token_regressions: u64,
+    /// Successful acquisitions over all runs.
     pub acquisitions: u64,
+    /// Acquire calls that gave up over all runs.
     pub failed_acquisitions: u64,
+    /// Completed critical sections per simulated second; `null` with no simulated time.
     pub throughput_per_s: Option<f64>,
+    /// Acquire latency percentiles; `null` with no acquisition.
     pub acquire_latency_ms: Option<LatencyMs>,
+    /// Handoff time percentiles; `null` with no handoff.
     pub handoff_ms: Option<HandoffMs>,
+    /// Mean time per run during which a client waited and nobody held the key, ms; `null` with
+    /// no runs.
     pub unavailable_ms: Option<f64>,
+    /// Messages sent over all runs.
     pub messages: u64,
+    /// Messages per successful acquisition; `null` with no acquisition.
     pub messages_per_acquisition: Option<f64>,
+    /// Watch or pub/sub wake-ups per release (the herd effect); `null` with no release.
     pub notifications_per_release: Option<f64>,
     /// The first failing seeds (at most [`crate::MAX_FAILING_SEEDS`]).
     pub failing_seeds: Vec<u64>,
     /// The command that replays the first failing seed with its trace; `null` with none.
     pub replay: Option<String>,
     // Extras.
+    /// Whether grants carry a fencing token.
     pub fenced: bool,
+    /// Runs with any safety violation.
     pub failing_runs: u64,
+    /// Runs with a lost update.
     pub lost_updates_runs: u64,
+    /// Runs with a token regression.
     pub token_regressions_runs: u64,
+    /// Critical sections completed (holds ended by a release) over all runs.
     pub completed_sections: u64,
+    /// Non-nested release calls over all runs.
     pub releases: u64,
+    /// Watch or pub/sub wake-ups over all runs.
     pub notifications: u64,
+    /// Lock requests a server refused over all runs.
     pub refused_attempts: u64,
+    /// Refused lock requests per simulated second; `null` with no simulated time.
     pub refused_attempts_per_s: Option<f64>,
+    /// The first violation of each listed failing seed.
     pub first_violations: Vec<ViolationJson>,
+    /// Seeds whose run panicked.
     pub panicked_runs: u64,
+    /// The first panicked seeds (at most [`crate::MAX_PANICKED_SEEDS`]) with their message.
     pub panicked_seeds: Vec<PanicJson>,
+    /// What this configuration does not model.
     pub limitations: Vec<String>,
     /// Points `[ms, fraction]` of the acquire-latency CDF (see
     /// [`AlgorithmTotals::acquire_latency_cdf_ms`]); empty with no acquisition.
@@ -241,7 +283,7 @@ impl ResultsJson {
         expectations: Vec<ExpectationResult>,
     ) -> Self {
         let file = scenario.file.display().to_string();
-        let mut json = Self::new(&scenario.name, &file, scenario.duration_ms, seeds, totals, expectations);
+        let mut json = Self::new(&scenario.name, &file, scenario.setup.duration_ms, seeds, totals, expectations);
         json.description = scenario.description.clone();
         json
     }
@@ -347,7 +389,7 @@ mod tests {
         redlock.add_panic(20, "index out of bounds");
         let exps = vec![Expectation {
             label: "redlock".into(),
-            metric: "overlap".into(),
+            metric: locksim_simulator::metric::Metric::Overlap,
             expected: "none".into(),
             op: ExpectOp::None,
         }];

@@ -1,6 +1,8 @@
 //! locksim's reports: everything between the seeds' measurements and what a person or a script
 //! reads. It folds many seeds of one algorithm into totals, judges `[expect]` assertions against
-//! them, and renders the terminal table and the results JSON of `spec/results-format.md`.
+//! them, renders the terminal table and the results JSON of `spec/results-format.md`, writes
+//! report directories (charts and an HTML page), and holds `sim sweep`'s machinery (parameter
+//! ranges, scenario edits, output files).
 //!
 //! Module map:
 //! - [`wilson`]: 95% Wilson score intervals for "k of n runs", and the bound a clean run rules out
@@ -9,19 +11,30 @@
 //! - [`json`]: the results JSON ([`ResultsJson`]), field for field as the spec shows, plus extras
 //! - [`expect`]: evaluating a scenario's `[expect]` block against the totals
 //! - [`table`]: the terminal table and the notes under it (failing seeds, replay commands, …)
+//! - [`report`]: a report directory (`sim run --report`, `sim report`): the results JSON, every
+//!   chart, the timeline of one re-run seed, and `index.html`
+//! - [`sweep`]: `sim sweep`'s `--param` values, key-path edits of the scenario, its output files
+//!   and its terminal summary
 //!
 //! Dependencies point one way: this crate reads `locksim-simulator`'s per-seed
-//! [`SeedMetrics`](locksim_simulator::checker::SeedMetrics) and scenario types and nothing else.
+//! [`SeedMetrics`](locksim_simulator::checker::SeedMetrics), histories and holder intervals,
+//! scenario types and its seed runner (the timeline re-runs one seed), and draws with
+//! `locksim-charts`; no model crate and nothing of the command line.
+
+#![warn(missing_docs)]
 
 pub mod aggregate;
 pub mod expect;
 pub mod json;
 pub mod num;
+pub mod report;
+pub mod sweep;
 pub mod table;
 pub mod wilson;
 
 pub use aggregate::{AlgorithmTotals, ClassCount, FailingSeed, MAX_FAILING_SEEDS, MAX_PANICKED_SEEDS};
 pub use expect::{evaluate, evaluate_one, Actual, ExpectationResult};
 pub use json::{params_json, replay_command, AlgorithmJson, ResultsJson};
+pub use report::{timeline_note, write_report, ReportError, ReportWritten};
 pub use table::render_table;
 pub use wilson::{rule_of_three, rules_out, rules_out_text, wilson95};

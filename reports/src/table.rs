@@ -232,13 +232,13 @@ mod tests {
             &[
                 Expectation {
                     label: "redis".into(),
-                    metric: "overlap".into(),
+                    metric: locksim_simulator::metric::Metric::Overlap,
                     expected: "none".into(),
                     op: ExpectOp::None,
                 },
                 Expectation {
                     label: "db".into(),
-                    metric: "overlap".into(),
+                    metric: locksim_simulator::metric::Metric::Overlap,
                     expected: "none".into(),
                     op: ExpectOp::None,
                 },

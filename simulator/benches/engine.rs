@@ -18,7 +18,7 @@ fn queue(c: &mut Criterion) {
     // timer up to 1 s ahead.
     g.bench_function("steady_50_100k", |b| {
         b.iter(|| {
-            let mut q = EventQueue::default();
+            let mut q: EventQueue<()> = EventQueue::default();
             let mut x: u64 = 1;
             for i in 0..50u64 {
                 q.push(i * 20_000_000, EventKind::Start { node: 0 });
@@ -35,7 +35,7 @@ fn queue(c: &mut Criterion) {
     // A queue that grows to 50 000 events (the heap order) and drains.
     g.bench_function("push_pop_100k", |b| {
         b.iter(|| {
-            let mut q = EventQueue::default();
+            let mut q: EventQueue<()> = EventQueue::default();
             let mut x: u64 = 1;
             for i in 0..100_000u64 {
                 x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);

@@ -12,14 +12,24 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 
 use crate::checker::SeedMetrics;
-use crate::model::Model;
-use crate::run::{recycle, run_seed, RunOptions};
+use crate::outcome::{RunOptions, SeedOutcome};
+use crate::run::recycle;
 use crate::scenario::{RunSpec, Scenario};
 
 /// One seed's result: its metrics, or the panic it ended in.
 pub enum SeedResult {
-    Done { metrics: Box<SeedMetrics> },
-    Panicked { seed: u64, message: String },
+    /// The seed ran to its end.
+    Done {
+        /// Everything the checkers measured.
+        metrics: Box<SeedMetrics>,
+    },
+    /// The model panicked while running the seed.
+    Panicked {
+        /// The seed that panicked.
+        seed: u64,
+        /// The panic's message.
+        message: String,
+    },
 }
 
 /// Turns a panic payload into its message.
@@ -33,14 +43,21 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
-/// Runs one seed, catching a panic.
-pub fn run_seed_caught(scenario: &Scenario, run: &RunSpec, model: &dyn Model, seed: u64) -> SeedResult {
-    match catch_unwind(AssertUnwindSafe(|| run_seed(scenario, run, model, seed, &RunOptions::default()))) {
+/// Runs one seed of a row, with or without its trace. The one place that catches a model's
+/// panic: every caller (a plain run, `--verify`, a replay, a report's timeline) goes through here.
+pub fn run_seed(scenario: &Scenario, run: &RunSpec, seed: u64, opts: &RunOptions) -> Result<SeedOutcome, String> {
+    catch_unwind(AssertUnwindSafe(|| run.model.run_seed(&scenario.setup, &run.params, seed, opts)))
+        .map_err(|payload| panic_message(payload.as_ref()))
+}
+
+/// Runs one seed without a trace, keeping only its metrics.
+pub fn run_seed_caught(scenario: &Scenario, run: &RunSpec, seed: u64) -> SeedResult {
+    match run_seed(scenario, run, seed, &RunOptions::default()) {
         Ok(out) => {
             recycle(out.history);
             SeedResult::Done { metrics: Box::new(out.metrics) }
         }
-        Err(payload) => SeedResult::Panicked { seed, message: panic_message(payload.as_ref()) },
+        Err(message) => SeedResult::Panicked { seed, message },
     }
 }
 
@@ -51,47 +68,48 @@ pub fn run_seeds(
     pool: &rayon::ThreadPool,
     scenario: &Scenario,
     run: &RunSpec,
-    model: &dyn Model,
     seeds: Range<u64>,
     stop: &AtomicBool,
     each: impl FnMut(SeedResult),
 ) -> u64 {
-    run_ordered(pool, seeds, stop, |s| run_seed_caught(scenario, run, model, s), each)
+    run_ordered(pool, seeds, stop, |s| run_seed_caught(scenario, run, s), each)
 }
 
 /// What `--verify` found for one seed: its result from the first run, and where a second run of
 /// the same seed differed (if it did).
 pub struct VerifiedSeed {
+    /// The first run's metrics, or the panic if either run panicked.
     pub result: SeedResult,
+    /// Where the two traces first differ; `None`: their hashes matched (or a run panicked).
     pub difference: Option<TraceDifference>,
 }
 
 /// The first trace entry at which two runs of one seed disagree.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TraceDifference {
+    /// The seed run twice.
     pub seed: u64,
     /// Index of the first differing entry (0-based).
     pub index: usize,
     /// That entry in each run, as a trace line; `None` where that run's trace had already ended.
     pub first: Option<String>,
+    /// As `first`, for the second run.
     pub second: Option<String>,
+    /// The first run's trace hash.
     pub first_hash: u64,
+    /// The second run's trace hash.
     pub second_hash: u64,
 }
 
 /// Runs one seed twice with its trace and compares the trace hashes; on a mismatch, finds the
 /// first differing entry. A panic in either run is the seed's result.
-pub fn verify_seed(scenario: &Scenario, run: &RunSpec, model: &dyn Model, seed: u64) -> VerifiedSeed {
+pub fn verify_seed(scenario: &Scenario, run: &RunSpec, seed: u64) -> VerifiedSeed {
     let traced = RunOptions { trace: true };
-    let both = catch_unwind(AssertUnwindSafe(|| {
-        let a = run_seed(scenario, run, model, seed, &traced);
-        let b = run_seed(scenario, run, model, seed, &traced);
-        (a, b)
-    }));
+    let both = run_seed(scenario, run, seed, &traced).and_then(|a| Ok((a, run_seed(scenario, run, seed, &traced)?)));
     let (a, b) = match both {
         Ok(pair) => pair,
-        Err(payload) => {
-            let result = SeedResult::Panicked { seed, message: panic_message(payload.as_ref()) };
+        Err(message) => {
+            let result = SeedResult::Panicked { seed, message };
             return VerifiedSeed { result, difference: None };
         }
     };

@@ -28,11 +28,12 @@ impl NodeClock {
         1.0 + self.drift_ppm / 1e6
     }
 
+    /// The current rate error in parts per million (positive: the clock runs fast).
     pub fn drift_ppm(&self) -> f64 {
         self.drift_ppm
     }
 
-    /// The monotonic reading at true time `t` (`t` must not precede the last rate change).
+    /// The monotonic reading at true time `true_ns` (which must not precede the last rate change).
     pub fn mono_ns(&self, true_ns: Nanos) -> Nanos {
         let elapsed = true_ns.saturating_sub(self.anchor_true_ns);
         if self.drift_ppm == 0.0 {
@@ -41,12 +42,14 @@ impl NodeClock {
         self.anchor_mono_ns + (elapsed as f64 * self.rate()).round() as Nanos
     }
 
-    /// The wall-clock reading at true time `t`, in nanoseconds since the run's epoch (may be negative).
+    /// The wall-clock reading at true time `true_ns`, in nanoseconds since the run's epoch (may be
+    /// negative).
     pub fn wall_ns(&self, true_ns: Nanos) -> i64 {
         self.mono_ns(true_ns) as i64 + self.wall_offset_ns
     }
 
-    /// The earliest true time at which the monotonic clock reads at least `mono_ns`.
+    /// The earliest true time, not before `now_true_ns`, at which the monotonic clock reads at
+    /// least `mono_ns`.
     pub fn true_time_of_mono(&self, mono_ns: Nanos, now_true_ns: Nanos) -> Nanos {
         if mono_ns <= self.anchor_mono_ns {
             return now_true_ns.max(self.anchor_true_ns);
@@ -68,7 +71,7 @@ impl NodeClock {
         t.max(now_true_ns)
     }
 
-    /// Changes the rate from true time `now` on; readings stay continuous.
+    /// Changes the rate from true time `now_true_ns` on; readings stay continuous.
     pub fn set_drift(&mut self, now_true_ns: Nanos, drift_ppm: f64) {
         self.anchor_mono_ns = self.mono_ns(now_true_ns);
         self.anchor_true_ns = now_true_ns;

@@ -15,11 +15,31 @@ const Z_P99: f64 = 2.326_347_874_040_841;
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Dist {
+    /// A plain number: always this value.
     Const(f64),
+    /// `{ uniform = [a, b] }`: uniform over `a..=b`, both ends included.
     Uniform(f64, f64),
+    /// `{ exponential = mean }`: exponential with this mean (a mean of 0 or less always gives 0).
     Exponential(f64),
-    LogNormal { median: f64, p99: f64 },
-    Normal { mean: f64, sd: f64 },
+    /// `{ lognormal = { median, p99 } }`: the log-normal with this median and 99th percentile
+    /// (the format requires `0 < median < p99`).
+    LogNormal {
+        /// The median (50th percentile).
+        median: f64,
+        /// The 99th percentile; one at or below `median` draws the median every time.
+        p99: f64,
+    },
+    /// `{ normal = { mean, sd } }`: normal, unbounded both ways (times clamp draws at 0 through
+    /// [`Dist::sample_non_negative`]).
+    Normal {
+        /// The mean.
+        mean: f64,
+        /// The standard deviation (the format requires `sd >= 0`); a non-finite one draws `mean`
+        /// every time.
+        sd: f64,
+    },
+    /// `{ choice = [a, b, …] }`: one of the values, each equally likely (the format requires at
+    /// least one; an empty list draws 0).
     Choice(Vec<f64>),
 }
 
@@ -98,10 +118,6 @@ impl Dist {
             Dist::Choice(v) => v.iter().sum::<f64>() / v.len().max(1) as f64,
         }
     }
-
-    pub fn is_const(&self) -> bool {
-        matches!(self, Dist::Const(_))
-    }
 }
 
 /// A [`Dist`] prepared for many draws: its parameters (logarithms, reciprocals, ranges) worked out
@@ -125,6 +141,7 @@ enum Prepared {
 }
 
 impl Sampler {
+    /// Prepares `d` for drawing.
     pub fn new(d: &Dist) -> Sampler {
         Sampler(match d {
             Dist::Const(v) => Prepared::Const(*v),
@@ -302,9 +319,9 @@ mod tests {
             0.0000015,
             1e7,
             1e12,
-            4.5035996273704955e9,
+            4.503_599_627_370_495e9,
             4.503599627370496e9,
-            1.8446744073709552e13,
+            1.844_674_407_370_955e13,
             1e300,
         ];
         cases.extend((0..20_000).map(|i| {

@@ -7,15 +7,19 @@
 use rand::Rng;
 
 use crate::clock::NodeClock;
+use crate::directory::Directory;
 use crate::dist::Dist;
 use crate::engine::network::{LinkParams, Network};
-use crate::engine::{Directory, Node, World, WorldConfig};
-use crate::process::{downcast, Ctx, Msg, NodeId, NodeKind, Process, TimerId};
+use crate::engine::{Behaviour, Node, World, WorldConfig};
+use crate::process::{Crash, Ctx, NodeId, NodeKind, Process, Protocol, TimerId};
 use crate::rng::stream;
 use crate::time::{Nanos, NS_PER_MS, NS_PER_SEC};
 
+/// Servers in the workload, each guarding one lock.
 pub const SERVERS: usize = 5;
+/// Clients in the workload.
 pub const CLIENTS: usize = 20;
+/// The standard run's simulated length in seconds (what `sim bench engine` runs).
 pub const SIMULATED_S: u64 = 60;
 const REQUEST_TIMEOUT_NS: Nanos = 500 * NS_PER_MS;
 
@@ -28,15 +32,29 @@ enum BenchMsg {
     Released,
 }
 
+/// The benchmark's protocol.
+struct Bench;
+
+impl Protocol for Bench {
+    type Msg = BenchMsg;
+    type Timer = BenchTimer;
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BenchTimer {
+    Timeout,
+    Next,
+    Release,
+}
+
 struct Server {
     holder: Option<NodeId>,
 }
 
-impl Process for Server {
-    fn on_start(&mut self, _ctx: &mut Ctx) {}
-    fn on_message(&mut self, ctx: &mut Ctx, from: NodeId, msg: Msg) {
-        let Ok(m) = downcast::<BenchMsg>(msg) else { return };
-        match *m {
+impl Process<Bench> for Server {
+    fn on_start(&mut self, _ctx: &mut Ctx<Bench>) {}
+    fn on_message(&mut self, ctx: &mut Ctx<Bench>, from: NodeId, m: BenchMsg) {
+        match m {
             BenchMsg::TryAcquire => {
                 if self.holder.is_none() {
                     self.holder = Some(from);
@@ -54,14 +72,11 @@ impl Process for Server {
             _ => {}
         }
     }
-    fn on_timer(&mut self, _ctx: &mut Ctx, _timer: TimerId, _tag: u64) {}
-    fn on_crash(&mut self) {
+    fn on_timer(&mut self, _ctx: &mut Ctx<Bench>, _timer: TimerId, _tag: BenchTimer) {}
+    fn on_crash(&mut self, _crash: &Crash) {
         self.holder = None;
     }
 }
-
-const TAG_TIMEOUT: u64 = 1;
-const TAG_NEXT: u64 = 2;
 
 struct Client {
     server: NodeId,
@@ -69,58 +84,60 @@ struct Client {
 }
 
 impl Client {
-    fn try_acquire(&mut self, ctx: &mut Ctx) {
+    fn try_acquire(&mut self, ctx: &mut Ctx<Bench>) {
         self.server = ctx.rng().gen_range(0..SERVERS);
         ctx.send(self.server, BenchMsg::TryAcquire);
-        self.timeout = Some(ctx.set_timer(REQUEST_TIMEOUT_NS, TAG_TIMEOUT));
+        self.timeout = Some(ctx.set_timer(REQUEST_TIMEOUT_NS, BenchTimer::Timeout));
     }
-    fn after(&mut self, ctx: &mut Ctx, lo_ms: u64, hi_ms: u64) {
+    fn after(&mut self, ctx: &mut Ctx<Bench>, lo_ms: u64, hi_ms: u64) {
         let ns = ctx.rng().gen_range(lo_ms * NS_PER_MS..=hi_ms * NS_PER_MS);
-        ctx.set_timer(ns, TAG_NEXT);
+        ctx.set_timer(ns, BenchTimer::Next);
     }
 }
 
-impl Process for Client {
-    fn on_start(&mut self, ctx: &mut Ctx) {
+impl Process<Bench> for Client {
+    fn on_start(&mut self, ctx: &mut Ctx<Bench>) {
         self.try_acquire(ctx);
     }
-    fn on_message(&mut self, ctx: &mut Ctx, _from: NodeId, msg: Msg) {
-        let Ok(m) = downcast::<BenchMsg>(msg) else { return };
+    fn on_message(&mut self, ctx: &mut Ctx<Bench>, _from: NodeId, m: BenchMsg) {
         if let Some(t) = self.timeout.take() {
             ctx.cancel_timer(t);
         }
-        match *m {
+        match m {
             // Hold 1–5 ms, then release (the release is sent when the hold timer fires).
             BenchMsg::Granted => {
                 let ns = ctx.rng().gen_range(NS_PER_MS..=5 * NS_PER_MS);
-                ctx.set_timer(ns, TAG_NEXT + 1);
+                ctx.set_timer(ns, BenchTimer::Release);
             }
             BenchMsg::Refused => self.after(ctx, 1, 10),
             BenchMsg::Released => self.try_acquire(ctx),
             _ => {}
         }
     }
-    fn on_timer(&mut self, ctx: &mut Ctx, _timer: TimerId, tag: u64) {
+    fn on_timer(&mut self, ctx: &mut Ctx<Bench>, _timer: TimerId, tag: BenchTimer) {
         match tag {
-            TAG_TIMEOUT => {
+            BenchTimer::Timeout => {
                 self.timeout = None;
                 self.try_acquire(ctx);
             }
-            TAG_NEXT => self.try_acquire(ctx),
-            _ => {
+            BenchTimer::Next => self.try_acquire(ctx),
+            BenchTimer::Release => {
                 ctx.send(self.server, BenchMsg::Release);
-                self.timeout = Some(ctx.set_timer(REQUEST_TIMEOUT_NS, TAG_TIMEOUT));
+                self.timeout = Some(ctx.set_timer(REQUEST_TIMEOUT_NS, BenchTimer::Timeout));
             }
         }
     }
-    fn on_crash(&mut self) {}
+    fn on_crash(&mut self, _crash: &Crash) {}
 }
 
 /// What one run of the workload did.
 #[derive(Clone, Copy, Debug)]
 pub struct EngineRun {
+    /// Messages sent.
     pub messages: u64,
+    /// Events the engine processed.
     pub events: u64,
+    /// The simulated length in seconds, as asked for.
     pub simulated_s: u64,
 }
 
@@ -130,20 +147,24 @@ pub fn run_engine_workload(seed: u64, simulated_s: u64) -> EngineRun {
     let mut nodes = Vec::new();
     for i in 0..SERVERS {
         let name = format!("server-{i}");
-        nodes.push(Node::new(Box::new(Server { holder: None }), NodeClock::new(0.0, 0), stream(seed, &name, "model")));
+        nodes.push(Node::new(
+            Behaviour::Service(Box::new(Server { holder: None })),
+            NodeClock::new(0.0, 0),
+            stream(seed, &name, "model"),
+        ));
         names.push((name, NodeKind::Server));
     }
     for i in 0..CLIENTS {
         let name = format!("client-{i}");
         nodes.push(Node::new(
-            Box::new(Client { server: 0, timeout: None }),
+            Behaviour::Service(Box::new(Client { server: 0, timeout: None })),
             NodeClock::new(0.0, 0),
             stream(seed, &name, "model"),
         ));
         names.push((name, NodeKind::Client));
     }
     let base = LinkParams { latency_ms: Dist::Uniform(1.0, 10.0), loss: 0.0, duplicate: 0.0 };
-    let mut world = World::new(
+    let mut world: World<Bench> = World::new(
         Directory::new(&names),
         nodes,
         WorldConfig {

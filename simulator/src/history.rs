@@ -4,16 +4,20 @@
 
 use serde::Serialize;
 
-use crate::process::NodeId;
+use crate::directory::NodeId;
 use crate::time::Nanos;
 
 /// Lock key index (`0..workload.locks`).
 pub type LockKey = u32;
 
+/// How a lock is asked for and held.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LockMode {
+    /// A write lock: one holder at a time; its critical section writes the resource.
     Exclusive,
+    /// A read lock (drawn with probability `read_fraction`): may overlap other shared holders;
+    /// its critical section only reads.
     Shared,
 }
 
@@ -36,38 +40,100 @@ pub enum FailReason {
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum HistoryEvent {
     /// The workload called acquire.
-    AcquireStart { key: LockKey, mode: LockMode },
+    AcquireStart {
+        /// The key asked for.
+        key: LockKey,
+        /// The mode asked for.
+        mode: LockMode,
+    },
     /// Acquire returned success: a holder interval begins. `grant` numbers the client's grants
     /// (1, 2, …); `nested` is true for a reentrant re-acquisition of a lock already held.
-    Granted { key: LockKey, mode: LockMode, token: Option<u64>, grant: u64, nested: bool },
+    Granted {
+        /// The key granted.
+        key: LockKey,
+        /// The mode granted (a nested grant has its outer grant's mode).
+        mode: LockMode,
+        /// The grant's fencing token; `None`: the model issues none.
+        token: Option<u64>,
+        /// The client's grant number (a nested grant has its outer grant's number).
+        grant: u64,
+        /// A reentrant re-acquisition inside a grant already held.
+        nested: bool,
+    },
     /// Acquire gave up.
-    AcquireFailed { key: LockKey, reason: FailReason },
+    AcquireFailed {
+        /// The key asked for.
+        key: LockKey,
+        /// Why it gave up.
+        reason: FailReason,
+    },
     /// The workload called release: the holder interval ends (for a nested grant, the nesting ends).
-    Released { key: LockKey, nested: bool },
+    Released {
+        /// The key released.
+        key: LockKey,
+        /// Whether this ends the nested grant (recorded just before the outer one's release).
+        nested: bool,
+    },
     /// The library said the lock is lost and the model's policy honours it: the interval ends and
     /// the critical section is abandoned without writing.
-    Abandoned { key: LockKey },
+    Abandoned {
+        /// The key given up.
+        key: LockKey,
+    },
     /// The library told the application the lock is lost, whatever the policy does with it.
-    LostNotice { key: LockKey },
+    LostNotice {
+        /// The key the library reported lost.
+        key: LockKey,
+    },
     /// A client node crashed: every interval it held ends.
     ClientCrashed,
     /// A watch or pub/sub wake-up reached a waiting client (the herd effect is counted from these).
-    Notification { key: LockKey },
+    Notification {
+        /// The key the wake-up was for.
+        key: LockKey,
+    },
     /// A lock request the client library sent to a server that failed on its side (a failed
     /// INSERT on duplicate key, a SET NX that found the key taken). Counts polling load.
-    RefusedAttempt { key: LockKey },
+    RefusedAttempt {
+        /// The key the request was for.
+        key: LockKey,
+    },
     /// Resource: a critical-section read.
-    ResourceRead { client: NodeId, key: LockKey, value: u64 },
+    ResourceRead {
+        /// The client that read.
+        client: NodeId,
+        /// The key read.
+        key: LockKey,
+        /// The counter's value the read returned.
+        value: u64,
+    },
     /// Resource: a write arrived from `client` under its grant number `grant` with `token`.
     /// `fenced_accepted` is what the fenced resource decided; the unfenced one accepts every write.
-    ResourceWrite { client: NodeId, key: LockKey, grant: u64, token: Option<u64>, value: u64, fenced_accepted: bool },
+    ResourceWrite {
+        /// The client that wrote.
+        client: NodeId,
+        /// The key written.
+        key: LockKey,
+        /// The writer's grant number.
+        grant: u64,
+        /// The writer's fencing token; `None`: the model issues none.
+        token: Option<u64>,
+        /// The value written (the value the critical section read, plus one).
+        value: u64,
+        /// Whether the fenced resource accepted the write.
+        fenced_accepted: bool,
+    },
 }
 
 /// A history event with when (true time) and where it happened.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Stamped {
+    /// True time of the event.
     pub at_ns: Nanos,
+    /// The node it happened on: the client, or the resource for `ResourceRead` and
+    /// `ResourceWrite`.
     pub node: NodeId,
+    /// What happened.
     #[serde(flatten)]
     pub event: HistoryEvent,
 }
@@ -75,6 +141,7 @@ pub struct Stamped {
 /// A run's whole history plus what the engine counted.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct History {
+    /// Every recorded event, in the order the engine handled them (true time never decreases).
     pub events: Vec<Stamped>,
     /// Messages sent on the simulated network (every send, dropped or not).
     pub messages: u64,
@@ -99,6 +166,7 @@ pub struct FaultWindow {
     pub kind: &'static str,
     /// Who it hit, by node name (`server-0, client-3`); partitions list their sides (`[a] | [b]`).
     pub targets: String,
+    /// When it took effect (true time).
     pub start_ns: Nanos,
     /// When it ended; `None`: it lasted to the end of the run (a clock step ends when it starts).
     pub end_ns: Option<Nanos>,

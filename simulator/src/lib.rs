@@ -1,34 +1,51 @@
 //! locksim's engine: a deterministic discrete-event simulator for distributed lock models.
 //!
 //! Module map:
+//! Layered bottom-up; a module imports only from the layers above it in this list:
 //! - [`time`]: true time in integer nanoseconds, millisecond conversions
+//! - [`directory`]: node ids, node kinds and the directory of names
 //! - [`clock`]: per-node monotonic and wall clocks with drift and jumps
 //! - [`rng`]: seeded ChaCha8 streams per node and purpose
 //! - [`dist`]: the number-or-distribution values of the scenario format
-//! - [`process`]: the sans-IO `Process` interface and the handler context `Ctx`
-//! - [`lockclient`]: the one lock-client interface every model's client library implements
-//! - [`model`]: what a model is: parameter schema, validation, cluster builder
 //! - [`history`]: the recorded history the checkers read
+//! - [`trace`]: the event log and its hash
+//! - [`timers`]: timer ids and the timer slab
+//! - [`wire`]: the workload's resource messages and timers, and the envelopes around a model's
+//! - [`process`]: the typed sans-IO interface (`Protocol`, `Process`) and the handler context `Ctx`
+//! - [`lockclient`]: the one lock-client interface every model's client library implements
+//! - [`setup`]: a resolved run's setting (network, workload, clocks, faults, selectors)
+//! - [`metric`]: the registry of metrics a user can name (`[expect]`, the JSON, the table)
 //! - [`checker`]: every metric of a run, from its history
-//! - [`scenario`]: the scenario file format: parsing, validation, errors with line and column
-//! - [`engine`]: the event loop, network, faults, selectors and trace
-//! - [`enginebench`]: the standard engine-only benchmark workload (`sim bench engine`, criterion)
+//! - [`outcome`]: what one seed is asked for and gives back
+//! - [`model`]: what a model is: typed `Model`, its erased `DynModel`, parameters
 //! - [`workload`]: the shared workload driver (client nodes) and the protected resource node
-//! - [`run`]: running one seed of one algorithm from a scenario
+//! - [`engine`]: the event loop, network, faults and selectors
+//! - [`enginebench`]: the standard engine-only benchmark workload (`sim bench engine`, criterion)
+//! - [`run`]: running one seed of one model (and `Model` → `DynModel`)
+//! - [`scenario`]: the scenario file format: parsing, validation, errors with line and column
 //! - [`batch`]: running many seeds in parallel, results in seed order, panics caught per seed
+
+#![warn(missing_docs)]
 
 pub mod batch;
 pub mod checker;
 pub mod clock;
+pub mod directory;
 pub mod dist;
 pub mod engine;
 pub mod enginebench;
 pub mod history;
 pub mod lockclient;
+pub mod metric;
 pub mod model;
+pub mod outcome;
 pub mod process;
 pub mod rng;
 pub mod run;
 pub mod scenario;
+pub mod setup;
 pub mod time;
+pub mod timers;
+pub mod trace;
+pub mod wire;
 pub mod workload;

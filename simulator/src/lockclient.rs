@@ -1,55 +1,77 @@
 //! The one lock-client interface every model's client library implements. The shared workload
-//! driver ([`crate::workload`]) calls it; the library answers with [`LockEvent`]s. Library timer
-//! tags must stay below [`LIBRARY_TAG_LIMIT`]; the driver uses the tags above.
+//! driver ([`crate::workload`]) calls it; the library answers with [`LockEvent`]s. The library
+//! speaks its model's [`Protocol`]: it receives the model's messages and its own typed timers;
+//! the driver's timers and the resource's replies never reach it.
 
 use crate::history::{FailReason, LockKey, LockMode};
-use crate::process::{Ctx, Msg, NodeId};
-
-/// Timer tags at or above this belong to the workload driver.
-pub const LIBRARY_TAG_LIMIT: u64 = 1 << 62;
+use crate::process::{Crash, Ctx, NodeId, Protocol, TimerId};
 
 /// What the library tells the application.
 #[derive(Clone, Debug, PartialEq)]
 pub enum LockEvent {
     /// The acquire call returned success, with the grant's fencing token if the model has one.
-    Granted { key: LockKey, token: Option<u64> },
+    Granted {
+        /// The key granted.
+        key: LockKey,
+        /// The grant's fencing token; `None`: the model issues none.
+        token: Option<u64>,
+    },
     /// The acquire call gave up.
-    Failed { key: LockKey, reason: FailReason },
+    Failed {
+        /// The key asked for.
+        key: LockKey,
+        /// Why it gave up.
+        reason: FailReason,
+    },
     /// The release call returned (whether or not the server still had the lock).
-    Released { key: LockKey },
+    Released {
+        /// The key released.
+        key: LockKey,
+    },
     /// The library believes the lock is lost. `honour` says whether the model's policy makes the
     /// application stop (ZooKeeper `on_connection_loss`, Redlock `respect_validity`); when false
     /// it is only reported.
-    Lost { key: LockKey, honour: bool },
+    Lost {
+        /// The key lost.
+        key: LockKey,
+        /// Whether the application stops using the lock (abandons its critical section).
+        honour: bool,
+    },
     /// A watch or pub/sub wake-up reached this waiting client (counts the herd effect).
-    Notified { key: LockKey },
+    Notified {
+        /// The key the wake-up was for.
+        key: LockKey,
+    },
     /// A request for the lock was refused by a server (the key was taken): polling load.
-    Refused { key: LockKey },
+    Refused {
+        /// The key asked for.
+        key: LockKey,
+    },
 }
 
 /// Where a library puts its events during a call.
 pub type LockEvents = Vec<LockEvent>;
 
 /// A model's client library: the state machine behind `lock()` / `unlock()`.
-pub trait LockClient: Send {
+pub trait LockClient<P: Protocol>: Send {
     /// The client node starts (connect, open a session).
-    fn on_start(&mut self, ctx: &mut Ctx, out: &mut LockEvents);
+    fn on_start(&mut self, ctx: &mut Ctx<P>, out: &mut LockEvents);
     /// Acquire `key` in `mode`. Answer later with `Granted` or `Failed`. A reentrant library that
     /// already holds `key` grants again at once (nested); others are never asked that.
-    fn acquire(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey, mode: LockMode);
+    fn acquire(&mut self, ctx: &mut Ctx<P>, out: &mut LockEvents, key: LockKey, mode: LockMode);
     /// Release `key` (once per grant, nested grants included). Answer with `Released`.
-    fn release(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey);
+    fn release(&mut self, ctx: &mut Ctx<P>, out: &mut LockEvents, key: LockKey);
     /// Give up a pending acquisition (the workload's `acquire_timeout_ms` ran out): stop waiting
     /// and clean up whatever the request left on the servers. No event is expected in answer.
-    fn cancel(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey);
+    fn cancel(&mut self, ctx: &mut Ctx<P>, out: &mut LockEvents, key: LockKey);
     /// A message from the lock service.
-    fn on_message(&mut self, ctx: &mut Ctx, out: &mut LockEvents, from: NodeId, msg: Msg);
-    /// A library timer fired (`tag` < [`LIBRARY_TAG_LIMIT`]).
-    fn on_timer(&mut self, ctx: &mut Ctx, out: &mut LockEvents, tag: u64);
+    fn on_message(&mut self, ctx: &mut Ctx<P>, out: &mut LockEvents, from: NodeId, msg: P::Msg);
+    /// A timer the library set fired.
+    fn on_timer(&mut self, ctx: &mut Ctx<P>, out: &mut LockEvents, timer: TimerId, tag: P::Timer);
     /// The client node crashed: drop all volatile state (a client library keeps nothing durable).
-    fn on_crash(&mut self);
+    fn on_crash(&mut self, crash: &Crash);
     /// The client node restarts.
-    fn on_restart(&mut self, ctx: &mut Ctx, out: &mut LockEvents) {
+    fn on_restart(&mut self, ctx: &mut Ctx<P>, out: &mut LockEvents) {
         self.on_start(ctx, out)
     }
     /// Whether re-acquiring a held lock nests (Redisson, the db row with a count). Non-reentrant

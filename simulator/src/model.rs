@@ -1,33 +1,45 @@
-//! What a lock model is to the engine: a name, a parameter schema with the real systems'
-//! defaults, validation, and a builder that makes the cluster's processes. The registry that maps
-//! names to models lives in `locksim-algorithms`.
+//! What a lock model is: a name, a parameter schema with the real systems' defaults, validation,
+//! its node names, and a builder that makes the cluster's typed processes ([`Model`]); and the
+//! same model with its protocol types erased ([`DynModel`]), which is what a parsed row carries
+//! and what runs a seed. The registry that maps names to models lives in `locksim-algorithms`.
 
 use std::collections::BTreeMap;
+use std::fmt;
 
 use serde::Serialize;
 
+use crate::directory::NodeKind;
 use crate::dist::Dist;
 use crate::lockclient::LockClient;
-use crate::process::Process;
+use crate::outcome::{RunOptions, SeedOutcome};
+use crate::process::{Process, Protocol};
+use crate::setup::{Setup, WorkloadSpec};
 
 /// The type and range of one model parameter.
 #[derive(Clone, Debug)]
 pub enum ParamKind {
     /// A number (no distribution), inclusive range.
     Number {
+        /// The smallest value allowed.
         min: f64,
+        /// The largest value allowed.
         max: f64,
     },
     /// A number or a distribution, every possible value within the inclusive range.
     Dist {
+        /// The smallest value any draw may have.
         min: f64,
+        /// The largest value any draw may have.
         max: f64,
     },
     /// An integer, inclusive range.
     Int {
+        /// The smallest value allowed.
         min: i64,
+        /// The largest value allowed.
         max: i64,
     },
+    /// `true` or `false`.
     Bool,
     /// One of these strings.
     Choice(&'static [&'static str]),
@@ -54,9 +66,13 @@ impl ParamKind {
 /// One parameter: its key, type, default (as TOML text) and one line of meaning.
 #[derive(Clone, Debug)]
 pub struct ParamSpec {
+    /// The key a scenario sets it by (and `Params` reads it by).
     pub name: &'static str,
+    /// Its type and range.
     pub kind: ParamKind,
+    /// The default as a TOML value (`"3"`, `"false"`, `"\"sequential\""`), read as a user's value is.
     pub default: &'static str,
+    /// One line saying what it does, for `sim list`.
     pub meaning: &'static str,
 }
 
@@ -64,16 +80,22 @@ pub struct ParamSpec {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum ParamValue {
+    /// A `Number`, or a `Dist` parameter given as a constant.
     Num(f64),
+    /// A `Dist` parameter given as a distribution.
     Dist(Dist),
+    /// An `Int`.
     Int(i64),
+    /// A `Bool`.
     Bool(bool),
+    /// A `Choice`: the string chosen.
     Str(String),
 }
 
 /// A model's parameters: every key of its schema, defaults filled in.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Params {
+    /// Each parameter's value, by its name.
     pub values: BTreeMap<String, ParamValue>,
 }
 
@@ -90,6 +112,8 @@ impl Params {
             other => panic!("parameter `{key}` is not a number: {other:?}"),
         }
     }
+    /// A distribution parameter (a constant as `Dist::Const`). Panics on a key outside the
+    /// schema or a value of another type, as the other readers do.
     pub fn dist(&self, key: &str) -> Dist {
         match self.get(key) {
             ParamValue::Dist(d) => d.clone(),
@@ -98,18 +122,21 @@ impl Params {
             other => panic!("parameter `{key}` is not a distribution: {other:?}"),
         }
     }
+    /// An integer parameter.
     pub fn int(&self, key: &str) -> i64 {
         match self.get(key) {
             ParamValue::Int(v) => *v,
             other => panic!("parameter `{key}` is not an integer: {other:?}"),
         }
     }
+    /// A boolean parameter.
     pub fn bool(&self, key: &str) -> bool {
         match self.get(key) {
             ParamValue::Bool(v) => *v,
             other => panic!("parameter `{key}` is not a boolean: {other:?}"),
         }
     }
+    /// A choice parameter: the string chosen.
     pub fn str(&self, key: &str) -> &str {
         match self.get(key) {
             ParamValue::Str(v) => v,
@@ -126,20 +153,17 @@ impl Params {
     }
 }
 
-/// What a model needs to know about the run to build its cluster.
-#[derive(Clone, Debug)]
-pub struct ClusterSpec {
-    pub clients: usize,
-    pub locks: u32,
+/// A model's nodes, before the engine adds the clients' workload drivers and the resource.
+pub struct Cluster<P: Protocol> {
+    /// The service nodes' processes, in the order (and number) of [`Model::services`].
+    pub services: Vec<Box<dyn Process<P>>>,
+    /// One client library per client, `client-0 …`.
+    pub clients: Vec<Box<dyn LockClient<P>>>,
 }
 
-/// A model's nodes, before the engine adds the clients' workload drivers and the resource.
-pub struct Cluster {
-    /// Servers (`server-i`), sentinels (`sentinel-i`) and any other service nodes, by name, in
-    /// the order the engine should create them. Names must be unique.
-    pub services: Vec<(String, crate::process::NodeKind, Box<dyn Process>)>,
-    /// One client library per client, `client-0 …`.
-    pub clients: Vec<Box<dyn LockClient>>,
+/// How a model's links and leadership behave.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Topology {
     /// Message links that behave as TCP connections (FIFO: a later message never overtakes an
     /// earlier one on the same directed pair). `true` makes every link ordered.
     pub ordered_links: bool,
@@ -157,31 +181,25 @@ pub struct ParamProblem {
     pub message: String,
 }
 
-/// The workload facts a model may need to validate against (`read_fraction` on a model without
-/// shared locks, say).
-#[derive(Clone, Debug)]
-pub struct WorkloadFacts {
-    pub read_fraction: f64,
-    pub reentry: f64,
-    pub clients: usize,
-}
-
-/// A lock model.
-pub trait Model: Send + Sync {
-    /// `db`, `redis`, `redlock`, `zookeeper` or `etcd`.
+/// A lock model, typed by its protocol. A model author implements this; the registry erases it
+/// to a [`DynModel`] (every `Model` is one).
+pub trait Model: Send + Sync + 'static {
+    /// The model's message and timer types.
+    type Protocol: Protocol;
+    /// `db`, `redis`, `redlock`, `zookeeper`, `etcd`, `kubernetes`.
     fn name(&self) -> &'static str;
     /// One line for `sim list`.
     fn summary(&self) -> &'static str;
     /// Every parameter, with the real system's default.
     fn params(&self) -> &'static [ParamSpec];
     /// Checks that go beyond each parameter's own range (quorum above the sentinel count, …).
-    fn validate(&self, params: &Params, workload: &WorkloadFacts) -> Vec<ParamProblem> {
+    fn validate(&self, params: &Params, workload: &WorkloadSpec) -> Vec<ParamProblem> {
         let _ = (params, workload);
         Vec::new()
     }
     /// Notes shown with the results about what this configuration does not model (honesty about
     /// limits), e.g. "not reentrant: nested acquisitions skipped".
-    fn limitations(&self, params: &Params, workload: &WorkloadFacts) -> Vec<String> {
+    fn limitations(&self, params: &Params, workload: &WorkloadSpec) -> Vec<String> {
         let _ = (params, workload);
         Vec::new()
     }
@@ -194,6 +212,53 @@ pub trait Model: Send + Sync {
         let _ = params;
         false
     }
+    /// The service nodes (`server-i`, `sentinel-i`, …) with their kinds, in the order `build`
+    /// returns their processes. Builds nothing: the parser asks it to check the names a scenario
+    /// uses. Names must be unique.
+    fn services(&self, params: &Params) -> Vec<(String, NodeKind)>;
+    /// Whether links are ordered and whether the model has a leader.
+    fn topology(&self, params: &Params) -> Topology;
     /// Builds the cluster.
-    fn build(&self, params: &Params, spec: &ClusterSpec) -> Cluster;
+    fn build(&self, params: &Params, workload: &WorkloadSpec) -> Cluster<Self::Protocol>;
+}
+
+/// A model with its protocol types erased: what the registry lists, a parsed row carries, and
+/// what runs one seed (monomorphised for the model's own message and timer types).
+pub trait DynModel: Send + Sync {
+    /// As [`Model::name`].
+    fn name(&self) -> &'static str;
+    /// As [`Model::summary`].
+    fn summary(&self) -> &'static str;
+    /// As [`Model::params`].
+    fn params(&self) -> &'static [ParamSpec];
+    /// As [`Model::validate`].
+    fn validate(&self, params: &Params, workload: &WorkloadSpec) -> Vec<ParamProblem>;
+    /// As [`Model::limitations`].
+    fn limitations(&self, params: &Params, workload: &WorkloadSpec) -> Vec<String>;
+    /// As [`Model::fenced`].
+    fn fenced(&self, params: &Params) -> bool;
+    /// As [`Model::shared_locks`].
+    fn shared_locks(&self, params: &Params) -> bool;
+    /// As [`Model::services`].
+    fn services(&self, params: &Params) -> Vec<(String, NodeKind)>;
+    /// Runs one seed of this model with `params` through `setup`. Panics inside the model
+    /// propagate: [`crate::batch::run_seed`] is the one place that catches them.
+    fn run_seed(&self, setup: &Setup, params: &Params, seed: u64, opts: &RunOptions) -> SeedOutcome;
+}
+
+/// A registered model, as a parsed row holds it.
+#[derive(Clone, Copy)]
+pub struct ModelRef(pub &'static dyn DynModel);
+
+impl std::ops::Deref for ModelRef {
+    type Target = dyn DynModel;
+    fn deref(&self) -> &Self::Target {
+        self.0
+    }
+}
+
+impl fmt::Debug for ModelRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0.name())
+    }
 }

@@ -1,89 +1,85 @@
-//! The sans-IO interface every simulated node implements, and the context through which a handler
-//! acts. A handler never touches real time, threads, I/O or global randomness: it reads its own
-//! clocks, draws from its own stream, and pushes effects (sends, timers, history) that the engine
-//! applies after the handler returns.
+//! The sans-IO interface every simulated service node implements, and the context through which a
+//! handler acts. A handler never touches real time, threads, I/O or global randomness: it reads
+//! its own clocks, draws from its own stream, and pushes effects (sends, timers, history) that the
+//! engine applies after the handler returns.
+//!
+//! Everything is typed by the model's [`Protocol`]: a server receives its model's message enum
+//! and its timers' enum, never a boxed value to downcast.
+//!
+//! State that survives a crash is the model's to declare: the convention (followed by every model
+//! in `locksim-algorithms`) is that a process keeps its durable state (a Redis AOF, a Raft log, a
+//! table's committed rows) and its volatile state in two separate types, and `on_crash` replaces
+//! the volatile one whole (`self.volatile = Volatile::default()`), so a field added later cannot
+//! be forgotten at a restart.
 
-use std::any::Any;
 use std::fmt::Debug;
 
+use crate::directory::Directory;
 use crate::history::HistoryEvent;
 use crate::rng::ChaCha8Rng;
 use crate::time::Nanos;
+use crate::timers::TimerSlab;
+use crate::wire::{DriverTimer, ResourceMsg, Tag, Wire};
 
-/// Index of a node in the world (stable for the whole run).
-pub type NodeId = usize;
+pub use crate::directory::{NodeId, NodeKind};
+pub use crate::timers::TimerId;
 
-/// A message body. Any `Clone + Debug + Send` type is one; receivers downcast with
-/// [`downcast`]. `Debug` is what the trace prints.
-pub trait Payload: Any + Debug + Send {
-    fn clone_box(&self) -> Box<dyn Payload>;
-    fn as_any(&self) -> &dyn Any;
-    fn into_any(self: Box<Self>) -> Box<dyn Any>;
+/// A model's wire and timer types. Usually implemented by the model's own unit struct.
+pub trait Protocol: Send + Sync + 'static {
+    /// Every message the model's nodes exchange (one enum per model, or per client-server pair).
+    /// `Debug` is what the trace prints.
+    type Msg: Clone + Debug + Send + 'static;
+    /// Every timer the model's nodes set (typically an enum with one variant per process kind,
+    /// each holding that process's own timer enum). `Debug` is what the trace prints.
+    type Timer: Clone + Debug + Send + 'static;
 }
 
-impl<T: Any + Debug + Clone + Send> Payload for T {
-    fn clone_box(&self) -> Box<dyn Payload> {
-        Box::new(self.clone())
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn into_any(self: Box<Self>) -> Box<dyn Any> {
-        self
-    }
+/// How a node went down.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CrashKind {
+    /// The process was killed: the OS closes its connections and keeps what it had written.
+    Process,
+    /// The host lost power or its network: nothing is closed; only what was fsynced survives.
+    Machine,
 }
 
-/// A message in flight.
-pub type Msg = Box<dyn Payload>;
-
-/// Takes the message as `T` if it is one, or gives it back.
-pub fn downcast<T: Any>(msg: Msg) -> Result<Box<T>, Msg> {
-    if msg.as_any().is::<T>() {
-        Ok(msg.into_any().downcast::<T>().expect("checked type"))
-    } else {
-        Err(msg)
-    }
-}
-
-/// A timer handle, valid until the timer fires or is cancelled.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct TimerId {
-    pub(crate) slot: u32,
-    pub(crate) generation: u32,
-}
-
-/// What a node is, for selectors and reports.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum NodeKind {
-    Server,
-    Sentinel,
-    Client,
-    Resource,
+/// What a crash handler is told: the kind of crash and the node's clock readings at that moment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Crash {
+    /// How the node went down (the engine's `crash` faults are always `Machine`).
+    pub kind: CrashKind,
+    /// The node's monotonic clock when it went down.
+    pub mono_ns: Nanos,
+    /// The node's wall clock when it went down.
+    pub wall_ns: i64,
 }
 
 /// What a client believes about its locks, for the `holder` and `waiter` selectors.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum ClientState {
+    /// Neither waiting nor holding: thinking, releasing, done, or holding a grant it abandoned.
     #[default]
     Idle,
+    /// An acquire call is outstanding.
     Waiting,
+    /// Inside a critical section on a grant it has not abandoned.
     Holding,
 }
 
-/// A simulated node's behaviour.
-pub trait Process: Send {
+/// A simulated service node (server, sentinel, …) of protocol `P`.
+pub trait Process<P: Protocol>: Send {
     /// Called once at true time 0 (before any message).
-    fn on_start(&mut self, ctx: &mut Ctx);
+    fn on_start(&mut self, ctx: &mut Ctx<P>);
     /// A message from `from` arrived.
-    fn on_message(&mut self, ctx: &mut Ctx, from: NodeId, msg: Msg);
-    /// A timer this node set fired; `tag` is what it passed to [`Ctx::set_timer`].
-    fn on_timer(&mut self, ctx: &mut Ctx, timer: TimerId, tag: u64);
+    fn on_message(&mut self, ctx: &mut Ctx<P>, from: NodeId, msg: P::Msg);
+    /// A timer this node set fired.
+    fn on_timer(&mut self, ctx: &mut Ctx<P>, timer: TimerId, tag: P::Timer);
     /// The node crashed: drop every piece of volatile state and keep only what the model declares
-    /// durable (a Redis AOF, a Raft term and log, a database's committed rows). The engine has
-    /// already discarded the node's timers and will drop messages that arrive while it is down.
-    fn on_crash(&mut self);
+    /// durable. The engine has already discarded the node's timers and will drop messages that
+    /// arrive while it is down.
+    fn on_crash(&mut self, crash: &Crash);
     /// The node restarts after a crash, with the durable state `on_crash` kept.
-    fn on_restart(&mut self, ctx: &mut Ctx) {
+    fn on_restart(&mut self, ctx: &mut Ctx<P>) {
         self.on_start(ctx)
     }
     /// `Some(term)` when this node believes it is the leader or primary (for the `leader` selector;
@@ -91,46 +87,57 @@ pub trait Process: Send {
     fn leadership(&self) -> Option<u64> {
         None
     }
-    /// For clients: whether it is waiting for or holding a lock (the `holder` / `waiter` selectors).
+    /// For a service that stands in for a client (an engine-only harness): the `holder` /
+    /// `waiter` selectors read it. Real clients are the workload driver's, which knows this itself.
     fn client_state(&self) -> ClientState {
         ClientState::Idle
     }
 }
 
 /// Something a handler asked for; applied by the engine after the handler returns, in order.
-#[derive(Debug)]
-pub enum Effect {
+pub enum Effect<P: Protocol> {
+    /// Send a message over the simulated network.
     Send {
+        /// The receiving node.
         to: NodeId,
-        msg: Msg,
+        /// The message.
+        msg: Wire<P::Msg>,
+        /// Processing time (true time) before the message leaves this node; 0: it leaves now.
         after_ns: Nanos,
     },
     /// Arm a timer for when the node's monotonic clock reaches `deadline_mono_ns`.
     ArmTimer {
+        /// The id [`Ctx`] reserved for it.
         id: TimerId,
+        /// The node's monotonic reading at which it fires.
         deadline_mono_ns: Nanos,
-        tag: u64,
+        /// What the timer is for, handed back when it fires.
+        tag: Tag<P::Timer>,
     },
+    /// Cancel a timer (nothing if it already fired or was cancelled).
     CancelTimer {
+        /// The timer to cancel.
         id: TimerId,
     },
+    /// Append an event to the history, stamped with the current true time and this node.
     Record(HistoryEvent),
+    /// Add a `note` line to the trace (only pushed while a trace is being recorded).
     Note(String),
 }
 
 /// The handler's window on the world: its own clocks, its own random stream, and effects.
-pub struct Ctx<'a> {
+pub struct Ctx<'a, P: Protocol> {
     pub(crate) node: NodeId,
     pub(crate) mono_ns: Nanos,
     pub(crate) wall_ns: i64,
     pub(crate) rng: &'a mut ChaCha8Rng,
-    pub(crate) effects: &'a mut Vec<Effect>,
-    pub(crate) timer_ids: &'a mut crate::engine::timers::TimerSlab,
-    pub(crate) names: &'a crate::engine::Directory,
+    pub(crate) effects: &'a mut Vec<Effect<P>>,
+    pub(crate) timer_ids: &'a mut TimerSlab<Tag<P::Timer>>,
+    pub(crate) names: &'a Directory,
     pub(crate) tracing: bool,
 }
 
-impl<'a> Ctx<'a> {
+impl<'a, P: Protocol> Ctx<'a, P> {
     /// This node.
     pub fn me(&self) -> NodeId {
         self.node
@@ -148,23 +155,17 @@ impl<'a> Ctx<'a> {
         self.rng
     }
     /// Sends a message over the simulated network (which may delay, drop or duplicate it).
-    pub fn send<M: Payload>(&mut self, to: NodeId, msg: M) {
-        self.effects.push(Effect::Send { to, msg: Box::new(msg), after_ns: 0 });
+    pub fn send(&mut self, to: NodeId, msg: impl Into<P::Msg>) {
+        self.effects.push(Effect::Send { to, msg: Wire::Model(msg.into()), after_ns: 0 });
     }
     /// Sends a message that leaves this node after `after_ns` of processing time (a server's
     /// `service_ms`, a database commit), then crosses the network as usual.
-    pub fn send_after<M: Payload>(&mut self, after_ns: Nanos, to: NodeId, msg: M) {
-        self.effects.push(Effect::Send { to, msg: Box::new(msg), after_ns });
-    }
-    /// Sends an already boxed message.
-    pub fn send_boxed(&mut self, to: NodeId, msg: Msg) {
-        self.effects.push(Effect::Send { to, msg, after_ns: 0 });
+    pub fn send_after(&mut self, after_ns: Nanos, to: NodeId, msg: impl Into<P::Msg>) {
+        self.effects.push(Effect::Send { to, msg: Wire::Model(msg.into()), after_ns });
     }
     /// Sets a timer that fires after `after_ns` of this node's monotonic clock.
-    pub fn set_timer(&mut self, after_ns: Nanos, tag: u64) -> TimerId {
-        let id = self.timer_ids.allocate(self.node);
-        self.effects.push(Effect::ArmTimer { id, deadline_mono_ns: self.mono_ns + after_ns, tag });
-        id
+    pub fn set_timer(&mut self, after_ns: Nanos, timer: impl Into<P::Timer>) -> TimerId {
+        self.arm(after_ns, Tag::Model(timer.into()))
     }
     /// Cancels a timer; cancelling one that already fired or was cancelled does nothing.
     pub fn cancel_timer(&mut self, id: TimerId) {
@@ -195,5 +196,19 @@ impl<'a> Ctx<'a> {
     /// The resource node's id.
     pub fn resource(&self) -> NodeId {
         self.names.resource()
+    }
+
+    // The workload driver's and the resource's own traffic (not part of any model's protocol).
+
+    pub(crate) fn send_resource(&mut self, to: NodeId, msg: ResourceMsg) {
+        self.effects.push(Effect::Send { to, msg: Wire::Resource(msg), after_ns: 0 });
+    }
+    pub(crate) fn set_driver_timer(&mut self, after_ns: Nanos, timer: DriverTimer) -> TimerId {
+        self.arm(after_ns, Tag::Driver(timer))
+    }
+    fn arm(&mut self, after_ns: Nanos, tag: Tag<P::Timer>) -> TimerId {
+        let id = self.timer_ids.allocate(self.node);
+        self.effects.push(Effect::ArmTimer { id, deadline_mono_ns: self.mono_ns + after_ns, tag });
+        id
     }
 }

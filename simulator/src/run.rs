@@ -1,20 +1,23 @@
-//! Running one seed of one algorithm: build the world from the scenario and the model, run it,
-//! check its history.
+//! Running one seed of one model: build the world from the setup and the model's typed cluster,
+//! run it, check its history. Also where a typed [`Model`] becomes a [`DynModel`].
 
 use std::cell::RefCell;
 
-use crate::checker::{self, SeedMetrics};
+use crate::checker;
 use crate::clock::NodeClock;
+use crate::directory::Directory;
 use crate::engine::network::{LinkParams, Network};
-use crate::engine::trace::{Trace, TraceEntry};
-use crate::engine::{schedule, Directory, Node, World, WorldConfig};
+use crate::engine::{schedule, Behaviour, Node, World, WorldConfig};
 use crate::history::{History, HistoryEvent, Stamped};
-use crate::model::{ClusterSpec, Model};
-use crate::process::{NodeKind, Process};
+use crate::model::{DynModel, Model, ParamProblem, ParamSpec, Params};
+use crate::process::NodeKind;
 use crate::rng::stream;
-use crate::scenario::{RunSpec, Scenario, Selector};
+use crate::setup::{Selector, Setup, WorkloadSpec};
 use crate::time::{ms_to_ns, ms_to_ns_signed};
-use crate::workload::{ClientNode, ResourceNode, WorkloadParams};
+use crate::trace::TraceEntry;
+use crate::workload::{ClientNode, ResourceNode};
+
+pub use crate::outcome::{RunOptions, SeedOutcome};
 
 thread_local! {
     /// The history buffer of the last seed this thread finished with (see [`recycle`]).
@@ -35,24 +38,6 @@ pub fn recycle(history: History) {
     });
 }
 
-#[derive(Clone, Debug, Default)]
-pub struct RunOptions {
-    /// Record the event trace (slower; for replays and determinism checks).
-    pub trace: bool,
-}
-
-/// The result of one seed.
-pub struct SeedOutcome {
-    pub metrics: SeedMetrics,
-    pub history: History,
-    /// With violations merged in at their true times.
-    pub trace: Option<Trace>,
-    /// Hash of the trace (0 without one).
-    pub trace_hash: u64,
-    /// Events the engine processed.
-    pub events: u64,
-}
-
 fn node_set(sel: &Selector, names: &[(String, NodeKind)]) -> Vec<bool> {
     names
         .iter()
@@ -66,51 +51,44 @@ fn node_set(sel: &Selector, names: &[(String, NodeKind)]) -> Vec<bool> {
         .collect()
 }
 
-/// Runs one seed of `run` (an algorithm or variant of `scenario`).
-pub fn run_seed(scenario: &Scenario, run: &RunSpec, model: &dyn Model, seed: u64, opts: &RunOptions) -> SeedOutcome {
-    let w = &scenario.workload;
-    let cluster = model.build(&run.params, &ClusterSpec { clients: w.clients, locks: w.locks });
-    let fenced = model.fenced(&run.params);
-    let leaderless = cluster.leaderless;
-    let ordered = cluster.ordered_links;
+/// Runs one seed of `model` with `params` through `setup`.
+pub fn run_typed<M: Model>(model: &M, setup: &Setup, params: &Params, seed: u64, opts: &RunOptions) -> SeedOutcome {
+    let w = &setup.workload;
+    let cluster = model.build(params, w);
+    let fenced = model.fenced(params);
+    let topology = model.topology(params);
 
-    let mut names: Vec<(String, NodeKind)> = Vec::new();
-    let mut processes: Vec<Box<dyn Process>> = Vec::new();
-    for (name, kind, p) in cluster.services {
-        names.push((name, kind));
-        processes.push(p);
-    }
-    let wp = WorkloadParams {
-        locks: w.locks,
-        hold_ms: w.hold_ms.clone(),
-        think_ms: w.think_ms.clone(),
-        acquire_timeout_ms: w.acquire_timeout_ms.clone(),
-        read_fraction: w.read_fraction,
-        reentry: w.reentry,
-        resource: w.resource,
-        acquisitions_per_client: w.acquisitions_per_client,
-    };
+    let mut names: Vec<(String, NodeKind)> = model.services(params);
+    assert_eq!(
+        names.len(),
+        cluster.services.len(),
+        "model {}: services() names {} nodes but build() made {}",
+        model.name(),
+        names.len(),
+        cluster.services.len()
+    );
+    let mut processes: Vec<Behaviour<M::Protocol>> = cluster.services.into_iter().map(Behaviour::Service).collect();
     for (i, lib) in cluster.clients.into_iter().enumerate() {
         let name = format!("client-{i}");
         let driver_rng = stream(seed, &name, "workload");
-        processes.push(Box::new(ClientNode::new(lib, wp.clone(), driver_rng)));
+        processes.push(Behaviour::Client(Box::new(ClientNode::new(lib, w.clone(), driver_rng))));
         names.push((name, NodeKind::Client));
     }
     names.push(("resource".to_string(), NodeKind::Resource));
-    processes.push(Box::new(ResourceNode::new(w.locks)));
+    processes.push(Behaviour::Resource(ResourceNode::new(w.locks)));
 
-    let nodes: Vec<Node> = processes
+    let nodes: Vec<Node<M::Protocol>> = processes
         .into_iter()
         .zip(names.iter())
         .map(|(p, (name, _))| {
             let mut clock_rng = stream(seed, name, "clock");
-            let drift = scenario.clocks.drift_ppm.sample(&mut clock_rng);
-            let offset = ms_to_ns_signed(scenario.clocks.offset_ms.sample(&mut clock_rng));
+            let drift = setup.clocks.drift_ppm.sample(&mut clock_rng);
+            let offset = ms_to_ns_signed(setup.clocks.offset_ms.sample(&mut clock_rng));
             Node::new(p, NodeClock::new(drift, offset), stream(seed, name, "model"))
         })
         .collect();
 
-    let n = &scenario.network;
+    let n = &setup.network;
     let base = LinkParams { latency_ms: n.latency_ms.clone(), loss: n.loss, duplicate: n.duplicate };
     let mut overrides = Vec::new();
     for l in &n.links {
@@ -126,12 +104,12 @@ pub fn run_seed(scenario: &Scenario, run: &RunSpec, model: &dyn Model, seed: u64
         }
         overrides.push((from, to, params));
     }
-    let network = Network::new(names.len(), base, overrides, ordered);
-    let end_ns = ms_to_ns(scenario.duration_ms);
-    let occurrences = schedule::draw(&scenario.faults, end_ns, &mut stream(seed, "faults", "schedule"));
+    let network = Network::new(names.len(), base, overrides, topology.ordered_links);
+    let end_ns = ms_to_ns(setup.duration_ms);
+    let occurrences = schedule::draw(&setup.faults, end_ns, &mut stream(seed, "faults", "schedule"));
     let dir = Directory::new(&names);
     let spare = SPARE_HISTORY.with(|s| std::mem::take(&mut *s.borrow_mut()));
-    let mut world = World::new(
+    let mut world: World<M::Protocol> = World::new(
         dir,
         nodes,
         WorldConfig {
@@ -139,9 +117,9 @@ pub fn run_seed(scenario: &Scenario, run: &RunSpec, model: &dyn Model, seed: u64
             network,
             net_rng: stream(seed, "network", "latency"),
             fault_rng: stream(seed, "faults", "selection"),
-            faults: scenario.faults.clone(),
+            faults: setup.faults.clone(),
             occurrences,
-            leaderless,
+            leaderless: topology.leaderless,
             tracing: opts.trace,
         },
     )
@@ -186,4 +164,34 @@ pub fn run_seed(scenario: &Scenario, run: &RunSpec, model: &dyn Model, seed: u64
     }
     let trace_hash = trace.as_ref().map_or(0, |t| t.hash());
     SeedOutcome { metrics, history, trace, trace_hash, events: result.events_processed }
+}
+
+impl<M: Model> DynModel for M {
+    fn name(&self) -> &'static str {
+        Model::name(self)
+    }
+    fn summary(&self) -> &'static str {
+        Model::summary(self)
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        Model::params(self)
+    }
+    fn validate(&self, params: &Params, workload: &WorkloadSpec) -> Vec<ParamProblem> {
+        Model::validate(self, params, workload)
+    }
+    fn limitations(&self, params: &Params, workload: &WorkloadSpec) -> Vec<String> {
+        Model::limitations(self, params, workload)
+    }
+    fn fenced(&self, params: &Params) -> bool {
+        Model::fenced(self, params)
+    }
+    fn shared_locks(&self, params: &Params) -> bool {
+        Model::shared_locks(self, params)
+    }
+    fn services(&self, params: &Params) -> Vec<(String, NodeKind)> {
+        Model::services(self, params)
+    }
+    fn run_seed(&self, setup: &Setup, params: &Params, seed: u64, opts: &RunOptions) -> SeedOutcome {
+        run_typed(self, setup, params, seed, opts)
+    }
 }

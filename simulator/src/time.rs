@@ -4,7 +4,9 @@
 /// Nanoseconds. True time (the simulator's) and node-local monotonic time share this unit.
 pub type Nanos = u64;
 
+/// Nanoseconds in a millisecond.
 pub const NS_PER_MS: u64 = 1_000_000;
+/// Nanoseconds in a second.
 pub const NS_PER_SEC: u64 = 1_000_000_000;
 
 /// Milliseconds (possibly fractional, never negative) to nanoseconds, rounded to the nearest.

@@ -9,43 +9,19 @@ use std::collections::BTreeSet;
 
 use rand::Rng;
 
-use crate::dist::{Dist, Sampler};
+use crate::dist::Sampler;
 use crate::history::{FailReason, HistoryEvent, LockKey, LockMode};
-use crate::lockclient::{LockClient, LockEvent, LockEvents, LIBRARY_TAG_LIMIT};
-use crate::process::{downcast, ClientState, Ctx, Msg, NodeId, Process, TimerId};
+use crate::lockclient::{LockClient, LockEvent, LockEvents};
+use crate::process::{ClientState, Crash, Ctx, NodeId, Protocol, TimerId};
 use crate::rng::ChaCha8Rng;
+use crate::setup::WorkloadSpec;
 use crate::time::Nanos;
+pub use crate::wire::ResourceMsg;
+use crate::wire::{DriverTimer, Tag, Wire};
 
 /// How long a critical section waits for the resource to answer a read or a write before it
 /// gives up on that step (a lost message must not stall the client forever).
 pub const RESOURCE_TIMEOUT_NS: Nanos = 1_000_000_000;
-
-const TAG_THINK: u64 = LIBRARY_TAG_LIMIT + 1;
-const TAG_HOLD: u64 = LIBRARY_TAG_LIMIT + 2;
-const TAG_ACQUIRE_TIMEOUT: u64 = LIBRARY_TAG_LIMIT + 3;
-const TAG_RESOURCE_TIMEOUT: u64 = LIBRARY_TAG_LIMIT + 4;
-
-/// Messages between clients and the resource.
-#[derive(Clone, Debug, PartialEq)]
-pub enum ResourceMsg {
-    Read { key: LockKey, grant: u64 },
-    ReadReply { key: LockKey, grant: u64, value: u64 },
-    Write { key: LockKey, grant: u64, token: Option<u64>, value: u64 },
-    WriteReply { key: LockKey, grant: u64, fenced_accepted: bool },
-}
-
-/// The workload parameters a driver needs.
-#[derive(Clone, Debug)]
-pub struct WorkloadParams {
-    pub locks: u32,
-    pub hold_ms: Dist,
-    pub think_ms: Dist,
-    pub acquire_timeout_ms: Option<Dist>,
-    pub read_fraction: f64,
-    pub reentry: f64,
-    pub resource: bool,
-    pub acquisitions_per_client: Option<u64>,
-}
 
 #[derive(Clone, Debug, PartialEq)]
 enum Step {
@@ -106,7 +82,7 @@ struct Draws {
 
 /// The workload loop of one client.
 struct Driver {
-    params: WorkloadParams,
+    params: WorkloadSpec,
     draws: Draws,
     rng: ChaCha8Rng,
     phase: Phase,
@@ -116,18 +92,18 @@ struct Driver {
 }
 
 /// A client node: the workload driver over a model's client library.
-pub struct ClientNode {
-    lib: Box<dyn LockClient>,
+pub struct ClientNode<P: Protocol> {
+    lib: Box<dyn LockClient<P>>,
     driver: Driver,
     events: LockEvents,
     /// The batch being handled by `drain` (kept to reuse its allocation).
     batch: LockEvents,
 }
 
-impl ClientNode {
+impl<P: Protocol> ClientNode<P> {
     /// `workload_rng` is the client's own "workload" stream, separate from the library's, so every
     /// algorithm of a scenario sees the same hold and think draws.
-    pub fn new(lib: Box<dyn LockClient>, params: WorkloadParams, workload_rng: ChaCha8Rng) -> Self {
+    pub fn new(lib: Box<dyn LockClient<P>>, params: WorkloadSpec, workload_rng: ChaCha8Rng) -> Self {
         ClientNode {
             lib,
             driver: Driver {
@@ -148,7 +124,7 @@ impl ClientNode {
         }
     }
 
-    fn think(&mut self, ctx: &mut Ctx) {
+    fn think(&mut self, ctx: &mut Ctx<P>) {
         if let Some(limit) = self.driver.params.acquisitions_per_client {
             if self.driver.completed >= limit {
                 self.driver.phase = Phase::Done;
@@ -157,10 +133,10 @@ impl ClientNode {
         }
         self.driver.phase = Phase::Thinking;
         let after = draw_ns(&self.driver.draws.think, &mut self.driver.rng);
-        self.driver.think_timer = Some(ctx.set_timer(after, TAG_THINK));
+        self.driver.think_timer = Some(ctx.set_driver_timer(after, DriverTimer::Think));
     }
 
-    fn acquire(&mut self, ctx: &mut Ctx) {
+    fn acquire(&mut self, ctx: &mut Ctx<P>) {
         let p = &self.driver.params;
         let key = if p.locks <= 1 { 0 } else { self.driver.rng.gen_range(0..p.locks) };
         let mode = if p.read_fraction > 0.0 && self.driver.rng.gen::<f64>() < p.read_fraction {
@@ -173,13 +149,13 @@ impl ClientNode {
             .draws
             .acquire_timeout
             .as_ref()
-            .map(|d| ctx.set_timer(draw_ns(d, &mut self.driver.rng), TAG_ACQUIRE_TIMEOUT));
+            .map(|d| ctx.set_driver_timer(draw_ns(d, &mut self.driver.rng), DriverTimer::AcquireTimeout));
         self.driver.phase = Phase::Waiting { key, mode, timeout };
         ctx.record(HistoryEvent::AcquireStart { key, mode });
         self.lib.acquire(ctx, &mut self.events, key, mode);
     }
 
-    fn on_granted(&mut self, ctx: &mut Ctx, key: LockKey, token: Option<u64>) {
+    fn on_granted(&mut self, ctx: &mut Ctx<P>, key: LockKey, token: Option<u64>) {
         match &mut self.driver.phase {
             Phase::Waiting { key: k, mode, timeout } if *k == key => {
                 let mode = *mode;
@@ -190,10 +166,10 @@ impl ClientNode {
                 let grant = self.driver.grants;
                 ctx.record(HistoryEvent::Granted { key, mode, token, grant, nested: false });
                 let hold_ns = draw_ns(&self.driver.draws.hold, &mut self.driver.rng);
-                let hold_timer = Some(ctx.set_timer(hold_ns, TAG_HOLD));
+                let hold_timer = Some(ctx.set_driver_timer(hold_ns, DriverTimer::Hold));
                 if self.driver.params.resource {
                     let resource = ctx.resource();
-                    ctx.send(resource, ResourceMsg::Read { key, grant });
+                    ctx.send_resource(resource, ResourceMsg::Read { key, grant });
                 }
                 // Reentry is drawn for every grant, so the workload's draws do not depend on
                 // whether the model is reentrant.
@@ -232,7 +208,7 @@ impl ClientNode {
         }
     }
 
-    fn on_failed(&mut self, ctx: &mut Ctx, key: LockKey, reason: FailReason) {
+    fn on_failed(&mut self, ctx: &mut Ctx<P>, key: LockKey, reason: FailReason) {
         match &mut self.driver.phase {
             Phase::Waiting { key: k, timeout, .. } if *k == key => {
                 if let Some(t) = timeout.take() {
@@ -249,7 +225,7 @@ impl ClientNode {
     }
 
     /// The hold is over: write the result (if there is a resource), then release.
-    fn end_of_hold(&mut self, ctx: &mut Ctx) {
+    fn end_of_hold(&mut self, ctx: &mut Ctx<P>) {
         let Phase::Holding(h) = &mut self.driver.phase else { return };
         h.hold_timer = None;
         if !self.driver.params.resource || h.mode == LockMode::Shared {
@@ -259,18 +235,18 @@ impl ClientNode {
             Some(v) => {
                 let (key, grant, token) = (h.key, h.grant, h.token);
                 h.step = Step::AwaitWrite;
-                h.resource_timer = Some(ctx.set_timer(RESOURCE_TIMEOUT_NS, TAG_RESOURCE_TIMEOUT));
+                h.resource_timer = Some(ctx.set_driver_timer(RESOURCE_TIMEOUT_NS, DriverTimer::ResourceTimeout));
                 let resource = ctx.resource();
-                ctx.send(resource, ResourceMsg::Write { key, grant, token, value: v + 1 });
+                ctx.send_resource(resource, ResourceMsg::Write { key, grant, token, value: v + 1 });
             }
             None => {
                 h.step = Step::AwaitRead;
-                h.resource_timer = Some(ctx.set_timer(RESOURCE_TIMEOUT_NS, TAG_RESOURCE_TIMEOUT));
+                h.resource_timer = Some(ctx.set_driver_timer(RESOURCE_TIMEOUT_NS, DriverTimer::ResourceTimeout));
             }
         }
     }
 
-    fn on_resource(&mut self, ctx: &mut Ctx, msg: ResourceMsg) {
+    fn on_resource(&mut self, ctx: &mut Ctx<P>, msg: ResourceMsg) {
         let Phase::Holding(h) = &mut self.driver.phase else { return };
         match msg {
             ResourceMsg::ReadReply { key, grant, value } if key == h.key && grant == h.grant => {
@@ -294,7 +270,7 @@ impl ClientNode {
         }
     }
 
-    fn release(&mut self, ctx: &mut Ctx) {
+    fn release(&mut self, ctx: &mut Ctx<P>) {
         let Phase::Holding(h) = &mut self.driver.phase else { return };
         for t in [h.hold_timer.take(), h.resource_timer.take()].into_iter().flatten() {
             ctx.cancel_timer(t);
@@ -316,7 +292,7 @@ impl ClientNode {
         }
     }
 
-    fn on_released(&mut self, ctx: &mut Ctx, key: LockKey) {
+    fn on_released(&mut self, ctx: &mut Ctx<P>, key: LockKey) {
         if let Phase::Releasing { key: k, remaining } = &mut self.driver.phase {
             if *k == key {
                 *remaining = remaining.saturating_sub(1);
@@ -327,7 +303,7 @@ impl ClientNode {
         }
     }
 
-    fn on_lost(&mut self, ctx: &mut Ctx, key: LockKey, honour: bool) {
+    fn on_lost(&mut self, ctx: &mut Ctx<P>, key: LockKey, honour: bool) {
         let holding = matches!(&self.driver.phase, Phase::Holding(h) if h.key == key && !h.abandoned);
         ctx.record(HistoryEvent::LostNotice { key });
         if !(holding && honour) {
@@ -341,7 +317,7 @@ impl ClientNode {
     }
 
     /// Handles the library's events until there are none (a handler may cause more).
-    fn drain(&mut self, ctx: &mut Ctx) {
+    fn drain(&mut self, ctx: &mut Ctx<P>) {
         while !self.events.is_empty() {
             // Swap the pending events out (handlers may add more to `self.events`), keeping
             // both buffers' allocations for the next time.
@@ -362,37 +338,41 @@ impl ClientNode {
     }
 }
 
-impl Process for ClientNode {
-    fn on_start(&mut self, ctx: &mut Ctx) {
+/// The client node's handlers, called by the engine.
+impl<P: Protocol> ClientNode<P> {
+    pub(crate) fn on_start(&mut self, ctx: &mut Ctx<P>) {
         self.lib.on_start(ctx, &mut self.events);
         self.think(ctx);
         self.drain(ctx);
     }
 
-    fn on_message(&mut self, ctx: &mut Ctx, from: NodeId, msg: Msg) {
-        match downcast::<ResourceMsg>(msg) {
-            Ok(r) => self.on_resource(ctx, *r),
-            Err(msg) => self.lib.on_message(ctx, &mut self.events, from, msg),
+    pub(crate) fn on_message(&mut self, ctx: &mut Ctx<P>, from: NodeId, msg: Wire<P::Msg>) {
+        match msg {
+            Wire::Resource(r) => self.on_resource(ctx, r),
+            Wire::Model(msg) => self.lib.on_message(ctx, &mut self.events, from, msg),
         }
         self.drain(ctx);
     }
 
-    fn on_timer(&mut self, ctx: &mut Ctx, timer: TimerId, tag: u64) {
-        if tag < LIBRARY_TAG_LIMIT {
-            self.lib.on_timer(ctx, &mut self.events, tag);
-            return self.drain(ctx);
-        }
+    pub(crate) fn on_timer(&mut self, ctx: &mut Ctx<P>, timer: TimerId, tag: Tag<P::Timer>) {
+        let tag = match tag {
+            Tag::Model(t) => {
+                self.lib.on_timer(ctx, &mut self.events, timer, t);
+                return self.drain(ctx);
+            }
+            Tag::Driver(d) => d,
+        };
         match tag {
-            TAG_THINK if self.driver.think_timer == Some(timer) => {
+            DriverTimer::Think if self.driver.think_timer == Some(timer) => {
                 self.driver.think_timer = None;
                 self.acquire(ctx);
             }
-            TAG_HOLD => {
+            DriverTimer::Hold => {
                 if matches!(&self.driver.phase, Phase::Holding(h) if h.hold_timer == Some(timer)) {
                     self.end_of_hold(ctx);
                 }
             }
-            TAG_RESOURCE_TIMEOUT => {
+            DriverTimer::ResourceTimeout => {
                 if matches!(&self.driver.phase, Phase::Holding(h) if h.resource_timer == Some(timer)) {
                     ctx.note(|| "resource did not answer: releasing without writing".to_string());
                     if let Phase::Holding(h) = &mut self.driver.phase {
@@ -401,7 +381,7 @@ impl Process for ClientNode {
                     self.release(ctx);
                 }
             }
-            TAG_ACQUIRE_TIMEOUT => {
+            DriverTimer::AcquireTimeout => {
                 if let Phase::Waiting { key, timeout, .. } = &self.driver.phase {
                     if *timeout == Some(timer) {
                         let key = *key;
@@ -416,20 +396,20 @@ impl Process for ClientNode {
         self.drain(ctx);
     }
 
-    fn on_crash(&mut self) {
-        self.lib.on_crash();
+    pub(crate) fn on_crash(&mut self, crash: &Crash) {
+        self.lib.on_crash(crash);
         self.events.clear();
         self.driver.phase = Phase::Thinking;
         self.driver.think_timer = None;
     }
 
-    fn on_restart(&mut self, ctx: &mut Ctx) {
+    pub(crate) fn on_restart(&mut self, ctx: &mut Ctx<P>) {
         self.lib.on_restart(ctx, &mut self.events);
         self.think(ctx);
         self.drain(ctx);
     }
 
-    fn client_state(&self) -> ClientState {
+    pub(crate) fn client_state(&self) -> ClientState {
         match &self.driver.phase {
             Phase::Waiting { .. } => ClientState::Waiting,
             Phase::Holding(h) if !h.abandoned => ClientState::Holding,
@@ -449,6 +429,7 @@ pub struct ResourceNode {
 }
 
 impl ResourceNode {
+    /// A resource for keys `0..locks`, every counter at 0 and no token accepted yet.
     pub fn new(locks: u32) -> Self {
         ResourceNode {
             counter: vec![0; locks as usize],
@@ -458,22 +439,21 @@ impl ResourceNode {
     }
 }
 
-impl Process for ResourceNode {
-    fn on_start(&mut self, _ctx: &mut Ctx) {}
-
-    fn on_message(&mut self, ctx: &mut Ctx, from: NodeId, msg: Msg) {
-        let Ok(msg) = downcast::<ResourceMsg>(msg) else { return };
-        match *msg {
+impl ResourceNode {
+    /// A resource request from `from` (anything else is not for the resource).
+    pub(crate) fn on_message<P: Protocol>(&mut self, ctx: &mut Ctx<P>, from: NodeId, msg: Wire<P::Msg>) {
+        let Wire::Resource(msg) = msg else { return };
+        match msg {
             ResourceMsg::Read { key, grant } => {
                 let value = self.counter[key as usize];
                 ctx.record(HistoryEvent::ResourceRead { client: from, key, value });
-                ctx.send(from, ResourceMsg::ReadReply { key, grant, value });
+                ctx.send_resource(from, ResourceMsg::ReadReply { key, grant, value });
             }
             ResourceMsg::Write { key, grant, token, value } => {
                 if !self.applied.insert((from, grant)) {
                     ctx.note(|| format!("duplicate write of grant {grant} ignored"));
                     let fenced_accepted = token.is_none_or(|t| self.highest_token[key as usize].is_none_or(|h| t >= h));
-                    ctx.send(from, ResourceMsg::WriteReply { key, grant, fenced_accepted });
+                    ctx.send_resource(from, ResourceMsg::WriteReply { key, grant, fenced_accepted });
                     return;
                 }
                 let k = key as usize;
@@ -490,14 +470,11 @@ impl Process for ResourceNode {
                 // The unfenced resource accepts every write.
                 self.counter[k] = value;
                 ctx.record(HistoryEvent::ResourceWrite { client: from, key, grant, token, value, fenced_accepted });
-                ctx.send(from, ResourceMsg::WriteReply { key, grant, fenced_accepted });
+                ctx.send_resource(from, ResourceMsg::WriteReply { key, grant, fenced_accepted });
             }
             _ => {}
         }
     }
 
-    fn on_timer(&mut self, _ctx: &mut Ctx, _timer: TimerId, _tag: u64) {}
-
-    // The resource stands for a durable store: a crash keeps its counters.
-    fn on_crash(&mut self) {}
+    // The resource stands for a durable store: a crash keeps its counters, and it sets no timers.
 }

@@ -3,14 +3,15 @@
 //! selectors resolved at fault time.
 
 use locksim_simulator::clock::NodeClock;
+use locksim_simulator::directory::Directory;
 use locksim_simulator::dist::Dist;
 use locksim_simulator::engine::network::{LinkParams, Network};
 use locksim_simulator::engine::schedule::Occurrence;
-use locksim_simulator::engine::trace::TraceEntry;
-use locksim_simulator::engine::{Directory, Node, World, WorldConfig};
-use locksim_simulator::process::{ClientState, Ctx, Msg, NodeId, NodeKind, Process, TimerId};
+use locksim_simulator::engine::{Behaviour, Node, World, WorldConfig};
+use locksim_simulator::process::{ClientState, Crash, Ctx, NodeId, NodeKind, Process, Protocol, TimerId};
 use locksim_simulator::rng::stream;
-use locksim_simulator::scenario::{FaultKind, FaultSpec, Selector};
+use locksim_simulator::setup::{FaultKind, FaultSpec, Selector};
+use locksim_simulator::trace::TraceEntry;
 
 const MS: u64 = 1_000_000;
 
@@ -30,8 +31,15 @@ struct Probe {
 #[derive(Clone, Debug)]
 struct Ping(&'static str);
 
-impl Process for Probe {
-    fn on_start(&mut self, ctx: &mut Ctx) {
+/// The probes' protocol: text pings, and timers tagged with their own length in ms.
+struct Probes;
+impl Protocol for Probes {
+    type Msg = Ping;
+    type Timer = u64;
+}
+
+impl Process<Probes> for Probe {
+    fn on_start(&mut self, ctx: &mut Ctx<Probes>) {
         for t in self.timers_ms.clone() {
             ctx.set_timer(t * MS, t);
         }
@@ -39,18 +47,18 @@ impl Process for Probe {
             ctx.send(to, Ping(text));
         }
     }
-    fn on_message(&mut self, ctx: &mut Ctx, _from: NodeId, msg: Msg) {
-        ctx.note(|| format!("got {msg:?}"));
+    fn on_message(&mut self, ctx: &mut Ctx<Probes>, _from: NodeId, msg: Ping) {
+        ctx.note(|| format!("got Ping({:?})", msg.0));
     }
-    fn on_timer(&mut self, ctx: &mut Ctx, _timer: TimerId, tag: u64) {
+    fn on_timer(&mut self, ctx: &mut Ctx<Probes>, _timer: TimerId, tag: u64) {
         ctx.note(|| format!("timer {tag}"));
     }
-    fn on_crash(&mut self) {
+    fn on_crash(&mut self, _crash: &Crash) {
         self.crashed += 1;
         self.timers_ms.clear();
         self.sends.clear();
     }
-    fn on_restart(&mut self, ctx: &mut Ctx) {
+    fn on_restart(&mut self, ctx: &mut Ctx<Probes>) {
         self.restarts += 1;
         ctx.note(|| "restarted".to_string());
     }
@@ -77,9 +85,11 @@ fn fault(kind: FaultKind, targets: Vec<Selector>, at_ms: f64, duration_ms: Optio
 fn run_world(nodes: Vec<(&str, NodeKind, Probe, f64)>, faults: Vec<FaultSpec>, end_ms: u64) -> Vec<TraceEntry> {
     let names: Vec<(String, NodeKind)> = nodes.iter().map(|(n, k, _, _)| (n.to_string(), *k)).collect();
     let count = names.len();
-    let procs: Vec<Node> = nodes
+    let procs: Vec<Node<Probes>> = nodes
         .into_iter()
-        .map(|(name, _, p, drift)| Node::new(Box::new(p), NodeClock::new(drift, 0), stream(1, name, "model")))
+        .map(|(name, _, p, drift)| {
+            Node::new(Behaviour::Service(Box::new(p)), NodeClock::new(drift, 0), stream(1, name, "model"))
+        })
         .collect();
     let base = LinkParams { latency_ms: Dist::Const(1.0), loss: 0.0, duplicate: 0.0 };
     let occurrences: Vec<Occurrence> = faults
@@ -96,7 +106,7 @@ fn run_world(nodes: Vec<(&str, NodeKind, Probe, f64)>, faults: Vec<FaultSpec>, e
             },
         })
         .collect();
-    let mut world = World::new(
+    let mut world: World<Probes> = World::new(
         Directory::new(&names),
         procs,
         WorldConfig {
@@ -127,8 +137,8 @@ fn a_fast_clock_fires_its_timers_early_in_true_time() {
         vec![],
         20_000,
     );
-    let f = find(&trace, "server-0", "timer", "tag 10000")[0].at_ns;
-    let e = find(&trace, "server-1", "timer", "tag 10000")[0].at_ns;
+    let f = find(&trace, "server-0", "timer", "10000")[0].at_ns;
+    let e = find(&trace, "server-1", "timer", "10000")[0].at_ns;
     assert_eq!(e, 10_000 * MS);
     // 1000 ppm fast: 10 s of local time pass in 10 s / 1.001 of true time, ~9.99 ms early.
     assert!(f < e && e - f > 9 * MS && e - f < 10 * MS, "fast fired at {f}");
@@ -144,7 +154,7 @@ fn a_drift_fault_moves_pending_timers() {
         None,
     )];
     let trace = run_world(vec![("server-0", NodeKind::Server, p, 0.0)], faults, 20_000);
-    let fired = find(&trace, "server-0", "timer", "tag 10000");
+    let fired = find(&trace, "server-0", "timer", "10000");
     assert_eq!(fired.len(), 1, "fires once, not at the stale time too");
     // 5 s at rate 1, then 5 s of local time at rate 1.1: 5 + 5/1.1 = 9.545 s.
     let t = fired[0].at_ns as f64 / 1e9;
@@ -155,7 +165,8 @@ fn a_drift_fault_moves_pending_timers() {
 fn a_paused_node_handles_its_backlog_at_resume_in_order() {
     let sender = Probe { sends: vec![(1, "hello")], ..Default::default() };
     let sleeper = Probe { timers_ms: vec![50], ..Default::default() };
-    let faults = vec![fault(FaultKind::Pause, vec![Selector::Named("server-1".into())], 0.0, Some(100.0))];
+    // Paused just after its start (a pause at 0 would hold the start itself), until 100.5 ms.
+    let faults = vec![fault(FaultKind::Pause, vec![Selector::Named("server-1".into())], 0.5, Some(100.0))];
     let trace = run_world(
         vec![("server-0", NodeKind::Server, sender, 0.0), ("server-1", NodeKind::Server, sleeper, 0.0)],
         faults,
@@ -165,12 +176,35 @@ fn a_paused_node_handles_its_backlog_at_resume_in_order() {
     assert_eq!(queued.len(), 1);
     assert_eq!(queued[0].at_ns, MS, "arrived during the pause");
     let got = find(&trace, "server-1", "note", "got Ping(\"hello\")");
-    assert_eq!(got[0].at_ns, 100 * MS, "handled at resume");
+    assert_eq!(got[0].at_ns, 100 * MS + MS / 2, "handled at resume");
     let timer = find(&trace, "server-1", "note", "timer 50");
-    assert_eq!(timer[0].at_ns, 100 * MS, "the due timer fires at resume");
+    assert_eq!(timer[0].at_ns, 100 * MS + MS / 2, "the due timer fires at resume");
     // Order: the message arrived (1 ms) before the timer was due (50 ms).
     let pos = |e: &TraceEntry| trace.iter().position(|x| std::ptr::eq(x, e)).unwrap();
     assert!(pos(got[0]) < pos(timer[0]));
+}
+
+#[test]
+fn a_fault_at_time_zero_holds_the_nodes_start() {
+    // Crashed at 0: it does not start (it would send while down); it restarts at the crash's end.
+    let crashed = Probe { sends: vec![(1, "from the dead")], ..Default::default() };
+    // Paused at 0: it starts when it resumes, and only then sends.
+    let paused = Probe { sends: vec![(0, "late")], ..Default::default() };
+    let faults = vec![
+        fault(FaultKind::Crash, vec![Selector::Named("server-0".into())], 0.0, Some(10.0)),
+        fault(FaultKind::Pause, vec![Selector::Named("server-1".into())], 0.0, Some(20.0)),
+    ];
+    let trace = run_world(
+        vec![("server-0", NodeKind::Server, crashed, 0.0), ("server-1", NodeKind::Server, paused, 0.0)],
+        faults,
+        100,
+    );
+    assert!(find(&trace, "server-0", "send", "").is_empty(), "a node down at its start sends nothing");
+    assert_eq!(find(&trace, "server-0", "start", "skipped").len(), 1);
+    assert_eq!(find(&trace, "server-0", "note", "restarted")[0].at_ns, 10 * MS);
+    let sends = find(&trace, "server-1", "send", "late");
+    assert_eq!(sends.len(), 1);
+    assert_eq!(sends[0].at_ns, 20 * MS, "the paused node starts at resume");
 }
 
 #[test]

@@ -1,25 +1,25 @@
-//! The scenario parser against the contract (shared/spec/scenario-format.md): the spec's own
+//! The scenario parser against the contract (docs/scenario-format.md): the format's own
 //! example with every default, every section and fault kind, and one test per class of error,
 //! each checking that the message names the file, line:column, key and what was expected.
 //! Fake models stand in for the real ones so these tests pin the parser alone.
 
 use locksim_simulator::dist::Dist;
 use locksim_simulator::model::{
-    Cluster, ClusterSpec, Model, ParamKind, ParamProblem, ParamSpec, ParamValue, Params, WorkloadFacts,
+    Cluster, DynModel, Model, ParamKind, ParamProblem, ParamSpec, ParamValue, Params, Topology,
 };
-use locksim_simulator::process::{Ctx, Msg, NodeId, NodeKind, Process, TimerId};
+use locksim_simulator::process::{NodeKind, Protocol};
 use locksim_simulator::scenario::{
     load_file, parse_str, CompareOp, ExpectOp, FaultKind, Scenario, ScenarioError, Selector,
 };
+use locksim_simulator::setup::WorkloadSpec;
 
 // ---------------------------------------------------------------- fake models
 
-struct Idle;
-impl Process for Idle {
-    fn on_start(&mut self, _: &mut Ctx) {}
-    fn on_message(&mut self, _: &mut Ctx, _: NodeId, _: Msg) {}
-    fn on_timer(&mut self, _: &mut Ctx, _: TimerId, _: u64) {}
-    fn on_crash(&mut self) {}
+/// The fakes' protocol: they are never run, only parsed against.
+struct NoWire;
+impl Protocol for NoWire {
+    type Msg = ();
+    type Timer = ();
 }
 
 const ANY_MS: ParamKind = ParamKind::Dist { min: 0.0, max: 1e9 };
@@ -74,6 +74,7 @@ struct Fake {
 }
 
 impl Model for Fake {
+    type Protocol = NoWire;
     fn name(&self) -> &'static str {
         self.name
     }
@@ -83,7 +84,7 @@ impl Model for Fake {
     fn params(&self) -> &'static [ParamSpec] {
         self.params
     }
-    fn validate(&self, p: &Params, _: &WorkloadFacts) -> Vec<ParamProblem> {
+    fn validate(&self, p: &Params, _: &WorkloadSpec) -> Vec<ParamProblem> {
         if self.name == "redis" && p.int("quorum") > p.int("sentinels") {
             return vec![ParamProblem { key: "quorum".into(), message: "quorum is above the sentinel count".into() }];
         }
@@ -97,7 +98,7 @@ impl Model for Fake {
     fn shared_locks(&self, _: &Params) -> bool {
         self.name != "redlock"
     }
-    fn build(&self, p: &Params, _: &ClusterSpec) -> Cluster {
+    fn services(&self, p: &Params) -> Vec<(String, NodeKind)> {
         let (servers, sentinels) = match self.name {
             "redis" => {
                 let r = p.int("replicas") as usize;
@@ -107,25 +108,32 @@ impl Model for Fake {
             "db" => (1, 0),
             _ => (p.int("servers") as usize, 0),
         };
-        let mut services: Vec<(String, NodeKind, Box<dyn Process>)> = Vec::new();
+        let mut services: Vec<(String, NodeKind)> = Vec::new();
         for i in 0..servers {
-            services.push((format!("server-{i}"), NodeKind::Server, Box::new(Idle)));
+            services.push((format!("server-{i}"), NodeKind::Server));
         }
         for i in 0..sentinels {
-            services.push((format!("sentinel-{i}"), NodeKind::Sentinel, Box::new(Idle)));
+            services.push((format!("sentinel-{i}"), NodeKind::Sentinel));
         }
-        Cluster { services, clients: Vec::new(), ordered_links: false, leaderless: self.name == "redlock" }
+        services
+    }
+    fn topology(&self, _: &Params) -> Topology {
+        Topology { ordered_links: false, leaderless: self.name == "redlock" }
+    }
+    fn build(&self, _: &Params, _: &WorkloadSpec) -> Cluster<NoWire> {
+        unreachable!("the parser builds nothing")
     }
 }
 
-/// A model still being written: its build panics, so node checks skip it.
-struct Unbuilt;
-impl Model for Unbuilt {
+/// A model with no service nodes at all (everything it has is its clients).
+struct Serverless;
+impl Model for Serverless {
+    type Protocol = NoWire;
     fn name(&self) -> &'static str {
-        "unbuilt"
+        "serverless"
     }
     fn summary(&self) -> &'static str {
-        "panics"
+        "clients only"
     }
     fn params(&self) -> &'static [ParamSpec] {
         &[]
@@ -133,8 +141,14 @@ impl Model for Unbuilt {
     fn fenced(&self, _: &Params) -> bool {
         false
     }
-    fn build(&self, _: &Params, _: &ClusterSpec) -> Cluster {
-        panic!("not written yet")
+    fn services(&self, _: &Params) -> Vec<(String, NodeKind)> {
+        Vec::new()
+    }
+    fn topology(&self, _: &Params) -> Topology {
+        Topology { ordered_links: false, leaderless: false }
+    }
+    fn build(&self, _: &Params, _: &WorkloadSpec) -> Cluster<NoWire> {
+        unreachable!("the parser builds nothing")
     }
 }
 
@@ -146,9 +160,9 @@ static FAKES: [Fake; 5] = [
     Fake { name: "etcd", params: CONSENSUS },
 ];
 
-fn models() -> Vec<&'static dyn Model> {
-    let mut v: Vec<&'static dyn Model> = FAKES.iter().map(|m| m as &dyn Model).collect();
-    v.push(&Unbuilt);
+fn models() -> Vec<&'static dyn DynModel> {
+    let mut v: Vec<&'static dyn DynModel> = FAKES.iter().map(|m| m as &dyn DynModel).collect();
+    v.push(&Serverless);
     v
 }
 
@@ -211,7 +225,7 @@ fn with(extra: &str) -> String {
 
 // ---------------------------------------------------------------- valid files
 
-/// The complete example at the end of scenario-format.md.
+/// The complete example at the end of docs/scenario-format.md.
 const SPEC_EXAMPLE: &str = r#"name = "failover"
 description = "The primary or leader crashes while clients hold the lock."
 duration_ms = 60_000
@@ -247,7 +261,7 @@ fn the_spec_example_parses_with_every_default_right() {
     assert_eq!(s.name, "failover");
     assert_eq!(s.description, "The primary or leader crashes while clients hold the lock.");
     assert_eq!(s.file.to_str(), Some("test.toml"));
-    assert_eq!(s.duration_ms, 60_000.0);
+    assert_eq!(s.setup.duration_ms, 60_000.0);
     assert_eq!(s.seeds, 1000);
 
     let labels: Vec<&str> = s.runs.iter().map(|r| r.label.as_str()).collect();
@@ -265,16 +279,16 @@ fn the_spec_example_parses_with_every_default_right() {
     assert_eq!(db.str("mode"), "table");
     assert!(db.bool("reentrant"));
     let variant = &s.runs[5];
-    assert_eq!(variant.model, "redis");
+    assert_eq!(variant.model.name(), "redis");
     assert_eq!(variant.params.int("replicas"), 1);
     assert!(variant.params.bool("replica_ack"));
     assert_eq!(s.runs[2].params.int("masters"), 5);
 
-    assert_eq!(s.network.latency_ms, Dist::LogNormal { median: 0.25, p99: 1.0 });
-    assert_eq!((s.network.loss, s.network.duplicate), (0.0, 0.0));
-    assert!(s.network.links.is_empty());
+    assert_eq!(s.setup.network.latency_ms, Dist::LogNormal { median: 0.25, p99: 1.0 });
+    assert_eq!((s.setup.network.loss, s.setup.network.duplicate), (0.0, 0.0));
+    assert!(s.setup.network.links.is_empty());
 
-    let w = &s.workload;
+    let w = &s.setup.workload;
     assert_eq!((w.clients, w.locks), (10, 1));
     assert_eq!(w.hold_ms, Dist::Uniform(5.0, 50.0));
     assert_eq!(w.think_ms, Dist::Uniform(0.0, 20.0));
@@ -282,11 +296,11 @@ fn the_spec_example_parses_with_every_default_right() {
     assert_eq!((w.read_fraction, w.reentry, w.resource), (0.0, 0.0, true));
     assert_eq!(w.acquisitions_per_client, None);
 
-    assert_eq!(s.clocks.drift_ppm, Dist::Const(0.0));
-    assert_eq!(s.clocks.offset_ms, Dist::Const(0.0));
+    assert_eq!(s.setup.clocks.drift_ppm, Dist::Const(0.0));
+    assert_eq!(s.setup.clocks.offset_ms, Dist::Const(0.0));
 
-    assert_eq!(s.faults.len(), 1);
-    let f = &s.faults[0];
+    assert_eq!(s.setup.faults.len(), 1);
+    let f = &s.setup.faults[0];
     assert_eq!(f.kind, FaultKind::Crash);
     assert_eq!(f.targets, vec![Selector::Leader]);
     assert_eq!(f.at_ms, Dist::Uniform(5000.0, 30000.0));
@@ -295,15 +309,15 @@ fn the_spec_example_parses_with_every_default_right() {
 
     assert_eq!(s.expect.len(), 1);
     let e = &s.expect[0];
-    assert_eq!((e.label.as_str(), e.metric.as_str(), e.expected.as_str()), ("zookeeper", "overlap", "none"));
+    assert_eq!((e.label.as_str(), e.metric.name(), e.expected.as_str()), ("zookeeper", "overlap", "none"));
     assert_eq!(e.op, ExpectOp::None);
 }
 
 #[test]
 fn top_level_defaults() {
     let s = ok("name = \"t\"\nduration_ms = 0.5\nalgorithms = [\"db\"]\n");
-    assert_eq!((s.description.as_str(), s.seeds, s.duration_ms), ("", 100, 0.5));
-    assert!(s.faults.is_empty() && s.expect.is_empty());
+    assert_eq!((s.description.as_str(), s.seeds, s.setup.duration_ms), ("", 100, 0.5));
+    assert!(s.setup.faults.is_empty() && s.expect.is_empty());
 }
 
 #[test]
@@ -401,25 +415,25 @@ token_regressions = "some"
     assert_eq!(redis.dist("ttl_ms"), Dist::LogNormal { median: 100.0, p99: 500.0 });
     assert_eq!(redis.str("unlock"), "del");
     assert_eq!(s.runs[1].params.dist("poll_ms"), Dist::Exponential(50.0));
-    assert_eq!(s.network.latency_ms, Dist::Normal { mean: 1.0, sd: 0.5 });
-    assert_eq!(s.network.links.len(), 2);
-    let l = &s.network.links[0];
+    assert_eq!(s.setup.network.latency_ms, Dist::Normal { mean: 1.0, sd: 0.5 });
+    assert_eq!(s.setup.network.links.len(), 2);
+    let l = &s.setup.network.links[0];
     assert_eq!(
         (l.from.clone(), l.to.clone(), l.one_way),
         (Selector::AllOf(NodeKind::Client), Selector::Named("server-0".into()), true)
     );
     assert_eq!(l.latency_ms, Some(Dist::Choice(vec![1.0, 2.0, 3.5])));
-    assert_eq!((s.network.links[1].loss, s.network.links[1].latency_ms.clone()), (Some(0.5), None));
-    let w = &s.workload;
+    assert_eq!((s.setup.network.links[1].loss, s.setup.network.links[1].latency_ms.clone()), (Some(0.5), None));
+    let w = &s.setup.workload;
     assert_eq!((w.clients, w.locks, w.resource, w.acquisitions_per_client), (3, 4, false, Some(1)));
     assert_eq!(w.acquire_timeout_ms, Some(Dist::Const(5000.0)));
-    assert_eq!(s.clocks.drift_ppm, Dist::Uniform(-200.0, 200.0));
-    let kinds: Vec<&str> = s.faults.iter().map(|f| f.kind.name()).collect();
+    assert_eq!(s.setup.clocks.drift_ppm, Dist::Uniform(-200.0, 200.0));
+    let kinds: Vec<&str> = s.setup.faults.iter().map(|f| f.kind.name()).collect();
     assert_eq!(kinds, ["pause", "partition", "isolate", "clock_jump", "clock_drift", "slow", "loss"]);
-    assert_eq!(s.faults[0].targets, vec![Selector::Holder, Selector::Named("client-2".into())]);
-    assert_eq!(s.faults[0].probability, 0.5);
-    assert_eq!(s.faults[0].every_ms, Some(Dist::Exponential(1000.0)));
-    match &s.faults[1].kind {
+    assert_eq!(s.setup.faults[0].targets, vec![Selector::Holder, Selector::Named("client-2".into())]);
+    assert_eq!(s.setup.faults[0].probability, 0.5);
+    assert_eq!(s.setup.faults[0].every_ms, Some(Dist::Exponential(1000.0)));
+    match &s.setup.faults[1].kind {
         FaultKind::Partition { groups, one_way } => {
             assert!(*one_way);
             assert_eq!(groups.len(), 3);
@@ -427,9 +441,9 @@ token_regressions = "some"
         }
         other => panic!("{other:?}"),
     }
-    assert!(s.faults[1].targets.is_empty());
-    assert_eq!(s.faults[3].kind, FaultKind::ClockJump { by_ms: Dist::Const(-5000.0) });
-    assert_eq!(s.faults[6].kind, FaultKind::Loss { rate: 1.0 });
+    assert!(s.setup.faults[1].targets.is_empty());
+    assert_eq!(s.setup.faults[3].kind, FaultKind::ClockJump { by_ms: Dist::Const(-5000.0) });
+    assert_eq!(s.setup.faults[6].kind, FaultKind::Loss { rate: 1.0 });
     let ops: Vec<ExpectOp> = s.expect.iter().map(|e| e.op.clone()).collect();
     assert_eq!(
         ops,
@@ -457,15 +471,19 @@ fn inline_tables_and_arrays_work_like_headers() {
     let s = ok(&with(
         "faults = [{ kind = \"crash\", target = \"server-0\", at_ms = 5 }]\nvariants = [{ name = \"v\", model = \"db\" }]\n",
     ));
-    assert_eq!(s.faults.len(), 1);
+    assert_eq!(s.setup.faults.len(), 1);
     assert_eq!(s.runs.len(), 3);
 }
 
 #[test]
-fn a_model_whose_build_panics_is_not_node_checked() {
-    let text = "name = \"t\"\nduration_ms = 1\nalgorithms = [\"unbuilt\"]\n\
-                [[faults]]\nkind = \"crash\"\ntarget = \"server-7\"\nat_ms = 1\n";
-    assert_eq!(ok(text).faults[0].targets, vec![Selector::Named("server-7".into())]);
+fn node_names_come_from_the_models_declaration_without_building_it() {
+    // `Serverless::build` would panic: the check reads `services()` only.
+    let text = "name = \"t\"\nduration_ms = 1\nalgorithms = [\"serverless\"]\n\
+                [[faults]]\nkind = \"crash\"\ntarget = \"client-0\"\nat_ms = 1\n";
+    assert_eq!(ok(text).setup.faults[0].targets, vec![Selector::Named("client-0".into())]);
+    let text = text.replace("client-0", "server-7");
+    let e = parse(&text).unwrap_err().to_string();
+    assert!(e.contains("`server-7` is not a node of algorithm serverless"), "{e}");
 }
 
 // ---------------------------------------------------------------- one test per error class
@@ -473,7 +491,7 @@ fn a_model_whose_build_panics_is_not_node_checked() {
 #[test]
 fn syntax_error() {
     let text = with("[[faults]]\nkind = \"crash\"\n[[faults]]\nat_ms = = 3\n");
-    fails(&text, &pos(&text, "= 3"), Some("faults.2.at_ms"), &["TOML syntax error: invalid string"]);
+    fails(&text, &pos(&text, "= 3"), Some("faults.1.at_ms"), &["TOML syntax error: invalid string"]);
     let text = with("[workload\nclients = 3\n");
     fails(&text, &pos(&text, "\nclients"), None, &["TOML syntax error: invalid table header; expected"]);
 }
@@ -526,7 +544,7 @@ fn empty_file() {
 fn missing_required_key() {
     fails("name = \"t\"\nalgorithms = [\"db\"]\n", "1:1", Some("duration_ms"), &["missing required key `duration_ms`"]);
     let text = with("[[faults]]\nkind = \"crash\"\ntarget = \"leader\"\n");
-    fails(&text, &pos(&text, "[[faults]]"), Some("faults.1.at_ms"), &["missing required key `at_ms`", "in `faults.1`"]);
+    fails(&text, &pos(&text, "[[faults]]"), Some("faults.0.at_ms"), &["missing required key `at_ms`", "in `faults.0`"]);
 }
 
 #[test]
@@ -557,7 +575,7 @@ fn negative_duration() {
     fails(
         &text,
         &pos(&text, "{ uniform = [-10"),
-        Some("faults.1.duration_ms"),
+        Some("faults.0.duration_ms"),
         &["expected a time in milliseconds that cannot go negative", "it can draw -10"],
     );
 }
@@ -575,7 +593,7 @@ fn read_fraction_on_a_model_without_shared_locks() {
         &["`redlock` (redlock)", "no shared (read) locks", "sim list redlock"],
     );
     let shared_only = "name = \"t\"\nduration_ms = 1000\nalgorithms = [\"redis\"]\n[workload]\nread_fraction = 0.5\n";
-    assert_eq!(ok(shared_only).workload.read_fraction, 0.5);
+    assert_eq!(ok(shared_only).setup.workload.read_fraction, 0.5);
 }
 
 /// A link override holds for the whole run, so a role that names different nodes over time is
@@ -583,7 +601,7 @@ fn read_fraction_on_a_model_without_shared_locks() {
 #[test]
 fn a_role_selector_in_a_link_is_refused() {
     let text = with("[[network.links]]\nfrom = \"holder\"\nto = \"*\"\nloss = 0.5\n");
-    fails(&text, &val(&text, "from = "), Some("network.links.1.from"), &["`holder`", "whole run", "[[faults]]"]);
+    fails(&text, &val(&text, "from = "), Some("network.links.0.from"), &["`holder`", "whole run", "[[faults]]"]);
 }
 
 #[test]
@@ -607,7 +625,7 @@ fn unknown_key_in_a_section() {
         &["unknown key `client`", "clients", "acquisitions_per_client"],
     );
     let text = with("[[network.links]]\nfrom = \"leader\"\nto = \"*\"\nlatency = 3\n");
-    fails(&text, &pos(&text, "latency ="), Some("network.links.1.latency"), &["unknown key `latency`", "latency_ms"]);
+    fails(&text, &pos(&text, "latency ="), Some("network.links.0.latency"), &["unknown key `latency`", "latency_ms"]);
 }
 
 #[test]
@@ -616,23 +634,23 @@ fn unknown_key_in_a_fault() {
     fails(
         &text,
         &pos(&text, "by_ms"),
-        Some("faults.1.by_ms"),
+        Some("faults.0.by_ms"),
         &[
             "`by_ms` belongs to `clock_jump` faults",
             "a `crash` fault takes: kind, target, at_ms, duration_ms, every_ms, probability",
         ],
     );
     let text = with("[[faults]]\nkind = \"crash\"\ntarget = \"leader\"\nat_ms = 1\nwhen = 5\n");
-    fails(&text, &pos(&text, "when"), Some("faults.1.when"), &["unknown key `when`", "a `crash` fault takes: kind"]);
+    fails(&text, &pos(&text, "when"), Some("faults.0.when"), &["unknown key `when`", "a `crash` fault takes: kind"]);
     let text = with(
         "[[faults]]\nkind = \"partition\"\ntarget = \"leader\"\nat_ms = 1\ngroups = [[\"server-0\"], [\"server-1\"]]\n",
     );
-    fails(&text, &pos(&text, "target"), Some("faults.1.target"), &["a partition fault takes no `target`", "`groups`"]);
+    fails(&text, &pos(&text, "target"), Some("faults.0.target"), &["a partition fault takes no `target`", "`groups`"]);
     let text = with("[[faults]]\nkind = \"crash\"\ntarget = \"*\"\nat_ms = 1\n[[faults]]\nkind = \"explode\"\n");
     fails(
         &text,
         &pos(&text, "\"explode\""),
-        Some("faults.2.kind"),
+        Some("faults.1.kind"),
         &["unknown fault kind \"explode\"", "crash, pause, partition"],
     );
 }
@@ -643,7 +661,7 @@ fn missing_fault_target() {
     fails(
         &text,
         &pos(&text, "[[faults]]"),
-        Some("faults.1.target"),
+        Some("faults.0.target"),
         &["missing required key `target`", "a selector or an array of selectors"],
     );
 }
@@ -654,7 +672,7 @@ fn unknown_selector() {
     fails(
         &text,
         &pos(&text, "\"node-1\""),
-        Some("faults.1.target.2"),
+        Some("faults.0.target.1"),
         &["unknown selector \"node-1\"", "client-*, server-*, sentinel-*, *, leader, follower, holder, waiter"],
     );
 }
@@ -666,14 +684,14 @@ fn named_node_missing_from_one_run() {
     fails(
         &text,
         &pos(&text, "\"server-3\""),
-        Some("faults.1.target"),
+        Some("faults.0.target"),
         &["`server-3` is not a node of algorithm redis", "server-0, client-0 … client-9, resource"],
     );
     let text = with("[workload]\nclients = 2\n[[network.links]]\nfrom = \"client-2\"\nto = \"*\"\n");
     fails(
         &text,
         &pos(&text, "\"client-2\""),
-        Some("network.links.1.from"),
+        Some("network.links.0.from"),
         &["`client-2` is not a node of algorithm redis", "client-0, client-1, resource"],
     );
 }
@@ -686,13 +704,13 @@ fn partition_group_naming_no_node() {
     fails(
         &text,
         &pos(&text, "[\"sentinel-*\""),
-        Some("faults.1.groups.2"),
-        &["group 2 names no node of algorithm redis", "[sentinel-*, server-7]"],
+        Some("faults.0.groups.1"),
+        &["group 1 names no node of algorithm redis", "[sentinel-*, server-7]"],
     );
     let text = with("[[faults]]\nkind = \"partition\"\nat_ms = 1\ngroups = [[\"server-0\"]]\n");
-    fails(&text, &pos(&text, "[[\"server-0\"]]"), Some("faults.1.groups"), &["at least 2 groups", "found 1 group(s)"]);
+    fails(&text, &pos(&text, "[[\"server-0\"]]"), Some("faults.0.groups"), &["at least 2 groups", "found 1 group(s)"]);
     let text = with("[[faults]]\nkind = \"partition\"\nat_ms = 1\ngroups = [[\"server-0\"], []]\n");
-    fails(&text, &pos(&text, "[]"), Some("faults.1.groups.2"), &["group 2 is empty"]);
+    fails(&text, &pos(&text, "[]"), Some("faults.0.groups.1"), &["group 1 is empty"]);
 }
 
 #[test]
@@ -712,7 +730,7 @@ fn parameter_of_another_model() {
     fails(
         &text,
         &pos(&text, "replicas"),
-        Some("variants.1.replicas"),
+        Some("variants.0.replicas"),
         &["unknown parameter `replicas` for model `db`", "(besides name, model)"],
     );
 }
@@ -764,13 +782,13 @@ fn unknown_model_name() {
     fails(
         text,
         &pos(text, "\"chubby\""),
-        Some("algorithms.2"),
+        Some("algorithms.1"),
         &["unknown model \"chubby\"", "known models: db, redis, redlock, zookeeper, etcd"],
     );
     let text = with("[models.chubby]\nx = 1\n");
     fails(&text, &pos(&text, "chubby"), Some("models.chubby"), &["unknown model `chubby`", "known models: db, redis"]);
     let text = with("[[variants]]\nname = \"v\"\nmodel = \"chubby\"\n");
-    fails(&text, &pos(&text, "\"chubby\""), Some("variants.1.model"), &["unknown model \"chubby\""]);
+    fails(&text, &pos(&text, "\"chubby\""), Some("variants.0.model"), &["unknown model \"chubby\""]);
 }
 
 #[test]
@@ -842,9 +860,9 @@ fn bad_fraction_and_recurrence() {
     let text = with("[network]\nloss = 1.5\n");
     fails(&text, &pos(&text, "1.5"), Some("network.loss"), &["expected a number in [0, 1]", "found 1.5"]);
     let text = with("[[faults]]\nkind = \"crash\"\ntarget = \"leader\"\nat_ms = 1\nevery_ms = 0\n");
-    fails(&text, &val(&text, "every_ms = "), Some("faults.1.every_ms"), &["an interval above 0"]);
+    fails(&text, &val(&text, "every_ms = "), Some("faults.0.every_ms"), &["an interval above 0"]);
     let text = with("[[faults]]\nkind = \"crash\"\ntarget = \"leader\"\nat_ms = 1\nprobability = 2\n");
-    fails(&text, &val(&text, "probability = "), Some("faults.1.probability"), &["[0, 1]"]);
+    fails(&text, &val(&text, "probability = "), Some("faults.0.probability"), &["[0, 1]"]);
 }
 
 #[test]
@@ -896,13 +914,13 @@ fn duplicate_variant_name() {
     fails(
         &text,
         &pos_nth(&text, "\"v\"", 1),
-        Some("variants.2.name"),
+        Some("variants.1.name"),
         &["variant name `v` is used twice", "first on line 5"],
     );
     let text = with("[[variants]]\nname = \"redis\"\nmodel = \"redis\"\n");
-    fails(&text, &pos(&text, "\"redis\"\nmodel"), Some("variants.1.name"), &["already the label of an algorithm"]);
+    fails(&text, &pos(&text, "\"redis\"\nmodel"), Some("variants.0.name"), &["already the label of an algorithm"]);
     let text = "name = \"t\"\nduration_ms = 1\nalgorithms = [\"db\", \"db\"]\n";
-    fails(text, &pos_nth(text, "\"db\"", 1), Some("algorithms.2"), &["listed twice"]);
+    fails(text, &pos_nth(text, "\"db\"", 1), Some("algorithms.1"), &["listed twice"]);
 }
 
 #[test]

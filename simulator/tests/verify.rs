@@ -4,11 +4,12 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use locksim_simulator::batch::{verify_seed, SeedResult};
-use locksim_simulator::model::{Cluster, ClusterSpec, Model, ParamSpec, Params};
-use locksim_simulator::process::{Ctx, Msg, NodeId, NodeKind, Process, TimerId};
-use locksim_simulator::run::{run_seed, RunOptions};
+use locksim_simulator::batch::{run_seed, verify_seed, SeedResult};
+use locksim_simulator::model::{Cluster, DynModel, Model, ParamSpec, Params, Topology};
+use locksim_simulator::process::{Crash, Ctx, NodeId, NodeKind, Process, Protocol, TimerId};
+use locksim_simulator::run::RunOptions;
 use locksim_simulator::scenario::parse_str;
+use locksim_simulator::setup::WorkloadSpec;
 
 /// Counts builds across runs: a "flaky" server notes it, so two runs of one seed differ.
 static BUILDS: AtomicU64 = AtomicU64::new(0);
@@ -17,20 +18,25 @@ struct Server {
     note: Option<u64>,
 }
 
-impl Process for Server {
-    fn on_start(&mut self, ctx: &mut Ctx) {
-        ctx.set_timer(5_000_000, 1);
+impl Protocol for Toy {
+    type Msg = ();
+    type Timer = ();
+}
+
+impl Process<Toy> for Server {
+    fn on_start(&mut self, ctx: &mut Ctx<Toy>) {
+        ctx.set_timer(5_000_000, ());
         ctx.note(|| "started".to_string());
     }
-    fn on_message(&mut self, _: &mut Ctx, _: NodeId, _: Msg) {}
-    fn on_timer(&mut self, ctx: &mut Ctx, _: TimerId, _: u64) {
+    fn on_message(&mut self, _: &mut Ctx<Toy>, _: NodeId, _: ()) {}
+    fn on_timer(&mut self, ctx: &mut Ctx<Toy>, _: TimerId, _: ()) {
         let note = self.note;
         ctx.note(|| match note {
             Some(n) => format!("build {n}"),
             None => "steady".to_string(),
         });
     }
-    fn on_crash(&mut self) {}
+    fn on_crash(&mut self, _: &Crash) {}
 }
 
 struct Toy {
@@ -39,6 +45,7 @@ struct Toy {
 }
 
 impl Model for Toy {
+    type Protocol = Toy;
     fn name(&self) -> &'static str {
         self.name
     }
@@ -51,14 +58,15 @@ impl Model for Toy {
     fn fenced(&self, _: &Params) -> bool {
         false
     }
-    fn build(&self, _: &Params, _: &ClusterSpec) -> Cluster {
+    fn services(&self, _: &Params) -> Vec<(String, NodeKind)> {
+        vec![("server-0".to_string(), NodeKind::Server)]
+    }
+    fn topology(&self, _: &Params) -> Topology {
+        Topology { ordered_links: false, leaderless: false }
+    }
+    fn build(&self, _: &Params, _: &WorkloadSpec) -> Cluster<Toy> {
         let note = self.flaky.then(|| BUILDS.fetch_add(1, Ordering::SeqCst));
-        Cluster {
-            services: vec![("server-0".to_string(), NodeKind::Server, Box::new(Server { note }))],
-            clients: Vec::new(),
-            ordered_links: false,
-            leaderless: false,
-        }
+        Cluster { services: vec![Box::new(Server { note })], clients: Vec::new() }
     }
 }
 
@@ -66,10 +74,10 @@ static STEADY: Toy = Toy { name: "steady", flaky: false };
 static FLAKY: Toy = Toy { name: "flaky", flaky: true };
 
 fn verify(model: &'static Toy, seed: u64) -> locksim_simulator::batch::VerifiedSeed {
-    let models: Vec<&dyn Model> = vec![&STEADY, &FLAKY];
+    let models: Vec<&'static dyn DynModel> = vec![&STEADY, &FLAKY];
     let text = format!("name = \"t\"\nduration_ms = 20\nalgorithms = [\"{}\"]\n", model.name);
     let scenario = parse_str("t.toml", &text, &models).expect("valid scenario");
-    verify_seed(&scenario, &scenario.runs[0], model, seed)
+    verify_seed(&scenario, &scenario.runs[0], seed)
 }
 
 #[test]
@@ -91,9 +99,9 @@ fn a_model_with_state_shared_across_runs_is_caught_at_its_first_difference() {
     assert_ne!(first, second);
     assert!(first.contains("5.000000 ms"), "the difference is the timer note at 5 ms: {first}");
     // Everything before it agreed: the index is where the steady model's own timer note sits.
-    let models: Vec<&dyn Model> = vec![&STEADY];
+    let models: Vec<&'static dyn DynModel> = vec![&STEADY];
     let scenario = parse_str("t.toml", "name = \"t\"\nduration_ms = 20\nalgorithms = [\"steady\"]\n", &models).unwrap();
-    let steady = run_seed(&scenario, &scenario.runs[0], &STEADY, 42, &RunOptions { trace: true });
+    let steady = run_seed(&scenario, &scenario.runs[0], 42, &RunOptions { trace: true }).expect("no panic");
     let entries = steady.trace.expect("traced").entries;
     let at = entries.iter().position(|e| e.detail == "steady").expect("the steady note");
     assert!(at > 0, "entries precede the note");

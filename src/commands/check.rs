@@ -12,10 +12,10 @@ pub fn check(file: &Path) -> Result<i32, CliError> {
         "{}: ok: scenario \"{}\", {} ms, {} seeds, algorithms [{}], {} faults, {} expectations",
         file.display(),
         scenario.name,
-        scenario.duration_ms,
+        scenario.setup.duration_ms,
         scenario.seeds,
         labels.join(", "),
-        scenario.faults.len(),
+        scenario.setup.faults.len(),
         scenario.expect.len()
     );
     Ok(OK)

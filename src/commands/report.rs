@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use locksim_reports::json::ResultsJson;
+use locksim_reports::report::{timeline_note, write_report};
 use locksim_simulator::scenario::{load_file, parse_str, Scenario};
 
 use crate::exit::{CliError, OK};
-use crate::report::{timeline_note, write_report};
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {

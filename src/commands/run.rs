@@ -4,15 +4,16 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use locksim_reports::report::{timeline_note, write_report};
 use locksim_reports::{evaluate, render_table, ResultsJson};
+use locksim_simulator::batch::run_seed;
 use locksim_simulator::batch::TraceDifference;
-use locksim_simulator::run::{run_seed, RunOptions};
+use locksim_simulator::run::RunOptions;
 use locksim_simulator::scenario::{load_file_with_text, RunSpec, Scenario};
 
 use crate::exit::{CliError, EXPECTATION_FAILED, MODEL_FAILED, OK};
 use crate::interrupt::INTERRUPTED;
-use crate::report::{timeline_note, write_report};
-use crate::runner::{model_of, print_out, progress_bar, run_rows, thread_pool};
+use crate::runner::{print_out, progress_bar, run_rows, thread_pool};
 use crate::seeds::{parse_seeds, single_seed};
 
 #[derive(Args, Debug)]
@@ -178,10 +179,7 @@ fn write_traces(scenario: &Scenario, runs: &[&RunSpec], seed: u64, target: &Path
     let jsonl = target.extension().is_some_and(|e| e == "jsonl");
     let mut out = String::new();
     for run in runs {
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            run_seed(scenario, run, model_of(run), seed, &RunOptions { trace: true })
-        }));
-        let Ok(outcome) = outcome else {
+        let Ok(outcome) = run_seed(scenario, run, seed, &RunOptions { trace: true }) else {
             out.push_str(&format!("# {}: seed {seed} panicked; see the results below\n", run.label));
             continue;
         };

@@ -8,18 +8,17 @@ use std::path::PathBuf;
 
 use clap::Args;
 use locksim_reports::json::SeedRange;
-use locksim_reports::num::{fmt_num, fmt_opt, fmt_pct};
-use locksim_reports::{replay_command, AlgorithmJson, ResultsJson};
+use locksim_reports::sweep::output::{self, PointResults};
+use locksim_reports::sweep::params_and_points;
+use locksim_reports::sweep::path::point_scenarios;
+use locksim_reports::sweep::summary::{notes, summary_table, written_files};
+use locksim_reports::sweep::values::describe_point;
 use locksim_simulator::scenario::{load_file, RunSpec, Scenario};
-use toml_edit::DocumentMut;
 
 use crate::exit::{CliError, MODEL_FAILED, OK};
 use crate::interrupt::INTERRUPTED;
 use crate::runner::{print_out, progress_bar, run_rows, thread_pool};
 use crate::seeds::parse_seeds;
-use crate::sweep::output::{self, PointResults};
-use crate::sweep::path::{point_scenario, refused};
-use crate::sweep::values::{self, parse_param, SweepParam, SweepValue};
 
 const AFTER_HELP: &str = "\
 KEY is a dotted path into the scenario file, as written: table keys by name, [[faults]],
@@ -107,41 +106,25 @@ fn select_runs<'a>(
     Ok(scenario.runs.iter().filter(|r| wanted.is_empty() || wanted.contains(&r.label)).collect())
 }
 
-/// `--param k=v --param k2=v2` for one point.
-fn describe_point(params: &[SweepParam], values: &[SweepValue]) -> String {
-    params.iter().zip(values).map(|(p, v)| format!("--param {}={v}", p.key)).collect::<Vec<_>>().join(" ")
-}
-
 pub fn sweep(args: SweepArgs) -> Result<i32, CliError> {
     let models = locksim_algorithms::registry();
     // The file as written must be valid on its own (its errors keep their real lines).
     let base = load_file(&args.file, &models)?;
     let file = args.file.display().to_string();
-    let params: Vec<SweepParam> =
-        args.params.iter().map(|t| parse_param(t)).collect::<Result<_, _>>().map_err(CliError::bad_input)?;
-    for p in &params {
-        if let Some(why) = refused(&p.key) {
-            return Err(CliError::bad_input(format!("--param {}: key `{}`: {why}", p.text, p.key)));
-        }
-    }
-    let points = values::points(&params).map_err(CliError::bad_input)?;
+    let (params, values) = params_and_points(&args.params).map_err(CliError::bad_input)?;
     let seeds = match &args.seeds {
         Some(text) => parse_seeds(text)?,
         None => 0..base.seeds,
     };
     let text = std::fs::read_to_string(&args.file)
         .map_err(|e| CliError::bad_input(format!("{file}: cannot read the scenario file: {e}")))?;
-    let doc: DocumentMut =
-        text.parse().map_err(|e| CliError::bad_input(format!("{file}: cannot be edited as TOML: {e}")))?;
 
     // Every point's scenario through the parser, and its rows, before anything runs.
-    let mut scenarios: Vec<(Scenario, String)> = Vec::with_capacity(points.len());
-    for values in &points {
-        scenarios.push(point_scenario(&file, &doc, &params, values, &models).map_err(CliError::bad_input)?);
-    }
+    let points = point_scenarios(&file, &text, &params, &values, &models).map_err(CliError::bad_input)?;
     let mut runs: Vec<Vec<&RunSpec>> = Vec::with_capacity(points.len());
-    for ((scenario, _), values) in scenarios.iter().zip(&points) {
-        runs.push(select_runs(scenario, &args.algorithms, &|| format!(" with {}", describe_point(&params, values)))?);
+    for point in &points {
+        let at = || format!(" with {}", describe_point(&params, &point.values));
+        runs.push(select_runs(&point.scenario, &args.algorithms, &at)?);
     }
     let pool = thread_pool(args.threads)?;
     crate::out_dir::prepare(&args.out, "--out").map_err(CliError::bad_input)?;
@@ -150,31 +133,18 @@ pub fn sweep(args: SweepArgs) -> Result<i32, CliError> {
     let total: u64 = runs.iter().map(|r| r.len() as u64 * n_seeds).sum();
     let progress = progress_bar(total);
     let mut results: Vec<PointResults> = Vec::new();
-    let mut notes = Notes::default();
     let mut finished = 0u64;
     let mut interrupted = false;
-    for (i, ((scenario, point_text), values)) in scenarios.iter().zip(&points).enumerate() {
-        let outcome = run_rows(scenario, &runs[i], seeds.clone(), &pool, &progress, false);
+    for (i, point) in points.iter().enumerate() {
+        let outcome = run_rows(&point.scenario, &runs[i], seeds.clone(), &pool, &progress, false);
         finished += outcome.finished;
         interrupted = outcome.interrupted;
         if outcome.finished == 0 && interrupted {
             break;
         }
-        let mut rows = ResultsJson::from_scenario(scenario, seeds.clone(), &outcome.totals, Vec::new()).algorithms;
-        let at = params.iter().zip(values).map(|(p, v)| format!("{}={v}", p.key)).collect::<Vec<_>>().join(" ");
-        // Replays name the point's own scenario: the original file would not reproduce them.
-        let mut scenario_file = None;
-        if rows.iter().any(|r| r.replay.is_some()) {
-            let header = format!("# sim sweep: {file} with {}\n", describe_point(&params, values));
-            let path = output::write_point_scenario(&args.out, i, &header, point_text).map_err(CliError::bad_input)?;
-            let shown = path.display().to_string();
-            for (row, t) in rows.iter_mut().zip(&outcome.totals) {
-                row.replay = t.first_failing_seed().map(|s| replay_command(&shown, &row.label, s));
-            }
-            scenario_file = Some(shown);
-        }
-        notes.add(&at, &rows);
-        results.push(PointResults { values: values.clone(), rows, complete: !interrupted, scenario_file });
+        let done = output::point_results(&args.out, i, point, &params, seeds.clone(), &outcome.totals, !interrupted)
+            .map_err(CliError::bad_input)?;
+        results.push(done);
         if interrupted {
             break;
         }
@@ -182,11 +152,10 @@ pub fn sweep(args: SweepArgs) -> Result<i32, CliError> {
     progress.finish_and_clear();
 
     let seed_range = SeedRange { from: seeds.start, to: seeds.end };
-    let csv = output::csv(&params, &results);
-    let json = output::json(&base.name, &file, seed_range, &params, &results, interrupted);
-    output::write_tables(&args.out, &csv, &json).map_err(CliError::bad_input)?;
-    output::charts(&args.out, &base.name, &params, &results).map_err(CliError::bad_input)?;
+    output::write_all(&args.out, &base.name, &file, seed_range, &params, &results, interrupted)
+        .map_err(CliError::bad_input)?;
 
+    let notes = notes(&params, &results);
     let mut text = String::new();
     text.push_str(&format!(
         "sweep {file}: {} point{} × {} seeds ({}..{}){}\n\n",
@@ -206,7 +175,7 @@ pub fn sweep(args: SweepArgs) -> Result<i32, CliError> {
         ));
     }
     text.push_str(&summary_table(&params, &results));
-    text.push_str(&notes.render());
+    text.push_str(&notes.text);
     text.push_str(&written_files(&args.out, &results));
     print_out(&text);
     Ok(if interrupted {
@@ -216,125 +185,4 @@ pub fn sweep(args: SweepArgs) -> Result<i32, CliError> {
     } else {
         OK
     })
-}
-
-/// Failing seeds and panics, collected point by point for the lines under the table.
-#[derive(Default)]
-struct Notes {
-    lines: Vec<String>,
-    panicked: bool,
-}
-
-impl Notes {
-    fn add(&mut self, at: &str, rows: &[AlgorithmJson]) {
-        for r in rows {
-            if let Some(replay) = &r.replay {
-                let seeds: Vec<String> = r.failing_seeds.iter().map(|s| s.to_string()).collect();
-                self.lines.push(format!(
-                    "{at}, {}: violations in {} of {} runs; first failing seeds: {}\n  replay: {replay}\n",
-                    r.label,
-                    r.failing_runs,
-                    r.runs,
-                    seeds.join(", ")
-                ));
-            }
-            if r.panicked_runs > 0 {
-                self.panicked = true;
-                self.lines.push(format!("{at}, {}: {} seed(s) PANICKED\n", r.label, r.panicked_runs));
-                for p in &r.panicked_seeds {
-                    self.lines.push(format!("  seed {}: {}\n", p.seed, p.message));
-                }
-            }
-        }
-    }
-
-    fn render(&self) -> String {
-        if self.lines.is_empty() {
-            return String::new();
-        }
-        format!("\n{}", self.lines.concat())
-    }
-}
-
-/// The compact table: one line per point and algorithm.
-fn summary_table(params: &[SweepParam], points: &[PointResults]) -> String {
-    let mut header: Vec<String> = params.iter().map(|p| p.key.clone()).collect();
-    let n_params = header.len();
-    header.extend(
-        ["label", "runs", "overlap", "stale unfenced", "stale fenced", "lost", "thru/s", "p50/p99 ms", "msgs/acq"]
-            .map(String::from),
-    );
-    let class = |runs: u64, rate: Option<f64>, n: u64| match rate {
-        _ if n == 0 => "-".to_string(),
-        Some(r) if runs > 0 => format!("{runs} ({})", fmt_pct(r)),
-        _ => runs.to_string(),
-    };
-    let mut rows: Vec<Vec<String>> = Vec::new();
-    for p in points {
-        for a in &p.rows {
-            let mut row: Vec<String> = p.values.iter().map(|v| v.to_string()).collect();
-            row.push(a.label.clone());
-            row.push(a.runs.to_string());
-            row.push(class(a.overlap.runs, a.overlap.rate, a.runs));
-            row.push(class(a.stale_unfenced.runs, a.stale_unfenced.rate, a.runs));
-            row.push(match &a.stale_fenced {
-                Some(c) => class(c.runs, c.rate, a.runs),
-                None => "n/a: no token".to_string(),
-            });
-            row.push(if a.runs == 0 { "-".to_string() } else { a.lost_updates.to_string() });
-            row.push(fmt_opt(a.throughput_per_s));
-            row.push(match a.acquire_latency_ms {
-                Some(l) => format!("{}/{}", fmt_num(l.p50), fmt_num(l.p99)),
-                None => "-".to_string(),
-            });
-            row.push(fmt_opt(a.messages_per_acquisition));
-            rows.push(row);
-        }
-    }
-    let widths: Vec<usize> = (0..header.len())
-        .map(|c| rows.iter().map(|r| r[c].chars().count()).chain([header[c].chars().count()]).max().unwrap_or(0))
-        .collect();
-    let label_col = n_params;
-    let line = |cells: &[String]| {
-        let mut s = String::new();
-        for (c, cell) in cells.iter().enumerate() {
-            if c > 0 {
-                s.push_str("  ");
-            }
-            // Labels left-aligned, numbers right-aligned.
-            if c == label_col {
-                s.push_str(&format!("{cell:<w$}", w = widths[c]));
-            } else {
-                s.push_str(&format!("{cell:>w$}", w = widths[c]));
-            }
-        }
-        s.trim_end().to_string() + "\n"
-    };
-    let mut out = line(&header);
-    out.push_str(&"-".repeat(widths.iter().sum::<usize>() + 2 * (widths.len().saturating_sub(1))));
-    out.push('\n');
-    for r in &rows {
-        out.push_str(&line(r));
-    }
-    out
-}
-
-/// Where the outputs went.
-fn written_files(dir: &std::path::Path, points: &[PointResults]) -> String {
-    let rows: usize = points.iter().map(|p| p.rows.len()).sum();
-    let scenarios = points.iter().filter(|p| p.scenario_file.is_some()).count();
-    let mut s = format!(
-        "\nwrote {} ({rows} rows) and {}\ncharts (.svg and .png) in {}: {}\n",
-        dir.join("sweep.csv").display(),
-        dir.join("sweep.json").display(),
-        dir.display(),
-        output::chart_names().join(", ")
-    );
-    if scenarios > 0 {
-        s.push_str(&format!(
-            "scenarios of the {scenarios} point(s) with failing seeds, for their replay commands: {}\n",
-            dir.join("points").display()
-        ));
-    }
-    s
 }

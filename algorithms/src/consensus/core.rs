@@ -62,8 +62,11 @@ impl Config {
 /// A replica's role.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
+    /// Follows the term's leader, or waits for one; campaigns when its election timeout passes.
     Follower,
+    /// Campaigning: voted for itself and asked the others for their votes in its term.
     Candidate,
+    /// Won its term's election: replicates the log, commits and serves reads.
     Leader,
 }
 
@@ -77,7 +80,9 @@ pub struct NotLeader {
 /// A committed entry handed to the state machine, in log order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Committed<C> {
+    /// The entry's position in the log.
     pub index: LogIndex,
+    /// The term the entry was created in.
     pub term: Term,
     /// `None` for a leader's empty entry (etcd promotes its lessor when its leader applies it).
     pub cmd: Option<C>,
@@ -170,21 +175,27 @@ impl<C: Clone> Core<C> {
 
     // ----- queries -----
 
+    /// This replica's node.
     pub fn me(&self) -> NodeId {
         self.me
     }
+    /// Every member, this one included, in the group's fixed order.
     pub fn members(&self) -> &[NodeId] {
         &self.members
     }
+    /// The replica's current role.
     pub fn role(&self) -> Role {
         self.role
     }
+    /// Whether this replica leads its current term.
     pub fn is_leader(&self) -> bool {
         self.role == Role::Leader
     }
+    /// The current term (durable).
     pub fn term(&self) -> Term {
         self.term
     }
+    /// The member this replica voted for in its current term, if any (durable).
     pub fn voted_for(&self) -> Option<NodeId> {
         self.voted_for
     }
@@ -192,6 +203,7 @@ impl<C: Clone> Core<C> {
     pub fn leader_hint(&self) -> Option<NodeId> {
         self.leader
     }
+    /// The highest log index this replica knows to be committed.
     pub fn commit_index(&self) -> LogIndex {
         self.commit
     }
@@ -199,6 +211,7 @@ impl<C: Clone> Core<C> {
     pub fn applied_index(&self) -> LogIndex {
         self.applied
     }
+    /// Index of the last entry in the log (0 when it is empty).
     pub fn last_index(&self) -> LogIndex {
         self.log.len() as LogIndex
     }

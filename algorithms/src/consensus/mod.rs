@@ -8,10 +8,9 @@
 //!                                 Config::new(heartbeat_ns, election_ns));
 //! // in the server's Process:
 //! on_start / on_restart(ctx)   -> r.on_start(ctx)            (resolves member names to node ids)
-//! on_message(ctx, from, msg)   -> match downcast::<ConsensusMsg<Cmd>>(msg) {
-//!                                     Ok(m) => r.on_message(ctx, from, *m), Err(msg) => …yours… }
-//! on_timer(ctx, _, tag)        -> if r.on_timer(ctx, tag) { return }   (tags in TIMER_TAGS)
-//! on_crash()                   -> r.on_crash()                (keeps term, vote, log, commit)
+//! on_message(ctx, from, msg)   -> match msg { YourMsg::Consensus(m) => r.on_message(ctx, from, m), … }
+//! on_timer(ctx, _, tag)        -> match tag { YourTimer::Consensus(_) => r.on_timer(ctx), … }
+//! on_crash(crash)              -> r.on_crash()                (keeps term, vote, log, commit)
 //! leadership()                 -> r.leadership()              (Some(term) while leading)
 //! r.propose(ctx, cmd)          -> Ok(index) | Err(NotLeader { leader_hint })
 //! r.take_committed()           -> Vec<(LogIndex, Cmd)>, in log order, each once
@@ -35,10 +34,10 @@
 //! same). An owner that rebuilds its state from scratch calls `replay_from_start()` on restart.
 //! Everything else (role, leader, votes, progress, pending reads, the timer) is volatile.
 //!
-//! Timers: the replica arms one timer at a time on the node's monotonic clock, with a tag in
-//! [`TIMER_TAGS`] (below the lock-client library limit, so a client node could embed one too).
-//! Messages: [`ConsensusMsg`]; the replica does not need ordered links (it tolerates loss,
-//! duplication and reordering), so the owner may leave `Cluster::ordered_links` as its protocol needs.
+//! Types: the owner's protocol carries the replica's messages and its one timer, so its message
+//! enum implements `From<ConsensusMsg<Cmd>>` and its timer enum `From<ConsensusTimer>`. The
+//! replica arms one timer at a time on the node's monotonic clock. It does not need ordered links
+//! (it tolerates loss, duplication and reordering), so the owner's topology is its own choice.
 //!
 //! Modules:
 //! - [`msg`]: the messages and the log entry
@@ -50,17 +49,21 @@ pub mod core;
 pub mod msg;
 
 use std::fmt::Debug;
-use std::ops::Range;
 
-use locksim_simulator::process::{Ctx, NodeId, TimerId};
+use locksim_simulator::process::{Ctx, NodeId, Protocol, TimerId};
 use locksim_simulator::time::Nanos;
 
 pub use self::core::{Committed, Config, Core, NotLeader, Outbox, Role};
 pub use self::msg::{ConsensusMsg, Entry, LogIndex, Term};
 
-/// Timer tags a [`Replica`] uses. An owner must route timers with these tags to it.
-pub const TIMER_TAGS: Range<u64> = 0x3C00_0000_0000_0000..0x3C00_0001_0000_0000;
-const TIMER_TAG: u64 = TIMER_TAGS.start;
+/// The one timer a [`Replica`] sets (its next election or heartbeat deadline). The owner's timer
+/// enum wraps it and routes it back to [`Replica::on_timer`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConsensusTimer;
+
+/// What a protocol that embeds a replica of commands `C` must carry.
+pub trait Carries<C>: Protocol<Msg: From<ConsensusMsg<C>>, Timer: From<ConsensusTimer>> {}
+impl<C, P: Protocol<Msg: From<ConsensusMsg<C>>, Timer: From<ConsensusTimer>>> Carries<C> for P {}
 
 /// A Raft replica embedded in a server process.
 pub struct Replica<C> {
@@ -93,7 +96,7 @@ impl<C: Clone + Debug + Send + 'static> Replica<C> {
     }
 
     /// The node starts or restarts: a follower in its durable term, waiting an election timeout.
-    pub fn on_start(&mut self, ctx: &mut Ctx) {
+    pub fn on_start<P: Carries<C>>(&mut self, ctx: &mut Ctx<P>) {
         if self.core.is_none() {
             let ids: Vec<NodeId> = self
                 .member_names
@@ -118,25 +121,21 @@ impl<C: Clone + Debug + Send + 'static> Replica<C> {
     }
 
     /// A consensus message from another member.
-    pub fn on_message(&mut self, ctx: &mut Ctx, from: NodeId, msg: ConsensusMsg<C>) {
+    pub fn on_message<P: Carries<C>>(&mut self, ctx: &mut Ctx<P>, from: NodeId, msg: ConsensusMsg<C>) {
         let Some(core) = self.core.as_mut() else { return };
         let now = ctx.now_mono_ns();
         core.step(now, ctx.rng(), from, msg, &mut self.out);
         self.flush(ctx);
     }
 
-    /// A timer fired: returns false (and does nothing) when the tag is not the replica's.
-    pub fn on_timer(&mut self, ctx: &mut Ctx, tag: u64) -> bool {
-        if !TIMER_TAGS.contains(&tag) {
-            return false;
-        }
+    /// The replica's [`ConsensusTimer`] fired.
+    pub fn on_timer<P: Carries<C>>(&mut self, ctx: &mut Ctx<P>) {
         self.armed = None;
         if let Some(core) = self.core.as_mut() {
             let now = ctx.now_mono_ns();
             core.tick(now, ctx.rng(), &mut self.out);
         }
         self.flush(ctx);
-        true
     }
 
     /// The node crashed: keep term, vote, log, commit index and applied mark; drop the rest.
@@ -149,7 +148,7 @@ impl<C: Clone + Debug + Send + 'static> Replica<C> {
     }
 
     /// Appends a command (leader only); it commits once a majority has it.
-    pub fn propose(&mut self, ctx: &mut Ctx, cmd: C) -> Result<LogIndex, NotLeader> {
+    pub fn propose<P: Carries<C>>(&mut self, ctx: &mut Ctx<P>, cmd: C) -> Result<LogIndex, NotLeader> {
         let Some(core) = self.core.as_mut() else { return Err(NotLeader { leader_hint: None }) };
         let r = core.propose(cmd, &mut self.out);
         self.flush(ctx);
@@ -157,7 +156,7 @@ impl<C: Clone + Debug + Send + 'static> Replica<C> {
     }
 
     /// Starts a linearizable read (leader only); see [`Core::read_index`].
-    pub fn read_index(&mut self, ctx: &mut Ctx, id: u64) -> Result<(), NotLeader> {
+    pub fn read_index<P: Carries<C>>(&mut self, ctx: &mut Ctx<P>, id: u64) -> Result<(), NotLeader> {
         let Some(core) = self.core.as_mut() else { return Err(NotLeader { leader_hint: None }) };
         let r = core.read_index(id, &mut self.out);
         self.flush(ctx);
@@ -194,6 +193,7 @@ impl<C: Clone + Debug + Send + 'static> Replica<C> {
         }
     }
 
+    /// Whether this replica leads its current term (false before the first start).
     pub fn is_leader(&self) -> bool {
         self.core.as_ref().is_some_and(|c| c.is_leader())
     }
@@ -201,9 +201,11 @@ impl<C: Clone + Debug + Send + 'static> Replica<C> {
     pub fn leadership(&self) -> Option<Term> {
         self.core.as_ref().filter(|c| c.is_leader()).map(|c| c.term())
     }
+    /// The current term (0 before the first start).
     pub fn term(&self) -> Term {
         self.core.as_ref().map(|c| c.term()).unwrap_or(0)
     }
+    /// The current role (follower before the first start).
     pub fn role(&self) -> Role {
         self.core.as_ref().map(|c| c.role()).unwrap_or(Role::Follower)
     }
@@ -211,6 +213,7 @@ impl<C: Clone + Debug + Send + 'static> Replica<C> {
     pub fn leader_hint(&self) -> Option<NodeId> {
         self.core.as_ref().and_then(|c| c.leader_hint())
     }
+    /// The highest log index known to be committed (0 before the first start).
     pub fn commit_index(&self) -> LogIndex {
         self.core.as_ref().map(|c| c.commit_index()).unwrap_or(0)
     }
@@ -232,7 +235,7 @@ impl<C: Clone + Debug + Send + 'static> Replica<C> {
     }
 
     /// Sends what the core queued and keeps one timer armed for its next deadline.
-    fn flush(&mut self, ctx: &mut Ctx) {
+    fn flush<P: Carries<C>>(&mut self, ctx: &mut Ctx<P>) {
         for (to, msg) in self.out.drain(..) {
             ctx.send(to, msg);
         }
@@ -249,7 +252,7 @@ impl<C: Clone + Debug + Send + 'static> Replica<C> {
                     ctx.cancel_timer(id);
                 }
                 let now = ctx.now_mono_ns();
-                let id = ctx.set_timer(due.saturating_sub(now), TIMER_TAG);
+                let id = ctx.set_timer(due.saturating_sub(now), ConsensusTimer);
                 self.armed = Some((id, due));
             }
         }

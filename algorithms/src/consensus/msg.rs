@@ -11,6 +11,7 @@ pub type Term = u64;
 /// One log entry: the term it was created in and what it carries.
 #[derive(Clone, PartialEq)]
 pub struct Entry<C> {
+    /// The term of the leader that appended the entry.
     pub term: Term,
     /// `None` is the empty entry a new leader appends to commit its predecessors' entries (etcd's
     /// empty `EntryNormal`, ZAB's NEWLEADER); `Some` is a proposed command.
@@ -30,23 +31,53 @@ impl<C: fmt::Debug> fmt::Debug for Entry<C> {
 #[derive(Clone, PartialEq)]
 pub enum ConsensusMsg<C> {
     /// RequestVote: a candidate asks for a vote in `term`.
-    Vote { term: Term, last_index: LogIndex, last_term: Term },
+    Vote {
+        /// The candidate's term (its previous one plus one).
+        term: Term,
+        /// Index of the candidate's last log entry.
+        last_index: LogIndex,
+        /// Term of the candidate's last log entry; with `last_index`, how up to date its log is.
+        last_term: Term,
+    },
     /// The answer to [`ConsensusMsg::Vote`].
-    VoteReply { term: Term, granted: bool },
+    VoteReply {
+        /// The term of the vote request being answered.
+        term: Term,
+        /// Whether the voter gave the candidate its vote.
+        granted: bool,
+    },
     /// AppendEntries, also the heartbeat (with no entries). `read_seq` is the leader's read-index
     /// round, echoed in the reply so the leader can confirm it still leads.
     Append {
+        /// The leader's term.
         term: Term,
+        /// Index of the entry just before `entries` (0 when they start the log).
         prev_index: LogIndex,
+        /// Term of the entry at `prev_index`; the follower rejects if its own entry there differs.
         prev_term: Term,
+        /// Entries to append after `prev_index`; empty for a plain heartbeat.
         entries: Vec<Entry<C>>,
+        /// The leader's commit index.
         commit: LogIndex,
+        /// The leader's current read-index round.
         read_seq: u64,
     },
     /// The answer to [`ConsensusMsg::Append`]: on success `index` is the follower's last index
     /// known to match the leader; on rejection `index` is the `prev_index` that did not match and
     /// `last_index` the follower's last index (a hint for the leader's next probe).
-    AppendReply { term: Term, success: bool, index: LogIndex, last_index: LogIndex, read_seq: u64 },
+    AppendReply {
+        /// The follower's current term.
+        term: Term,
+        /// Whether the entries connected at `prev_index` (and were appended).
+        success: bool,
+        /// On success the last index known to match the leader; on rejection the unmatched
+        /// `prev_index` (0 in the answer to a stale leader's append).
+        index: LogIndex,
+        /// The follower's last log index.
+        last_index: LogIndex,
+        /// The `read_seq` of the append being answered (0 in the answer to a stale leader).
+        read_seq: u64,
+    },
 }
 
 impl<C: fmt::Debug> fmt::Debug for ConsensusMsg<C> {

@@ -34,12 +34,12 @@ use rand::Rng;
 
 use locksim_simulator::history::{FailReason, LockKey, LockMode};
 use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
-use locksim_simulator::process::{downcast, Ctx, Msg, NodeId, TimerId};
+use locksim_simulator::process::{Crash, Ctx, NodeId, TimerId};
 use locksim_simulator::time::{Nanos, NS_PER_MS, NS_PER_SEC};
 
-use super::msg::{DbMsg, Outcome, Stmt};
+use super::protocol::{ClientTimer, DbMsg, DbTimer, Outcome, Stmt};
 use super::table::{ConnId, Owner};
-use super::{tag, tag_kind, Config, Mode};
+use super::{Config, Db, Mode};
 
 /// A statement with no answer for this long fails and its connection is dropped.
 pub const STATEMENT_TIMEOUT_NS: Nanos = 30 * NS_PER_SEC;
@@ -50,13 +50,6 @@ pub const WHO_RETRY_NS: Nanos = NS_PER_SEC;
 /// A close (FIN) is retransmitted until acknowledged, at most this many times (Linux
 /// `tcp_orphan_retries` 0 means 8), doubling from `RTO_MIN_NS`: about 100 s in all.
 pub const CLOSE_RETRIES: u32 = 8;
-
-const T_POLL: u64 = 1;
-const T_BEAT: u64 = 2;
-const T_RETX: u64 = 3;
-const T_TIMEOUT: u64 = 4;
-const T_WHO: u64 = 5;
-const T_CLOSE: u64 = 6;
 
 /// One library operation (one or two statements).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,8 +76,8 @@ struct Inflight {
     to: NodeId,
     first: bool,
     rto_ns: Nanos,
-    retx: (u64, TimerId),
-    timeout: (u64, TimerId),
+    retx: TimerId,
+    timeout: TimerId,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -92,15 +85,16 @@ struct KeyState {
     acquiring: bool,
     /// The workload gave up while an attempt was on the wire.
     cancelled: bool,
-    poll: Option<(u64, TimerId)>,
+    poll: Option<TimerId>,
     /// Grants not yet released (nesting depth as the library counts it).
     held: u32,
-    beat: Option<(u64, TimerId)>,
+    beat: Option<TimerId>,
     beat_queued: bool,
     /// `Lost` already reported for the current hold.
     lost: bool,
 }
 
+/// What a crash wipes: everything the library knows (rebuilt whole at each start).
 #[derive(Default)]
 struct Volatile {
     manager: Option<NodeId>,
@@ -114,8 +108,7 @@ struct Volatile {
     inflight: Option<Inflight>,
     queue: VecDeque<Op>,
     keys: BTreeMap<LockKey, KeyState>,
-    next_tag: u64,
-    who: Option<(u64, TimerId)>,
+    who: Option<TimerId>,
     /// Closes not yet acknowledged: connection → (server, retries left, its RTO, timer).
     closing: BTreeMap<ConnId, Closing>,
 }
@@ -127,7 +120,7 @@ struct Closing {
     server: NodeId,
     retries_left: u32,
     rto_ns: Nanos,
-    timer: (u64, TimerId),
+    timer: TimerId,
 }
 
 /// The db client library.
@@ -140,17 +133,12 @@ pub struct DbClient {
 }
 
 impl DbClient {
+    /// The library of client `index`; it draws its owner id and opens its connection at start.
     pub fn new(cfg: Config, index: usize) -> DbClient {
         DbClient { cfg, index, open_conn: None, v: Volatile::default() }
     }
 
-    fn timer(&mut self, ctx: &mut Ctx, after_ns: Nanos, kind: u64) -> (u64, TimerId) {
-        self.v.next_tag += 1;
-        let t = tag(kind, self.v.next_tag);
-        (t, ctx.set_timer(after_ns, t))
-    }
-
-    fn new_connection(&mut self, ctx: &mut Ctx) {
+    fn new_connection(&mut self, ctx: &mut Ctx<Db>) {
         self.v.conn = ((self.index as u64 + 1) << 32) | ctx.rng().gen::<u32>() as u64;
         self.v.established = false;
         self.v.next_id = 1;
@@ -168,7 +156,7 @@ impl DbClient {
     }
 
     /// Starts the next queued operation if the connection is free.
-    fn pump(&mut self, ctx: &mut Ctx) {
+    fn pump(&mut self, ctx: &mut Ctx<Db>) {
         if self.v.inflight.is_some() {
             return;
         }
@@ -185,7 +173,7 @@ impl DbClient {
         }
     }
 
-    fn issue(&mut self, ctx: &mut Ctx, op: Op, stmt: Stmt) {
+    fn issue(&mut self, ctx: &mut Ctx<Db>, op: Op, stmt: Stmt) {
         let to = self.v.primary.expect("issue needs a primary");
         let id = self.v.next_id;
         self.v.next_id += 1;
@@ -193,33 +181,33 @@ impl DbClient {
         let conn = self.v.conn;
         ctx.send(to, DbMsg::Request { conn, first, id, stmt });
         self.open_conn = Some((to, conn));
-        let retx = self.timer(ctx, RTO_MIN_NS, T_RETX);
-        let timeout = self.timer(ctx, STATEMENT_TIMEOUT_NS, T_TIMEOUT);
+        let retx = ctx.set_timer(RTO_MIN_NS, ClientTimer::Retransmit);
+        let timeout = ctx.set_timer(STATEMENT_TIMEOUT_NS, ClientTimer::StatementTimeout);
         self.v.inflight = Some(Inflight { op, stmt, id, to, first, rto_ns: RTO_MIN_NS, retx, timeout });
     }
 
-    fn take_inflight(&mut self, ctx: &mut Ctx) -> Option<Inflight> {
+    fn take_inflight(&mut self, ctx: &mut Ctx<Db>) -> Option<Inflight> {
         let inf = self.v.inflight.take()?;
-        ctx.cancel_timer(inf.retx.1);
-        ctx.cancel_timer(inf.timeout.1);
+        ctx.cancel_timer(inf.retx);
+        ctx.cancel_timer(inf.timeout);
         Some(inf)
     }
 
-    fn ask_who(&mut self, ctx: &mut Ctx) {
+    fn ask_who(&mut self, ctx: &mut Ctx<Db>) {
         let Some(manager) = self.v.manager else { return };
         if self.v.who.is_some() {
             return;
         }
         ctx.send(manager, DbMsg::WhoIsPrimary);
-        self.v.who = Some(self.timer(ctx, WHO_RETRY_NS, T_WHO));
+        self.v.who = Some(ctx.set_timer(WHO_RETRY_NS, ClientTimer::AskPrimary));
     }
 
     /// The connection is broken (timeout, gone away, read-only, a new primary): close it, open
     /// a new one, fail the call in progress. `GET_LOCK`s die with the session.
-    fn drop_connection(&mut self, ctx: &mut Ctx, out: &mut LockEvents) {
+    fn drop_connection(&mut self, ctx: &mut Ctx<Db>, out: &mut LockEvents) {
         if let Some((server, conn)) = self.open_conn.take() {
             ctx.send(server, DbMsg::Close { conn });
-            let timer = self.timer(ctx, RTO_MIN_NS, T_CLOSE);
+            let timer = ctx.set_timer(RTO_MIN_NS, ClientTimer::CloseRetransmit { conn });
             self.v.closing.insert(conn, Closing { server, retries_left: CLOSE_RETRIES, rto_ns: RTO_MIN_NS, timer });
         }
         if self.cfg.mode == Mode::GetLock {
@@ -256,8 +244,8 @@ impl DbClient {
         }
     }
 
-    fn switch_primary(&mut self, ctx: &mut Ctx, out: &mut LockEvents, primary: NodeId, epoch: u64) {
-        if let Some((_, id)) = self.v.who.take() {
+    fn switch_primary(&mut self, ctx: &mut Ctx<Db>, out: &mut LockEvents, primary: NodeId, epoch: u64) {
+        if let Some(id) = self.v.who.take() {
             ctx.cancel_timer(id);
         }
         if self.v.primary == Some(primary) && self.v.epoch >= epoch {
@@ -274,7 +262,7 @@ impl DbClient {
         }
     }
 
-    fn granted(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey, token: Option<u64>) {
+    fn granted(&mut self, ctx: &mut Ctx<Db>, out: &mut LockEvents, key: LockKey, token: Option<u64>) {
         let ks = self.v.keys.entry(key).or_default();
         ks.acquiring = false;
         if ks.cancelled {
@@ -289,12 +277,12 @@ impl DbClient {
         out.push(LockEvent::Granted { key, token });
         let want_beat = self.cfg.mode == Mode::Table && self.cfg.heartbeat_ns > 0 && ks.beat.is_none();
         if want_beat {
-            let beat = self.timer(ctx, self.cfg.heartbeat_ns, T_BEAT);
+            let beat = ctx.set_timer(self.cfg.heartbeat_ns, ClientTimer::Heartbeat { key });
             self.v.keys.get_mut(&key).expect("key state").beat = Some(beat);
         }
     }
 
-    fn refused(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey) {
+    fn refused(&mut self, ctx: &mut Ctx<Db>, out: &mut LockEvents, key: LockKey) {
         out.push(LockEvent::Refused { key });
         let ks = self.v.keys.entry(key).or_default();
         if ks.cancelled {
@@ -302,13 +290,13 @@ impl DbClient {
             ks.acquiring = false;
             return;
         }
-        let poll = self.timer(ctx, self.cfg.poll_ns, T_POLL);
+        let poll = ctx.set_timer(self.cfg.poll_ns, ClientTimer::Poll { key });
         self.v.keys.get_mut(&key).expect("key state").poll = Some(poll);
     }
 
-    fn stop_beat(&mut self, ctx: &mut Ctx, key: LockKey) {
+    fn stop_beat(&mut self, ctx: &mut Ctx<Db>, key: LockKey) {
         if let Some(ks) = self.v.keys.get_mut(&key) {
-            if let Some((_, id)) = ks.beat.take() {
+            if let Some(id) = ks.beat.take() {
                 ctx.cancel_timer(id);
             }
         }
@@ -316,7 +304,7 @@ impl DbClient {
 
     fn on_response(
         &mut self,
-        ctx: &mut Ctx,
+        ctx: &mut Ctx<Db>,
         out: &mut LockEvents,
         from: NodeId,
         conn: ConnId,
@@ -397,8 +385,8 @@ impl DbClient {
     }
 }
 
-impl LockClient for DbClient {
-    fn on_start(&mut self, ctx: &mut Ctx, _out: &mut LockEvents) {
+impl LockClient<Db> for DbClient {
+    fn on_start(&mut self, ctx: &mut Ctx<Db>, _out: &mut LockEvents) {
         if let Some((server, conn)) = self.open_conn.take() {
             // The host came back: its TCP stack resets the connection it had before the crash.
             ctx.send(server, DbMsg::Close { conn });
@@ -416,7 +404,7 @@ impl LockClient for DbClient {
         }
     }
 
-    fn acquire(&mut self, ctx: &mut Ctx, _out: &mut LockEvents, key: LockKey, _mode: LockMode) {
+    fn acquire(&mut self, ctx: &mut Ctx<Db>, _out: &mut LockEvents, key: LockKey, _mode: LockMode) {
         let ks = self.v.keys.entry(key).or_default();
         ks.acquiring = true;
         ks.cancelled = false;
@@ -424,7 +412,7 @@ impl LockClient for DbClient {
         self.pump(ctx);
     }
 
-    fn release(&mut self, ctx: &mut Ctx, _out: &mut LockEvents, key: LockKey) {
+    fn release(&mut self, ctx: &mut Ctx<Db>, _out: &mut LockEvents, key: LockKey) {
         let ks = self.v.keys.entry(key).or_default();
         ks.held = ks.held.saturating_sub(1);
         if ks.held == 0 {
@@ -434,11 +422,11 @@ impl LockClient for DbClient {
         self.pump(ctx);
     }
 
-    fn cancel(&mut self, ctx: &mut Ctx, _out: &mut LockEvents, key: LockKey) {
+    fn cancel(&mut self, ctx: &mut Ctx<Db>, _out: &mut LockEvents, key: LockKey) {
         let on_wire = self.v.inflight.as_ref().is_some_and(|inf| inf.op == Op::Attempt { key });
         self.v.queue.retain(|op| *op != Op::Attempt { key });
         let ks = self.v.keys.entry(key).or_default();
-        if let Some((_, id)) = ks.poll.take() {
+        if let Some(id) = ks.poll.take() {
             ctx.cancel_timer(id);
         }
         if on_wire {
@@ -449,13 +437,12 @@ impl LockClient for DbClient {
         }
     }
 
-    fn on_message(&mut self, ctx: &mut Ctx, out: &mut LockEvents, from: NodeId, msg: Msg) {
-        let Ok(msg) = downcast::<DbMsg>(msg) else { return };
-        match *msg {
+    fn on_message(&mut self, ctx: &mut Ctx<Db>, out: &mut LockEvents, from: NodeId, msg: DbMsg) {
+        match msg {
             DbMsg::Response { conn, id, outcome } => self.on_response(ctx, out, from, conn, id, outcome),
             DbMsg::Closed { conn } => {
                 if let Some(c) = self.v.closing.remove(&conn) {
-                    ctx.cancel_timer(c.timer.1);
+                    ctx.cancel_timer(c.timer);
                 }
             }
             DbMsg::NewPrimary { primary, epoch } => {
@@ -471,13 +458,11 @@ impl LockClient for DbClient {
         }
     }
 
-    fn on_timer(&mut self, ctx: &mut Ctx, out: &mut LockEvents, t: u64) {
-        match tag_kind(t) {
-            T_POLL => {
-                let due: Vec<LockKey> =
-                    self.v.keys.iter().filter(|(_, ks)| ks.poll.is_some_and(|p| p.0 == t)).map(|(k, _)| *k).collect();
-                for key in due {
-                    let ks = self.v.keys.get_mut(&key).expect("key state");
+    fn on_timer(&mut self, ctx: &mut Ctx<Db>, out: &mut LockEvents, timer: TimerId, tag: DbTimer) {
+        let DbTimer::Client(t) = tag else { return };
+        match t {
+            ClientTimer::Poll { key } => {
+                if let Some(ks) = self.v.keys.get_mut(&key).filter(|ks| ks.poll == Some(timer)) {
                     ks.poll = None;
                     if ks.acquiring && !ks.cancelled {
                         self.v.queue.push_back(Op::Attempt { key });
@@ -485,28 +470,26 @@ impl LockClient for DbClient {
                 }
                 self.pump(ctx);
             }
-            T_BEAT => {
-                let due: Vec<LockKey> =
-                    self.v.keys.iter().filter(|(_, ks)| ks.beat.is_some_and(|b| b.0 == t)).map(|(k, _)| *k).collect();
-                for key in due {
-                    let next = self.timer(ctx, self.cfg.heartbeat_ns, T_BEAT);
+            ClientTimer::Heartbeat { key } => {
+                if self.v.keys.get(&key).is_some_and(|ks| ks.beat == Some(timer)) {
+                    let next = ctx.set_timer(self.cfg.heartbeat_ns, ClientTimer::Heartbeat { key });
                     let ks = self.v.keys.get_mut(&key).expect("key state");
                     ks.beat = None;
                     if ks.held == 0 || ks.lost {
-                        ctx.cancel_timer(next.1);
-                        continue;
-                    }
-                    ks.beat = Some(next);
-                    if !ks.beat_queued {
-                        ks.beat_queued = true;
-                        self.v.queue.push_back(Op::Heartbeat { key });
+                        ctx.cancel_timer(next);
+                    } else {
+                        ks.beat = Some(next);
+                        if !ks.beat_queued {
+                            ks.beat_queued = true;
+                            self.v.queue.push_back(Op::Heartbeat { key });
+                        }
                     }
                 }
                 self.pump(ctx);
             }
-            T_RETX => {
+            ClientTimer::Retransmit => {
                 let Some(inf) = self.v.inflight.as_mut() else { return };
-                if inf.retx.0 != t {
+                if inf.retx != timer {
                     return;
                 }
                 let (to, id, first, stmt) = (inf.to, inf.id, inf.first, inf.stmt);
@@ -514,29 +497,26 @@ impl LockClient for DbClient {
                 let rto = inf.rto_ns;
                 let conn = self.v.conn;
                 ctx.send(to, DbMsg::Request { conn, first, id, stmt });
-                let retx = self.timer(ctx, rto, T_RETX);
-                if let Some(inf) = self.v.inflight.as_mut() {
-                    inf.retx = retx;
-                }
+                inf.retx = ctx.set_timer(rto, ClientTimer::Retransmit);
             }
-            T_TIMEOUT if self.v.inflight.as_ref().is_some_and(|inf| inf.timeout.0 == t) => {
+            ClientTimer::StatementTimeout if self.v.inflight.as_ref().is_some_and(|inf| inf.timeout == timer) => {
                 ctx.note(|| "statement timed out: dropping the connection".to_string());
                 self.drop_connection(ctx, out);
                 self.ask_who(ctx);
                 self.pump(ctx);
             }
-            T_CLOSE => {
-                let Some((&conn, &c)) = self.v.closing.iter().find(|(_, c)| c.timer.0 == t) else { return };
+            ClientTimer::CloseRetransmit { conn } => {
+                let Some(&c) = self.v.closing.get(&conn).filter(|c| c.timer == timer) else { return };
                 if c.retries_left == 0 {
                     self.v.closing.remove(&conn);
                     return;
                 }
                 ctx.send(c.server, DbMsg::Close { conn });
                 let rto_ns = c.rto_ns * 2;
-                let timer = self.timer(ctx, rto_ns, T_CLOSE);
+                let timer = ctx.set_timer(rto_ns, ClientTimer::CloseRetransmit { conn });
                 self.v.closing.insert(conn, Closing { retries_left: c.retries_left - 1, rto_ns, timer, ..c });
             }
-            T_WHO if self.v.who.is_some_and(|w| w.0 == t) => {
+            ClientTimer::AskPrimary if self.v.who == Some(timer) => {
                 self.v.who = None;
                 self.ask_who(ctx);
             }
@@ -544,7 +524,8 @@ impl LockClient for DbClient {
         }
     }
 
-    fn on_crash(&mut self) {
+    fn on_crash(&mut self, _crash: &Crash) {
+        // Only `open_conn` (the host's record of its connection) survives.
         self.v = Volatile::default();
     }
 

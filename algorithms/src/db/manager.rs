@@ -14,19 +14,18 @@
 //! - Its decisions (who is primary, the epoch, a promotion under way) are durable (a manager
 //!   keeps them in its own store); the probe history is not.
 
-use locksim_simulator::process::{downcast, Ctx, Msg, NodeId, Process, TimerId};
+use locksim_simulator::process::{Crash, Ctx, NodeId, Process, TimerId};
 use locksim_simulator::time::{ns_to_ms, Nanos, NS_PER_SEC};
 
-use super::msg::{DbMsg, Role};
-use super::{tag, Config};
+use super::protocol::{DbMsg, DbTimer, ManagerTimer, Role};
+use super::{Config, Db};
 
 /// How often the manager pings each server.
 pub const PROBE_EVERY_NS: Nanos = NS_PER_SEC;
 /// A replica counts as a live candidate if it answered within this long.
 const CANDIDATE_FRESH_NS: Nanos = 3 * PROBE_EVERY_NS;
 
-const T_PROBE: u64 = 1;
-
+/// What a crash wipes: the node ids it resolved and the probe history.
 #[derive(Default)]
 struct Volatile {
     servers: Vec<NodeId>,
@@ -48,11 +47,12 @@ pub struct FailoverManager {
 }
 
 impl FailoverManager {
+    /// A manager that takes `server-0` as the primary, in epoch 1.
     pub fn new(cfg: Config) -> FailoverManager {
         FailoverManager { cfg, primary: 0, epoch: 1, promoting: None, v: Volatile::default() }
     }
 
-    fn probe(&mut self, ctx: &mut Ctx) {
+    fn probe(&mut self, ctx: &mut Ctx<Db>) {
         let now = ctx.now_mono_ns();
         for &s in &self.v.servers {
             ctx.send(s, DbMsg::Ping { epoch: self.epoch });
@@ -81,7 +81,7 @@ impl FailoverManager {
                 }
             }
         }
-        self.v.probe = Some(ctx.set_timer(PROBE_EVERY_NS, tag(T_PROBE, 0)));
+        self.v.probe = Some(ctx.set_timer(PROBE_EVERY_NS, ManagerTimer::Probe));
     }
 
     fn server_index(&self, node: NodeId) -> Option<usize> {
@@ -89,8 +89,8 @@ impl FailoverManager {
     }
 }
 
-impl Process for FailoverManager {
-    fn on_start(&mut self, ctx: &mut Ctx) {
+impl Process<Db> for FailoverManager {
+    fn on_start(&mut self, ctx: &mut Ctx<Db>) {
         let servers: Vec<NodeId> =
             ["server-0", "server-1"].iter().map(|n| ctx.node_named(n).expect("db servers exist")).collect();
         let clients: Vec<NodeId> =
@@ -107,9 +107,8 @@ impl Process for FailoverManager {
         self.probe(ctx);
     }
 
-    fn on_message(&mut self, ctx: &mut Ctx, from: NodeId, msg: Msg) {
-        let Ok(msg) = downcast::<DbMsg>(msg) else { return };
-        match *msg {
+    fn on_message(&mut self, ctx: &mut Ctx<Db>, from: NodeId, msg: DbMsg) {
+        match msg {
             DbMsg::Pong { role, epoch, .. } => {
                 let Some(i) = self.server_index(from) else { return };
                 self.v.last_pong_ns[i] = ctx.now_mono_ns();
@@ -142,13 +141,15 @@ impl Process for FailoverManager {
         }
     }
 
-    fn on_timer(&mut self, ctx: &mut Ctx, timer: TimerId, _tag: u64) {
-        if self.v.probe == Some(timer) {
-            self.probe(ctx);
+    fn on_timer(&mut self, ctx: &mut Ctx<Db>, timer: TimerId, tag: DbTimer) {
+        match tag {
+            DbTimer::Manager(ManagerTimer::Probe) if self.v.probe == Some(timer) => self.probe(ctx),
+            _ => {}
         }
     }
 
-    fn on_crash(&mut self) {
+    fn on_crash(&mut self, _crash: &Crash) {
+        // The decisions (primary, epoch, promotion) are durable; everything else restarts.
         self.v = Volatile::default();
     }
 }

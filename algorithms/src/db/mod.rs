@@ -3,8 +3,8 @@
 //! Module map:
 //! - [`table`]: the lock table (unique name, auto-increment id, owner, count, update_time) and the
 //!   user-level lock registry, as pure data structures
-//! - [`msg`]: every message: statements and results, binlog shipping, the failover manager's
-//!   probes and orders
+//! - [`protocol`]: every message (statements and results, binlog shipping, the failover
+//!   manager's probes and orders) and every timer
 //! - [`server`]: a MySQL server: executes statements (commit time `service_ms`), runs the cleanup
 //!   job, ships its binlog (async or semisync) or applies it as a replica
 //! - [`manager`]: the failover manager (`sentinel-0`), MHA style
@@ -43,13 +43,15 @@
 
 pub mod client;
 pub mod manager;
-pub mod msg;
+pub mod protocol;
 pub mod server;
 pub mod table;
 
 use locksim_simulator::dist::Dist;
-use locksim_simulator::model::{Cluster, ClusterSpec, Model, ParamKind, ParamSpec, Params, WorkloadFacts};
+use locksim_simulator::lockclient::LockClient;
+use locksim_simulator::model::{Cluster, Model, ParamKind, ParamSpec, Params, Topology};
 use locksim_simulator::process::{NodeKind, Process};
+use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::time::{ms_to_ns, Nanos};
 
 use client::DbClient;
@@ -59,6 +61,7 @@ use server::DbServer;
 /// The `db` model.
 pub struct Db;
 
+/// The `db` model, as [`registry`](crate::registry) lists it.
 pub static DB: Db = Db;
 
 /// Which lock primitive the library uses.
@@ -73,25 +76,41 @@ pub enum Mode {
 /// How the primary's changes reach the replica.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Replication {
+    /// No replica and no failover manager: one server.
     None,
+    /// Each binlog event leaves for the replica `replication_lag_ms` after its commit.
     Async,
+    /// A changing statement's result waits for the replica's ack, or for `semisync_timeout_ms`
+    /// (then async until the replica catches up).
     Semisync,
 }
 
 /// The model's parameters in engine units.
 #[derive(Clone, Debug)]
 pub struct Config {
+    /// Which lock primitive the library uses (`mode`).
     pub mode: Mode,
+    /// Sleep between attempts while the lock is taken (`poll_ms`).
     pub poll_ns: Nanos,
     /// 0: rows never expire (no cleanup job).
     pub expire_ns: Nanos,
+    /// Period of the cleanup job on the primary (`cleanup_every_ms`).
     pub cleanup_every_ns: Nanos,
     /// 0: no heartbeat.
     pub heartbeat_ns: Nanos,
+    /// On duplicate key, re-enter with `UPDATE … count + 1 WHERE owner`; release decrements
+    /// (`reentrant`).
     pub reentrant: bool,
+    /// How the primary's changes reach the replica (`replication`).
     pub replication: Replication,
+    /// From a commit on the primary to its binlog event leaving for the replica
+    /// (`replication_lag_ms`).
     pub replication_lag_ns: Nanos,
+    /// How long a commit waits for the semisync ack before the primary falls back to async
+    /// (`semisync_timeout_ms`).
     pub semisync_timeout_ns: Nanos,
+    /// The manager promotes the replica once the primary has not answered for this long
+    /// (`failover_after_ms`).
     pub failover_after_ns: Nanos,
     /// Per-statement processing (commit) time, milliseconds.
     pub service_ms: Dist,
@@ -100,6 +119,7 @@ pub struct Config {
 }
 
 impl Config {
+    /// The configuration the scenario's parameters give, for a workload of `clients` clients.
     pub fn from_params(params: &Params, clients: usize) -> Config {
         Config {
             mode: match params.str("mode") {
@@ -130,14 +150,10 @@ impl Config {
     }
 }
 
-/// Timer tags: a kind in the top bits, a sequence number below (all under the library limit).
-pub(crate) fn tag(kind: u64, n: u64) -> u64 {
-    debug_assert!(kind < 32);
-    (kind << 56) | (n & ((1 << 56) - 1))
-}
-
-pub(crate) fn tag_kind(tag: u64) -> u64 {
-    tag >> 56
+/// Whether these parameters call for a replica and a failover manager (what
+/// [`Config::replicated`] says, read from the parameters alone).
+fn replicated(params: &Params) -> bool {
+    params.str("replication") != "none"
 }
 
 const PARAMS: &[ParamSpec] = &[
@@ -210,6 +226,8 @@ const PARAMS: &[ParamSpec] = &[
 ];
 
 impl Model for Db {
+    type Protocol = Db;
+
     fn name(&self) -> &'static str {
         "db"
     }
@@ -222,7 +240,7 @@ impl Model for Db {
         PARAMS
     }
 
-    fn limitations(&self, params: &Params, workload: &WorkloadFacts) -> Vec<String> {
+    fn limitations(&self, params: &Params, workload: &WorkloadSpec) -> Vec<String> {
         let mut notes = Vec::new();
         let get_lock = params.str("mode") == "get_lock";
         if workload.reentry > 0.0 && !params.bool("reentrant") {
@@ -238,7 +256,7 @@ impl Model for Db {
                     .into(),
             );
         }
-        if params.str("replication") != "none" {
+        if replicated(params) {
             notes.push(
                 "after a failover the old primary is demoted, not rejoined as a replica, so a second failover has no candidate".into(),
             );
@@ -250,17 +268,30 @@ impl Model for Db {
         params.str("mode") == "table"
     }
 
-    fn build(&self, params: &Params, spec: &ClusterSpec) -> Cluster {
-        let cfg = Config::from_params(params, spec.clients);
-        let mut services: Vec<(String, NodeKind, Box<dyn Process>)> =
-            vec![("server-0".into(), NodeKind::Server, Box::new(DbServer::new(cfg.clone(), 0)))];
-        if cfg.replicated() {
-            services.push(("server-1".into(), NodeKind::Server, Box::new(DbServer::new(cfg.clone(), 1))));
-            services.push(("sentinel-0".into(), NodeKind::Sentinel, Box::new(FailoverManager::new(cfg.clone()))));
+    fn services(&self, params: &Params) -> Vec<(String, NodeKind)> {
+        let mut names = vec![("server-0".to_string(), NodeKind::Server)];
+        if replicated(params) {
+            names.push(("server-1".to_string(), NodeKind::Server));
+            names.push(("sentinel-0".to_string(), NodeKind::Sentinel));
         }
-        let clients = (0..spec.clients)
-            .map(|i| Box::new(DbClient::new(cfg.clone(), i)) as Box<dyn locksim_simulator::lockclient::LockClient>)
-            .collect();
-        Cluster { services, clients, ordered_links: true, leaderless: false }
+        names
+    }
+
+    fn topology(&self, _params: &Params) -> Topology {
+        // Every link is a TCP connection; server-0 leads until a failover.
+        Topology { ordered_links: true, leaderless: false }
+    }
+
+    fn build(&self, params: &Params, workload: &WorkloadSpec) -> Cluster<Db> {
+        let cfg = Config::from_params(params, workload.clients);
+        // In the order of `services`.
+        let mut services: Vec<Box<dyn Process<Db>>> = vec![Box::new(DbServer::new(cfg.clone(), 0))];
+        if cfg.replicated() {
+            services.push(Box::new(DbServer::new(cfg.clone(), 1)));
+            services.push(Box::new(FailoverManager::new(cfg.clone())));
+        }
+        let clients =
+            (0..workload.clients).map(|i| Box::new(DbClient::new(cfg.clone(), i)) as Box<dyn LockClient<Db>>).collect();
+        Cluster { services, clients }
     }
 }

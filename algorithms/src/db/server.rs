@@ -27,12 +27,12 @@ use std::collections::VecDeque;
 
 use rand::Rng;
 
-use locksim_simulator::process::{downcast, Ctx, Msg, NodeId, Process, TimerId};
+use locksim_simulator::process::{Crash, Ctx, NodeId, Process, TimerId};
 use locksim_simulator::time::{ms_to_ns, Nanos, NS_PER_SEC};
 
-use super::msg::{BinlogEvent, DbMsg, Outcome, OwnerFmt, Role, Stmt};
+use super::protocol::{BinlogEvent, DbMsg, DbTimer, Outcome, OwnerFmt, Role, ServerTimer, Stmt};
 use super::table::{Change, ConnId, LockTable, ReleaseOutcome, UserLocks};
-use super::{tag, tag_kind, Config, Mode, Replication};
+use super::{Config, Db, Mode, Replication};
 use crate::smallmap::SmallMap;
 
 /// The primary's binlog heartbeat to the replica (MySQL's `MASTER_HEARTBEAT_PERIOD`, shortened
@@ -40,12 +40,6 @@ use crate::smallmap::SmallMap;
 pub const BINLOG_HEARTBEAT_NS: Nanos = NS_PER_SEC;
 /// A replica asks for a resend at most this often.
 const RESYNC_EVERY_NS: Nanos = NS_PER_SEC / 2;
-
-const T_EXEC: u64 = 1;
-const T_SHIP: u64 = 2;
-const T_SEMISYNC: u64 = 3;
-const T_CLEANUP: u64 = 4;
-const T_BEAT: u64 = 5;
 
 /// A client connection (session).
 #[derive(Clone, Debug)]
@@ -116,6 +110,8 @@ pub struct DbServer {
 }
 
 impl DbServer {
+    /// Server `index` (`server-<index>`): 0 starts as the primary, 1 as its replica; epoch 1,
+    /// empty table and binlog.
     pub fn new(cfg: Config, index: usize) -> DbServer {
         DbServer {
             cfg,
@@ -129,10 +125,12 @@ impl DbServer {
         }
     }
 
+    /// The server's current role.
     pub fn role(&self) -> Role {
         self.role
     }
 
+    /// The server's lock table.
     pub fn table(&self) -> &LockTable {
         &self.table
     }
@@ -151,18 +149,18 @@ impl DbServer {
         self.cfg.replication == Replication::Semisync && self.v.semisync_on && self.replica().is_some()
     }
 
-    fn start_primary_duties(&mut self, ctx: &mut Ctx) {
+    fn start_primary_duties(&mut self, ctx: &mut Ctx<Db>) {
         if self.cfg.mode == Mode::Table && self.cfg.expire_ns > 0 && self.v.cleanup_timer.is_none() {
             // The job's phase against the run is arbitrary (cron started whenever): drawn.
             let first = ctx.rng().gen_range(1..=self.cfg.cleanup_every_ns.max(1));
-            self.v.cleanup_timer = Some(ctx.set_timer(first, tag(T_CLEANUP, 0)));
+            self.v.cleanup_timer = Some(ctx.set_timer(first, ServerTimer::Cleanup));
         }
         if self.replica().is_some() && self.v.beat_timer.is_none() {
-            self.v.beat_timer = Some(ctx.set_timer(BINLOG_HEARTBEAT_NS, tag(T_BEAT, 0)));
+            self.v.beat_timer = Some(ctx.set_timer(BINLOG_HEARTBEAT_NS, ServerTimer::BinlogHeartbeat));
         }
     }
 
-    fn respond(&mut self, ctx: &mut Ctx, client: NodeId, conn: ConnId, id: u64, outcome: Outcome) {
+    fn respond(&mut self, ctx: &mut Ctx<Db>, client: NodeId, conn: ConnId, id: u64, outcome: Outcome) {
         if let Some(c) = self.v.conns.get_mut(&conn) {
             if c.last_id == id {
                 c.result = Some(outcome);
@@ -171,7 +169,7 @@ impl DbServer {
         ctx.send(client, DbMsg::Response { conn, id, outcome });
     }
 
-    fn on_request(&mut self, ctx: &mut Ctx, from: NodeId, conn: ConnId, first: bool, id: u64, stmt: Stmt) {
+    fn on_request(&mut self, ctx: &mut Ctx<Db>, from: NodeId, conn: ConnId, first: bool, id: u64, stmt: Stmt) {
         let is_write = !matches!(stmt, Stmt::GetLock { .. } | Stmt::ReleaseLock { .. });
         if is_write && self.role != Role::Primary {
             let outcome = Outcome::ReadOnly { primary: self.primary_hint, epoch: self.epoch };
@@ -201,11 +199,11 @@ impl DbServer {
         self.v.next_exec += 1;
         self.v.exec.insert(n, Exec { client: from, conn, id, stmt });
         let service_ns = ms_to_ns(self.cfg.service_ms.sample_non_negative(ctx.rng()));
-        ctx.set_timer(service_ns, tag(T_EXEC, n));
+        ctx.set_timer(service_ns, ServerTimer::Commit { exec: n });
     }
 
     /// The commit point of statement `n`.
-    fn execute(&mut self, ctx: &mut Ctx, n: u64) {
+    fn execute(&mut self, ctx: &mut Ctx<Db>, n: u64) {
         let Some(e) = self.v.exec.remove(&n) else { return };
         if !self.v.conns.contains_key(&e.conn) {
             return; // the session ended (client closed the connection) before the commit
@@ -272,20 +270,20 @@ impl DbServer {
     }
 
     /// Appends a change to the binlog and queues it for shipping. Returns its position.
-    fn commit(&mut self, ctx: &mut Ctx, change: Change) -> u64 {
+    fn commit(&mut self, ctx: &mut Ctx<Db>, change: Change) -> u64 {
         let seq = self.binlog.len() as u64 + 1;
         self.binlog.push(BinlogEvent { seq, epoch: self.epoch, change });
         if self.replica().is_some() {
             let due = ctx.now_mono_ns() + self.cfg.replication_lag_ns;
             self.v.ship_queue.push_back((due, seq));
             if self.v.ship_timer.is_none() {
-                self.v.ship_timer = Some(ctx.set_timer(self.cfg.replication_lag_ns, tag(T_SHIP, 0)));
+                self.v.ship_timer = Some(ctx.set_timer(self.cfg.replication_lag_ns, ServerTimer::Ship));
             }
         }
         seq
     }
 
-    fn ship_due(&mut self, ctx: &mut Ctx) {
+    fn ship_due(&mut self, ctx: &mut Ctx<Db>) {
         self.v.ship_timer = None;
         let now = ctx.now_mono_ns();
         let mut events = Vec::new();
@@ -303,36 +301,36 @@ impl DbServer {
             ctx.send(replica, DbMsg::Binlog { events });
         }
         if let Some(&(due, _)) = self.v.ship_queue.front() {
-            self.v.ship_timer = Some(ctx.set_timer(due.saturating_sub(now), tag(T_SHIP, 0)));
+            self.v.ship_timer = Some(ctx.set_timer(due.saturating_sub(now), ServerTimer::Ship));
         }
     }
 
-    fn park(&mut self, ctx: &mut Ctx, p: Parked) {
+    fn park(&mut self, ctx: &mut Ctx<Db>, p: Parked) {
         self.v.parked.push_back(p);
         if self.v.semisync_timer.is_none() {
-            self.v.semisync_timer = Some(ctx.set_timer(self.cfg.semisync_timeout_ns, tag(T_SEMISYNC, 0)));
+            self.v.semisync_timer = Some(ctx.set_timer(self.cfg.semisync_timeout_ns, ServerTimer::SemisyncTimeout));
         }
     }
 
-    fn rearm_semisync_timer(&mut self, ctx: &mut Ctx) {
+    fn rearm_semisync_timer(&mut self, ctx: &mut Ctx<Db>) {
         if let Some(t) = self.v.semisync_timer.take() {
             ctx.cancel_timer(t);
         }
         if let Some(front) = self.v.parked.front() {
             let deadline = front.since_ns + self.cfg.semisync_timeout_ns;
             let after = deadline.saturating_sub(ctx.now_mono_ns());
-            self.v.semisync_timer = Some(ctx.set_timer(after, tag(T_SEMISYNC, 0)));
+            self.v.semisync_timer = Some(ctx.set_timer(after, ServerTimer::SemisyncTimeout));
         }
     }
 
-    fn release_parked_upto(&mut self, ctx: &mut Ctx, seq: u64) {
+    fn release_parked_upto(&mut self, ctx: &mut Ctx<Db>, seq: u64) {
         while self.v.parked.front().is_some_and(|p| p.seq <= seq) {
             let p = self.v.parked.pop_front().expect("front exists");
             self.respond(ctx, p.client, p.conn, p.id, p.outcome);
         }
     }
 
-    fn on_semisync_timeout(&mut self, ctx: &mut Ctx) {
+    fn on_semisync_timeout(&mut self, ctx: &mut Ctx<Db>) {
         self.v.semisync_timer = None;
         let now = ctx.now_mono_ns();
         let expired = self.v.parked.front().is_some_and(|p| now >= p.since_ns + self.cfg.semisync_timeout_ns);
@@ -348,7 +346,7 @@ impl DbServer {
         }
     }
 
-    fn on_ack(&mut self, ctx: &mut Ctx, seq: u64) {
+    fn on_ack(&mut self, ctx: &mut Ctx<Db>, seq: u64) {
         if self.role != Role::Primary {
             return;
         }
@@ -362,8 +360,8 @@ impl DbServer {
         self.rearm_semisync_timer(ctx);
     }
 
-    fn cleanup(&mut self, ctx: &mut Ctx) {
-        self.v.cleanup_timer = Some(ctx.set_timer(self.cfg.cleanup_every_ns, tag(T_CLEANUP, 0)));
+    fn cleanup(&mut self, ctx: &mut Ctx<Db>) {
+        self.v.cleanup_timer = Some(ctx.set_timer(self.cfg.cleanup_every_ns, ServerTimer::Cleanup));
         if self.role != Role::Primary {
             return;
         }
@@ -382,7 +380,7 @@ impl DbServer {
         }
     }
 
-    fn on_binlog(&mut self, ctx: &mut Ctx, from: NodeId, events: Vec<BinlogEvent>) {
+    fn on_binlog(&mut self, ctx: &mut Ctx<Db>, from: NodeId, events: Vec<BinlogEvent>) {
         if self.role != Role::Replica {
             return; // promoted or retired: replication stopped (STOP REPLICA; RESET REPLICA ALL)
         }
@@ -406,7 +404,7 @@ impl DbServer {
         }
     }
 
-    fn resync(&mut self, ctx: &mut Ctx, primary: NodeId) {
+    fn resync(&mut self, ctx: &mut Ctx<Db>, primary: NodeId) {
         let now = ctx.now_mono_ns();
         if self.v.last_resync_ns.is_some_and(|t| now < t + RESYNC_EVERY_NS) {
             return;
@@ -415,7 +413,7 @@ impl DbServer {
         ctx.send(primary, DbMsg::Resync { from: self.binlog.len() as u64 + 1 });
     }
 
-    fn on_resync(&mut self, ctx: &mut Ctx, from_node: NodeId, from: u64) {
+    fn on_resync(&mut self, ctx: &mut Ctx<Db>, from_node: NodeId, from: u64) {
         let Some(replica) = self.replica() else { return };
         if replica != from_node || from == 0 {
             return;
@@ -428,7 +426,7 @@ impl DbServer {
         ctx.send(replica, DbMsg::Binlog { events });
     }
 
-    fn on_promote(&mut self, ctx: &mut Ctx, from: NodeId, epoch: u64) {
+    fn on_promote(&mut self, ctx: &mut Ctx<Db>, from: NodeId, epoch: u64) {
         if self.role == Role::Replica && epoch > self.epoch {
             self.role = Role::Primary;
             self.epoch = epoch;
@@ -443,7 +441,7 @@ impl DbServer {
         }
     }
 
-    fn on_demote(&mut self, ctx: &mut Ctx, epoch: u64, primary: NodeId) {
+    fn on_demote(&mut self, ctx: &mut Ctx<Db>, epoch: u64, primary: NodeId) {
         if epoch <= self.epoch || primary == ctx.me() {
             return;
         }
@@ -458,8 +456,8 @@ impl DbServer {
     }
 }
 
-impl Process for DbServer {
-    fn on_start(&mut self, ctx: &mut Ctx) {
+impl Process<Db> for DbServer {
+    fn on_start(&mut self, ctx: &mut Ctx<Db>) {
         let mut peers = vec![ctx.node_named("server-0").expect("server-0 exists")];
         if self.cfg.replicated() {
             peers.push(ctx.node_named("server-1").expect("server-1 exists"));
@@ -477,9 +475,8 @@ impl Process for DbServer {
         }
     }
 
-    fn on_message(&mut self, ctx: &mut Ctx, from: NodeId, msg: Msg) {
-        let Ok(msg) = downcast::<DbMsg>(msg) else { return };
-        match *msg {
+    fn on_message(&mut self, ctx: &mut Ctx<Db>, from: NodeId, msg: DbMsg) {
+        match msg {
             DbMsg::Request { conn, first, id, stmt } => self.on_request(ctx, from, conn, first, id, stmt),
             DbMsg::Close { conn } => {
                 ctx.send(from, DbMsg::Closed { conn });
@@ -507,24 +504,26 @@ impl Process for DbServer {
         }
     }
 
-    fn on_timer(&mut self, ctx: &mut Ctx, timer: TimerId, t: u64) {
-        match tag_kind(t) {
-            T_EXEC => self.execute(ctx, t & ((1 << 56) - 1)),
-            T_SHIP if self.v.ship_timer == Some(timer) => self.ship_due(ctx),
-            T_SEMISYNC if self.v.semisync_timer == Some(timer) => self.on_semisync_timeout(ctx),
-            T_CLEANUP if self.v.cleanup_timer == Some(timer) => self.cleanup(ctx),
-            T_BEAT if self.v.beat_timer == Some(timer) => {
+    fn on_timer(&mut self, ctx: &mut Ctx<Db>, timer: TimerId, tag: DbTimer) {
+        let DbTimer::Server(t) = tag else { return };
+        match t {
+            ServerTimer::Commit { exec } => self.execute(ctx, exec),
+            ServerTimer::Ship if self.v.ship_timer == Some(timer) => self.ship_due(ctx),
+            ServerTimer::SemisyncTimeout if self.v.semisync_timer == Some(timer) => self.on_semisync_timeout(ctx),
+            ServerTimer::Cleanup if self.v.cleanup_timer == Some(timer) => self.cleanup(ctx),
+            ServerTimer::BinlogHeartbeat if self.v.beat_timer == Some(timer) => {
                 self.v.beat_timer = None;
                 if let Some(replica) = self.replica() {
                     ctx.send(replica, DbMsg::BinlogHeartbeat { epoch: self.epoch, shipped: self.v.shipped });
-                    self.v.beat_timer = Some(ctx.set_timer(BINLOG_HEARTBEAT_NS, tag(T_BEAT, 0)));
+                    self.v.beat_timer = Some(ctx.set_timer(BINLOG_HEARTBEAT_NS, ServerTimer::BinlogHeartbeat));
                 }
             }
             _ => {}
         }
     }
 
-    fn on_crash(&mut self) {
+    fn on_crash(&mut self, _crash: &Crash) {
+        // The table, binlog, role and epoch are durable (InnoDB, `sync_binlog = 1`); nothing else.
         self.v = Volatile::default();
     }
 

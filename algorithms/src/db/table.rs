@@ -27,6 +27,7 @@ pub type ConnId = u64;
 pub struct Row {
     /// The auto-increment id: the fencing token.
     pub id: u64,
+    /// The library that holds the lock.
     pub owner: Owner,
     /// Reentrant nesting depth.
     pub count: u32,
@@ -47,7 +48,10 @@ pub enum ReleaseOutcome {
     /// No row of this owner (it expired, was never written, or was lost in a failover).
     NotOwner,
     /// Nested: the count went down and the row stays.
-    Decremented { count: u32 },
+    Decremented {
+        /// The count left (at least 1).
+        count: u32,
+    },
     /// The row was deleted.
     Deleted,
 }
@@ -67,18 +71,22 @@ impl Default for LockTable {
 }
 
 impl LockTable {
+    /// The row of lock `key`, if there is one.
     pub fn row(&self, key: LockKey) -> Option<&Row> {
         self.rows.get(&key)
     }
 
+    /// The id the next INSERT draws.
     pub fn next_id(&self) -> u64 {
         self.next_id
     }
 
+    /// The number of rows.
     pub fn len(&self) -> usize {
         self.rows.len()
     }
 
+    /// Whether the table has no rows.
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty()
     }
@@ -210,6 +218,7 @@ impl UserLocks {
         keys
     }
 
+    /// The session holding `key` and its count, if any.
     pub fn holder(&self, key: LockKey) -> Option<(ConnId, u32)> {
         self.locks.get(&key).copied()
     }

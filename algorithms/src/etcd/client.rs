@@ -42,12 +42,14 @@ use std::sync::Arc;
 
 use locksim_simulator::history::{FailReason, LockKey, LockMode};
 use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
-use locksim_simulator::process::{downcast, Ctx, Msg, NodeId, TimerId};
+use locksim_simulator::process::{Crash, Ctx, NodeId, TimerId};
 use locksim_simulator::time::Nanos;
 
 use super::protocol::{
-    EtcdError, KeyInfo, LeaseId, Op, Ping, Pong, Reply, Request, Response, Revision, WatchAck, WatchCreated, WatchEvent,
+    ClientTimer, EtcdError, EtcdMsg, EtcdTimer, KeyInfo, LeaseId, Op, Ping, Pong, Reply, Request, Response, Revision,
+    WatchAck, WatchEvent,
 };
+use super::Etcd;
 
 /// clientv3 `retryConnWait`: the keep-alive send loop's period.
 pub const KEEPALIVE_LOOP_NS: Nanos = 500_000_000;
@@ -65,39 +67,32 @@ pub const PING_EVERY_NS: Nanos = 2_000_000_000;
 /// … and the connection is closed when one goes unanswered for `DialKeepAliveTimeout` (6 s).
 pub const PING_TIMEOUT_NS: Nanos = 6_000_000_000;
 
-const TAG_KIND_SHIFT: u32 = 48;
-const TAG_KA_SEND: u64 = 1;
-const TAG_KA_DEADLINE: u64 = 2;
-const TAG_CALL_TIMEOUT: u64 = 3;
-const TAG_RETRY: u64 = 4;
-const TAG_PING: u64 = 5;
-const TAG_WATCH_RESEND: u64 = 6;
-
 /// A watch request not confirmed within TCP's minimum retransmission timeout is sent again (the
 /// model's stand-in for the TCP stream it travels on).
 pub const WATCH_RESEND_NS: Nanos = 200_000_000;
 
-fn tag(kind: u64, n: u64) -> u64 {
-    (kind << TAG_KIND_SHIFT) | (n & ((1 << TAG_KIND_SHIFT) - 1))
-}
-
 /// The client library's settings.
 #[derive(Clone, Debug)]
 pub struct ClientConfig {
+    /// The number of members (`servers`).
     pub servers: usize,
+    /// The TTL the session asks for (`lease_ttl_ms`).
     pub lease_ttl_ns: Nanos,
+    /// After waiting, get the own key again and fail if it is gone (etcd 3.4.4+); `false` is
+    /// 3.4.3, which reports the lock held without looking (etcd issue #11456).
     pub recheck_after_wait: bool,
     /// How long a call or the keep-alive stream may go unanswered before the client moves on.
     pub request_timeout_ns: Nanos,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 enum Session {
+    #[default]
     None,
     Granting,
     Live {
         lease: LeaseId,
-        /// Session generation (tags of its loops).
+        /// Session generation (named by its loops' timers).
         gen: u64,
         next_keepalive_ns: Nanos,
         deadline_ns: Nanos,
@@ -172,11 +167,25 @@ struct Watch {
 pub struct EtcdClient {
     cfg: ClientConfig,
     index: usize,
+    /// The members' node ids (looked up at the first start; a restart keeps them).
     servers: Vec<NodeId>,
-    endpoint: usize,
+    // Kept across a crash though not state: the counters that number this node's requests,
+    // sessions and pings. They are never reused, so nothing addressed to the node's previous life
+    // matches anything in the new one (the members drop a request id they have seen from this
+    // node as a duplicate).
     next_id: u64,
-    session: Session,
     session_gen: u64,
+    ping_seq: u64,
+    /// Everything else, replaced whole at a crash.
+    v: Volatile,
+}
+
+/// What the client loses in a crash.
+#[derive(Default)]
+struct Volatile {
+    /// The member this client is connected to (an index into `servers`).
+    endpoint: usize,
+    session: Session,
     call: Option<Call>,
     mutex: Option<Mutex>,
     watch: Option<Watch>,
@@ -184,30 +193,16 @@ pub struct EtcdClient {
     conn_incarnation: Option<u64>,
     /// When the oldest unanswered ping went out.
     ping_since: Option<Nanos>,
-    ping_seq: u64,
 }
 
 impl EtcdClient {
+    /// Client `index`; it starts on member `index` mod `servers`.
     pub fn new(index: usize, cfg: ClientConfig) -> Self {
-        EtcdClient {
-            cfg,
-            index,
-            servers: Vec::new(),
-            endpoint: 0,
-            next_id: 0,
-            session: Session::None,
-            session_gen: 0,
-            call: None,
-            mutex: None,
-            watch: None,
-            conn_incarnation: None,
-            ping_since: None,
-            ping_seq: 0,
-        }
+        EtcdClient { cfg, index, servers: Vec::new(), next_id: 0, session_gen: 0, ping_seq: 0, v: Volatile::default() }
     }
 
     fn server(&self) -> NodeId {
-        self.servers[self.endpoint]
+        self.servers[self.v.endpoint]
     }
 
     fn fresh_id(&mut self) -> u64 {
@@ -216,21 +211,21 @@ impl EtcdClient {
     }
 
     /// Sends `op` as the in-flight call.
-    fn call(&mut self, ctx: &mut Ctx, purpose: Purpose, op: Op, retries: u32) {
+    fn call(&mut self, ctx: &mut Ctx<Etcd>, purpose: Purpose, op: Op, retries: u32) {
         let id = self.fresh_id();
         ctx.send(self.server(), Request { id, op: op.clone() });
-        let timer = Some(ctx.set_timer(self.cfg.request_timeout_ns, tag(TAG_CALL_TIMEOUT, id)));
-        self.call = Some(Call { id, purpose, op, retries, timer });
+        let timer = Some(ctx.set_timer(self.cfg.request_timeout_ns, ClientTimer::CallTimeout { id }));
+        self.v.call = Some(Call { id, purpose, op, retries, timer });
     }
 
     /// Sends `op` without waiting for its answer (mutex.go's cleanup `Unlock` after a failure).
-    fn fire(&mut self, ctx: &mut Ctx, op: Op) {
+    fn fire(&mut self, ctx: &mut Ctx<Etcd>, op: Op) {
         let id = self.fresh_id();
         ctx.send(self.server(), Request { id, op });
     }
 
     fn lease(&self) -> Option<LeaseId> {
-        match self.session {
+        match self.v.session {
             Session::Live { lease, .. } => Some(lease),
             _ => None,
         }
@@ -238,17 +233,17 @@ impl EtcdClient {
 
     // ----- session -----
 
-    fn open_session(&mut self, ctx: &mut Ctx) {
-        self.session = Session::Granting;
+    fn open_session(&mut self, ctx: &mut Ctx<Etcd>) {
+        self.v.session = Session::Granting;
         let ttl_ns = self.cfg.lease_ttl_ns;
         self.call(ctx, Purpose::Grant, Op::LeaseGrant { ttl_ns }, 0);
     }
 
-    fn session_granted(&mut self, ctx: &mut Ctx, out: &mut LockEvents, lease: LeaseId) {
+    fn session_granted(&mut self, ctx: &mut Ctx<Etcd>, out: &mut LockEvents, lease: LeaseId) {
         self.session_gen += 1;
         let gen = self.session_gen;
         let now = ctx.now_mono_ns();
-        self.session = Session::Live {
+        self.v.session = Session::Live {
             lease,
             gen,
             next_keepalive_ns: now,
@@ -257,17 +252,17 @@ impl EtcdClient {
         };
         ctx.note(|| format!("session: lease {lease}"));
         self.keepalive_send(ctx);
-        ctx.set_timer(DEADLINE_LOOP_NS, tag(TAG_KA_DEADLINE, gen));
-        if matches!(&self.mutex, Some(m) if m.step == Step::Session) {
+        ctx.set_timer(DEADLINE_LOOP_NS, ClientTimer::KeepAliveDeadline { gen });
+        if matches!(&self.v.mutex, Some(m) if m.step == Step::Session) {
             self.lock_txn(ctx, out);
         }
     }
 
     /// The send loop: a keep-alive when `nextKeepAlive` has passed, then again in 500 ms.
-    fn keepalive_send(&mut self, ctx: &mut Ctx) {
+    fn keepalive_send(&mut self, ctx: &mut Ctx<Etcd>) {
         let now = ctx.now_mono_ns();
         let server = self.server();
-        if let Session::Live { lease, gen, next_keepalive_ns, unanswered_since, .. } = &mut self.session {
+        if let Session::Live { lease, gen, next_keepalive_ns, unanswered_since, .. } = &mut self.v.session {
             if *next_keepalive_ns <= now {
                 let lease = *lease;
                 unanswered_since.get_or_insert(now);
@@ -275,27 +270,27 @@ impl EtcdClient {
                 ctx.send(server, Request { id: self.next_id, op: Op::KeepAlive { lease } });
             }
             let gen = *gen;
-            ctx.set_timer(KEEPALIVE_LOOP_NS, tag(TAG_KA_SEND, gen));
+            ctx.set_timer(KEEPALIVE_LOOP_NS, ClientTimer::KeepAliveSend { gen });
         }
     }
 
-    fn deadline_check(&mut self, ctx: &mut Ctx, out: &mut LockEvents) {
+    fn deadline_check(&mut self, ctx: &mut Ctx<Etcd>, out: &mut LockEvents) {
         let now = ctx.now_mono_ns();
-        let Session::Live { gen, deadline_ns, unanswered_since, .. } = &self.session else { return };
+        let Session::Live { gen, deadline_ns, unanswered_since, .. } = &self.v.session else { return };
         let gen = *gen;
         if *deadline_ns < now {
             ctx.note(|| "keep-alive unanswered for a whole TTL: session over".to_string());
             return self.session_lost(ctx, out);
         }
-        ctx.set_timer(DEADLINE_LOOP_NS, tag(TAG_KA_DEADLINE, gen));
+        ctx.set_timer(DEADLINE_LOOP_NS, ClientTimer::KeepAliveDeadline { gen });
         if unanswered_since.is_some_and(|t| now >= t + self.cfg.request_timeout_ns) {
             self.reconnect(ctx, out, true, "keep-alive stream unanswered");
         }
     }
 
-    fn keepalive_answer(&mut self, ctx: &mut Ctx, out: &mut LockEvents, lease_answered: LeaseId, ttl_ns: Nanos) {
+    fn keepalive_answer(&mut self, ctx: &mut Ctx<Etcd>, out: &mut LockEvents, lease_answered: LeaseId, ttl_ns: Nanos) {
         let now = ctx.now_mono_ns();
-        let Session::Live { lease, next_keepalive_ns, deadline_ns, unanswered_since, .. } = &mut self.session else {
+        let Session::Live { lease, next_keepalive_ns, deadline_ns, unanswered_since, .. } = &mut self.v.session else {
             return;
         };
         if *lease != lease_answered {
@@ -312,15 +307,15 @@ impl EtcdClient {
 
     /// `Session.Done()`: the application stops treating its lock as held; the mutex's wait, if
     /// any, goes on (it is not tied to the session).
-    fn session_lost(&mut self, _ctx: &mut Ctx, out: &mut LockEvents) {
-        self.session = Session::None;
-        if let Some(m) = &self.mutex {
+    fn session_lost(&mut self, _ctx: &mut Ctx<Etcd>, out: &mut LockEvents) {
+        self.v.session = Session::None;
+        if let Some(m) = &self.v.mutex {
             if m.step == Step::Held {
                 out.push(LockEvent::Lost { key: m.key, honour: true });
             }
         }
-        if matches!(&self.call, Some(c) if c.purpose == Purpose::Grant) {
-            self.call = None;
+        if matches!(&self.v.call, Some(c) if c.purpose == Purpose::Grant) {
+            self.v.call = None;
         }
     }
 
@@ -329,23 +324,23 @@ impl EtcdClient {
     /// The connection is closed (`move_on`: to the next member; otherwise to the same one, which
     /// restarted). The keep-alive and watch streams are re-opened on the new connection, the watch
     /// from the same revision; the call in flight fails with the connection (a read is resent).
-    fn reconnect(&mut self, ctx: &mut Ctx, out: &mut LockEvents, move_on: bool, why: &str) {
+    fn reconnect(&mut self, ctx: &mut Ctx<Etcd>, out: &mut LockEvents, move_on: bool, why: &str) {
         if move_on {
-            self.endpoint = (self.endpoint + 1) % self.servers.len();
+            self.v.endpoint = (self.v.endpoint + 1) % self.servers.len();
         }
         let name = ctx.name_of(self.server()).to_string();
         ctx.note(|| format!("{why}: connecting to {name}"));
-        self.conn_incarnation = None;
-        self.ping_since = None;
+        self.v.conn_incarnation = None;
+        self.v.ping_since = None;
         // The keep-alive stream re-opens; an unanswered keep-alive is resent by the 500 ms loop
         // (its nextKeepAlive only moves on an answer).
-        if let Session::Live { unanswered_since, .. } = &mut self.session {
+        if let Session::Live { unanswered_since, .. } = &mut self.v.session {
             *unanswered_since = None;
         }
-        if let Some(w) = self.watch.take() {
+        if let Some(w) = self.v.watch.take() {
             self.start_watch(ctx, w.key, w.start_rev);
         }
-        if let Some(call) = self.call.take() {
+        if let Some(call) = self.v.call.take() {
             if let Some(t) = call.timer {
                 ctx.cancel_timer(t);
             }
@@ -353,50 +348,50 @@ impl EtcdClient {
         }
     }
 
-    fn start_watch(&mut self, ctx: &mut Ctx, key: impl Into<Arc<str>>, start_rev: Revision) {
+    fn start_watch(&mut self, ctx: &mut Ctx<Etcd>, key: impl Into<Arc<str>>, start_rev: Revision) {
         let id = self.fresh_id();
-        self.watch = Some(Watch { id, key: key.into(), start_rev, created: false, last_seq: 0 });
+        self.v.watch = Some(Watch { id, key: key.into(), start_rev, created: false, last_seq: 0 });
         self.send_watch(ctx);
     }
 
-    fn send_watch(&mut self, ctx: &mut Ctx) {
-        let Some(w) = &self.watch else { return };
+    fn send_watch(&mut self, ctx: &mut Ctx<Etcd>) {
+        let Some(w) = &self.v.watch else { return };
         let op = Op::Watch { watch_id: w.id, key: w.key.clone(), start_rev: w.start_rev };
         ctx.send(self.server(), Request { id: w.id, op });
-        ctx.set_timer(WATCH_RESEND_NS, tag(TAG_WATCH_RESEND, w.id));
+        ctx.set_timer(WATCH_RESEND_NS, ClientTimer::WatchResend { watch_id: w.id });
     }
 
-    fn cancel_watch(&mut self, ctx: &mut Ctx) {
-        if let Some(w) = self.watch.take() {
+    fn cancel_watch(&mut self, ctx: &mut Ctx<Etcd>) {
+        if let Some(w) = self.v.watch.take() {
             self.fire(ctx, Op::WatchCancel { watch_id: w.id });
         }
     }
 
     // ----- the mutex -----
 
-    fn lock_txn(&mut self, ctx: &mut Ctx, out: &mut LockEvents) {
+    fn lock_txn(&mut self, ctx: &mut Ctx<Etcd>, out: &mut LockEvents) {
         let Some(lease) = self.lease() else {
             return self.open_session(ctx);
         };
         let _ = out;
-        let Some(m) = self.mutex.as_mut() else { return };
+        let Some(m) = self.v.mutex.as_mut() else { return };
         m.my_key = format!("{}{:x}", m.prefix, lease).into();
         m.step = Step::Txn;
         let op = Op::MutexTxn { my_key: m.my_key.clone(), prefix: m.prefix.clone(), lease };
         self.call(ctx, Purpose::Txn, op, 0);
     }
 
-    fn wait_get(&mut self, ctx: &mut Ctx) {
-        let Some(m) = self.mutex.as_mut() else { return };
+    fn wait_get(&mut self, ctx: &mut Ctx<Etcd>) {
+        let Some(m) = self.v.mutex.as_mut() else { return };
         m.step = Step::WaitGet;
         let op = Op::LastCreateBelow { prefix: m.prefix.clone(), max_create_rev: m.my_rev.saturating_sub(1) };
         self.call(ctx, Purpose::WaitGet, op, 0);
     }
 
     /// waitDeletes returned: recheck the own key (fixed versions) or hold at once (3.4.3).
-    fn waited(&mut self, ctx: &mut Ctx, out: &mut LockEvents) {
+    fn waited(&mut self, ctx: &mut Ctx<Etcd>, out: &mut LockEvents) {
         if self.cfg.recheck_after_wait {
-            let Some(m) = self.mutex.as_mut() else { return };
+            let Some(m) = self.v.mutex.as_mut() else { return };
             m.step = Step::Recheck;
             let op = Op::Get { key: m.my_key.clone() };
             self.call(ctx, Purpose::Recheck, op, 0);
@@ -405,8 +400,8 @@ impl EtcdClient {
         }
     }
 
-    fn granted(&mut self, ctx: &mut Ctx, out: &mut LockEvents) {
-        let Some(m) = self.mutex.as_mut() else { return };
+    fn granted(&mut self, ctx: &mut Ctx<Etcd>, out: &mut LockEvents) {
+        let Some(m) = self.v.mutex.as_mut() else { return };
         m.step = Step::Held;
         let (key, rev) = (m.key, m.my_rev);
         ctx.note(|| format!("lock {key}: held with create revision {rev}"));
@@ -415,9 +410,9 @@ impl EtcdClient {
 
     /// Lock returns an error: when the wait failed (`cleanup`) mutex.go first deletes the own key
     /// and returns once that delete is done.
-    fn lock_failed(&mut self, ctx: &mut Ctx, out: &mut LockEvents, reason: FailReason, cleanup: bool) {
+    fn lock_failed(&mut self, ctx: &mut Ctx<Etcd>, out: &mut LockEvents, reason: FailReason, cleanup: bool) {
         self.cancel_watch(ctx);
-        if let Some(m) = self.mutex.take() {
+        if let Some(m) = self.v.mutex.take() {
             if cleanup && !m.my_key.is_empty() {
                 self.call(ctx, Purpose::Cleanup { fail: Some((m.key, reason)) }, Op::Delete { key: m.my_key }, 0);
             } else {
@@ -428,36 +423,36 @@ impl EtcdClient {
 
     /// The cleanup delete is done (answered, or failed: mutex.go ignores its error): the Lock
     /// returns its error, and a Lock called meanwhile starts.
-    fn cleanup_done(&mut self, ctx: &mut Ctx, out: &mut LockEvents, fail: Option<(LockKey, FailReason)>) {
+    fn cleanup_done(&mut self, ctx: &mut Ctx<Etcd>, out: &mut LockEvents, fail: Option<(LockKey, FailReason)>) {
         if let Some((key, reason)) = fail {
             out.push(LockEvent::Failed { key, reason });
         }
-        if matches!(&self.mutex, Some(m) if m.step == Step::AfterCleanup) {
+        if matches!(&self.v.mutex, Some(m) if m.step == Step::AfterCleanup) {
             self.start_lock(ctx, out);
         }
     }
 
     /// Mutex.Lock begins: with the session's lease, or once a session is open.
-    fn start_lock(&mut self, ctx: &mut Ctx, out: &mut LockEvents) {
-        if let Some(m) = self.mutex.as_mut() {
+    fn start_lock(&mut self, ctx: &mut Ctx<Etcd>, out: &mut LockEvents) {
+        if let Some(m) = self.v.mutex.as_mut() {
             m.step = Step::Session;
         }
-        match self.session {
+        match self.v.session {
             Session::Live { .. } => self.lock_txn(ctx, out),
             Session::Granting => {}
             Session::None => self.open_session(ctx),
         }
     }
 
-    fn on_response(&mut self, ctx: &mut Ctx, out: &mut LockEvents, resp: Response) {
+    fn on_response(&mut self, ctx: &mut Ctx<Etcd>, out: &mut LockEvents, resp: Response) {
         if let Ok(Reply::KeepAlive { lease, ttl_ns }) = resp.result {
             return self.keepalive_answer(ctx, out, lease, ttl_ns);
         }
-        let Some(call) = self.call.as_ref() else { return };
+        let Some(call) = self.v.call.as_ref() else { return };
         if call.id != resp.id {
             return;
         }
-        let call = self.call.take().expect("checked");
+        let call = self.v.call.take().expect("checked");
         if let Some(t) = call.timer {
             ctx.cancel_timer(t);
         }
@@ -469,7 +464,7 @@ impl EtcdClient {
 
     fn call_answered(
         &mut self,
-        ctx: &mut Ctx,
+        ctx: &mut Ctx<Etcd>,
         out: &mut LockEvents,
         purpose: Purpose,
         header_rev: Revision,
@@ -478,7 +473,7 @@ impl EtcdClient {
         match (purpose, reply) {
             (Purpose::Grant, Reply::LeaseGranted { lease, .. }) => self.session_granted(ctx, out, lease),
             (Purpose::Txn, Reply::Txn { my_create_rev, owner, .. }) => {
-                let Some(m) = self.mutex.as_mut() else { return };
+                let Some(m) = self.v.mutex.as_mut() else { return };
                 m.my_rev = my_create_rev;
                 let holds = owner.as_ref().is_none_or(|o: &KeyInfo| o.create_rev == my_create_rev);
                 if holds {
@@ -490,7 +485,7 @@ impl EtcdClient {
             (Purpose::WaitGet, Reply::Range { kv }) => match kv {
                 None => self.waited(ctx, out),
                 Some(pred) => {
-                    let Some(m) = self.mutex.as_mut() else { return };
+                    let Some(m) = self.v.mutex.as_mut() else { return };
                     m.step = Step::Watching { key: pred.key.clone() };
                     let key = m.key;
                     ctx.note(|| {
@@ -509,7 +504,7 @@ impl EtcdClient {
             }
             (Purpose::Cleanup { fail }, _) => self.cleanup_done(ctx, out, fail),
             (Purpose::Unlock, Reply::Deleted { .. }) => {
-                if let Some(m) = self.mutex.take() {
+                if let Some(m) = self.v.mutex.take() {
                     out.push(LockEvent::Released { key: m.key });
                 }
             }
@@ -519,7 +514,7 @@ impl EtcdClient {
 
     /// A call got an error or no answer in time: the client moves to another member (a lease
     /// error is an answer like any other and keeps the connection).
-    fn call_failed(&mut self, ctx: &mut Ctx, out: &mut LockEvents, call: Call, error: Option<EtcdError>) {
+    fn call_failed(&mut self, ctx: &mut Ctx<Etcd>, out: &mut LockEvents, call: Call, error: Option<EtcdError>) {
         if error != Some(EtcdError::LeaseNotFound) {
             self.reconnect(ctx, out, true, if error.is_some() { "no leader" } else { "call unanswered" });
         }
@@ -527,12 +522,12 @@ impl EtcdClient {
     }
 
     /// What a failed call means for the session or the lock.
-    fn handle_failed_call(&mut self, ctx: &mut Ctx, out: &mut LockEvents, call: Call, error: Option<EtcdError>) {
+    fn handle_failed_call(&mut self, ctx: &mut Ctx<Etcd>, out: &mut LockEvents, call: Call, error: Option<EtcdError>) {
         let retry_read = call.op.repeatable() && call.retries < MAX_RETRIES;
         match call.purpose {
             Purpose::Grant => {
-                self.session = Session::None;
-                if matches!(&self.mutex, Some(m) if m.step == Step::Session) {
+                self.v.session = Session::None;
+                if matches!(&self.v.mutex, Some(m) if m.step == Step::Session) {
                     self.lock_failed(ctx, out, FailReason::Unavailable, false);
                 }
             }
@@ -553,43 +548,43 @@ impl EtcdClient {
     }
 
     /// The gRPC keepalive: ping every 2 s; a ping unanswered for 6 s closes the connection.
-    fn ping(&mut self, ctx: &mut Ctx, out: &mut LockEvents) {
-        ctx.set_timer(PING_EVERY_NS, tag(TAG_PING, 0));
+    fn ping(&mut self, ctx: &mut Ctx<Etcd>, out: &mut LockEvents) {
+        ctx.set_timer(PING_EVERY_NS, ClientTimer::Ping);
         let now = ctx.now_mono_ns();
-        if self.ping_since.is_some_and(|t| now >= t + PING_TIMEOUT_NS) {
+        if self.v.ping_since.is_some_and(|t| now >= t + PING_TIMEOUT_NS) {
             return self.reconnect(ctx, out, true, "keepalive ping unanswered");
         }
         self.ping_seq += 1;
-        self.ping_since.get_or_insert(now);
+        self.v.ping_since.get_or_insert(now);
         ctx.send(self.server(), Ping { seq: self.ping_seq });
     }
 
-    fn on_pong(&mut self, ctx: &mut Ctx, out: &mut LockEvents, from: NodeId, pong: Pong) {
+    fn on_pong(&mut self, ctx: &mut Ctx<Etcd>, out: &mut LockEvents, from: NodeId, pong: Pong) {
         if from != self.server() {
             return;
         }
-        self.ping_since = None;
-        match self.conn_incarnation {
-            None => self.conn_incarnation = Some(pong.incarnation),
+        self.v.ping_since = None;
+        match self.v.conn_incarnation {
+            None => self.v.conn_incarnation = Some(pong.incarnation),
             Some(i) if i != pong.incarnation => {
                 // The member restarted: this connection (and the watch on it) died with it.
                 self.reconnect(ctx, out, false, "member restarted");
-                self.conn_incarnation = Some(pong.incarnation);
+                self.v.conn_incarnation = Some(pong.incarnation);
             }
             Some(_) => {}
         }
     }
 
-    fn retry_later(&mut self, ctx: &mut Ctx, call: Call) {
+    fn retry_later(&mut self, ctx: &mut Ctx<Etcd>, call: Call) {
         let id = call.id;
-        self.call = Some(Call { retries: call.retries + 1, timer: None, ..call });
-        ctx.set_timer(RETRY_BACKOFF_NS, tag(TAG_RETRY, id));
+        self.v.call = Some(Call { retries: call.retries + 1, timer: None, ..call });
+        ctx.set_timer(RETRY_BACKOFF_NS, ClientTimer::Retry { id });
     }
 
-    fn on_watch_event(&mut self, ctx: &mut Ctx, out: &mut LockEvents, from: NodeId, ev: WatchEvent) {
+    fn on_watch_event(&mut self, ctx: &mut Ctx<Etcd>, out: &mut LockEvents, from: NodeId, ev: WatchEvent) {
         // Acknowledge whatever arrives, so the member stops resending it.
         ctx.send(from, WatchAck { watch_id: ev.watch_id, seq: ev.seq });
-        let Some(w) = self.watch.as_mut() else { return };
+        let Some(w) = self.v.watch.as_mut() else { return };
         if w.id != ev.watch_id || ev.seq <= w.last_seq {
             return;
         }
@@ -597,7 +592,7 @@ impl EtcdClient {
         if !ev.deleted {
             return;
         }
-        let Some(m) = &self.mutex else { return };
+        let Some(m) = &self.v.mutex else { return };
         if !matches!(&m.step, Step::Watching { key } if *key == ev.key) {
             return;
         }
@@ -608,31 +603,31 @@ impl EtcdClient {
     }
 }
 
-impl LockClient for EtcdClient {
-    fn on_start(&mut self, ctx: &mut Ctx, _out: &mut LockEvents) {
+impl LockClient<Etcd> for EtcdClient {
+    fn on_start(&mut self, ctx: &mut Ctx<Etcd>, _out: &mut LockEvents) {
         if self.servers.is_empty() {
             self.servers =
                 (0..self.cfg.servers).map(|i| ctx.node_named(&format!("server-{i}")).expect("etcd member")).collect();
         }
-        self.endpoint = self.index % self.servers.len();
-        self.conn_incarnation = None;
-        self.ping_since = None;
-        ctx.set_timer(PING_EVERY_NS, tag(TAG_PING, 0));
+        self.v.endpoint = self.index % self.servers.len();
+        self.v.conn_incarnation = None;
+        self.v.ping_since = None;
+        ctx.set_timer(PING_EVERY_NS, ClientTimer::Ping);
         self.open_session(ctx);
     }
 
-    fn acquire(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey, _mode: LockMode) {
-        let cleaning = matches!(&self.call, Some(c) if matches!(c.purpose, Purpose::Cleanup { .. }));
+    fn acquire(&mut self, ctx: &mut Ctx<Etcd>, out: &mut LockEvents, key: LockKey, _mode: LockMode) {
+        let cleaning = matches!(&self.v.call, Some(c) if matches!(c.purpose, Purpose::Cleanup { .. }));
         let step = if cleaning { Step::AfterCleanup } else { Step::Session };
         let prefix = format!("/lock/{key}/").into();
-        self.mutex = Some(Mutex { key, prefix, my_key: "".into(), my_rev: 0, step });
+        self.v.mutex = Some(Mutex { key, prefix, my_key: "".into(), my_rev: 0, step });
         if !cleaning {
             self.start_lock(ctx, out);
         }
     }
 
-    fn release(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey) {
-        let Some(m) = self.mutex.as_mut() else {
+    fn release(&mut self, ctx: &mut Ctx<Etcd>, out: &mut LockEvents, key: LockKey) {
+        let Some(m) = self.v.mutex.as_mut() else {
             out.push(LockEvent::Released { key });
             return;
         };
@@ -641,16 +636,16 @@ impl LockClient for EtcdClient {
         self.call(ctx, Purpose::Unlock, op, 0);
     }
 
-    fn cancel(&mut self, ctx: &mut Ctx, _out: &mut LockEvents, _key: LockKey) {
+    fn cancel(&mut self, ctx: &mut Ctx<Etcd>, _out: &mut LockEvents, _key: LockKey) {
         // The Lock's context is cancelled: a wait in progress deletes the own key; a transaction
         // in flight is abandoned as is (its key, if created, is found again by the next Lock).
         let cleanup =
-            matches!(&self.mutex, Some(m) if matches!(m.step, Step::WaitGet | Step::Watching { .. } | Step::Recheck));
+            matches!(&self.v.mutex, Some(m) if matches!(m.step, Step::WaitGet | Step::Watching { .. } | Step::Recheck));
         self.cancel_watch(ctx);
-        let mutex = self.mutex.take();
+        let mutex = self.v.mutex.take();
         // The session's grant and an earlier cleanup carry on; the Lock's own call is dropped.
-        if matches!(&self.call, Some(c) if matches!(c.purpose, Purpose::Txn | Purpose::WaitGet | Purpose::Recheck)) {
-            if let Some(t) = self.call.take().and_then(|c| c.timer) {
+        if matches!(&self.v.call, Some(c) if matches!(c.purpose, Purpose::Txn | Purpose::WaitGet | Purpose::Recheck)) {
+            if let Some(t) = self.v.call.take().and_then(|c| c.timer) {
                 ctx.cancel_timer(t);
             }
         }
@@ -659,68 +654,59 @@ impl LockClient for EtcdClient {
         }
     }
 
-    fn on_message(&mut self, ctx: &mut Ctx, out: &mut LockEvents, from: NodeId, msg: Msg) {
-        let msg = match downcast::<Response>(msg) {
-            Ok(r) => return self.on_response(ctx, out, *r),
-            Err(m) => m,
-        };
-        let msg = match downcast::<Pong>(msg) {
-            Ok(p) => return self.on_pong(ctx, out, from, *p),
-            Err(m) => m,
-        };
-        let msg = match downcast::<WatchEvent>(msg) {
-            Ok(ev) => return self.on_watch_event(ctx, out, from, *ev),
-            Err(m) => m,
-        };
-        if let Ok(c) = downcast::<WatchCreated>(msg) {
-            if let Some(w) = self.watch.as_mut().filter(|w| w.id == c.watch_id) {
-                w.created = true;
+    fn on_message(&mut self, ctx: &mut Ctx<Etcd>, out: &mut LockEvents, from: NodeId, msg: EtcdMsg) {
+        match msg {
+            EtcdMsg::Response(r) => self.on_response(ctx, out, r),
+            EtcdMsg::Pong(p) => self.on_pong(ctx, out, from, p),
+            EtcdMsg::WatchEvent(ev) => self.on_watch_event(ctx, out, from, ev),
+            EtcdMsg::WatchCreated(c) => {
+                if let Some(w) = self.v.watch.as_mut().filter(|w| w.id == c.watch_id) {
+                    w.created = true;
+                }
             }
+            EtcdMsg::Consensus(_)
+            | EtcdMsg::Peer(_)
+            | EtcdMsg::Request(_)
+            | EtcdMsg::WatchAck(_)
+            | EtcdMsg::Ping(_) => {}
         }
     }
 
-    fn on_timer(&mut self, ctx: &mut Ctx, out: &mut LockEvents, t: u64) {
-        let kind = t >> TAG_KIND_SHIFT;
-        let n = t & ((1 << TAG_KIND_SHIFT) - 1);
-        match kind {
-            TAG_KA_SEND => {
-                if matches!(self.session, Session::Live { gen, .. } if gen == n) {
+    fn on_timer(&mut self, ctx: &mut Ctx<Etcd>, out: &mut LockEvents, _timer: TimerId, tag: EtcdTimer) {
+        let EtcdTimer::Client(t) = tag else { return };
+        match t {
+            ClientTimer::KeepAliveSend { gen: g } => {
+                if matches!(self.v.session, Session::Live { gen, .. } if gen == g) {
                     self.keepalive_send(ctx);
                 }
             }
-            TAG_KA_DEADLINE => {
-                if matches!(self.session, Session::Live { gen, .. } if gen == n) {
+            ClientTimer::KeepAliveDeadline { gen: g } => {
+                if matches!(self.v.session, Session::Live { gen, .. } if gen == g) {
                     self.deadline_check(ctx, out);
                 }
             }
-            TAG_CALL_TIMEOUT => {
-                if matches!(&self.call, Some(c) if c.id == n) {
-                    let call = self.call.take().expect("checked");
+            ClientTimer::CallTimeout { id } => {
+                if matches!(&self.v.call, Some(c) if c.id == id) {
+                    let call = self.v.call.take().expect("checked");
                     self.call_failed(ctx, out, call, None);
                 }
             }
-            TAG_PING => self.ping(ctx, out),
-            TAG_WATCH_RESEND => {
-                if matches!(&self.watch, Some(w) if w.id == n && !w.created) {
+            ClientTimer::Ping => self.ping(ctx, out),
+            ClientTimer::WatchResend { watch_id } => {
+                if matches!(&self.v.watch, Some(w) if w.id == watch_id && !w.created) {
                     self.send_watch(ctx);
                 }
             }
-            TAG_RETRY => {
-                if matches!(&self.call, Some(c) if c.id == n) {
-                    let call = self.call.take().expect("checked");
+            ClientTimer::Retry { id } => {
+                if matches!(&self.v.call, Some(c) if c.id == id) {
+                    let call = self.v.call.take().expect("checked");
                     self.call(ctx, call.purpose, call.op, call.retries);
                 }
             }
-            _ => {}
         }
     }
 
-    fn on_crash(&mut self) {
-        self.session = Session::None;
-        self.call = None;
-        self.mutex = None;
-        self.watch = None;
-        self.conn_incarnation = None;
-        self.ping_since = None;
+    fn on_crash(&mut self, _crash: &Crash) {
+        self.v = Volatile::default();
     }
 }

@@ -20,11 +20,14 @@ use super::protocol::LeaseId;
 /// etcd's `expiredLeaseRetryInterval`.
 pub const REVOKE_RETRY_NS: Nanos = 3_000_000_000;
 
+/// One lease: its TTL, its expiry on the primary lessor's clock, and the keys attached to it.
 #[derive(Clone, Debug)]
 pub struct Lease {
+    /// The TTL it was granted with.
     pub ttl_ns: Nanos,
     /// `None`: forever (not primary).
     pub expiry_ns: Option<Nanos>,
+    /// The keys attached (revoking the lease deletes them).
     pub keys: BTreeSet<String>,
     revoke_proposed_ns: Option<Nanos>,
 }
@@ -42,6 +45,7 @@ pub enum Renewal {
     Expired,
 }
 
+/// A member's leases; when primary (the leader's), it also tracks their expiry.
 #[derive(Clone, Debug, Default)]
 pub struct Lessor {
     leases: BTreeMap<LeaseId, Lease>,
@@ -49,18 +53,22 @@ pub struct Lessor {
 }
 
 impl Lessor {
+    /// Whether this is the primary lessor (the only one that renews and expires leases).
     pub fn is_primary(&self) -> bool {
         self.primary
     }
 
+    /// Lease `id`, if it was granted and not revoked.
     pub fn get(&self, id: LeaseId) -> Option<&Lease> {
         self.leases.get(&id)
     }
 
+    /// The number of leases.
     pub fn len(&self) -> usize {
         self.leases.len()
     }
 
+    /// Whether there are no leases.
     pub fn is_empty(&self) -> bool {
         self.leases.is_empty()
     }
@@ -76,6 +84,7 @@ impl Lessor {
         self.leases.remove(&id)
     }
 
+    /// Attaches `key` to lease `id`; false when there is no such lease.
     pub fn attach(&mut self, id: LeaseId, key: &str) -> bool {
         match self.leases.get_mut(&id) {
             Some(l) => {
@@ -86,12 +95,14 @@ impl Lessor {
         }
     }
 
+    /// Detaches `key` from lease `id` (nothing if the lease is gone).
     pub fn detach(&mut self, id: LeaseId, key: &str) {
         if let Some(l) = self.leases.get_mut(&id) {
             l.keys.remove(key);
         }
     }
 
+    /// Becomes primary: every lease now expires at `now` + its TTL + `extend_ns`.
     pub fn promote(&mut self, now: Nanos, extend_ns: Nanos) {
         self.primary = true;
         for l in self.leases.values_mut() {
@@ -100,6 +111,7 @@ impl Lessor {
         }
     }
 
+    /// No longer primary: the leases live forever again.
     pub fn demote(&mut self) {
         self.primary = false;
         for l in self.leases.values_mut() {
@@ -108,6 +120,7 @@ impl Lessor {
         }
     }
 
+    /// A keep-alive of lease `id` at `now`: the primary renews a live lease for its TTL.
     pub fn renew(&mut self, id: LeaseId, now: Nanos) -> Renewal {
         if !self.primary {
             return Renewal::NotPrimary;

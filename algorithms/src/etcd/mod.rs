@@ -4,7 +4,8 @@
 //! analysis for the `recheck_after_wait = false` bug).
 //!
 //! Module map:
-//! - [`protocol`]: client calls and answers, watch events, log commands, member-to-member forwarding
+//! - [`protocol`]: client calls and answers, watch events, log commands, member-to-member
+//!   forwarding; the model's message and timer types
 //! - [`mvcc`]: the revisioned key space (create revisions, prefix ranges, watch history)
 //! - [`lessor`]: leases: TTLs, the primary's expiry clock, promotion and demotion
 //! - [`server`]: one member: Raft replica, store, lessor, watches, forwarding, read index
@@ -46,10 +47,10 @@ pub mod mvcc;
 pub mod protocol;
 pub mod server;
 
-use locksim_simulator::model::{
-    Cluster, ClusterSpec, Model, ParamKind, ParamProblem, ParamSpec, Params, WorkloadFacts,
-};
+use locksim_simulator::lockclient::LockClient;
+use locksim_simulator::model::{Cluster, Model, ParamKind, ParamProblem, ParamSpec, Params, Topology};
 use locksim_simulator::process::{NodeKind, Process};
+use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::time::{ms_to_ns, Nanos, NS_PER_SEC};
 
 use client::{ClientConfig, EtcdClient};
@@ -58,6 +59,7 @@ use server::{EtcdServer, ServerConfig};
 /// The `etcd` model.
 pub struct Etcd;
 
+/// The `etcd` model, as [`registry`](crate::registry) lists it.
 pub static ETCD: Etcd = Etcd;
 
 const PARAMS: &[ParamSpec] = &[
@@ -119,7 +121,14 @@ pub fn request_timeout_ns(election_ms: f64) -> Nanos {
     5 * NS_PER_SEC + 2 * ms_to_ns(election_ms)
 }
 
+/// The members' names, `server-0 …`, in Raft member order.
+fn member_names(params: &Params) -> Vec<String> {
+    (0..params.int("servers")).map(|i| format!("server-{i}")).collect()
+}
+
 impl Model for Etcd {
+    type Protocol = Etcd;
+
     fn name(&self) -> &'static str {
         "etcd"
     }
@@ -132,7 +141,7 @@ impl Model for Etcd {
         PARAMS
     }
 
-    fn validate(&self, params: &Params, _workload: &WorkloadFacts) -> Vec<ParamProblem> {
+    fn validate(&self, params: &Params, _workload: &WorkloadSpec) -> Vec<ParamProblem> {
         let mut problems = Vec::new();
         let (hb, el) = (params.f64("heartbeat_ms"), params.f64("election_ms"));
         if el < 5.0 * hb {
@@ -146,7 +155,7 @@ impl Model for Etcd {
         problems
     }
 
-    fn limitations(&self, params: &Params, workload: &WorkloadFacts) -> Vec<String> {
+    fn limitations(&self, params: &Params, workload: &WorkloadSpec) -> Vec<String> {
         let mut notes = Vec::new();
         let servers = params.int("servers");
         if servers % 2 == 0 {
@@ -180,10 +189,19 @@ impl Model for Etcd {
         true
     }
 
-    fn build(&self, params: &Params, spec: &ClusterSpec) -> Cluster {
-        let servers = params.int("servers") as usize;
+    fn services(&self, params: &Params) -> Vec<(String, NodeKind)> {
+        member_names(params).into_iter().map(|name| (name, NodeKind::Server)).collect()
+    }
+
+    fn topology(&self, _params: &Params) -> Topology {
+        // Every link is TCP in etcd (gRPC to clients, the peer transport between members).
+        Topology { ordered_links: true, leaderless: false }
+    }
+
+    fn build(&self, params: &Params, workload: &WorkloadSpec) -> Cluster<Etcd> {
         let (hb_ms, el_ms) = (params.f64("heartbeat_ms"), params.f64("election_ms"));
-        let members: Vec<String> = (0..servers).map(|i| format!("server-{i}")).collect();
+        let members = member_names(params);
+        let servers = members.len();
         let raft = crate::consensus::Config::new(ms_to_ns(hb_ms), ms_to_ns(el_ms));
         let server_cfg = ServerConfig {
             service_ms: params.dist("service_ms"),
@@ -193,8 +211,8 @@ impl Model for Etcd {
         };
         let services = (0..servers)
             .map(|i| {
-                let s = EtcdServer::new(i, members.clone(), server_cfg.clone(), raft.clone());
-                (members[i].clone(), NodeKind::Server, Box::new(s) as Box<dyn Process>)
+                Box::new(EtcdServer::new(i, members.clone(), server_cfg.clone(), raft.clone()))
+                    as Box<dyn Process<Etcd>>
             })
             .collect();
         let client_cfg = ClientConfig {
@@ -203,12 +221,10 @@ impl Model for Etcd {
             recheck_after_wait: params.bool("recheck_after_wait"),
             request_timeout_ns: request_timeout_ns(el_ms),
         };
-        let clients = (0..spec.clients)
-            .map(|i| {
-                Box::new(EtcdClient::new(i, client_cfg.clone())) as Box<dyn locksim_simulator::lockclient::LockClient>
-            })
+        let clients = (0..workload.clients)
+            .map(|i| Box::new(EtcdClient::new(i, client_cfg.clone())) as Box<dyn LockClient<Etcd>>)
             .collect();
-        Cluster { services, clients, ordered_links: true, leaderless: false }
+        Cluster { services, clients }
     }
 }
 

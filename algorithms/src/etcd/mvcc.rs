@@ -39,6 +39,7 @@ impl Store {
         self.rev
     }
 
+    /// `Get(key)`: the key with its create revision and lease, if it exists.
     pub fn get(&self, key: &str) -> Option<KeyInfo> {
         self.keys.get(key).map(|kv| KeyInfo { key: key.to_string(), create_rev: kv.create_rev, lease: kv.lease })
     }

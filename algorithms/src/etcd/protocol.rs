@@ -2,13 +2,18 @@
 //! the operations clientv3/concurrency's Session and Mutex use, the server's answers, the
 //! commands that go through the Raft log, and the server-to-server forwarding (a follower hands
 //! proposals, read-index requests and lease renewals to the leader, as etcd's raft `MsgProp`,
-//! `MsgReadIndex` and the `/leases` peer handler do).
+//! `MsgReadIndex` and the `/leases` peer handler do). Also the model's wire and timer types:
+//! [`EtcdMsg`] (every message above, and Raft's), [`ServerTimer`], [`ClientTimer`] and their
+//! wrapper [`EtcdTimer`].
 
 use std::fmt;
 use std::sync::Arc;
 
-use locksim_simulator::process::NodeId;
+use locksim_simulator::process::{NodeId, Protocol};
 use locksim_simulator::time::Nanos;
+
+use super::Etcd;
+use crate::consensus::{ConsensusMsg, ConsensusTimer};
 
 /// A lease id (the log index of the entry that granted it: unique and the same on every member).
 /// Traces print it in decimal; the mutex key carries it in hex, as `mutex.go` does.
@@ -21,23 +26,57 @@ pub type Revision = u64;
 #[derive(Clone, PartialEq)]
 pub enum Op {
     /// `Lease.Grant(ttl)` (Session start).
-    LeaseGrant { ttl_ns: Nanos },
+    LeaseGrant {
+        /// The TTL asked for (`lease_ttl_ms`).
+        ttl_ns: Nanos,
+    },
     /// One request on the `LeaseKeepAlive` stream.
-    KeepAlive { lease: LeaseId },
+    KeepAlive {
+        /// The lease to renew.
+        lease: LeaseId,
+    },
     /// Mutex.Lock's transaction: `If(CreateRevision(my_key) = 0) Then(Put(my_key, lease),
     /// Get(prefix, first create)) Else(Get(my_key), Get(prefix, first create))`.
-    MutexTxn { my_key: Arc<str>, prefix: Arc<str>, lease: LeaseId },
+    MutexTxn {
+        /// The session's own key, `<prefix><lease hex>`.
+        my_key: Arc<str>,
+        /// The mutex's prefix, `/lock/<key>/`.
+        prefix: Arc<str>,
+        /// The session's lease, attached to `my_key` by the put.
+        lease: LeaseId,
+    },
     /// `Get(key)` (the recheck after waiting).
-    Get { key: Arc<str> },
+    Get {
+        /// The key to read.
+        key: Arc<str>,
+    },
     /// waitDeletes' `Get(prefix, WithLastCreate, WithMaxCreateRev(max))`: the key under `prefix`
     /// with the highest create revision not above `max_create_rev`.
-    LastCreateBelow { prefix: Arc<str>, max_create_rev: Revision },
+    LastCreateBelow {
+        /// The mutex's prefix.
+        prefix: Arc<str>,
+        /// The highest create revision to consider (the waiter's own, minus one).
+        max_create_rev: Revision,
+    },
     /// `Delete(key)` (Unlock).
-    Delete { key: Arc<str> },
+    Delete {
+        /// The key to delete.
+        key: Arc<str>,
+    },
     /// `Watch(key, WithRev(start_rev))` on this member.
-    Watch { watch_id: u64, key: Arc<str>, start_rev: Revision },
+    Watch {
+        /// The client's id for the watch (its events carry it).
+        watch_id: u64,
+        /// The key to watch.
+        key: Arc<str>,
+        /// The first revision whose changes are reported (past ones from the history).
+        start_rev: Revision,
+    },
     /// Cancels a watch.
-    WatchCancel { watch_id: u64 },
+    WatchCancel {
+        /// The watch to cancel.
+        watch_id: u64,
+    },
 }
 
 impl Op {
@@ -68,7 +107,10 @@ impl fmt::Debug for Op {
 /// A client request to a member.
 #[derive(Clone, PartialEq)]
 pub struct Request {
+    /// The client's id for the call, fresh for each call (a resent watch request repeats its own);
+    /// the answer carries it.
     pub id: u64,
+    /// The call.
     pub op: Op,
 }
 
@@ -81,34 +123,49 @@ impl fmt::Debug for Request {
 /// A key as a range response shows it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct KeyInfo {
+    /// The key.
     pub key: String,
+    /// The revision that created it.
     pub create_rev: Revision,
+    /// The lease it is attached to.
     pub lease: LeaseId,
 }
 
 /// A successful answer.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Reply {
+    /// `Lease.Grant`'s answer: the new lease.
     LeaseGranted {
+        /// The lease's id (the log index of its grant).
         lease: LeaseId,
+        /// Its TTL: the one asked for, raised to the member's minimum.
         ttl_ns: Nanos,
     },
     /// `ttl_ns` 0: the lease is gone (clientv3 closes the keep-alive).
     KeepAlive {
+        /// The lease renewed.
         lease: LeaseId,
+        /// The TTL it was renewed for, or 0.
         ttl_ns: Nanos,
     },
     /// `my_create_rev`: the create revision of the own key (the put's revision when it
     /// succeeded); `owner`: the key with the lowest create revision under the prefix.
     Txn {
+        /// Whether the put happened (the own key did not exist yet).
         succeeded: bool,
+        /// The create revision of the own key.
         my_create_rev: Revision,
+        /// The key with the lowest create revision under the prefix, if any.
         owner: Option<KeyInfo>,
     },
+    /// A read's answer (`Get`, or waitDeletes' `Get` of the last key created below).
     Range {
+        /// The key found, if any.
         kv: Option<KeyInfo>,
     },
+    /// A delete's answer (`Delete`, or a lease revocation's).
     Deleted {
+        /// How many keys were deleted.
         count: u64,
     },
 }
@@ -126,8 +183,11 @@ pub enum EtcdError {
 /// answered (etcd's response header).
 #[derive(Clone, PartialEq)]
 pub struct Response {
+    /// The id of the request answered.
     pub id: u64,
+    /// The member's store revision when it answered.
     pub header_rev: Revision,
+    /// The answer, or why the call failed.
     pub result: Result<Reply, EtcdError>,
 }
 
@@ -146,10 +206,15 @@ impl fmt::Debug for Response {
 /// it ([`WatchAck`]), and the client ignores a repeated `seq`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct WatchEvent {
+    /// The client's id for the watch.
     pub watch_id: u64,
+    /// The event's number within the watch, from 1.
     pub seq: u64,
+    /// The watched key.
     pub key: String,
+    /// The revision of the change.
     pub rev: Revision,
+    /// Whether the change deleted the key (else it put it).
     pub deleted: bool,
 }
 
@@ -157,19 +222,23 @@ pub struct WatchEvent {
 /// watch request until it gets this.
 #[derive(Clone, Debug, PartialEq)]
 pub struct WatchCreated {
+    /// The client's id for the watch.
     pub watch_id: u64,
 }
 
 /// The client's acknowledgement of a watch's events up to `seq` (TCP's ack, not an etcd message).
 #[derive(Clone, Debug, PartialEq)]
 pub struct WatchAck {
+    /// The client's id for the watch.
     pub watch_id: u64,
+    /// The `seq` of the event received; the member drops every event up to it from its resends.
     pub seq: u64,
 }
 
 /// A gRPC (HTTP/2) keepalive ping on the client's connection.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Ping {
+    /// The ping's number (the client's counter, never reused).
     pub seq: u64,
 }
 
@@ -177,21 +246,27 @@ pub struct Ping {
 /// process: the old connection is gone, and with it the watches on it).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Pong {
+    /// The `seq` of the ping answered.
     pub seq: u64,
+    /// The member's incarnation (bumped at each crash).
     pub incarnation: u64,
 }
 
 /// Who is waiting for a log entry's result: (member that proposed it, its request tag).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Origin {
+    /// The member that proposed the entry (the one that answers the client).
     pub server: NodeId,
+    /// The proposer's tag for the request (its incarnation in the high bits).
     pub tag: u64,
 }
 
 /// What goes through the Raft log.
 #[derive(Clone, PartialEq)]
 pub struct Cmd {
+    /// Who waits for the result; `None` for the leader's own lease revocations.
     pub origin: Option<Origin>,
+    /// What the entry does.
     pub kind: CmdKind,
 }
 
@@ -200,10 +275,30 @@ pub struct Cmd {
 /// them.
 #[derive(Clone, Debug, PartialEq)]
 pub enum CmdKind {
-    LeaseGrant { ttl_ns: Nanos },
-    LeaseRevoke { lease: LeaseId },
-    MutexTxn { my_key: Arc<str>, prefix: Arc<str>, lease: LeaseId },
-    Delete { key: Arc<str> },
+    /// `Lease.Grant`: the entry's log index becomes the lease's id.
+    LeaseGrant {
+        /// The TTL asked for (raised to the member's minimum when applied).
+        ttl_ns: Nanos,
+    },
+    /// Revokes a lease and deletes its keys (the leader proposes it when the lease expires).
+    LeaseRevoke {
+        /// The lease to revoke.
+        lease: LeaseId,
+    },
+    /// Mutex.Lock's transaction (see [`Op::MutexTxn`]).
+    MutexTxn {
+        /// The session's own key, `<prefix><lease hex>`.
+        my_key: Arc<str>,
+        /// The mutex's prefix.
+        prefix: Arc<str>,
+        /// The session's lease, attached to `my_key` by the put.
+        lease: LeaseId,
+    },
+    /// `Delete(key)` (Unlock).
+    Delete {
+        /// The key to delete.
+        key: Arc<str>,
+    },
 }
 
 impl fmt::Debug for Cmd {
@@ -224,21 +319,140 @@ pub enum Peer {
     Propose(Cmd),
     /// A follower asks the leader for a read index (raft `MsgReadIndex`).
     ReadIndex {
+        /// The follower's id for the read (echoed in the reply).
         rid: u64,
     },
     /// The leader's answer: `None` when it could not confirm its leadership.
     ReadIndexReply {
+        /// The `rid` of the request answered.
         rid: u64,
+        /// The read index: the follower serves the read once it has applied this far.
         index: Option<u64>,
     },
     /// A follower forwards a keep-alive to the leader (etcd's `/leases` peer handler).
     Renew {
+        /// The follower's id for the renewal (echoed in the reply).
         rid: u64,
+        /// The lease to renew.
         lease: LeaseId,
     },
+    /// The leader's answer to a [`Peer::Renew`].
     RenewReply {
+        /// The `rid` of the renewal answered.
         rid: u64,
+        /// The lease.
         lease: LeaseId,
+        /// The TTL it was renewed for, or 0 when it is gone.
         ttl_ns: Nanos,
     },
+}
+
+/// Declares an enum with one variant per wrapped type, `From` for each (so `ctx.send(to, Ping {..})`
+/// and `ctx.set_timer(after, ServerTimer::..)` take the inner value), and a `Debug` that prints the
+/// inner value, so a trace line reads as the message or timer itself.
+macro_rules! wrapper_enum {
+    ($(#[$meta:meta])* pub enum $name:ident { $($(#[$vmeta:meta])* $variant:ident($ty:ty),)+ }) => {
+        $(#[$meta])*
+        #[derive(Clone)]
+        pub enum $name {
+            $($(#[$vmeta])* $variant($ty),)+
+        }
+        $(
+            impl From<$ty> for $name {
+                fn from(inner: $ty) -> Self {
+                    $name::$variant(inner)
+                }
+            }
+        )+
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                match self {
+                    $($name::$variant(inner) => inner.fmt(f),)+
+                }
+            }
+        }
+    };
+}
+
+wrapper_enum! {
+    /// Every message between etcd's nodes.
+    pub enum EtcdMsg {
+        /// Raft between members ([`crate::consensus`]).
+        Consensus(ConsensusMsg<Cmd>),
+        /// Member-to-member forwarding besides Raft.
+        Peer(Peer),
+        /// Client to member.
+        Request(Request),
+        /// Client to member: a watch event arrived.
+        WatchAck(WatchAck),
+        /// Client to member's transport: a gRPC keepalive ping.
+        Ping(Ping),
+        /// Member to client.
+        Response(Response),
+        /// Member to client: a change on a watched key.
+        WatchEvent(WatchEvent),
+        /// Member to client: a watch is registered.
+        WatchCreated(WatchCreated),
+        /// Member's transport to client: the answer to a ping.
+        Pong(Pong),
+    }
+}
+
+/// A member's own timers (its Raft replica's is [`ConsensusTimer`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServerTimer {
+    /// The primary lessor looks for expired leases (every `lease_check_ms`).
+    LeaseCheck,
+    /// The watch streams resend unacknowledged events.
+    Retransmit,
+}
+
+/// The client library's timers. The data says which loop, call or watch set it: a timer that
+/// outlived its session, call or watch is ignored when it fires.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClientTimer {
+    /// The keep-alive send loop of session generation `gen` (every 500 ms).
+    KeepAliveSend {
+        /// The session generation that set it.
+        gen: u64,
+    },
+    /// The keep-alive deadline loop of session generation `gen` (every second).
+    KeepAliveDeadline {
+        /// The session generation that set it.
+        gen: u64,
+    },
+    /// Call `id` went unanswered for the request timeout.
+    CallTimeout {
+        /// The call's request id.
+        id: u64,
+    },
+    /// Call `id`'s backoff before it is resent is over.
+    Retry {
+        /// The call's request id.
+        id: u64,
+    },
+    /// The gRPC keepalive ping (every 2 s).
+    Ping,
+    /// Watch `watch_id` was not confirmed yet: resend its request.
+    WatchResend {
+        /// The client's id for the watch.
+        watch_id: u64,
+    },
+}
+
+wrapper_enum! {
+    /// Every timer etcd's nodes set.
+    pub enum EtcdTimer {
+        /// A member's Raft replica.
+        Consensus(ConsensusTimer),
+        /// A member's own timer.
+        Server(ServerTimer),
+        /// The client library's timer.
+        Client(ClientTimer),
+    }
+}
+
+impl Protocol for Etcd {
+    type Msg = EtcdMsg;
+    type Timer = EtcdTimer;
 }

@@ -20,36 +20,36 @@
 //!   simulator's message loss would otherwise break silently).
 //!
 //! Durable across a crash: the Raft state, the store and the leases (etcd's WAL and backend);
-//! lost: watches, waiting requests, lease expiry times. The transport answers the client's gRPC
-//! keepalive pings with the member's incarnation, so a client learns that a restart dropped its
-//! connection (and its watch).
+//! lost: watches, waiting requests, lease expiry times ([`Volatile`], replaced whole at a crash).
+//! The transport answers the client's gRPC keepalive pings with the member's incarnation, so a
+//! client learns that a restart dropped its connection (and its watch).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use locksim_simulator::dist::Dist;
-use locksim_simulator::process::{downcast, Ctx, Msg, NodeId, Process, TimerId};
+use locksim_simulator::process::{Crash, Ctx, NodeId, Process, TimerId};
 use locksim_simulator::time::{ms_to_ns, Nanos};
 
 use super::lessor::{Lessor, Renewal};
 use super::mvcc::Store;
 use super::protocol::{
-    Cmd, CmdKind, EtcdError, LeaseId, Op, Origin, Peer, Ping, Pong, Reply, Request, Response, Revision, WatchAck,
-    WatchCreated, WatchEvent,
+    Cmd, CmdKind, EtcdError, EtcdMsg, EtcdTimer, LeaseId, Op, Origin, Peer, Pong, Reply, Request, Response, Revision,
+    ServerTimer, WatchCreated, WatchEvent,
 };
-use crate::consensus::{Committed, ConsensusMsg, Replica};
+use super::Etcd;
+use crate::consensus::{Committed, Replica};
 use crate::smallmap::SmallMap;
 
-/// The lessor's check timer.
-const TAG_LEASE_CHECK: u64 = 1;
-/// The watch streams' retransmission timer.
-const TAG_RETRANSMIT: u64 = 2;
 /// TCP's minimum retransmission timeout (Linux `TCP_RTO_MIN`, 200 ms).
 pub const RETRANSMIT_NS: Nanos = 200_000_000;
 
 /// A member's settings.
 #[derive(Clone, Debug)]
 pub struct ServerConfig {
+    /// Time to serve a call, milliseconds (`service_ms`): answers and watch events leave this
+    /// long after the member handles them.
     pub service_ms: Dist,
+    /// How often the primary lessor looks for expired leases (`lease_check_ms`).
     pub lease_check_ns: Nanos,
     /// The election timeout: how far a new leader extends every lease.
     pub election_ns: Nanos,
@@ -77,9 +77,13 @@ enum RenewFor {
 /// An etcd member.
 pub struct EtcdServer {
     cfg: ServerConfig,
-    replica: Replica<Cmd>,
+    /// This member's node id (learned at the first start; a restart keeps it).
+    me: NodeId,
     // Durable.
+    /// The Raft replica; its own `on_crash` keeps what etcd's WAL and HardState keep.
+    replica: Replica<Cmd>,
     store: Store,
+    /// The leases and their keys survive a crash; their expiry times do not (a crash demotes it).
     lessor: Lessor,
     /// Bumped at every crash, so request tags never repeat across restarts.
     incarnation: u64,
@@ -87,15 +91,28 @@ pub struct EtcdServer {
     /// network duplicated the forwarded proposal) takes effect once, as a request sent once over
     /// TCP would.
     applied_origins: BTreeSet<Origin>,
-    // Volatile.
-    me: NodeId,
-    /// Request ids seen per client on this connection: a request the network duplicated is
-    /// handled once (TCP never delivers twice).
+    // Kept across a crash though not etcd state: they keep a restarted member from taking a
+    // message meant for its previous incarnation as one of its own (a TCP connection dies with
+    // its process, so nothing sent on the old one reaches the new one).
+    /// Request ids seen per client: a request the network duplicated is handled once (TCP never
+    /// delivers twice), even when the copy arrives after a restart.
     seen: BTreeMap<NodeId, BTreeSet<u64>>,
+    /// The last read-index or renewal id this member used (never reused, so a late answer to a
+    /// previous incarnation's request matches nothing).
+    next_rid: u64,
+    /// Everything else, replaced whole at a crash.
+    v: Volatile,
+    /// The batch `settle` is applying (scratch, always drained: kept to reuse its allocation).
+    committed: Vec<Committed<Cmd>>,
+}
+
+/// What a member loses in a crash.
+#[derive(Default)]
+struct Volatile {
+    /// The last proposal tag of this incarnation (a tag also carries the incarnation).
     next_tag: u64,
     /// Proposals this member made for a client: tag → (client, request id).
     waiting: SmallMap<u64, (NodeId, u64)>,
-    next_rid: u64,
     /// This member's reads waiting for a read index: rid → (client, request).
     reads: SmallMap<u64, (NodeId, Request)>,
     /// Reads with a read index, waiting for this member to apply that far.
@@ -106,17 +123,18 @@ pub struct EtcdServer {
     renewals: SmallMap<u64, (NodeId, u64)>,
     /// Renewals of expired leases, answered when the revocation applies.
     parked: BTreeMap<LeaseId, Vec<RenewFor>>,
+    /// Watches on this member's connections (they die with the process).
     watchers: Vec<Watcher>,
     check_timer: Option<TimerId>,
     retransmit_timer: Option<TimerId>,
-    /// The batch `settle` is applying (kept to reuse its allocation).
-    committed: Vec<Committed<Cmd>>,
 }
 
 impl EtcdServer {
+    /// Member `index` of the group named `members`, which starts with member 0 leading term 1.
     pub fn new(index: usize, members: Vec<String>, cfg: ServerConfig, raft: crate::consensus::Config) -> Self {
         EtcdServer {
             cfg,
+            me: 0,
             // The cluster has been running with server-0 as leader (the scenario format's
             // convention for models with a leader).
             replica: Replica::new(index, members, raft).with_initial_leader(0),
@@ -124,19 +142,9 @@ impl EtcdServer {
             lessor: Lessor::default(),
             incarnation: 0,
             applied_origins: BTreeSet::new(),
-            me: 0,
             seen: BTreeMap::new(),
-            next_tag: 0,
-            waiting: SmallMap::new(),
             next_rid: 0,
-            reads: SmallMap::new(),
-            indexed_reads: Vec::new(),
-            peer_reads: SmallMap::new(),
-            renewals: SmallMap::new(),
-            parked: BTreeMap::new(),
-            watchers: Vec::new(),
-            check_timer: None,
-            retransmit_timer: None,
+            v: Volatile::default(),
             committed: Vec::new(),
         }
     }
@@ -146,19 +154,19 @@ impl EtcdServer {
         &self.store
     }
 
-    fn service_ns(&self, ctx: &mut Ctx) -> Nanos {
+    fn service_ns(&self, ctx: &mut Ctx<Etcd>) -> Nanos {
         ms_to_ns(self.cfg.service_ms.sample_non_negative(ctx.rng()))
     }
 
-    fn respond(&mut self, ctx: &mut Ctx, client: NodeId, id: u64, result: Result<Reply, EtcdError>) {
+    fn respond(&mut self, ctx: &mut Ctx<Etcd>, client: NodeId, id: u64, result: Result<Reply, EtcdError>) {
         let after = self.service_ns(ctx);
         let header_rev = self.store.rev();
         ctx.send_after(after, client, Response { id, header_rev, result });
     }
 
     fn fresh_tag(&mut self) -> u64 {
-        self.next_tag += 1;
-        (self.incarnation << 40) | self.next_tag
+        self.v.next_tag += 1;
+        (self.incarnation << 40) | self.v.next_tag
     }
 
     fn fresh_rid(&mut self) -> u64 {
@@ -168,7 +176,7 @@ impl EtcdServer {
 
     // ----- client calls -----
 
-    fn on_request(&mut self, ctx: &mut Ctx, client: NodeId, req: Request) {
+    fn on_request(&mut self, ctx: &mut Ctx<Etcd>, client: NodeId, req: Request) {
         // Keep-alives and watch requests are idempotent and may be sent again on purpose.
         if !matches!(req.op, Op::KeepAlive { .. } | Op::Watch { .. })
             && !self.seen.entry(client).or_default().insert(req.id)
@@ -186,60 +194,60 @@ impl EtcdServer {
             Op::Watch { watch_id, key, start_rev } => {
                 let after = self.service_ns(ctx);
                 ctx.send_after(after, client, WatchCreated { watch_id });
-                if self.watchers.iter().any(|w| w.client == client && w.watch_id == watch_id) {
+                if self.v.watchers.iter().any(|w| w.client == client && w.watch_id == watch_id) {
                     return; // a resent request: already registered
                 }
                 // Catch up from the history first, then follow applied changes.
                 let past = self.store.events_since(&key, start_rev);
                 let key = key.to_string();
-                self.watchers.push(Watcher { client, watch_id, key, start_rev, next_seq: 0, unacked: Vec::new() });
-                let w = self.watchers.len() - 1;
+                self.v.watchers.push(Watcher { client, watch_id, key, start_rev, next_seq: 0, unacked: Vec::new() });
+                let w = self.v.watchers.len() - 1;
                 for (rev, deleted) in past {
                     self.push_event(ctx, w, rev, deleted);
                 }
             }
             Op::WatchCancel { watch_id } => {
-                self.watchers.retain(|w| !(w.client == client && w.watch_id == watch_id));
+                self.v.watchers.retain(|w| !(w.client == client && w.watch_id == watch_id));
             }
         }
     }
 
-    fn propose(&mut self, ctx: &mut Ctx, client: NodeId, id: u64, kind: CmdKind) {
+    fn propose(&mut self, ctx: &mut Ctx<Etcd>, client: NodeId, id: u64, kind: CmdKind) {
         let tag = self.fresh_tag();
         let cmd = Cmd { origin: Some(Origin { server: self.me, tag }), kind };
         if self.replica.is_leader() {
             match self.replica.propose(ctx, cmd) {
                 Ok(_) => {
-                    self.waiting.insert(tag, (client, id));
+                    self.v.waiting.insert(tag, (client, id));
                 }
                 Err(_) => self.respond(ctx, client, id, Err(EtcdError::NoLeader)),
             }
         } else if let Some(leader) = self.replica.leader_hint() {
-            self.waiting.insert(tag, (client, id));
+            self.v.waiting.insert(tag, (client, id));
             ctx.send(leader, Peer::Propose(cmd));
         } else {
             self.respond(ctx, client, id, Err(EtcdError::NoLeader));
         }
     }
 
-    fn read(&mut self, ctx: &mut Ctx, client: NodeId, req: Request) {
+    fn read(&mut self, ctx: &mut Ctx<Etcd>, client: NodeId, req: Request) {
         let rid = self.fresh_rid();
         if self.replica.is_leader() {
             match self.replica.read_index(ctx, rid) {
                 Ok(()) => {
-                    self.reads.insert(rid, (client, req));
+                    self.v.reads.insert(rid, (client, req));
                 }
                 Err(_) => self.respond(ctx, client, req.id, Err(EtcdError::NoLeader)),
             }
         } else if let Some(leader) = self.replica.leader_hint() {
-            self.reads.insert(rid, (client, req));
+            self.v.reads.insert(rid, (client, req));
             ctx.send(leader, Peer::ReadIndex { rid });
         } else {
             self.respond(ctx, client, req.id, Err(EtcdError::NoLeader));
         }
     }
 
-    fn serve_read(&mut self, ctx: &mut Ctx, client: NodeId, req: Request) {
+    fn serve_read(&mut self, ctx: &mut Ctx<Etcd>, client: NodeId, req: Request) {
         let kv = match &req.op {
             Op::Get { key } => self.store.get(key),
             Op::LastCreateBelow { prefix, max_create_rev } => self.store.last_create_below(prefix, *max_create_rev),
@@ -248,13 +256,13 @@ impl EtcdServer {
         self.respond(ctx, client, req.id, Ok(Reply::Range { kv }));
     }
 
-    fn keep_alive(&mut self, ctx: &mut Ctx, who: RenewFor, lease: LeaseId) {
+    fn keep_alive(&mut self, ctx: &mut Ctx<Etcd>, who: RenewFor, lease: LeaseId) {
         if self.replica.is_leader() {
             let now = ctx.now_mono_ns();
             match self.lessor.renew(lease, now) {
                 Renewal::Renewed(ttl_ns) => self.answer_renewal(ctx, who, lease, ttl_ns),
                 Renewal::NotFound => self.answer_renewal(ctx, who, lease, 0),
-                Renewal::Expired => self.parked.entry(lease).or_default().push(who),
+                Renewal::Expired => self.v.parked.entry(lease).or_default().push(who),
                 // A leader that has not applied its first entry yet: not primary; the client
                 // sends the next keep-alive 500 ms later.
                 Renewal::NotPrimary => {}
@@ -262,13 +270,13 @@ impl EtcdServer {
         } else if let RenewFor::Client { client, id } = who {
             if let Some(leader) = self.replica.leader_hint() {
                 let rid = self.fresh_rid();
-                self.renewals.insert(rid, (client, id));
+                self.v.renewals.insert(rid, (client, id));
                 ctx.send(leader, Peer::Renew { rid, lease });
             }
         }
     }
 
-    fn answer_renewal(&mut self, ctx: &mut Ctx, who: RenewFor, lease: LeaseId, ttl_ns: Nanos) {
+    fn answer_renewal(&mut self, ctx: &mut Ctx<Etcd>, who: RenewFor, lease: LeaseId, ttl_ns: Nanos) {
         match who {
             RenewFor::Client { client, id } => self.respond(ctx, client, id, Ok(Reply::KeepAlive { lease, ttl_ns })),
             RenewFor::Peer { peer, rid } => ctx.send(peer, Peer::RenewReply { rid, lease, ttl_ns }),
@@ -277,7 +285,7 @@ impl EtcdServer {
 
     // ----- members -----
 
-    fn on_peer(&mut self, ctx: &mut Ctx, from: NodeId, msg: Peer) {
+    fn on_peer(&mut self, ctx: &mut Ctx<Etcd>, from: NodeId, msg: Peer) {
         match msg {
             Peer::Propose(cmd) => {
                 // Not the leader any more: raft drops it; the proposer's client times out.
@@ -287,22 +295,22 @@ impl EtcdServer {
                 let lrid = self.fresh_rid();
                 match self.replica.read_index(ctx, lrid) {
                     Ok(()) => {
-                        self.peer_reads.insert(lrid, (from, rid));
+                        self.v.peer_reads.insert(lrid, (from, rid));
                     }
                     Err(_) => ctx.send(from, Peer::ReadIndexReply { rid, index: None }),
                 }
             }
             Peer::ReadIndexReply { rid, index } => {
-                if let Some((client, req)) = self.reads.remove(&rid) {
+                if let Some((client, req)) = self.v.reads.remove(&rid) {
                     match index {
-                        Some(ix) => self.indexed_reads.push((ix, client, req)),
+                        Some(ix) => self.v.indexed_reads.push((ix, client, req)),
                         None => self.respond(ctx, client, req.id, Err(EtcdError::NoLeader)),
                     }
                 }
             }
             Peer::Renew { rid, lease } => self.keep_alive(ctx, RenewFor::Peer { peer: from, rid }, lease),
             Peer::RenewReply { rid, lease, ttl_ns } => {
-                if let Some((client, id)) = self.renewals.remove(&rid) {
+                if let Some((client, id)) = self.v.renewals.remove(&rid) {
                     self.respond(ctx, client, id, Ok(Reply::KeepAlive { lease, ttl_ns }));
                 }
             }
@@ -311,7 +319,7 @@ impl EtcdServer {
 
     // ----- applying the log -----
 
-    fn apply(&mut self, ctx: &mut Ctx, entry: Committed<Cmd>) {
+    fn apply(&mut self, ctx: &mut Ctx<Etcd>, entry: Committed<Cmd>) {
         let now = ctx.now_mono_ns();
         let Some(cmd) = entry.cmd else {
             // The leader's own empty entry: promote the lessor (etcd applyEntryNormal).
@@ -342,7 +350,7 @@ impl EtcdServer {
                     }
                     None => 0,
                 };
-                for who in self.parked.remove(&lease).unwrap_or_default() {
+                for who in self.v.parked.remove(&lease).unwrap_or_default() {
                     self.answer_renewal(ctx, who, lease, 0);
                 }
                 Ok(Reply::Deleted { count })
@@ -372,7 +380,7 @@ impl EtcdServer {
         };
         if let Some(o) = cmd.origin {
             if o.server == self.me {
-                if let Some((client, id)) = self.waiting.remove(&o.tag) {
+                if let Some((client, id)) = self.v.waiting.remove(&o.tag) {
                     self.respond(ctx, client, id, result);
                 }
             }
@@ -380,7 +388,7 @@ impl EtcdServer {
     }
 
     /// Deletes keys in one revision, detaches them from their leases and fires the watches.
-    fn delete_keys(&mut self, ctx: &mut Ctx, keys: &[String]) -> u64 {
+    fn delete_keys(&mut self, ctx: &mut Ctx<Etcd>, keys: &[String]) -> u64 {
         let (gone, rev) = self.store.delete(keys);
         for kv in &gone {
             self.lessor.detach(kv.lease, &kv.key);
@@ -389,35 +397,35 @@ impl EtcdServer {
         gone.len() as u64
     }
 
-    fn notify(&mut self, ctx: &mut Ctx, key: &str, rev: Revision, deleted: bool) {
-        for w in 0..self.watchers.len() {
-            if self.watchers[w].key == key && self.watchers[w].start_rev <= rev {
+    fn notify(&mut self, ctx: &mut Ctx<Etcd>, key: &str, rev: Revision, deleted: bool) {
+        for w in 0..self.v.watchers.len() {
+            if self.v.watchers[w].key == key && self.v.watchers[w].start_rev <= rev {
                 self.push_event(ctx, w, rev, deleted);
             }
         }
     }
 
     /// Sends watcher `w` an event and keeps it until acknowledged.
-    fn push_event(&mut self, ctx: &mut Ctx, w: usize, rev: Revision, deleted: bool) {
+    fn push_event(&mut self, ctx: &mut Ctx<Etcd>, w: usize, rev: Revision, deleted: bool) {
         let after = self.service_ns(ctx);
         let now = ctx.now_mono_ns();
-        let watcher = &mut self.watchers[w];
+        let watcher = &mut self.v.watchers[w];
         watcher.next_seq += 1;
         let ev =
             WatchEvent { watch_id: watcher.watch_id, seq: watcher.next_seq, key: watcher.key.clone(), rev, deleted };
         ctx.send_after(after, watcher.client, ev.clone());
         watcher.unacked.push((ev, now + after));
-        if self.retransmit_timer.is_none() {
-            self.retransmit_timer = Some(ctx.set_timer(RETRANSMIT_NS, TAG_RETRANSMIT));
+        if self.v.retransmit_timer.is_none() {
+            self.v.retransmit_timer = Some(ctx.set_timer(RETRANSMIT_NS, ServerTimer::Retransmit));
         }
     }
 
     /// Resends events unacknowledged for a retransmission timeout.
-    fn retransmit(&mut self, ctx: &mut Ctx) {
-        self.retransmit_timer = None;
+    fn retransmit(&mut self, ctx: &mut Ctx<Etcd>) {
+        self.v.retransmit_timer = None;
         let now = ctx.now_mono_ns();
         let mut pending = false;
-        for w in self.watchers.iter_mut() {
+        for w in self.v.watchers.iter_mut() {
             for (ev, sent) in w.unacked.iter_mut() {
                 if now >= *sent + RETRANSMIT_NS {
                     ctx.send(w.client, ev.clone());
@@ -427,12 +435,12 @@ impl EtcdServer {
             }
         }
         if pending {
-            self.retransmit_timer = Some(ctx.set_timer(RETRANSMIT_NS, TAG_RETRANSMIT));
+            self.v.retransmit_timer = Some(ctx.set_timer(RETRANSMIT_NS, ServerTimer::Retransmit));
         }
     }
 
     /// After any handler: apply what committed, finish reads, follow leadership changes.
-    fn settle(&mut self, ctx: &mut Ctx) {
+    fn settle(&mut self, ctx: &mut Ctx<Etcd>) {
         let mut committed = std::mem::take(&mut self.committed);
         self.replica.take_committed_entries_into(&mut committed);
         for entry in committed.drain(..) {
@@ -440,115 +448,100 @@ impl EtcdServer {
         }
         self.committed = committed;
         for (rid, r) in self.replica.take_reads() {
-            if let Some((client, req)) = self.reads.remove(&rid) {
+            if let Some((client, req)) = self.v.reads.remove(&rid) {
                 match r {
-                    Ok(ix) => self.indexed_reads.push((ix, client, req)),
+                    Ok(ix) => self.v.indexed_reads.push((ix, client, req)),
                     Err(_) => self.respond(ctx, client, req.id, Err(EtcdError::NoLeader)),
                 }
-            } else if let Some((peer, prid)) = self.peer_reads.remove(&rid) {
+            } else if let Some((peer, prid)) = self.v.peer_reads.remove(&rid) {
                 ctx.send(peer, Peer::ReadIndexReply { rid: prid, index: r.ok() });
             }
         }
         let applied = self.replica.core().map(|c| c.applied_index()).unwrap_or(0);
-        if self.indexed_reads.iter().any(|(ix, _, _)| *ix <= applied) {
+        if self.v.indexed_reads.iter().any(|(ix, _, _)| *ix <= applied) {
             let (ready, later): (Vec<_>, Vec<_>) =
-                std::mem::take(&mut self.indexed_reads).into_iter().partition(|(ix, _, _)| *ix <= applied);
-            self.indexed_reads = later;
+                std::mem::take(&mut self.v.indexed_reads).into_iter().partition(|(ix, _, _)| *ix <= applied);
+            self.v.indexed_reads = later;
             for (_, client, req) in ready {
                 self.serve_read(ctx, client, req);
             }
         }
         if self.lessor.is_primary() && !self.replica.is_leader() {
             self.lessor.demote();
-            self.parked.clear();
+            self.v.parked.clear();
             ctx.note(|| "lessor demoted".to_string());
         }
     }
 
-    fn arm_check(&mut self, ctx: &mut Ctx) {
-        self.check_timer = Some(ctx.set_timer(self.cfg.lease_check_ns, TAG_LEASE_CHECK));
+    fn arm_check(&mut self, ctx: &mut Ctx<Etcd>) {
+        self.v.check_timer = Some(ctx.set_timer(self.cfg.lease_check_ns, ServerTimer::LeaseCheck));
     }
 }
 
-impl Process for EtcdServer {
-    fn on_start(&mut self, ctx: &mut Ctx) {
+impl Process<Etcd> for EtcdServer {
+    fn on_start(&mut self, ctx: &mut Ctx<Etcd>) {
         self.me = ctx.me();
         self.replica.on_start(ctx);
         self.arm_check(ctx);
         self.settle(ctx);
     }
 
-    fn on_message(&mut self, ctx: &mut Ctx, from: NodeId, msg: Msg) {
-        let msg = match downcast::<ConsensusMsg<Cmd>>(msg) {
-            Ok(m) => {
-                self.replica.on_message(ctx, from, *m);
-                return self.settle(ctx);
+    fn on_message(&mut self, ctx: &mut Ctx<Etcd>, from: NodeId, msg: EtcdMsg) {
+        match msg {
+            EtcdMsg::Consensus(m) => {
+                self.replica.on_message(ctx, from, m);
+                self.settle(ctx);
             }
-            Err(msg) => msg,
-        };
-        let msg = match downcast::<Request>(msg) {
-            Ok(r) => {
-                self.on_request(ctx, from, *r);
-                return self.settle(ctx);
+            EtcdMsg::Request(r) => {
+                self.on_request(ctx, from, r);
+                self.settle(ctx);
             }
-            Err(msg) => msg,
-        };
-        let msg = match downcast::<Peer>(msg) {
-            Ok(p) => {
-                self.on_peer(ctx, from, *p);
-                return self.settle(ctx);
+            EtcdMsg::Peer(p) => {
+                self.on_peer(ctx, from, p);
+                self.settle(ctx);
             }
-            Err(msg) => msg,
-        };
-        let msg = match downcast::<WatchAck>(msg) {
-            Ok(a) => {
-                if let Some(w) = self.watchers.iter_mut().find(|w| w.client == from && w.watch_id == a.watch_id) {
+            EtcdMsg::WatchAck(a) => {
+                if let Some(w) = self.v.watchers.iter_mut().find(|w| w.client == from && w.watch_id == a.watch_id) {
                     w.unacked.retain(|(ev, _)| ev.seq > a.seq);
                 }
-                return;
             }
-            Err(msg) => msg,
-        };
-        if let Ok(p) = downcast::<Ping>(msg) {
-            // Answered by the transport, with no processing time.
-            ctx.send(from, Pong { seq: p.seq, incarnation: self.incarnation });
+            EtcdMsg::Ping(p) => {
+                // Answered by the transport, with no processing time.
+                ctx.send(from, Pong { seq: p.seq, incarnation: self.incarnation });
+            }
+            EtcdMsg::Response(_) | EtcdMsg::WatchEvent(_) | EtcdMsg::WatchCreated(_) | EtcdMsg::Pong(_) => {}
         }
     }
 
-    fn on_timer(&mut self, ctx: &mut Ctx, timer: TimerId, tag: u64) {
-        if self.replica.on_timer(ctx, tag) {
-            return self.settle(ctx);
-        }
-        if tag == TAG_RETRANSMIT && self.retransmit_timer == Some(timer) {
-            return self.retransmit(ctx);
-        }
-        if tag == TAG_LEASE_CHECK && self.check_timer == Some(timer) {
-            if self.replica.is_leader() {
-                let now = ctx.now_mono_ns();
-                for lease in self.lessor.expired(now) {
-                    ctx.note(|| format!("lease {lease} expired: proposing revoke"));
-                    let _ = self.replica.propose(ctx, Cmd { origin: None, kind: CmdKind::LeaseRevoke { lease } });
+    fn on_timer(&mut self, ctx: &mut Ctx<Etcd>, timer: TimerId, tag: EtcdTimer) {
+        match tag {
+            EtcdTimer::Consensus(_) => {
+                self.replica.on_timer(ctx);
+                self.settle(ctx);
+            }
+            EtcdTimer::Server(ServerTimer::Retransmit) if self.v.retransmit_timer == Some(timer) => {
+                self.retransmit(ctx);
+            }
+            EtcdTimer::Server(ServerTimer::LeaseCheck) if self.v.check_timer == Some(timer) => {
+                if self.replica.is_leader() {
+                    let now = ctx.now_mono_ns();
+                    for lease in self.lessor.expired(now) {
+                        ctx.note(|| format!("lease {lease} expired: proposing revoke"));
+                        let _ = self.replica.propose(ctx, Cmd { origin: None, kind: CmdKind::LeaseRevoke { lease } });
+                    }
                 }
+                self.arm_check(ctx);
+                self.settle(ctx);
             }
-            self.arm_check(ctx);
-            self.settle(ctx);
+            EtcdTimer::Server(_) | EtcdTimer::Client(_) => {}
         }
     }
 
-    fn on_crash(&mut self) {
+    fn on_crash(&mut self, _crash: &Crash) {
         self.replica.on_crash();
         self.lessor.crash();
         self.incarnation += 1;
-        self.next_tag = 0;
-        self.waiting.clear();
-        self.reads.clear();
-        self.indexed_reads.clear();
-        self.peer_reads.clear();
-        self.renewals.clear();
-        self.parked.clear();
-        self.watchers.clear();
-        self.check_timer = None;
-        self.retransmit_timer = None;
+        self.v = Volatile::default();
     }
 
     fn leadership(&self) -> Option<u64> {

@@ -42,12 +42,13 @@ use std::collections::BTreeSet;
 use locksim_simulator::dist::Dist;
 use locksim_simulator::history::{FailReason, LockKey, LockMode};
 use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
-use locksim_simulator::process::{downcast, Ctx, Msg, NodeId, TimerId};
+use locksim_simulator::process::{Crash, Ctx, NodeId, TimerId};
 use locksim_simulator::time::{ms_to_ns, Nanos, NS_PER_MS};
 use rand::Rng;
 
 use super::keyspace::Reply;
 use super::protocol::*;
+use super::Redis;
 use crate::smallmap::SmallMap;
 
 /// Redisson's `timeout`: how long a command waits for its reply.
@@ -55,36 +56,33 @@ pub const COMMAND_TIMEOUT_MS: u64 = 3_000;
 /// Redisson's `slavesSyncTimeout`: the `WAIT` timeout.
 pub const WAIT_TIMEOUT_MS: u64 = 1_000;
 
-const K_REQUEST: u64 = 1;
-const K_RETRY: u64 = 2;
-const K_WAIT_UNLOCK: u64 = 3;
-const K_RENEW: u64 = 4;
-
-fn tag(kind: u64, key: LockKey, seq: u32) -> u64 {
-    (kind << 56) | ((key as u64) << 24) | (seq as u64 & 0xff_ffff)
-}
-
-fn untag(tag: u64) -> (u64, LockKey, u32) {
-    (tag >> 56, ((tag >> 24) & 0xffff_ffff) as LockKey, (tag & 0xff_ffff) as u32)
-}
-
 /// How a lock is released.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum UnlockMode {
+    /// The redis.io compare-and-delete script: deletes the key only if it has this attempt's value.
     CompareAndDelete,
+    /// A plain `DEL`: deletes whoever's lock is there (with the watchdog, Redisson `forceUnlock`).
     Del,
 }
 
 /// The parts of the model's parameters the library uses.
 #[derive(Clone, Debug)]
 pub struct ClientConfig {
+    /// The plain pattern's `PX`, or Redisson's lease (`lockWatchdogTimeout`), milliseconds.
     pub ttl_ms: u64,
+    /// How a lock is released (`unlock`).
     pub unlock: UnlockMode,
+    /// The plain pattern's sleep after a refused `SET NX`, milliseconds.
     pub retry_ms: Dist,
+    /// Redisson's `lock()` with its watchdog instead of the plain pattern.
     pub watchdog: bool,
+    /// Redisson's `checkLockSyncedSlaves`: `WAIT` after acquiring, and fail without an ack.
     pub replica_ack: bool,
+    /// The acquiring script `INCR`s a fencing-token key (`fencing_counter`).
     pub fencing: bool,
+    /// Redis servers: the primary and its replicas.
     pub servers: usize,
+    /// Sentinels (0 without replicas).
     pub sentinels: usize,
 }
 
@@ -168,6 +166,15 @@ impl Default for KeyState {
 /// One client's lock library.
 pub struct RedisLockClient {
     cfg: ClientConfig,
+    /// The last request id given out. It keeps counting across a crash: a reply to a request sent
+    /// before it (on a connection the restarted client no longer has) must not be taken for the
+    /// answer to a new request.
+    next_req: u64,
+    v: Volatile,
+}
+
+/// What the library loses when its client crashes (`on_start` fills in the rest).
+struct Volatile {
     servers: Vec<NodeId>,
     sentinels: Vec<NodeId>,
     primary: NodeId,
@@ -175,32 +182,37 @@ pub struct RedisLockClient {
     replicas_down: BTreeSet<NodeId>,
     /// Redisson's instance id and thread (`UUID:threadId`), new at every start.
     owner: u64,
-    next_req: u64,
+    /// The last wait or watchdog generation given out (see [`ClientTimer`]).
     seq: u32,
     pending: SmallMap<u64, Pending>,
     keys: SmallMap<LockKey, KeyState>,
 }
 
-impl RedisLockClient {
-    pub fn new(cfg: ClientConfig) -> Self {
-        RedisLockClient {
-            cfg,
+impl Default for Volatile {
+    fn default() -> Self {
+        Volatile {
             servers: Vec::new(),
             sentinels: Vec::new(),
             primary: 0,
             config_epoch: 0,
             replicas_down: BTreeSet::new(),
             owner: 0,
-            next_req: 0,
             seq: 0,
             pending: SmallMap::new(),
             keys: SmallMap::new(),
         }
     }
+}
+
+impl RedisLockClient {
+    /// A lock library; it draws its Redisson owner id at every start.
+    pub fn new(cfg: ClientConfig) -> Self {
+        RedisLockClient { cfg, next_req: 0, v: Volatile::default() }
+    }
 
     fn next_seq(&mut self) -> u32 {
-        self.seq = (self.seq + 1) & 0xff_ffff;
-        self.seq
+        self.v.seq = self.v.seq.wrapping_add(1);
+        self.v.seq
     }
 
     fn lease_ns(&self) -> Nanos {
@@ -210,28 +222,35 @@ impl RedisLockClient {
     /// Replicas Redisson counts as available: every server but the primary, minus those a
     /// Sentinel reported down.
     fn available_replicas(&self) -> u32 {
-        self.servers.iter().filter(|s| **s != self.primary && !self.replicas_down.contains(s)).count() as u32
+        self.v.servers.iter().filter(|s| **s != self.v.primary && !self.v.replicas_down.contains(s)).count() as u32
     }
 
-    fn request(&mut self, ctx: &mut Ctx, key: LockKey, cmd: Command, wait: Option<WaitSpec>, kind: ReqKind) -> u64 {
+    fn request(
+        &mut self,
+        ctx: &mut Ctx<Redis>,
+        key: LockKey,
+        cmd: Command,
+        wait: Option<WaitSpec>,
+        kind: ReqKind,
+    ) -> u64 {
         self.next_req += 1;
         let id = self.next_req;
         let timeout_ms = COMMAND_TIMEOUT_MS + wait.map_or(0, |w| w.timeout_ms);
-        let timer = ctx.set_timer(timeout_ms * NS_PER_MS, (K_REQUEST << 56) | id);
-        self.pending.insert(id, Pending { key, kind, timer });
-        ctx.send(self.primary, Request { id, cmd, wait });
+        let timer = ctx.set_timer(timeout_ms * NS_PER_MS, ClientTimer::RequestTimeout { id });
+        self.v.pending.insert(id, Pending { key, kind, timer });
+        ctx.send(self.v.primary, Request { id, cmd, wait });
         id
     }
 
     fn state(&mut self, key: LockKey) -> &mut KeyState {
-        self.keys.get_or_default(key)
+        self.v.keys.get_or_default(key)
     }
 
     /// One acquisition attempt: the lock script (and `WAIT` with `replica_ack`).
-    fn attempt(&mut self, ctx: &mut Ctx, key: LockKey, nested: bool) {
+    fn attempt(&mut self, ctx: &mut Ctx<Redis>, key: LockKey, nested: bool) {
         let value: u64 = ctx.rng().gen();
         let cmd = if self.cfg.watchdog {
-            Command::HLock { key, owner: self.owner, lease_ms: self.cfg.ttl_ms, fence: self.cfg.fencing }
+            Command::HLock { key, owner: self.v.owner, lease_ms: self.cfg.ttl_ms, fence: self.cfg.fencing }
         } else {
             Command::SetNxPx { key, value, px_ms: self.cfg.ttl_ms, fence: self.cfg.fencing }
         };
@@ -246,7 +265,7 @@ impl RedisLockClient {
     fn unlock_cmd(&self, key: LockKey, value: u64) -> Command {
         match (self.cfg.watchdog, self.cfg.unlock) {
             (true, UnlockMode::CompareAndDelete) => {
-                Command::HUnlock { key, owner: self.owner, lease_ms: self.cfg.ttl_ms }
+                Command::HUnlock { key, owner: self.v.owner, lease_ms: self.cfg.ttl_ms }
             }
             // Redisson `forceUnlock`: DEL and publish.
             (true, UnlockMode::Del) => Command::Del { key, publish: true },
@@ -255,7 +274,7 @@ impl RedisLockClient {
         }
     }
 
-    fn unsubscribe(&mut self, ctx: &mut Ctx, key: LockKey) {
+    fn unsubscribe(&mut self, ctx: &mut Ctx<Redis>, key: LockKey) {
         let st = self.state(key);
         st.permit = false;
         if st.subscribed {
@@ -264,16 +283,16 @@ impl RedisLockClient {
         }
     }
 
-    fn start_watchdog(&mut self, ctx: &mut Ctx, key: LockKey) {
+    fn start_watchdog(&mut self, ctx: &mut Ctx<Redis>, key: LockKey) {
         let seq = self.next_seq();
         self.state(key).renew_seq = Some(seq);
         let after = self.lease_ns() / 3;
-        ctx.set_timer(after, tag(K_RENEW, key, seq));
+        ctx.set_timer(after, ClientTimer::Renew { key, seq });
     }
 
     fn on_lock_answer(
         &mut self,
-        ctx: &mut Ctx,
+        ctx: &mut Ctx<Redis>,
         out: &mut LockEvents,
         id: u64,
         key: LockKey,
@@ -331,7 +350,7 @@ impl RedisLockClient {
                     let seq = self.next_seq();
                     self.state(key).acq = Acq::RetryWait { seq };
                     let after = ms_to_ns(self.cfg.retry_ms.sample_non_negative(ctx.rng()));
-                    ctx.set_timer(after, tag(K_RETRY, key, seq));
+                    ctx.set_timer(after, ClientTimer::Retry { key, seq });
                     return;
                 }
                 let st = self.state(key);
@@ -348,7 +367,7 @@ impl RedisLockClient {
                 self.state(key).acq = Acq::WaitUnlock { seq };
                 // ttl < 0 (no expiry): wait for the message only.
                 if let Some(ttl) = pttl_ms.filter(|t| *t >= 0) {
-                    ctx.set_timer(ttl as u64 * NS_PER_MS, tag(K_WAIT_UNLOCK, key, seq));
+                    ctx.set_timer(ttl as u64 * NS_PER_MS, ClientTimer::WaitUnlock { key, seq });
                 }
             }
             _ => {
@@ -360,7 +379,7 @@ impl RedisLockClient {
         }
     }
 
-    fn fail(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey, nested: bool) {
+    fn fail(&mut self, ctx: &mut Ctx<Redis>, out: &mut LockEvents, key: LockKey, nested: bool) {
         self.state(key).acq = Acq::Idle;
         if !nested {
             self.unsubscribe(ctx, key);
@@ -368,8 +387,8 @@ impl RedisLockClient {
         out.push(LockEvent::Failed { key, reason: FailReason::Unavailable });
     }
 
-    fn on_response(&mut self, ctx: &mut Ctx, out: &mut LockEvents, r: Response) {
-        let Some(p) = self.pending.remove(&r.id) else { return };
+    fn on_response(&mut self, ctx: &mut Ctx<Redis>, out: &mut LockEvents, r: Response) {
+        let Some(p) = self.v.pending.remove(&r.id) else { return };
         ctx.cancel_timer(p.timer);
         let key = p.key;
         match p.kind {
@@ -383,7 +402,7 @@ impl RedisLockClient {
                 match r.answer {
                     Answer::Reply(Reply::Int(1)) => {
                         let after = self.lease_ns() / 3;
-                        ctx.set_timer(after, tag(K_RENEW, key, seq));
+                        ctx.set_timer(after, ClientTimer::Renew { key, seq });
                     }
                     Answer::Reply(Reply::Int(0)) => {
                         // LockTask: the key is gone; cancel the renewal. Nobody tells the holder.
@@ -394,7 +413,7 @@ impl RedisLockClient {
                     }
                     _ => {
                         let after = self.lease_ns() / 3;
-                        ctx.set_timer(after, tag(K_RENEW, key, seq));
+                        ctx.set_timer(after, ClientTimer::Renew { key, seq });
                     }
                 }
             }
@@ -406,8 +425,8 @@ impl RedisLockClient {
         }
     }
 
-    fn on_request_timeout(&mut self, ctx: &mut Ctx, out: &mut LockEvents, id: u64) {
-        let Some(p) = self.pending.remove(&id) else { return };
+    fn on_request_timeout(&mut self, ctx: &mut Ctx<Redis>, out: &mut LockEvents, id: u64) {
+        let Some(p) = self.v.pending.remove(&id) else { return };
         let key = p.key;
         ctx.note(|| format!("request {id} for lock {key} timed out"));
         match p.kind {
@@ -421,7 +440,7 @@ impl RedisLockClient {
                 // RenewalTask: log the error and schedule the next renewal.
                 if self.state(key).renew_seq == Some(seq) {
                     let after = self.lease_ns() / 3;
-                    ctx.set_timer(after, tag(K_RENEW, key, seq));
+                    ctx.set_timer(after, ClientTimer::Renew { key, seq });
                 }
             }
             ReqKind::Subscribe => {
@@ -434,7 +453,7 @@ impl RedisLockClient {
         }
     }
 
-    fn on_unlock_message(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey) {
+    fn on_unlock_message(&mut self, ctx: &mut Ctx<Redis>, out: &mut LockEvents, key: LockKey) {
         let st = self.state(key);
         if !st.subscribed || st.acq == Acq::Idle {
             return;
@@ -446,60 +465,60 @@ impl RedisLockClient {
         }
     }
 
-    fn on_sentinel_event(&mut self, ctx: &mut Ctx, e: SentinelEvent) {
+    fn on_sentinel_event(&mut self, ctx: &mut Ctx<Redis>, e: SentinelEvent) {
         match e {
             SentinelEvent::SwitchMaster { config_epoch, primary } => self.switch_to(ctx, config_epoch, primary),
             SentinelEvent::ReplicaDown { node } => {
-                self.replicas_down.insert(node);
+                self.v.replicas_down.insert(node);
             }
             SentinelEvent::ReplicaUp { node } => {
-                self.replicas_down.remove(&node);
+                self.v.replicas_down.remove(&node);
             }
         }
     }
 
     /// Follows the primary of the highest configuration epoch announced.
-    fn switch_to(&mut self, ctx: &mut Ctx, config_epoch: u64, primary: NodeId) {
-        if config_epoch < self.config_epoch || primary == self.primary {
+    fn switch_to(&mut self, ctx: &mut Ctx<Redis>, config_epoch: u64, primary: NodeId) {
+        if config_epoch < self.v.config_epoch || primary == self.v.primary {
             return;
         }
-        self.config_epoch = config_epoch;
-        let old = self.primary;
-        self.replicas_down.insert(old);
-        self.replicas_down.remove(&primary);
-        self.primary = primary;
+        self.v.config_epoch = config_epoch;
+        let old = self.v.primary;
+        self.v.replicas_down.insert(old);
+        self.v.replicas_down.remove(&primary);
+        self.v.primary = primary;
         let name = ctx.name_of(primary).to_string();
         ctx.note(|| format!("primary is now {name} (config epoch {config_epoch})"));
         // Redisson re-subscribes its channels on the new primary.
-        let waiting: Vec<LockKey> = self.keys.iter().filter(|(_, s)| s.subscribed).map(|(k, _)| *k).collect();
+        let waiting: Vec<LockKey> = self.v.keys.iter().filter(|(_, s)| s.subscribed).map(|(k, _)| *k).collect();
         for key in waiting {
             self.request(ctx, key, Command::Subscribe { key }, None, ReqKind::Resubscribe);
         }
     }
 }
 
-impl LockClient for RedisLockClient {
-    fn on_start(&mut self, ctx: &mut Ctx, _out: &mut LockEvents) {
-        self.servers =
+impl LockClient<Redis> for RedisLockClient {
+    fn on_start(&mut self, ctx: &mut Ctx<Redis>, _out: &mut LockEvents) {
+        self.v.servers =
             (0..self.cfg.servers).map(|i| ctx.node_named(&format!("server-{i}")).expect("server exists")).collect();
-        self.sentinels = (0..self.cfg.sentinels)
+        self.v.sentinels = (0..self.cfg.sentinels)
             .map(|i| ctx.node_named(&format!("sentinel-{i}")).expect("sentinel exists"))
             .collect();
-        self.primary = self.servers[0];
-        self.config_epoch = 0;
-        self.owner = ctx.rng().gen();
-        for s in self.sentinels.clone() {
+        self.v.primary = self.v.servers[0];
+        self.v.config_epoch = 0;
+        self.v.owner = ctx.rng().gen();
+        for s in self.v.sentinels.clone() {
             ctx.send(s, GetMasterAddr);
         }
     }
 
-    fn acquire(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey, mode: LockMode) {
+    fn acquire(&mut self, ctx: &mut Ctx<Redis>, out: &mut LockEvents, key: LockKey, mode: LockMode) {
         let _ = (out, mode); // exclusive only: the model rejects read_fraction > 0
         let nested = self.state(key).held.is_some();
         self.attempt(ctx, key, nested);
     }
 
-    fn release(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey) {
+    fn release(&mut self, ctx: &mut Ctx<Redis>, out: &mut LockEvents, key: LockKey) {
         let Some(mut held) = self.state(key).held else {
             // Nothing held (it cannot happen with the shared driver): the call returns.
             out.push(LockEvent::Released { key });
@@ -518,53 +537,49 @@ impl LockClient for RedisLockClient {
         self.request(ctx, key, cmd, None, ReqKind::Unlock);
     }
 
-    fn cancel(&mut self, ctx: &mut Ctx, _out: &mut LockEvents, key: LockKey) {
+    fn cancel(&mut self, ctx: &mut Ctx<Redis>, _out: &mut LockEvents, key: LockKey) {
         // The request in flight (if any) stays pending: a grant that arrives now is unlocked.
         self.state(key).acq = Acq::Idle;
         self.unsubscribe(ctx, key);
     }
 
-    fn on_message(&mut self, ctx: &mut Ctx, out: &mut LockEvents, _from: NodeId, msg: Msg) {
-        let msg = match downcast::<Response>(msg) {
-            Ok(r) => return self.on_response(ctx, out, *r),
-            Err(m) => m,
-        };
-        let msg = match downcast::<UnlockMessage>(msg) {
-            Ok(m) => return self.on_unlock_message(ctx, out, m.key),
-            Err(m) => m,
-        };
-        let msg = match downcast::<SentinelEvent>(msg) {
-            Ok(e) => return self.on_sentinel_event(ctx, *e),
-            Err(m) => m,
-        };
-        if let Ok(m) = downcast::<MasterAddr>(msg) {
-            self.switch_to(ctx, m.config_epoch, m.primary);
-        }
-    }
-
-    fn on_timer(&mut self, ctx: &mut Ctx, out: &mut LockEvents, t: u64) {
-        if t >> 56 == K_REQUEST {
-            return self.on_request_timeout(ctx, out, t & ((1 << 56) - 1));
-        }
-        let (kind, key, seq) = untag(t);
-        let st = self.state(key);
-        match kind {
-            K_RETRY if st.acq == (Acq::RetryWait { seq }) => self.attempt(ctx, key, false),
-            K_WAIT_UNLOCK if st.acq == (Acq::WaitUnlock { seq }) => self.attempt(ctx, key, false),
-            K_RENEW if st.renew_seq == Some(seq) && st.held.is_some() => {
-                let owner = self.owner;
-                let lease_ms = self.cfg.ttl_ms;
-                self.request(ctx, key, Command::HRenew { key, owner, lease_ms }, None, ReqKind::Renew { seq });
-            }
+    fn on_message(&mut self, ctx: &mut Ctx<Redis>, out: &mut LockEvents, _from: NodeId, msg: RedisMsg) {
+        match msg {
+            RedisMsg::Response(r) => self.on_response(ctx, out, r),
+            RedisMsg::UnlockMessage(m) => self.on_unlock_message(ctx, out, m.key),
+            RedisMsg::SentinelEvent(e) => self.on_sentinel_event(ctx, e),
+            RedisMsg::MasterAddr(m) => self.switch_to(ctx, m.config_epoch, m.primary),
             _ => {}
         }
     }
 
-    fn on_crash(&mut self) {
-        self.pending.clear();
-        self.keys.clear();
-        self.replicas_down.clear();
-        self.config_epoch = 0;
+    fn on_timer(&mut self, ctx: &mut Ctx<Redis>, out: &mut LockEvents, _timer: TimerId, tag: RedisTimer) {
+        let RedisTimer::Client(t) = tag else { return };
+        match t {
+            ClientTimer::RequestTimeout { id } => self.on_request_timeout(ctx, out, id),
+            ClientTimer::Retry { key, seq } => {
+                if self.state(key).acq == (Acq::RetryWait { seq }) {
+                    self.attempt(ctx, key, false);
+                }
+            }
+            ClientTimer::WaitUnlock { key, seq } => {
+                if self.state(key).acq == (Acq::WaitUnlock { seq }) {
+                    self.attempt(ctx, key, false);
+                }
+            }
+            ClientTimer::Renew { key, seq } => {
+                let st = self.state(key);
+                if st.renew_seq == Some(seq) && st.held.is_some() {
+                    let owner = self.v.owner;
+                    let lease_ms = self.cfg.ttl_ms;
+                    self.request(ctx, key, Command::HRenew { key, owner, lease_ms }, None, ReqKind::Renew { seq });
+                }
+            }
+        }
+    }
+
+    fn on_crash(&mut self, _crash: &Crash) {
+        self.v = Volatile::default();
     }
 
     fn reentrant(&self) -> bool {

@@ -43,13 +43,18 @@ pub enum Key {
 /// owner → hold count).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
+    /// A string: the lock's random value.
     Str(u64),
+    /// An integer: a fencing-token counter.
     Int(i64),
+    /// A hash: Redisson's lock, owner id → hold count.
     Hash(BTreeMap<u64, i64>),
 }
 
+/// One stored key: its value and expiry.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Entry {
+    /// The value.
     pub value: Value,
     /// Absolute wall-clock time (ns since the run's epoch) at which the key expires.
     pub expire_at_wall_ns: Option<i64>,
@@ -60,26 +65,37 @@ pub struct Entry {
 pub enum WriteOp {
     /// `SET key value PXAT at` (or without expiry).
     Set {
+        /// The key.
         key: Key,
+        /// Its new value.
         value: Value,
+        /// Absolute wall-clock expiry (ns since the run's epoch); `None`: never.
         expire_at_wall_ns: Option<i64>,
     },
+    /// `DEL key`.
     Del {
+        /// The key.
         key: Key,
     },
     /// `PEXPIREAT key at`.
     PExpireAt {
+        /// The key.
         key: Key,
+        /// Its new absolute wall-clock expiry (ns since the run's epoch).
         at_wall_ns: i64,
     },
     /// `HINCRBY key field by` (the field is removed when it reaches 0 only through `Del`).
     HIncrBy {
+        /// The hash.
         key: Key,
+        /// The owner id.
         field: u64,
+        /// The increment: +1 on lock, −1 on unlock.
         by: i64,
     },
     /// `INCR key`.
     Incr {
+        /// The counter.
         key: Key,
     },
 }
@@ -89,14 +105,18 @@ pub enum WriteOp {
 pub enum Reply {
     /// The lock was taken by this call; the fencing token when the script `INCR`ed one.
     Acquired {
+        /// The incremented token, or `None` without fencing.
         token: Option<u64>,
     },
     /// The lock is held by another owner; `pttl_ms` is its remaining time when the command
     /// reports it (Redisson's script returns `PTTL`; `SET NX` only says nil).
     Taken {
+        /// The holder's remaining time to live, milliseconds (Redisson's script only).
         pttl_ms: Option<i64>,
     },
+    /// An integer: 1 or 0 from the unlock, delete and renewal scripts.
     Int(i64),
+    /// Nil: Redisson's unlock script when the lock is not ours.
     Nil,
 }
 
@@ -107,10 +127,12 @@ pub struct Keyspace {
 }
 
 impl Keyspace {
+    /// The number of keys stored, expired ones included.
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
+    /// Whether no key is stored.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }

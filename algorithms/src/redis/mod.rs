@@ -3,7 +3,7 @@
 //!
 //! Module map:
 //! - [`keyspace`]: the keyspace with wall-clock PX expiry and the lock commands and scripts
-//! - [`protocol`]: every message (commands, pub/sub, replication stream, Sentinel)
+//! - [`protocol`]: every message (commands, pub/sub, replication stream, Sentinel) and every timer
 //! - [`server`]: one Redis server: single-threaded service, active expiry, replication with lag,
 //!   `WAIT`, persistence, role changes
 //! - [`sentinel`]: Sentinel: SDOWN, ODOWN with `quorum`, leader election per epoch, promotion,
@@ -27,10 +27,9 @@ pub mod sentinel;
 pub mod server;
 
 use locksim_simulator::lockclient::LockClient;
-use locksim_simulator::model::{
-    Cluster, ClusterSpec, Model, ParamKind, ParamProblem, ParamSpec, Params, WorkloadFacts,
-};
+use locksim_simulator::model::{Cluster, Model, ParamKind, ParamProblem, ParamSpec, Params, Topology};
 use locksim_simulator::process::{NodeKind, Process};
+use locksim_simulator::setup::WorkloadSpec;
 
 use client::{ClientConfig, RedisLockClient, UnlockMode};
 use sentinel::{Sentinel, SentinelConfig};
@@ -39,6 +38,7 @@ use server::{Persistence, RedisServer, ServerConfig};
 /// The `redis` model.
 pub struct Redis;
 
+/// The `redis` model, as [`registry`](crate::registry) lists it.
 pub static REDIS: Redis = Redis;
 
 const PARAMS: &[ParamSpec] = &[
@@ -139,6 +139,8 @@ impl Redis {
 }
 
 impl Model for Redis {
+    type Protocol = Redis;
+
     fn name(&self) -> &'static str {
         "redis"
     }
@@ -151,7 +153,7 @@ impl Model for Redis {
         PARAMS
     }
 
-    fn validate(&self, params: &Params, _workload: &WorkloadFacts) -> Vec<ParamProblem> {
+    fn validate(&self, params: &Params, _workload: &WorkloadSpec) -> Vec<ParamProblem> {
         let mut problems = Vec::new();
         let sentinels = params.int("sentinels");
         let quorum = params.int("quorum");
@@ -171,7 +173,7 @@ impl Model for Redis {
         problems
     }
 
-    fn limitations(&self, params: &Params, workload: &WorkloadFacts) -> Vec<String> {
+    fn limitations(&self, params: &Params, workload: &WorkloadSpec) -> Vec<String> {
         let mut notes = Vec::new();
         if workload.reentry > 0.0 && !params.bool("watchdog") {
             notes.push(
@@ -202,7 +204,24 @@ impl Model for Redis {
         params.bool("fencing_counter")
     }
 
-    fn build(&self, params: &Params, spec: &ClusterSpec) -> Cluster {
+    fn services(&self, params: &Params) -> Vec<(String, NodeKind)> {
+        let replicas = params.int("replicas") as usize;
+        let mut services: Vec<(String, NodeKind)> =
+            (0..=replicas).map(|i| (format!("server-{i}"), NodeKind::Server)).collect();
+        // Sentinel runs only with replicas: it has nothing to promote otherwise.
+        if replicas > 0 {
+            let sentinels = params.int("sentinels") as usize;
+            services.extend((0..sentinels).map(|i| (format!("sentinel-{i}"), NodeKind::Sentinel)));
+        }
+        services
+    }
+
+    fn topology(&self, _params: &Params) -> Topology {
+        // Every link is a TCP connection (see the module header).
+        Topology { ordered_links: true, leaderless: false }
+    }
+
+    fn build(&self, params: &Params, workload: &WorkloadSpec) -> Cluster<Redis> {
         let replicas = params.int("replicas") as usize;
         let server_cfg = ServerConfig {
             service_ms: params.dist("service_ms"),
@@ -210,31 +229,25 @@ impl Model for Redis {
             persistence: Persistence::parse(params.str("persistence")),
             initial_primary: "server-0".into(),
         };
-        let mut services: Vec<(String, NodeKind, Box<dyn Process>)> = (0..=replicas)
-            .map(|i| {
-                (
-                    format!("server-{i}"),
-                    NodeKind::Server,
-                    Box::new(RedisServer::new(server_cfg.clone())) as Box<dyn Process>,
-                )
-            })
-            .collect();
+        let mut services: Vec<Box<dyn Process<Redis>>> =
+            (0..=replicas).map(|_| Box::new(RedisServer::new(server_cfg.clone())) as Box<dyn Process<Redis>>).collect();
         if replicas > 0 {
             let sentinels = params.int("sentinels") as usize;
             let cfg = SentinelConfig {
                 servers: 1 + replicas,
                 sentinels,
-                clients: spec.clients,
+                clients: workload.clients,
                 quorum: params.int("quorum") as usize,
                 down_after_ms: params.f64("down_after_ms"),
             };
-            for i in 0..sentinels {
-                services.push((format!("sentinel-{i}"), NodeKind::Sentinel, Box::new(Sentinel::new(cfg.clone()))));
+            for _ in 0..sentinels {
+                services.push(Box::new(Sentinel::new(cfg.clone())));
             }
         }
         let cfg = Self::client_config(params);
-        let clients =
-            (0..spec.clients).map(|_| Box::new(RedisLockClient::new(cfg.clone())) as Box<dyn LockClient>).collect();
-        Cluster { services, clients, ordered_links: true, leaderless: false }
+        let clients = (0..workload.clients)
+            .map(|_| Box::new(RedisLockClient::new(cfg.clone())) as Box<dyn LockClient<Redis>>)
+            .collect();
+        Cluster { services, clients }
     }
 }

@@ -1,63 +1,124 @@
 //! The messages of the redis model: client commands and replies, pub/sub, the replication stream
-//! between a primary and its replicas, and Sentinel's pings, votes, hellos and client events.
+//! between a primary and its replicas, and Sentinel's pings, votes, hellos and client events; the
+//! one enum that carries them all ([`RedisMsg`]); and every process's timers ([`ServerTimer`],
+//! [`SentinelTimer`], [`ClientTimer`]) under the model's one timer enum ([`RedisTimer`]).
 //! Their `Debug` text is what the trace prints, so it is kept short.
 
 use std::fmt;
 
 use locksim_simulator::history::LockKey;
-use locksim_simulator::process::NodeId;
+use locksim_simulator::process::{NodeId, Protocol};
 
 use super::keyspace::{Keyspace, Reply, WriteOp};
+use super::Redis;
 
 /// A command from a client library to a Redis server.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Command {
     /// `SET lock value NX PX px_ms` (+ `INCR` of the token key in the same script when `fence`).
-    SetNxPx { key: LockKey, value: u64, px_ms: u64, fence: bool },
+    SetNxPx {
+        /// The lock.
+        key: LockKey,
+        /// This attempt's random value.
+        value: u64,
+        /// The TTL, milliseconds.
+        px_ms: u64,
+        /// Also `INCR` the lock's token key, in the same script.
+        fence: bool,
+    },
     /// The compare-and-delete unlock script.
-    DelIfEquals { key: LockKey, value: u64 },
+    DelIfEquals {
+        /// The lock.
+        key: LockKey,
+        /// The value the holder set: the key is deleted only if it still has it.
+        value: u64,
+    },
     /// `DEL lock`; `publish` adds Redisson `forceUnlock`'s unlock message.
-    Del { key: LockKey, publish: bool },
+    Del {
+        /// The lock.
+        key: LockKey,
+        /// Publish the unlock message if a key was deleted.
+        publish: bool,
+    },
     /// Redisson's lock script (fenced: RedissonFencedLock's).
-    HLock { key: LockKey, owner: u64, lease_ms: u64, fence: bool },
+    HLock {
+        /// The lock.
+        key: LockKey,
+        /// The Redisson owner id: the hash field (drawn at each client start).
+        owner: u64,
+        /// The lease to set, milliseconds.
+        lease_ms: u64,
+        /// RedissonFencedLock: also `INCR` the lock's token key.
+        fence: bool,
+    },
     /// The watchdog's renewal script.
-    HRenew { key: LockKey, owner: u64, lease_ms: u64 },
+    HRenew {
+        /// The lock.
+        key: LockKey,
+        /// The Redisson owner id.
+        owner: u64,
+        /// The new lease, milliseconds.
+        lease_ms: u64,
+    },
     /// Redisson's unlock script.
-    HUnlock { key: LockKey, owner: u64, lease_ms: u64 },
+    HUnlock {
+        /// The lock.
+        key: LockKey,
+        /// The Redisson owner id.
+        owner: u64,
+        /// The lease re-armed while the hold count stays above 0, milliseconds.
+        lease_ms: u64,
+    },
     /// `SUBSCRIBE redisson_lock__channel:{lock}`.
-    Subscribe { key: LockKey },
+    Subscribe {
+        /// The lock whose channel to join.
+        key: LockKey,
+    },
     /// `UNSUBSCRIBE …`.
-    Unsubscribe { key: LockKey },
+    Unsubscribe {
+        /// The lock whose channel to leave.
+        key: LockKey,
+    },
 }
 
 /// `WAIT numreplicas timeout` pipelined after the command (Redisson's `syncSlaves` batch option):
 /// the reply is held until that many replicas acknowledged the command's write, or the timeout.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct WaitSpec {
+    /// `numreplicas`: how many replicas must acknowledge.
     pub replicas: u32,
+    /// `timeout`, milliseconds.
     pub timeout_ms: u64,
 }
 
 /// A request on the client's connection.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Request {
+    /// The client's id for the request, echoed in the response.
     pub id: u64,
+    /// The command.
     pub cmd: Command,
+    /// The `WAIT` pipelined after the command, if any.
     pub wait: Option<WaitSpec>,
 }
 
 /// What a server answered.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Answer {
+    /// The command's reply.
     Reply(Reply),
+    /// `SUBSCRIBE` or `UNSUBSCRIBE` done.
     Subscribed,
     /// `-READONLY You can't write against a read only replica.`
     ReadOnly,
 }
 
+/// A server's answer to a [`Request`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct Response {
+    /// The id of the request answered.
     pub id: u64,
+    /// What the server answered.
     pub answer: Answer,
     /// With a pipelined `WAIT`: how many replicas acknowledged.
     pub synced: Option<u32>,
@@ -66,6 +127,7 @@ pub struct Response {
 /// A pub/sub message on the lock's unlock channel (Redisson's `UNLOCK_MESSAGE`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct UnlockMessage {
+    /// The lock that was freed.
     pub key: LockKey,
 }
 
@@ -81,7 +143,9 @@ pub struct Psync;
 pub struct FullSync {
     /// The primary's replication id (new at every start as primary and at every promotion).
     pub repl_id: u64,
+    /// The primary's replication offset the snapshot is at.
     pub offset: u64,
+    /// The primary's keyspace.
     pub data: Keyspace,
 }
 
@@ -100,8 +164,11 @@ impl fmt::Debug for FullSync {
 /// A stretch of the replication stream: `ops[i]` has offset `first_offset + i`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ReplBatch {
+    /// The primary's replication id.
     pub repl_id: u64,
+    /// The offset of `ops[0]`.
     pub first_offset: u64,
+    /// The writes, in stream order.
     pub ops: Vec<WriteOp>,
 }
 
@@ -110,6 +177,7 @@ pub struct ReplBatch {
 pub struct ReplAck {
     /// The replication id this replica follows (a restarted primary does not know it: resync).
     pub repl_id: u64,
+    /// The last offset the replica has applied.
     pub offset: u64,
 }
 
@@ -123,23 +191,32 @@ pub struct ResyncNeeded;
 /// A Sentinel's periodic `PING` (the model folds `INFO` into its reply).
 #[derive(Clone, Debug, PartialEq)]
 pub struct SentinelPing {
+    /// The ping's number (the Sentinel's counter, never reused, even across its restarts).
     pub seq: u64,
 }
 
 /// The server's role as `INFO replication` reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
+    /// `role:master`.
     Primary,
-    Replica { of: NodeId },
+    /// `role:slave`.
+    Replica {
+        /// The primary it replicates.
+        of: NodeId,
+    },
 }
 
 /// `PONG` plus the fields of `INFO` a Sentinel uses.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PingReply {
+    /// The `seq` of the ping answered.
     pub seq: u64,
+    /// The server's role.
     pub role: Role,
     /// `master_repl_offset` on a primary, the processed offset on a replica.
     pub offset: u64,
+    /// The server's run id, random per process start (the smaller wins a tie between replicas).
     pub run_id: u64,
 }
 
@@ -147,7 +224,9 @@ pub struct PingReply {
 /// the Sentinel acts for, followed by `CONFIG REWRITE` (so the role survives a restart).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ReplicaOf {
+    /// `Some(primary)`: replicate it; `None`: become a primary.
     pub primary: Option<NodeId>,
+    /// The configuration epoch the Sentinel acts for (the server keeps the highest it has seen).
     pub epoch: u64,
 }
 
@@ -155,14 +234,20 @@ pub struct ReplicaOf {
 /// and with a candidate, for its vote in `epoch`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct IsMasterDownReq {
+    /// The primary the asker watches.
     pub primary: NodeId,
+    /// The asker's current epoch.
     pub epoch: u64,
+    /// The asker itself when it asks for a vote (it has a failover under way).
     pub candidate: Option<NodeId>,
 }
 
+/// The answer to an [`IsMasterDownReq`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct IsMasterDownReply {
+    /// The primary asked about.
     pub primary: NodeId,
+    /// Whether that primary is this Sentinel's too and it sees it subjectively down.
     pub down: bool,
     /// The Sentinel this one voted for, and in which epoch.
     pub leader: Option<(NodeId, u64)>,
@@ -171,8 +256,11 @@ pub struct IsMasterDownReply {
 /// The hello message Sentinels exchange (`__sentinel__:hello`): the primary and its config epoch.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Hello {
+    /// The sender's current epoch.
     pub current_epoch: u64,
+    /// The configuration epoch of `primary`.
     pub config_epoch: u64,
+    /// The primary the sender follows.
     pub primary: NodeId,
 }
 
@@ -180,19 +268,220 @@ pub struct Hello {
 #[derive(Clone, Debug, PartialEq)]
 pub enum SentinelEvent {
     /// `+switch-master`.
-    SwitchMaster { config_epoch: u64, primary: NodeId },
+    SwitchMaster {
+        /// The new configuration's epoch.
+        config_epoch: u64,
+        /// The new primary.
+        primary: NodeId,
+    },
     /// `+sdown` on a replica.
-    ReplicaDown { node: NodeId },
+    ReplicaDown {
+        /// The replica.
+        node: NodeId,
+    },
     /// `-sdown` on a replica.
-    ReplicaUp { node: NodeId },
+    ReplicaUp {
+        /// The replica.
+        node: NodeId,
+    },
 }
 
 /// `SENTINEL get-master-addr-by-name`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GetMasterAddr;
 
+/// The answer to [`GetMasterAddr`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct MasterAddr {
+    /// The Sentinel's configuration epoch.
     pub config_epoch: u64,
+    /// The primary it follows.
     pub primary: NodeId,
+}
+
+// ----- the model's protocol ----------------------------------------------------------------------
+
+/// Defines the model's one message enum: a variant per message struct, named after it, a `From`
+/// impl for each (so `ctx.send(to, Psync)` works), and a `Debug` that prints the message itself
+/// (the trace reads as the protocol does, without the enum's wrapping).
+macro_rules! messages {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident),* $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Clone, PartialEq)]
+        pub enum $name {
+            $($(#[$vmeta])* $variant($variant),)*
+        }
+
+        $(
+            impl From<$variant> for $name {
+                fn from(m: $variant) -> Self {
+                    $name::$variant(m)
+                }
+            }
+        )*
+
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                match self {
+                    $($name::$variant(m) => m.fmt(f),)*
+                }
+            }
+        }
+    };
+}
+
+messages! {
+    /// Every message of the redis model, whoever sends it.
+    RedisMsg {
+        // Client ↔ server.
+        /// Client → server: a command.
+        Request,
+        /// Server → client: the answer.
+        Response,
+        /// Server → subscribed clients: a lock was freed.
+        UnlockMessage,
+        // Replication.
+        /// Replica → primary: send me the stream.
+        Psync,
+        /// Primary → replica: the snapshot.
+        FullSync,
+        /// Primary → replica: the next writes.
+        ReplBatch,
+        /// Replica → primary: the offset applied.
+        ReplAck,
+        /// Primary → replica: start over with `PSYNC`.
+        ResyncNeeded,
+        // Sentinel ↔ server.
+        /// Sentinel → server: `PING`.
+        SentinelPing,
+        /// Server → Sentinel: `PONG` with `INFO`.
+        PingReply,
+        /// Sentinel → server: change role.
+        ReplicaOf,
+        // Sentinel ↔ Sentinel.
+        /// Is the primary down (and a vote request)?
+        IsMasterDownReq,
+        /// The answer (and the vote).
+        IsMasterDownReply,
+        /// The configuration the sender knows.
+        Hello,
+        // Sentinel ↔ client.
+        /// Sentinel → client: a failover or a replica's state.
+        SentinelEvent,
+        /// Client → Sentinel: where is the primary?
+        GetMasterAddr,
+        /// Sentinel → client: the primary.
+        MasterAddr,
+    }
+}
+
+/// A Redis server's timers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServerTimer {
+    /// The 100 ms cron (`hz 10`): active expiry on a primary.
+    Cron,
+    /// `appendfsync everysec`: the AOF catches up with the keyspace.
+    Fsync,
+    /// The head of the replication stream's output buffer is due to leave.
+    ReplFlush,
+    /// `replicationCron`: a replica acknowledges its offset, or asks for `PSYNC` again.
+    ReplCron,
+    /// The timeout of the pending `WAIT` number `n`.
+    WaitTimeout {
+        /// The `WAIT`'s number.
+        n: u64,
+    },
+}
+
+/// A Sentinel's timer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SentinelTimer {
+    /// `sentinelTimer`, at a random 10–19 Hz.
+    Tick,
+}
+
+/// The lock library's timers. `seq` is the generation of the wait or watchdog that set the
+/// timer: one that fires after its wait was replaced or ended finds another generation and does
+/// nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClientTimer {
+    /// Request `id` got no answer within the command timeout.
+    RequestTimeout {
+        /// The request's id.
+        id: u64,
+    },
+    /// Plain pattern: the `retry_ms` sleep after a refused `SET NX` is over.
+    Retry {
+        /// The lock.
+        key: LockKey,
+        /// The generation of the wait that set it.
+        seq: u32,
+    },
+    /// Redisson: the lock's TTL ran out with no unlock message.
+    WaitUnlock {
+        /// The lock.
+        key: LockKey,
+        /// The generation of the wait that set it.
+        seq: u32,
+    },
+    /// Redisson's watchdog: time to renew the lease.
+    Renew {
+        /// The lock.
+        key: LockKey,
+        /// The generation of the watchdog that set it.
+        seq: u32,
+    },
+}
+
+/// Every timer of the redis model: the process kind's own enum.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum RedisTimer {
+    /// A Redis server's timer.
+    Server(ServerTimer),
+    /// A Sentinel's timer.
+    Sentinel(SentinelTimer),
+    /// The lock library's timer.
+    Client(ClientTimer),
+    /// Set only by a hand-built harness that drives the lock library at scripted times (the
+    /// engine hands a service node its model's timers only, so a scripted client node needs a
+    /// timer of this type): `step` is the script's step. No process of the model sets one, and
+    /// each ignores it.
+    Script {
+        /// The script's step.
+        step: usize,
+    },
+}
+
+impl From<ServerTimer> for RedisTimer {
+    fn from(t: ServerTimer) -> Self {
+        RedisTimer::Server(t)
+    }
+}
+
+impl From<SentinelTimer> for RedisTimer {
+    fn from(t: SentinelTimer) -> Self {
+        RedisTimer::Sentinel(t)
+    }
+}
+
+impl From<ClientTimer> for RedisTimer {
+    fn from(t: ClientTimer) -> Self {
+        RedisTimer::Client(t)
+    }
+}
+
+impl fmt::Debug for RedisTimer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RedisTimer::Server(t) => t.fmt(f),
+            RedisTimer::Sentinel(t) => t.fmt(f),
+            RedisTimer::Client(t) => t.fmt(f),
+            RedisTimer::Script { step } => write!(f, "script step {step}"),
+        }
+    }
+}
+
+impl Protocol for Redis {
+    type Msg = RedisMsg;
+    type Timer = RedisTimer;
 }

@@ -39,11 +39,12 @@
 
 use std::collections::BTreeMap;
 
-use locksim_simulator::process::{downcast, Ctx, Msg, NodeId, Process, TimerId};
+use locksim_simulator::process::{Crash, Ctx, NodeId, Process, TimerId};
 use locksim_simulator::time::{ms_to_ns, Nanos, NS_PER_MS};
 use rand::Rng;
 
 use super::protocol::*;
+use super::Redis;
 
 /// `SENTINEL_PING_PERIOD`.
 const PING_PERIOD_NS: Nanos = 1_000 * NS_PER_MS;
@@ -58,14 +59,19 @@ const ELECTION_TIMEOUT_NS: Nanos = 10_000 * NS_PER_MS;
 /// `SENTINEL_MAX_DESYNC`.
 const MAX_DESYNC_MS: u64 = 1_000;
 
-const TAG_TICK: u64 = 1;
-
+/// The parts of the model's parameters a Sentinel uses.
 #[derive(Clone, Debug)]
 pub struct SentinelConfig {
+    /// Redis servers (`server-0 …`): the primary and its replicas.
     pub servers: usize,
+    /// Sentinels (`sentinel-0 …`), this one included.
     pub sentinels: usize,
+    /// Clients (`client-0 …`), told about failovers and replicas' SDOWN.
     pub clients: usize,
+    /// Sentinels that must see the primary down for ODOWN; also the fewest votes a leader needs
+    /// (`quorum`).
     pub quorum: usize,
+    /// How long a ping may go unanswered before the instance is SDOWN (`down-after-milliseconds`).
     pub down_after_ms: f64,
 }
 
@@ -115,7 +121,16 @@ pub struct Sentinel {
     current_epoch: u64,
     /// This Sentinel's vote: (leader, epoch).
     vote: Option<(NodeId, u64)>,
-    // Volatile.
+    // Not in sentinel.conf, but kept across a restart.
+    /// The last ping sequence number sent. It keeps counting after a crash: a reply to a ping sent
+    /// before it (on a connection the restarted process no longer has) must not be taken for the
+    /// reply to a new ping.
+    ping_seq: u64,
+    v: Volatile,
+}
+
+/// What a Sentinel rebuilds after a restart (`boot` fills it in).
+struct Volatile {
     me: NodeId,
     instances: Vec<Instance>,
     peers: Vec<Peer>,
@@ -125,19 +140,13 @@ pub struct Sentinel {
     failover_epoch: u64,
     failover_start: Option<Nanos>,
     last_hello: Option<Nanos>,
-    ping_seq: u64,
     /// Ping sequence → instance index, for matching replies.
     pings: BTreeMap<u64, usize>,
 }
 
-impl Sentinel {
-    pub fn new(cfg: SentinelConfig) -> Self {
-        Sentinel {
-            cfg,
-            primary: None,
-            config_epoch: 0,
-            current_epoch: 0,
-            vote: None,
+impl Default for Volatile {
+    fn default() -> Self {
+        Volatile {
             me: 0,
             instances: Vec::new(),
             peers: Vec::new(),
@@ -147,8 +156,22 @@ impl Sentinel {
             failover_epoch: 0,
             failover_start: None,
             last_hello: None,
-            ping_seq: 0,
             pings: BTreeMap::new(),
+        }
+    }
+}
+
+impl Sentinel {
+    /// A Sentinel that takes `server-0` as the primary until told otherwise.
+    pub fn new(cfg: SentinelConfig) -> Self {
+        Sentinel {
+            cfg,
+            primary: None,
+            config_epoch: 0,
+            current_epoch: 0,
+            vote: None,
+            ping_seq: 0,
+            v: Volatile::default(),
         }
     }
 
@@ -161,18 +184,18 @@ impl Sentinel {
     }
 
     fn idx(&self, node: NodeId) -> Option<usize> {
-        self.instances.iter().position(|i| i.id == node)
+        self.v.instances.iter().position(|i| i.id == node)
     }
 
-    fn boot(&mut self, ctx: &mut Ctx) {
-        self.me = ctx.me();
+    fn boot(&mut self, ctx: &mut Ctx<Redis>) {
+        self.v.me = ctx.me();
         let now = ctx.now_mono_ns();
         let servers: Vec<NodeId> =
             (0..self.cfg.servers).map(|i| ctx.node_named(&format!("server-{i}")).expect("server exists")).collect();
         if self.primary.is_none() {
             self.primary = Some(servers[0]);
         }
-        self.instances = servers
+        self.v.instances = servers
             .iter()
             .map(|&id| Instance {
                 id,
@@ -189,40 +212,40 @@ impl Sentinel {
                 announced_up: true,
             })
             .collect();
-        let me = self.me;
-        self.peers = (0..self.cfg.sentinels)
+        let me = self.v.me;
+        self.v.peers = (0..self.cfg.sentinels)
             .map(|i| ctx.node_named(&format!("sentinel-{i}")).expect("sentinel exists"))
             .filter(|&id| id != me)
             .map(|id| Peer { id, master_down: false, reply_at: None, leader: None, last_ask: None })
             .collect();
-        self.clients = (0..self.cfg.clients).filter_map(|i| ctx.node_named(&format!("client-{i}"))).collect();
-        self.odown = false;
-        self.failover = Failover::None;
-        self.failover_start = None;
-        self.last_hello = None;
-        self.pings.clear();
+        self.v.clients = (0..self.cfg.clients).filter_map(|i| ctx.node_named(&format!("client-{i}"))).collect();
+        self.v.odown = false;
+        self.v.failover = Failover::None;
+        self.v.failover_start = None;
+        self.v.last_hello = None;
+        self.v.pings.clear();
         self.schedule_tick(ctx);
     }
 
-    fn schedule_tick(&mut self, ctx: &mut Ctx) {
+    fn schedule_tick(&mut self, ctx: &mut Ctx<Redis>) {
         let hz: u64 = 10 + ctx.rng().gen_range(0..10);
-        ctx.set_timer(1_000 * NS_PER_MS / hz, TAG_TICK);
+        ctx.set_timer(1_000 * NS_PER_MS / hz, SentinelTimer::Tick);
     }
 
-    fn tick(&mut self, ctx: &mut Ctx) {
+    fn tick(&mut self, ctx: &mut Ctx<Redis>) {
         let now = ctx.now_mono_ns();
         let ping_period = self.down_after_ns().min(PING_PERIOD_NS);
         let down_after = self.down_after_ns();
         let primary = self.primary();
-        for i in 0..self.instances.len() {
-            let inst = &mut self.instances[i];
+        for i in 0..self.v.instances.len() {
+            let inst = &mut self.v.instances[i];
             if inst.last_ping_sent.is_none_or(|t| now - t >= ping_period) {
                 inst.last_ping_sent = Some(now);
                 if inst.act_ping.is_none() {
                     inst.act_ping = Some(now);
                 }
                 self.ping_seq += 1;
-                self.pings.insert(self.ping_seq, i);
+                self.v.pings.insert(self.ping_seq, i);
                 ctx.send(inst.id, SentinelPing { seq: self.ping_seq });
             }
             let elapsed = inst.act_ping.map_or(0, |t| now.saturating_sub(t));
@@ -235,72 +258,72 @@ impl Sentinel {
                 ctx.note(|| format!("{}sdown {name}", if sdown { "+" } else { "-" }));
                 if sdown && id != primary && inst.announced_up {
                     inst.announced_up = false;
-                    for &c in &self.clients {
+                    for &c in &self.v.clients {
                         ctx.send(c, SentinelEvent::ReplicaDown { node: id });
                     }
                 }
             }
         }
         self.check_primary(ctx, now);
-        if self.last_hello.is_none_or(|t| now - t >= PUBLISH_PERIOD_NS) {
+        if self.v.last_hello.is_none_or(|t| now - t >= PUBLISH_PERIOD_NS) {
             self.send_hello(ctx, now);
         }
         self.schedule_tick(ctx);
     }
 
-    fn send_hello(&mut self, ctx: &mut Ctx, now: Nanos) {
-        self.last_hello = Some(now);
+    fn send_hello(&mut self, ctx: &mut Ctx<Redis>, now: Nanos) {
+        self.v.last_hello = Some(now);
         let hello =
             Hello { current_epoch: self.current_epoch, config_epoch: self.config_epoch, primary: self.primary() };
-        for p in &self.peers {
+        for p in &self.v.peers {
             ctx.send(p.id, hello.clone());
         }
     }
 
-    fn check_primary(&mut self, ctx: &mut Ctx, now: Nanos) {
+    fn check_primary(&mut self, ctx: &mut Ctx<Redis>, now: Nanos) {
         let pi = self.idx(self.primary()).expect("primary is an instance");
-        let sdown = self.instances[pi].sdown;
+        let sdown = self.v.instances[pi].sdown;
         // Replies older than 5 ask periods are forgotten.
-        for p in &mut self.peers {
+        for p in &mut self.v.peers {
             if p.reply_at.is_some_and(|t| now - t > 5 * ASK_PERIOD_NS) {
                 p.master_down = false;
                 p.leader = None;
                 p.reply_at = None;
             }
         }
-        let votes_down = 1 + self.peers.iter().filter(|p| p.master_down).count();
+        let votes_down = 1 + self.v.peers.iter().filter(|p| p.master_down).count();
         let odown = sdown && votes_down >= self.cfg.quorum;
-        if odown != self.odown {
-            self.odown = odown;
+        if odown != self.v.odown {
+            self.v.odown = odown;
             let name = ctx.name_of(self.primary()).to_string();
             ctx.note(|| {
                 format!("{}odown {name} ({votes_down}/{} agree)", if odown { "+" } else { "-" }, self.cfg.quorum)
             });
         }
         let mut forced = false;
-        if self.odown
-            && self.failover == Failover::None
-            && self.failover_start.is_none_or(|t| now.saturating_sub(t) >= 2 * FAILOVER_TIMEOUT_NS)
+        if self.v.odown
+            && self.v.failover == Failover::None
+            && self.v.failover_start.is_none_or(|t| now.saturating_sub(t) >= 2 * FAILOVER_TIMEOUT_NS)
         {
             self.current_epoch += 1;
-            self.failover_epoch = self.current_epoch;
-            self.failover = Failover::WaitStart;
+            self.v.failover_epoch = self.current_epoch;
+            self.v.failover = Failover::WaitStart;
             let desync = ctx.rng().gen_range(0..MAX_DESYNC_MS) * NS_PER_MS;
-            self.failover_start = Some(now + desync);
-            let epoch = self.failover_epoch;
+            self.v.failover_start = Some(now + desync);
+            let epoch = self.v.failover_epoch;
             ctx.note(|| format!("+try-failover (epoch {epoch})"));
             forced = true;
         }
         self.failover_step(ctx, now);
-        if self.instances[pi].sdown {
+        if self.v.instances[pi].sdown {
             self.ask_peers(ctx, now, forced);
         }
     }
 
-    fn ask_peers(&mut self, ctx: &mut Ctx, now: Nanos, forced: bool) {
-        let candidate = (self.failover != Failover::None).then_some(self.me);
+    fn ask_peers(&mut self, ctx: &mut Ctx<Redis>, now: Nanos, forced: bool) {
+        let candidate = (self.v.failover != Failover::None).then_some(self.v.me);
         let req = IsMasterDownReq { primary: self.primary(), epoch: self.current_epoch, candidate };
-        for p in &mut self.peers {
+        for p in &mut self.v.peers {
             if forced || p.last_ask.is_none_or(|t| now - t >= ASK_PERIOD_NS) {
                 p.last_ask = Some(now);
                 ctx.send(p.id, req.clone());
@@ -309,7 +332,7 @@ impl Sentinel {
     }
 
     /// `sentinelVoteLeader`: one vote per epoch, for the first candidate that asks.
-    fn vote_for(&mut self, ctx: &mut Ctx, req_epoch: u64, candidate: NodeId) -> Option<(NodeId, u64)> {
+    fn vote_for(&mut self, ctx: &mut Ctx<Redis>, req_epoch: u64, candidate: NodeId) -> Option<(NodeId, u64)> {
         if req_epoch > self.current_epoch {
             self.current_epoch = req_epoch;
         }
@@ -318,18 +341,18 @@ impl Sentinel {
             self.vote = Some((candidate, self.current_epoch));
             let name = ctx.name_of(candidate).to_string();
             ctx.note(|| format!("+vote-for-leader {name} (epoch {req_epoch})"));
-            if candidate != self.me {
+            if candidate != self.v.me {
                 let desync = ctx.rng().gen_range(0..MAX_DESYNC_MS) * NS_PER_MS;
-                self.failover_start = Some(ctx.now_mono_ns() + desync);
+                self.v.failover_start = Some(ctx.now_mono_ns() + desync);
             }
         }
         self.vote
     }
 
     /// `sentinelGetLeader`.
-    fn leader(&mut self, ctx: &mut Ctx, epoch: u64) -> Option<NodeId> {
+    fn leader(&mut self, ctx: &mut Ctx<Redis>, epoch: u64) -> Option<NodeId> {
         let mut counters: BTreeMap<NodeId, usize> = BTreeMap::new();
-        for p in &self.peers {
+        for p in &self.v.peers {
             if let Some((l, e)) = p.leader {
                 if e == self.current_epoch {
                     *counters.entry(l).or_default() += 1;
@@ -340,45 +363,45 @@ impl Sentinel {
             c.iter().max_by_key(|(id, v)| (**v, std::cmp::Reverse(**id))).map(|(id, v)| (*id, *v))
         };
         let winner = best(&counters).map(|(id, _)| id);
-        let my = self.vote_for(ctx, epoch, winner.unwrap_or(self.me));
+        let my = self.vote_for(ctx, epoch, winner.unwrap_or(self.v.me));
         if let Some((l, e)) = my {
             if e == epoch {
                 *counters.entry(l).or_default() += 1;
             }
         }
         let (winner, votes) = best(&counters)?;
-        let voters = self.peers.len() + 1;
+        let voters = self.v.peers.len() + 1;
         (votes > voters / 2 && votes >= self.cfg.quorum).then_some(winner)
     }
 
-    fn failover_step(&mut self, ctx: &mut Ctx, now: Nanos) {
-        match self.failover {
+    fn failover_step(&mut self, ctx: &mut Ctx<Redis>, now: Nanos) {
+        match self.v.failover {
             Failover::None => {}
             Failover::WaitStart => {
-                let epoch = self.failover_epoch;
-                if self.leader(ctx, epoch) == Some(self.me) {
+                let epoch = self.v.failover_epoch;
+                if self.leader(ctx, epoch) == Some(self.v.me) {
                     ctx.note(|| format!("+elected-leader (epoch {epoch})"));
                     match self.select_replica(now) {
                         Some(r) => {
                             let name = ctx.name_of(r).to_string();
                             ctx.note(|| format!("+selected-slave {name}; REPLICAOF NO ONE"));
                             ctx.send(r, ReplicaOf { primary: None, epoch });
-                            self.failover = Failover::WaitPromotion { replica: r, since: now };
+                            self.v.failover = Failover::WaitPromotion { replica: r, since: now };
                         }
                         None => {
                             ctx.note(|| "-failover-abort-no-good-slave".to_string());
-                            self.failover = Failover::None;
+                            self.v.failover = Failover::None;
                         }
                     }
-                } else if now.saturating_sub(self.failover_start.unwrap_or(now)) > ELECTION_TIMEOUT_NS {
+                } else if now.saturating_sub(self.v.failover_start.unwrap_or(now)) > ELECTION_TIMEOUT_NS {
                     ctx.note(|| format!("-failover-abort-not-elected (epoch {epoch})"));
-                    self.failover = Failover::None;
+                    self.v.failover = Failover::None;
                 }
             }
             Failover::WaitPromotion { since, .. } => {
                 if now - since > FAILOVER_TIMEOUT_NS {
                     ctx.note(|| "-failover-abort (promotion not seen)".to_string());
-                    self.failover = Failover::None;
+                    self.v.failover = Failover::None;
                 }
             }
         }
@@ -387,7 +410,8 @@ impl Sentinel {
     /// `sentinelSelectSlave`.
     fn select_replica(&self, now: Nanos) -> Option<NodeId> {
         let primary = self.primary();
-        self.instances
+        self.v
+            .instances
             .iter()
             .filter(|i| i.id != primary && !i.sdown && matches!(i.role, Some(Role::Replica { .. })))
             .filter(|i| now.saturating_sub(i.last_avail) <= 5 * PING_PERIOD_NS)
@@ -396,23 +420,23 @@ impl Sentinel {
     }
 
     /// Takes a newer configuration: `sentinelResetMasterAndChangeAddress` and `+switch-master`.
-    fn switch_master(&mut self, ctx: &mut Ctx, config_epoch: u64, primary: NodeId) {
+    fn switch_master(&mut self, ctx: &mut Ctx<Redis>, config_epoch: u64, primary: NodeId) {
         let old = self.primary();
         self.config_epoch = config_epoch;
         self.primary = Some(primary);
-        self.failover = Failover::None;
-        self.failover_start = None; // "We can failover again ASAP."
-        self.odown = false;
+        self.v.failover = Failover::None;
+        self.v.failover_start = None; // "We can failover again ASAP."
+        self.v.odown = false;
         let now = ctx.now_mono_ns();
-        for p in &mut self.peers {
+        for p in &mut self.v.peers {
             p.master_down = false;
         }
         if let Some(i) = self.idx(old) {
             // Clients count the old primary out until it replicates the new one.
-            self.instances[i].announced_up = false;
+            self.v.instances[i].announced_up = false;
         }
         if let Some(i) = self.idx(primary) {
-            let inst = &mut self.instances[i];
+            let inst = &mut self.v.instances[i];
             inst.act_ping = Some(now);
             inst.last_avail = now;
             inst.sdown = false;
@@ -420,20 +444,20 @@ impl Sentinel {
         }
         let (from, to) = (ctx.name_of(old).to_string(), ctx.name_of(primary).to_string());
         ctx.note(|| format!("+switch-master {from} -> {to} (config epoch {config_epoch})"));
-        for &c in &self.clients {
+        for &c in &self.v.clients {
             ctx.send(c, SentinelEvent::SwitchMaster { config_epoch, primary });
         }
     }
 
-    fn on_ping_reply(&mut self, ctx: &mut Ctx, from: NodeId, r: PingReply) {
-        let Some(i) = self.pings.remove(&r.seq) else { return };
-        if self.instances[i].id != from {
+    fn on_ping_reply(&mut self, ctx: &mut Ctx<Redis>, from: NodeId, r: PingReply) {
+        let Some(i) = self.v.pings.remove(&r.seq) else { return };
+        if self.v.instances[i].id != from {
             return;
         }
         let now = ctx.now_mono_ns();
         // Drop bookkeeping for pings that will never be answered.
-        self.pings.retain(|_, idx| *idx != i);
-        let inst = &mut self.instances[i];
+        self.v.pings.retain(|_, idx| *idx != i);
+        let inst = &mut self.v.instances[i];
         inst.act_ping = None;
         inst.last_avail = now;
         if inst.role != Some(r.role) {
@@ -447,16 +471,16 @@ impl Sentinel {
         // (a returning old primary only after its conversion).
         if !inst.announced_up && !inst.sdown && r.role == (Role::Replica { of: primary }) {
             inst.announced_up = true;
-            for &c in &self.clients {
+            for &c in &self.v.clients {
                 ctx.send(c, SentinelEvent::ReplicaUp { node: from });
             }
         }
-        if let Failover::WaitPromotion { replica, .. } = self.failover {
+        if let Failover::WaitPromotion { replica, .. } = self.v.failover {
             if from == replica && r.role == Role::Primary {
                 // +promoted-slave: the failover epoch becomes the configuration epoch.
-                let epoch = self.failover_epoch;
+                let epoch = self.v.failover_epoch;
                 self.switch_master(ctx, epoch, replica);
-                for inst in &self.instances {
+                for inst in &self.v.instances {
                     if inst.id != replica && matches!(inst.role, Some(Role::Replica { .. })) {
                         ctx.send(inst.id, ReplicaOf { primary: Some(replica), epoch });
                     }
@@ -469,11 +493,11 @@ impl Sentinel {
         // a crash): convert it after 8 s, if our primary looks sane.
         let wait = 4 * PUBLISH_PERIOD_NS;
         let primary_sane = self.idx(primary).is_some_and(|p| {
-            let p = &self.instances[p];
+            let p = &self.v.instances[p];
             !p.sdown && p.role == Some(Role::Primary)
         });
-        let inst = &self.instances[i];
-        let promoted = matches!(self.failover, Failover::WaitPromotion { replica, .. } if replica == from);
+        let inst = &self.v.instances[i];
+        let promoted = matches!(self.v.failover, Failover::WaitPromotion { replica, .. } if replica == from);
         let no_down_for = inst.down_changed_at.is_none_or(|t| now - t > wait) && !inst.sdown;
         let convert = from != primary
             && r.role == Role::Primary
@@ -487,14 +511,14 @@ impl Sentinel {
             && primary_sane
             && now - inst.role_reported_at > FAILOVER_TIMEOUT_NS;
         if (convert || misdirected) && inst.last_reconf_sent.is_none_or(|t| now - t >= PING_PERIOD_NS) {
-            self.instances[i].last_reconf_sent = Some(now);
+            self.v.instances[i].last_reconf_sent = Some(now);
             let name = ctx.name_of(from).to_string();
             ctx.note(|| format!("+convert-to-slave {name}"));
             ctx.send(from, ReplicaOf { primary: Some(primary), epoch: self.config_epoch });
         }
     }
 
-    fn on_hello(&mut self, ctx: &mut Ctx, h: Hello) {
+    fn on_hello(&mut self, ctx: &mut Ctx<Redis>, h: Hello) {
         if h.current_epoch > self.current_epoch {
             self.current_epoch = h.current_epoch;
         }
@@ -506,67 +530,52 @@ impl Sentinel {
     }
 }
 
-impl Process for Sentinel {
-    fn on_start(&mut self, ctx: &mut Ctx) {
+impl Process<Redis> for Sentinel {
+    fn on_start(&mut self, ctx: &mut Ctx<Redis>) {
         self.boot(ctx);
     }
 
-    fn on_message(&mut self, ctx: &mut Ctx, from: NodeId, msg: Msg) {
-        let msg = match downcast::<PingReply>(msg) {
-            Ok(r) => return self.on_ping_reply(ctx, from, *r),
-            Err(m) => m,
-        };
-        let msg = match downcast::<IsMasterDownReq>(msg) {
-            Ok(q) => {
+    fn on_message(&mut self, ctx: &mut Ctx<Redis>, from: NodeId, msg: RedisMsg) {
+        match msg {
+            RedisMsg::PingReply(r) => self.on_ping_reply(ctx, from, r),
+            RedisMsg::IsMasterDownReq(q) => {
                 let down =
-                    Some(q.primary) == self.primary && self.idx(q.primary).is_some_and(|i| self.instances[i].sdown);
+                    Some(q.primary) == self.primary && self.idx(q.primary).is_some_and(|i| self.v.instances[i].sdown);
                 let ours = Some(q.primary) == self.primary;
                 let leader = q.candidate.filter(|_| ours).and_then(|c| self.vote_for(ctx, q.epoch, c));
-                return ctx.send(from, IsMasterDownReply { primary: q.primary, down, leader });
+                ctx.send(from, IsMasterDownReply { primary: q.primary, down, leader });
             }
-            Err(m) => m,
-        };
-        let msg = match downcast::<IsMasterDownReply>(msg) {
-            Ok(r) => {
-                if Some(r.primary) == self.primary {
-                    let now = ctx.now_mono_ns();
-                    if let Some(p) = self.peers.iter_mut().find(|p| p.id == from) {
-                        p.master_down = r.down;
-                        p.reply_at = Some(now);
-                        if r.leader.is_some() {
-                            p.leader = r.leader;
-                        }
+            // A reply about another primary (one Sentinel has since replaced) is stale.
+            RedisMsg::IsMasterDownReply(r) if Some(r.primary) == self.primary => {
+                let now = ctx.now_mono_ns();
+                if let Some(p) = self.v.peers.iter_mut().find(|p| p.id == from) {
+                    p.master_down = r.down;
+                    p.reply_at = Some(now);
+                    if r.leader.is_some() {
+                        p.leader = r.leader;
                     }
                 }
-                return;
             }
-            Err(m) => m,
-        };
-        let msg = match downcast::<Hello>(msg) {
-            Ok(h) => return self.on_hello(ctx, *h),
-            Err(m) => m,
-        };
-        if downcast::<GetMasterAddr>(msg).is_ok() {
-            ctx.send(from, MasterAddr { config_epoch: self.config_epoch, primary: self.primary() });
+            RedisMsg::Hello(h) => self.on_hello(ctx, h),
+            RedisMsg::GetMasterAddr(_) => {
+                ctx.send(from, MasterAddr { config_epoch: self.config_epoch, primary: self.primary() });
+            }
+            _ => {}
         }
     }
 
-    fn on_timer(&mut self, ctx: &mut Ctx, _timer: TimerId, tag: u64) {
-        if tag == TAG_TICK {
+    fn on_timer(&mut self, ctx: &mut Ctx<Redis>, _timer: TimerId, tag: RedisTimer) {
+        if let RedisTimer::Sentinel(SentinelTimer::Tick) = tag {
             self.tick(ctx);
         }
     }
 
-    fn on_crash(&mut self) {
+    fn on_crash(&mut self, _crash: &Crash) {
         // sentinel.conf keeps the primary, the epochs and the vote.
-        self.instances.clear();
-        self.peers.clear();
-        self.pings.clear();
-        self.failover = Failover::None;
-        self.odown = false;
+        self.v = Volatile::default();
     }
 
-    fn on_restart(&mut self, ctx: &mut Ctx) {
+    fn on_restart(&mut self, ctx: &mut Ctx<Redis>) {
         self.boot(ctx);
     }
 }

@@ -27,12 +27,13 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use locksim_simulator::dist::Dist;
 use locksim_simulator::history::LockKey;
-use locksim_simulator::process::{downcast, Ctx, Msg, NodeId, Process, TimerId};
+use locksim_simulator::process::{Crash, Ctx, NodeId, Process, TimerId};
 use locksim_simulator::time::{ms_to_ns, Nanos, NS_PER_MS};
 use rand::Rng;
 
 use super::keyspace::{Keyspace, Reply, WriteOp};
 use super::protocol::*;
+use super::Redis;
 
 /// Redis's cron period (`hz 10`): active expiry runs this often on a primary.
 pub const CRON_NS: Nanos = 100 * NS_PER_MS;
@@ -41,22 +42,19 @@ pub const FSYNC_EVERY_NS: Nanos = 1_000 * NS_PER_MS;
 /// `replicationCron`: a replica acknowledges (or retries `PSYNC`) this often.
 pub const REPLICATION_CRON_NS: Nanos = 1_000 * NS_PER_MS;
 
-const TAG_CRON: u64 = 1;
-const TAG_FSYNC: u64 = 2;
-const TAG_REPL_FLUSH: u64 = 3;
-const TAG_REPL_CRON: u64 = 4;
-/// `TAG_WAIT + n`: the timeout of pending `WAIT` number n.
-const TAG_WAIT: u64 = 1 << 32;
-
 /// What a restarted server still has (`appendonly yes` with `appendfsync …`, or no persistence).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Persistence {
+    /// No persistence: a restarted server comes back empty.
     None,
+    /// `appendfsync everysec`: a restarted server has the keyspace of the last fsync.
     EverySec,
+    /// `appendfsync always`: a restarted server has every write.
     Always,
 }
 
 impl Persistence {
+    /// The `persistence` parameter: `none`, `always`, anything else `everysec`.
     pub fn parse(s: &str) -> Persistence {
         match s {
             "none" => Persistence::None,
@@ -69,8 +67,12 @@ impl Persistence {
 /// The parts of the model's parameters a server uses.
 #[derive(Clone, Debug)]
 pub struct ServerConfig {
+    /// Time to serve one request, milliseconds (requests are served one at a time).
     pub service_ms: Dist,
+    /// From a write to its leaving for the replicas, milliseconds (drawn per command; the
+    /// stream never reorders).
     pub replication_lag_ms: Dist,
+    /// What survives a restart.
     pub persistence: Persistence,
     /// The initial primary's name (`server-0`); a server with another name starts as its replica.
     pub initial_primary: String,
@@ -95,7 +97,12 @@ pub struct RedisServer {
     conf_role: Option<Role>,
     conf_epoch: u64,
     aof: Keyspace,
-    // Volatile.
+    v: Volatile,
+}
+
+/// What a server loses when it goes down: everything in memory. `boot` sets the role, epoch,
+/// ids and offset afresh from the config file.
+struct Volatile {
     role: Role,
     epoch: u64,
     data: Keyspace,
@@ -114,18 +121,17 @@ pub struct RedisServer {
     /// Each client's last write offset (`c->woff`), for `WAIT`.
     woff: BTreeMap<NodeId, u64>,
     waits: Vec<PendingWait>,
+    /// The last `WAIT` number given out (its timeout timer carries it; the timers die with the
+    /// node, so the count may start over).
     next_wait: u64,
+    /// Pub/sub subscriptions live on the clients' connections.
     subscribers: BTreeMap<LockKey, BTreeSet<NodeId>>,
     busy_until: Nanos,
 }
 
-impl RedisServer {
-    pub fn new(cfg: ServerConfig) -> Self {
-        RedisServer {
-            cfg,
-            conf_role: None,
-            conf_epoch: 0,
-            aof: Keyspace::default(),
+impl Default for Volatile {
+    fn default() -> Self {
+        Volatile {
             role: Role::Primary,
             epoch: 0,
             data: Keyspace::default(),
@@ -144,29 +150,37 @@ impl RedisServer {
             busy_until: 0,
         }
     }
+}
+
+impl RedisServer {
+    /// A server; at its first start it is the primary if it is `initial_primary`, else its replica.
+    pub fn new(cfg: ServerConfig) -> Self {
+        RedisServer { cfg, conf_role: None, conf_epoch: 0, aof: Keyspace::default(), v: Volatile::default() }
+    }
 
     /// The keyspace (for tests).
     pub fn data(&self) -> &Keyspace {
-        &self.data
+        &self.v.data
     }
 
+    /// The server's current role.
     pub fn role(&self) -> Role {
-        self.role
+        self.v.role
     }
 
     fn is_primary(&self) -> bool {
-        self.role == Role::Primary
+        self.v.role == Role::Primary
     }
 
     /// Time until this request's reply leaves: requests are served one at a time.
-    fn turn(&mut self, ctx: &mut Ctx) -> Nanos {
+    fn turn(&mut self, ctx: &mut Ctx<Redis>) -> Nanos {
         let service = ms_to_ns(self.cfg.service_ms.sample_non_negative(ctx.rng()));
         let now = ctx.now_mono_ns();
-        self.busy_until = self.busy_until.max(now) + service;
-        self.busy_until - now
+        self.v.busy_until = self.v.busy_until.max(now) + service;
+        self.v.busy_until - now
     }
 
-    fn boot(&mut self, ctx: &mut Ctx) {
+    fn boot(&mut self, ctx: &mut Ctx<Redis>) {
         let role = match self.conf_role {
             Some(r) => r,
             None => {
@@ -180,17 +194,17 @@ impl RedisServer {
                 r
             }
         };
-        self.role = role;
-        self.epoch = self.conf_epoch;
-        self.run_id = ctx.rng().gen();
-        self.repl_id = ctx.rng().gen();
-        self.offset = 0;
-        self.following = None;
-        ctx.set_timer(CRON_NS, TAG_CRON);
+        self.v.role = role;
+        self.v.epoch = self.conf_epoch;
+        self.v.run_id = ctx.rng().gen();
+        self.v.repl_id = ctx.rng().gen();
+        self.v.offset = 0;
+        self.v.following = None;
+        ctx.set_timer(CRON_NS, ServerTimer::Cron);
         if self.cfg.persistence == Persistence::EverySec {
-            ctx.set_timer(FSYNC_EVERY_NS, TAG_FSYNC);
+            ctx.set_timer(FSYNC_EVERY_NS, ServerTimer::Fsync);
         }
-        ctx.set_timer(REPLICATION_CRON_NS, TAG_REPL_CRON);
+        ctx.set_timer(REPLICATION_CRON_NS, ServerTimer::ReplCron);
         if let Role::Replica { of } = role {
             ctx.send(of, Psync);
         }
@@ -199,67 +213,67 @@ impl RedisServer {
     // ----- the replication stream --------------------------------------------------------------
 
     /// Appends a command's effects to the stream; they leave after the replication lag.
-    fn propagate(&mut self, ctx: &mut Ctx, ops: Vec<WriteOp>) {
+    fn propagate(&mut self, ctx: &mut Ctx<Redis>, ops: Vec<WriteOp>) {
         if ops.is_empty() || !self.is_primary() {
             return;
         }
         let lag = ms_to_ns(self.cfg.replication_lag_ms.sample_non_negative(ctx.rng()));
         // The stream is FIFO: a shorter lag never lets a later write overtake an earlier one.
-        let due = (ctx.now_mono_ns() + lag).max(self.last_due);
-        self.last_due = due;
+        let due = (ctx.now_mono_ns() + lag).max(self.v.last_due);
+        self.v.last_due = due;
         // With no replica attached nothing needs to leave: a replica that attaches later gets
         // the keyspace in its full resync. The offset still counts every write (for WAIT).
-        let feed = !self.replicas.is_empty();
+        let feed = !self.v.replicas.is_empty();
         for op in ops {
-            self.offset += 1;
+            self.v.offset += 1;
             if feed {
-                self.out.push_back((due, self.offset, op));
+                self.v.out.push_back((due, self.v.offset, op));
             }
         }
         self.arm_flush(ctx);
     }
 
-    fn arm_flush(&mut self, ctx: &mut Ctx) {
-        if self.flush_timer.is_some() {
+    fn arm_flush(&mut self, ctx: &mut Ctx<Redis>) {
+        if self.v.flush_timer.is_some() {
             return;
         }
-        if let Some((due, _, _)) = self.out.front() {
+        if let Some((due, _, _)) = self.v.out.front() {
             let after = due.saturating_sub(ctx.now_mono_ns());
-            self.flush_timer = Some(ctx.set_timer(after, TAG_REPL_FLUSH));
+            self.v.flush_timer = Some(ctx.set_timer(after, ServerTimer::ReplFlush));
         }
     }
 
-    fn flush(&mut self, ctx: &mut Ctx) {
-        self.flush_timer = None;
+    fn flush(&mut self, ctx: &mut Ctx<Redis>) {
+        self.v.flush_timer = None;
         let now = ctx.now_mono_ns();
         let mut ops = Vec::new();
         let mut first = None;
-        while let Some((due, off, _)) = self.out.front() {
+        while let Some((due, off, _)) = self.v.out.front() {
             if *due > now {
                 break;
             }
             first.get_or_insert(*off);
-            ops.push(self.out.pop_front().expect("front").2);
+            ops.push(self.v.out.pop_front().expect("front").2);
         }
         if let Some(first_offset) = first {
-            for &r in self.replicas.keys() {
-                ctx.send(r, ReplBatch { repl_id: self.repl_id, first_offset, ops: ops.clone() });
+            for &r in self.v.replicas.keys() {
+                ctx.send(r, ReplBatch { repl_id: self.v.repl_id, first_offset, ops: ops.clone() });
             }
         }
         self.arm_flush(ctx);
     }
 
     fn acked(&self, offset: u64) -> u32 {
-        self.replicas.values().filter(|&&a| a >= offset).count() as u32
+        self.v.replicas.values().filter(|&&a| a >= offset).count() as u32
     }
 
-    fn check_waits(&mut self, ctx: &mut Ctx) {
+    fn check_waits(&mut self, ctx: &mut Ctx<Redis>) {
         let mut i = 0;
-        while i < self.waits.len() {
-            let w = &self.waits[i];
+        while i < self.v.waits.len() {
+            let w = &self.v.waits[i];
             let n = self.acked(w.target_offset);
             if n >= w.replicas {
-                let w = self.waits.remove(i);
+                let w = self.v.waits.remove(i);
                 ctx.cancel_timer(w.timer);
                 let after = self.turn(ctx);
                 ctx.send_after(after, w.client, Response { id: w.request, answer: w.answer, synced: Some(n) });
@@ -271,15 +285,15 @@ impl RedisServer {
 
     // ----- client commands ---------------------------------------------------------------------
 
-    fn on_request(&mut self, ctx: &mut Ctx, from: NodeId, req: Request) {
+    fn on_request(&mut self, ctx: &mut Ctx<Redis>, from: NodeId, req: Request) {
         let now_wall = ctx.now_wall_ns();
         let answer = match req.cmd {
             Command::Subscribe { key } => {
-                self.subscribers.entry(key).or_default().insert(from);
+                self.v.subscribers.entry(key).or_default().insert(from);
                 Answer::Subscribed
             }
             Command::Unsubscribe { key } => {
-                if let Some(s) = self.subscribers.get_mut(&key) {
+                if let Some(s) = self.v.subscribers.get_mut(&key) {
                     s.remove(&from);
                 }
                 Answer::Subscribed
@@ -289,11 +303,11 @@ impl RedisServer {
                 let (reply, ops, publish) = self.execute(&cmd, now_wall);
                 if !ops.is_empty() {
                     self.propagate(ctx, ops);
-                    self.woff.insert(from, self.offset);
+                    self.v.woff.insert(from, self.v.offset);
                 }
                 if let Some(key) = publish {
                     let after = self.turn(ctx);
-                    for &s in self.subscribers.get(&key).into_iter().flatten() {
+                    for &s in self.v.subscribers.get(&key).into_iter().flatten() {
                         ctx.send_after(after, s, UnlockMessage { key });
                     }
                 }
@@ -302,16 +316,17 @@ impl RedisServer {
         };
         match req.wait {
             Some(spec) if matches!(answer, Answer::Reply(_)) => {
-                let target_offset = self.woff.get(&from).copied().unwrap_or(0);
+                let target_offset = self.v.woff.get(&from).copied().unwrap_or(0);
                 let n = self.acked(target_offset);
                 if n >= spec.replicas {
                     let after = self.turn(ctx);
                     ctx.send_after(after, from, Response { id: req.id, answer, synced: Some(n) });
                 } else {
-                    self.next_wait += 1;
-                    let timer = ctx.set_timer(spec.timeout_ms * NS_PER_MS, TAG_WAIT + self.next_wait);
-                    self.waits.push(PendingWait {
-                        n: self.next_wait,
+                    self.v.next_wait += 1;
+                    let timer =
+                        ctx.set_timer(spec.timeout_ms * NS_PER_MS, ServerTimer::WaitTimeout { n: self.v.next_wait });
+                    self.v.waits.push(PendingWait {
+                        n: self.v.next_wait,
                         client: from,
                         request: req.id,
                         answer,
@@ -330,7 +345,7 @@ impl RedisServer {
 
     /// Runs a write command on the primary's keyspace: reply, effects, and the channel to publish on.
     fn execute(&mut self, cmd: &Command, now_wall: i64) -> (Reply, Vec<WriteOp>, Option<LockKey>) {
-        let d = &mut self.data;
+        let d = &mut self.v.data;
         match *cmd {
             Command::SetNxPx { key, value, px_ms, fence } => {
                 let (r, ops) = d.set_nx_px(key, value, px_ms, fence, now_wall);
@@ -363,94 +378,98 @@ impl RedisServer {
 
     // ----- replication, both sides ---------------------------------------------------------------
 
-    fn on_psync(&mut self, ctx: &mut Ctx, from: NodeId) {
+    fn on_psync(&mut self, ctx: &mut Ctx<Redis>, from: NodeId) {
         if !self.is_primary() {
             // A replica does not serve chained replicas in this model: the asker retries
             // its own PSYNC every second until its primary is one.
             return;
         }
-        self.replicas.insert(from, 0);
+        self.v.replicas.insert(from, 0);
         let after = self.turn(ctx);
-        ctx.send_after(after, from, FullSync { repl_id: self.repl_id, offset: self.offset, data: self.data.clone() });
+        ctx.send_after(
+            after,
+            from,
+            FullSync { repl_id: self.v.repl_id, offset: self.v.offset, data: self.v.data.clone() },
+        );
     }
 
-    fn on_full_sync(&mut self, ctx: &mut Ctx, from: NodeId, m: FullSync) {
-        if self.role != (Role::Replica { of: from }) {
+    fn on_full_sync(&mut self, ctx: &mut Ctx<Redis>, from: NodeId, m: FullSync) {
+        if self.v.role != (Role::Replica { of: from }) {
             return;
         }
-        let dropped = self.data.len();
-        self.data = m.data;
-        self.offset = m.offset;
-        self.following = Some(m.repl_id);
-        let keys = self.data.len();
+        let dropped = self.v.data.len();
+        self.v.data = m.data;
+        self.v.offset = m.offset;
+        self.v.following = Some(m.repl_id);
+        let keys = self.v.data.len();
         ctx.note(|| format!("full resync at offset {}: dropped {dropped} keys, loaded {keys}", m.offset));
-        let ack = ReplAck { repl_id: m.repl_id, offset: self.offset };
+        let ack = ReplAck { repl_id: m.repl_id, offset: self.v.offset };
         let after = self.turn(ctx);
         ctx.send_after(after, from, ack);
     }
 
-    fn on_batch(&mut self, ctx: &mut Ctx, from: NodeId, b: ReplBatch) {
-        if self.role != (Role::Replica { of: from }) || self.following != Some(b.repl_id) {
+    fn on_batch(&mut self, ctx: &mut Ctx<Redis>, from: NodeId, b: ReplBatch) {
+        if self.v.role != (Role::Replica { of: from }) || self.v.following != Some(b.repl_id) {
             return;
         }
-        if b.first_offset > self.offset + 1 {
+        if b.first_offset > self.v.offset + 1 {
             // A hole in the stream: start over.
-            self.following = None;
+            self.v.following = None;
             ctx.send(from, Psync);
             return;
         }
         for (i, op) in b.ops.iter().enumerate() {
-            if b.first_offset + i as u64 > self.offset {
-                self.data.apply(op);
+            if b.first_offset + i as u64 > self.v.offset {
+                self.v.data.apply(op);
             }
         }
-        self.offset = self.offset.max(b.first_offset + b.ops.len() as u64 - 1);
-        let ack = ReplAck { repl_id: b.repl_id, offset: self.offset };
+        self.v.offset = self.v.offset.max(b.first_offset + b.ops.len() as u64 - 1);
+        let ack = ReplAck { repl_id: b.repl_id, offset: self.v.offset };
         let after = self.turn(ctx);
         ctx.send_after(after, from, ack);
     }
 
-    fn on_ack(&mut self, ctx: &mut Ctx, from: NodeId, a: ReplAck) {
+    fn on_ack(&mut self, ctx: &mut Ctx<Redis>, from: NodeId, a: ReplAck) {
         if !self.is_primary() {
             return;
         }
-        if a.repl_id != self.repl_id || !self.replicas.contains_key(&from) {
+        if a.repl_id != self.v.repl_id || !self.v.replicas.contains_key(&from) {
             ctx.send(from, ResyncNeeded);
             return;
         }
-        let acked = self.replicas.get_mut(&from).expect("known replica");
+        let acked = self.v.replicas.get_mut(&from).expect("known replica");
         *acked = (*acked).max(a.offset);
         self.check_waits(ctx);
     }
 
-    fn on_replica_of(&mut self, ctx: &mut Ctx, m: ReplicaOf) {
+    fn on_replica_of(&mut self, ctx: &mut Ctx<Redis>, m: ReplicaOf) {
         self.conf_epoch = self.conf_epoch.max(m.epoch);
-        self.epoch = self.conf_epoch;
+        self.v.epoch = self.conf_epoch;
         match m.primary {
             None => {
                 if !self.is_primary() {
                     // REPLICAOF NO ONE: a new replication id; the offset continues (PSYNC2).
-                    self.role = Role::Primary;
-                    self.repl_id = ctx.rng().gen();
-                    self.following = None;
-                    self.replicas.clear();
-                    self.last_due = 0;
-                    let (epoch, offset) = (self.epoch, self.offset);
+                    self.v.role = Role::Primary;
+                    self.v.repl_id = ctx.rng().gen();
+                    self.v.following = None;
+                    self.v.replicas.clear();
+                    self.v.last_due = 0;
+                    let (epoch, offset) = (self.v.epoch, self.v.offset);
                     ctx.note(|| format!("promoted to primary (epoch {epoch}, offset {offset})"));
                 }
             }
             Some(p) => {
-                if self.role != (Role::Replica { of: p }) {
+                if self.v.role != (Role::Replica { of: p }) {
                     let was_primary = self.is_primary();
-                    self.role = Role::Replica { of: p };
-                    self.following = None;
-                    self.replicas.clear();
-                    self.out.clear();
-                    if let Some(t) = self.flush_timer.take() {
+                    self.v.role = Role::Replica { of: p };
+                    self.v.following = None;
+                    self.v.replicas.clear();
+                    self.v.out.clear();
+                    if let Some(t) = self.v.flush_timer.take() {
                         ctx.cancel_timer(t);
                     }
                     // Clients blocked in WAIT are unblocked with an error when the role changes.
-                    for w in std::mem::take(&mut self.waits) {
+                    for w in std::mem::take(&mut self.v.waits) {
                         ctx.cancel_timer(w.timer);
                         ctx.send(w.client, Response { id: w.request, answer: Answer::ReadOnly, synced: Some(0) });
                     }
@@ -461,127 +480,106 @@ impl RedisServer {
             }
         }
         // CONFIG REWRITE: the role survives a restart.
-        self.conf_role = Some(self.role);
+        self.conf_role = Some(self.v.role);
     }
 }
 
-impl Process for RedisServer {
-    fn on_start(&mut self, ctx: &mut Ctx) {
-        self.boot(ctx);
-    }
-
-    fn on_message(&mut self, ctx: &mut Ctx, from: NodeId, msg: Msg) {
-        let msg = match downcast::<Request>(msg) {
-            Ok(r) => return self.on_request(ctx, from, *r),
-            Err(m) => m,
-        };
-        let msg = match downcast::<ReplBatch>(msg) {
-            Ok(b) => return self.on_batch(ctx, from, *b),
-            Err(m) => m,
-        };
-        let msg = match downcast::<ReplAck>(msg) {
-            Ok(a) => return self.on_ack(ctx, from, *a),
-            Err(m) => m,
-        };
-        let msg = match downcast::<SentinelPing>(msg) {
-            Ok(p) => {
-                let reply = PingReply { seq: p.seq, role: self.role, offset: self.offset, run_id: self.run_id };
-                let after = self.turn(ctx);
-                return ctx.send_after(after, from, reply);
-            }
-            Err(m) => m,
-        };
-        let msg = match downcast::<Psync>(msg) {
-            Ok(_) => return self.on_psync(ctx, from),
-            Err(m) => m,
-        };
-        let msg = match downcast::<FullSync>(msg) {
-            Ok(f) => return self.on_full_sync(ctx, from, *f),
-            Err(m) => m,
-        };
-        let msg = match downcast::<ResyncNeeded>(msg) {
-            Ok(_) => {
-                if self.role == (Role::Replica { of: from }) {
-                    self.following = None;
-                    ctx.send(from, Psync);
-                }
-                return;
-            }
-            Err(m) => m,
-        };
-        if let Ok(m) = downcast::<ReplicaOf>(msg) {
-            self.on_replica_of(ctx, *m);
-        }
-    }
-
-    fn on_timer(&mut self, ctx: &mut Ctx, timer: TimerId, tag: u64) {
+impl RedisServer {
+    fn on_server_timer(&mut self, ctx: &mut Ctx<Redis>, timer: TimerId, tag: ServerTimer) {
         match tag {
-            TAG_CRON => {
-                ctx.set_timer(CRON_NS, TAG_CRON);
+            ServerTimer::Cron => {
+                ctx.set_timer(CRON_NS, ServerTimer::Cron);
                 if self.is_primary() {
                     let now_wall = ctx.now_wall_ns();
-                    let ops = self.data.active_expire(now_wall);
+                    let ops = self.v.data.active_expire(now_wall);
                     if !ops.is_empty() {
                         ctx.note(|| format!("active expiry: {ops:?}"));
                         self.propagate(ctx, ops);
                     }
                 }
             }
-            TAG_FSYNC => {
-                ctx.set_timer(FSYNC_EVERY_NS, TAG_FSYNC);
-                self.aof = self.data.clone();
+            ServerTimer::Fsync => {
+                ctx.set_timer(FSYNC_EVERY_NS, ServerTimer::Fsync);
+                self.aof = self.v.data.clone();
             }
-            TAG_REPL_FLUSH if self.flush_timer == Some(timer) => self.flush(ctx),
-            TAG_REPL_CRON => {
-                ctx.set_timer(REPLICATION_CRON_NS, TAG_REPL_CRON);
-                if let Role::Replica { of } = self.role {
-                    match self.following {
-                        Some(repl_id) => ctx.send(of, ReplAck { repl_id, offset: self.offset }),
+            ServerTimer::ReplFlush => {
+                if self.v.flush_timer == Some(timer) {
+                    self.flush(ctx);
+                }
+            }
+            ServerTimer::ReplCron => {
+                ctx.set_timer(REPLICATION_CRON_NS, ServerTimer::ReplCron);
+                if let Role::Replica { of } = self.v.role {
+                    match self.v.following {
+                        Some(repl_id) => ctx.send(of, ReplAck { repl_id, offset: self.v.offset }),
                         None => ctx.send(of, Psync),
                     }
                 }
             }
-            t if t > TAG_WAIT => {
-                let n = t - TAG_WAIT;
-                if let Some(i) = self.waits.iter().position(|w| w.n == n) {
-                    let w = self.waits.remove(i);
+            ServerTimer::WaitTimeout { n } => {
+                if let Some(i) = self.v.waits.iter().position(|w| w.n == n) {
+                    let w = self.v.waits.remove(i);
                     let synced = self.acked(w.target_offset);
                     let after = self.turn(ctx);
                     ctx.send_after(after, w.client, Response { id: w.request, answer: w.answer, synced: Some(synced) });
                 }
             }
+        }
+    }
+}
+
+impl Process<Redis> for RedisServer {
+    fn on_start(&mut self, ctx: &mut Ctx<Redis>) {
+        self.boot(ctx);
+    }
+
+    fn on_message(&mut self, ctx: &mut Ctx<Redis>, from: NodeId, msg: RedisMsg) {
+        match msg {
+            RedisMsg::Request(r) => self.on_request(ctx, from, r),
+            RedisMsg::ReplBatch(b) => self.on_batch(ctx, from, b),
+            RedisMsg::ReplAck(a) => self.on_ack(ctx, from, a),
+            RedisMsg::SentinelPing(p) => {
+                let reply = PingReply { seq: p.seq, role: self.v.role, offset: self.v.offset, run_id: self.v.run_id };
+                let after = self.turn(ctx);
+                ctx.send_after(after, from, reply);
+            }
+            RedisMsg::Psync(_) => self.on_psync(ctx, from),
+            RedisMsg::FullSync(f) => self.on_full_sync(ctx, from, f),
+            // Only the primary this node replicates can ask it to resynchronise.
+            RedisMsg::ResyncNeeded(_) if self.v.role == (Role::Replica { of: from }) => {
+                self.v.following = None;
+                ctx.send(from, Psync);
+            }
+            RedisMsg::ReplicaOf(m) => self.on_replica_of(ctx, m),
             _ => {}
         }
     }
 
-    fn on_crash(&mut self) {
+    fn on_timer(&mut self, ctx: &mut Ctx<Redis>, timer: TimerId, tag: RedisTimer) {
+        if let RedisTimer::Server(t) = tag {
+            self.on_server_timer(ctx, timer, t);
+        }
+    }
+
+    fn on_crash(&mut self, _crash: &Crash) {
         // What the AOF holds at the crash: every write (`always`), the last fsync (`everysec`),
         // nothing (`none`). The config file (role, epoch) is kept.
         self.aof = match self.cfg.persistence {
-            Persistence::Always => std::mem::take(&mut self.data),
+            Persistence::Always => std::mem::take(&mut self.v.data),
             Persistence::EverySec => std::mem::take(&mut self.aof),
             Persistence::None => Keyspace::default(),
         };
-        self.data = Keyspace::default();
-        self.following = None;
-        self.replicas.clear();
-        self.out.clear();
-        self.flush_timer = None;
-        self.last_due = 0;
-        self.woff.clear();
-        self.waits.clear();
-        self.subscribers.clear();
-        self.busy_until = 0;
+        self.v = Volatile::default();
     }
 
-    fn on_restart(&mut self, ctx: &mut Ctx) {
-        self.data = self.aof.clone();
-        let keys = self.data.len();
+    fn on_restart(&mut self, ctx: &mut Ctx<Redis>) {
+        self.v.data = self.aof.clone();
+        let keys = self.v.data.len();
         ctx.note(|| format!("restart: loaded {keys} keys from the AOF"));
         self.boot(ctx);
     }
 
     fn leadership(&self) -> Option<u64> {
-        self.is_primary().then_some(self.epoch)
+        self.is_primary().then_some(self.v.epoch)
     }
 }

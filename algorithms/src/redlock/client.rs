@@ -27,28 +27,35 @@
 //! Release: the unlock script on every master (redlock-rb `unlock`). No fencing token: Redlock
 //! has none, so grants carry `token: None`.
 //!
-//! Request ids and timer tags keep counting across a client crash: they stand for the new
-//! connections a restarted client opens, on which no reply meant for the old process can arrive.
+//! Request ids keep counting across a client crash: they stand for the new connections a
+//! restarted client opens, on which no reply meant for the old process can arrive. Everything
+//! else the library knows is volatile (`Volatile`). A timer is told apart from a stale one by
+//! its [`TimerId`], which the lock's phase holds.
 
 use locksim_simulator::dist::Dist;
 use locksim_simulator::history::{FailReason, LockKey, LockMode};
 use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
-use locksim_simulator::process::{downcast, Ctx, Msg, NodeId, TimerId};
+use locksim_simulator::process::{Crash, Ctx, NodeId, TimerId};
 use locksim_simulator::time::{ms_to_ns, Nanos};
 use rand::Rng;
 
-use super::protocol::{Command, Reply, Request};
+use super::protocol::{ClientTimer, Command, RedlockMsg, RedlockTimer, Request};
+use super::Redlock;
 use crate::smallmap::SmallMap;
 
 /// How a round visits the masters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RequestMode {
+    /// One master after another, each with its own timeout (redlock-rb).
     Sequential,
+    /// All at once; wait for every answer or the timeout (redsync).
     Parallel,
+    /// All at once; decided at the quorum-th success or refusal (node-redlock).
     ParallelQuorum,
 }
 
 impl RequestMode {
+    /// The `requests` parameter: `parallel`, `parallel_quorum`, anything else `sequential`.
     pub fn parse(s: &str) -> RequestMode {
         match s {
             "parallel" => RequestMode::Parallel,
@@ -61,14 +68,22 @@ impl RequestMode {
 /// The client's settings (from the model's parameters).
 #[derive(Clone, Debug)]
 pub struct ClientConfig {
+    /// The number of masters, N (`masters`).
     pub masters: usize,
+    /// The lock's time to live (`ttl_ms`).
     pub ttl_ns: Nanos,
     /// drift_factor × ttl + drift_extra_ms, in nanoseconds.
     pub drift_ns: Nanos,
+    /// How long to wait for one master (sequential) or a whole round (parallel)
+    /// (`node_timeout_ms`).
     pub node_timeout_ns: Nanos,
+    /// Attempts after the first before the call fails (`retries`).
     pub retries: u32,
+    /// The random wait between a failed attempt and the next, milliseconds.
     pub retry_delay_ms: Dist,
+    /// How a round visits the masters (`requests`).
     pub requests: RequestMode,
+    /// Whether the application stops when the validity runs out (`Lost { honour }`).
     pub respect_validity: bool,
 }
 
@@ -126,18 +141,21 @@ struct Round {
     /// Requests that got no answer in time.
     timed_out: usize,
     /// The timer for the master in flight (sequential) or the whole round (parallel).
-    timer: Option<(TimerId, u64)>,
+    timer: Option<TimerId>,
 }
 
 #[derive(Debug)]
 enum Phase {
+    /// Between two phases inside one handler (a round just closed, an attempt about to start);
+    /// never left in place when a handler returns.
+    Between,
     Round(Round),
     RetryWait {
-        tag: u64,
+        timer: TimerId,
     },
     /// The validity timer runs until it fires (then `Lost`) or the application releases.
     Holding {
-        validity_tag: Option<(TimerId, u64)>,
+        validity: Option<TimerId>,
     },
 }
 
@@ -152,33 +170,33 @@ struct Lock {
     phase: Phase,
 }
 
-/// The Redlock client library of one client node.
-pub struct RedlockClient {
-    cfg: ClientConfig,
-    master_ids: Vec<NodeId>,
+/// What the library loses when its node crashes.
+#[derive(Debug, Default)]
+struct Volatile {
     locks: SmallMap<LockKey, Lock>,
     /// Request id → key, for requests whose answer the client still waits for.
     pending: SmallMap<u64, LockKey>,
-    /// Timer tag → key.
-    timers: SmallMap<u64, LockKey>,
+}
+
+/// The Redlock client library of one client node.
+pub struct RedlockClient {
+    cfg: ClientConfig,
+    /// The masters' node ids, resolved from their names at the first start (the same after a
+    /// restart).
+    master_ids: Vec<NodeId>,
+    /// Survives a crash (see the module header): a reply to a request of the crashed process can
+    /// never match a request of the restarted one.
     next_request_id: u64,
-    next_tag: u64,
+    v: Volatile,
 }
 
 impl RedlockClient {
+    /// A client library; it finds the masters (`server-0 …`) by name when it starts.
     pub fn new(cfg: ClientConfig) -> RedlockClient {
-        RedlockClient {
-            cfg,
-            master_ids: Vec::new(),
-            locks: SmallMap::new(),
-            pending: SmallMap::new(),
-            timers: SmallMap::new(),
-            next_request_id: 1,
-            next_tag: 1,
-        }
+        RedlockClient { cfg, master_ids: Vec::new(), next_request_id: 1, v: Volatile::default() }
     }
 
-    fn resolve_masters(&mut self, ctx: &mut Ctx) {
+    fn resolve_masters(&mut self, ctx: &mut Ctx<Redlock>) {
         if self.master_ids.len() != self.cfg.masters {
             self.master_ids = (0..self.cfg.masters)
                 .map(|i| {
@@ -189,17 +207,9 @@ impl RedlockClient {
         }
     }
 
-    fn arm(&mut self, ctx: &mut Ctx, after_ns: Nanos, key: LockKey) -> (TimerId, u64) {
-        let tag = self.next_tag;
-        self.next_tag += 1;
-        self.timers.insert(tag, key);
-        (ctx.set_timer(after_ns, tag), tag)
-    }
-
-    fn disarm(&mut self, ctx: &mut Ctx, timer: Option<(TimerId, u64)>) {
-        if let Some((id, tag)) = timer {
+    fn disarm(ctx: &mut Ctx<Redlock>, timer: Option<TimerId>) {
+        if let Some(id) = timer {
             ctx.cancel_timer(id);
-            self.timers.remove(&tag);
         }
     }
 
@@ -211,18 +221,18 @@ impl RedlockClient {
     }
 
     /// Sends `purpose`'s command to master `m` and records it as outstanding in `round`.
-    fn send_to(&mut self, ctx: &mut Ctx, key: LockKey, value: u64, round: &mut Round, m: usize) {
+    fn send_to(&mut self, ctx: &mut Ctx<Redlock>, key: LockKey, value: u64, round: &mut Round, m: usize) {
         let id = self.next_request_id;
         self.next_request_id += 1;
         let cmd = Self::command(round.purpose, key, value, self.cfg.ttl_ns);
         round.outstanding.insert(id, m);
-        self.pending.insert(id, key);
+        self.v.pending.insert(id, key);
         ctx.send(self.master_ids[m], Request { id, cmd });
     }
 
     /// Starts a round on `key` and installs it as the lock's phase.
-    fn start_round(&mut self, ctx: &mut Ctx, key: LockKey, purpose: Purpose) {
-        let value = self.locks[&key].value;
+    fn start_round(&mut self, ctx: &mut Ctx<Redlock>, key: LockKey, purpose: Purpose) {
+        let value = self.v.locks[&key].value;
         let mut round = Round {
             purpose,
             start_mono_ns: ctx.now_mono_ns(),
@@ -241,8 +251,8 @@ impl RedlockClient {
                 }
             }
         }
-        round.timer = Some(self.arm(ctx, self.cfg.node_timeout_ns, key));
-        self.locks.get_mut(&key).expect("lock").phase = Phase::Round(round);
+        round.timer = Some(ctx.set_timer(self.cfg.node_timeout_ns, ClientTimer::NodeTimeout { key }));
+        self.v.locks.get_mut(&key).expect("lock").phase = Phase::Round(round);
     }
 
     /// Whether the round has its answer, under the request mode.
@@ -259,34 +269,32 @@ impl RedlockClient {
     }
 
     /// After an answer or a timeout: ask the next master (sequential) or close the round.
-    fn advance(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey) {
-        let Some(lock) = self.locks.get_mut(&key) else { return };
-        let Phase::Round(mut round) = std::mem::replace(&mut lock.phase, Phase::RetryWait { tag: 0 }) else {
+    fn advance(&mut self, ctx: &mut Ctx<Redlock>, out: &mut LockEvents, key: LockKey) {
+        let Some(lock) = self.v.locks.get_mut(&key) else { return };
+        let Phase::Round(mut round) = std::mem::replace(&mut lock.phase, Phase::Between) else {
             unreachable!("advance outside a round")
         };
         let value = lock.value;
         if self.decided(&round) {
-            let timer = round.timer.take();
-            self.disarm(ctx, timer);
+            Self::disarm(ctx, round.timer.take());
             // Answers still outstanding (parallel_quorum) are no longer waited for.
             for id in std::mem::take(&mut round.outstanding).into_keys() {
-                self.pending.remove(&id);
+                self.v.pending.remove(&id);
             }
             self.finish(ctx, out, key, round);
         } else {
             if self.cfg.requests == RequestMode::Sequential && round.outstanding.is_empty() {
                 round.next += 1;
-                let timer = round.timer.take();
-                self.disarm(ctx, timer);
+                Self::disarm(ctx, round.timer.take());
                 let m = round.next;
                 self.send_to(ctx, key, value, &mut round, m);
-                round.timer = Some(self.arm(ctx, self.cfg.node_timeout_ns, key));
+                round.timer = Some(ctx.set_timer(self.cfg.node_timeout_ns, ClientTimer::NodeTimeout { key }));
             }
-            self.locks.get_mut(&key).expect("lock").phase = Phase::Round(round);
+            self.v.locks.get_mut(&key).expect("lock").phase = Phase::Round(round);
         }
     }
 
-    fn finish(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey, round: Round) {
+    fn finish(&mut self, ctx: &mut Ctx<Redlock>, out: &mut LockEvents, key: LockKey, round: Round) {
         let n = self.cfg.masters;
         let now = ctx.now_mono_ns();
         match round.purpose {
@@ -294,7 +302,7 @@ impl RedlockClient {
                 let elapsed_ns = now - round.start_mono_ns;
                 let validity = validity_ns(self.cfg.ttl_ns, elapsed_ns, self.cfg.drift_ns);
                 let q = self.cfg.quorum();
-                let lock = self.locks.get_mut(&key).expect("lock");
+                let lock = self.v.locks.get_mut(&key).expect("lock");
                 lock.last_answers = round.ok + round.nil;
                 let (ok, attempt) = (round.ok, lock.attempts);
                 if round.ok >= q && validity > 0 {
@@ -305,8 +313,8 @@ impl RedlockClient {
                             ms(validity)
                         )
                     });
-                    let validity_tag = Some(self.arm(ctx, validity as Nanos, key));
-                    self.locks.get_mut(&key).expect("lock").phase = Phase::Holding { validity_tag };
+                    let validity = Some(ctx.set_timer(validity as Nanos, ClientTimer::Validity { key }));
+                    self.v.locks.get_mut(&key).expect("lock").phase = Phase::Holding { validity };
                     out.push(LockEvent::Granted { key, token: None });
                 } else {
                     ctx.note(|| {
@@ -320,86 +328,80 @@ impl RedlockClient {
                 }
             }
             Purpose::UnlockAfterFailure => {
-                let lock = self.locks.get_mut(&key).expect("lock");
+                let lock = self.v.locks.get_mut(&key).expect("lock");
                 if lock.attempts <= self.cfg.retries {
                     let delay_ns = ms_to_ns(self.cfg.retry_delay_ms.sample_non_negative(ctx.rng()));
-                    let (_, tag) = self.arm(ctx, delay_ns, key);
-                    self.locks.get_mut(&key).expect("lock").phase = Phase::RetryWait { tag };
+                    let timer = ctx.set_timer(delay_ns, ClientTimer::RetryDelay { key });
+                    self.v.locks.get_mut(&key).expect("lock").phase = Phase::RetryWait { timer };
                 } else {
                     let reason = if lock.last_answers == 0 { FailReason::Unavailable } else { FailReason::Refused };
                     let attempts = lock.attempts;
                     ctx.note(|| format!("redlock gives up lock{key} after {attempts} attempts"));
-                    self.locks.remove(&key);
+                    self.v.locks.remove(&key);
                     out.push(LockEvent::Failed { key, reason });
                 }
             }
             Purpose::Release => {
                 let deleted = round.ok;
                 ctx.note(|| format!("redlock released lock{key}: deleted on {deleted}/{n} masters"));
-                self.locks.remove(&key);
+                self.v.locks.remove(&key);
                 out.push(LockEvent::Released { key });
             }
         }
     }
 
-    fn start_attempt(&mut self, ctx: &mut Ctx, key: LockKey) {
-        self.locks.get_mut(&key).expect("lock").attempts += 1;
+    fn start_attempt(&mut self, ctx: &mut Ctx<Redlock>, key: LockKey) {
+        self.v.locks.get_mut(&key).expect("lock").attempts += 1;
         self.start_round(ctx, key, Purpose::Acquire);
     }
 
     /// Drops a lock's timers and outstanding requests (cancel, crash of an attempt).
-    fn forget(&mut self, ctx: &mut Ctx, key: LockKey) -> Option<Lock> {
-        let mut lock = self.locks.remove(&key)?;
+    fn forget(&mut self, ctx: &mut Ctx<Redlock>, key: LockKey) -> Option<Lock> {
+        let mut lock = self.v.locks.remove(&key)?;
         match &mut lock.phase {
             Phase::Round(round) => {
-                let timer = round.timer.take();
-                self.disarm(ctx, timer);
+                Self::disarm(ctx, round.timer.take());
                 for id in round.outstanding.keys() {
-                    self.pending.remove(id);
+                    self.v.pending.remove(id);
                 }
             }
-            Phase::RetryWait { tag } => {
-                self.timers.remove(tag);
-            }
-            Phase::Holding { validity_tag, .. } => {
-                let timer = validity_tag.take();
-                self.disarm(ctx, timer);
-            }
+            // The retry timer is left to fire: its id no longer matches any lock's phase.
+            Phase::RetryWait { .. } | Phase::Between => {}
+            Phase::Holding { validity } => Self::disarm(ctx, validity.take()),
         }
         Some(lock)
     }
 }
 
-impl LockClient for RedlockClient {
-    fn on_start(&mut self, ctx: &mut Ctx, _out: &mut LockEvents) {
+impl LockClient<Redlock> for RedlockClient {
+    fn on_start(&mut self, ctx: &mut Ctx<Redlock>, _out: &mut LockEvents) {
         self.resolve_masters(ctx);
     }
 
-    fn acquire(&mut self, ctx: &mut Ctx, _out: &mut LockEvents, key: LockKey, _mode: LockMode) {
+    fn acquire(&mut self, ctx: &mut Ctx<Redlock>, _out: &mut LockEvents, key: LockKey, _mode: LockMode) {
         self.resolve_masters(ctx);
         // A lock the application abandoned after a Lost notice without releasing: its keys
         // expire on their own (the validity has already run out).
         self.forget(ctx, key);
         let value = ctx.rng().gen::<u64>();
-        self.locks.insert(key, Lock { value, attempts: 0, last_answers: 0, phase: Phase::RetryWait { tag: 0 } });
+        self.v.locks.insert(key, Lock { value, attempts: 0, last_answers: 0, phase: Phase::Between });
         self.start_attempt(ctx, key);
     }
 
-    fn release(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey) {
-        let holding = matches!(self.locks.get(&key).map(|l| &l.phase), Some(Phase::Holding { .. }));
+    fn release(&mut self, ctx: &mut Ctx<Redlock>, out: &mut LockEvents, key: LockKey) {
+        let holding = matches!(self.v.locks.get(&key).map(|l| &l.phase), Some(Phase::Holding { .. }));
         if !holding {
             // Nothing held under this key (the library never granted it): nothing to unlock.
             out.push(LockEvent::Released { key });
             return;
         }
-        if let Some(Lock { phase: Phase::Holding { validity_tag, .. }, .. }) = self.locks.get_mut(&key) {
-            let timer = validity_tag.take();
-            self.disarm(ctx, timer);
+        if let Some(Lock { phase: Phase::Holding { validity }, .. }) = self.v.locks.get_mut(&key) {
+            Self::disarm(ctx, validity.take());
         }
         self.start_round(ctx, key, Purpose::Release);
     }
 
-    fn cancel(&mut self, ctx: &mut Ctx, _out: &mut LockEvents, key: LockKey) {
+    fn cancel(&mut self, ctx: &mut Ctx<Redlock>, _out: &mut LockEvents, key: LockKey) {
         let Some(lock) = self.forget(ctx, key) else { return };
         // A SET round in flight may have landed on some masters: clean them up without waiting.
         if let Phase::Round(Round { purpose: Purpose::Acquire, .. }) = lock.phase {
@@ -412,11 +414,11 @@ impl LockClient for RedlockClient {
         }
     }
 
-    fn on_message(&mut self, ctx: &mut Ctx, out: &mut LockEvents, _from: NodeId, msg: Msg) {
-        let Ok(reply) = downcast::<Reply>(msg) else { return };
+    fn on_message(&mut self, ctx: &mut Ctx<Redlock>, out: &mut LockEvents, _from: NodeId, msg: RedlockMsg) {
+        let RedlockMsg::Reply(reply) = msg else { return };
         // Late (after its timeout), duplicated, or for a round already decided: ignored.
-        let Some(key) = self.pending.remove(&reply.id) else { return };
-        let Some(Lock { phase: Phase::Round(round), .. }) = self.locks.get_mut(&key) else { return };
+        let Some(key) = self.v.pending.remove(&reply.id) else { return };
+        let Some(Lock { phase: Phase::Round(round), .. }) = self.v.locks.get_mut(&key) else { return };
         if round.outstanding.remove(&reply.id).is_none() {
             return;
         }
@@ -431,22 +433,26 @@ impl LockClient for RedlockClient {
         self.advance(ctx, out, key);
     }
 
-    fn on_timer(&mut self, ctx: &mut Ctx, out: &mut LockEvents, tag: u64) {
-        let Some(key) = self.timers.remove(&tag) else { return };
-        let Some(lock) = self.locks.get_mut(&key) else { return };
-        match &mut lock.phase {
-            Phase::Round(round) if round.timer.is_some_and(|(_, t)| t == tag) => {
+    fn on_timer(&mut self, ctx: &mut Ctx<Redlock>, out: &mut LockEvents, timer: TimerId, tag: RedlockTimer) {
+        let RedlockTimer::Client(tag) = tag else { return };
+        let key = tag.key();
+        let Some(lock) = self.v.locks.get_mut(&key) else { return };
+        // Only the timer the lock's phase holds counts; any other is stale.
+        match (tag, &mut lock.phase) {
+            (ClientTimer::NodeTimeout { .. }, Phase::Round(round)) if round.timer == Some(timer) => {
                 // Every request still outstanding has waited node_timeout_ms: a failure each.
                 round.timer = None;
                 for id in std::mem::take(&mut round.outstanding).into_keys() {
-                    self.pending.remove(&id);
+                    self.v.pending.remove(&id);
                     round.timed_out += 1;
                 }
                 self.advance(ctx, out, key);
             }
-            Phase::RetryWait { tag: t } if *t == tag => self.start_attempt(ctx, key),
-            Phase::Holding { validity_tag } if validity_tag.is_some_and(|(_, t)| t == tag) => {
-                *validity_tag = None;
+            (ClientTimer::RetryDelay { .. }, Phase::RetryWait { timer: t }) if *t == timer => {
+                self.start_attempt(ctx, key)
+            }
+            (ClientTimer::Validity { .. }, Phase::Holding { validity }) if *validity == Some(timer) => {
+                *validity = None;
                 let honour = self.cfg.respect_validity;
                 ctx.note(|| format!("redlock validity of lock{key} ran out before release (honour={honour})"));
                 out.push(LockEvent::Lost { key, honour });
@@ -455,10 +461,8 @@ impl LockClient for RedlockClient {
         }
     }
 
-    fn on_crash(&mut self) {
-        self.locks.clear();
-        self.pending.clear();
-        self.timers.clear();
+    fn on_crash(&mut self, _crash: &Crash) {
+        self.v = Volatile::default();
     }
 
     fn reentrant(&self) -> bool {

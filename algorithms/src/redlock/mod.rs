@@ -2,8 +2,9 @@
 //! Redis"; antirez/redlock-rb, the reference; go-redsync/redsync; mike-marcacci/node-redlock).
 //!
 //! Module map:
-//! - [`protocol`]: the two commands (SET NX PX, compare-and-delete) and their replies
-//! - [`master`]: one Redis master: wall-clock expiry, single-threaded service, persistence,
+//! - [`protocol`]: the two commands (SET NX PX, compare-and-delete) and their replies; the model's
+//!   message and timer enums
+//! - [`server`]: one Redis master: wall-clock expiry, single-threaded service, persistence,
 //!   delayed restart
 //! - [`client`]: the client library: quorum, validity arithmetic, request modes, retries
 //!
@@ -14,7 +15,7 @@
 //!
 //! Readings of the sources, and what is not modelled:
 //! - `retries` counts retries after the first attempt (node-redlock: attempts = retryCount + 1),
-//!   as models.md words it; redlock-rb's `retry_count` of 3 counts attempts.
+//!   as docs/models.md words it; redlock-rb's `retry_count` of 3 counts attempts.
 //! - Every failed attempt unlocks all masters before the next (redis.io step 5, redlock-rb,
 //!   redsync), in every request mode; node-redlock unlocks only after its last attempt.
 //! - The unlock rounds use the same request mode and `node_timeout_ms` as the SET rounds.
@@ -23,24 +24,25 @@
 //! - A master crash is read as a machine crash (power loss): with `everysec` the writes since
 //!   the last fsync are lost (a process crash alone would keep them in the OS page cache).
 //! - `restart_delay_ms` counts from the master's last handled event before the crash (see
-//!   [`master`]), which may be earlier than the crash itself by the master's idle time.
+//!   [`server`]), which may be earlier than the crash itself by the master's idle time.
 
 pub mod client;
-pub mod master;
 pub mod protocol;
+pub mod server;
 
-use locksim_simulator::model::{
-    Cluster, ClusterSpec, Model, ParamKind, ParamProblem, ParamSpec, Params, WorkloadFacts,
-};
-use locksim_simulator::process::NodeKind;
+use locksim_simulator::lockclient::LockClient;
+use locksim_simulator::model::{Cluster, Model, ParamKind, ParamProblem, ParamSpec, Params, Topology};
+use locksim_simulator::process::{NodeKind, Process};
+use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::time::ms_to_ns;
 
 use client::{drift_ns, quorum, ClientConfig, RedlockClient, RequestMode};
-use master::{Persistence, RedisMaster};
+use server::{Persistence, RedisMaster};
 
-/// The `redlock` model.
+/// The `redlock` model, and its protocol (its messages and timers are in [`protocol`]).
 pub struct Redlock;
 
+/// The `redlock` model, as [`registry`](crate::registry) lists it.
 pub static REDLOCK: Redlock = Redlock;
 
 const PARAMS: &[ParamSpec] = &[
@@ -135,6 +137,8 @@ impl Redlock {
 }
 
 impl Model for Redlock {
+    type Protocol = Redlock;
+
     fn name(&self) -> &'static str {
         "redlock"
     }
@@ -147,7 +151,7 @@ impl Model for Redlock {
         PARAMS
     }
 
-    fn validate(&self, params: &Params, _workload: &WorkloadFacts) -> Vec<ParamProblem> {
+    fn validate(&self, params: &Params, _workload: &WorkloadSpec) -> Vec<ParamProblem> {
         let mut problems = Vec::new();
         let ttl_ms = params.f64("ttl_ms");
         let drift_ms = params.f64("drift_factor") * ttl_ms + params.f64("drift_extra_ms");
@@ -162,7 +166,7 @@ impl Model for Redlock {
         problems
     }
 
-    fn limitations(&self, params: &Params, workload: &WorkloadFacts) -> Vec<String> {
+    fn limitations(&self, params: &Params, workload: &WorkloadSpec) -> Vec<String> {
         let mut notes = Vec::new();
         let masters = params.int("masters") as usize;
         if masters.is_multiple_of(2) {
@@ -181,7 +185,7 @@ impl Model for Redlock {
         }
         if params.f64("restart_delay_ms") > 0.0 {
             notes.push(
-                "restart_delay_ms counts from the crashed master's last handled event (the engine does not tell a node when it crashed)"
+                "restart_delay_ms counts from the crashed master's last handled event, which may be earlier than the crash itself"
                     .into(),
             );
         }
@@ -192,24 +196,29 @@ impl Model for Redlock {
         false
     }
 
-    fn build(&self, params: &Params, spec: &ClusterSpec) -> Cluster {
+    fn services(&self, params: &Params) -> Vec<(String, NodeKind)> {
+        (0..params.int("masters")).map(|i| (format!("server-{i}"), NodeKind::Server)).collect()
+    }
+
+    fn topology(&self, _params: &Params) -> Topology {
+        // Client↔master links are TCP connections; the masters are independent (no leader).
+        Topology { ordered_links: true, leaderless: true }
+    }
+
+    fn build(&self, params: &Params, workload: &WorkloadSpec) -> Cluster<Redlock> {
         let cfg = Self::client_config(params);
         let persistence = Persistence::parse(params.str("persistence"));
         let restart_delay_ns = ms_to_ns(params.f64("restart_delay_ms"));
         let service_ms = params.dist("service_ms");
         let services = (0..cfg.masters)
-            .map(|i| {
-                let master = RedisMaster::new(persistence, restart_delay_ns, service_ms.clone());
-                (
-                    format!("server-{i}"),
-                    NodeKind::Server,
-                    Box::new(master) as Box<dyn locksim_simulator::process::Process>,
-                )
+            .map(|_| {
+                Box::new(RedisMaster::new(persistence, restart_delay_ns, service_ms.clone()))
+                    as Box<dyn Process<Redlock>>
             })
             .collect();
-        let clients = (0..spec.clients)
-            .map(|_| Box::new(RedlockClient::new(cfg.clone())) as Box<dyn locksim_simulator::lockclient::LockClient>)
+        let clients = (0..workload.clients)
+            .map(|_| Box::new(RedlockClient::new(cfg.clone())) as Box<dyn LockClient<Redlock>>)
             .collect();
-        Cluster { services, clients, ordered_links: true, leaderless: true }
+        Cluster { services, clients }
     }
 }

@@ -1,5 +1,7 @@
 //! The wire protocol between a Redlock client and one Redis master: the two commands Redlock uses
-//! (`SET key value NX PX ttl` and the compare-and-delete unlock script) and their replies.
+//! (`SET key value NX PX ttl` and the compare-and-delete unlock script) and their replies; the
+//! model's one message enum ([`RedlockMsg`]) and its timers ([`ServerTimer`] for a master,
+//! [`ClientTimer`] for the client library, both wrapped in [`RedlockTimer`]).
 //!
 //! Every request carries an id unique per client, so a reply that arrives after its request timed
 //! out (or a duplicate the network made) is recognised and ignored, as a real client ignores a
@@ -8,18 +10,34 @@
 use std::fmt;
 
 use locksim_simulator::history::LockKey;
+use locksim_simulator::process::Protocol;
 use locksim_simulator::time::Nanos;
+
+use super::Redlock;
 
 /// What a client asks a master to do.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Command {
     /// `SET key value NX PX ttl`: create the key with a time to live unless it exists.
-    SetNx { key: LockKey, value: u64, ttl_ns: Nanos },
+    SetNx {
+        /// The lock.
+        key: LockKey,
+        /// The client's random value for this `acquire` call.
+        value: u64,
+        /// The time to live (`PX`).
+        ttl_ns: Nanos,
+    },
     /// The compare-and-delete script: `if GET key == value then DEL key`.
-    Unlock { key: LockKey, value: u64 },
+    Unlock {
+        /// The lock.
+        key: LockKey,
+        /// The value the client set: only a key that still has it is deleted.
+        value: u64,
+    },
 }
 
 impl Command {
+    /// The lock the command is about.
     pub fn key(&self) -> LockKey {
         match *self {
             Command::SetNx { key, .. } | Command::Unlock { key, .. } => key,
@@ -30,7 +48,9 @@ impl Command {
 /// A request to one master.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Request {
+    /// The client's id for the request, unique per client across its restarts.
     pub id: u64,
+    /// The command.
     pub cmd: Command,
 }
 
@@ -38,7 +58,9 @@ pub struct Request {
 /// this value's key was deleted (1 vs 0).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Reply {
+    /// The id of the request answered.
     pub id: u64,
+    /// `OK` or 1: true; nil or 0: false.
     pub ok: bool,
 }
 
@@ -60,4 +82,94 @@ impl fmt::Debug for Reply {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} #{}", if self.ok { "OK" } else { "NIL" }, self.id)
     }
+}
+
+/// Generates a wrapper enum with one variant per wrapped type, `From` for each (so a handler passes
+/// the inner value to `ctx.send` or `ctx.set_timer`), and a `Debug` that prints the inner value
+/// (the trace shows the protocol's own text, not the wrapper).
+macro_rules! wrapper_enum {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident($inner:ty)),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Clone, PartialEq, Eq)]
+        pub enum $name {
+            $($(#[$vmeta])* $variant($inner),)+
+        }
+        $(impl From<$inner> for $name {
+            fn from(v: $inner) -> Self {
+                $name::$variant(v)
+            }
+        })+
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                match self {
+                    $($name::$variant(v) => v.fmt(f),)+
+                }
+            }
+        }
+    };
+}
+
+wrapper_enum! {
+    /// Every message of the model: requests from clients to masters and the masters' replies.
+    RedlockMsg {
+        /// Client → master: a command.
+        Request(Request),
+        /// Master → client: the answer.
+        Reply(Reply),
+    }
+}
+
+/// A master's timers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServerTimer {
+    /// `appendfsync everysec`: the once-a-second fsync of the AOF.
+    Fsync,
+}
+
+/// The client library's timers, each for one lock key. A timer that fires after its phase has
+/// moved on (a retry wait whose lock was cancelled) is recognised by its [`TimerId`] no longer
+/// being the one the lock's phase holds, and ignored.
+///
+/// [`TimerId`]: locksim_simulator::process::TimerId
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClientTimer {
+    /// `node_timeout_ms` for the master in flight (sequential) or the whole round (parallel).
+    NodeTimeout {
+        /// The lock.
+        key: LockKey,
+    },
+    /// The random `retry_delay_ms` wait between a failed attempt and the next.
+    RetryDelay {
+        /// The lock.
+        key: LockKey,
+    },
+    /// The holder's validity runs out.
+    Validity {
+        /// The lock.
+        key: LockKey,
+    },
+}
+
+impl ClientTimer {
+    /// The lock the timer is for.
+    pub fn key(&self) -> LockKey {
+        match *self {
+            ClientTimer::NodeTimeout { key } | ClientTimer::RetryDelay { key } | ClientTimer::Validity { key } => key,
+        }
+    }
+}
+
+wrapper_enum! {
+    /// Every timer of the model, by the kind of process that sets it.
+    RedlockTimer {
+        /// A master's timer.
+        Server(ServerTimer),
+        /// The client library's timer.
+        Client(ClientTimer),
+    }
+}
+
+impl Protocol for Redlock {
+    type Msg = RedlockMsg;
+    type Timer = RedlockTimer;
 }

@@ -38,39 +38,49 @@ use rand::Rng;
 
 use locksim_simulator::history::{FailReason, LockKey, LockMode};
 use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
-use locksim_simulator::process::{Ctx, Msg, NodeId};
+use locksim_simulator::process::{Crash, Ctx, NodeId, TimerId};
 use locksim_simulator::time::NS_PER_MS;
 
 use super::connection::{CallError, ConnEvent, Connection, Tag};
-use super::protocol::{ChildName, CreateSpec, ErrCode, LockName, Op, Outcome, ZPath, Zxid};
+use super::protocol::{
+    ChildName, ClientTimer, CreateSpec, ErrCode, LockName, Op, Outcome, ZPath, ZkMsg, ZkTimer, Zxid,
+};
 use super::recipe::{decide, Verdict, CURATOR_RETRY};
+use super::ZooKeeper;
 
 /// Which lock recipe the clients run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Recipe {
+    /// Curator's InterProcessMutex: ephemeral sequential children, each waiter watching the one
+    /// before it.
     Sequential,
+    /// The ZooKeeper paper's simple lock: one ephemeral `/naive/<key>`, every waiter watching it.
     Naive,
+    /// Curator's InterProcessReadWriteLock: shared acquisitions read, exclusive ones write.
     ReadWrite,
 }
 
 /// When the application stops treating a lock as held after the connection goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LossPolicy {
+    /// At SUSPENDED: the connection is lost.
     Suspended,
+    /// Only at LOST: the session is gone.
     Lost,
 }
 
+/// The lock client's settings (from the model's parameters).
 #[derive(Clone, Debug)]
 pub struct ClientConfig {
+    /// The ensemble's server names.
     pub servers: Vec<String>,
+    /// The session timeout the client asks for (`session_timeout_ms`).
     pub session_timeout_ms: u64,
+    /// Which lock recipe it runs (`recipe`).
     pub recipe: Recipe,
+    /// When the application stops treating a lock as held (`on_connection_loss`).
     pub policy: LossPolicy,
 }
-
-/// Recipe timer tags: `TAG_BASE | key << 24 | generation`.
-const TAG_BASE: u64 = 0x2000_0000_0000_0000;
-const GEN_MASK: u64 = (1 << 24) - 1;
 
 /// The step a key's state machine is at.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -165,6 +175,12 @@ enum Purpose {
 /// The ZooKeeper lock client of one client node.
 pub struct ZkClient {
     cfg: ClientConfig,
+    /// Everything else: a client library keeps nothing across a crash.
+    v: Volatile,
+}
+
+/// The library's state, all of it lost in a crash.
+struct Volatile {
     conn: Connection,
     keys: BTreeMap<LockKey, KeyState>,
     purposes: SmallMap<u64, Purpose>,
@@ -174,12 +190,10 @@ pub struct ZkClient {
     next_gen: u64,
 }
 
-impl ZkClient {
-    pub fn new(cfg: ClientConfig) -> Self {
-        let conn = Connection::new(cfg.servers.clone(), cfg.session_timeout_ms);
-        ZkClient {
-            cfg,
-            conn,
+impl Volatile {
+    fn new(cfg: &ClientConfig) -> Self {
+        Volatile {
+            conn: Connection::new(cfg.servers.clone(), cfg.session_timeout_ms),
             keys: BTreeMap::new(),
             purposes: SmallMap::new(),
             doomed: BTreeSet::new(),
@@ -187,20 +201,28 @@ impl ZkClient {
             next_gen: 0,
         }
     }
+}
 
-    fn call(&mut self, ctx: &mut Ctx, purpose: Purpose, op: Op) {
-        let tag = self.next_tag;
-        self.next_tag += 1;
-        self.purposes.insert(tag, purpose);
-        self.conn.call(ctx, Tag(tag), op);
+impl ZkClient {
+    /// A lock client; it connects when it starts.
+    pub fn new(cfg: ClientConfig) -> Self {
+        let v = Volatile::new(&cfg);
+        ZkClient { cfg, v }
+    }
+
+    fn call(&mut self, ctx: &mut Ctx<ZooKeeper>, purpose: Purpose, op: Op) {
+        let tag = self.v.next_tag;
+        self.v.next_tag += 1;
+        self.v.purposes.insert(tag, purpose);
+        self.v.conn.call(ctx, Tag(tag), op);
     }
 
     /// Deletes our node behind the caller's back (`delete().guaranteed()`); the naive recipe's
     /// shared path is checked first, so a retry never deletes the next holder's node.
-    fn delete_in_background(&mut self, ctx: &mut Ctx, path: ZPath, czxid: Option<Zxid>) {
+    fn delete_in_background(&mut self, ctx: &mut Ctx<ZooKeeper>, path: ZPath, czxid: Option<Zxid>) {
         match (path, czxid) {
             (ZPath::Naive { .. }, Some(czxid)) => {
-                self.doomed.insert(czxid);
+                self.v.doomed.insert(czxid);
                 self.call(ctx, Purpose::CheckOwner { path, czxid }, Op::Exists { path, watch: false })
             }
             _ => self.call(ctx, Purpose::Delete(path), Op::Delete(path)),
@@ -208,14 +230,14 @@ impl ZkClient {
     }
 
     fn fresh_gen(&mut self) -> u64 {
-        self.next_gen += 1;
-        self.next_gen
+        self.v.next_gen += 1;
+        self.v.next_gen
     }
 
     /// Moves `key` to `step` and issues the operation that step waits on.
-    fn go(&mut self, ctx: &mut Ctx, key: LockKey, step: Step) {
+    fn go(&mut self, ctx: &mut Ctx<ZooKeeper>, key: LockKey, step: Step) {
         let gen = self.fresh_gen();
-        let Some(st) = self.keys.get_mut(&key) else { return };
+        let Some(st) = self.v.keys.get_mut(&key) else { return };
         st.step = step;
         st.gen = gen;
         let our_path = st.ours.map(|(p, _)| p);
@@ -246,18 +268,18 @@ impl ZkClient {
     }
 
     /// Back off per the retry policy and redo, or give up.
-    fn retry_or_fail(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey, redo: Redo) {
-        let Some(st) = self.keys.get(&key) else { return };
+    fn retry_or_fail(&mut self, ctx: &mut Ctx<ZooKeeper>, out: &mut LockEvents, key: LockKey, redo: Redo) {
+        let Some(st) = self.v.keys.get(&key) else { return };
         let n = st.op_retries;
         match CURATOR_RETRY.sleep_ms(n, ctx.rng()) {
             Some(ms) => {
                 let gen = self.fresh_gen();
-                let st = self.keys.get_mut(&key).expect("checked");
+                let st = self.v.keys.get_mut(&key).expect("checked");
                 st.op_retries += 1;
                 st.step = Step::Sleep { then: redo };
                 st.gen = gen;
                 ctx.note(|| format!("curator: retry {} of {redo:?} on lock {key} in {ms} ms", n + 1));
-                ctx.set_timer(ms * NS_PER_MS, TAG_BASE | (key as u64) << 24 | (gen & GEN_MASK));
+                ctx.set_timer(ms * NS_PER_MS, ClientTimer::Backoff { key, gen });
             }
             None => {
                 self.abandon_attempt(ctx, key);
@@ -267,8 +289,8 @@ impl ZkClient {
     }
 
     /// Forget an acquisition that will not complete, cleaning up what it left on the servers.
-    fn abandon_attempt(&mut self, ctx: &mut Ctx, key: LockKey) {
-        let Some(st) = self.keys.remove(&key) else { return };
+    fn abandon_attempt(&mut self, ctx: &mut Ctx<ZooKeeper>, key: LockKey) {
+        let Some(st) = self.v.keys.remove(&key) else { return };
         match st.ours {
             Some((path, czxid)) => self.delete_in_background(ctx, path, czxid),
             None if self.cfg.recipe != Recipe::Naive
@@ -281,8 +303,8 @@ impl ZkClient {
         }
     }
 
-    fn grant(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey, token: Zxid) {
-        let Some(st) = self.keys.get_mut(&key) else { return };
+    fn grant(&mut self, ctx: &mut Ctx<ZooKeeper>, out: &mut LockEvents, key: LockKey, token: Zxid) {
+        let Some(st) = self.v.keys.get_mut(&key) else { return };
         st.step = Step::Held;
         st.count = 1;
         st.honoured = false;
@@ -291,12 +313,12 @@ impl ZkClient {
         out.push(LockEvent::Granted { key, token: Some(token) });
     }
 
-    fn on_reply(&mut self, ctx: &mut Ctx, out: &mut LockEvents, purpose: Purpose, outcome: Outcome) {
+    fn on_reply(&mut self, ctx: &mut Ctx<ZooKeeper>, out: &mut LockEvents, purpose: Purpose, outcome: Outcome) {
         let (key, gen) = match purpose {
             Purpose::Lock { key, gen } => (key, gen),
             Purpose::Delete(_) => return,
             Purpose::CheckedDelete { czxid, .. } => {
-                self.doomed.remove(&czxid);
+                self.v.doomed.remove(&czxid);
                 return;
             }
             Purpose::CheckOwner { path, czxid } => {
@@ -305,7 +327,7 @@ impl ZkClient {
                         self.call(ctx, Purpose::CheckedDelete { path, czxid }, Op::Delete(path))
                     }
                     _ => {
-                        self.doomed.remove(&czxid);
+                        self.v.doomed.remove(&czxid);
                     }
                 }
                 return;
@@ -320,7 +342,7 @@ impl ZkClient {
                 return;
             }
         };
-        let current = self.keys.get(&key).map(|s| s.gen) == Some(gen);
+        let current = self.v.keys.get(&key).map(|s| s.gen) == Some(gen);
         if !current {
             // An answer for an acquisition given up on: a node it created must not linger.
             if let Outcome::Created { path, czxid } = outcome {
@@ -328,7 +350,7 @@ impl ZkClient {
             }
             return;
         }
-        let st = self.keys.get_mut(&key).expect("current");
+        let st = self.v.keys.get_mut(&key).expect("current");
         st.op_retries = 0;
         let step = st.step;
         match (step, outcome) {
@@ -373,8 +395,8 @@ impl ZkClient {
             }
             (Step::StatOwn, Outcome::Err(ErrCode::NoNode)) => self.node_vanished(ctx, out, key),
             (Step::NaiveExists { fired }, Outcome::Stat(found)) => {
-                let session = self.conn.session();
-                if let Some(stat) = found.filter(|s| s.owner == session && !self.doomed.contains(&s.czxid)) {
+                let session = self.v.conn.session();
+                if let Some(stat) = found.filter(|s| s.owner == session && !self.v.doomed.contains(&s.czxid)) {
                     // Our own node: a create whose answer was lost went through. Reading the
                     // node (as the paper's recipe does) shows it is ours, so we hold the lock.
                     st.ours = Some((ZPath::Naive { key }, Some(stat.czxid)));
@@ -387,7 +409,7 @@ impl ZkClient {
                 }
             }
             (Step::Release, Outcome::Deleted | Outcome::Err(ErrCode::NoNode)) => {
-                self.keys.remove(&key);
+                self.v.keys.remove(&key);
                 out.push(LockEvent::Released { key });
             }
             (step, outcome) => {
@@ -396,8 +418,8 @@ impl ZkClient {
         }
     }
 
-    fn on_children(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey, kids: &[ChildName]) {
-        let st = self.keys.get(&key).expect("current");
+    fn on_children(&mut self, ctx: &mut Ctx<ZooKeeper>, out: &mut LockEvents, key: LockKey, kids: &[ChildName]) {
+        let st = self.v.keys.get(&key).expect("current");
         let Some((ZPath::Child { child: ours, .. }, czxid)) = st.ours else {
             return self.node_vanished(ctx, out, key);
         };
@@ -415,30 +437,30 @@ impl ZkClient {
 
     /// Our node is gone before we got the lock (its session expired): `attemptLock` starts
     /// over with a new node while the retry policy allows.
-    fn node_vanished(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey) {
-        let Some(st) = self.keys.get(&key) else { return };
+    fn node_vanished(&mut self, ctx: &mut Ctx<ZooKeeper>, out: &mut LockEvents, key: LockKey) {
+        let Some(st) = self.v.keys.get(&key) else { return };
         let n = st.lock_retries;
         match CURATOR_RETRY.sleep_ms(n, ctx.rng()) {
             Some(ms) => {
                 let protection = ctx.rng().gen();
                 let gen = self.fresh_gen();
-                let st = self.keys.get_mut(&key).expect("checked");
+                let st = self.v.keys.get_mut(&key).expect("checked");
                 st.lock_retries += 1;
                 st.ours = None;
                 st.protection = protection;
                 st.step = Step::Sleep { then: Redo::Create };
                 st.gen = gen;
                 ctx.note(|| format!("lock {key}: our node is gone, starting over in {ms} ms"));
-                ctx.set_timer(ms * NS_PER_MS, TAG_BASE | (key as u64) << 24 | (gen & GEN_MASK));
+                ctx.set_timer(ms * NS_PER_MS, ClientTimer::Backoff { key, gen });
             }
             None => {
-                self.keys.remove(&key);
+                self.v.keys.remove(&key);
                 out.push(LockEvent::Failed { key, reason: FailReason::SessionLost });
             }
         }
     }
 
-    fn on_failed(&mut self, ctx: &mut Ctx, out: &mut LockEvents, purpose: Purpose, err: CallError) {
+    fn on_failed(&mut self, ctx: &mut Ctx<ZooKeeper>, out: &mut LockEvents, purpose: Purpose, err: CallError) {
         let (key, gen) = match purpose {
             Purpose::Lock { key, gen } => (key, gen),
             // Guaranteed background work retries until it gets an answer.
@@ -448,10 +470,10 @@ impl ZkClient {
                 return self.delete_in_background(ctx, path, Some(czxid))
             }
         };
-        if self.keys.get(&key).map(|s| s.gen) != Some(gen) {
+        if self.v.keys.get(&key).map(|s| s.gen) != Some(gen) {
             return;
         }
-        let step = self.keys[&key].step;
+        let step = self.v.keys[&key].step;
         ctx.note(|| format!("lock {key}: {step:?} failed: {err:?}"));
         match step {
             // Protected mode: before creating again, look for the node the lost create made.
@@ -464,7 +486,7 @@ impl ZkClient {
                 // release() returns (with an error) and the guaranteed delete goes on in the
                 // background until it gets an answer (a new session may delete the node too).
                 out.push(LockEvent::Released { key });
-                if let Some((path, czxid)) = self.keys.remove(&key).and_then(|s| s.ours) {
+                if let Some((path, czxid)) = self.v.keys.remove(&key).and_then(|s| s.ours) {
                     self.delete_in_background(ctx, path, czxid);
                 }
             }
@@ -472,9 +494,9 @@ impl ZkClient {
         }
     }
 
-    fn on_watch(&mut self, ctx: &mut Ctx, out: &mut LockEvents, path: ZPath) {
+    fn on_watch(&mut self, ctx: &mut Ctx<ZooKeeper>, out: &mut LockEvents, path: ZPath) {
         let key = path.key();
-        let Some(st) = self.keys.get_mut(&key) else { return };
+        let Some(st) = self.v.keys.get_mut(&key) else { return };
         match st.step {
             Step::Wait { pred } if pred == path => {
                 out.push(LockEvent::Notified { key });
@@ -496,16 +518,16 @@ impl ZkClient {
         }
     }
 
-    fn on_conn_events(&mut self, ctx: &mut Ctx, out: &mut LockEvents, events: Vec<ConnEvent>) {
+    fn on_conn_events(&mut self, ctx: &mut Ctx<ZooKeeper>, out: &mut LockEvents, events: Vec<ConnEvent>) {
         for e in events {
             match e {
                 ConnEvent::Reply { tag, outcome } => {
-                    if let Some(p) = self.purposes.remove(&tag.0) {
+                    if let Some(p) = self.v.purposes.remove(&tag.0) {
                         self.on_reply(ctx, out, p, outcome);
                     }
                 }
                 ConnEvent::Failed { tag, err } => {
-                    if let Some(p) = self.purposes.remove(&tag.0) {
+                    if let Some(p) = self.v.purposes.remove(&tag.0) {
                         self.on_failed(ctx, out, p, err);
                     }
                 }
@@ -514,6 +536,7 @@ impl ZkClient {
                     // Every watcher gets the Disconnected event: Curator's waiting thread wakes
                     // and lists again (the listing waits for a connection).
                     let waiting: Vec<LockKey> = self
+                        .v
                         .keys
                         .iter()
                         .filter(|(_, s)| matches!(s.step, Step::Wait { .. } | Step::NaiveWait))
@@ -532,8 +555,8 @@ impl ZkClient {
     }
 
     /// Tell the application about every held lock; `honour` makes it stop.
-    fn report_loss(&mut self, ctx: &mut Ctx, out: &mut LockEvents, honour: bool) {
-        for (key, st) in self.keys.iter_mut() {
+    fn report_loss(&mut self, ctx: &mut Ctx<ZooKeeper>, out: &mut LockEvents, honour: bool) {
+        for (key, st) in self.v.keys.iter_mut() {
             if st.step == Step::Held && !st.honoured {
                 st.honoured = honour;
                 let key = *key;
@@ -544,13 +567,13 @@ impl ZkClient {
     }
 }
 
-impl LockClient for ZkClient {
-    fn on_start(&mut self, ctx: &mut Ctx, _out: &mut LockEvents) {
-        self.conn.start(ctx);
+impl LockClient<ZooKeeper> for ZkClient {
+    fn on_start(&mut self, ctx: &mut Ctx<ZooKeeper>, _out: &mut LockEvents) {
+        self.v.conn.start(ctx);
     }
 
-    fn acquire(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey, mode: LockMode) {
-        if let Some(st) = self.keys.get_mut(&key) {
+    fn acquire(&mut self, ctx: &mut Ctx<ZooKeeper>, out: &mut LockEvents, key: LockKey, mode: LockMode) {
+        if let Some(st) = self.v.keys.get_mut(&key) {
             if st.step == Step::Held && self.cfg.recipe != Recipe::Naive {
                 // Reentrant: Curator counts, no new node.
                 st.count += 1;
@@ -567,7 +590,7 @@ impl LockClient for ZkClient {
             _ => LockName::Lock,
         };
         let protection = ctx.rng().gen();
-        self.keys.insert(
+        self.v.keys.insert(
             key,
             KeyState {
                 name,
@@ -584,8 +607,8 @@ impl LockClient for ZkClient {
         self.go(ctx, key, Step::Create);
     }
 
-    fn release(&mut self, ctx: &mut Ctx, out: &mut LockEvents, key: LockKey) {
-        let Some(st) = self.keys.get_mut(&key) else {
+    fn release(&mut self, ctx: &mut Ctx<ZooKeeper>, out: &mut LockEvents, key: LockKey) {
+        let Some(st) = self.v.keys.get_mut(&key) else {
             out.push(LockEvent::Released { key });
             return;
         };
@@ -595,7 +618,7 @@ impl LockClient for ZkClient {
             return;
         }
         if st.ours.is_none() {
-            self.keys.remove(&key);
+            self.v.keys.remove(&key);
             out.push(LockEvent::Released { key });
             return;
         }
@@ -603,44 +626,41 @@ impl LockClient for ZkClient {
         self.go(ctx, key, Step::Release);
     }
 
-    fn cancel(&mut self, ctx: &mut Ctx, _out: &mut LockEvents, key: LockKey) {
+    fn cancel(&mut self, ctx: &mut Ctx<ZooKeeper>, _out: &mut LockEvents, key: LockKey) {
         // Curator's acquire(time) timing out: delete our node (doDelete), or find the protected
         // node a pending create may have made.
         self.abandon_attempt(ctx, key);
     }
 
-    fn on_message(&mut self, ctx: &mut Ctx, out: &mut LockEvents, from: NodeId, msg: Msg) {
+    fn on_message(&mut self, ctx: &mut Ctx<ZooKeeper>, out: &mut LockEvents, from: NodeId, msg: ZkMsg) {
         let mut ev = Vec::new();
-        if self.conn.on_message(ctx, from, msg, &mut ev).is_err() {
-            return;
-        }
+        self.v.conn.on_message(ctx, from, msg, &mut ev);
         self.on_conn_events(ctx, out, ev);
     }
 
-    fn on_timer(&mut self, ctx: &mut Ctx, out: &mut LockEvents, tag: u64) {
-        let mut ev = Vec::new();
-        if self.conn.on_timer(ctx, tag, &mut ev) {
-            return self.on_conn_events(ctx, out, ev);
-        }
-        if tag & !((u32::MAX as u64) << 24 | GEN_MASK) != TAG_BASE {
-            return;
-        }
-        let key = ((tag >> 24) & u32::MAX as u64) as LockKey;
-        let gen = tag & GEN_MASK;
-        let Some(st) = self.keys.get(&key) else { return };
-        if st.gen & GEN_MASK != gen {
-            return;
-        }
-        if let Step::Sleep { then } = st.step {
-            self.go(ctx, key, Self::step_of(then));
+    fn on_timer(&mut self, ctx: &mut Ctx<ZooKeeper>, out: &mut LockEvents, _timer: TimerId, tag: ZkTimer) {
+        let ZkTimer::Client(timer) = tag else { return };
+        match timer {
+            ClientTimer::Connection(t) => {
+                let mut ev = Vec::new();
+                self.v.conn.on_timer(ctx, t, &mut ev);
+                self.on_conn_events(ctx, out, ev);
+            }
+            ClientTimer::Backoff { key, gen } => {
+                let Some(st) = self.v.keys.get(&key) else { return };
+                // A back-off of an earlier step (or attempt) of this key: nothing to do.
+                if st.gen != gen {
+                    return;
+                }
+                if let Step::Sleep { then } = st.step {
+                    self.go(ctx, key, Self::step_of(then));
+                }
+            }
         }
     }
 
-    fn on_crash(&mut self) {
-        self.conn.crash();
-        self.keys.clear();
-        self.purposes.clear();
-        self.doomed.clear();
+    fn on_crash(&mut self, _crash: &Crash) {
+        self.v = Volatile::new(&self.cfg);
     }
 
     fn reentrant(&self) -> bool {

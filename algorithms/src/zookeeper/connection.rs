@@ -32,13 +32,15 @@ use crate::smallmap::SmallMap;
 
 use rand::Rng;
 
-use locksim_simulator::process::{downcast, Ctx, Msg, NodeId, TimerId};
+use locksim_simulator::process::{Ctx, NodeId, TimerId};
 use locksim_simulator::time::{Nanos, NS_PER_MS};
 
 use super::protocol::{
-    ConnectRequest, ConnectResponse, Disconnect, ErrCode, Op, Outcome, Request, Response, SessionId, WatchEvent, Zxid,
+    ConnTimer, ConnectRequest, ConnectResponse, ErrCode, Op, Outcome, Request, Response, SessionId, WatchEvent, ZkMsg,
+    Zxid,
 };
 use super::session::ClientTiming;
+use super::ZooKeeper;
 
 /// Curator's `connectionTimeoutMs` default: how long an operation waits for a connection.
 pub const CONNECTION_TIMEOUT_MS: u64 = 15_000;
@@ -46,16 +48,6 @@ pub const CONNECTION_TIMEOUT_MS: u64 = 15_000;
 const RECONNECT_SLEEP_MAX_MS: u64 = 1000;
 /// `StaticHostProvider`'s spin delay after every server has been tried once.
 const SPIN_DELAY_MS: u64 = 1000;
-
-/// Timer tags of this layer: `TAG_BASE | kind << 40 | generation`.
-pub const TAG_BASE: u64 = 0x1000_0000_0000_0000;
-const TAG_KIND_SHIFT: u32 = 40;
-const GEN_MASK: u64 = (1 << TAG_KIND_SHIFT) - 1;
-const K_CONN_CHECK: u64 = 1;
-const K_CONNECT_TIMEOUT: u64 = 2;
-const K_RECONNECT: u64 = 3;
-const K_LOST: u64 = 4;
-const K_QUEUE_DEADLINE: u64 = 5;
 
 /// Who an operation's answer goes to (opaque to this layer).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -73,14 +65,21 @@ pub enum CallError {
 /// What the layer tells the recipes.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ConnEvent {
+    /// An operation's answer.
     Reply {
+        /// The operation's tag.
         tag: Tag,
+        /// What it got.
         outcome: Outcome,
     },
+    /// An operation failed without an answer.
     Failed {
+        /// The operation's tag.
         tag: Tag,
+        /// Why.
         err: CallError,
     },
+    /// A watch fired.
     Watch(WatchEvent),
     /// The ZooKeeper connection dropped (every watcher gets a `Disconnected` state event).
     Disconnected,
@@ -88,6 +87,7 @@ pub enum ConnEvent {
     Suspended,
     /// Curator CONNECTED (first session) or RECONNECTED; `new_session` after LOST or expiry.
     Connected {
+        /// Whether the session is a new one.
         new_session: bool,
     },
     /// Curator LOST: the session is gone (or given up on).
@@ -106,11 +106,16 @@ enum Link {
     },
 }
 
+/// Curator's connection state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CuratorState {
+    /// Not connected yet: before the first connection.
     Latent,
+    /// CONNECTED or RECONNECTED.
     Connected,
+    /// SUSPENDED: the connection is lost; the session may still live.
     Suspended,
+    /// LOST: the session expired or was given up on (a new one is being opened).
     Lost,
 }
 
@@ -144,6 +149,8 @@ pub struct Connection {
 }
 
 impl Connection {
+    /// A handle on the ensemble `server_names` asking for a session timeout of
+    /// `requested_timeout_ms`; it connects at [`Connection::start`].
     pub fn new(server_names: Vec<String>, requested_timeout_ms: u64) -> Self {
         Connection {
             server_names,
@@ -170,15 +177,20 @@ impl Connection {
         }
     }
 
+    /// The current session (0 before the first one and after one is lost).
     pub fn session(&self) -> SessionId {
         self.session
     }
+    /// The Curator connection state.
     pub fn curator_state(&self) -> CuratorState {
         self.curator
     }
+    /// Whether a connection is up.
     pub fn is_connected(&self) -> bool {
         matches!(self.link, Link::Up { .. })
     }
+    /// The timing of the negotiated session timeout (of the requested one before the first
+    /// connection).
     pub fn timing(&self) -> ClientTiming {
         self.timing
     }
@@ -191,7 +203,7 @@ impl Connection {
     }
 
     /// The client starts: shuffle the servers (`StaticHostProvider`) and connect to the first.
-    pub fn start(&mut self, ctx: &mut Ctx) {
+    pub fn start(&mut self, ctx: &mut Ctx<ZooKeeper>) {
         self.servers = self
             .server_names
             .iter()
@@ -207,34 +219,20 @@ impl Connection {
         self.connect(ctx);
     }
 
-    /// The node crashed: a client library keeps nothing.
-    pub fn crash(&mut self) {
-        *self = Connection::new(std::mem::take(&mut self.server_names), self.requested_timeout_ms);
-    }
-
-    fn tag(kind: u64, gen: u64) -> u64 {
-        TAG_BASE | (kind << TAG_KIND_SHIFT) | (gen & GEN_MASK)
-    }
-
-    /// Whether a timer tag belongs to this layer.
-    pub fn owns_tag(tag: u64) -> bool {
-        tag & !((0xF << TAG_KIND_SHIFT) | GEN_MASK) == TAG_BASE
-    }
-
     /// Issues an operation: sent now if connected, else it waits for a connection (up to
     /// Curator's connection timeout).
-    pub fn call(&mut self, ctx: &mut Ctx, tag: Tag, op: Op) {
+    pub fn call(&mut self, ctx: &mut Ctx<ZooKeeper>, tag: Tag, op: Op) {
         if self.is_connected() {
             self.send_request(ctx, tag, op);
         } else {
             let serial = self.next_serial;
             self.next_serial += 1;
             self.queued.push((serial, tag, op));
-            ctx.set_timer(CONNECTION_TIMEOUT_MS * NS_PER_MS, Self::tag(K_QUEUE_DEADLINE, serial));
+            ctx.set_timer(CONNECTION_TIMEOUT_MS * NS_PER_MS, ConnTimer::QueueDeadline { serial });
         }
     }
 
-    fn send_request(&mut self, ctx: &mut Ctx, tag: Tag, op: Op) {
+    fn send_request(&mut self, ctx: &mut Ctx<ZooKeeper>, tag: Tag, op: Op) {
         let Link::Up { server } = self.link else { unreachable!("send while not connected") };
         let xid = self.next_xid;
         self.next_xid += 1;
@@ -247,7 +245,7 @@ impl Connection {
     /// Accepts the next message of the current connection by its number: a duplicate is
     /// dropped (false); a gap means a message was lost, which on a TCP connection means the
     /// connection broke.
-    fn in_sequence(&mut self, ctx: &mut Ctx, seq: u64, ev: &mut Vec<ConnEvent>) -> bool {
+    fn in_sequence(&mut self, ctx: &mut Ctx<ZooKeeper>, seq: u64, ev: &mut Vec<ConnEvent>) -> bool {
         if seq <= self.recv_seq {
             return false;
         }
@@ -259,7 +257,7 @@ impl Connection {
         true
     }
 
-    fn connect(&mut self, ctx: &mut Ctx) {
+    fn connect(&mut self, ctx: &mut Ctx<ZooKeeper>) {
         self.attempt += 1;
         let server = self.cur;
         self.link = Link::Connecting { server };
@@ -273,11 +271,11 @@ impl Connection {
         self.last_send_ns = ctx.now_mono_ns();
         ctx.send(self.servers[server], req);
         let budget = self.timing.connect_timeout_ns(self.servers.len());
-        ctx.set_timer(budget, Self::tag(K_CONNECT_TIMEOUT, self.attempt));
+        ctx.set_timer(budget, ConnTimer::ConnectTimeout { attempt: self.attempt });
     }
 
     /// After a failed attempt or a lost connection: sleep, then try the next server.
-    fn schedule_reconnect(&mut self, ctx: &mut Ctx) {
+    fn schedule_reconnect(&mut self, ctx: &mut Ctx<ZooKeeper>) {
         self.attempt += 1;
         self.link = Link::Down;
         self.cur = (self.cur + 1) % self.servers.len();
@@ -287,10 +285,10 @@ impl Connection {
             self.tried = 0;
         }
         ctx.note(|| format!("zk: reconnect in {sleep_ms} ms"));
-        ctx.set_timer(sleep_ms * NS_PER_MS, Self::tag(K_RECONNECT, self.attempt));
+        ctx.set_timer(sleep_ms * NS_PER_MS, ConnTimer::Reconnect { attempt: self.attempt });
     }
 
-    fn arm_conn_check(&mut self, ctx: &mut Ctx) {
+    fn arm_conn_check(&mut self, ctx: &mut Ctx<ZooKeeper>) {
         let due =
             (self.last_send_ns + self.timing.ping_after_ns()).min(self.last_recv_ns + self.timing.read_timeout_ns());
         if let Some((_, at)) = self.conn_timer {
@@ -302,13 +300,13 @@ impl Connection {
             ctx.cancel_timer(id);
         }
         let now = ctx.now_mono_ns();
-        let id = ctx.set_timer(due.saturating_sub(now), Self::tag(K_CONN_CHECK, self.attempt));
+        let id = ctx.set_timer(due.saturating_sub(now), ConnTimer::Check { attempt: self.attempt });
         self.conn_timer = Some((id, due));
     }
 
     /// The connection is gone (read timeout, a disconnect from the server, a refused or timed
     /// out connect): fail what was in flight, tell the watchers, go SUSPENDED, reconnect.
-    fn lose_connection(&mut self, ctx: &mut Ctx, why: &str, ev: &mut Vec<ConnEvent>) {
+    fn lose_connection(&mut self, ctx: &mut Ctx<ZooKeeper>, why: &str, ev: &mut Vec<ConnEvent>) {
         let was_up = self.is_connected();
         if let Some((id, _)) = self.conn_timer.take() {
             ctx.cancel_timer(id);
@@ -325,14 +323,14 @@ impl Connection {
             self.suspended_gen += 1;
             ev.push(ConnEvent::Suspended);
             ctx.note(|| "curator: SUSPENDED".to_string());
-            ctx.set_timer(self.timing.lost_after_suspended_ns(), Self::tag(K_LOST, self.suspended_gen));
+            ctx.set_timer(self.timing.lost_after_suspended_ns(), ConnTimer::Lost { suspended_gen: self.suspended_gen });
         }
         self.schedule_reconnect(ctx);
     }
 
     /// The session is gone (the server said so, or Curator gave up on it): LOST, and a new
     /// handle opens a new session.
-    fn session_gone(&mut self, ctx: &mut Ctx, ev: &mut Vec<ConnEvent>) {
+    fn session_gone(&mut self, ctx: &mut Ctx<ZooKeeper>, ev: &mut Vec<ConnEvent>) {
         ctx.note(|| format!("zk: session {:x} expired", self.session));
         for (_, tag) in std::mem::take(&mut self.inflight) {
             ev.push(ConnEvent::Failed { tag, err: CallError::SessionExpired });
@@ -356,34 +354,18 @@ impl Connection {
         self.connect(ctx);
     }
 
-    /// A message for the client library; false if it is not this layer's.
-    pub fn on_message(&mut self, ctx: &mut Ctx, from: NodeId, msg: Msg, ev: &mut Vec<ConnEvent>) -> Result<(), Msg> {
-        let msg = match downcast::<Response>(msg) {
-            Ok(r) => {
-                self.on_response(ctx, from, *r, ev);
-                return Ok(());
-            }
-            Err(m) => m,
-        };
-        let msg = match downcast::<WatchEvent>(msg) {
-            Ok(w) => {
+    /// A message from a server (those meant for servers are ignored).
+    pub fn on_message(&mut self, ctx: &mut Ctx<ZooKeeper>, from: NodeId, msg: ZkMsg, ev: &mut Vec<ConnEvent>) {
+        match msg {
+            ZkMsg::Response(r) => self.on_response(ctx, from, r, ev),
+            ZkMsg::WatchEvent(w) => {
                 if self.server() == Some(from) && self.in_sequence(ctx, w.seq, ev) {
                     self.last_recv_ns = ctx.now_mono_ns();
-                    ev.push(ConnEvent::Watch(*w));
+                    ev.push(ConnEvent::Watch(w));
                 }
-                return Ok(());
             }
-            Err(m) => m,
-        };
-        let msg = match downcast::<ConnectResponse>(msg) {
-            Ok(r) => {
-                self.on_connect_response(ctx, from, *r, ev);
-                return Ok(());
-            }
-            Err(m) => m,
-        };
-        match downcast::<Disconnect>(msg) {
-            Ok(d) => {
+            ZkMsg::ConnectResponse(r) => self.on_connect_response(ctx, from, r, ev),
+            ZkMsg::Disconnect(d) => {
                 let current = match self.link {
                     Link::Up { server } | Link::Connecting { server } => self.servers[server] == from,
                     Link::Down => false,
@@ -391,13 +373,20 @@ impl Connection {
                 if current && d.session == self.session {
                     self.lose_connection(ctx, "closed by server", ev);
                 }
-                Ok(())
             }
-            Err(m) => Err(m),
+            ZkMsg::Consensus(_)
+            | ZkMsg::Request(_)
+            | ZkMsg::ConnectRequest(_)
+            | ZkMsg::Revalidate(_)
+            | ZkMsg::RevalidateReply(_)
+            | ZkMsg::LeaderPing(_)
+            | ZkMsg::PingTouches(_)
+            | ZkMsg::Resync(_)
+            | ZkMsg::Forward(_) => {}
         }
     }
 
-    fn on_response(&mut self, ctx: &mut Ctx, from: NodeId, r: Response, ev: &mut Vec<ConnEvent>) {
+    fn on_response(&mut self, ctx: &mut Ctx<ZooKeeper>, from: NodeId, r: Response, ev: &mut Vec<ConnEvent>) {
         if self.server() != Some(from) {
             return; // an answer on a connection the client has given up on
         }
@@ -417,7 +406,13 @@ impl Connection {
         self.arm_conn_check(ctx);
     }
 
-    fn on_connect_response(&mut self, ctx: &mut Ctx, from: NodeId, r: ConnectResponse, ev: &mut Vec<ConnEvent>) {
+    fn on_connect_response(
+        &mut self,
+        ctx: &mut Ctx<ZooKeeper>,
+        from: NodeId,
+        r: ConnectResponse,
+        ev: &mut Vec<ConnEvent>,
+    ) {
         let Link::Connecting { server } = self.link else { return };
         if self.servers[server] != from {
             return;
@@ -456,23 +451,17 @@ impl Connection {
         }
     }
 
-    /// A timer of this layer; false if the tag is not one.
-    pub fn on_timer(&mut self, ctx: &mut Ctx, tag: u64, ev: &mut Vec<ConnEvent>) -> bool {
-        if !Self::owns_tag(tag) {
-            return false;
-        }
-        let kind = (tag >> TAG_KIND_SHIFT) & 0xF;
-        let gen = tag & GEN_MASK;
+    /// A timer of this layer fired.
+    pub fn on_timer(&mut self, ctx: &mut Ctx<ZooKeeper>, timer: ConnTimer, ev: &mut Vec<ConnEvent>) {
         let now = ctx.now_mono_ns();
-        match kind {
-            K_CONN_CHECK => {
-                if gen != self.attempt & GEN_MASK || !self.is_connected() {
-                    return true;
+        match timer {
+            ConnTimer::Check { attempt } => {
+                if attempt != self.attempt || !self.is_connected() {
+                    return;
                 }
                 self.conn_timer = None;
                 if now >= self.last_recv_ns + self.timing.read_timeout_ns() {
-                    self.lose_connection(ctx, "read timeout", ev);
-                    return true;
+                    return self.lose_connection(ctx, "read timeout", ev);
                 }
                 if now >= self.last_send_ns + self.timing.ping_after_ns() {
                     let Link::Up { server } = self.link else { unreachable!() };
@@ -486,30 +475,28 @@ impl Connection {
                 }
                 self.arm_conn_check(ctx);
             }
-            K_CONNECT_TIMEOUT => {
-                if gen == self.attempt & GEN_MASK && matches!(self.link, Link::Connecting { .. }) {
+            ConnTimer::ConnectTimeout { attempt } => {
+                if attempt == self.attempt && matches!(self.link, Link::Connecting { .. }) {
                     self.lose_connection(ctx, "connect timeout", ev);
                 }
             }
-            K_RECONNECT => {
-                if gen == self.attempt & GEN_MASK && self.link == Link::Down {
+            ConnTimer::Reconnect { attempt } => {
+                if attempt == self.attempt && self.link == Link::Down {
                     self.connect(ctx);
                 }
             }
-            K_LOST => {
-                if gen == self.suspended_gen & GEN_MASK && self.curator == CuratorState::Suspended {
+            ConnTimer::Lost { suspended_gen } => {
+                if suspended_gen == self.suspended_gen && self.curator == CuratorState::Suspended {
                     ctx.note(|| "curator: session timeout elapsed while SUSPENDED".to_string());
                     self.session_gone(ctx, ev);
                 }
             }
-            K_QUEUE_DEADLINE => {
-                if let Some(pos) = self.queued.iter().position(|(s, _, _)| *s & GEN_MASK == gen) {
+            ConnTimer::QueueDeadline { serial } => {
+                if let Some(pos) = self.queued.iter().position(|(s, _, _)| *s == serial) {
                     let (_, tag, _) = self.queued.remove(pos);
                     ev.push(ConnEvent::Failed { tag, err: CallError::ConnectionLoss });
                 }
             }
-            _ => {}
         }
-        true
     }
 }

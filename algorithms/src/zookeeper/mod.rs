@@ -5,7 +5,8 @@
 //!
 //! Module map:
 //! - [`protocol`]: paths, client requests and replies, watch events, the connect handshake, the
-//!   servers' own messages, and the replicated transactions
+//!   servers' own messages, the replicated transactions, and the model's message and timer
+//!   enums ([`protocol::ZkMsg`], [`protocol::ZkTimer`])
 //! - [`tree`]: the replicated data tree and session table (sequence numbers, czxid, ephemerals)
 //! - [`session`]: session timing: the leader's expiry queue in `tick_ms` buckets, the negotiated
 //!   timeout, the client's ping / read / connect timeouts and Curator's LOST delay
@@ -39,7 +40,7 @@
 //!   notice through their read timeout. A message the network drops on a TCP link breaks that
 //!   connection instead of being retransmitted (see [`connection`]); a follower's lost forward
 //!   to the leader makes the follower drop its clients, as a broken learner link would.
-//! - The client pings after a third of the timeout without sending (models.md); `ClientCnxn`
+//! - The client pings after a third of the timeout without sending (docs/models.md); `ClientCnxn`
 //!   uses half the read timeout minus up to a second.
 //! - Curator's retry policy is `ExponentialBackoffRetry(1000, 3)` and its connection timeout the
 //!   15 s default; neither is a parameter.
@@ -57,17 +58,25 @@ pub mod session;
 pub mod tree;
 
 use locksim_simulator::lockclient::LockClient;
-use locksim_simulator::model::{Cluster, ClusterSpec, Model, ParamKind, ParamSpec, Params, WorkloadFacts};
-use locksim_simulator::process::{NodeKind, Process};
+use locksim_simulator::model::{Cluster, Model, ParamKind, ParamSpec, Params, Topology};
+use locksim_simulator::process::{NodeKind, Process, Protocol};
+use locksim_simulator::setup::WorkloadSpec;
 
 use client::{ClientConfig, LossPolicy, Recipe, ZkClient};
+use protocol::{ZkMsg, ZkTimer};
 use server::{ServerConfig, ZkServer};
 use session::negotiate_timeout_ms;
 
 /// The `zookeeper` model.
 pub struct ZooKeeper;
 
+/// The `zookeeper` model, as [`registry`](crate::registry) lists it.
 pub static ZOOKEEPER: ZooKeeper = ZooKeeper;
+
+impl Protocol for ZooKeeper {
+    type Msg = ZkMsg;
+    type Timer = ZkTimer;
+}
 
 const PARAMS: &[ParamSpec] = &[
     ParamSpec {
@@ -128,6 +137,8 @@ fn tick_ms_of(params: &Params) -> u64 {
 }
 
 impl Model for ZooKeeper {
+    type Protocol = ZooKeeper;
+
     fn name(&self) -> &'static str {
         "zookeeper"
     }
@@ -140,7 +151,7 @@ impl Model for ZooKeeper {
         PARAMS
     }
 
-    fn limitations(&self, params: &Params, workload: &WorkloadFacts) -> Vec<String> {
+    fn limitations(&self, params: &Params, workload: &WorkloadSpec) -> Vec<String> {
         let mut notes = Vec::new();
         let tick = tick_ms_of(params);
         let asked = params.f64("session_timeout_ms").round() as u64;
@@ -179,10 +190,17 @@ impl Model for ZooKeeper {
         true
     }
 
-    fn build(&self, params: &Params, spec: &ClusterSpec) -> Cluster {
-        let n = params.int("servers") as usize;
-        let members: Vec<String> = (0..n).map(|i| format!("server-{i}")).collect();
-        let services = (0..n)
+    fn services(&self, params: &Params) -> Vec<(String, NodeKind)> {
+        (0..params.int("servers")).map(|i| (format!("server-{i}"), NodeKind::Server)).collect()
+    }
+
+    fn topology(&self, _params: &Params) -> Topology {
+        Topology { ordered_links: true, leaderless: false }
+    }
+
+    fn build(&self, params: &Params, workload: &WorkloadSpec) -> Cluster<ZooKeeper> {
+        let members: Vec<String> = self.services(params).into_iter().map(|(name, _)| name).collect();
+        let services = (0..members.len())
             .map(|index| {
                 let cfg = ServerConfig {
                     index,
@@ -191,7 +209,7 @@ impl Model for ZooKeeper {
                     election_ms: params.f64("election_ms"),
                     service_ms: params.dist("service_ms"),
                 };
-                (members[index].clone(), NodeKind::Server, Box::new(ZkServer::new(cfg)) as Box<dyn Process>)
+                Box::new(ZkServer::new(cfg)) as Box<dyn Process<ZooKeeper>>
             })
             .collect();
         let cfg = ClientConfig {
@@ -200,8 +218,10 @@ impl Model for ZooKeeper {
             recipe: recipe_of(params),
             policy: if params.str("on_connection_loss") == "lost" { LossPolicy::Lost } else { LossPolicy::Suspended },
         };
-        let clients = (0..spec.clients).map(|_| Box::new(ZkClient::new(cfg.clone())) as Box<dyn LockClient>).collect();
-        Cluster { services, clients, ordered_links: true, leaderless: false }
+        let clients = (0..workload.clients)
+            .map(|_| Box::new(ZkClient::new(cfg.clone())) as Box<dyn LockClient<ZooKeeper>>)
+            .collect();
+        Cluster { services, clients }
     }
 }
 
@@ -226,8 +246,8 @@ mod tests {
         p
     }
 
-    fn facts(read_fraction: f64, reentry: f64) -> WorkloadFacts {
-        WorkloadFacts { read_fraction, reentry, clients: 10 }
+    fn facts(read_fraction: f64, reentry: f64) -> WorkloadSpec {
+        WorkloadSpec { read_fraction, reentry, clients: 10, ..WorkloadSpec::default() }
     }
 
     #[test]
@@ -257,14 +277,19 @@ mod tests {
 
     #[test]
     fn the_cluster_has_the_servers_and_one_library_per_client_on_ordered_links() {
-        let c = ZOOKEEPER.build(&params(&[("servers", ParamValue::Int(5))]), &ClusterSpec { clients: 7, locks: 2 });
-        let names: Vec<&str> = c.services.iter().map(|(n, _, _)| n.as_str()).collect();
+        let p = params(&[("servers", ParamValue::Int(5))]);
+        let c = ZOOKEEPER.build(&p, &WorkloadSpec { clients: 7, locks: 2, ..WorkloadSpec::default() });
+        let names: Vec<String> = ZOOKEEPER.services(&p).into_iter().map(|(n, _)| n).collect();
         assert_eq!(names, ["server-0", "server-1", "server-2", "server-3", "server-4"]);
+        assert_eq!(c.services.len(), 5);
         assert_eq!(c.clients.len(), 7);
-        assert!(c.ordered_links && !c.leaderless);
+        let t = ZOOKEEPER.topology(&p);
+        assert!(t.ordered_links && !t.leaderless);
         assert!(c.clients[0].reentrant());
-        let naive = ZOOKEEPER
-            .build(&params(&[("recipe", ParamValue::Str("naive".into()))]), &ClusterSpec { clients: 1, locks: 1 });
+        let naive = ZOOKEEPER.build(
+            &params(&[("recipe", ParamValue::Str("naive".into()))]),
+            &WorkloadSpec { clients: 1, locks: 1, ..WorkloadSpec::default() },
+        );
         assert!(!naive.clients[0].reentrant());
     }
 }

@@ -21,6 +21,7 @@ use super::protocol::{ChildName, LockName};
 /// What the children listing means for us.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
+    /// We hold the lock.
     Holds,
     /// Wait for this node to go away.
     Watch(ChildName),
@@ -64,10 +65,13 @@ fn read(children: &[ChildName], ours: ChildName) -> Verdict {
 /// `1000 × max(1, random(0 .. 2^(n+1)))` ms.
 #[derive(Clone, Copy, Debug)]
 pub struct RetryPolicy {
+    /// `baseSleepTimeMs`.
     pub base_sleep_ms: u64,
+    /// `maxRetries`.
     pub max_retries: u32,
 }
 
+/// `ExponentialBackoffRetry(1000, 3)`, the policy the lock clients use.
 pub const CURATOR_RETRY: RetryPolicy = RetryPolicy { base_sleep_ms: 1000, max_retries: 3 };
 
 impl RetryPolicy {

@@ -42,30 +42,31 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use rand::Rng;
 
 use locksim_simulator::dist::Dist;
-use locksim_simulator::process::{downcast, Ctx, Msg, NodeId, Payload, Process, TimerId};
+use locksim_simulator::process::{Crash, Ctx, NodeId, Process, TimerId};
 use locksim_simulator::time::{ms_to_ns, Nanos, NS_PER_MS};
 
 use super::protocol::{
     Command, ConnectRequest, ConnectResponse, Disconnect, EventType, Forward, LeaderPing, Op, Origin, Outcome,
-    PingTouches, Request, Response, Resync, Revalidate, RevalidateReply, SessionId, Stat, Txn, WatchEvent, ZPath,
+    PingTouches, Request, Response, Resync, Revalidate, RevalidateReply, ServerTimer, SessionId, Stat, Txn, WatchEvent,
+    ZPath, ZkMsg, ZkTimer,
 };
 use super::session::{negotiate_timeout_ms, SessionTracker};
 use super::tree::{Applied, DataTree};
-use crate::consensus::{Committed, Config, ConsensusMsg, Replica, Role, Term, TIMER_TAGS};
+use super::ZooKeeper;
+use crate::consensus::{Committed, Config, Replica, Role, Term};
 use crate::smallmap::SmallMap;
-
-/// Server timer tags: `TAG_BASE | kind << 32 | generation` (outside the log's range).
-const TAG_BASE: u64 = 0x3000_0000_0000_0000;
-const K_EXPIRY: u64 = 1;
-const K_PING: u64 = 2;
-const GEN_MASK: u64 = 0xFFFF_FFFF;
 
 /// How an ensemble server is set up.
 #[derive(Clone, Debug)]
 pub struct ServerConfig {
+    /// This server's position in `members`.
     pub index: usize,
+    /// Every server's name, in the same order on every server.
     pub members: Vec<String>,
+    /// ZooKeeper's `tickTime`, milliseconds: the session tracker's bucket width and the unit of
+    /// the negotiated timeout's bounds (`tick_ms`).
     pub tick_ms: u64,
+    /// The replicated log's election timeout, milliseconds (`election_ms`).
     pub election_ms: f64,
     /// Processing time of each reply or watch event (`service_ms`).
     pub service_ms: Dist,
@@ -107,10 +108,19 @@ enum Ticket {
 /// An ensemble server.
 pub struct ZkServer {
     cfg: ServerConfig,
+    /// Durable: the log's term, vote, log and commit index (the replica keeps its own volatile
+    /// part and drops it at a crash).
     replica: Replica<Command>,
     /// Durable: the applied tree and sessions.
     tree: DataTree,
-    // Volatile from here on.
+    v: Volatile,
+}
+
+/// What a server loses in a crash: connections, watches, the touch table, the tracker and its
+/// handles on requests in progress.
+#[derive(Default)]
+struct Volatile {
+    /// Drawn at each start (see [`Origin`]).
     incarnation: u32,
     next_ticket: u64,
     tickets: SmallMap<u64, Ticket>,
@@ -140,32 +150,12 @@ pub struct ZkServer {
 }
 
 impl ZkServer {
+    /// Server `cfg.index` of the ensemble; its log heartbeats every quarter election timeout.
     pub fn new(cfg: ServerConfig) -> Self {
         let election_ns = (cfg.election_ms * NS_PER_MS as f64).round() as Nanos;
         // Heartbeats well inside the election timeout, as Raft needs.
         let replica = Replica::new(cfg.index, cfg.members.clone(), Config::new((election_ns / 4).max(1), election_ns));
-        ZkServer {
-            cfg,
-            replica,
-            tree: DataTree::new(),
-            incarnation: 0,
-            next_ticket: 0,
-            tickets: SmallMap::new(),
-            serving: None,
-            conns: SmallMap::new(),
-            queues: SmallMap::new(),
-            data_watches: BTreeMap::new(),
-            exist_watches: BTreeMap::new(),
-            tracker: None,
-            touches: SmallMap::new(),
-            leader_gen: 0,
-            expiry_timer: None,
-            peers: Vec::new(),
-            fwd_stream: 0,
-            fwd_seq: 0,
-            fwd_in: BTreeMap::new(),
-            committed: Vec::new(),
-        }
+        ZkServer { cfg, replica, tree: DataTree::new(), v: Volatile::default() }
     }
 
     /// The applied tree (for tests).
@@ -173,59 +163,59 @@ impl ZkServer {
         &self.tree
     }
 
-    fn to_client<M: Payload>(&self, ctx: &mut Ctx, client: NodeId, msg: M) {
+    fn to_client(&self, ctx: &mut Ctx<ZooKeeper>, client: NodeId, msg: impl Into<ZkMsg>) {
         let service_ns = ms_to_ns(self.cfg.service_ms.sample_non_negative(ctx.rng()));
         // Links are ordered, so a shorter processing time never overtakes an earlier reply.
         ctx.send_after(service_ns, client, msg);
     }
 
     fn ticket(&mut self, t: Ticket) -> u64 {
-        self.next_ticket += 1;
-        self.tickets.insert(self.next_ticket, t);
-        self.next_ticket
+        self.v.next_ticket += 1;
+        self.v.tickets.insert(self.v.next_ticket, t);
+        self.v.next_ticket
     }
 
-    fn origin(&self, ctx: &Ctx, ticket: u64) -> Origin {
-        Origin { server: ctx.me(), incarnation: self.incarnation, ticket }
+    fn origin(&self, ctx: &Ctx<ZooKeeper>, ticket: u64) -> Origin {
+        Origin { server: ctx.me(), incarnation: self.v.incarnation, ticket }
     }
 
     /// Proposes (leader) or forwards to the leader (follower).
-    fn submit(&mut self, ctx: &mut Ctx, command: Command) {
+    fn submit(&mut self, ctx: &mut Ctx<ZooKeeper>, command: Command) {
         if self.replica.is_leader() {
             let _ = self.replica.propose(ctx, command);
-        } else if let Some((_, leader)) = self.serving {
-            self.fwd_seq += 1;
-            ctx.send(leader, Forward { command, stream: self.fwd_stream, seq: self.fwd_seq });
+        } else if let Some((_, leader)) = self.v.serving {
+            self.v.fwd_seq += 1;
+            ctx.send(leader, Forward { command, stream: self.v.fwd_stream, seq: self.v.fwd_seq });
         }
     }
 
     /// A new link to the leader (after the old one broke or the leader changed).
     fn new_link(&mut self) {
-        self.fwd_stream = ((self.fwd_stream & 0xFFFF_FFFF) + 1) | ((self.incarnation as u64) << 32);
-        self.fwd_seq = 0;
+        self.v.fwd_stream = ((self.v.fwd_stream & 0xFFFF_FFFF) + 1) | ((self.v.incarnation as u64) << 32);
+        self.v.fwd_seq = 0;
     }
 
     /// Leader: whether forward `seq` on `stream` from `from` is the next one; on a gap the
     /// follower is told its link broke.
-    fn accept_forward(&mut self, ctx: &mut Ctx, from: NodeId, stream: u64, seq: u64) -> bool {
-        let (known, last) = self.fwd_in.get(&from).copied().unwrap_or((u64::MAX, 0));
+    fn accept_forward(&mut self, ctx: &mut Ctx<ZooKeeper>, from: NodeId, stream: u64, seq: u64) -> bool {
+        let (known, last) = self.v.fwd_in.get(&from).copied().unwrap_or((u64::MAX, 0));
         let last = if known == stream { last } else { 0 };
         if last == u64::MAX || (known == stream && seq <= last) {
             return false; // a broken link's leftovers, or a duplicate
         }
         if seq != last + 1 {
             ctx.note(|| format!("zk: forward link from node {from} lost a message: resync"));
-            self.fwd_in.insert(from, (stream, u64::MAX));
+            self.v.fwd_in.insert(from, (stream, u64::MAX));
             ctx.send(from, Resync { stream });
             return false;
         }
-        self.fwd_in.insert(from, (stream, seq));
+        self.v.fwd_in.insert(from, (stream, seq));
         true
     }
 
     /// After anything the log did: apply what committed, then re-check serving and leadership.
-    fn settle(&mut self, ctx: &mut Ctx) {
-        let mut committed = std::mem::take(&mut self.committed);
+    fn settle(&mut self, ctx: &mut Ctx<ZooKeeper>) {
+        let mut committed = std::mem::take(&mut self.v.committed);
         self.replica.take_committed_entries_into(&mut committed);
         for c in committed.drain(..) {
             if let Some(cmd) = c.cmd {
@@ -234,7 +224,7 @@ impl ZkServer {
                 self.apply(ctx, zxid, cmd);
             }
         }
-        self.committed = committed;
+        self.v.committed = committed;
         let now_serving = if self.replica.is_leader() {
             Some((self.replica.term(), ctx.me()))
         } else if self.replica.role() == Role::Follower {
@@ -242,56 +232,56 @@ impl ZkServer {
         } else {
             None
         };
-        if now_serving != self.serving {
-            if self.serving.is_some() {
+        if now_serving != self.v.serving {
+            if self.v.serving.is_some() {
                 ctx.note(|| {
-                    format!("zk: leader changed ({:?} → {:?}): closing client connections", self.serving, now_serving)
+                    format!("zk: leader changed ({:?} → {:?}): closing client connections", self.v.serving, now_serving)
                 });
                 self.close_all_connections(ctx);
             }
-            self.serving = now_serving;
+            self.v.serving = now_serving;
             self.new_link();
-            self.fwd_in.clear();
+            self.v.fwd_in.clear();
         }
         let established = self.replica.is_leader() && self.replica.committed_in_term();
-        if established && self.tracker.is_none() {
+        if established && self.v.tracker.is_none() {
             let now = ctx.now_mono_ns();
             let mut tracker = SessionTracker::new(self.cfg.tick_ms, now);
             for (s, t) in self.tree.sessions() {
                 tracker.add(s, t, now);
             }
             ctx.note(|| format!("zk: leading, tracking {} sessions", self.tree.sessions().len()));
-            self.tracker = Some(tracker);
-            self.leader_gen += 1;
+            self.v.tracker = Some(tracker);
+            self.v.leader_gen += 1;
             self.arm_expiry(ctx);
-            ctx.set_timer(self.cfg.tick_ms * NS_PER_MS / 2, TAG_BASE | K_PING << 32 | (self.leader_gen & GEN_MASK));
-        } else if !self.replica.is_leader() && self.tracker.is_some() {
-            self.tracker = None;
-            self.leader_gen += 1;
-            if let Some(t) = self.expiry_timer.take() {
+            ctx.set_timer(self.cfg.tick_ms * NS_PER_MS / 2, ServerTimer::LeaderPing { leader_gen: self.v.leader_gen });
+        } else if !self.replica.is_leader() && self.v.tracker.is_some() {
+            self.v.tracker = None;
+            self.v.leader_gen += 1;
+            if let Some(t) = self.v.expiry_timer.take() {
                 ctx.cancel_timer(t);
             }
         }
     }
 
-    fn arm_expiry(&mut self, ctx: &mut Ctx) {
-        let Some(tracker) = self.tracker.as_ref() else { return };
+    fn arm_expiry(&mut self, ctx: &mut Ctx<ZooKeeper>) {
+        let Some(tracker) = self.v.tracker.as_ref() else { return };
         let wait = tracker.wait_ns(ctx.now_mono_ns());
-        let id = ctx.set_timer(wait, TAG_BASE | K_EXPIRY << 32 | (self.leader_gen & GEN_MASK));
-        self.expiry_timer = Some(id);
+        let id = ctx.set_timer(wait, ServerTimer::SessionExpiry { leader_gen: self.v.leader_gen });
+        self.v.expiry_timer = Some(id);
     }
 
-    fn close_all_connections(&mut self, ctx: &mut Ctx) {
-        for (session, conn) in std::mem::take(&mut self.conns) {
+    fn close_all_connections(&mut self, ctx: &mut Ctx<ZooKeeper>) {
+        for (session, conn) in std::mem::take(&mut self.v.conns) {
             self.to_client(ctx, conn.client, Disconnect { session });
         }
-        self.queues.clear();
-        self.data_watches.clear();
-        self.exist_watches.clear();
-        self.touches.clear();
+        self.v.queues.clear();
+        self.v.data_watches.clear();
+        self.v.exist_watches.clear();
+        self.v.touches.clear();
         // Handshakes in progress are closed too; writes in progress get no answer (their
         // clients' connections were closed above).
-        for (_, t) in std::mem::take(&mut self.tickets) {
+        for (_, t) in std::mem::take(&mut self.v.tickets) {
             match t {
                 Ticket::NewSession { client, attempt } | Ticket::Revalidating { client, attempt, .. } => {
                     self.to_client(ctx, client, ConnectResponse::Refused { attempt });
@@ -302,16 +292,16 @@ impl ZkServer {
         self.new_link();
     }
 
-    fn close_connection(&mut self, ctx: &mut Ctx, session: SessionId) {
-        if let Some(conn) = self.conns.remove(&session) {
+    fn close_connection(&mut self, ctx: &mut Ctx<ZooKeeper>, session: SessionId) {
+        if let Some(conn) = self.v.conns.remove(&session) {
             self.to_client(ctx, conn.client, Disconnect { session });
         }
-        self.queues.remove(&session);
+        self.v.queues.remove(&session);
         self.drop_watches(session);
     }
 
     fn drop_watches(&mut self, session: SessionId) {
-        for map in [&mut self.data_watches, &mut self.exist_watches] {
+        for map in [&mut self.v.data_watches, &mut self.v.exist_watches] {
             map.retain(|_, set| {
                 set.remove(&session);
                 !set.is_empty()
@@ -319,7 +309,7 @@ impl ZkServer {
         }
     }
 
-    fn apply(&mut self, ctx: &mut Ctx, zxid: u64, cmd: Command) {
+    fn apply(&mut self, ctx: &mut Ctx<ZooKeeper>, zxid: u64, cmd: Command) {
         let applied = self.tree.apply(zxid, &cmd.txn);
         for (path, kind) in applied.triggers() {
             self.fire(ctx, path, kind);
@@ -327,15 +317,15 @@ impl ZkServer {
         let now = ctx.now_mono_ns();
         match &applied {
             Applied::SessionCreated { session, timeout_ms } => {
-                if let Some(t) = self.tracker.as_mut() {
+                if let Some(t) = self.v.tracker.as_mut() {
                     t.add(*session, *timeout_ms, now);
                 }
             }
             Applied::SessionClosed { session, .. } => {
-                if let Some(t) = self.tracker.as_mut() {
+                if let Some(t) = self.v.tracker.as_mut() {
                     t.remove(*session);
                 }
-                self.touches.remove(session);
+                self.v.touches.remove(session);
                 // The server holding the session's connection closes it; the client learns of
                 // the expiry when it reconnects.
                 self.close_connection(ctx, *session);
@@ -343,14 +333,14 @@ impl ZkServer {
             _ => {}
         }
         let Some(origin) = cmd.origin else { return };
-        if origin.server != ctx.me() || origin.incarnation != self.incarnation {
+        if origin.server != ctx.me() || origin.incarnation != self.v.incarnation {
             return;
         }
-        match self.tickets.remove(&origin.ticket) {
+        match self.v.tickets.remove(&origin.ticket) {
             Some(Ticket::NewSession { client, attempt }) => {
                 if let Applied::SessionCreated { session, timeout_ms } = applied {
-                    if self.serving.is_some() {
-                        self.conns.insert(session, Conn::new(client, timeout_ms));
+                    if self.v.serving.is_some() {
+                        self.v.conns.insert(session, Conn::new(client, timeout_ms));
                         self.touch(ctx, session);
                         self.to_client(ctx, client, ConnectResponse::Connected { session, timeout_ms, attempt });
                     }
@@ -366,7 +356,7 @@ impl ZkServer {
                         return;
                     }
                 };
-                if let Some(q) = self.queues.get_mut(&session) {
+                if let Some(q) = self.v.queues.get_mut(&session) {
                     for item in q.iter_mut() {
                         if let Queued::Write { ticket, outcome: o, .. } = item {
                             if *ticket == origin.ticket {
@@ -380,20 +370,20 @@ impl ZkServer {
             }
             other => {
                 if let Some(t) = other {
-                    self.tickets.insert(origin.ticket, t);
+                    self.v.tickets.insert(origin.ticket, t);
                 }
             }
         }
     }
 
     /// Fires the one-shot watches this change triggers on this server.
-    fn fire(&mut self, ctx: &mut Ctx, path: ZPath, kind: EventType) {
-        let mut sessions = self.exist_watches.remove(&path).unwrap_or_default();
+    fn fire(&mut self, ctx: &mut Ctx<ZooKeeper>, path: ZPath, kind: EventType) {
+        let mut sessions = self.v.exist_watches.remove(&path).unwrap_or_default();
         if kind == EventType::NodeDeleted {
-            sessions.extend(self.data_watches.remove(&path).unwrap_or_default());
+            sessions.extend(self.v.data_watches.remove(&path).unwrap_or_default());
         }
         for s in sessions {
-            if let Some(conn) = self.conns.get_mut(&s) {
+            if let Some(conn) = self.v.conns.get_mut(&s) {
                 conn.send_seq += 1;
                 let (client, seq) = (conn.client, conn.send_seq);
                 self.to_client(ctx, client, WatchEvent { path, kind, seq });
@@ -401,16 +391,16 @@ impl ZkServer {
         }
     }
 
-    fn touch(&mut self, ctx: &mut Ctx, session: SessionId) {
-        if let Some(t) = self.tracker.as_mut() {
+    fn touch(&mut self, ctx: &mut Ctx<ZooKeeper>, session: SessionId) {
+        if let Some(t) = self.v.tracker.as_mut() {
             t.touch(session, ctx.now_mono_ns());
-        } else if let Some(conn) = self.conns.get(&session) {
-            self.touches.insert(session, conn.timeout_ms);
+        } else if let Some(conn) = self.v.conns.get(&session) {
+            self.v.touches.insert(session, conn.timeout_ms);
         }
     }
 
-    fn respond(&mut self, ctx: &mut Ctx, session: SessionId, xid: u64, outcome: Outcome) {
-        if let Some(conn) = self.conns.get_mut(&session) {
+    fn respond(&mut self, ctx: &mut Ctx<ZooKeeper>, session: SessionId, xid: u64, outcome: Outcome) {
+        if let Some(conn) = self.v.conns.get_mut(&session) {
             conn.send_seq += 1;
             let (client, seq) = (conn.client, conn.send_seq);
             let zxid = self.tree.last_zxid();
@@ -424,7 +414,7 @@ impl ZkServer {
             Op::GetData { path, watch } => match self.tree.node(&path) {
                 Some(node) => {
                     if watch {
-                        self.data_watches.entry(path).or_default().insert(session);
+                        self.v.data_watches.entry(path).or_default().insert(session);
                     }
                     Outcome::Stat(Some(Stat { czxid: node.czxid, owner: node.owner }))
                 }
@@ -433,7 +423,7 @@ impl ZkServer {
             Op::Exists { path, watch } => {
                 let node = self.tree.node(&path);
                 if watch {
-                    let map = if node.is_some() { &mut self.data_watches } else { &mut self.exist_watches };
+                    let map = if node.is_some() { &mut self.v.data_watches } else { &mut self.v.exist_watches };
                     map.entry(path).or_default().insert(session);
                 }
                 Outcome::Stat(node.map(|n| Stat { czxid: n.czxid, owner: n.owner }))
@@ -444,16 +434,13 @@ impl ZkServer {
     }
 
     /// Answers the session's requests that are ready, in order.
-    fn flush_queue(&mut self, ctx: &mut Ctx, session: SessionId) {
+    fn flush_queue(&mut self, ctx: &mut Ctx<ZooKeeper>, session: SessionId) {
         loop {
-            let Some(q) = self.queues.get_mut(&session) else { return };
-            let ready = match q.front() {
-                Some(Queued::Write { outcome: Some(_), .. }) | Some(Queued::Read { .. }) => true,
-                _ => false,
-            };
+            let Some(q) = self.v.queues.get_mut(&session) else { return };
+            let ready = matches!(q.front(), Some(Queued::Write { outcome: Some(_), .. }) | Some(Queued::Read { .. }));
             if !ready {
                 if q.is_empty() {
-                    self.queues.remove(&session);
+                    self.v.queues.remove(&session);
                 }
                 return;
             }
@@ -468,13 +455,13 @@ impl ZkServer {
         }
     }
 
-    fn on_connect(&mut self, ctx: &mut Ctx, client: NodeId, req: ConnectRequest) {
+    fn on_connect(&mut self, ctx: &mut Ctx<ZooKeeper>, client: NodeId, req: ConnectRequest) {
         let refuse = ConnectResponse::Refused { attempt: req.attempt };
-        if self.serving.is_none() || req.last_zxid > self.tree.last_zxid() {
+        if self.v.serving.is_none() || req.last_zxid > self.tree.last_zxid() {
             ctx.note(|| {
                 format!(
                     "zk: refusing connect (serving {:?}, zxid {:x} < {:x})",
-                    self.serving,
+                    self.v.serving,
                     self.tree.last_zxid(),
                     req.last_zxid
                 )
@@ -491,14 +478,14 @@ impl ZkServer {
         // follower may not even have applied its creation yet), so a follower asks it.
         let timeout_ms = negotiate_timeout_ms(req.timeout_ms, self.cfg.tick_ms);
         if self.replica.is_leader() {
-            match self.tracker.as_mut() {
+            match self.v.tracker.as_mut() {
                 None => self.to_client(ctx, client, refuse),
                 Some(t) => {
                     let valid = t.touch(req.session, ctx.now_mono_ns());
                     self.finish_reconnect(ctx, client, req.attempt, req.session, timeout_ms, valid);
                 }
             }
-        } else if let Some((_, leader)) = self.serving {
+        } else if let Some((_, leader)) = self.v.serving {
             let ticket =
                 self.ticket(Ticket::Revalidating { client, attempt: req.attempt, session: req.session, timeout_ms });
             ctx.send(leader, Revalidate { session: req.session, timeout_ms: req.timeout_ms, ticket });
@@ -507,7 +494,7 @@ impl ZkServer {
 
     fn finish_reconnect(
         &mut self,
-        ctx: &mut Ctx,
+        ctx: &mut Ctx<ZooKeeper>,
         client: NodeId,
         attempt: u64,
         session: SessionId,
@@ -518,20 +505,20 @@ impl ZkServer {
             return self.to_client(ctx, client, ConnectResponse::Expired { session, attempt });
         }
         // A new connection for the session: whatever its old one here left is gone.
-        self.queues.remove(&session);
+        self.v.queues.remove(&session);
         self.drop_watches(session);
-        self.conns.insert(session, Conn::new(client, timeout_ms));
+        self.v.conns.insert(session, Conn::new(client, timeout_ms));
         self.touch(ctx, session);
         self.to_client(ctx, client, ConnectResponse::Connected { session, timeout_ms, attempt });
     }
 
-    fn on_request(&mut self, ctx: &mut Ctx, client: NodeId, req: Request) {
-        let known = self.conns.get(&req.session).is_some_and(|c| c.client == client);
-        if !known || self.serving.is_none() {
+    fn on_request(&mut self, ctx: &mut Ctx<ZooKeeper>, client: NodeId, req: Request) {
+        let known = self.v.conns.get(&req.session).is_some_and(|c| c.client == client);
+        if !known || self.v.serving.is_none() {
             // No such connection here (this server restarted or closed it): a reset.
             return self.to_client(ctx, client, Disconnect { session: req.session });
         }
-        let conn = self.conns.get_mut(&req.session).expect("known");
+        let conn = self.v.conns.get_mut(&req.session).expect("known");
         if req.seq <= conn.recv_seq {
             return; // a duplicate: TCP would not deliver it twice
         }
@@ -552,13 +539,13 @@ impl ZkServer {
                     _ => unreachable!(),
                 };
                 let ticket = self.ticket(Ticket::Write { session });
-                self.queues.get_or_default(session).push_back(Queued::Write { ticket, xid: req.xid, outcome: None });
+                self.v.queues.get_or_default(session).push_back(Queued::Write { ticket, xid: req.xid, outcome: None });
                 let origin = self.origin(ctx, ticket);
                 self.submit(ctx, Command { txn, origin: Some(origin) });
             }
             op => {
-                if self.queues.get(&session).is_some_and(|q| !q.is_empty()) {
-                    self.queues.get_or_default(session).push_back(Queued::Read { xid: req.xid, op });
+                if self.v.queues.get(&session).is_some_and(|q| !q.is_empty()) {
+                    self.v.queues.get_or_default(session).push_back(Queued::Read { xid: req.xid, op });
                 } else {
                     let o = self.read(session, op);
                     self.respond(ctx, session, req.xid, o);
@@ -568,150 +555,146 @@ impl ZkServer {
     }
 }
 
-impl Process for ZkServer {
-    fn on_start(&mut self, ctx: &mut Ctx) {
-        self.incarnation = ctx.rng().gen();
-        self.peers = self.cfg.members.iter().filter_map(|n| ctx.node_named(n)).filter(|id| *id != ctx.me()).collect();
+impl ZkServer {
+    /// Leader: a follower's write to propose, if its link delivered it in order.
+    fn on_forward(&mut self, ctx: &mut Ctx<ZooKeeper>, from: NodeId, f: Forward) {
+        if self.replica.is_leader() && self.accept_forward(ctx, from, f.stream, f.seq) {
+            let _ = self.replica.propose(ctx, f.command);
+            self.settle(ctx);
+        }
+    }
+
+    /// Leader: a follower asks whether a reconnecting client's session lives.
+    fn on_revalidate(&mut self, ctx: &mut Ctx<ZooKeeper>, from: NodeId, r: Revalidate) {
+        let valid = self.v.tracker.as_mut().map(|t| t.touch(r.session, ctx.now_mono_ns()));
+        // Not (yet) an established leader: no answer; the client's connect times out.
+        if let Some(valid) = valid {
+            ctx.send(from, RevalidateReply { session: r.session, ticket: r.ticket, valid });
+        }
+    }
+
+    /// Follower: the leader's answer to a revalidation this server asked for.
+    fn on_revalidate_reply(&mut self, ctx: &mut Ctx<ZooKeeper>, r: RevalidateReply) {
+        if let Some(Ticket::Revalidating { client, attempt, session, timeout_ms }) = self.v.tickets.remove(&r.ticket) {
+            if session == r.session && self.v.serving.is_some() {
+                self.finish_reconnect(ctx, client, attempt, session, timeout_ms, r.valid);
+            }
+        }
+    }
+
+    /// Follower: the leader's ping; answer with the sessions touched since the last one.
+    fn on_leader_ping(&mut self, ctx: &mut Ctx<ZooKeeper>, from: NodeId, p: LeaderPing) {
+        if self.v.serving.is_some_and(|(_, l)| l == from) {
+            let touches: Vec<(SessionId, u64)> = std::mem::take(&mut self.v.touches).into_iter().collect();
+            let (stream, forwarded) = (self.v.fwd_stream, self.v.fwd_seq);
+            ctx.send(from, PingTouches { term: p.term, touches, stream, forwarded });
+        }
+    }
+
+    /// Follower: the leader says this server's link to it lost a forward.
+    fn on_resync(&mut self, ctx: &mut Ctx<ZooKeeper>, r: Resync) {
+        if r.stream == self.v.fwd_stream && self.v.serving.is_some() {
+            ctx.note(|| "zk: link to the leader broke: closing client connections".to_string());
+            self.close_all_connections(ctx);
+        }
+    }
+
+    /// Leader: a follower's answer to the ping, with its clients' session touches.
+    fn on_ping_touches(&mut self, ctx: &mut Ctx<ZooKeeper>, from: NodeId, p: PingTouches) {
+        if let Some(t) = self.v.tracker.as_mut() {
+            let now = ctx.now_mono_ns();
+            for (s, _) in &p.touches {
+                t.touch(*s, now);
+            }
+            // Forwards the follower sent that never arrived: its link is broken.
+            let (known, last) = self.v.fwd_in.get(&from).copied().unwrap_or((u64::MAX, 0));
+            let last = if known == p.stream { last } else { 0 };
+            if last != u64::MAX && p.forwarded > last {
+                self.accept_forward(ctx, from, p.stream, p.forwarded + 1);
+            }
+        }
+    }
+
+    /// Whether this server still leads with a tracker under the leadership generation a timer
+    /// was set in.
+    fn leads_as(&self, leader_gen: u64) -> bool {
+        leader_gen == self.v.leader_gen && self.v.tracker.is_some()
+    }
+
+    /// Leader: expire the sessions whose bucket is due and propose their `closeSession`.
+    fn on_expiry(&mut self, ctx: &mut Ctx<ZooKeeper>) {
+        self.v.expiry_timer = None;
+        let now = ctx.now_mono_ns();
+        let mut expired = Vec::new();
+        let tracker = self.v.tracker.as_mut().expect("checked");
+        // A leader that was paused catches up bucket by bucket, as the expirer thread would.
+        while tracker.wait_ns(now) == 0 {
+            expired.extend(tracker.expire_due(now));
+        }
+        for session in expired {
+            ctx.note(|| format!("zk: session {session:x} expired"));
+            self.submit(ctx, Command { txn: Txn::CloseSession { session }, origin: None });
+        }
+        self.arm_expiry(ctx);
+        self.settle(ctx);
+    }
+
+    /// Leader: ping every follower (they answer with their touch tables).
+    fn ping_followers(&mut self, ctx: &mut Ctx<ZooKeeper>) {
+        let term = self.replica.term();
+        for &p in &self.v.peers {
+            ctx.send(p, LeaderPing { term });
+        }
+        ctx.set_timer(self.cfg.tick_ms * NS_PER_MS / 2, ServerTimer::LeaderPing { leader_gen: self.v.leader_gen });
+    }
+}
+
+impl Process<ZooKeeper> for ZkServer {
+    fn on_start(&mut self, ctx: &mut Ctx<ZooKeeper>) {
+        self.v.incarnation = ctx.rng().gen();
+        self.v.peers = self.cfg.members.iter().filter_map(|n| ctx.node_named(n)).filter(|id| *id != ctx.me()).collect();
         self.replica.on_start(ctx);
         self.settle(ctx);
     }
 
-    fn on_message(&mut self, ctx: &mut Ctx, from: NodeId, msg: Msg) {
-        let msg = match downcast::<ConsensusMsg<Command>>(msg) {
-            Ok(m) => {
-                self.replica.on_message(ctx, from, *m);
-                return self.settle(ctx);
-            }
-            Err(m) => m,
-        };
-        let msg = match downcast::<Request>(msg) {
-            Ok(r) => return self.on_request(ctx, from, *r),
-            Err(m) => m,
-        };
-        let msg = match downcast::<ConnectRequest>(msg) {
-            Ok(r) => return self.on_connect(ctx, from, *r),
-            Err(m) => m,
-        };
-        let msg = match downcast::<Forward>(msg) {
-            Ok(f) => {
-                if self.replica.is_leader() && self.accept_forward(ctx, from, f.stream, f.seq) {
-                    let _ = self.replica.propose(ctx, f.command);
-                    self.settle(ctx);
-                }
-                return;
-            }
-            Err(m) => m,
-        };
-        let msg = match downcast::<Revalidate>(msg) {
-            Ok(r) => {
-                let valid = self.tracker.as_mut().map(|t| t.touch(r.session, ctx.now_mono_ns()));
-                // Not (yet) an established leader: no answer; the client's connect times out.
-                if let Some(valid) = valid {
-                    ctx.send(from, RevalidateReply { session: r.session, ticket: r.ticket, valid });
-                }
-                return;
-            }
-            Err(m) => m,
-        };
-        let msg = match downcast::<RevalidateReply>(msg) {
-            Ok(r) => {
-                if let Some(Ticket::Revalidating { client, attempt, session, timeout_ms }) =
-                    self.tickets.remove(&r.ticket)
-                {
-                    if session == r.session && self.serving.is_some() {
-                        self.finish_reconnect(ctx, client, attempt, session, timeout_ms, r.valid);
-                    }
-                }
-                return;
-            }
-            Err(m) => m,
-        };
-        let msg = match downcast::<LeaderPing>(msg) {
-            Ok(p) => {
-                if self.serving.is_some_and(|(_, l)| l == from) {
-                    let touches: Vec<(SessionId, u64)> = std::mem::take(&mut self.touches).into_iter().collect();
-                    let (stream, forwarded) = (self.fwd_stream, self.fwd_seq);
-                    ctx.send(from, PingTouches { term: p.term, touches, stream, forwarded });
-                }
-                return;
-            }
-            Err(m) => m,
-        };
-        let msg = match downcast::<Resync>(msg) {
-            Ok(r) => {
-                if r.stream == self.fwd_stream && self.serving.is_some() {
-                    ctx.note(|| "zk: link to the leader broke: closing client connections".to_string());
-                    self.close_all_connections(ctx);
-                }
-                return;
-            }
-            Err(m) => m,
-        };
-        if let Ok(p) = downcast::<PingTouches>(msg) {
-            if let Some(t) = self.tracker.as_mut() {
-                let now = ctx.now_mono_ns();
-                for (s, _) in &p.touches {
-                    t.touch(*s, now);
-                }
-                // Forwards the follower sent that never arrived: its link is broken.
-                let (known, last) = self.fwd_in.get(&from).copied().unwrap_or((u64::MAX, 0));
-                let last = if known == p.stream { last } else { 0 };
-                if last != u64::MAX && p.forwarded > last {
-                    self.accept_forward(ctx, from, p.stream, p.forwarded + 1);
-                }
-            }
-        }
-    }
-
-    fn on_timer(&mut self, ctx: &mut Ctx, _timer: TimerId, tag: u64) {
-        if TIMER_TAGS.contains(&tag) {
-            self.replica.on_timer(ctx, tag);
-            return self.settle(ctx);
-        }
-        let kind = (tag >> 32) & 0xF;
-        if tag & GEN_MASK != self.leader_gen & GEN_MASK || self.tracker.is_none() {
-            return;
-        }
-        match kind {
-            K_EXPIRY => {
-                self.expiry_timer = None;
-                let now = ctx.now_mono_ns();
-                let mut expired = Vec::new();
-                let tracker = self.tracker.as_mut().expect("checked");
-                // A leader that was paused catches up bucket by bucket, as the expirer thread would.
-                while tracker.wait_ns(now) == 0 {
-                    expired.extend(tracker.expire_due(now));
-                }
-                for session in expired {
-                    ctx.note(|| format!("zk: session {session:x} expired"));
-                    self.submit(ctx, Command { txn: Txn::CloseSession { session }, origin: None });
-                }
-                self.arm_expiry(ctx);
+    fn on_message(&mut self, ctx: &mut Ctx<ZooKeeper>, from: NodeId, msg: ZkMsg) {
+        match msg {
+            ZkMsg::Consensus(m) => {
+                self.replica.on_message(ctx, from, m);
                 self.settle(ctx);
             }
-            K_PING => {
-                let term = self.replica.term();
-                for p in self.peers.clone() {
-                    ctx.send(p, LeaderPing { term });
-                }
-                ctx.set_timer(self.cfg.tick_ms * NS_PER_MS / 2, TAG_BASE | K_PING << 32 | (self.leader_gen & GEN_MASK));
-            }
-            _ => {}
+            ZkMsg::Request(r) => self.on_request(ctx, from, r),
+            ZkMsg::ConnectRequest(r) => self.on_connect(ctx, from, r),
+            ZkMsg::Forward(f) => self.on_forward(ctx, from, f),
+            ZkMsg::Revalidate(r) => self.on_revalidate(ctx, from, r),
+            ZkMsg::RevalidateReply(r) => self.on_revalidate_reply(ctx, r),
+            ZkMsg::LeaderPing(p) => self.on_leader_ping(ctx, from, p),
+            ZkMsg::Resync(r) => self.on_resync(ctx, r),
+            ZkMsg::PingTouches(p) => self.on_ping_touches(ctx, from, p),
+            // What servers send to clients.
+            ZkMsg::Response(_) | ZkMsg::WatchEvent(_) | ZkMsg::ConnectResponse(_) | ZkMsg::Disconnect(_) => {}
         }
     }
 
-    fn on_crash(&mut self) {
+    fn on_timer(&mut self, ctx: &mut Ctx<ZooKeeper>, _timer: TimerId, tag: ZkTimer) {
+        let ZkTimer::Server(timer) = tag else { return };
+        match timer {
+            ServerTimer::Consensus(_) => {
+                self.replica.on_timer(ctx);
+                self.settle(ctx);
+            }
+            ServerTimer::SessionExpiry { leader_gen } if self.leads_as(leader_gen) => self.on_expiry(ctx),
+            ServerTimer::LeaderPing { leader_gen } if self.leads_as(leader_gen) => self.ping_followers(ctx),
+            // Set under an earlier leadership: nothing to do.
+            ServerTimer::SessionExpiry { .. } | ServerTimer::LeaderPing { .. } => {}
+        }
+    }
+
+    fn on_crash(&mut self, _crash: &Crash) {
+        // The tree and the log survive (ZooKeeper's snapshot and transaction log); everything
+        // else goes, including timers (the engine discards them) and their generations.
         self.replica.on_crash();
-        self.tickets.clear();
-        self.serving = None;
-        self.conns.clear();
-        self.queues.clear();
-        self.data_watches.clear();
-        self.exist_watches.clear();
-        self.tracker = None;
-        self.touches.clear();
-        self.leader_gen += 1;
-        self.expiry_timer = None;
+        self.v = Volatile::default();
     }
 
     fn leadership(&self) -> Option<u64> {

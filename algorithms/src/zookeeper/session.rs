@@ -11,7 +11,7 @@
 //! Client side (ZooKeeper's `ClientCnxn` and Curator's `ConnectionStateManager`): the read
 //! timeout is 2/3 of the negotiated timeout (no reply for that long: the connection is lost,
 //! Curator says SUSPENDED); a ping goes out after a third of the timeout without sending
-//! (models.md; `ClientCnxn` uses half the read timeout minus up to one second); a connect
+//! (docs/models.md; `ClientCnxn` uses half the read timeout minus up to one second); a connect
 //! attempt gets `timeout / servers` before the client tries the next server; Curator injects a
 //! session expiration (LOST) once SUSPENDED has lasted a whole negotiated timeout.
 //!
@@ -44,6 +44,7 @@ pub struct ExpiryQueue {
 }
 
 impl ExpiryQueue {
+    /// An empty queue of `interval_ns` buckets; the first boundary is the next one after `now_ns`.
     pub fn new(interval_ns: Nanos, now_ns: Nanos) -> Self {
         ExpiryQueue {
             interval_ns,
@@ -67,6 +68,7 @@ impl ExpiryQueue {
         new_expiry
     }
 
+    /// Stops tracking `session`.
     pub fn remove(&mut self, session: SessionId) {
         if let Some(prev) = self.expiry_of.remove(&session) {
             if let Some(set) = self.buckets.get_mut(&prev) {
@@ -115,6 +117,7 @@ pub struct SessionTracker {
 }
 
 impl SessionTracker {
+    /// An empty tracker with `tick_ms` buckets, starting at `now_ns`.
     pub fn new(tick_ms: u64, now_ns: Nanos) -> Self {
         SessionTracker {
             queue: ExpiryQueue::new(tick_ms * NS_PER_MS, now_ns),
@@ -151,6 +154,8 @@ impl SessionTracker {
         self.timeouts_ms.contains_key(&session) && !self.closing.contains(&session)
     }
 
+    /// A close of `session` was proposed: it leaves the expiry queue and a touch no longer
+    /// revives it.
     pub fn set_closing(&mut self, session: SessionId) {
         if self.timeouts_ms.contains_key(&session) {
             self.closing.insert(session);
@@ -165,10 +170,12 @@ impl SessionTracker {
         self.queue.remove(session);
     }
 
+    /// When the session is due to expire, if it is tracked and not closing.
     pub fn expiry_of(&self, session: SessionId) -> Option<Nanos> {
         self.queue.expiry_of(session)
     }
 
+    /// How long until the next bucket boundary (0 if it has passed).
     pub fn wait_ns(&self, now_ns: Nanos) -> Nanos {
         self.queue.wait_ns(now_ns)
     }
@@ -186,10 +193,12 @@ impl SessionTracker {
 /// The client's timing, derived from the negotiated timeout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ClientTiming {
+    /// The session timeout the timing is derived from.
     pub timeout_ns: Nanos,
 }
 
 impl ClientTiming {
+    /// The timing for a session timeout of `timeout_ms`.
     pub fn new(timeout_ms: u64) -> Self {
         ClientTiming { timeout_ns: timeout_ms * NS_PER_MS }
     }

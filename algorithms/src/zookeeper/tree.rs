@@ -17,7 +17,9 @@ use super::protocol::{ChildName, CreateSpec, ErrCode, EventType, SessionId, Txn,
 /// One znode: when it was created and which session owns it (every recipe node is ephemeral).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Znode {
+    /// The zxid of the transaction that created it (the fencing token).
     pub czxid: Zxid,
+    /// The session that owns it (`ephemeralOwner`).
     pub owner: SessionId,
 }
 
@@ -39,10 +41,33 @@ struct SessionEntry {
 /// What applying a transaction did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Applied {
-    SessionCreated { session: SessionId, timeout_ms: u64 },
-    SessionClosed { session: SessionId, deleted: Vec<ZPath> },
-    Created { path: ZPath, czxid: Zxid },
-    Deleted { path: ZPath },
+    /// `createSession` opened a session.
+    SessionCreated {
+        /// The new session (the transaction's zxid).
+        session: SessionId,
+        /// Its timeout, milliseconds.
+        timeout_ms: u64,
+    },
+    /// `closeSession` closed a session and deleted its ephemeral nodes.
+    SessionClosed {
+        /// The session.
+        session: SessionId,
+        /// The nodes deleted.
+        deleted: Vec<ZPath>,
+    },
+    /// `create` made a node.
+    Created {
+        /// The node.
+        path: ZPath,
+        /// Its creation zxid.
+        czxid: Zxid,
+    },
+    /// `delete` removed a node.
+    Deleted {
+        /// The node.
+        path: ZPath,
+    },
+    /// The transaction failed and changed nothing.
     Failed(ErrCode),
 }
 
@@ -69,10 +94,12 @@ pub struct DataTree {
 }
 
 impl DataTree {
+    /// An empty tree with no sessions.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// The zxid of the last transaction applied.
     pub fn last_zxid(&self) -> Zxid {
         self.last_zxid
     }

@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 use locksim_simulator::history::{HistoryEvent, Stamped};
-use locksim_simulator::run::{run_seed, RunOptions, SeedOutcome};
+use locksim_simulator::run::{RunOptions, SeedOutcome};
 use locksim_simulator::scenario::parse_str;
 
 /// Runs `label` of the scenario `toml` for `seed`, with a trace when `trace`.
@@ -13,8 +13,7 @@ pub fn run_with(toml: &str, label: &str, seed: u64, trace: bool) -> SeedOutcome 
     let models = locksim_algorithms::registry();
     let sc = parse_str("test.toml", toml, &models).unwrap_or_else(|e| panic!("{e}"));
     let run = sc.runs.iter().find(|r| r.label == label).unwrap_or_else(|| panic!("no run labelled {label}"));
-    let model = locksim_algorithms::find(&run.model).expect("model");
-    run_seed(&sc, run, model, seed, &RunOptions { trace })
+    run.model.run_seed(&sc.setup, &run.params, seed, &RunOptions { trace })
 }
 
 /// Runs `label` of the scenario `toml` for `seed`, with a trace.

@@ -4,8 +4,8 @@
 #![allow(dead_code)]
 
 use locksim_simulator::history::HistoryEvent;
-use locksim_simulator::model::Model;
-use locksim_simulator::run::{run_seed, RunOptions, SeedOutcome};
+use locksim_simulator::model::DynModel;
+use locksim_simulator::run::{RunOptions, SeedOutcome};
 use locksim_simulator::scenario::parse_str;
 
 pub const MS: f64 = 1e6;
@@ -17,11 +17,10 @@ pub fn run(toml: &str, label: &str, seed: u64) -> SeedOutcome {
 }
 
 /// The same with a custom model list (a test wrapper model).
-pub fn run_with(toml: &str, label: &str, seed: u64, models: &[&dyn Model]) -> SeedOutcome {
+pub fn run_with(toml: &str, label: &str, seed: u64, models: &[&'static dyn DynModel]) -> SeedOutcome {
     let sc = parse_str("db_test.toml", toml, models).unwrap_or_else(|e| panic!("{e}"));
     let run = sc.runs.iter().find(|r| r.label == label).unwrap_or_else(|| panic!("no run labelled {label}"));
-    let model = models.iter().find(|m| m.name() == run.model).expect("model");
-    run_seed(&sc, run, *model, seed, &RunOptions { trace: true })
+    run.model.run_seed(&sc.setup, &run.params, seed, &RunOptions { trace: true })
 }
 
 /// A grant: true time (ms), client node id, token.

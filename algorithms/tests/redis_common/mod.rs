@@ -11,19 +11,23 @@ use locksim_simulator::scenario::parse_str;
 
 // ----- a scripted world: the model's servers and Sentinels, and clients that follow a script ---
 
+use locksim_algorithms::redis::protocol::{RedisMsg, RedisTimer};
+use locksim_algorithms::redis::{Redis, REDIS};
 use locksim_simulator::clock::NodeClock;
+use locksim_simulator::directory::Directory;
 use locksim_simulator::dist::Dist;
 use locksim_simulator::engine::network::{LinkParams, Network};
 use locksim_simulator::engine::schedule::Occurrence;
-use locksim_simulator::engine::trace::TraceEntry;
-use locksim_simulator::engine::{Directory, Node, World, WorldConfig};
+use locksim_simulator::engine::{Behaviour, Node, World, WorldConfig};
 use locksim_simulator::history::{LockKey, LockMode};
-use locksim_simulator::lockclient::{LockClient, LockEvents, LIBRARY_TAG_LIMIT};
-use locksim_simulator::model::ClusterSpec;
-use locksim_simulator::process::{Ctx, Msg, NodeId, NodeKind, Process, TimerId};
+use locksim_simulator::lockclient::{LockClient, LockEvents};
+use locksim_simulator::model::Model;
+use locksim_simulator::process::{Crash, Ctx, NodeId, NodeKind, Process, TimerId};
 use locksim_simulator::rng::stream;
 use locksim_simulator::scenario::{FaultKind, FaultSpec, Selector};
+use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::time::ms_to_ns;
+use locksim_simulator::trace::TraceEntry;
 
 /// What a scripted client does at a given time.
 #[derive(Clone, Copy, Debug)]
@@ -35,54 +39,53 @@ pub enum Step {
 /// A client node that calls its lock library at scripted times and writes every event the
 /// library answers into the trace as a note `lib <event>`.
 struct Scripted {
-    lib: Box<dyn LockClient>,
+    lib: Box<dyn LockClient<Redis>>,
     steps: Vec<(f64, Step)>,
     events: LockEvents,
 }
 
 impl Scripted {
-    fn drain(&mut self, ctx: &mut Ctx) {
+    fn drain(&mut self, ctx: &mut Ctx<Redis>) {
         for e in std::mem::take(&mut self.events) {
             ctx.note(|| format!("lib {e:?}"));
         }
     }
 }
 
-impl Process for Scripted {
-    fn on_start(&mut self, ctx: &mut Ctx) {
+impl Process<Redis> for Scripted {
+    fn on_start(&mut self, ctx: &mut Ctx<Redis>) {
         self.lib.on_start(ctx, &mut self.events);
-        for (i, (at_ms, _)) in self.steps.iter().enumerate() {
-            ctx.set_timer(ms_to_ns(*at_ms), LIBRARY_TAG_LIMIT + i as u64);
+        for (step, (at_ms, _)) in self.steps.iter().enumerate() {
+            ctx.set_timer(ms_to_ns(*at_ms), RedisTimer::Script { step });
         }
         self.drain(ctx);
     }
-    fn on_message(&mut self, ctx: &mut Ctx, from: NodeId, msg: Msg) {
+    fn on_message(&mut self, ctx: &mut Ctx<Redis>, from: NodeId, msg: RedisMsg) {
         self.lib.on_message(ctx, &mut self.events, from, msg);
         self.drain(ctx);
     }
-    fn on_timer(&mut self, ctx: &mut Ctx, _timer: TimerId, tag: u64) {
-        if tag < LIBRARY_TAG_LIMIT {
-            self.lib.on_timer(ctx, &mut self.events, tag);
-        } else {
-            match self.steps[(tag - LIBRARY_TAG_LIMIT) as usize].1 {
+    fn on_timer(&mut self, ctx: &mut Ctx<Redis>, timer: TimerId, tag: RedisTimer) {
+        match tag {
+            RedisTimer::Script { step } => match self.steps[step].1 {
                 Step::Acquire(key) => self.lib.acquire(ctx, &mut self.events, key, LockMode::Exclusive),
                 Step::Release(key) => self.lib.release(ctx, &mut self.events, key),
-            }
+            },
+            tag => self.lib.on_timer(ctx, &mut self.events, timer, tag),
         }
         self.drain(ctx);
     }
-    fn on_crash(&mut self) {
-        self.lib.on_crash();
+    fn on_crash(&mut self, crash: &Crash) {
+        self.lib.on_crash(crash);
     }
 }
 
 /// A node that ignores everything (the resource, unused by scripted clients).
 struct Nothing;
-impl Process for Nothing {
-    fn on_start(&mut self, _ctx: &mut Ctx) {}
-    fn on_message(&mut self, _ctx: &mut Ctx, _from: NodeId, _msg: Msg) {}
-    fn on_timer(&mut self, _ctx: &mut Ctx, _timer: TimerId, _tag: u64) {}
-    fn on_crash(&mut self) {}
+impl Process<Redis> for Nothing {
+    fn on_start(&mut self, _ctx: &mut Ctx<Redis>) {}
+    fn on_message(&mut self, _ctx: &mut Ctx<Redis>, _from: NodeId, _msg: RedisMsg) {}
+    fn on_timer(&mut self, _ctx: &mut Ctx<Redis>, _timer: TimerId, _tag: RedisTimer) {}
+    fn on_crash(&mut self, _crash: &Crash) {}
 }
 
 /// A fault at a fixed time on one named node.
@@ -111,27 +114,24 @@ pub fn scripted(
         format!("name = \"scripted\"\nduration_ms = 1000\nalgorithms = [\"redis\"]\n[models.redis]\n{params_toml}\n");
     let models = locksim_algorithms::registry();
     let sc = parse_str("scripted.toml", &text, &models).unwrap_or_else(|e| panic!("{e}"));
-    let model = locksim_algorithms::find("redis").expect("redis");
-    let cluster = model.build(&sc.runs[0].params, &ClusterSpec { clients: scripts.len(), locks: 1 });
-    let mut names: Vec<(String, NodeKind)> = Vec::new();
-    let mut procs: Vec<Box<dyn Process>> = Vec::new();
-    for (name, kind, p) in cluster.services {
-        names.push((name, kind));
-        procs.push(p);
-    }
+    let params = &sc.runs[0].params;
+    let cluster = REDIS.build(params, &WorkloadSpec { clients: scripts.len(), locks: 1, ..WorkloadSpec::default() });
+    let topology = REDIS.topology(params);
+    let mut names: Vec<(String, NodeKind)> = REDIS.services(params);
+    let mut procs: Vec<Box<dyn Process<Redis>>> = cluster.services;
     for (i, (lib, steps)) in cluster.clients.into_iter().zip(scripts).enumerate() {
         names.push((format!("client-{i}"), NodeKind::Client));
         procs.push(Box::new(Scripted { lib, steps, events: Vec::new() }));
     }
     names.push(("resource".into(), NodeKind::Resource));
     procs.push(Box::new(Nothing));
-    let nodes: Vec<Node> = procs
+    let nodes: Vec<Node<Redis>> = procs
         .into_iter()
         .zip(names.iter())
-        .map(|(p, (name, _))| Node::new(p, NodeClock::new(0.0, 0), stream(seed, name, "model")))
+        .map(|(p, (name, _))| Node::new(Behaviour::Service(p), NodeClock::new(0.0, 0), stream(seed, name, "model")))
         .collect();
     let base = LinkParams { latency_ms: Dist::Const(0.25), loss: 0.0, duplicate: 0.0 };
-    let network = Network::new(names.len(), base, vec![], cluster.ordered_links);
+    let network = Network::new(names.len(), base, vec![], topology.ordered_links);
     let occurrences = faults
         .iter()
         .enumerate()
@@ -154,7 +154,7 @@ pub fn scripted(
             fault_rng: stream(seed, "faults", "selection"),
             faults: faults.into_iter().map(|(s, _, _)| s).collect(),
             occurrences,
-            leaderless: cluster.leaderless,
+            leaderless: topology.leaderless,
             tracing: true,
         },
     );

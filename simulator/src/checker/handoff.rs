@@ -14,7 +14,7 @@ use std::collections::BinaryHeap;
 
 use super::intervals::KeyTimeline;
 use super::metrics::record_ns;
-use crate::process::NodeId;
+use crate::directory::NodeId;
 use crate::time::Nanos;
 use hdrhistogram::Histogram;
 
@@ -23,9 +23,10 @@ pub fn check_key(kt: &KeyTimeline, hist: &mut Histogram<u64>) {
     let waits = &kt.waits;
     // Latest end among intervals that began before the current grant, and whose it was.
     let mut latest: Option<(Nanos, NodeId)> = None;
-    let mut before = 0; // intervals[..before] began before the current grant
-                        // Waits that began at or before the last `r` asked about and had not ended before it, as a
-                        // min-heap on end. `r` never decreases (it is a running maximum), so both only move forward.
+    // intervals[..before] began before the current grant.
+    let mut before = 0;
+    // Waits that began at or before the last `r` asked about and had not ended before it, as a
+    // min-heap on end. `r` never decreases (it is a running maximum), so both only move forward.
     let mut waiting: BinaryHeap<Reverse<(Nanos, usize)>> = BinaryHeap::new();
     let mut next_wait = 0;
 

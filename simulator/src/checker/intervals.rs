@@ -11,15 +11,18 @@
 
 use std::collections::BTreeMap;
 
+use crate::directory::NodeId;
 use crate::history::{History, HistoryEvent, LockKey, LockMode, Stamped};
-use crate::process::NodeId;
 use crate::time::Nanos;
 
 /// Why a holder interval ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EndCause {
+    /// The workload released it (`Released { nested: false }`).
     Released,
+    /// The library reported it lost and the policy honoured that (`Abandoned`).
     Abandoned,
+    /// The client crashed (`ClientCrashed`).
     Crashed,
     /// Still held when the run stopped: counted as held to `duration_ns`.
     RunEnd,
@@ -28,11 +31,15 @@ pub enum EndCause {
 /// How a wait (an acquire call in progress) ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WaitOutcome {
+    /// A non-nested `Granted`: a holder interval starts where the wait ends.
     Granted,
     /// A reentrant acquire of a key the client already held.
     GrantedNested,
+    /// `AcquireFailed`: a timeout or the library's own give-up.
     Failed,
+    /// The client crashed while waiting.
     Crashed,
+    /// Still waiting when the run stopped: counted as waiting to `duration_ns`.
     RunEnd,
     /// A second `AcquireStart` on the same key arrived while this one was pending; the client
     /// kept waiting, so the two waits join without a gap, but only the newer call's latency is
@@ -43,37 +50,52 @@ pub enum WaitOutcome {
 /// One client's hold of one key, `[start_ns, end_ns)`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Interval {
+    /// The holding client.
     pub client: NodeId,
+    /// The key held.
     pub key: LockKey,
+    /// The mode granted.
     pub mode: LockMode,
+    /// The grant's fencing token; `None`: the model issues none.
     pub token: Option<u64>,
     /// The client's grant number (`Granted.grant`), which resource writes quote.
     pub grant: u64,
+    /// True time of the grant.
     pub start_ns: Nanos,
+    /// True time the hold ended (the run's `duration_ns` for `RunEnd`).
     pub end_ns: Nanos,
+    /// Why it ended.
     pub end: EndCause,
 }
 
 /// One acquire call in progress, `[start_ns, end_ns)`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Wait {
+    /// The waiting client.
     pub client: NodeId,
+    /// The key asked for.
     pub key: LockKey,
+    /// True time of the `AcquireStart`.
     pub start_ns: Nanos,
+    /// True time the wait ended (the run's `duration_ns` for `RunEnd`).
     pub end_ns: Nanos,
+    /// How it ended.
     pub outcome: WaitOutcome,
 }
 
 /// Everything that happened to one key, each list in start order (ties in record order).
 #[derive(Clone, Debug, Default)]
 pub struct KeyTimeline {
+    /// The key's holder intervals.
     pub intervals: Vec<Interval>,
+    /// The key's waits.
     pub waits: Vec<Wait>,
 }
 
 /// The history's holder intervals and waits, per key.
 #[derive(Clone, Debug, Default)]
 pub struct Timeline {
+    /// Each key's intervals and waits; a key nobody asked for has no entry.
     pub keys: BTreeMap<LockKey, KeyTimeline>,
     /// When each `(client, grant number)` was granted, nested grants included: a resource write
     /// names its grant by number, and the stale-write check needs the time.
@@ -90,6 +112,8 @@ pub struct GrantTimes {
 }
 
 impl GrantTimes {
+    /// Records that `node`'s grant number `grant` was granted at `at` (replacing an earlier time
+    /// for the same grant).
     pub fn insert(&mut self, node: NodeId, grant: u64, at: Nanos) {
         if self.by_node.len() <= node {
             self.by_node.resize_with(node + 1, Vec::new);
@@ -106,6 +130,7 @@ impl GrantTimes {
         }
     }
 
+    /// When `node`'s grant number `grant` was last granted; `None`: no such grant was recorded.
     pub fn get(&self, node: NodeId, grant: u64) -> Option<Nanos> {
         let grants = self.by_node.get(node)?;
         let i = grants.partition_point(|&(g, _)| g < grant);
@@ -122,6 +147,8 @@ pub fn ordered(history: &History) -> Vec<&Stamped> {
 }
 
 impl Timeline {
+    /// Rebuilds the intervals and waits from `history`'s events; whatever is still open at the end
+    /// closes at `history.duration_ns` with `RunEnd`.
     pub fn from_history(history: &History) -> Timeline {
         let mut b = Builder::default();
         for e in ordered(history) {

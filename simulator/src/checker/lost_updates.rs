@@ -15,8 +15,8 @@
 use std::collections::BTreeMap;
 
 use super::{ms, ViolationSink};
+use crate::directory::NodeId;
 use crate::history::{History, HistoryEvent, LockKey};
-use crate::process::NodeId;
 use crate::time::Nanos;
 
 /// The first write on a key that did not raise the counter, for the violation's detail.

@@ -51,9 +51,11 @@ pub fn record_ns(h: &mut Histogram<u64>, ns: Nanos) {
 /// One safety violation, for reports and the trace.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Violation {
+    /// True time at which the violation happened.
     pub at_ns: Nanos,
     /// `overlap`, `stale_unfenced`, `stale_fenced`, `lost_update`, `token_regression`.
     pub kind: &'static str,
+    /// What happened, in words: the intervals, grants or writes involved.
     pub detail: String,
 }
 
@@ -116,7 +118,9 @@ impl ViolationSink {
 /// Everything the results report for one seed of one algorithm.
 #[derive(Clone, Debug)]
 pub struct SeedMetrics {
+    /// The seed these are for.
     pub seed: u64,
+    /// The run's simulated length.
     pub duration_ns: Nanos,
     /// V1: overlapping pairs of holder intervals on one key, at least one exclusive.
     pub overlap_events: u64,
@@ -128,17 +132,24 @@ pub struct SeedMetrics {
     pub lost_updates: u64,
     /// Grants whose token was not above an earlier grant's on the same key.
     pub token_regressions: u64,
+    /// Non-nested grants (one per holder interval).
     pub acquisitions: u64,
+    /// Acquire calls that gave up (`AcquireFailed`, timeouts included).
     pub failed_acquisitions: u64,
     /// Holder intervals ended by a release (critical sections completed).
     pub completed_sections: u64,
     /// Release calls (non-nested), the denominator of notifications per release.
     pub releases: u64,
+    /// Time from each acquire call to its non-nested grant.
     pub acquire_latency_us: Histogram<u64>,
+    /// Time from a holder's end to the next grant on the key, counted only when another client
+    /// was already waiting at that end.
     pub handoff_us: Histogram<u64>,
     /// Time during which some client waited for a key and none held it, summed over keys.
     pub unavailable_ns: Nanos,
+    /// Messages sent on the simulated network (every send, dropped or not).
     pub messages: u64,
+    /// Watch or pub/sub wake-ups that reached a waiting client.
     pub notifications: u64,
     /// Lock requests refused by a server (failed INSERTs, SET NX on a taken key).
     pub refused_attempts: u64,
@@ -159,6 +170,8 @@ impl Drop for SeedMetrics {
 }
 
 impl SeedMetrics {
+    /// Metrics with every count at 0 and empty histograms; `stale_fenced_events` is `Some(0)`
+    /// for a `fenced` model and `None` otherwise.
     pub fn empty(seed: u64, duration_ns: Nanos, fenced: bool) -> Self {
         SeedMetrics {
             seed,

@@ -18,7 +18,7 @@ pub mod metrics;
 mod handoff;
 mod liveness;
 mod lost_updates;
-mod overlap;
+pub mod overlap;
 mod stale;
 mod tokens;
 mod unavailable;

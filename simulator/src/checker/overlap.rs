@@ -10,9 +10,10 @@ use super::intervals::{Interval, KeyTimeline};
 use super::{describe, ms, ViolationSink};
 use crate::history::LockMode;
 
-/// Counts overlapping pairs on one key and offers one violation per pair.
-pub fn check_key(kt: &KeyTimeline, violations: &mut ViolationSink) -> u64 {
-    let mut count = 0;
+/// Calls `f` with every overlapping pair on one key, as (earlier, later), in the order the
+/// check counts them: the one definition of an overlap, shared by the checker and the report's
+/// timeline.
+pub fn for_each_pair<'a>(kt: &'a KeyTimeline, mut f: impl FnMut(&'a Interval, &'a Interval)) {
     // Indices of intervals that started earlier and may still be open, in start order.
     let mut open: Vec<usize> = Vec::new();
     for (bi, b) in kt.intervals.iter().enumerate() {
@@ -26,14 +27,22 @@ pub fn check_key(kt: &KeyTimeline, violations: &mut ViolationSink) -> u64 {
             // began together with a.
             let overlaps = b.end_ns > b.start_ns || a.start_ns < b.start_ns;
             if overlaps && conflicts(a, b) {
-                count += 1;
-                violations.offer(b.start_ns, "overlap", || {
-                    format!("key {}: {} and {} overlap from {}", b.key, describe(a), describe(b), ms(b.start_ns))
-                });
+                f(a, b);
             }
         }
         open.push(bi);
     }
+}
+
+/// Counts overlapping pairs on one key and offers one violation per pair.
+pub fn check_key(kt: &KeyTimeline, violations: &mut ViolationSink) -> u64 {
+    let mut count = 0;
+    for_each_pair(kt, |a, b| {
+        count += 1;
+        violations.offer(b.start_ns, "overlap", || {
+            format!("key {}: {} and {} overlap from {}", b.key, describe(a), describe(b), ms(b.start_ns))
+        });
+    });
     count
 }
 

@@ -8,8 +8,8 @@
 
 use super::intervals::KeyTimeline;
 use super::{ms, ViolationSink};
+use crate::directory::NodeId;
 use crate::history::LockMode;
-use crate::process::NodeId;
 use crate::time::Nanos;
 
 pub fn check_key(kt: &KeyTimeline, violations: &mut ViolationSink) -> u64 {

@@ -2,33 +2,33 @@
 //! the network and the faults, and the trace. One `World` is one seed of one algorithm; it runs on
 //! one thread and allocates nothing per event beyond the message it carries.
 //!
+//! The world is generic over the model's [`Protocol`]: messages and timers are the model's own
+//! types, queued inline (no box, no downcast).
+//!
 //! - [`queue`]: events ordered by (true time, sequence)
-//! - [`timers`]: the timer slab
 //! - [`network`]: latency, loss, duplication, order, fault rules
 //! - [`schedule`]: fault occurrences drawn from the seed
-//! - [`trace`]: the event log and its hash
 
 pub mod network;
 pub mod queue;
 pub mod schedule;
-pub mod timers;
-pub mod trace;
-
-use std::collections::BTreeMap;
 
 use rand::Rng;
 
 use crate::clock::NodeClock;
+use crate::directory::Directory;
 use crate::history::{FaultWindow, HistoryEvent, Stamped};
-use crate::process::{ClientState, Ctx, Effect, Msg, NodeId, NodeKind, Process, TimerId};
+use crate::process::{ClientState, Crash, CrashKind, Ctx, Effect, NodeId, NodeKind, Process, Protocol, TimerId};
 use crate::rng::ChaCha8Rng;
-use crate::scenario::{FaultKind, Selector};
+use crate::setup::{FaultKind, FaultSpec, Selector};
 use crate::time::{ms_to_ns_signed, Nanos, NS_PER_MS};
-use network::{Network, Rule, Verdict};
+use crate::timers::TimerSlab;
+use crate::trace::{Trace, TraceEntry};
+use crate::wire::{Tag, Wire};
+use crate::workload::{ClientNode, ResourceNode};
+use network::{Cut, Loss, Network, Route, Slow};
 use queue::{EventKind, EventQueue};
 use schedule::Occurrence;
-use timers::TimerSlab;
-use trace::{Trace, TraceEntry};
 
 /// A role selector with no member yet is tried again this often (true time).
 const ROLE_RETRY_NS: Nanos = NS_PER_MS;
@@ -36,51 +36,6 @@ const ROLE_RETRY_NS: Nanos = NS_PER_MS;
 /// Cancelled timers leave their events in the queue; once at least this many (and at least half
 /// the queue) are dead, they are purged in one pass.
 const PURGE_MIN_DEAD: usize = 64;
-
-/// Names and kinds of the nodes, by id.
-#[derive(Clone, Debug, Default)]
-pub struct Directory {
-    names: Vec<String>,
-    kinds: Vec<NodeKind>,
-    by_name: BTreeMap<String, NodeId>,
-    resource: NodeId,
-}
-
-impl Directory {
-    pub fn new(nodes: &[(String, NodeKind)]) -> Self {
-        let mut d = Directory::default();
-        for (i, (name, kind)) in nodes.iter().enumerate() {
-            d.names.push(name.clone());
-            d.kinds.push(*kind);
-            d.by_name.insert(name.clone(), i);
-            if *kind == NodeKind::Resource {
-                d.resource = i;
-            }
-        }
-        d
-    }
-    pub fn id_of(&self, name: &str) -> Option<NodeId> {
-        self.by_name.get(name).copied()
-    }
-    pub fn name_of(&self, id: NodeId) -> &str {
-        &self.names[id]
-    }
-    pub fn kind_of(&self, id: NodeId) -> NodeKind {
-        self.kinds[id]
-    }
-    pub fn resource(&self) -> NodeId {
-        self.resource
-    }
-    pub fn len(&self) -> usize {
-        self.names.len()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.names.is_empty()
-    }
-    pub fn of_kind(&self, kind: NodeKind) -> impl Iterator<Item = NodeId> + '_ {
-        (0..self.names.len()).filter(move |i| self.kinds[*i] == kind)
-    }
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Status {
@@ -90,25 +45,106 @@ enum Status {
 }
 
 /// Work that reached a paused node, handled in order when it resumes.
-enum Backlogged {
-    Message { from: NodeId, msg: Msg },
-    Timer { id: TimerId },
+enum Backlogged<M> {
+    /// The node was paused before it started (a pause at time 0): it starts at resume.
+    Start,
+    Message {
+        from: NodeId,
+        msg: Wire<M>,
+    },
+    Timer {
+        id: TimerId,
+    },
+}
+
+/// What runs on a node: one of the model's services, a client (the workload driver over the
+/// model's client library), or the protected resource.
+pub enum Behaviour<P: Protocol> {
+    /// A model's server or sentinel; it sees only its model's messages and timers.
+    Service(Box<dyn Process<P>>),
+    /// A workload client over the model's client library.
+    Client(Box<ClientNode<P>>),
+    /// The protected resource; it sees only resource messages.
+    Resource(ResourceNode),
+}
+
+impl<P: Protocol> Behaviour<P> {
+    fn on_start(&mut self, ctx: &mut Ctx<P>) {
+        match self {
+            Behaviour::Service(p) => p.on_start(ctx),
+            Behaviour::Client(c) => c.on_start(ctx),
+            Behaviour::Resource(_) => {}
+        }
+    }
+    fn on_message(&mut self, ctx: &mut Ctx<P>, from: NodeId, msg: Wire<P::Msg>) {
+        match self {
+            Behaviour::Service(p) => {
+                if let Wire::Model(m) = msg {
+                    p.on_message(ctx, from, m)
+                }
+            }
+            Behaviour::Client(c) => c.on_message(ctx, from, msg),
+            Behaviour::Resource(r) => r.on_message(ctx, from, msg),
+        }
+    }
+    fn on_timer(&mut self, ctx: &mut Ctx<P>, id: TimerId, tag: Tag<P::Timer>) {
+        match self {
+            Behaviour::Service(p) => {
+                if let Tag::Model(t) = tag {
+                    p.on_timer(ctx, id, t)
+                }
+            }
+            Behaviour::Client(c) => c.on_timer(ctx, id, tag),
+            Behaviour::Resource(_) => {}
+        }
+    }
+    fn on_crash(&mut self, crash: &Crash) {
+        match self {
+            Behaviour::Service(p) => p.on_crash(crash),
+            Behaviour::Client(c) => c.on_crash(crash),
+            // The resource stands for a durable store: a crash keeps its counters.
+            Behaviour::Resource(_) => {}
+        }
+    }
+    fn on_restart(&mut self, ctx: &mut Ctx<P>) {
+        match self {
+            Behaviour::Service(p) => p.on_restart(ctx),
+            Behaviour::Client(c) => c.on_restart(ctx),
+            Behaviour::Resource(_) => {}
+        }
+    }
+    fn leadership(&self) -> Option<u64> {
+        match self {
+            Behaviour::Service(p) => p.leadership(),
+            _ => None,
+        }
+    }
+    fn client_state(&self) -> ClientState {
+        match self {
+            Behaviour::Client(c) => c.client_state(),
+            Behaviour::Service(p) => p.client_state(),
+            Behaviour::Resource(_) => ClientState::Idle,
+        }
+    }
 }
 
 /// One simulated node.
-pub struct Node {
-    pub process: Box<dyn Process>,
+pub struct Node<P: Protocol> {
+    /// What runs on it.
+    pub behaviour: Behaviour<P>,
+    /// Its clock.
     pub clock: NodeClock,
     rng: ChaCha8Rng,
     status: Status,
-    backlog: Vec<Backlogged>,
+    backlog: Vec<Backlogged<P::Msg>>,
     /// How many pause occurrences hold the node (overlapping pauses nest).
     pauses: u32,
 }
 
-impl Node {
-    pub fn new(process: Box<dyn Process>, clock: NodeClock, rng: ChaCha8Rng) -> Self {
-        Node { process, clock, rng, status: Status::Up, backlog: Vec::new(), pauses: 0 }
+impl<P: Protocol> Node<P> {
+    /// A node that is up, with `rng` as the stream its handlers draw from (`Ctx::rng`).
+    pub fn new(behaviour: Behaviour<P>, clock: NodeClock, rng: ChaCha8Rng) -> Self {
+        Node { behaviour, clock, rng, status: Status::Up, backlog: Vec::new(), pauses: 0 }
     }
 }
 
@@ -122,18 +158,18 @@ struct Applied {
 }
 
 /// One seed of one algorithm.
-pub struct World {
+pub struct World<P: Protocol> {
     now_ns: Nanos,
     end_ns: Nanos,
-    queue: EventQueue,
-    nodes: Vec<Node>,
+    queue: EventQueue<Wire<P::Msg>>,
+    nodes: Vec<Node<P>>,
     dir: Directory,
-    timers: TimerSlab,
-    effects: Vec<Effect>,
+    timers: TimerSlab<Tag<P::Timer>>,
+    effects: Vec<Effect<P>>,
     network: Network,
     net_rng: ChaCha8Rng,
     fault_rng: ChaCha8Rng,
-    faults: Vec<crate::scenario::FaultSpec>,
+    faults: Vec<FaultSpec>,
     occurrences: Vec<Occurrence>,
     applied: Vec<Applied>,
     leaderless: bool,
@@ -151,27 +187,43 @@ pub struct World {
 
 /// Everything `World::new` needs besides the nodes.
 pub struct WorldConfig {
+    /// True time at which the run stops; events due later are never handled.
     pub end_ns: Nanos,
+    /// The network, with its link parameters.
     pub network: Network,
+    /// The stream for network draws (latency, loss, duplication, fault rules).
     pub net_rng: ChaCha8Rng,
+    /// The stream for picking the members of random and role selectors.
     pub fault_rng: ChaCha8Rng,
-    pub faults: Vec<crate::scenario::FaultSpec>,
+    /// The scenario's `[[faults]]`, which `occurrences` index.
+    pub faults: Vec<FaultSpec>,
+    /// The fault occurrences drawn for this seed ([`schedule::draw`]).
     pub occurrences: Vec<Occurrence>,
+    /// The model has no leader: with no server claiming leadership, `leader` means `server-0`.
     pub leaderless: bool,
+    /// Record the trace.
     pub tracing: bool,
 }
 
 /// What a finished world hands back.
 pub struct WorldResult {
+    /// Every recorded history event, in the order recorded.
     pub history: Vec<Stamped>,
+    /// Every fault that took effect, in start order.
     pub faults: Vec<FaultWindow>,
+    /// Messages sent (every send, dropped or not).
     pub messages: u64,
+    /// Events taken from the queue up to the end of the run; dead timer events count, purged
+    /// ones included.
     pub events_processed: u64,
+    /// The trace; `None` unless `tracing` was set.
     pub trace: Option<Trace>,
 }
 
-impl World {
-    pub fn new(dir: Directory, nodes: Vec<Node>, cfg: WorldConfig) -> Self {
+impl<P: Protocol> World<P> {
+    /// A world at true time 0 with every node's start and every fault occurrence queued.
+    /// `nodes` are by id, as `dir` names them.
+    pub fn new(dir: Directory, nodes: Vec<Node<P>>, cfg: WorldConfig) -> Self {
         let mut queue = EventQueue::default();
         // Faults first: one scheduled at 0 is in force before any node starts.
         for (i, occ) in cfg.occurrences.iter().enumerate() {
@@ -216,6 +268,7 @@ impl World {
         self
     }
 
+    /// The run's node names and kinds.
     pub fn directory(&self) -> &Directory {
         &self.dir
     }
@@ -230,10 +283,16 @@ impl World {
             self.now_ns = ev.at_ns;
             self.events_processed += 1;
             match ev.kind {
-                EventKind::Start { node } => {
-                    self.trace_at(Some(node), "start", String::new);
-                    self.dispatch(node, |p, ctx| p.on_start(ctx));
-                }
+                EventKind::Start { node } => match self.nodes[node].status {
+                    Status::Up => {
+                        self.trace_at(Some(node), "start", String::new);
+                        self.dispatch(node, |p, ctx| p.on_start(ctx));
+                    }
+                    // A fault at time 0 is in force before any node starts: a node paused then
+                    // starts when it resumes; one crashed then starts at its restart.
+                    Status::Paused => self.nodes[node].backlog.push(Backlogged::Start),
+                    Status::Crashed => self.trace_at(Some(node), "start", || "skipped: the node is down".to_string()),
+                },
                 EventKind::Deliver { from, to, msg } => self.deliver(from, to, msg),
                 EventKind::Timer { id } => self.fire_timer(id, ev.at_ns),
                 EventKind::FaultStart { occurrence } => self.fault_start(occurrence),
@@ -243,6 +302,7 @@ impl World {
         self.now_ns = self.end_ns;
     }
 
+    /// Ends the world and hands back what it recorded.
     pub fn finish(self) -> WorldResult {
         WorldResult {
             history: self.history,
@@ -255,7 +315,7 @@ impl World {
 
     // ----- dispatch -------------------------------------------------------------------------
 
-    fn dispatch(&mut self, node: NodeId, f: impl FnOnce(&mut dyn Process, &mut Ctx)) {
+    fn dispatch(&mut self, node: NodeId, f: impl FnOnce(&mut Behaviour<P>, &mut Ctx<P>)) {
         let mut effects = std::mem::take(&mut self.effects);
         let n = &mut self.nodes[node];
         let mono_ns = n.clock.mono_ns(self.now_ns);
@@ -271,13 +331,13 @@ impl World {
                 names: &self.dir,
                 tracing: self.trace.is_some(),
             };
-            f(n.process.as_mut(), &mut ctx);
+            f(&mut n.behaviour, &mut ctx);
         }
         self.apply_effects(node, &mut effects);
         self.effects = effects;
     }
 
-    fn apply_effects(&mut self, node: NodeId, effects: &mut Vec<Effect>) {
+    fn apply_effects(&mut self, node: NodeId, effects: &mut Vec<Effect<P>>) {
         for effect in effects.drain(..) {
             match effect {
                 Effect::Send { to, msg, after_ns } => self.send(node, to, msg, after_ns),
@@ -299,23 +359,23 @@ impl World {
 
     fn record(&mut self, node: NodeId, event: HistoryEvent) {
         if self.trace.is_some() {
-            let detail = format!("{event:?}");
+            let detail = self.describe(&event);
             self.trace_at(Some(node), "history", || detail);
         }
         self.history.push(Stamped { at_ns: self.now_ns, node, event });
     }
 
-    fn send(&mut self, from: NodeId, to: NodeId, msg: Msg, after_ns: Nanos) {
+    fn send(&mut self, from: NodeId, to: NodeId, msg: Wire<P::Msg>, after_ns: Nanos) {
         self.messages += 1;
         let leave_ns = self.now_ns + after_ns;
         match self.network.route(from, to, leave_ns, &mut self.net_rng) {
-            Verdict::Drop(reason) => {
+            Route::Drop(reason) => {
                 if self.trace.is_some() {
                     let detail = format!("→ {} {:?} ({})", self.dir.name_of(to), msg, reason.as_str());
                     self.trace_at(Some(from), "drop", || detail);
                 }
             }
-            Verdict::Deliver { at_ns, duplicate_at_ns } => {
+            Route::Deliver { at_ns, duplicate_at_ns } => {
                 if self.trace.is_some() {
                     let detail = format!(
                         "→ {} {:?} (arrives {:.3} ms{})",
@@ -327,14 +387,14 @@ impl World {
                     self.trace_at(Some(from), "send", || detail);
                 }
                 if let Some(dup_ns) = duplicate_at_ns {
-                    self.queue.push(dup_ns, EventKind::Deliver { from, to, msg: msg.clone_box() });
+                    self.queue.push(dup_ns, EventKind::Deliver { from, to, msg: msg.clone() });
                 }
                 self.queue.push(at_ns, EventKind::Deliver { from, to, msg });
             }
         }
     }
 
-    fn deliver(&mut self, from: NodeId, to: NodeId, msg: Msg) {
+    fn deliver(&mut self, from: NodeId, to: NodeId, msg: Wire<P::Msg>) {
         if self.network.is_cut(from, to) {
             if self.trace.is_some() {
                 let detail = format!("← {} {:?} (link cut in flight)", self.dir.name_of(from), msg);
@@ -367,7 +427,7 @@ impl World {
     }
 
     fn fire_timer(&mut self, id: TimerId, at_ns: Nanos) {
-        let Some((node, tag, due)) = self.timers.peek(id) else { return };
+        let Some((node, due)) = self.timers.peek(id) else { return };
         if due != at_ns {
             return; // re-armed after a clock-rate change: a newer event carries it
         }
@@ -375,8 +435,11 @@ impl World {
             Status::Crashed => {}
             Status::Paused => self.nodes[node].backlog.push(Backlogged::Timer { id }),
             Status::Up => {
-                self.timers.take(id);
-                self.trace_at(Some(node), "timer", || format!("tag {tag}"));
+                let Some((_, tag)) = self.timers.take(id) else { return };
+                if self.trace.is_some() {
+                    let detail = format!("{tag:?}");
+                    self.trace_at(Some(node), "timer", || detail);
+                }
                 self.dispatch(node, |p, ctx| p.on_timer(ctx, id, tag));
             }
         }
@@ -488,14 +551,14 @@ impl World {
                         group_of[m] = Some(gi as u16);
                     }
                 }
-                self.network.add_rule(occ_idx, Rule::Cut { group_of, one_way: *one_way });
+                self.network.add_rule(occ_idx, Cut { group_of, one_way: *one_way });
             }
             FaultKind::Isolate => {
                 let mut group_of = vec![Some(1u16); n];
                 for &t in &targets {
                     group_of[t] = Some(0);
                 }
-                self.network.add_rule(occ_idx, Rule::Cut { group_of, one_way: false });
+                self.network.add_rule(occ_idx, Cut { group_of, one_way: false });
             }
             FaultKind::ClockJump { .. } => {
                 for &t in &targets {
@@ -511,12 +574,12 @@ impl World {
             FaultKind::Slow { latency_ms } => {
                 let mut nodes = vec![false; n];
                 targets.iter().for_each(|&t| nodes[t] = true);
-                self.network.add_rule(occ_idx, Rule::Slow { nodes, extra_ms: latency_ms.clone() });
+                self.network.add_rule(occ_idx, Slow { nodes, extra_ms: latency_ms.clone() });
             }
             FaultKind::Loss { rate } => {
                 let mut nodes = vec![false; n];
                 targets.iter().for_each(|&t| nodes[t] = true);
-                self.network.add_rule(occ_idx, Rule::Loss { nodes, rate: *rate });
+                self.network.add_rule(occ_idx, Loss { nodes, rate: *rate });
             }
         }
         self.applied[occ_idx] = applied;
@@ -581,7 +644,13 @@ impl World {
         self.nodes[node].backlog.clear();
         let cleared = self.timers.clear_node(node);
         self.note_dead_timers(cleared);
-        self.nodes[node].process.on_crash();
+        let clock = &self.nodes[node].clock;
+        let crash = Crash {
+            kind: CrashKind::Machine,
+            mono_ns: clock.mono_ns(self.now_ns),
+            wall_ns: clock.wall_ns(self.now_ns),
+        };
+        self.nodes[node].behaviour.on_crash(&crash);
         if self.dir.kind_of(node) == NodeKind::Client {
             self.record(node, HistoryEvent::ClientCrashed);
         }
@@ -616,6 +685,10 @@ impl World {
                 break;
             }
             match item {
+                Backlogged::Start => {
+                    self.trace_at(Some(node), "start", || "after pause".to_string());
+                    self.dispatch(node, |p, ctx| p.on_start(ctx));
+                }
                 Backlogged::Message { from, msg } => {
                     if self.trace.is_some() {
                         let detail = format!("← {} {:?} (after pause)", self.dir.name_of(from), msg);
@@ -625,7 +698,10 @@ impl World {
                 }
                 Backlogged::Timer { id } => {
                     if let Some((_, tag)) = self.timers.take(id) {
-                        self.trace_at(Some(node), "timer", || format!("tag {tag} (after pause)"));
+                        if self.trace.is_some() {
+                            let detail = format!("{tag:?} (after pause)");
+                            self.trace_at(Some(node), "timer", || detail);
+                        }
                         self.dispatch(node, |p, ctx| p.on_timer(ctx, id, tag));
                     }
                 }
@@ -645,7 +721,7 @@ impl World {
 
     /// The nodes a selector means now; None when a role has no member yet.
     fn resolve(&mut self, sel: &Selector) -> Option<Vec<NodeId>> {
-        let alive = |w: &World, i: NodeId| w.nodes[i].status != Status::Crashed;
+        let alive = |w: &World<P>, i: NodeId| w.nodes[i].status != Status::Crashed;
         let servers: Vec<NodeId> = self.dir.of_kind(NodeKind::Server).collect();
         let clients: Vec<NodeId> = self.dir.of_kind(NodeKind::Client).collect();
         let pick = |rng: &mut ChaCha8Rng, v: &[NodeId]| -> Option<Vec<NodeId>> {
@@ -670,7 +746,7 @@ impl World {
                 let c: Vec<NodeId> = clients
                     .iter()
                     .copied()
-                    .filter(|&c| alive(self, c) && self.nodes[c].process.client_state() == want)
+                    .filter(|&c| alive(self, c) && self.nodes[c].behaviour.client_state() == want)
                     .collect();
                 pick(&mut self.fault_rng, &c)
             }
@@ -685,7 +761,7 @@ impl World {
             if self.nodes[s].status == Status::Crashed {
                 continue;
             }
-            if let Some(term) = self.nodes[s].process.leadership() {
+            if let Some(term) = self.nodes[s].behaviour.leadership() {
                 if best.is_none_or(|(t, _)| term > t) {
                     best = Some((term, s));
                 }
@@ -699,6 +775,18 @@ impl World {
     }
 
     // ----- trace ----------------------------------------------------------------------------
+
+    /// A history event as a trace line: as its `Debug`, but naming a client node by its name
+    /// (`client: client-2`, not its node id).
+    fn describe(&self, event: &HistoryEvent) -> String {
+        let text = format!("{event:?}");
+        match event {
+            HistoryEvent::ResourceRead { client, .. } | HistoryEvent::ResourceWrite { client, .. } => {
+                text.replacen(&format!("client: {client},"), &format!("client: {},", self.dir.name_of(*client)), 1)
+            }
+            _ => text,
+        }
+    }
 
     fn trace_at(&mut self, node: Option<NodeId>, kind: &'static str, detail: impl FnOnce() -> String) {
         let Some(trace) = self.trace.as_mut() else { return };

@@ -13,31 +13,99 @@ use crate::time::{ms_to_ns, Nanos};
 /// Latency, loss and duplication of one class of links.
 #[derive(Clone, Debug)]
 pub struct LinkParams {
+    /// One-way delay of each message, drawn per message (and per duplicate copy).
     pub latency_ms: Dist,
+    /// Probability that a message is dropped.
     pub loss: f64,
+    /// Probability that a delivered message arrives a second time, with its own latency draw.
     pub duplicate: f64,
 }
 
-/// A fault rule active on the network.
-#[derive(Clone, Debug)]
-pub enum Rule {
-    /// `group_of[node]`: the partition group a node is in (None: keeps all links). Two-way: a link
-    /// between different groups is cut. One-way: only from group 0 to the other groups.
-    Cut { group_of: Vec<Option<u16>>, one_way: bool },
-    /// Messages to and from these nodes take this much longer.
-    Slow { nodes: Vec<bool>, extra_ms: Dist },
-    /// Messages to and from these nodes are dropped with this probability.
-    Loss { nodes: Vec<bool>, rate: f64 },
+/// A fault acting on the network: asked about every message as it is sent, in the order the
+/// faults started (as turmoil's `Rule`). A new network fault is one new type implementing this.
+pub trait Rule: Send {
+    /// The rule's verdict on a message from `from` to `to` sent now; it may draw from the
+    /// network's random stream.
+    fn verdict(&self, from: NodeId, to: NodeId, rng: &mut ChaCha8Rng) -> Verdict;
+    /// Whether the rule cuts the directed link (a message in flight on it is dropped on arrival).
+    fn cuts(&self, from: NodeId, to: NodeId) -> bool {
+        let _ = (from, to);
+        false
+    }
 }
 
-impl Rule {
+/// One rule's say on one message.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Verdict {
+    /// This rule does not touch it: ask the next.
+    Pass,
+    /// It arrives this much later than it otherwise would.
+    Delay(Nanos),
+    /// It never arrives.
+    Drop(DropReason),
+}
+
+/// A partition or isolation: `group_of[node]` is the group a node is in (None: keeps all links).
+/// Two-way: a link between different groups is cut. One-way: only from group 0 to the others.
+#[derive(Clone, Debug)]
+pub struct Cut {
+    /// Each node's group, by node id; `None`: the node is in no group and keeps every link.
+    pub group_of: Vec<Option<u16>>,
+    /// Cut only the links from group 0 to the other groups (none into group 0, none between
+    /// the others).
+    pub one_way: bool,
+}
+
+impl Rule for Cut {
+    fn verdict(&self, from: NodeId, to: NodeId, _rng: &mut ChaCha8Rng) -> Verdict {
+        if self.cuts(from, to) {
+            Verdict::Drop(DropReason::Partition)
+        } else {
+            Verdict::Pass
+        }
+    }
     fn cuts(&self, from: NodeId, to: NodeId) -> bool {
-        match self {
-            Rule::Cut { group_of, one_way } => match (group_of[from], group_of[to]) {
-                (Some(a), Some(b)) if a != b => !*one_way || a == 0,
-                _ => false,
-            },
+        match (self.group_of[from], self.group_of[to]) {
+            (Some(a), Some(b)) if a != b => !self.one_way || a == 0,
             _ => false,
+        }
+    }
+}
+
+/// Messages to and from these nodes take this much longer.
+#[derive(Clone, Debug)]
+pub struct Slow {
+    /// By node id: whether the node is slowed.
+    pub nodes: Vec<bool>,
+    /// The added delay, drawn per message (negative draws count as 0).
+    pub extra_ms: Dist,
+}
+
+impl Rule for Slow {
+    fn verdict(&self, from: NodeId, to: NodeId, rng: &mut ChaCha8Rng) -> Verdict {
+        if self.nodes[from] || self.nodes[to] {
+            Verdict::Delay(ms_to_ns(self.extra_ms.sample_non_negative(rng)))
+        } else {
+            Verdict::Pass
+        }
+    }
+}
+
+/// Messages to and from these nodes are dropped with this probability.
+#[derive(Clone, Debug)]
+pub struct Loss {
+    /// By node id: whether the node's messages are affected.
+    pub nodes: Vec<bool>,
+    /// Probability that each affected message is dropped.
+    pub rate: f64,
+}
+
+impl Rule for Loss {
+    fn verdict(&self, from: NodeId, to: NodeId, rng: &mut ChaCha8Rng) -> Verdict {
+        if (self.nodes[from] || self.nodes[to]) && rng.gen::<f64>() < self.rate {
+            Verdict::Drop(DropReason::FaultLoss)
+        } else {
+            Verdict::Pass
         }
     }
 }
@@ -45,12 +113,16 @@ impl Rule {
 /// Why a message did not arrive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DropReason {
+    /// A partition or isolation fault cuts the link.
     Partition,
+    /// A `loss` fault dropped it.
     FaultLoss,
+    /// The link's own `loss` probability dropped it.
     Loss,
 }
 
 impl DropReason {
+    /// How the trace names the reason.
     pub fn as_str(self) -> &'static str {
         match self {
             DropReason::Partition => "link cut",
@@ -62,11 +134,20 @@ impl DropReason {
 
 /// What the network does with one send: zero, one or two deliveries.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Verdict {
+pub enum Route {
+    /// The message is lost.
     Drop(DropReason),
-    Deliver { at_ns: Nanos, duplicate_at_ns: Option<Nanos> },
+    /// The message arrives, maybe twice.
+    Deliver {
+        /// True time of arrival.
+        at_ns: Nanos,
+        /// True time at which a duplicate copy arrives; `None`: no duplicate.
+        duplicate_at_ns: Option<Nanos>,
+    },
 }
 
+/// The network of one run: each directed link's parameters, FIFO state, and the fault rules in
+/// force.
 pub struct Network {
     nodes: usize,
     classes: Vec<LinkParams>,
@@ -77,7 +158,8 @@ pub struct Network {
     /// FIFO per directed pair when the model declares its links ordered.
     ordered: bool,
     last_delivery_ns: Vec<Nanos>,
-    rules: Vec<(usize, Rule)>,
+    /// Active fault rules with the fault occurrence that owns each, in the order they started.
+    rules: Vec<(usize, Box<dyn Rule>)>,
 }
 
 impl Network {
@@ -113,10 +195,13 @@ impl Network {
         }
     }
 
-    pub fn add_rule(&mut self, owner: usize, rule: Rule) {
-        self.rules.push((owner, rule));
+    /// Puts a fault rule in force, after those already in force; `owner` is the fault occurrence
+    /// whose end removes it.
+    pub fn add_rule(&mut self, owner: usize, rule: impl Rule + 'static) {
+        self.rules.push((owner, Box::new(rule)));
     }
 
+    /// Removes every rule that fault occurrence `owner` added.
     pub fn remove_rules(&mut self, owner: usize) {
         self.rules.retain(|(o, _)| *o != owner);
     }
@@ -127,34 +212,22 @@ impl Network {
     }
 
     /// Decides the fate of a message sent now.
-    pub fn route(&mut self, from: NodeId, to: NodeId, now_ns: Nanos, rng: &mut ChaCha8Rng) -> Verdict {
+    pub fn route(&mut self, from: NodeId, to: NodeId, now_ns: Nanos, rng: &mut ChaCha8Rng) -> Route {
         if from == to {
-            return Verdict::Deliver { at_ns: now_ns, duplicate_at_ns: None };
+            return Route::Deliver { at_ns: now_ns, duplicate_at_ns: None };
         }
         let mut extra_ns: Nanos = 0;
         for (_, rule) in &self.rules {
-            match rule {
-                Rule::Cut { .. } => {
-                    if rule.cuts(from, to) {
-                        return Verdict::Drop(DropReason::Partition);
-                    }
-                }
-                Rule::Loss { nodes, rate } => {
-                    if (nodes[from] || nodes[to]) && rng.gen::<f64>() < *rate {
-                        return Verdict::Drop(DropReason::FaultLoss);
-                    }
-                }
-                Rule::Slow { nodes, extra_ms } => {
-                    if nodes[from] || nodes[to] {
-                        extra_ns += ms_to_ns(extra_ms.sample_non_negative(rng));
-                    }
-                }
+            match rule.verdict(from, to, rng) {
+                Verdict::Pass => {}
+                Verdict::Delay(ns) => extra_ns += ns,
+                Verdict::Drop(reason) => return Route::Drop(reason),
             }
         }
         let class = self.class_of[from * self.nodes + to] as usize;
         let params = &self.classes[class];
         if params.loss > 0.0 && rng.gen::<f64>() < params.loss {
-            return Verdict::Drop(DropReason::Loss);
+            return Route::Drop(DropReason::Loss);
         }
         let latency = &self.latency[class];
         let mut at_ns = now_ns + extra_ns + latency.sample_ns(rng);
@@ -174,7 +247,7 @@ impl Network {
                 *last = *d;
             }
         }
-        Verdict::Deliver { at_ns, duplicate_at_ns }
+        Route::Deliver { at_ns, duplicate_at_ns }
     }
 }
 
@@ -191,12 +264,12 @@ mod tests {
     #[test]
     fn two_way_partition_cuts_between_groups_only() {
         let mut n = net(false);
-        n.add_rule(0, Rule::Cut { group_of: vec![Some(0), Some(0), Some(1), None], one_way: false });
+        n.add_rule(0, Cut { group_of: vec![Some(0), Some(0), Some(1), None], one_way: false });
         assert!(n.is_cut(0, 2) && n.is_cut(2, 0));
         assert!(!n.is_cut(0, 1));
         assert!(!n.is_cut(0, 3) && !n.is_cut(3, 2), "nodes in no group keep their links");
         let mut rng = stream(1, "net", "t");
-        assert_eq!(n.route(2, 1, 0, &mut rng), Verdict::Drop(DropReason::Partition));
+        assert_eq!(n.route(2, 1, 0, &mut rng), Route::Drop(DropReason::Partition));
         n.remove_rules(0);
         assert!(!n.is_cut(0, 2));
     }
@@ -204,7 +277,7 @@ mod tests {
     #[test]
     fn one_way_partition_cuts_only_from_the_first_group() {
         let mut n = net(false);
-        n.add_rule(0, Rule::Cut { group_of: vec![Some(0), Some(1), Some(1), None], one_way: true });
+        n.add_rule(0, Cut { group_of: vec![Some(0), Some(1), Some(1), None], one_way: true });
         assert!(n.is_cut(0, 1) && n.is_cut(0, 2));
         assert!(!n.is_cut(1, 0) && !n.is_cut(2, 0));
     }
@@ -215,7 +288,7 @@ mod tests {
         let mut rng = stream(2, "net", "t");
         let mut last = 0;
         for i in 0..1000 {
-            if let Verdict::Deliver { at_ns, .. } = n.route(0, 1, i * 100_000, &mut rng) {
+            if let Route::Deliver { at_ns, .. } = n.route(0, 1, i * 100_000, &mut rng) {
                 assert!(at_ns >= last);
                 last = at_ns;
             }
@@ -224,7 +297,7 @@ mod tests {
         let mut u = net(false);
         let times: Vec<Nanos> = (0..100)
             .filter_map(|i| match u.route(0, 1, i * 100_000, &mut rng) {
-                Verdict::Deliver { at_ns, .. } => Some(at_ns),
+                Route::Deliver { at_ns, .. } => Some(at_ns),
                 _ => None,
             })
             .collect();
@@ -239,7 +312,7 @@ mod tests {
         let mut last = 0;
         let mut dups = 0;
         for i in 0..2000 {
-            if let Verdict::Deliver { at_ns, duplicate_at_ns } = n.route(0, 1, i * 100_000, &mut rng) {
+            if let Route::Deliver { at_ns, duplicate_at_ns } = n.route(0, 1, i * 100_000, &mut rng) {
                 assert!(at_ns >= last, "message {i} overtook an earlier one");
                 last = at_ns;
                 if let Some(d) = duplicate_at_ns {
@@ -257,10 +330,10 @@ mod tests {
         let base = LinkParams { latency_ms: Dist::Const(1.0), loss: 0.0, duplicate: 0.0 };
         let mut n = Network::new(2, base, vec![], false);
         let mut rng = stream(3, "net", "t");
-        n.add_rule(7, Rule::Slow { nodes: vec![false, true], extra_ms: Dist::Const(4.0) });
-        assert_eq!(n.route(0, 1, 0, &mut rng), Verdict::Deliver { at_ns: 5_000_000, duplicate_at_ns: None });
-        n.add_rule(8, Rule::Loss { nodes: vec![true, false], rate: 1.0 });
-        assert_eq!(n.route(0, 1, 0, &mut rng), Verdict::Drop(DropReason::FaultLoss));
+        n.add_rule(7, Slow { nodes: vec![false, true], extra_ms: Dist::Const(4.0) });
+        assert_eq!(n.route(0, 1, 0, &mut rng), Route::Deliver { at_ns: 5_000_000, duplicate_at_ns: None });
+        n.add_rule(8, Loss { nodes: vec![true, false], rate: 1.0 });
+        assert_eq!(n.route(0, 1, 0, &mut rng), Route::Drop(DropReason::FaultLoss));
     }
 
     #[test]
@@ -269,7 +342,7 @@ mod tests {
         let slow = LinkParams { latency_ms: Dist::Const(9.0), loss: 0.0, duplicate: 0.0 };
         let mut n = Network::new(3, base, vec![(vec![true, false, false], vec![false, false, true], slow)], false);
         let mut rng = stream(4, "net", "t");
-        assert_eq!(n.route(0, 2, 0, &mut rng), Verdict::Deliver { at_ns: 9_000_000, duplicate_at_ns: None });
-        assert_eq!(n.route(2, 0, 0, &mut rng), Verdict::Deliver { at_ns: 1_000_000, duplicate_at_ns: None });
+        assert_eq!(n.route(0, 2, 0, &mut rng), Route::Deliver { at_ns: 9_000_000, duplicate_at_ns: None });
+        assert_eq!(n.route(2, 0, 0, &mut rng), Route::Deliver { at_ns: 1_000_000, duplicate_at_ns: None });
     }
 }

@@ -16,21 +16,52 @@
 //! [`EventQueue::purge`] drops events the engine knows are dead (cancelled timers) in one linear
 //! pass instead of one pop each; removing entries never changes the order of the others.
 
-use crate::process::{Msg, NodeId, TimerId};
+use crate::directory::NodeId;
 use crate::time::Nanos;
+use crate::timers::TimerId;
 
-pub enum EventKind {
-    Start { node: NodeId },
-    Deliver { from: NodeId, to: NodeId, msg: Msg },
-    Timer { id: TimerId },
-    FaultStart { occurrence: usize },
-    FaultEnd { occurrence: usize },
+/// What happens at an event; `M` is the message type on the wire.
+pub enum EventKind<M> {
+    /// A node starts (its `on_start`).
+    Start {
+        /// The node.
+        node: NodeId,
+    },
+    /// A message arrives.
+    Deliver {
+        /// The sender.
+        from: NodeId,
+        /// The receiver.
+        to: NodeId,
+        /// The message.
+        msg: M,
+    },
+    /// A timer is due; ignored unless the timer is still live and due at this time (it was not
+    /// cancelled, dropped by a crash, or moved by a clock-rate change).
+    Timer {
+        /// The timer.
+        id: TimerId,
+    },
+    /// A fault occurrence starts (or tries again, if its target role has no member yet).
+    FaultStart {
+        /// Index into the world's fault occurrences.
+        occurrence: usize,
+    },
+    /// A fault occurrence ends.
+    FaultEnd {
+        /// Index into the world's fault occurrences.
+        occurrence: usize,
+    },
 }
 
-pub struct Event {
+/// A queued event as it leaves the queue.
+pub struct Event<M> {
+    /// True time at which it happens.
     pub at_ns: Nanos,
+    /// Its sequence number: events of the same time come out in push order.
     pub seq: u64,
-    pub kind: EventKind,
+    /// What happens.
+    pub kind: EventKind<M>,
 }
 
 /// An ordering node: the key and where the event waits.
@@ -59,18 +90,25 @@ const SHORT_WALK: usize = 8;
 /// Children per heap node: a shallower heap than a binary one.
 const ARITY: usize = 4;
 
-#[derive(Default)]
-pub struct EventQueue {
+/// The engine's pending events, earliest first, ties in push order.
+pub struct EventQueue<M> {
     /// Sorted latest first (`heap == false`), or a 4-ary min-heap on the key (`heap == true`).
     nodes: Vec<Node>,
     heap: bool,
-    kinds: Vec<Option<EventKind>>,
+    kinds: Vec<Option<EventKind<M>>>,
     free: Vec<u32>,
     next_seq: u64,
 }
 
-impl EventQueue {
-    pub fn push(&mut self, at_ns: Nanos, kind: EventKind) {
+impl<M> Default for EventQueue<M> {
+    fn default() -> Self {
+        EventQueue { nodes: Vec::new(), heap: false, kinds: Vec::new(), free: Vec::new(), next_seq: 0 }
+    }
+}
+
+impl<M> EventQueue<M> {
+    /// Queues an event at true time `at_ns`, after every event already queued for that time.
+    pub fn push(&mut self, at_ns: Nanos, kind: EventKind<M>) {
         let seq = self.next_seq;
         self.next_seq += 1;
         let slot = match self.free.pop() {
@@ -115,13 +153,15 @@ impl EventQueue {
         }
     }
 
-    pub fn pop(&mut self) -> Option<Event> {
+    /// Takes the earliest event (ties: the first pushed); `None`: the queue is empty.
+    pub fn pop(&mut self) -> Option<Event<M>> {
         let top = if self.heap { self.heap_pop()? } else { self.nodes.pop()? };
         let kind = self.kinds[top.slot as usize].take().expect("a queued node has its event");
         self.free.push(top.slot);
         Some(Event { at_ns: top.at_ns, seq: top.seq, kind })
     }
 
+    /// The time of the event `pop` would return; `None`: the queue is empty.
     pub fn peek_time(&self) -> Option<Nanos> {
         if self.heap {
             self.nodes.first().map(|n| n.at_ns)
@@ -130,17 +170,19 @@ impl EventQueue {
         }
     }
 
+    /// How many events are queued (dead timer events not yet purged included).
     pub fn len(&self) -> usize {
         self.nodes.len()
     }
 
+    /// Whether no event is queued.
     pub fn is_empty(&self) -> bool {
         self.nodes.is_empty()
     }
 
     /// Removes every event for which `dead` says true, and returns how many of them were due at
     /// or before `until_ns` (those the run would otherwise have popped and ignored).
-    pub fn purge(&mut self, until_ns: Nanos, mut dead: impl FnMut(&EventKind) -> bool) -> u64 {
+    pub fn purge(&mut self, until_ns: Nanos, mut dead: impl FnMut(&EventKind<M>) -> bool) -> u64 {
         let mut due = 0;
         let kinds = &mut self.kinds;
         let free = &mut self.free;
@@ -241,7 +283,7 @@ impl EventQueue {
 mod tests {
     use super::*;
 
-    fn node_of(e: &Event) -> NodeId {
+    fn node_of(e: &Event<()>) -> NodeId {
         match e.kind {
             EventKind::Start { node } => node,
             _ => unreachable!(),
@@ -250,7 +292,7 @@ mod tests {
 
     #[test]
     fn earliest_first_then_insertion_order() {
-        let mut q = EventQueue::default();
+        let mut q: EventQueue<()> = EventQueue::default();
         q.push(5, EventKind::Start { node: 1 });
         q.push(3, EventKind::Start { node: 2 });
         q.push(5, EventKind::Start { node: 3 });
@@ -262,7 +304,7 @@ mod tests {
     /// that grows past the sorted limit (heap) and shrinks again (sorted) several times.
     #[test]
     fn matches_a_sorted_reference_in_both_orders() {
-        let mut q = EventQueue::default();
+        let mut q: EventQueue<()> = EventQueue::default();
         let mut reference: Vec<(Nanos, u64, NodeId)> = Vec::new();
         let mut seq = 0;
         let mut x: u64 = 7;
@@ -307,7 +349,7 @@ mod tests {
     fn purge_removes_only_dead_events_and_keeps_the_order() {
         // 200 events stay sorted; 1000 make a heap.
         for n in [200usize, 1000] {
-            let mut q = EventQueue::default();
+            let mut q: EventQueue<()> = EventQueue::default();
             for i in 0..n {
                 q.push((i as u64 * 37) % 101, EventKind::Start { node: i });
             }

@@ -5,16 +5,19 @@
 use rand::Rng;
 
 use crate::rng::ChaCha8Rng;
-use crate::scenario::FaultSpec;
+use crate::setup::FaultSpec;
 use crate::time::{ms_to_ns, Nanos};
 
 /// Recurring faults stop after this many occurrences (a guard against `every_ms` far below the run).
 const MAX_OCCURRENCES_PER_FAULT: usize = 100_000;
 
+/// One occurrence of a `[[faults]]` entry, drawn before the run.
 #[derive(Clone, Debug)]
 pub struct Occurrence {
     /// Index into the scenario's `faults`.
     pub fault: usize,
+    /// When it is due to start (true time); a role selector with no member yet puts the actual
+    /// start off.
     pub start_ns: Nanos,
     /// None: until the end of the run.
     pub duration_ns: Option<Nanos>,

@@ -3,16 +3,19 @@
 
 use std::fmt;
 
+/// A scenario file that cannot be used, with where and why.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ScenarioError {
     /// The file as the user named it.
     pub file: String,
     /// 1-based line and column of the offending key or value, when known.
     pub line: Option<usize>,
+    /// 1-based column, when known (only shown with a line).
     pub column: Option<usize>,
     /// Dotted key path (`faults.2.target`, `models.redis.ttl_ms`), when the error is about a key.
-    /// Array elements are numbered from 1, as a person counts blocks (`faults.2` is the second
-    /// `[[faults]]`). For a TOML syntax error the path is read from the text around it (best effort).
+    /// Array elements are numbered from 0 (`faults.1` is the second `[[faults]]`), as in `sim
+    /// sweep --param` paths, so a path from an error can be pasted into a sweep. For a TOML
+    /// syntax error the path is read from the text around it (best effort).
     pub key: Option<String>,
     /// What is wrong, what was expected, and the valid choices.
     pub message: String,

@@ -1,11 +1,8 @@
 //! `[expect.LABEL]`: assertions on aggregated results, per algorithm or variant label.
 
-use crate::scenario::types::{CompareOp, ExpectOp, Expectation, EXPECT_METRICS};
+use crate::metric::{Metric, MetricKind};
+use crate::scenario::types::{CompareOp, ExpectOp, Expectation};
 use crate::scenario::walk::{quote, Res, Source, Tab};
-
-/// Metrics counted in runs (a run shows it or not), the only ones `"all"` makes sense for.
-pub const RUN_COUNTING_METRICS: &[&str] =
-    &["overlap", "stale_unfenced", "stale_fenced", "lost_updates", "token_regressions"];
 
 const VALUE_FORMS: &str = "\"none\", \"some\", \"all\" or a comparison such as \"< 0.05\" or \">= 100\" \
 (operators <, <=, >, >=, ==)";
@@ -47,21 +44,25 @@ pub(crate) fn expectations(src: &Source, root: &Tab, labels: &[String]) -> Res<V
             ));
         }
         let block = block.as_table(src, &format!("a table of metric = expectation for {label}"))?;
-        block.check_keys(src, EXPECT_METRICS)?;
+        block.check_keys(src, Metric::NAMES)?;
         for (metric, v) in block.entries() {
             let text = v.as_str(src, &format!("a string: {VALUE_FORMS}"))?;
             let op = parse_expected(text)
                 .ok_or_else(|| v.err(src, format!("expected {VALUE_FORMS}, found {}", quote(text))))?;
-            if op == ExpectOp::All && !RUN_COUNTING_METRICS.contains(&metric.as_str()) {
+            let metric = Metric::parse(metric).expect("keys were checked against Metric::NAMES");
+            if op == ExpectOp::All && metric.kind() != MetricKind::Runs {
+                let run_counting: Vec<&str> =
+                    Metric::ALL.iter().filter(|m| m.kind() == MetricKind::Runs).map(|m| m.name()).collect();
                 return Err(v.err(
                     src,
                     format!(
                         "\"all\" only applies to run-counting metrics ({}); for `{metric}` use \"none\", \"some\" or a comparison",
-                        RUN_COUNTING_METRICS.join(", ")
+                        run_counting.join(", "),
+                        metric = metric.name()
                     ),
                 ));
             }
-            out.push(Expectation { label: label.clone(), metric: metric.clone(), expected: text.to_string(), op });
+            out.push(Expectation { label: label.clone(), metric, expected: text.to_string(), op });
         }
     }
     Ok(out)

@@ -132,10 +132,10 @@ fn partition(src: &Source, tab: &Tab, mentions: &mut Mentions) -> Res<FaultKind>
     for (i, g) in items.iter().enumerate() {
         let members = g.as_array(src, "a group: an array of selectors")?;
         if members.is_empty() {
-            return Err(g.err(src, format!("group {} is empty: expected at least one selector", i + 1)));
+            return Err(g.err(src, format!("group {} is empty: expected at least one selector", i)));
         }
         let sels = members.iter().map(|m| selector(src, m, None)).collect::<Res<Vec<_>>>()?;
-        mentions.group(sels.clone(), i + 1, g);
+        mentions.group(sels.clone(), i, g);
         groups.push(sels);
     }
     let one_way = tab.get("one_way").map(|n| n.as_bool(src)).transpose()?.unwrap_or(false);

@@ -19,13 +19,12 @@ mod params;
 pub mod parse;
 mod runs;
 mod sections;
-pub mod selector;
 mod syntax;
 pub mod types;
 mod values;
 mod walk;
 
+pub use crate::setup::selector::{self, Selector};
 pub use error::ScenarioError;
 pub use parse::{load_file, load_file_with_text, parse_str};
-pub use selector::Selector;
 pub use types::*;

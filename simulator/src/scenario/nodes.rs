@@ -1,16 +1,15 @@
 //! Selectors, and the check that the nodes a scenario names exist: a named node (`server-4`) must
 //! exist in EVERY run's cluster (a fault that silently hits nothing in one row would make the rows
-//! incomparable), and each partition group must name at least one node of every run. Clusters
-//! come from each model's own `build`, so the check cannot drift from what the engine will run.
+//! incomparable), and each partition group must name at least one node of every run. Node names
+//! come from each model's own `services`, the list the engine also builds the run from, so the
+//! check cannot drift from what the engine will run.
 
 use std::ops::Range;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use crate::model::ClusterSpec;
-use crate::process::NodeKind;
+use crate::directory::NodeKind;
 use crate::scenario::runs::Run;
-use crate::scenario::selector::{Selector, SELECTOR_FORMS};
 use crate::scenario::walk::{quote, Node, Res, Source};
+use crate::setup::{Selector, SELECTOR_FORMS};
 
 /// Where a selector was written.
 pub(crate) struct Place {
@@ -29,7 +28,7 @@ impl Place {
 pub(crate) struct Mentions {
     /// Fault targets and link ends: named nodes must exist in every run.
     singles: Vec<(Selector, Place)>,
-    /// Partition groups (1-based number): each must name some node of every run.
+    /// Partition groups (0-based index, as in key paths): each must name some node of every run.
     groups: Vec<(Vec<Selector>, usize, Place)>,
 }
 
@@ -71,13 +70,9 @@ struct Census {
 }
 
 impl Census {
-    /// Builds the run's cluster to read its node names; `None` if the model's build panics (a
-    /// model still being written), in which case that run is not checked.
-    fn take(run: &Run, clients: usize, locks: u32) -> Option<Census> {
-        let spec = ClusterSpec { clients, locks };
-        let cluster = catch_unwind(AssertUnwindSafe(|| run.model.build(&run.spec.params, &spec))).ok()?;
-        let services = cluster.services.iter().map(|(n, k, _)| (n.clone(), *k)).collect();
-        Some(Census { what: run.describe(), services, clients })
+    /// The run's node names, as its model declares them (nothing is built).
+    fn take(run: &Run, clients: usize) -> Census {
+        Census { what: run.describe(), services: run.model.services(&run.spec.params), clients }
     }
 
     fn has_named(&self, name: &str) -> bool {
@@ -130,11 +125,11 @@ impl Census {
 }
 
 /// Checks every mention against every run's cluster.
-pub(crate) fn check(src: &Source, runs: &[Run], clients: usize, locks: u32, mentions: &Mentions) -> Res<()> {
+pub(crate) fn check(src: &Source, runs: &[Run], clients: usize, mentions: &Mentions) -> Res<()> {
     if mentions.singles.iter().all(|(s, _)| !matches!(s, Selector::Named(_))) && mentions.groups.is_empty() {
-        return Ok(()); // nothing to check: skip building clusters
+        return Ok(()); // nothing to check
     }
-    for census in runs.iter().filter_map(|r| Census::take(r, clients, locks)) {
+    for census in runs.iter().map(|r| Census::take(r, clients)) {
         for (sel, place) in &mentions.singles {
             if let Selector::Named(name) = sel {
                 if !census.has_named(name) {

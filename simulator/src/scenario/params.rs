@@ -8,9 +8,10 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use toml_edit::ImDocument;
 
 use crate::dist::Dist;
-use crate::model::{Model, ParamKind, ParamSpec, ParamValue, Params, WorkloadFacts};
+use crate::model::{DynModel, ParamKind, ParamSpec, ParamValue, Params};
 use crate::scenario::values::{check_dist, dist, int_in, number_in};
 use crate::scenario::walk::{quote, Node, Res, Source, Tab};
+use crate::setup::WorkloadSpec;
 
 /// One parameter value, typed and range-checked by its spec. A constant given for a
 /// distribution parameter is stored as [`ParamValue::Num`] (what `Params::dist` reads as a
@@ -41,7 +42,7 @@ pub(crate) fn value(src: &Source, spec: &ParamSpec, node: &Node) -> Res<ParamVal
 
 /// Every parameter at its default. An invalid default is the model's bug; the message says so
 /// (the caller places it where the model is named).
-pub(crate) fn defaults(model: &dyn Model) -> Result<Params, String> {
+pub(crate) fn defaults(model: &'static dyn DynModel) -> Result<Params, String> {
     let mut params = Params::default();
     for spec in model.params() {
         let text = format!("v = {}", spec.default);
@@ -63,7 +64,7 @@ pub(crate) fn defaults(model: &dyn Model) -> Result<Params, String> {
     Ok(params)
 }
 
-fn names(model: &dyn Model) -> String {
+fn names(model: &'static dyn DynModel) -> String {
     let n: Vec<&str> = model.params().iter().map(|p| p.name).collect();
     if n.is_empty() {
         "(none)".to_string()
@@ -77,8 +78,8 @@ fn names(model: &dyn Model) -> String {
 /// mistake is a parameter of the wrong model).
 pub(crate) fn apply(
     src: &Source,
-    model: &dyn Model,
-    all: &[&dyn Model],
+    model: &'static dyn DynModel,
+    all: &[&'static dyn DynModel],
     params: &mut Params,
     tab: &Tab,
     skip: &[&str],
@@ -123,9 +124,9 @@ pub(crate) fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
 /// `prefix.param` either way.
 pub(crate) fn validate(
     src: &Source,
-    model: &dyn Model,
+    model: &'static dyn DynModel,
     params: &Params,
-    facts: &WorkloadFacts,
+    facts: &WorkloadSpec,
     tab: Option<&Tab>,
     fallback: &Node,
     prefix: &str,

@@ -13,10 +13,10 @@ use std::path::{Path, PathBuf};
 
 use toml_edit::ImDocument;
 
-use crate::model::{Model, WorkloadFacts};
+use crate::model::DynModel;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::nodes::{self, Mentions};
-use crate::scenario::types::Scenario;
+use crate::scenario::types::{Scenario, Setup};
 use crate::scenario::values::{int_in, name};
 use crate::scenario::walk::{Node, Res, Source};
 use crate::scenario::{expect, faults, runs, sections, syntax};
@@ -38,13 +38,13 @@ const TOP_KEYS: &[&str] = &[
 
 /// Reads and parses a scenario file. `models` is the registry of known models. A file that cannot
 /// be read has no line; a file that is not UTF-8 is placed at its first bad byte.
-pub fn load_file(path: &Path, models: &[&dyn Model]) -> Result<Scenario, ScenarioError> {
+pub fn load_file(path: &Path, models: &[&'static dyn DynModel]) -> Result<Scenario, ScenarioError> {
     load_file_with_text(path, models).map(|(scenario, _)| scenario)
 }
 
 /// [`load_file`], also returning the text it parsed: what a results file records, read once so
 /// it is exactly the text that ran.
-pub fn load_file_with_text(path: &Path, models: &[&dyn Model]) -> Result<(Scenario, String), ScenarioError> {
+pub fn load_file_with_text(path: &Path, models: &[&'static dyn DynModel]) -> Result<(Scenario, String), ScenarioError> {
     let label = path.display().to_string();
     let err = |line: Option<usize>, column: Option<usize>, message: String| ScenarioError {
         file: label.clone(),
@@ -84,7 +84,7 @@ pub fn load_file_with_text(path: &Path, models: &[&dyn Model]) -> Result<(Scenar
 /// Extension of the format: `[workload] acquisitions_per_client` (integer >= 1).
 ///
 /// Returns the first error found; the checks run section by section, not strictly in file order.
-pub fn parse_str(file: &str, text: &str, models: &[&dyn Model]) -> Result<Scenario, ScenarioError> {
+pub fn parse_str(file: &str, text: &str, models: &[&'static dyn DynModel]) -> Result<Scenario, ScenarioError> {
     let src = Source::new(file, text);
     let empty = || {
         src.error(
@@ -125,9 +125,7 @@ pub fn parse_str(file: &str, text: &str, models: &[&dyn Model]) -> Result<Scenar
     let mut mentions = Mentions::default();
     let network = sections::network(&src, &root, &mut mentions)?;
     let clocks = sections::clocks(&src, &root)?;
-    let facts =
-        WorkloadFacts { read_fraction: workload.read_fraction, reentry: workload.reentry, clients: workload.clients };
-    let runs = runs::runs(&src, &root, models, &facts)?;
+    let runs = runs::runs(&src, &root, models, &workload)?;
     if workload.read_fraction > 0.0 {
         if let Some(run) = runs.iter().find(|r| !r.model.shared_locks(&r.spec.params)) {
             let tab = root.get("workload").map(|n| n.as_table(&src, "a table")).transpose()?;
@@ -137,13 +135,16 @@ pub fn parse_str(file: &str, text: &str, models: &[&dyn Model]) -> Result<Scenar
                 format!(
                     "`{}` ({}) has no shared (read) locks with these parameters, so read_fraction must be 0 \
                      while it runs, not {}; `sim list {}` says which parameters give shared locks, if any",
-                    run.spec.label, run.spec.model, workload.read_fraction, run.spec.model
+                    run.spec.label,
+                    run.spec.model.name(),
+                    workload.read_fraction,
+                    run.spec.model.name()
                 ),
             ));
         }
     }
     let faults = faults::faults(&src, &root, &mut mentions)?;
-    nodes::check(&src, &runs, workload.clients, workload.locks, &mentions)?;
+    nodes::check(&src, &runs, workload.clients, &mentions)?;
     let labels: Vec<String> = runs.iter().map(|r| r.spec.label.clone()).collect();
     let expect = expect::expectations(&src, &root, &labels)?;
 
@@ -151,13 +152,9 @@ pub fn parse_str(file: &str, text: &str, models: &[&dyn Model]) -> Result<Scenar
         name,
         description,
         file: PathBuf::from(file),
-        duration_ms,
         seeds,
         runs: runs.into_iter().map(|r| r.spec).collect(),
-        network,
-        workload,
-        clocks,
-        faults,
+        setup: Setup { duration_ms, network, workload, clocks, faults },
         expect,
     })
 }

@@ -5,21 +5,22 @@
 //! self-contained configuration, so reading its table alone tells what it runs, and adding or
 //! removing a `[models.NAME]` block never changes a variant's row.
 
-use crate::model::{Model, WorkloadFacts};
+use crate::model::{DynModel, ModelRef};
 use crate::scenario::params;
 use crate::scenario::types::RunSpec;
 use crate::scenario::values::name;
 use crate::scenario::walk::{quote, Node, Res, Source, Tab};
+use crate::setup::WorkloadSpec;
 
 /// A row with what the later checks need: its model, and whether it is an algorithm or a variant
 /// (for messages).
-pub(crate) struct Run<'m> {
+pub(crate) struct Run {
     pub spec: RunSpec,
-    pub model: &'m dyn Model,
+    pub model: &'static dyn DynModel,
     pub is_variant: bool,
 }
 
-impl Run<'_> {
+impl Run {
     /// "algorithm redis" / "variant redis-wait".
     pub fn describe(&self) -> String {
         let what = if self.is_variant { "variant" } else { "algorithm" };
@@ -27,18 +28,18 @@ impl Run<'_> {
     }
 }
 
-fn known(models: &[&dyn Model]) -> String {
+fn known(models: &[&'static dyn DynModel]) -> String {
     models.iter().map(|m| m.name()).collect::<Vec<_>>().join(", ")
 }
 
-fn find<'m>(models: &[&'m dyn Model], name: &str) -> Option<&'m dyn Model> {
+fn find(models: &[&'static dyn DynModel], name: &str) -> Option<&'static dyn DynModel> {
     models.iter().copied().find(|m| m.name() == name)
 }
 
 /// Reads `algorithms`, `models` and `variants` into rows, in file order (algorithms first).
-pub(crate) fn runs<'m>(src: &Source, root: &Tab, models: &[&'m dyn Model], facts: &WorkloadFacts) -> Res<Vec<Run<'m>>> {
+pub(crate) fn runs(src: &Source, root: &Tab, models: &[&'static dyn DynModel], facts: &WorkloadSpec) -> Res<Vec<Run>> {
     // `algorithms`: the model names, each with the node that named it (for error positions).
-    let mut algorithms: Vec<(&'m dyn Model, Node)> = Vec::new();
+    let mut algorithms: Vec<(&'static dyn DynModel, Node)> = Vec::new();
     if let Some(node) = root.get("algorithms") {
         for item in node.as_array(src, "an array of model names")? {
             let text = item.as_str(src, &format!("a model name (one of {})", known(models)))?;
@@ -89,7 +90,7 @@ pub(crate) fn runs<'m>(src: &Source, root: &Tab, models: &[&'m dyn Model], facts
         let prefix = format!("models.{}", model.name());
         let fallback = table.map(|t| &t.node).unwrap_or(named_at);
         params::validate(src, *model, &params, facts, table, fallback, &prefix)?;
-        let spec = RunSpec { label: model.name().to_string(), model: model.name().to_string(), params };
+        let spec = RunSpec { label: model.name().to_string(), model: ModelRef(*model), params };
         runs.push(Run { spec, model: *model, is_variant: false });
     }
 
@@ -124,7 +125,7 @@ pub(crate) fn runs<'m>(src: &Source, root: &Tab, models: &[&'m dyn Model], facts
             let mut params = params::defaults(model).map_err(|m| model_node.err(src, m))?;
             params::apply(src, model, models, &mut params, &tab, &["name", "model"])?;
             params::validate(src, model, &params, facts, Some(&tab), model_node, &item.path)?;
-            let spec = RunSpec { label: label.to_string(), model: model.name().to_string(), params };
+            let spec = RunSpec { label: label.to_string(), model: ModelRef(model), params };
             runs.push(Run { spec, model, is_variant: true });
         }
     }

@@ -1,11 +1,11 @@
-//! `[network]`, `[workload]` and `[clocks]`, with the defaults of scenario-format.md.
+//! `[network]`, `[workload]` and `[clocks]`, with the defaults of docs/scenario-format.md.
 
 use crate::dist::Dist;
 use crate::scenario::nodes::{selector, Mentions};
-use crate::scenario::selector::Selector;
 use crate::scenario::types::{ClockSpec, LinkSpec, NetworkSpec, WorkloadSpec};
 use crate::scenario::values::{dist, fraction, int_in, ppm, time};
 use crate::scenario::walk::{Node, Res, Source, Tab};
+use crate::setup::Selector;
 
 /// Upper bounds that keep a typo (`clients = 1000000000`) from building a cluster that would
 /// exhaust memory; far above any scenario this simulator is meant for.
@@ -79,17 +79,7 @@ const WORKLOAD_KEYS: &[&str] = &[
 ];
 
 pub(crate) fn workload(src: &Source, root: &Tab) -> Res<WorkloadSpec> {
-    let mut spec = WorkloadSpec {
-        clients: 10,
-        locks: 1,
-        hold_ms: Dist::Uniform(5.0, 50.0),
-        think_ms: Dist::Uniform(0.0, 20.0),
-        acquire_timeout_ms: None,
-        read_fraction: 0.0,
-        reentry: 0.0,
-        resource: true,
-        acquisitions_per_client: None,
-    };
+    let mut spec = WorkloadSpec::default();
     let Some(tab) = section(src, root, "workload", WORKLOAD_KEYS)? else {
         return Ok(spec);
     };

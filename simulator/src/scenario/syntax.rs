@@ -43,8 +43,8 @@ pub(crate) fn key_near(text: &str, offset: usize) -> Option<String> {
                         *n
                     }
                     None => {
-                        arrays.push((name.clone(), 1));
-                        1
+                        arrays.push((name.clone(), 0));
+                        0
                     }
                 };
                 format!("{name}.{n}")
@@ -76,7 +76,7 @@ mod tests {
     #[test]
     fn finds_the_table_and_key_of_an_error_line() {
         let text = "name = \"t\"\n[[faults]]\nkind = 1\n[[faults]]\nat_ms = = 3\n";
-        assert_eq!(key_near(text, text.find("= 3").unwrap()).as_deref(), Some("faults.2.at_ms"));
+        assert_eq!(key_near(text, text.find("= 3").unwrap()).as_deref(), Some("faults.1.at_ms"));
         let text = "[workload]\nclients = [\n  [\"a\"],\n  3 4\n]\n";
         assert_eq!(key_near(text, text.find("4").unwrap()).as_deref(), Some("workload"));
         assert_eq!(key_near("[models . \"redis\"\n", 5).as_deref(), None);

@@ -3,8 +3,9 @@
 //! and what it found. toml_edit gives byte spans; this module turns them into 1-based lines and
 //! columns (columns count characters, as editors do).
 //!
-//! Array elements get 1-based indexes in key paths (`faults.2.target` is the second `[[faults]]`
-//! block), because that is how a person counts blocks in a file.
+//! Array elements get 0-based indexes in key paths (`faults.1.target` is the second `[[faults]]`
+//! block), the same convention as `sim sweep --param` paths, so a path read in an error message
+//! can be used as is in a sweep.
 
 use std::ops::Range;
 
@@ -190,12 +191,7 @@ impl<'a> Node<'a> {
                 .enumerate()
                 .map(|(i, t)| {
                     let span = at(t.span());
-                    Node {
-                        raw: Raw::Table(t),
-                        path: join(&self.path, &(i + 1).to_string()),
-                        key_at: span.clone(),
-                        at: span,
-                    }
+                    Node { raw: Raw::Table(t), path: join(&self.path, &i.to_string()), key_at: span.clone(), at: span }
                 })
                 .collect()),
             _ => match self.value() {
@@ -206,7 +202,7 @@ impl<'a> Node<'a> {
                         let span = at(v.span());
                         Node {
                             raw: Raw::Value(v),
-                            path: join(&self.path, &(i + 1).to_string()),
+                            path: join(&self.path, &i.to_string()),
                             key_at: span.clone(),
                             at: span,
                         }

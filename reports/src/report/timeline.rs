@@ -1,94 +1,77 @@
 //! The timeline of one seed: every row of the results re-run at that seed (runs are exact
 //! replays), and each run's history turned into lanes (a client's waiting and holding), the
 //! fault windows, and the overlaps, for `locksim_charts::timeline_chart`.
+//!
+//! Holds and waits are the checker's own ([`locksim_simulator::checker::Timeline`]): a hold is a
+//! holder interval, a wait an acquire call in progress, so the chart shows exactly what the
+//! checks judged. An overlap is a pair of holds the overlap check counts (one key, different
+//! clients, at least one exclusive), drawn where both are held.
 
 use std::collections::BTreeMap;
 
 use locksim_charts::{FaultWindow, Hold, Lane, Span, TimelineChart, TimelinePanel};
-use locksim_simulator::history::{History, HistoryEvent, LockKey, LockMode};
-use locksim_simulator::process::NodeId;
-use locksim_simulator::run::{run_seed, RunOptions};
+use locksim_simulator::batch::run_seed;
+use locksim_simulator::checker::intervals::WaitOutcome;
+use locksim_simulator::checker::{overlap, Timeline};
+use locksim_simulator::directory::NodeId;
+use locksim_simulator::history::{History, LockMode};
+use locksim_simulator::run::RunOptions;
 use locksim_simulator::scenario::Scenario;
 use locksim_simulator::time::{ns_to_ms, Nanos};
 
-use crate::runner::model_of;
-
-/// One hold of a key, as the overlap search needs it.
-struct KeyHold {
-    client: NodeId,
-    start_ns: Nanos,
-    end_ns: Nanos,
-    shared: bool,
+/// One client's lane while it is filled: waits and holds with the time each ended, so they can be
+/// put in the order they ended.
+struct LaneParts {
+    name: String,
+    waiting: Vec<(Nanos, Span)>,
+    holding: Vec<(Nanos, Hold)>,
 }
 
 /// Lanes, overlaps and faults of one run.
 pub fn panel(label: &str, seed: u64, h: &History) -> TimelinePanel {
     let end_ns = h.duration_ns;
-    let mut lanes: BTreeMap<NodeId, Lane> =
-        h.clients.iter().map(|&c| (c, Lane { name: h.client_name(c), ..Lane::default() })).collect();
-    // Per client: when its current acquire started, and its open holds per key (outermost only).
-    let mut waiting_since: BTreeMap<(NodeId, LockKey), Nanos> = BTreeMap::new();
-    let mut open: BTreeMap<(NodeId, LockKey), (Nanos, bool)> = BTreeMap::new();
-    let mut holds: Vec<(LockKey, KeyHold)> = Vec::new();
-    let close = |open: &mut BTreeMap<(NodeId, LockKey), (Nanos, bool)>,
-                 holds: &mut Vec<(LockKey, KeyHold)>,
-                 client: NodeId,
-                 key: LockKey,
-                 at: Nanos| {
-        if let Some((start_ns, shared)) = open.remove(&(client, key)) {
-            holds.push((key, KeyHold { client, start_ns, end_ns: at, shared }));
+    let timeline = Timeline::from_history(h);
+    let mut lanes: BTreeMap<NodeId, LaneParts> = h
+        .clients
+        .iter()
+        .map(|&c| (c, LaneParts { name: h.client_name(c), waiting: Vec::new(), holding: Vec::new() }))
+        .collect();
+    let mut overlaps = Vec::new();
+    for kt in timeline.keys.values() {
+        // A wait superseded by a second acquire of the same key joins the next one without a gap:
+        // from the client's side it is one wait, from the first call to the last one's end.
+        let mut superseded: BTreeMap<NodeId, Nanos> = BTreeMap::new();
+        for w in &kt.waits {
+            let start_ns = superseded.remove(&w.client).unwrap_or(w.start_ns);
+            if w.outcome == WaitOutcome::Superseded {
+                superseded.insert(w.client, start_ns);
+            } else if let Some(lane) = lanes.get_mut(&w.client) {
+                lane.waiting.push((w.end_ns, span(start_ns, w.end_ns)));
+            }
         }
-    };
-    for e in &h.events {
-        let c = e.node;
-        match &e.event {
-            HistoryEvent::AcquireStart { key, .. } => {
-                waiting_since.entry((c, *key)).or_insert(e.at_ns);
+        for iv in &kt.intervals {
+            if let Some(lane) = lanes.get_mut(&iv.client) {
+                let hold = Hold { span: span(iv.start_ns, iv.end_ns), shared: iv.mode == LockMode::Shared };
+                lane.holding.push((iv.end_ns, hold));
             }
-            HistoryEvent::Granted { key, mode, nested, .. } => {
-                if let Some(since) = waiting_since.remove(&(c, *key)) {
-                    push_wait(&mut lanes, c, since, e.at_ns);
-                }
-                if !nested {
-                    open.insert((c, *key), (e.at_ns, *mode == LockMode::Shared));
-                }
-            }
-            HistoryEvent::AcquireFailed { key, .. } => {
-                if let Some(since) = waiting_since.remove(&(c, *key)) {
-                    push_wait(&mut lanes, c, since, e.at_ns);
-                }
-            }
-            HistoryEvent::Released { key, nested: false } | HistoryEvent::Abandoned { key } => {
-                close(&mut open, &mut holds, c, *key, e.at_ns)
-            }
-            HistoryEvent::ClientCrashed => {
-                let keys: Vec<LockKey> = open.keys().filter(|(n, _)| *n == c).map(|(_, k)| *k).collect();
-                for k in keys {
-                    close(&mut open, &mut holds, c, k, e.at_ns);
-                }
-                let waits: Vec<LockKey> = waiting_since.keys().filter(|(n, _)| *n == c).map(|(_, k)| *k).collect();
-                for k in waits {
-                    let since = waiting_since.remove(&(c, k)).expect("listed");
-                    push_wait(&mut lanes, c, since, e.at_ns);
-                }
-            }
-            _ => {}
         }
+        overlap::for_each_pair(kt, |a, b| overlaps.push(span(b.start_ns, a.end_ns.min(b.end_ns))));
     }
-    // Whatever is still open runs to the end of the run.
-    for ((c, _), since) in std::mem::take(&mut waiting_since) {
-        push_wait(&mut lanes, c, since, end_ns);
-    }
-    let still_open: Vec<(NodeId, LockKey)> = open.keys().copied().collect();
-    for (c, k) in still_open {
-        close(&mut open, &mut holds, c, k, end_ns);
-    }
-    for (_, hold) in &holds {
-        if let Some(lane) = lanes.get_mut(&hold.client) {
-            lane.holding.push(Hold { span: span(hold.start_ns, hold.end_ns), shared: hold.shared });
-        }
-    }
-    let overlaps = overlaps(&mut holds);
+    overlaps.sort_by(|x, y| x.start_ms.total_cmp(&y.start_ms));
+    // In the order they ended (keys in order at the same instant), as a replay of the history
+    // closes them.
+    let lanes = lanes
+        .into_values()
+        .map(|mut l| {
+            l.waiting.sort_by_key(|(end, _)| *end);
+            l.holding.sort_by_key(|(end, _)| *end);
+            Lane {
+                name: l.name,
+                waiting: l.waiting.into_iter().map(|(_, s)| s).collect(),
+                holding: l.holding.into_iter().map(|(_, h)| h).collect(),
+            }
+        })
+        .collect();
     let faults = h
         .faults
         .iter()
@@ -98,36 +81,11 @@ pub fn panel(label: &str, seed: u64, h: &History) -> TimelinePanel {
             span: span(f.start_ns, f.end_ns.unwrap_or(end_ns)),
         })
         .collect();
-    TimelinePanel { label: label.to_string(), seed, lanes: lanes.into_values().collect(), faults, overlaps }
+    TimelinePanel { label: label.to_string(), seed, lanes, faults, overlaps }
 }
 
 fn span(start_ns: Nanos, end_ns: Nanos) -> Span {
     Span::new(ns_to_ms(start_ns), ns_to_ms(end_ns))
-}
-
-fn push_wait(lanes: &mut BTreeMap<NodeId, Lane>, client: NodeId, since: Nanos, until: Nanos) {
-    if let Some(lane) = lanes.get_mut(&client) {
-        lane.waiting.push(span(since, until));
-    }
-}
-
-/// The stretches where two holds of one key overlap with at least one exclusive (what the
-/// overlap checker counts), found by a sweep over holds in start order.
-fn overlaps(holds: &mut [(LockKey, KeyHold)]) -> Vec<Span> {
-    holds.sort_by_key(|(k, h)| (*k, h.start_ns, h.client));
-    let mut out = Vec::new();
-    for (i, (key, a)) in holds.iter().enumerate() {
-        for (other_key, b) in &holds[i + 1..] {
-            if other_key != key || b.start_ns >= a.end_ns {
-                break;
-            }
-            if b.client != a.client && !(a.shared && b.shared) && b.start_ns < a.end_ns {
-                out.push(span(b.start_ns, a.end_ns.min(b.end_ns)));
-            }
-        }
-    }
-    out.sort_by(|x, y| x.start_ms.total_cmp(&y.start_ms));
-    out
 }
 
 /// Re-runs `seed` for every row named in `labels` (in that order) and draws nothing: returns the
@@ -137,10 +95,7 @@ pub fn timeline_chart(scenario: &Scenario, labels: &[String], seed: u64) -> Time
     let mut panels = Vec::new();
     for label in labels {
         let Some(run) = scenario.runs.iter().find(|r| &r.label == label) else { continue };
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            run_seed(scenario, run, model_of(run), seed, &RunOptions::default())
-        }));
-        match outcome {
+        match run_seed(scenario, run, seed, &RunOptions::default()) {
             Ok(o) => panels.push(panel(label, seed, &o.history)),
             Err(_) => panels.push(TimelinePanel {
                 label: format!("{label} (seed {seed} panicked)"),
@@ -151,7 +106,7 @@ pub fn timeline_chart(scenario: &Scenario, labels: &[String], seed: u64) -> Time
     }
     TimelineChart {
         title: format!("{}: seed {seed}, one panel per algorithm", scenario.name),
-        duration_ms: scenario.duration_ms,
+        duration_ms: scenario.setup.duration_ms,
         panels,
     }
 }
@@ -159,7 +114,7 @@ pub fn timeline_chart(scenario: &Scenario, labels: &[String], seed: u64) -> Time
 #[cfg(test)]
 mod tests {
     use super::*;
-    use locksim_simulator::history::{FaultWindow as HistoryFault, Stamped};
+    use locksim_simulator::history::{FaultWindow as HistoryFault, HistoryEvent, Stamped};
 
     const MS: Nanos = 1_000_000;
 

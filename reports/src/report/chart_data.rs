@@ -1,7 +1,7 @@
 //! The results JSON's rows turned into the plain data `locksim-charts` draws from.
 
+use crate::json::{AlgorithmJson, ClassJson};
 use locksim_charts::{AlgorithmChartData, FencedRate, Interval95};
-use locksim_reports::json::{AlgorithmJson, ClassJson};
 
 /// A violation class as a rate with its interval; `None` with no runs. A class no run showed
 /// reaches up to what the runs rule out (`rules_out`, the rule of three, as in the table), so the
@@ -33,7 +33,7 @@ pub fn algorithm_chart_data(a: &AlgorithmJson) -> AlgorithmChartData {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use locksim_reports::{rules_out_text, ClassCount};
+    use crate::{rules_out_text, ClassCount};
 
     /// A class as the results JSON records it (the same constructor `sim run --json` uses).
     fn class(runs: u64, n: u64) -> ClassJson {

@@ -1,33 +1,67 @@
-//! Every message of the db model: client statements and their results (the MySQL client
-//! protocol over a TCP connection), binlog shipping and semisync acknowledgements between primary
-//! and replica, and the failover manager's probes and orders. The `Debug` text is what the trace
-//! prints, so it reads like the SQL it stands for.
+//! The db model's protocol: every message (client statements and their results, the MySQL client
+//! protocol over a TCP connection; binlog shipping and semisync acknowledgements between primary
+//! and replica; the failover manager's probes and orders) and every timer (one enum per process
+//! kind, wrapped in [`DbTimer`]). The `Debug` text is what the trace prints, so a message reads
+//! like the SQL it stands for.
 
 use std::fmt;
 
 use locksim_simulator::history::LockKey;
-use locksim_simulator::process::NodeId;
+use locksim_simulator::process::{NodeId, Protocol};
 
 use super::table::{Change, ConnId, Owner};
+use super::Db;
+
+impl Protocol for Db {
+    type Msg = DbMsg;
+    type Timer = DbTimer;
+}
 
 /// A statement a client library sends on its connection.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Stmt {
     /// `INSERT INTO locks (name, owner, count) VALUES (?, ?, 1)`
-    Insert { key: LockKey, owner: Owner },
+    Insert {
+        /// The lock's name.
+        key: LockKey,
+        /// The library's owner id, written to the row.
+        owner: Owner,
+    },
     /// `UPDATE locks SET count = count + 1 WHERE name = ? AND owner = ?`
-    Reenter { key: LockKey, owner: Owner },
+    Reenter {
+        /// The lock's name.
+        key: LockKey,
+        /// The library's owner id; only its own row matches.
+        owner: Owner,
+    },
     /// Decrement, or `DELETE … WHERE name = ? AND owner = ?` at 1.
-    Release { key: LockKey, owner: Owner },
+    Release {
+        /// The lock's name.
+        key: LockKey,
+        /// The library's owner id; only its own row matches.
+        owner: Owner,
+    },
     /// `UPDATE locks SET update_time = NOW() WHERE name = ? AND owner = ?`
-    Touch { key: LockKey, owner: Owner },
+    Touch {
+        /// The lock's name.
+        key: LockKey,
+        /// The library's owner id; only its own row matches.
+        owner: Owner,
+    },
     /// `SELECT GET_LOCK(name, 0)`
-    GetLock { key: LockKey },
+    GetLock {
+        /// The lock's name.
+        key: LockKey,
+    },
     /// `SELECT RELEASE_LOCK(name)`
-    ReleaseLock { key: LockKey },
+    ReleaseLock {
+        /// The lock's name.
+        key: LockKey,
+    },
 }
 
 impl Stmt {
+    /// The lock the statement is about.
     pub fn key(&self) -> LockKey {
         match *self {
             Stmt::Insert { key, .. }
@@ -66,20 +100,46 @@ impl fmt::Debug for Stmt {
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
     /// The INSERT made a row with this auto-increment id.
-    Inserted { id: u64 },
+    Inserted {
+        /// The new row's auto-increment id: the fencing token.
+        id: u64,
+    },
     /// Error 1062, duplicate entry for the unique name.
     Duplicate,
     /// An UPDATE: rows affected, and the row's id and count when it matched.
-    Updated { rows: u32, id: u64, count: u32 },
+    Updated {
+        /// Rows matched and changed: 1, or 0 when no row of this owner exists.
+        rows: u32,
+        /// The row's id (0 when no row matched).
+        id: u64,
+        /// The row's count after the update (0 when no row matched).
+        count: u32,
+    },
     /// A release: the count left (0: deleted), or `None` when no row of this owner existed.
-    Released { left: Option<u32> },
+    Released {
+        /// The count left (0: the row was deleted); `None`: no row of this owner.
+        left: Option<u32>,
+    },
     /// `GET_LOCK`: 1 (with this session's count) or 0.
-    GetLock { got: Option<u32> },
+    GetLock {
+        /// `Some(count)`: this session holds the lock, `count` times; `None`: another session does.
+        got: Option<u32>,
+    },
     /// `RELEASE_LOCK`: 1, 0 or NULL.
-    ReleaseLock { result: Option<bool> },
+    ReleaseLock {
+        /// `Some(true)` (1): released one level; `Some(false)` (0): another session holds it;
+        /// `None` (NULL): nobody holds it.
+        result: Option<bool>,
+    },
     /// Error 1290, the server runs with `--read-only` (a replica, or a demoted primary); it says
     /// which server it believes is the primary.
-    ReadOnly { primary: Option<NodeId>, epoch: u64 },
+    ReadOnly {
+        /// The server this one believes is the primary, if it knows one.
+        primary: Option<NodeId>,
+        /// The server's failover epoch; a client follows `primary` only if it is newer than its
+        /// own.
+        epoch: u64,
+    },
     /// The server does not know this connection (it restarted): "MySQL server has gone away".
     Gone,
 }
@@ -113,7 +173,9 @@ impl fmt::Debug for Outcome {
 /// The server's role. Durable: it is configuration (`read_only`) and replication state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
+    /// Takes writes, runs the cleanup job and ships its binlog (`server-0` at the start).
     Primary,
+    /// Read-only: applies the primary's binlog; the failover manager may promote it.
     Replica,
     /// A primary the failover manager demoted (set read-only) after promoting another; not
     /// rejoined as a replica (orchestrator and MHA leave that to an operator).
@@ -127,6 +189,7 @@ pub struct BinlogEvent {
     pub seq: u64,
     /// The failover epoch of the primary that wrote it.
     pub epoch: u64,
+    /// The row change: the key and the row's after image (`None`: deleted).
     pub change: Change,
 }
 
@@ -144,35 +207,97 @@ impl fmt::Debug for BinlogEvent {
 pub enum DbMsg {
     /// Client → server: a statement on a connection. `first` opens the connection (the
     /// handshake), `id` numbers the statements on it (a retransmission repeats the id).
-    Request { conn: ConnId, first: bool, id: u64, stmt: Stmt },
+    Request {
+        /// The connection (session) the statement is on.
+        conn: ConnId,
+        /// Whether this statement opens the connection.
+        first: bool,
+        /// The statement's number on the connection.
+        id: u64,
+        /// The statement.
+        stmt: Stmt,
+    },
     /// Server → client.
-    Response { conn: ConnId, id: u64, outcome: Outcome },
+    Response {
+        /// The connection the answered statement was on.
+        conn: ConnId,
+        /// The answered statement's number on the connection.
+        id: u64,
+        /// What the statement returned.
+        outcome: Outcome,
+    },
     /// Client → server: the connection is closed (FIN), ending its session.
-    Close { conn: ConnId },
+    Close {
+        /// The connection being closed.
+        conn: ConnId,
+    },
     /// Server → client: the close arrived (the FIN's ACK).
-    Closed { conn: ConnId },
+    Closed {
+        /// The connection whose close arrived.
+        conn: ConnId,
+    },
     /// Primary → replica: binlog events, in order.
-    Binlog { events: Vec<BinlogEvent> },
+    Binlog {
+        /// The events, in position order.
+        events: Vec<BinlogEvent>,
+    },
     /// Primary → replica, every second: the last position shipped (MASTER_HEARTBEAT_PERIOD).
-    BinlogHeartbeat { epoch: u64, shipped: u64 },
+    BinlogHeartbeat {
+        /// The primary's failover epoch.
+        epoch: u64,
+        /// The last binlog position sent; a replica that has less asks for a resend.
+        shipped: u64,
+    },
     /// Replica → primary: resend from this position (reconnect with auto-positioning).
-    Resync { from: u64 },
+    Resync {
+        /// The first binlog position the replica lacks.
+        from: u64,
+    },
     /// Replica → primary (semisync): the relay log holds everything up to `seq`.
-    Ack { seq: u64 },
+    Ack {
+        /// The replica's last binlog position.
+        seq: u64,
+    },
     /// Manager → server: health probe.
-    Ping { epoch: u64 },
+    Ping {
+        /// The manager's current failover epoch.
+        epoch: u64,
+    },
     /// Server → manager.
-    Pong { role: Role, epoch: u64, applied: u64 },
+    Pong {
+        /// The server's role.
+        role: Role,
+        /// The server's failover epoch.
+        epoch: u64,
+        /// The server's last binlog position (written as primary, applied as replica).
+        applied: u64,
+    },
     /// Manager → replica: become primary for `epoch`.
-    Promote { epoch: u64 },
+    Promote {
+        /// The new epoch, one above the manager's current one.
+        epoch: u64,
+    },
     /// Replica → manager: done.
-    Promoted { epoch: u64 },
+    Promoted {
+        /// The epoch the server now leads.
+        epoch: u64,
+    },
     /// Manager → old primary: set read-only; `primary` now leads `epoch`.
-    Demote { epoch: u64, primary: NodeId },
+    Demote {
+        /// The new primary's epoch.
+        epoch: u64,
+        /// The new primary.
+        primary: NodeId,
+    },
     /// Client → manager: where is the primary (the address a VIP or proxy resolves to)?
     WhoIsPrimary,
     /// Manager → clients: the primary for `epoch` (after a failover, or as an answer).
-    NewPrimary { primary: NodeId, epoch: u64 },
+    NewPrimary {
+        /// The primary.
+        primary: NodeId,
+        /// The epoch it leads.
+        epoch: u64,
+    },
 }
 
 impl fmt::Debug for DbMsg {
@@ -199,6 +324,97 @@ impl fmt::Debug for DbMsg {
             DbMsg::Demote { epoch, primary } => write!(f, "demote: node {primary} leads e{epoch}"),
             DbMsg::WhoIsPrimary => write!(f, "who is primary?"),
             DbMsg::NewPrimary { primary, epoch } => write!(f, "primary is node {primary} (e{epoch})"),
+        }
+    }
+}
+
+/// A MySQL server's timers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServerTimer {
+    /// Statement `exec` (a key of the server's statements in progress) reaches its commit point.
+    Commit {
+        /// The statement's key in the server's statements in progress.
+        exec: u64,
+    },
+    /// The oldest queued binlog event is due to leave for the replica.
+    Ship,
+    /// The oldest commit waiting for a semisync ack may have waited `semisync_timeout_ms`.
+    SemisyncTimeout,
+    /// The cleanup job's next run.
+    Cleanup,
+    /// The primary's next binlog heartbeat to the replica.
+    BinlogHeartbeat,
+}
+
+/// The client library's timers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClientTimer {
+    /// The sleep of `poll_ms` before the next attempt at `key` is over.
+    Poll {
+        /// The lock to try again.
+        key: LockKey,
+    },
+    /// Time to refresh `key`'s `update_time`.
+    Heartbeat {
+        /// The held lock whose row to refresh.
+        key: LockKey,
+    },
+    /// The statement on the wire is still unanswered after its RTO: send it again.
+    Retransmit,
+    /// The statement on the wire is abandoned (`STATEMENT_TIMEOUT_NS`).
+    StatementTimeout,
+    /// Ask the manager for the primary again.
+    AskPrimary,
+    /// The close of `conn` is still unacknowledged after its RTO: send it again.
+    CloseRetransmit {
+        /// The connection being closed.
+        conn: ConnId,
+    },
+}
+
+/// The failover manager's timers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ManagerTimer {
+    /// The next round of pings (and failover decision).
+    Probe,
+}
+
+/// Every timer of the model: one variant per process kind.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum DbTimer {
+    /// A MySQL server's timer.
+    Server(ServerTimer),
+    /// The client library's timer.
+    Client(ClientTimer),
+    /// The failover manager's timer.
+    Manager(ManagerTimer),
+}
+
+impl From<ServerTimer> for DbTimer {
+    fn from(t: ServerTimer) -> Self {
+        DbTimer::Server(t)
+    }
+}
+
+impl From<ClientTimer> for DbTimer {
+    fn from(t: ClientTimer) -> Self {
+        DbTimer::Client(t)
+    }
+}
+
+impl From<ManagerTimer> for DbTimer {
+    fn from(t: ManagerTimer) -> Self {
+        DbTimer::Manager(t)
+    }
+}
+
+/// Prints the process's own timer, so a trace line reads `Poll { key: 0 }`.
+impl fmt::Debug for DbTimer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DbTimer::Server(t) => t.fmt(f),
+            DbTimer::Client(t) => t.fmt(f),
+            DbTimer::Manager(t) => t.fmt(f),
         }
     }
 }

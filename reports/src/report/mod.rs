@@ -15,30 +15,42 @@ pub mod timeline;
 use std::path::{Path, PathBuf};
 
 use locksim_charts::{ChartError, ChartFiles};
-use locksim_reports::json::ResultsJson;
 use locksim_simulator::scenario::Scenario;
 
-use crate::exit::{CliError, MODEL_FAILED};
+use crate::json::ResultsJson;
 use chart_data::algorithm_chart_data;
 use html::{index_html, ChartSection};
 
 /// Where the report went.
 pub struct ReportWritten {
+    /// The page, `DIR/index.html`.
     pub index: PathBuf,
     /// The seed the timeline shows, if one was drawn.
     pub timeline_seed: Option<u64>,
 }
 
-fn chart_error(e: ChartError) -> CliError {
+/// Why a report could not be written, split by whose side the failure is on.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// A file of the report could not be written or read back (a read-only or full directory):
+    /// the user's side. The message names the file.
+    #[error("{0}")]
+    Io(String),
+    /// A chart failed to draw: ours.
+    #[error("drawing a chart failed: {0}")]
+    Draw(ChartError),
+}
+
+fn chart_error(e: ChartError) -> ReportError {
     match e {
         // Writing is the user's side (a read-only or full directory); drawing failing is ours.
-        ChartError::CreateDir { .. } | ChartError::Write { .. } => CliError::bad_input(e.to_string()),
-        other => CliError { code: MODEL_FAILED, message: format!("drawing a chart failed: {other}") },
+        ChartError::CreateDir { .. } | ChartError::Write { .. } => ReportError::Io(e.to_string()),
+        other => ReportError::Draw(other),
     }
 }
 
-fn write_file(path: &Path, text: &str) -> Result<(), CliError> {
-    std::fs::write(path, text).map_err(|e| CliError::bad_input(format!("cannot write {}: {e}", path.display())))
+fn write_file(path: &Path, text: &str) -> Result<(), ReportError> {
+    std::fs::write(path, text).map_err(|e| ReportError::Io(format!("cannot write {}: {e}", path.display())))
 }
 
 /// The seed the timeline shows: `asked`, else the smallest first failing seed of any row, else
@@ -53,22 +65,22 @@ pub fn timeline_seed(results: &ResultsJson, asked: Option<u64>) -> (u64, String)
     }
 }
 
-fn section(files: &ChartFiles, heading: &str, caption: &str) -> Result<ChartSection, CliError> {
+fn section(files: &ChartFiles, heading: &str, caption: &str) -> Result<ChartSection, ReportError> {
     let svg = std::fs::read_to_string(&files.svg)
-        .map_err(|e| CliError::bad_input(format!("cannot read back {}: {e}", files.svg.display())))?;
+        .map_err(|e| ReportError::Io(format!("cannot read back {}: {e}", files.svg.display())))?;
     let png_name = files.png.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     Ok(ChartSection { heading: heading.to_string(), caption: caption.to_string(), svg, png_name })
 }
 
-/// Writes the whole report into `dir` (which the caller has checked with
-/// [`crate::out_dir::prepare`]). `scenario` is what the timeline re-runs; when there is none,
-/// the error says why, and the page shows that reason in place of the timeline.
+/// Writes the whole report into `dir` (which the caller has checked exists and can be written).
+/// `scenario` is what the timeline re-runs; when there is none, the error says why, and the page
+/// shows that reason in place of the timeline.
 pub fn write_report(
     dir: &Path,
     results: &ResultsJson,
     scenario: Result<&Scenario, &str>,
     asked_seed: Option<u64>,
-) -> Result<ReportWritten, CliError> {
+) -> Result<ReportWritten, ReportError> {
     write_file(&dir.join("results.json"), &results.to_pretty_string())?;
     let algs: Vec<_> = results.algorithms.iter().map(algorithm_chart_data).collect();
     let name = &results.scenario;

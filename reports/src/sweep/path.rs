@@ -9,10 +9,10 @@
 //! an error. Whether the key means anything, and whether the value is in range, is the scenario
 //! parser's call: the edited document is written back to text and parsed like any file, so a
 //! sweep accepts exactly what a hand-edited file would. The parser's errors are reported against
-//! the original file and the `--param` (the generated text's line numbers would mislead), with
-//! its array indexes (which count blocks from 1) turned back into the 0-based indexes of key paths.
+//! the original file and the `--param` (the generated text's line numbers would mislead); their
+//! key paths count array elements from 0 too, so they name the `--param` keys as given.
 
-use locksim_simulator::model::Model;
+use locksim_simulator::model::DynModel;
 use locksim_simulator::scenario::{parse_str, Scenario, ScenarioError};
 use toml_edit::{DocumentMut, InlineTable, Item, Table, Value};
 
@@ -174,18 +174,6 @@ fn in_value(v: &mut Value, segs: &[&str], i: usize, value: Value) -> Result<(), 
     }
 }
 
-/// A parser key path with its array indexes (1-based in the parser's messages) made 0-based,
-/// as `--param` keys count them.
-pub fn zero_based(key: &str) -> String {
-    key.split('.')
-        .map(|s| match s.parse::<u64>() {
-            Ok(n) if n > 0 && is_index(s) => (n - 1).to_string(),
-            _ => s.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join(".")
-}
-
 /// One point of a sweep: the scenario with every parameter set to its value, and the text it was
 /// parsed from. `file` is the scenario file as the user named it (it stays the scenario's
 /// `file`, so results name it).
@@ -194,7 +182,7 @@ pub fn point_scenario(
     base: &DocumentMut,
     params: &[SweepParam],
     values: &[SweepValue],
-    models: &[&dyn Model],
+    models: &[&'static dyn DynModel],
 ) -> Result<(Scenario, String), String> {
     let mut doc = base.clone();
     for (p, v) in params.iter().zip(values) {
@@ -205,14 +193,43 @@ pub fn point_scenario(
     Ok((scenario, text))
 }
 
+/// One point of a sweep, ready to run.
+pub struct Point {
+    /// The parameters' values, in `--param` order.
+    pub values: Vec<SweepValue>,
+    /// The scenario with every parameter set to its value.
+    pub scenario: Scenario,
+    /// The edited scenario text it was parsed from.
+    pub text: String,
+}
+
+/// Every point of `points`, in order, with its scenario: the scenario file's `text` edited as
+/// TOML (see [`point_scenario`]). `file` is the scenario file as the user named it. Fails on the
+/// first point the parser refuses.
+pub fn point_scenarios(
+    file: &str,
+    text: &str,
+    params: &[SweepParam],
+    points: &[Vec<SweepValue>],
+    models: &[&'static dyn DynModel],
+) -> Result<Vec<Point>, String> {
+    let doc: DocumentMut = text.parse().map_err(|e| format!("{file}: cannot be edited as TOML: {e}"))?;
+    points
+        .iter()
+        .map(|values| {
+            let (scenario, text) = point_scenario(file, &doc, params, values, models)?;
+            Ok(Point { values: values.clone(), scenario, text })
+        })
+        .collect()
+}
+
 /// A parser error on the edited text, told against the original file and the `--param`s.
 fn parse_error(file: &str, params: &[SweepParam], values: &[SweepValue], e: &ScenarioError) -> String {
-    let key = e.key.as_deref().map(zero_based);
+    let key = e.key.as_deref();
     // The --param the error is about: the one whose key is (a prefix of) the error's key, or the
     // other way round (an error about a whole table the key created); else all of them.
     let about = |p: &&SweepParam| {
-        key.as_deref()
-            .is_some_and(|k| k == p.key || k.starts_with(&format!("{}.", p.key)) || p.key.starts_with(&format!("{k}.")))
+        key.is_some_and(|k| k == p.key || k.starts_with(&format!("{}.", p.key)) || p.key.starts_with(&format!("{k}.")))
     };
     let named: Vec<&SweepParam> = match params.iter().find(about) {
         Some(p) => vec![p],
@@ -319,13 +336,6 @@ duration_ms = 50
         assert!(e.contains("whole [[faults]] block"), "{e}");
         let e = set_to("faults", Value::from(1)).unwrap_err();
         assert!(e.contains("list of [[faults]] blocks"), "{e}");
-    }
-
-    #[test]
-    fn parser_paths_become_zero_based() {
-        assert_eq!(zero_based("faults.2.target"), "faults.1.target");
-        assert_eq!(zero_based("workload.clients"), "workload.clients");
-        assert_eq!(zero_based("variants.1"), "variants.0");
     }
 
     #[test]

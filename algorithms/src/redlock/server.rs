@@ -16,29 +16,35 @@
 //! `restart_delay_ms` (redis.io: "make the instance unavailable for at least a bit more than the
 //! max TTL"): the engine restarts a crashed node when the fault's duration ends, so a restarted
 //! master stays silent (drops every request, as a node that is down) until `restart_delay_ms`
-//! after its crash on its own monotonic clock. The engine does not tell a node when it crashed, so
-//! the crash instant is taken as the master's last handled event (a message or timer): every key
-//! it ever acknowledged was set at or before that instant, so "silent until last event +
+//! after its crash on its own monotonic clock. The crash instant is taken as the master's last
+//! handled event (a message or timer), as it was when the engine did not tell a node when it
+//! crashed (`Crash::mono_ns` now does; using it would change runs): every key it ever
+//! acknowledged was set at or before that instant, so "silent until last event +
 //! restart_delay_ms" keeps the guarantee the delayed restart is for (every pre-crash key has
 //! expired before the master answers again when restart_delay_ms >= ttl_ms).
 
 use locksim_simulator::dist::Dist;
 use locksim_simulator::history::LockKey;
-use locksim_simulator::process::{downcast, Ctx, Msg, NodeId, Process, TimerId};
+use locksim_simulator::process::{Crash, Ctx, NodeId, Process, TimerId};
 use locksim_simulator::time::{ms_to_ns, Nanos, NS_PER_SEC};
 
-use super::protocol::{Command, Reply, Request};
+use super::protocol::{Command, RedlockMsg, RedlockTimer, Reply, ServerTimer};
+use super::Redlock;
 use crate::smallmap::SmallMap;
 
 /// What a restarted master still has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Persistence {
+    /// No persistence: the master restarts empty.
     None,
+    /// `appendfsync everysec`: a crash keeps the dataset as of the last fsync.
     EverySec,
+    /// `appendfsync always`: a crash keeps every acknowledged write.
     Always,
 }
 
 impl Persistence {
+    /// The `persistence` parameter: `none`, `always`, anything else `everysec`.
     pub fn parse(s: &str) -> Persistence {
         match s {
             "none" => Persistence::None,
@@ -97,70 +103,83 @@ impl Store {
         self.keys.get(&key).filter(|e| now_wall_ns < e.expires_at_wall_ns).map(|e| e.value)
     }
 
+    /// The number of keys stored, expired ones not yet removed included.
     pub fn len(&self) -> usize {
         self.keys.len()
     }
 
+    /// Whether no key is stored.
     pub fn is_empty(&self) -> bool {
         self.keys.is_empty()
     }
 }
 
-const TAG_FSYNC: u64 = 1;
+/// What a master loses at a crash: everything but its configuration, [`RedisMaster::fsynced`]
+/// (the AOF on disk) and the keyspace the persistence rule gives back.
+#[derive(Debug, Default)]
+struct Volatile {
+    /// The keyspace in memory.
+    store: Store,
+    /// The command loop is single-threaded: the next command starts when this one is done.
+    busy_until_mono_ns: Nanos,
+    /// The monotonic time of the last event handled: the crash instant as far as the master knows.
+    last_event_mono_ns: Nanos,
+    /// Set at a restart; the restarted master answers nothing until this monotonic time.
+    silent_until_mono_ns: Option<Nanos>,
+    fsync_timer: Option<TimerId>,
+}
+
+impl Volatile {
+    /// A master's memory right after a (re)start: the keyspace it loaded, nothing else.
+    fn with_store(store: Store) -> Volatile {
+        Volatile { store, ..Volatile::default() }
+    }
+}
 
 /// A Redis master process.
 pub struct RedisMaster {
     persistence: Persistence,
     restart_delay_ns: Nanos,
     service_ms: Dist,
-    /// The keyspace in memory.
-    store: Store,
-    /// With `everysec`: the dataset as of the last fsync (what the AOF on disk replays to).
+    /// Durable: with `everysec`, the dataset as of the last fsync (what the AOF on disk replays to).
+    /// (With `always` the whole keyspace is durable; see `on_crash`.)
     fsynced: Store,
-    /// The command loop is single-threaded: the next command starts when this one is done.
-    busy_until_mono_ns: Nanos,
-    /// The monotonic time of the last event handled: the crash instant as far as the master knows.
-    last_event_mono_ns: Nanos,
-    /// Set at a crash; the restarted master answers nothing until this monotonic time.
-    silent_until_mono_ns: Option<Nanos>,
-    /// Between a crash and the restart: the crash instant as the master knows it.
+    /// Between a crash and the restart: the crash instant as the master knows it (its last
+    /// handled event), carried from `on_crash` to `on_restart`.
     crashed_at_mono_ns: Option<Nanos>,
-    fsync_timer: Option<TimerId>,
+    v: Volatile,
 }
 
 impl RedisMaster {
+    /// A master with this persistence, restart delay and time per command (milliseconds).
     pub fn new(persistence: Persistence, restart_delay_ns: Nanos, service_ms: Dist) -> RedisMaster {
         RedisMaster {
             persistence,
             restart_delay_ns,
             service_ms,
-            store: Store::default(),
             fsynced: Store::default(),
-            busy_until_mono_ns: 0,
-            last_event_mono_ns: 0,
-            silent_until_mono_ns: None,
             crashed_at_mono_ns: None,
-            fsync_timer: None,
+            v: Volatile::default(),
         }
     }
 
     /// The keyspace (for tests and notes).
     pub fn store(&self) -> &Store {
-        &self.store
+        &self.v.store
     }
 
-    fn arm_fsync(&mut self, ctx: &mut Ctx, after_ns: Nanos) {
+    fn arm_fsync(&mut self, ctx: &mut Ctx<Redlock>, after_ns: Nanos) {
         if self.persistence == Persistence::EverySec {
-            self.fsync_timer = Some(ctx.set_timer(after_ns, TAG_FSYNC));
+            self.v.fsync_timer = Some(ctx.set_timer(after_ns, ServerTimer::Fsync));
         }
     }
 
     /// Whether the master is still inside its delayed restart; notes the moment it comes back.
-    fn silent(&mut self, ctx: &mut Ctx) -> bool {
-        match self.silent_until_mono_ns {
+    fn silent(&mut self, ctx: &mut Ctx<Redlock>) -> bool {
+        match self.v.silent_until_mono_ns {
             Some(until) if ctx.now_mono_ns() < until => true,
             Some(_) => {
-                self.silent_until_mono_ns = None;
+                self.v.silent_until_mono_ns = None;
                 ctx.note(|| "restart delay over: serving again".to_string());
                 false
             }
@@ -169,68 +188,75 @@ impl RedisMaster {
     }
 }
 
-impl Process for RedisMaster {
-    fn on_start(&mut self, ctx: &mut Ctx) {
-        self.last_event_mono_ns = ctx.now_mono_ns();
+impl Process<Redlock> for RedisMaster {
+    fn on_start(&mut self, ctx: &mut Ctx<Redlock>) {
+        self.v.last_event_mono_ns = ctx.now_mono_ns();
         // The fsync thread's phase relative to the workload is arbitrary in a real server.
         let phase_ns = rand::Rng::gen_range(ctx.rng(), 1..=NS_PER_SEC);
         self.arm_fsync(ctx, phase_ns);
     }
 
-    fn on_message(&mut self, ctx: &mut Ctx, from: NodeId, msg: Msg) {
-        let Ok(req) = downcast::<Request>(msg) else { return };
+    fn on_message(&mut self, ctx: &mut Ctx<Redlock>, from: NodeId, msg: RedlockMsg) {
+        let RedlockMsg::Request(req) = msg else { return };
         let now_mono = ctx.now_mono_ns();
         if self.silent(ctx) {
             ctx.note(|| format!("down (restart delay): dropped {req:?}"));
             return;
         }
-        self.last_event_mono_ns = now_mono;
+        let v = &mut self.v;
+        v.last_event_mono_ns = now_mono;
         let now_wall = ctx.now_wall_ns();
         let ok = match req.cmd {
-            Command::SetNx { key, value, ttl_ns } => self.store.set_nx(key, value, ttl_ns, now_wall),
-            Command::Unlock { key, value } => self.store.unlock(key, value, now_wall),
+            Command::SetNx { key, value, ttl_ns } => v.store.set_nx(key, value, ttl_ns, now_wall),
+            Command::Unlock { key, value } => v.store.unlock(key, value, now_wall),
         };
         // Commands run one after another; the reply leaves when this one is done.
         let service_ns = ms_to_ns(self.service_ms.sample_non_negative(ctx.rng()));
-        let start = self.busy_until_mono_ns.max(now_mono);
-        self.busy_until_mono_ns = start + service_ns;
+        let start = v.busy_until_mono_ns.max(now_mono);
+        v.busy_until_mono_ns = start + service_ns;
         let key = req.cmd.key();
-        let holder = self.store.get(key, now_wall);
+        let holder = v.store.get(key, now_wall);
         ctx.note(|| match holder {
             Some(v) => format!("lock{key} = {:08x}", v as u32),
             None => format!("lock{key} unset"),
         });
-        ctx.send_after(self.busy_until_mono_ns - now_mono, from, Reply { id: req.id, ok });
+        ctx.send_after(v.busy_until_mono_ns - now_mono, from, Reply { id: req.id, ok });
     }
 
-    fn on_timer(&mut self, ctx: &mut Ctx, _timer: TimerId, tag: u64) {
-        if tag == TAG_FSYNC {
-            self.last_event_mono_ns = ctx.now_mono_ns();
-            self.fsynced = self.store.clone();
-            self.arm_fsync(ctx, NS_PER_SEC);
+    fn on_timer(&mut self, ctx: &mut Ctx<Redlock>, _timer: TimerId, tag: RedlockTimer) {
+        match tag {
+            RedlockTimer::Server(ServerTimer::Fsync) => {
+                self.v.last_event_mono_ns = ctx.now_mono_ns();
+                self.fsynced = self.v.store.clone();
+                self.arm_fsync(ctx, NS_PER_SEC);
+            }
+            RedlockTimer::Client(_) => {}
         }
     }
 
-    fn on_crash(&mut self) {
-        self.crashed_at_mono_ns = Some(self.last_event_mono_ns);
-        self.fsync_timer = None;
-        self.busy_until_mono_ns = 0;
-        self.store = match self.persistence {
+    fn on_crash(&mut self, _crash: &Crash) {
+        // The crash instant is the last handled event, not `crash.mono_ns` (see the module header).
+        let crashed_at = self.v.last_event_mono_ns;
+        // What the disk gives back: nothing, the AOF as of the last fsync, or (`always`: every
+        // acknowledged write was on disk before its reply left) the whole keyspace.
+        let kept = match self.persistence {
             Persistence::None => Store::default(),
             Persistence::EverySec => self.fsynced.clone(),
-            Persistence::Always => std::mem::take(&mut self.store),
+            Persistence::Always => std::mem::take(&mut self.v.store),
         };
+        self.v = Volatile::with_store(kept);
+        self.crashed_at_mono_ns = Some(crashed_at);
     }
 
-    fn on_restart(&mut self, ctx: &mut Ctx) {
+    fn on_restart(&mut self, ctx: &mut Ctx<Redlock>) {
         let now = ctx.now_mono_ns();
         let crashed_at = self.crashed_at_mono_ns.take().unwrap_or(now).min(now);
-        self.last_event_mono_ns = now;
+        self.v.last_event_mono_ns = now;
         let until = crashed_at + self.restart_delay_ns;
         if until > now {
-            self.silent_until_mono_ns = Some(until);
+            self.v.silent_until_mono_ns = Some(until);
         }
-        let (kept, silent_ms) = (self.store.len(), until.saturating_sub(now) / 1_000_000);
+        let (kept, silent_ms) = (self.v.store.len(), until.saturating_sub(now) / 1_000_000);
         ctx.note(|| format!("restarted with {kept} keys; silent for {silent_ms} ms"));
         self.arm_fsync(ctx, NS_PER_SEC);
     }

@@ -3,8 +3,9 @@
 
 use std::fmt;
 
-use crate::process::NodeKind;
+use crate::directory::NodeKind;
 
+/// Which nodes a fault or a link override means.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Selector {
     /// One node by name (`client-3`, `server-0`, `sentinel-1`, `resource`).
@@ -22,7 +23,9 @@ pub enum Selector {
     Holder,
     /// One client waiting to acquire now.
     Waiter,
+    /// One client, chosen by the seed (crashed ones included).
     RandomClient,
+    /// One server, chosen by the seed (crashed ones included).
     RandomServer,
 }
 
@@ -62,11 +65,6 @@ impl Selector {
     /// Whether the selector always means the same nodes (a name, a kind, or everything).
     pub fn is_fixed(&self) -> bool {
         matches!(self, Selector::Named(_) | Selector::AllOf(_) | Selector::All)
-    }
-
-    /// Whether the selector is resolved at fault time from the run's state.
-    pub fn is_role(&self) -> bool {
-        matches!(self, Selector::Leader | Selector::Follower | Selector::Holder | Selector::Waiter)
     }
 }
 

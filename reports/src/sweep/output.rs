@@ -5,19 +5,21 @@
 //! written or replaced; nothing else in the directory is touched.
 //!
 //! Numbers come from the results JSON rows ([`AlgorithmJson`]), already rounded by
-//! `locksim_reports::num`, and are written with Rust's shortest round-trip formatting, so the
+//! [`crate::num`], and are written with Rust's shortest round-trip formatting, so the
 //! files are byte-stable. A value with no data is an empty CSV cell or `null`, never 0.
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use locksim_charts::{sweep_chart, SweepChart, SweepPoint, SweepSeries};
-use locksim_reports::json::SeedRange;
-use locksim_reports::AlgorithmJson;
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
-use crate::sweep::values::{SweepParam, SweepValue};
+use crate::json::{replay_command, ResultsJson, SeedRange};
+use crate::sweep::path::Point;
+use crate::sweep::values::{describe_point, SweepParam, SweepValue};
+use crate::{AlgorithmJson, AlgorithmTotals};
 
 /// The results of one point.
 pub struct PointResults {
@@ -41,6 +43,34 @@ pub fn write_point_scenario(dir: &Path, index: usize, header: &str, text: &str) 
     let points = dir.join("points");
     std::fs::create_dir_all(&points).map_err(|e| format!("cannot create {}: {e}", points.display()))?;
     write(&points.join(format!("point-{index}.toml")), &format!("{header}{text}"))
+}
+
+/// The results of point number `index` from its rows' totals. When a row has a failing seed, the
+/// point's scenario (its text, headed by a comment naming the scenario file and the point's
+/// `--param`s) is written as `DIR/points/point-N.toml` and the rows' replay commands name it: the
+/// original file would not reproduce them. `complete` is false for the point a Ctrl-C stopped.
+pub fn point_results(
+    dir: &Path,
+    index: usize,
+    point: &Point,
+    params: &[SweepParam],
+    seeds: Range<u64>,
+    totals: &[AlgorithmTotals],
+    complete: bool,
+) -> Result<PointResults, String> {
+    let mut rows = ResultsJson::from_scenario(&point.scenario, seeds, totals, Vec::new()).algorithms;
+    let mut scenario_file = None;
+    if rows.iter().any(|r| r.replay.is_some()) {
+        let file = point.scenario.file.display();
+        let header = format!("# sim sweep: {file} with {}\n", describe_point(params, &point.values));
+        let path = write_point_scenario(dir, index, &header, &point.text)?;
+        let shown = path.display().to_string();
+        for (row, t) in rows.iter_mut().zip(totals) {
+            row.replay = t.first_failing_seed().map(|s| replay_command(&shown, &row.label, s));
+        }
+        scenario_file = Some(shown);
+    }
+    Ok(PointResults { values: point.values.clone(), rows, complete, scenario_file })
 }
 
 /// A CSV cell: quoted when it holds a comma, a quote or a line break.
@@ -318,6 +348,24 @@ pub fn charts(
 /// Writes `sweep.csv` and `sweep.json` into `dir`; returns their paths.
 pub fn write_tables(dir: &Path, csv_text: &str, json_text: &str) -> Result<Vec<PathBuf>, String> {
     Ok(vec![write(&dir.join("sweep.csv"), csv_text)?, write(&dir.join("sweep.json"), json_text)?])
+}
+
+/// Everything a sweep writes at its end into `dir`: `sweep.csv`, `sweep.json` and the charts.
+/// `scenario` is the scenario's name, `file` the scenario file as the user named it.
+pub fn write_all(
+    dir: &Path,
+    scenario: &str,
+    file: &str,
+    seeds: SeedRange,
+    params: &[SweepParam],
+    points: &[PointResults],
+    interrupted: bool,
+) -> Result<(), String> {
+    let csv_text = csv(params, points);
+    let json_text = json(scenario, file, seeds, params, points, interrupted);
+    write_tables(dir, &csv_text, &json_text)?;
+    charts(dir, scenario, params, points)?;
+    Ok(())
 }
 
 /// The charts' file names (without extension), in the order drawn.

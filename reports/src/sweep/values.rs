@@ -15,9 +15,13 @@ pub const MAX_POINTS: u64 = 10_000;
 /// One value of a swept parameter.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SweepValue {
+    /// An integer.
     Int(i64),
+    /// A number written as a float (`0.5`, `1e3`), or any number of a range or list that has one.
     Float(f64),
+    /// `true` or `false`.
     Bool(bool),
+    /// Text: a list element that is neither a number nor a boolean (quotes removed).
     Str(String),
 }
 
@@ -69,6 +73,7 @@ impl fmt::Display for SweepValue {
 pub struct SweepParam {
     /// The dotted key path, as given (`models.redis.ttl_ms`).
     pub key: String,
+    /// The values to sweep, in order.
     pub values: Vec<SweepValue>,
     /// The whole option as given (`models.redis.ttl_ms=1000..5000:1000`), for messages.
     pub text: String,
@@ -234,6 +239,11 @@ fn list(spec: &str) -> Result<Vec<SweepValue>, String> {
         return Err(format!("the list has {} values, more than a sweep may have ({MAX_POINTS})", values.len()));
     }
     Ok(values)
+}
+
+/// One point's values as the options that give it: `--param k=v --param k2=v2`.
+pub fn describe_point(params: &[SweepParam], values: &[SweepValue]) -> String {
+    params.iter().zip(values).map(|(p, v)| format!("--param {}={v}", p.key)).collect::<Vec<_>>().join(" ")
 }
 
 /// Every combination of the parameters' values, the first parameter varying slowest. Refuses

@@ -3,14 +3,17 @@
 //! and what each model does not model. One file with no external references: it opens from disk,
 //! offline, and can be mailed as it is.
 
-use locksim_reports::json::{AlgorithmJson, ClassJson, ResultsJson};
-use locksim_reports::num::{fmt_num, fmt_opt, fmt_pct};
-use locksim_reports::rules_out_text;
+use crate::json::{AlgorithmJson, ClassJson, ResultsJson};
+use crate::num::{fmt_num, fmt_opt, fmt_pct};
+use crate::rules_out_text;
 
 /// A chart to show: its heading, a sentence on how to read it, and its SVG text.
 pub struct ChartSection {
+    /// The heading above the chart.
     pub heading: String,
+    /// A sentence on how to read it, under it.
     pub caption: String,
+    /// The SVG file's text (the XML prologue is dropped when inlined).
     pub svg: String,
     /// The PNG beside it (a file name in the same directory).
     pub png_name: String,
@@ -165,7 +168,6 @@ fn inline_svg(svg: &str) -> &str {
     svg.find("<svg").map_or(svg, |i| &svg[i..])
 }
 
-/// The whole page. `notes` are lines shown under the charts (e.g. why a timeline is missing).
 /// The shipped chart font as an `@font-face` rule with a data URL: the inlined charts name
 /// `DejaVu Sans`, and with the font in the page they render the same on any machine, offline.
 fn font_face() -> String {
@@ -174,6 +176,7 @@ fn font_face() -> String {
     format!("@font-face{{font-family:'DejaVu Sans';font-style:normal;font-weight:normal;src:url(data:font/ttf;base64,{data}) format('truetype')}}")
 }
 
+/// The whole page. `notes` are lines shown under the charts (e.g. why a timeline is missing).
 pub fn index_html(results: &ResultsJson, charts: &[ChartSection], notes: &[String]) -> String {
     let mut out = String::new();
     out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");

@@ -6,21 +6,29 @@ use serde::Serialize;
 use crate::rng::stable_hash;
 use crate::time::Nanos;
 
+/// One line of the trace.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct TraceEntry {
+    /// True time of the event.
     pub at_ns: Nanos,
     /// The node it happened at (`-` for the simulator itself).
     pub node: String,
     /// The node's monotonic and wall clock readings at that moment.
     pub mono_ns: Nanos,
+    /// The wall clock reading (may be negative after a backward jump). For `-` entries both
+    /// readings are the true time.
     pub wall_ns: i64,
-    /// `start`, `send`, `deliver`, `drop`, `timer`, `fault`, `history`, `note`, `violation`.
+    /// `start`, `restart`, `send`, `deliver`, `drop`, `queued` (reached a paused node), `resume`,
+    /// `timer`, `fault`, `history`, `note`, `violation`.
     pub kind: &'static str,
+    /// What happened, in words (a message's `Debug`, a history event, a fault's targets).
     pub detail: String,
 }
 
+/// A run's event log, recorded only when asked for ([`crate::outcome::RunOptions::trace`]).
 #[derive(Clone, Debug, Default)]
 pub struct Trace {
+    /// The entries, in true-time order.
     pub entries: Vec<TraceEntry>,
 }
 
@@ -46,6 +54,7 @@ impl TraceEntry {
 }
 
 impl Trace {
+    /// Appends an entry (the caller keeps true-time order).
     pub fn push(&mut self, entry: TraceEntry) {
         self.entries.push(entry);
     }
@@ -56,16 +65,6 @@ impl Trace {
         out.push_str("#        true time  node        local clocks (ms)            event     detail\n");
         for e in &self.entries {
             out.push_str(&e.line());
-            out.push('\n');
-        }
-        out
-    }
-
-    /// JSON lines: one object per entry.
-    pub fn render_jsonl(&self) -> String {
-        let mut out = String::with_capacity(self.entries.len() * 120);
-        for e in &self.entries {
-            out.push_str(&serde_json::to_string(e).expect("trace entry serialises"));
             out.push('\n');
         }
         out

@@ -3,32 +3,53 @@
 //! (cancelled, or re-armed after a drift change) finds a different generation or due time and is
 //! ignored.
 
-use crate::process::{NodeId, TimerId};
+use crate::directory::NodeId;
 use crate::time::Nanos;
 
+/// A timer handle, valid until the timer fires or is cancelled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TimerId {
+    pub(crate) slot: u32,
+    pub(crate) generation: u32,
+}
+
 #[derive(Clone, Debug)]
-struct Slot {
+struct Slot<T> {
     generation: u32,
     node: NodeId,
     live: bool,
     deadline_mono_ns: Nanos,
     due_true_ns: Nanos,
-    tag: u64,
+    /// The timer's typed tag (None while the slot is free or only reserved).
+    tag: Option<T>,
 }
 
-#[derive(Default)]
-pub struct TimerSlab {
-    slots: Vec<Slot>,
+/// Every timer of a run, whatever node set it; `T` is the run's timer tag type.
+pub struct TimerSlab<T> {
+    slots: Vec<Slot<T>>,
     free: Vec<u32>,
 }
 
-impl TimerSlab {
+impl<T> Default for TimerSlab<T> {
+    fn default() -> Self {
+        TimerSlab { slots: Vec::new(), free: Vec::new() }
+    }
+}
+
+impl<T: Clone> TimerSlab<T> {
     /// Reserves an id for a timer that `node` is about to arm.
     pub fn allocate(&mut self, node: NodeId) -> TimerId {
         let slot = match self.free.pop() {
             Some(s) => s,
             None => {
-                self.slots.push(Slot { generation: 0, node, live: false, deadline_mono_ns: 0, due_true_ns: 0, tag: 0 });
+                self.slots.push(Slot {
+                    generation: 0,
+                    node,
+                    live: false,
+                    deadline_mono_ns: 0,
+                    due_true_ns: 0,
+                    tag: None,
+                });
                 (self.slots.len() - 1) as u32
             }
         };
@@ -38,22 +59,25 @@ impl TimerSlab {
         TimerId { slot, generation: s.generation }
     }
 
-    fn slot_mut(&mut self, id: TimerId) -> Option<&mut Slot> {
+    fn slot_mut(&mut self, id: TimerId) -> Option<&mut Slot<T>> {
         self.slots.get_mut(id.slot as usize).filter(|s| s.generation == id.generation)
     }
 
-    pub fn arm(&mut self, id: TimerId, deadline_mono_ns: Nanos, due_true_ns: Nanos, tag: u64) {
+    /// Arms the timer reserved as `id`: it is due when the node's monotonic clock reads
+    /// `deadline_mono_ns`, which is true time `due_true_ns`. An id no longer current does nothing.
+    pub fn arm(&mut self, id: TimerId, deadline_mono_ns: Nanos, due_true_ns: Nanos, tag: T) {
         if let Some(s) = self.slot_mut(id) {
             s.live = true;
             s.deadline_mono_ns = deadline_mono_ns;
             s.due_true_ns = due_true_ns;
-            s.tag = tag;
+            s.tag = Some(tag);
         }
     }
 
     fn release(&mut self, id: TimerId) {
         let s = &mut self.slots[id.slot as usize];
         s.live = false;
+        s.tag = None;
         s.generation = s.generation.wrapping_add(1);
         self.free.push(id.slot);
     }
@@ -81,15 +105,20 @@ impl TimerSlab {
         self.slots.get(id.slot as usize).is_some_and(|s| s.generation == id.generation && s.live)
     }
 
-    /// The owner, tag and due time of a live timer.
-    pub fn peek(&self, id: TimerId) -> Option<(NodeId, u64, Nanos)> {
+    /// The owner and due time of a live timer.
+    pub fn peek(&self, id: TimerId) -> Option<(NodeId, Nanos)> {
         let s = self.slots.get(id.slot as usize)?;
-        (s.generation == id.generation && s.live).then_some((s.node, s.tag, s.due_true_ns))
+        (s.generation == id.generation && s.live).then_some((s.node, s.due_true_ns))
     }
 
     /// Consumes a live timer, giving its owner and tag.
-    pub fn take(&mut self, id: TimerId) -> Option<(NodeId, u64)> {
-        let (node, tag, _) = self.peek(id)?;
+    pub fn take(&mut self, id: TimerId) -> Option<(NodeId, T)> {
+        let s = self.slots.get_mut(id.slot as usize)?;
+        if s.generation != id.generation || !s.live {
+            return None;
+        }
+        let node = s.node;
+        let tag = s.tag.take()?;
         self.release(id);
         Some((node, tag))
     }
@@ -130,7 +159,7 @@ mod tests {
     use super::*;
     #[test]
     fn cancelled_and_fired_timers_are_gone_and_slots_reused() {
-        let mut slab = TimerSlab::default();
+        let mut slab: TimerSlab<u64> = TimerSlab::default();
         let a = slab.allocate(1);
         slab.arm(a, 10, 10, 7);
         assert_eq!(slab.take(a), Some((1, 7)));

@@ -1,0 +1,139 @@
+//! Helpers shared by the kubernetes model's tests: run one labelled configuration of a scenario
+//! text for one seed, and read the history and the trace (the Lease calls as the API server
+//! received them, the client library's notes).
+
+#![allow(dead_code)]
+
+#[path = "../common/mod.rs"]
+mod common;
+pub use common::*;
+
+use locksim_simulator::history::HistoryEvent;
+use locksim_simulator::run::SeedOutcome;
+
+/// The name (`client-3`) of a client node id.
+pub fn client_name(out: &SeedOutcome, node: usize) -> String {
+    out.history.client_name(node)
+}
+
+/// Grants as (true time ms, client name, token), in time order.
+pub fn grants(out: &SeedOutcome) -> Vec<(f64, String, u64)> {
+    events(out, |e| matches!(e, HistoryEvent::Granted { nested: false, .. }))
+        .into_iter()
+        .map(|s| {
+            let HistoryEvent::Granted { token, .. } = s.event else { unreachable!() };
+            (s.at_ns as f64 / 1e6, client_name(out, s.node), token.expect("kubernetes grants carry a token"))
+        })
+        .collect()
+}
+
+/// Lease calls delivered to `server` (true time ms, sender, call text), whose text contains `needle`.
+pub fn calls_at(out: &SeedOutcome, server: &str, needle: &str) -> Vec<(f64, String, String)> {
+    trace(out, "deliver", needle)
+        .into_iter()
+        .filter(|(_, node, _)| node == server)
+        .map(|(t, _, d)| {
+            // "← client-1 PUT lease-0 …"
+            let rest = d.trim_start_matches("← ");
+            let (from, call) = rest.split_once(' ').expect("sender and message");
+            (t, from.to_string(), call.to_string())
+        })
+        .collect()
+}
+
+/// Answers delivered to `client` (true time ms, answer text), whose text contains `needle`.
+pub fn answers_to(out: &SeedOutcome, client: &str, needle: &str) -> Vec<(f64, String)> {
+    trace(out, "deliver", needle)
+        .into_iter()
+        .filter(|(_, node, d)| node == client && d.starts_with("← server-"))
+        .map(|(t, _, d)| (t, d))
+        .collect()
+}
+
+/// The node named in a fault line such as "pause starts on [client-1] for 12000 ms".
+pub fn fault_target(out: &SeedOutcome, kind: &str) -> (f64, String) {
+    let (t, _, d) = trace(out, "fault", &format!("{kind} starts on ["))[0].clone();
+    let start = d.find('[').unwrap() + 1;
+    let end = d.find(']').unwrap();
+    (t, d[start..end].to_string())
+}
+
+/// The history's `LostNotice` times (ms) of a client.
+pub fn lost_notices(out: &SeedOutcome, client: &str) -> Vec<f64> {
+    events(out, |e| matches!(e, HistoryEvent::LostNotice { .. }))
+        .into_iter()
+        .filter(|s| client_name(out, s.node) == client)
+        .map(|s| s.at_ns as f64 / 1e6)
+        .collect()
+}
+
+/// Every write the store made, in revision order, from the answers server-0 sent: (revision,
+/// holder text, transitions). Each write is answered once with its new revision; GET answers
+/// repeat a revision already seen.
+pub fn store_writes(out: &SeedOutcome) -> Vec<(u64, String, u64)> {
+    let mut writes: Vec<(u64, String, u64)> = Vec::new();
+    for (_, _, d) in trace(out, "send", " 200 rv=") {
+        let rv: u64 = field(&d, "rv=").parse().unwrap();
+        if writes.iter().any(|w| w.0 == rv) {
+            continue;
+        }
+        writes.push((rv, field(&d, "holder=").to_string(), field(&d, "transitions=").parse().unwrap()));
+    }
+    writes.sort_by_key(|w| w.0);
+    writes
+}
+
+/// The text after `name` up to the next space.
+pub fn field<'a>(text: &'a str, name: &str) -> &'a str {
+    let start = text.find(name).unwrap_or_else(|| panic!("no {name} in {text}")) + name.len();
+    text[start..].split(' ').next().unwrap()
+}
+
+/// The first seeds of one row of a scenario, judged against the scenario's `[expect]` entries
+/// for that row that count runs (`overlap`, `stale_unfenced`, `stale_fenced`, `lost_updates`,
+/// `token_regressions`), as `sim run` judges them: `none`, `some`, `all`, or a comparison of the
+/// fraction of runs. Returns one line per expectation that failed, and the fractions measured.
+pub fn judge(sc: &locksim_simulator::scenario::Scenario, label: &str, seeds: u64) -> (Vec<String>, Vec<(String, f64)>) {
+    use locksim_simulator::run::RunOptions;
+    use locksim_simulator::scenario::ExpectOp;
+    let run = sc.runs.iter().find(|r| r.label == label).unwrap_or_else(|| panic!("no row {label}"));
+    let metrics = ["overlap", "stale_unfenced", "stale_fenced", "lost_updates", "token_regressions"];
+    let mut counts = [0u64; 5];
+    for seed in 0..seeds {
+        let out = run.model.run_seed(&sc.setup, &run.params, seed, &RunOptions { trace: false });
+        let m = &out.metrics;
+        let shown = [
+            m.overlap_events > 0,
+            m.stale_unfenced_events > 0,
+            m.stale_fenced_events.unwrap_or(0) > 0,
+            m.lost_updates > 0,
+            m.token_regressions > 0,
+        ];
+        for (c, s) in counts.iter_mut().zip(shown) {
+            *c += u64::from(s);
+        }
+    }
+    let fractions: Vec<(String, f64)> =
+        metrics.iter().zip(counts).map(|(m, c)| (m.to_string(), c as f64 / seeds as f64)).collect();
+    let mut failures = Vec::new();
+    for e in sc.expect.iter().filter(|e| e.label == label) {
+        let i = metrics.iter().position(|m| *m == e.metric.name()).unwrap_or_else(|| {
+            panic!("{label}: {} is not a run-counting metric; these tests judge only those", e.metric.name())
+        });
+        let (c, f) = (counts[i], fractions[i].1);
+        let ok = match &e.op {
+            ExpectOp::None => c == 0,
+            ExpectOp::Some => c > 0,
+            ExpectOp::All => c == seeds,
+            ExpectOp::Compare { op, value } => op.holds(f, *value),
+        };
+        if !ok {
+            failures.push(format!(
+                "{label}: {} expected \"{}\", actual {c} of {seeds} runs",
+                e.metric.name(),
+                e.expected
+            ));
+        }
+    }
+    (failures, fractions)
+}

@@ -1,0 +1,78 @@
+//! Several API servers in front of the one store: `server-1 …` forward every Lease call to
+//! `server-0`, which holds the store and is the `leader` for the scenario selectors; a client
+//! whose API server stops answering moves to the next one after its HTTP timeout.
+
+mod kubernetes_common;
+
+use kubernetes_common::*;
+
+const THREE_SERVERS: &str = r#"
+name = "kubernetes-servers"
+duration_ms = 30_000
+algorithms = ["kubernetes"]
+
+[models.kubernetes]
+servers = 3
+service_ms = 0
+
+[network]
+latency_ms = 1
+
+[workload]
+clients = 3
+hold_ms = 1_000
+think_ms = 0
+
+[[faults]]
+kind = "crash"
+target = "server-1"
+at_ms = 3_000
+"#;
+
+/// client-i starts with server-(i mod 3). client-1's first GET goes to server-1, which passes
+/// it to server-0 and relays the answer: 4 ms for the call instead of 2. server-1 crashes at
+/// 3 s; client-1's next call there is lost and times out after request_timeout_ms (5 s), and its
+/// following call goes to server-2.
+#[test]
+fn front_servers_forward_to_the_store_and_a_timed_out_client_moves_on() {
+    for seed in 0..5 {
+        let out = run(THREE_SERVERS, "kubernetes", seed);
+        let forwarded = calls_at(&out, "server-0", "store: GET lease-0");
+        assert!(forwarded.iter().any(|c| c.0 == 2.0 && c.1 == "server-1"), "seed {seed}: {forwarded:?}");
+        assert!(forwarded.iter().any(|c| c.0 == 2.0 && c.1 == "server-2"), "seed {seed}: {forwarded:?}");
+        let direct = calls_at(&out, "server-0", "GET lease-0");
+        assert!(direct.iter().any(|c| c.0 == 1.0 && c.1 == "client-0"), "seed {seed}: {direct:?}");
+
+        // Every call client-1 sent (a call to a crashed server is sent and lost on arrival).
+        let sent: Vec<(f64, String)> = trace(&out, "send", "lease-0")
+            .into_iter()
+            .filter(|(_, n, _)| n == "client-1")
+            .map(|(t, _, d)| (t, d.split(' ').nth(1).unwrap().to_string()))
+            .collect();
+        let first_after_crash = sent.iter().position(|(t, _)| *t > 3_000.0).expect("client-1 calls after the crash");
+        let (lost_at, to) = sent[first_after_crash].clone();
+        assert_eq!(to, "server-1", "seed {seed}: {sent:?}");
+        let (next_at, next_to) = sent[first_after_crash + 1].clone();
+        assert_eq!(next_to, "server-2", "seed {seed}: {sent:?}");
+        assert!(next_at >= lost_at + 5_000.0, "seed {seed}: {sent:?}");
+        assert!(!trace(&out, "note", "timed out").is_empty(), "seed {seed}");
+    }
+}
+
+/// The `leader` selector names the server with the store (server-0), and a crash of it stops
+/// every Lease call whichever API server a client talks to.
+#[test]
+fn the_leader_is_the_server_with_the_store() {
+    let text = THREE_SERVERS.replace("target = \"server-1\"", "target = \"leader\"");
+    for seed in 0..3 {
+        let out = run(&text, "kubernetes", seed);
+        let (_, crashed) = fault_target(&out, "crash");
+        assert_eq!(crashed, "server-0", "seed {seed}");
+        let answered_after: Vec<(f64, String)> = trace(&out, "deliver", " 200 rv=")
+            .into_iter()
+            .filter(|(t, n, _)| *t > 3_001.0 && n.starts_with("client-"))
+            .map(|(t, n, _)| (t, n))
+            .collect();
+        assert!(answered_after.is_empty(), "seed {seed}: {answered_after:?}");
+    }
+}

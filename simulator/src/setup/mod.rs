@@ -1,0 +1,189 @@
+//! A resolved run's setting, in the engine's own types: how long it lasts, the network, the
+//! workload, the clocks and the faults, and the selectors that name nodes. The scenario parser
+//! produces these; the engine and the models read them and never the parser's internals.
+//!
+//! - [`selector`]: the node selectors (`leader`, `client-3`, `server-*`, …)
+
+pub mod selector;
+
+pub use selector::{Selector, SELECTOR_FORMS};
+
+use crate::dist::Dist;
+
+/// Everything a row of a scenario runs through, identical for every row.
+#[derive(Clone, Debug)]
+pub struct Setup {
+    /// The simulated length of one run (a plain number, never drawn).
+    pub duration_ms: f64,
+    /// The `[network]` section.
+    pub network: NetworkSpec,
+    /// The `[workload]` section.
+    pub workload: WorkloadSpec,
+    /// The `[clocks]` section.
+    pub clocks: ClockSpec,
+    /// The `[[faults]]` entries, in file order.
+    pub faults: Vec<FaultSpec>,
+}
+
+/// The `[network]` section: every link's delay, loss and duplication, and the overrides.
+#[derive(Clone, Debug)]
+pub struct NetworkSpec {
+    /// One-way delay, drawn for every message.
+    pub latency_ms: Dist,
+    /// Probability that a message is dropped.
+    pub loss: f64,
+    /// Probability that a message is delivered twice (the copy gets its own delay draw).
+    pub duplicate: f64,
+    /// The `[[network.links]]` overrides, in file order (where several match a pair of nodes,
+    /// the last wins).
+    pub links: Vec<LinkSpec>,
+}
+
+/// One `[[network.links]]` override: other link parameters between two sets of nodes.
+#[derive(Clone, Debug)]
+pub struct LinkSpec {
+    /// One end; only a fixed selector (a name, a kind or `*`).
+    pub from: Selector,
+    /// The other end; only a fixed selector.
+    pub to: Selector,
+    /// Delay on these links; `None`: the `[network]` value.
+    pub latency_ms: Option<Dist>,
+    /// Loss on these links; `None`: the `[network]` value.
+    pub loss: Option<f64>,
+    /// Duplication on these links; `None`: the `[network]` value.
+    pub duplicate: Option<f64>,
+    /// Only messages from `from` to `to`; false: both directions.
+    pub one_way: bool,
+}
+
+/// The `[workload]` section: what every client does. The one workload type: the parser fills
+/// it, models validate and build against it, and the workload driver runs it.
+#[derive(Clone, Debug)]
+pub struct WorkloadSpec {
+    /// Lock clients, named `client-0 … client-(n-1)`.
+    pub clients: usize,
+    /// Distinct lock keys (`0..locks`); each acquisition picks one uniformly.
+    pub locks: u32,
+    /// Length of a critical section, drawn per grant.
+    pub hold_ms: Dist,
+    /// Wait before the first acquisition and after each release or failed acquisition.
+    pub think_ms: Dist,
+    /// How long a client waits for a grant before giving up, drawn per acquisition; `None`: it
+    /// waits for ever.
+    pub acquire_timeout_ms: Option<Dist>,
+    /// Probability that an acquisition asks for a shared (read) lock.
+    pub read_fraction: f64,
+    /// Probability, drawn at every grant, that the holder re-acquires the key at once (nested);
+    /// a model that is not reentrant skips the nested acquisition.
+    pub reentry: f64,
+    /// Whether critical sections read and write the protected resource; false: they only hold
+    /// and release.
+    pub resource: bool,
+    /// How many acquisitions each client makes before it stops (absent: loop until the end).
+    /// An extension of the format for schedules such as "each acquiring once".
+    pub acquisitions_per_client: Option<u64>,
+}
+
+/// The format's defaults (`[workload]` absent): ten clients looping on one lock, holding 5–50 ms,
+/// thinking 0–20 ms, with the resource.
+impl Default for WorkloadSpec {
+    fn default() -> Self {
+        WorkloadSpec {
+            clients: 10,
+            locks: 1,
+            hold_ms: Dist::Uniform(5.0, 50.0),
+            think_ms: Dist::Uniform(0.0, 20.0),
+            acquire_timeout_ms: None,
+            read_fraction: 0.0,
+            reentry: 0.0,
+            resource: true,
+            acquisitions_per_client: None,
+        }
+    }
+}
+
+/// The `[clocks]` section: how every node's clocks start.
+#[derive(Clone, Debug)]
+pub struct ClockSpec {
+    /// Each node's clock rate error in parts per million (positive: fast), drawn per node.
+    pub drift_ppm: Dist,
+    /// Each node's initial wall-clock offset from true time (may be negative), drawn per node.
+    pub offset_ms: Dist,
+}
+
+/// What a fault does, with the keys of its own kind.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FaultKind {
+    /// The targets go down, losing volatile state and timers; they restart at the fault's end.
+    Crash,
+    /// The targets stop handling anything; messages and due timers pile up and are handled in
+    /// order when the pause ends.
+    Pause,
+    /// Links between different groups are cut; `one_way` cuts only from the first group to the others.
+    Partition {
+        /// At least two groups, each a list of selectors; nodes in no group keep their links.
+        groups: Vec<Vec<Selector>>,
+        /// Cut only the links from the first group to the others.
+        one_way: bool,
+    },
+    /// The targets are cut off from every other node (they keep their links among themselves).
+    Isolate,
+    /// Steps the targets' wall clocks; monotonic clocks and timers do not move, and the step is
+    /// not undone.
+    ClockJump {
+        /// The step (negative: backwards), drawn once per occurrence.
+        by_ms: Dist,
+    },
+    /// Sets the targets' clock rate error; the previous rate comes back at the fault's end.
+    ClockDrift {
+        /// The new rate error in parts per million, drawn once per occurrence.
+        ppm: Dist,
+    },
+    /// Messages to or from a target take longer.
+    Slow {
+        /// The added delay, drawn per message.
+        latency_ms: Dist,
+    },
+    /// Messages to or from a target are dropped at random.
+    Loss {
+        /// Probability that each such message is dropped.
+        rate: f64,
+    },
+}
+
+impl FaultKind {
+    /// The kind's name in the scenario format (`crash`, `clock_jump`, …).
+    pub fn name(&self) -> &'static str {
+        match self {
+            FaultKind::Crash => "crash",
+            FaultKind::Pause => "pause",
+            FaultKind::Partition { .. } => "partition",
+            FaultKind::Isolate => "isolate",
+            FaultKind::ClockJump { .. } => "clock_jump",
+            FaultKind::ClockDrift { .. } => "clock_drift",
+            FaultKind::Slow { .. } => "slow",
+            FaultKind::Loss { .. } => "loss",
+        }
+    }
+}
+
+/// Every fault kind's name, as [`FaultKind::name`] gives them.
+pub const FAULT_KINDS: &[&str] =
+    &["crash", "pause", "partition", "isolate", "clock_jump", "clock_drift", "slow", "loss"];
+
+/// One `[[faults]]` entry.
+#[derive(Clone, Debug)]
+pub struct FaultSpec {
+    /// What it does.
+    pub kind: FaultKind,
+    /// Empty for `partition` (its groups say who).
+    pub targets: Vec<Selector>,
+    /// When its first occurrence starts (true time), drawn per seed.
+    pub at_ms: Dist,
+    /// How long each occurrence lasts, drawn per occurrence; `None`: until the end of the run.
+    pub duration_ms: Option<Dist>,
+    /// Time from one occurrence's start to the next, drawn per gap; `None`: it happens once.
+    pub every_ms: Option<Dist>,
+    /// Probability that the fault happens in a seed (all its occurrences or none).
+    pub probability: f64,
+}

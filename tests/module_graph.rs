@@ -1,0 +1,109 @@
+//! The import graph between the top-level modules of each crate has no cycle: a module may use
+//! the modules below it, never one that uses it back (the simulator's `lib.rs` lists its modules
+//! bottom-up). Read from the sources: every `crate::NAME` a file of module A mentions is an edge
+//! A → NAME. A test fails with the cycle it found.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("readable source dir") {
+        let path = entry.expect("dir entry").path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The top-level module a file belongs to (`engine` for `src/engine/network.rs`), or None for
+/// the crate root.
+fn module_of(src: &Path, file: &Path) -> Option<String> {
+    let rel = file.strip_prefix(src).expect("under src");
+    let first = rel.components().next()?.as_os_str().to_string_lossy().to_string();
+    let name = first.trim_end_matches(".rs").to_string();
+    (name != "lib" && name != "main").then_some(name)
+}
+
+/// Edges between top-level modules, from `crate::NAME` mentions outside comments.
+fn graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let modules: BTreeSet<String> = files.iter().filter_map(|f| module_of(src, f)).collect();
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for f in &files {
+        let Some(from) = module_of(src, f) else { continue };
+        let text = std::fs::read_to_string(f).expect("readable");
+        // Unit tests may reach anywhere; they are not part of the module's dependencies.
+        let text = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for line in text.lines().map(str::trim_start).filter(|l| !l.starts_with("//")) {
+            let mut rest = line;
+            while let Some(i) = rest.find("crate::") {
+                rest = &rest[i + "crate::".len()..];
+                let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                if name != from && modules.contains(&name) {
+                    edges.entry(from.clone()).or_default().insert(name);
+                }
+            }
+        }
+    }
+    edges
+}
+
+/// A cycle, if the graph has one.
+fn find_cycle(edges: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        n: &str,
+        edges: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|p| p == n) {
+            let mut cycle = path[at..].to_vec();
+            cycle.push(n.to_string());
+            return Some(cycle);
+        }
+        if done.contains(n) {
+            return None;
+        }
+        path.push(n.to_string());
+        for m in edges.get(n).into_iter().flatten() {
+            if let Some(c) = visit(m, edges, path, done) {
+                return Some(c);
+            }
+        }
+        path.pop();
+        done.insert(n.to_string());
+        None
+    }
+    let mut done = BTreeSet::new();
+    for n in edges.keys() {
+        if let Some(c) = visit(n, edges, &mut Vec::new(), &mut done) {
+            return Some(c);
+        }
+    }
+    None
+}
+
+#[test]
+fn no_crate_has_an_import_cycle_between_its_modules() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for krate in ["simulator/src", "algorithms/src", "reports/src", "charts/src", "src"] {
+        let edges = graph(&root.join(krate));
+        assert!(!edges.is_empty() || krate == "charts/src", "{krate}: no edges read; is the scan broken?");
+        if let Some(cycle) = find_cycle(&edges) {
+            panic!("{krate}: import cycle {}", cycle.join(" → "));
+        }
+    }
+}
+
+#[test]
+fn the_cycle_finder_finds_a_cycle() {
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    edges.entry("a".into()).or_default().insert("b".into());
+    edges.entry("b".into()).or_default().insert("c".into());
+    assert_eq!(find_cycle(&edges), None);
+    edges.entry("c".into()).or_default().insert("a".into());
+    assert_eq!(find_cycle(&edges), Some(vec!["a".into(), "b".into(), "c".into(), "a".into()]));
+}
