@@ -26,6 +26,11 @@ struct Probe {
     crashed: u32,
     /// Durable across crashes (as a model would declare it).
     restarts: u32,
+    /// When the timer with this tag fires, send this message (a probe sent at a chosen time:
+    /// routed by the network rules in force then, unlike a `send_after` decided at start).
+    timer_sends: Vec<(u64, NodeId, &'static str)>,
+    /// When the timer with the first tag fires, set a timer of the second length (ms).
+    timer_then: Vec<(u64, u64)>,
 }
 
 #[derive(Clone, Debug)]
@@ -52,6 +57,16 @@ impl Process<Probes> for Probe {
     }
     fn on_timer(&mut self, ctx: &mut Ctx<Probes>, _timer: TimerId, tag: u64) {
         ctx.note(|| format!("timer {tag}"));
+        for &(t, to, text) in &self.timer_sends {
+            if t == tag {
+                ctx.send(to, Ping(text));
+            }
+        }
+        for &(t, next) in &self.timer_then {
+            if t == tag {
+                ctx.set_timer(next * MS, next);
+            }
+        }
     }
     fn on_crash(&mut self, _crash: &Crash) {
         self.crashed += 1;
@@ -128,6 +143,15 @@ fn find<'a>(trace: &'a [TraceEntry], node: &str, kind: &str, contains: &str) -> 
     trace.iter().filter(|e| e.node == node && e.kind == kind && e.detail.contains(contains)).collect()
 }
 
+/// A node's probe notes (what its handlers saw), in trace order, with their true times.
+fn notes<'a>(trace: &'a [TraceEntry], node: &str) -> Vec<(u64, &'a str)> {
+    trace.iter().filter(|e| e.node == node && e.kind == "note").map(|e| (e.at_ns, e.detail.as_str())).collect()
+}
+
+fn named(name: &str) -> Vec<Selector> {
+    vec![Selector::Named(name.into())]
+}
+
 #[test]
 fn a_fast_clock_fires_its_timers_early_in_true_time() {
     let fast = Probe { timers_ms: vec![10_000], ..Default::default() };
@@ -163,25 +187,33 @@ fn a_drift_fault_moves_pending_timers() {
 
 #[test]
 fn a_paused_node_handles_its_backlog_at_resume_in_order() {
-    let sender = Probe { sends: vec![(1, "hello")], ..Default::default() };
-    let sleeper = Probe { timers_ms: vec![50], ..Default::default() };
-    // Paused just after its start (a pause at 0 would hold the start itself), until 100.5 ms.
-    let faults = vec![fault(FaultKind::Pause, vec![Selector::Named("server-1".into())], 0.5, Some(100.0))];
+    // server-1 is paused from 0.5 ms (just after its start: a pause at 0 would hold the start
+    // itself) until 100.5 ms. During the pause, in true time: "first" arrives at 1 ms, its own
+    // 20 ms timer is due at 20 ms, "second" (sent by server-0's 30 ms timer) arrives at 31 ms.
+    // True arrival order is message, timer, message: "messages before timers" (or "timers
+    // before messages") would handle them in a different order.
+    let sender = Probe {
+        sends: vec![(1, "first")],
+        timers_ms: vec![30],
+        timer_sends: vec![(30, 1, "second")],
+        ..Default::default()
+    };
+    let sleeper = Probe { timers_ms: vec![20], ..Default::default() };
+    let faults = vec![fault(FaultKind::Pause, named("server-1"), 0.5, Some(100.0))];
     let trace = run_world(
         vec![("server-0", NodeKind::Server, sender, 0.0), ("server-1", NodeKind::Server, sleeper, 0.0)],
         faults,
         200,
     );
-    let queued = find(&trace, "server-1", "queued", "hello");
-    assert_eq!(queued.len(), 1);
-    assert_eq!(queued[0].at_ns, MS, "arrived during the pause");
-    let got = find(&trace, "server-1", "note", "got Ping(\"hello\")");
-    assert_eq!(got[0].at_ns, 100 * MS + MS / 2, "handled at resume");
-    let timer = find(&trace, "server-1", "note", "timer 50");
-    assert_eq!(timer[0].at_ns, 100 * MS + MS / 2, "the due timer fires at resume");
-    // Order: the message arrived (1 ms) before the timer was due (50 ms).
-    let pos = |e: &TraceEntry| trace.iter().position(|x| std::ptr::eq(x, e)).unwrap();
-    assert!(pos(got[0]) < pos(timer[0]));
+    let queued = |text: &str| find(&trace, "server-1", "queued", text).iter().map(|e| e.at_ns).collect::<Vec<_>>();
+    assert_eq!(queued("first"), vec![MS], "arrived during the pause");
+    assert_eq!(queued("second"), vec![31 * MS], "arrived during the pause, after the timer was due");
+    let resume = 100 * MS + MS / 2;
+    assert_eq!(
+        notes(&trace, "server-1"),
+        vec![(resume, "got Ping(\"first\")"), (resume, "timer 20"), (resume, "got Ping(\"second\")")],
+        "the whole backlog is handled at resume, in true arrival order"
+    );
 }
 
 #[test]
@@ -226,33 +258,177 @@ fn a_crashed_node_drops_messages_and_timers_then_restarts() {
 
 #[test]
 fn partitions_cut_both_ways_or_one_way_and_heal() {
-    let a = Probe { sends: vec![(1, "a→b")], timers_ms: vec![], ..Default::default() };
-    let b = Probe { sends: vec![(0, "b→a")], ..Default::default() };
-    let one_way = FaultKind::Partition {
-        groups: vec![vec![Selector::Named("server-0".into())], vec![Selector::Named("server-1".into())]],
-        one_way: true,
+    // Both partitions last 0..10 ms. The probes at start are sent during the cut; the 20 ms
+    // probes are sent after it healed and must get through.
+    let groups = || vec![named("server-0"), named("server-1")];
+    let probes = || {
+        let a = Probe {
+            sends: vec![(1, "a→b")],
+            timers_ms: vec![20],
+            timer_sends: vec![(20, 1, "a→b healed")],
+            ..Default::default()
+        };
+        let b = Probe {
+            sends: vec![(0, "b→a")],
+            timers_ms: vec![20],
+            timer_sends: vec![(20, 0, "b→a healed")],
+            ..Default::default()
+        };
+        vec![("server-0", NodeKind::Server, a, 0.0), ("server-1", NodeKind::Server, b, 0.0)]
     };
-    let trace = run_world(
-        vec![("server-0", NodeKind::Server, a, 0.0), ("server-1", NodeKind::Server, b, 0.0)],
-        vec![fault(one_way, vec![], 0.0, Some(10.0))],
-        100,
-    );
-    assert_eq!(find(&trace, "server-0", "drop", "a→b").len(), 1, "cut from the first group");
-    assert_eq!(find(&trace, "server-0", "note", "b→a").len(), 1, "the other direction still works");
 
-    let a = Probe { sends: vec![(1, "a→b")], ..Default::default() };
-    let b = Probe { sends: vec![(0, "b→a")], ..Default::default() };
-    let two_way = FaultKind::Partition {
-        groups: vec![vec![Selector::Named("server-0".into())], vec![Selector::Named("server-1".into())]],
-        one_way: false,
+    let one_way = FaultKind::Partition { groups: groups(), one_way: true };
+    let trace = run_world(probes(), vec![fault(one_way, vec![], 0.0, Some(10.0))], 100);
+    assert_eq!(find(&trace, "server-0", "drop", "Ping(\"a→b\")").len(), 1, "cut from the first group");
+    assert_eq!(find(&trace, "server-0", "note", "got Ping(\"b→a\")").len(), 1, "the other direction still works");
+    let healed = find(&trace, "server-1", "note", "got Ping(\"a→b healed\")");
+    assert_eq!(healed.len(), 1, "after the one-way cut ends, the cut direction works again");
+    assert_eq!(healed[0].at_ns, 21 * MS);
+    assert_eq!(find(&trace, "server-0", "note", "b→a healed").len(), 1);
+
+    let two_way = FaultKind::Partition { groups: groups(), one_way: false };
+    let trace = run_world(probes(), vec![fault(two_way, vec![], 0.0, Some(10.0))], 100);
+    assert_eq!(find(&trace, "server-0", "drop", "Ping(\"a→b\")").len(), 1);
+    assert_eq!(find(&trace, "server-1", "drop", "Ping(\"b→a\")").len(), 1);
+    assert!(find(&trace, "server-1", "note", "got Ping(\"a→b\")").is_empty());
+    assert!(find(&trace, "server-0", "note", "got Ping(\"b→a\")").is_empty());
+    for (node, text) in [("server-1", "a→b healed"), ("server-0", "b→a healed")] {
+        let got = find(&trace, node, "note", text);
+        assert_eq!(got.len(), 1, "after the two-way cut ends, {text} gets through: {got:?}");
+        assert_eq!(got[0].at_ns, 21 * MS);
+    }
+}
+
+#[test]
+fn overlapping_pauses_nest_and_the_node_resumes_when_the_last_ends() {
+    // server-1: pauses 0.5..50.5 and 10..110 (the first to start ends first).
+    // server-2: pauses 0.5..150.5 and 10..60 (the second lies inside the first).
+    // Each gets a message at 3 ms, has a timer due at 40 ms, and gets a message at 71 ms,
+    // after one of its pauses ended but while the other still holds it.
+    let sender = Probe {
+        timers_ms: vec![2, 70],
+        timer_sends: vec![(2, 1, "early"), (2, 2, "early"), (70, 1, "between"), (70, 2, "between")],
+        ..Default::default()
     };
+    let one = Probe { timers_ms: vec![40], ..Default::default() };
+    let two = Probe { timers_ms: vec![40], ..Default::default() };
+    let faults = vec![
+        fault(FaultKind::Pause, named("server-1"), 0.5, Some(50.0)),
+        fault(FaultKind::Pause, named("server-1"), 10.0, Some(100.0)),
+        fault(FaultKind::Pause, named("server-2"), 0.5, Some(150.0)),
+        fault(FaultKind::Pause, named("server-2"), 10.0, Some(50.0)),
+    ];
     let trace = run_world(
-        vec![("server-0", NodeKind::Server, a, 0.0), ("server-1", NodeKind::Server, b, 0.0)],
-        vec![fault(two_way, vec![], 0.0, None)],
-        100,
+        vec![
+            ("server-0", NodeKind::Server, sender, 0.0),
+            ("server-1", NodeKind::Server, one, 0.0),
+            ("server-2", NodeKind::Server, two, 0.0),
+        ],
+        faults,
+        300,
     );
-    assert_eq!(find(&trace, "server-0", "drop", "a→b").len(), 1);
-    assert_eq!(find(&trace, "server-1", "drop", "b→a").len(), 1);
+    for (node, resume) in [("server-1", 110 * MS), ("server-2", 150 * MS + MS / 2)] {
+        assert_eq!(
+            find(&trace, node, "queued", "between").len(),
+            1,
+            "{node} is still paused when its first pause to end ends"
+        );
+        let resumes: Vec<(u64, &str)> =
+            find(&trace, node, "resume", "").iter().map(|e| (e.at_ns, e.detail.as_str())).collect();
+        assert_eq!(resumes, vec![(resume, "3 queued events")], "{node} resumes once, when its last pause ends");
+        assert_eq!(
+            notes(&trace, node),
+            vec![(resume, "got Ping(\"early\")"), (resume, "timer 40"), (resume, "got Ping(\"between\")")],
+            "{node} handles its backlog when its last pause ends"
+        );
+    }
+}
+
+#[test]
+fn a_crash_during_a_pause_drops_the_backlog_and_the_pauses_end_resumes_nothing() {
+    // server-1: paused 0.5..100.5, crashed 20..60 inside it, paused again 105..120.
+    // server-2: paused 0.5..30.5, crashed 20..80 (the crash outlasts the pause).
+    // Both get "doomed" at 1 ms (queued by the pause) and have a timer due at 10 ms (backlogged).
+    let sender = Probe {
+        sends: vec![(1, "doomed"), (2, "doomed")],
+        timers_ms: vec![65, 112],
+        timer_sends: vec![(65, 1, "after restart"), (112, 1, "in second pause")],
+        ..Default::default()
+    };
+    let one = Probe { timers_ms: vec![10], ..Default::default() };
+    let two = Probe { timers_ms: vec![10], ..Default::default() };
+    let faults = vec![
+        fault(FaultKind::Pause, named("server-1"), 0.5, Some(100.0)),
+        fault(FaultKind::Crash, named("server-1"), 20.0, Some(40.0)),
+        fault(FaultKind::Pause, named("server-1"), 105.0, Some(15.0)),
+        fault(FaultKind::Pause, named("server-2"), 0.5, Some(30.0)),
+        fault(FaultKind::Crash, named("server-2"), 20.0, Some(60.0)),
+    ];
+    let trace = run_world(
+        vec![
+            ("server-0", NodeKind::Server, sender, 0.0),
+            ("server-1", NodeKind::Server, one, 0.0),
+            ("server-2", NodeKind::Server, two, 0.0),
+        ],
+        faults,
+        300,
+    );
+    for node in ["server-1", "server-2"] {
+        assert_eq!(find(&trace, node, "queued", "doomed").len(), 1, "{node} queued it while paused");
+    }
+    // server-1 restarts at the crash's end, handles what arrives then at once (the crash ended
+    // the pause), its first pause's end resumes nothing, and the backlog the crash dropped never
+    // comes back, not even at the resume of a later pause.
+    let resumes: Vec<(u64, &str)> =
+        find(&trace, "server-1", "resume", "").iter().map(|e| (e.at_ns, e.detail.as_str())).collect();
+    assert_eq!(resumes, vec![(120 * MS, "1 queued events")], "only the later pause resumes server-1");
+    assert_eq!(
+        notes(&trace, "server-1"),
+        vec![
+            (60 * MS, "restarted"),
+            (66 * MS, "got Ping(\"after restart\")"),
+            (120 * MS, "got Ping(\"in second pause\")")
+        ],
+    );
+    // server-2: the pause's end, while it is down, does nothing; it restarts once, at the crash's end.
+    assert!(find(&trace, "server-2", "resume", "").is_empty(), "a crashed node does not resume");
+    assert_eq!(notes(&trace, "server-2"), vec![(80 * MS, "restarted")]);
+}
+
+#[test]
+fn the_end_of_a_drift_fault_restores_the_previous_rate() {
+    // Pairs of nodes with the same base drift (0 and 1000 ppm); the first of each pair runs
+    // 10% fast from 1 s to 2 s. Each sets a 3 s timer at start (it fires after the fault ended)
+    // and then a 10 s timer: that one must take as long in true time as on its undrifted twin.
+    let probe = || Probe { timers_ms: vec![3_000], timer_then: vec![(3_000, 10_000)], ..Default::default() };
+    let drift =
+        |name: &str| fault(FaultKind::ClockDrift { ppm: Dist::Const(100_000.0) }, named(name), 1_000.0, Some(1_000.0));
+    let trace = run_world(
+        vec![
+            ("server-0", NodeKind::Server, probe(), 0.0),
+            ("server-1", NodeKind::Server, probe(), 0.0),
+            ("server-2", NodeKind::Server, probe(), 1000.0),
+            ("server-3", NodeKind::Server, probe(), 1000.0),
+        ],
+        vec![drift("server-0"), drift("server-2")],
+        30_000,
+    );
+    let fired = |node: &str, tag: &str| {
+        let f = find(&trace, node, "note", &format!("timer {tag}"));
+        assert_eq!(f.len(), 1, "{node}: timer {tag}");
+        f[0].at_ns
+    };
+    // The 10 s timer's true length on each node.
+    let length = |node: &str| fired(node, "10000") - fired(node, "3000");
+    for (drifted, twin) in [("server-0", "server-1"), ("server-2", "server-3")] {
+        // The fault happened: the 3 s timer fired early (0.1 s of extra local time in 1 s).
+        let early = fired(twin, "3000") - fired(drifted, "3000");
+        assert!(early > 98 * MS && early <= 100 * MS, "{drifted} fired its 3 s timer {early} ns early");
+        assert!(fired(drifted, "3000") > 2_000 * MS, "set after the fault ended");
+        let (d, t) = (length(drifted), length(twin));
+        assert!(d.abs_diff(t) <= 2, "{drifted}: 10 s timer took {d} ns, its undrifted twin {t} ns");
+    }
+    assert_eq!(length("server-1"), 10_000 * MS);
 }
 
 #[test]
