@@ -121,38 +121,93 @@ fn verify_runs_every_seed_twice_and_reports_agreement() {
     assert!(out.contains("verify: all 3 seed-runs gave the same trace twice"), "{out}");
 }
 
-/// Ctrl-C (SIGINT) stops a long run after the seeds in progress: exit 130, and the table of
-/// the finished seeds is still printed.
+/// Ctrl-C (SIGINT) stops a long run after the seeds in progress: exit 130, the table of the
+/// finished seeds is still printed, and `--json` and `--report` are still written, covering them.
 #[cfg(unix)]
 #[test]
+// Real time is the point here: the test waits for the process, not inside a simulated run.
+#[allow(clippy::disallowed_methods)]
 fn ctrl_c_stops_cleanly_and_prints_the_finished_seeds() {
     use std::io::Read;
+    use std::time::{Duration, Instant};
     // Two rows: the run is stopped inside the first, so the second never starts and its
     // expectation is not judged (it would otherwise fail for want of runs).
     let long = "name = \"long\"\nduration_ms = 60000\nseeds = 100000\nalgorithms = [\"redlock\", \"redis\"]\n\
                 [expect.redis]\noverlap = \"none\"\n";
     let f = write("long.toml", long);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sim"))
-        .args(["run", &f, "--threads", "1"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("sim starts");
-    // Let some seeds finish; the run as a whole would take far longer than this.
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("kill runs");
-    assert!(status.success());
-    let code = child.wait().expect("sim ends").code();
-    let mut out = String::new();
-    child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
-    let mut err = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
-    assert_eq!(code, Some(130), "{out}{err}");
-    assert!(err.contains("interrupted"), "{err}");
-    assert!(out.contains("# interrupted:") && out.contains("of 200000 seed-runs finished"), "{out}");
+    let dir = std::env::temp_dir().join(format!("locksim-cli-{}", std::process::id()));
+    let json = dir.join("interrupted.json");
+    let report = dir.join("interrupted-report");
+
+    // With stderr piped there is no progress bar to watch, so the wait is calibrated: the time
+    // one seed of the first row takes, start-up included, on this machine under its current
+    // load. The run is interrupted after several times that, and tried again, waiting longer,
+    // if no seed had finished yet; only a run that never reports a finished seed fails.
+    let started = Instant::now();
+    let (code, _, err) = sim(&["run", &f, "--seeds", "1", "--threads", "1", "--algorithm", "redlock"]);
+    assert_eq!(code, 0, "{err}");
+    let mut wait = (started.elapsed() * 4).max(Duration::from_millis(1000));
+
+    let mut attempt = 0;
+    let (out, err, finished) = loop {
+        attempt += 1;
+        let _ = std::fs::remove_file(&json);
+        let _ = std::fs::remove_dir_all(&report);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_sim"))
+            .args(["run", &f, "--threads", "1", "--json", json.to_str().unwrap(), "--report", report.to_str().unwrap()])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("sim starts");
+        std::thread::sleep(wait);
+        let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("kill runs");
+        assert!(status.success());
+        // Read before waiting, so a full pipe never blocks the child.
+        let mut out = String::new();
+        child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+        let mut err = String::new();
+        child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+        let code = child.wait().expect("sim ends").code();
+        assert_eq!(code, Some(130), "after {wait:?}: {out}{err}");
+        assert!(err.contains("interrupted"), "{err}");
+        let finished: u64 = out
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("# interrupted: ")?
+                    .strip_suffix(" of 200000 seed-runs finished; the results below cover those")
+            })
+            .unwrap_or_else(|| panic!("no '# interrupted: N of 200000 seed-runs finished' header: {out}"))
+            .parse()
+            .unwrap_or_else(|e| panic!("the header's count: {e}: {out}"));
+        if finished > 0 || attempt == 3 {
+            break (out, err, finished);
+        }
+        wait *= 3;
+    };
+    assert!(finished > 0, "no seed finished in {attempt} runs, the last interrupted after {wait:?}: {out}{err}");
     assert!(out.contains("redlock"), "the table is printed: {out}");
     assert!(out.contains("# 1 expectation(s) of rows that never started are not judged"), "{out}");
     assert!(!out.contains("expectations failed") && !out.contains("no completed runs"), "{out}");
+
+    // The results JSON covers exactly the finished seeds, all in the first row.
+    let text = std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("--json {}: {e}\n{err}", json.display()));
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("--json does not parse: {e}"));
+    let rows = v["algorithms"].as_array().expect("algorithms");
+    assert_eq!(rows.len(), 2, "{v}");
+    assert_eq!(rows[0]["label"], "redlock");
+    let done = |r: &serde_json::Value| r["runs"].as_u64().unwrap() + r["panicked_runs"].as_u64().unwrap();
+    assert_eq!(done(&rows[0]), finished, "the JSON's first row covers the finished seeds");
+    assert_eq!(done(&rows[1]), 0, "the second row never started");
+    assert_eq!(v["expectations"], serde_json::json!([]), "the unstarted row's expectation is not judged");
+
+    // The report directory is written too, from the same results.
+    assert!(report.is_dir(), "--report {} was not written\n{err}", report.display());
+    let saved = std::fs::read_to_string(report.join("results.json")).expect("the report's results.json");
+    let saved: serde_json::Value = serde_json::from_str(&saved).expect("the report's results.json parses");
+    assert_eq!(saved, v, "the report holds the same results as --json");
+    let html = std::fs::read_to_string(report.join("index.html")).expect("the report's index.html");
+    assert!(html.contains("data-label=\"redlock\""), "the page has the finished row");
+    assert!(html.trim_end().ends_with("</html>"), "the page is complete");
 }
 
 /// Every benchmark writes the figures it names, with sane values, and refuses nonsense counts.
