@@ -63,29 +63,105 @@ at_ms = 1000
 by_ms = 25000
 "#;
 
+/// Every `SET NX` server-0 executed, in order: (true ms it was delivered, client, acquired?),
+/// each paired with the server's answer to that request id.
+fn set_nx_answers(out: &locksim_simulator::run::SeedOutcome) -> Vec<(f64, String, bool)> {
+    let entries = &out.trace.as_ref().expect("trace").entries;
+    let mut found = Vec::new();
+    for (i, t) in entries.iter().enumerate() {
+        if t.node != "server-0" || t.kind != "deliver" || !t.detail.contains("cmd: SetNxPx") {
+            continue;
+        }
+        let client = t.detail.trim_start_matches("← ").split(' ').next().unwrap().to_string();
+        let id = t.detail.split("id: ").nth(1).unwrap().split(',').next().unwrap().to_string();
+        let reply_to = format!("→ {client} Response {{ id: {id},");
+        let answer = entries[i..]
+            .iter()
+            .find(|r| r.node == "server-0" && r.kind == "send" && r.detail.starts_with(&reply_to))
+            .unwrap_or_else(|| panic!("no answer to {}", t.detail));
+        let acquired = answer.detail.contains("Acquired");
+        assert!(acquired || answer.detail.contains("Taken"), "{}", answer.detail);
+        found.push((t.at_ns as f64 / 1e6, client, acquired));
+    }
+    found
+}
+
 #[test]
 fn a_forward_step_of_the_servers_clock_expires_the_key_early() {
+    // The schedule's numbers, from CLOCK_JUMP and the model's defaults (docs/models.md: `ttl_ms`
+    // 30 000, `service_ms` 0.05, `retry_ms` uniform [50, 250]; the cron runs every 100 ms).
+    const LATENCY_MS: f64 = 0.25;
+    const SERVICE_MS: f64 = 0.05;
+    const TTL_MS: f64 = 30_000.0;
+    const JUMP_AT_MS: f64 = 1000.0;
+    const JUMP_MS: f64 = 25_000.0;
+    const RETRY_MAX_MS: f64 = 250.0;
+    const CRON_MS: f64 = 100.0;
+    let mut lazily_at_first_poll = 0;
     for seed in 0..5 {
         let out = run(CLOCK_JUMP, "redis", seed);
         let g = grants(&out);
         assert_eq!(g.len(), 2, "seed {seed}: both clients get the lock once");
-        // First grant: one round trip (0.25 + 0.05 service + 0.25).
-        assert!((g[0].0 - 0.55).abs() < 1e-6, "first grant at {}", g[0].0);
-        // The key was set at true 0.25 ms to expire at wall 30 000.25 ms; at true 1 000 ms the wall
-        // clock jumps 25 s ahead, so the key expires at true 5 000.25 ms instead of 30 000.25 ms.
-        // The waiter polls every 50–250 ms: it gets the key within one poll of that instant.
-        let second = g[1].0;
-        assert!(second > 5000.25 && second < 5000.25 + 250.0 + 1.0, "seed {seed}: second grant at {second} ms");
+        // First grant: one round trip.
+        assert!((g[0].0 - (2.0 * LATENCY_MS + SERVICE_MS)).abs() < 1e-6, "first grant at {}", g[0].0);
+        let sets = set_nx_answers(&out);
+        // client-0's SET reached the server at LATENCY_MS; the server's wall clock read true time
+        // then (no offset), so the key's PX deadline is wall LATENCY_MS + TTL_MS. From JUMP_AT_MS on
+        // the wall clock reads true + JUMP_MS: the deadline falls at true LATENCY_MS + TTL_MS − JUMP_MS
+        // (5 000.25 ms) instead of 30 000.25 ms. Redis expires a key once its deadline is strictly past.
+        let (set_at, setter, ok) = sets[0].clone();
+        assert_eq!((setter.as_str(), ok), ("client-0", true), "seed {seed}: {sets:?}");
+        assert!((set_at - LATENCY_MS).abs() < 1e-9, "seed {seed}: SET at {set_at}");
+        let expires_at = set_at + TTL_MS - JUMP_MS;
+        assert!(expires_at > JUMP_AT_MS);
+        // Until then the key is there: every other SET NX is refused. After it the key is gone
+        // (lazily on access, or already by the cron's active cycle): the first SET NX after the
+        // deadline succeeds, and it is client-1's (client-0 still holds and never released:
+        // no other command of client-0 reached the server in between).
+        let after: Vec<&(f64, String, bool)> = sets[1..].iter().filter(|s| s.0 > expires_at).collect();
+        for (t, c, ok) in sets[1..].iter().filter(|s| s.0 <= expires_at) {
+            assert!(!ok && c == "client-1", "seed {seed}: SET NX by {c} at {t} ms before the key expired: {ok}");
+        }
+        let (won_at, winner, ok) = after.first().map(|s| (*s).clone()).expect("a SET NX after the expiry");
+        assert!(ok && winner == "client-1", "seed {seed}: first SET NX after the expiry, at {won_at} ms: {ok}");
+        assert!(won_at - expires_at <= RETRY_MAX_MS + LATENCY_MS + SERVICE_MS + LATENCY_MS, "seed {seed}: {won_at}");
+        let other_cmds = trace(&out, "deliver", "← client-0 Request")
+            .into_iter()
+            .filter(|(t, n, d)| n == "server-0" && *t > set_at && *t <= won_at && !d.contains("SetNxPx"))
+            .count();
+        assert_eq!(other_cmds, 0, "seed {seed}: client-0 sent nothing that could delete the key");
+        // The cron's active cycle deletes the key at its first run strictly after the deadline,
+        // unless the SET NX's lazy expiry came first; either way one of them did.
+        let first_cron_after = (expires_at / CRON_MS).floor() * CRON_MS + CRON_MS;
+        let active: Vec<f64> = trace(&out, "note", "active expiry")
+            .into_iter()
+            .filter(|(_, n, _)| n == "server-0")
+            .map(|(t, _, _)| t)
+            .collect();
+        if won_at < first_cron_after {
+            assert!(active.iter().all(|t| *t > won_at), "seed {seed}: {active:?}");
+            lazily_at_first_poll += 1;
+        } else {
+            assert_eq!(active.first().copied(), Some(first_cron_after), "seed {seed}: won at {won_at} ms");
+        }
+        // The grant is that SET's answer: service time plus the way back.
+        assert!((g[1].0 - (won_at + SERVICE_MS + LATENCY_MS)).abs() < 1e-6, "seed {seed}: second grant at {}", g[1].0);
         assert_eq!(out.metrics.overlap_events, 1, "seed {seed}: the first holder still holds until 10 000 ms");
-        // The key vanished by expiry on the server: the cron's active cycle or a lazy expiry.
-        let expired = trace(&out, "note", "active expiry").len() + trace(&out, "send", "Acquired").len();
-        assert!(expired >= 2);
     }
-    // Without the jump the second client waits for the release at ~10 000 ms.
+    assert!(lazily_at_first_poll > 0, "no seed exercised the lazy expiry");
+    // Without the jump the key would live to 30 000.25 ms: client-1 waits for the release
+    // (client-0's DEL at ~10 000 ms), and every SET NX before it is refused.
     let calm = CLOCK_JUMP.replace("by_ms = 25000", "by_ms = 0");
     let out = run(&calm, "redis", 0);
     let g = grants(&out);
     assert!(g[1].0 > 10_000.0, "second grant at {}", g[1].0);
+    let released = trace(&out, "deliver", "← client-0 Request")
+        .into_iter()
+        .find(|(_, n, d)| n == "server-0" && !d.contains("SetNxPx"))
+        .expect("client-0's unlock")
+        .0;
+    let sets = set_nx_answers(&out);
+    assert!(sets[1..].iter().all(|s| s.2 == (s.0 > released)), "{sets:?}");
     assert_eq!(out.metrics.overlap_events, 0);
 }
 
@@ -254,3 +330,4 @@ fn parameters_out_of_range_name_their_key() {
     // Times may be normal distributions (draws are clamped at 0): the schema's range admits them.
     assert!(bad("service_ms = { normal = { mean = 0.05, sd = 0.01 } }", "").is_none());
 }
+

@@ -83,6 +83,84 @@ fn the_leader_expires_a_session_at_the_first_tick_after_last_contact_plus_timeou
     }
 }
 
+/// The model pings after a third of the negotiated session timeout without sending
+/// (docs/models.md, zookeeper "Client connection", `ClientCnxn.java`; the docs' "not modelled"
+/// list notes that `ClientCnxn` itself pings at half its read timeout, 2/3 of the session
+/// timeout, minus up to a second: the model drops that second).
+fn ping_after_ms(session_timeout_ms: f64) -> f64 {
+    session_timeout_ms / 3.0
+}
+
+/// Tolerance on a ping's time. Timers fire exactly when due on the client's monotonic clock,
+/// which here neither drifts nor steps, and true time is kept in whole nanoseconds: a third of
+/// the timeout is truncated to the nanosecond below, so k pings after a send may be k ns early.
+/// A few ns allow for that and nothing else (a ping sent a millisecond off is a failure).
+const PING_TOLERANCE_MS: f64 = 1e-5;
+
+/// Every message `client` sent to a server: (true ms, detail), delivered or dropped.
+fn sends_to_servers(out: &locksim_simulator::run::SeedOutcome, client: &str) -> Vec<(f64, String)> {
+    out.trace
+        .as_ref()
+        .expect("trace")
+        .entries
+        .iter()
+        .filter(|t| t.node == client && (t.kind == "send" || t.kind == "drop") && t.detail.starts_with("→ server-"))
+        .map(|t| (t.at_ns as f64 / 1e6, t.detail.clone()))
+        .collect()
+}
+
+fn idle_holder(session_timeout_ms: u64) -> String {
+    format!(
+        r#"
+name = "zk-idle-holder"
+duration_ms = 90000
+algorithms = ["zookeeper"]
+[models.zookeeper]
+session_timeout_ms = {session_timeout_ms}
+tick_ms = 2000
+[workload]
+clients = 1
+hold_ms = 85000
+acquisitions_per_client = 1
+"#
+    )
+}
+
+#[test]
+fn an_idle_client_pings_every_third_of_its_session_timeout() {
+    // Both timeouts lie inside the negotiable [2, 20] ticks, so the servers keep them.
+    for timeout_ms in [6000u64, 30_000] {
+        let every = ping_after_ms(timeout_ms as f64);
+        for seed in 0..3 {
+            let out = run(&idle_holder(timeout_ms), "zookeeper", seed);
+            let sends = sends_to_servers(&out, "client-0");
+            let pings: Vec<f64> = sends.iter().filter(|(_, d)| d.contains("Ping s")).map(|(t, _)| *t).collect();
+            // Holding for 85 s and doing nothing else, the client pings all along.
+            let min_pings = (80_000.0 / every) as usize;
+            assert!(pings.len() >= min_pings, "{timeout_ms} ms seed {seed}: {} pings", pings.len());
+            // Each ping goes out a third of the timeout after the client's previous message.
+            for w in sends.windows(2).filter(|w| w[1].1.contains("Ping s")) {
+                let gap = w[1].0 - w[0].0;
+                assert!(
+                    (gap - every).abs() <= PING_TOLERANCE_MS,
+                    "{timeout_ms} ms seed {seed}: ping at {} ms, {gap} ms after {:?}",
+                    w[1].0,
+                    w[0]
+                );
+            }
+            // Nothing but pings goes out during the hold (granted by 3 s, released at ~85 s):
+            // there, consecutive pings are `every` apart.
+            let during: Vec<f64> = pings.iter().copied().filter(|t| *t > 3000.0 && *t < 85_000.0).collect();
+            assert!(during.len() >= min_pings - 1, "{timeout_ms} ms seed {seed}: {during:?}");
+            for w in during.windows(2) {
+                assert!((w[1] - w[0] - every).abs() <= PING_TOLERANCE_MS, "{timeout_ms} ms seed {seed}: {during:?}");
+            }
+            // Each ping is answered: the connection never times out.
+            assert!(trace(&out, "note", "curator: SUSPENDED").is_empty(), "{timeout_ms} ms seed {seed}");
+        }
+    }
+}
+
 const ISOLATED: &str = r#"
 name = "zk-suspended-lost"
 duration_ms = 90000
@@ -128,9 +206,22 @@ fn suspended_comes_two_thirds_of_a_timeout_after_the_last_reply_and_lost_a_timeo
                 "{label} seed {seed}: LOST at {}",
                 lost[0].0
             );
-            // Pings kept going out while nothing came back: one every third of the timeout.
-            let pings: Vec<f64> = trace(&out, "drop", "Ping").into_iter().map(|(t, _, _)| t).collect();
-            assert!(!pings.is_empty());
+            // Pings kept going out while nothing came back: the first a third of the timeout after
+            // the client last sent anything, then one every third of the timeout, until the read
+            // timeout (SUSPENDED) ends the connection. The link to the servers is cut, so each
+            // ping shows as a drop at the moment it is sent.
+            let sends = sends_to_servers(&out, "client-0");
+            let pings: Vec<f64> = sends.iter().filter(|(_, d)| d.contains("Ping s")).map(|(t, _)| *t).collect();
+            let last_send_ms = sends.iter().map(|(t, _)| *t).filter(|t| *t <= 5000.0).fold(0.0, f64::max);
+            let expected: Vec<f64> = (1..)
+                .map(|k| last_send_ms + k as f64 * ping_after_ms(40_000.0))
+                .take_while(|t| *t < suspended[0].0)
+                .collect();
+            assert!(expected.len() >= 2, "{label} seed {seed}: at least one gap to check");
+            assert_eq!(pings.len(), expected.len(), "{label} seed {seed}: pings {pings:?}, expected {expected:?}");
+            for (p, e) in pings.iter().zip(&expected) {
+                assert!((p - e).abs() <= PING_TOLERANCE_MS, "{label} seed {seed}: ping at {p} ms, expected {e} ms");
+            }
             // The application stops where the policy says.
             let abandoned: Vec<f64> = events(&out, |e| matches!(e, HistoryEvent::Abandoned { .. }))
                 .into_iter()
@@ -203,3 +294,4 @@ fn known_outcome_8_the_paused_holder_writes_after_its_session_expired_and_the_ne
         }
     }
 }
+
