@@ -330,4 +330,3 @@ fn parameters_out_of_range_name_their_key() {
     // Times may be normal distributions (draws are clamped at 0): the schema's range admits them.
     assert!(bad("service_ms = { normal = { mean = 0.05, sd = 0.01 } }", "").is_none());
 }
-

@@ -50,7 +50,7 @@ fn lines(out: &locksim_simulator::run::SeedOutcome) -> Vec<(u64, String, String,
         .entries
         .iter()
         .filter(|t| t.kind != "fault")
-        .map(|t| (t.at_ns as u64, t.node.clone(), t.kind.to_string(), t.detail.clone()))
+        .map(|t| (t.at_ns, t.node.clone(), t.kind.to_string(), t.detail.clone()))
         .collect()
 }
 
@@ -111,7 +111,10 @@ fn a_clients_wall_clock_step_changes_only_the_renew_times_it_writes() {
             // client-1's own writes carry its own, unstepped clock: read at or before the send.
             for l in a.iter().filter(|l| l.1 == "client-1" && l.2 == "send" && l.3.starts_with("→ server-0 P")) {
                 if let Some(r) = renew_us(&l.3) {
-                    assert!(r <= (l.0 / 1000) as i64 && r > (l.0 / 1000) as i64 - 20_000_000, "by {by_ms} ms seed {seed}: {l:?}");
+                    assert!(
+                        r <= (l.0 / 1000) as i64 && r > (l.0 / 1000) as i64 - 20_000_000,
+                        "by {by_ms} ms seed {seed}: {l:?}"
+                    );
                 }
             }
         }

@@ -294,4 +294,3 @@ fn known_outcome_8_the_paused_holder_writes_after_its_session_expired_and_the_ne
         }
     }
 }
-
