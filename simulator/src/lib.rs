@@ -11,6 +11,7 @@
 //! - [`trace`]: the event log and its hash
 //! - [`timers`]: timer ids and the timer slab
 //! - [`wire`]: the workload's resource messages and timers, and the envelopes around a model's
+//! - [`wire_enum`]: `wrapper_enum!`, how a model declares its message and timer enums
 //! - [`process`]: the typed sans-IO interface (`Protocol`, `Process`) and the handler context `Ctx`
 //! - [`lockclient`]: the one lock-client interface every model's client library implements
 //! - [`setup`]: a resolved run's setting (network, workload, clocks, faults, selectors)
@@ -48,4 +49,5 @@ pub mod time;
 pub mod timers;
 pub mod trace;
 pub mod wire;
+pub mod wire_enum;
 pub mod workload;

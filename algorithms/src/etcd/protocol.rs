@@ -347,35 +347,9 @@ pub enum Peer {
     },
 }
 
-/// Declares an enum with one variant per wrapped type, `From` for each (so `ctx.send(to, Ping {..})`
-/// and `ctx.set_timer(after, ServerTimer::..)` take the inner value), and a `Debug` that prints the
-/// inner value, so a trace line reads as the message or timer itself.
-macro_rules! wrapper_enum {
-    ($(#[$meta:meta])* pub enum $name:ident { $($(#[$vmeta:meta])* $variant:ident($ty:ty),)+ }) => {
-        $(#[$meta])*
-        #[derive(Clone)]
-        pub enum $name {
-            $($(#[$vmeta])* $variant($ty),)+
-        }
-        $(
-            impl From<$ty> for $name {
-                fn from(inner: $ty) -> Self {
-                    $name::$variant(inner)
-                }
-            }
-        )+
-        impl fmt::Debug for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                match self {
-                    $($name::$variant(inner) => inner.fmt(f),)+
-                }
-            }
-        }
-    };
-}
-
-wrapper_enum! {
+locksim_simulator::wrapper_enum! {
     /// Every message between etcd's nodes.
+    #[derive(Clone)]
     pub enum EtcdMsg {
         /// Raft between members ([`crate::consensus`]).
         Consensus(ConsensusMsg<Cmd>),
@@ -440,8 +414,9 @@ pub enum ClientTimer {
     },
 }
 
-wrapper_enum! {
+locksim_simulator::wrapper_enum! {
     /// Every timer etcd's nodes set.
+    #[derive(Clone)]
     pub enum EtcdTimer {
         /// A member's Raft replica.
         Consensus(ConsensusTimer),

@@ -180,35 +180,10 @@ impl fmt::Debug for StoreResponse {
     }
 }
 
-/// Generates the model's message enum, a `From` impl per message struct (so `ctx.send(to,
-/// ApiRequest { .. })` works) and a `Debug` that prints the inner message.
-macro_rules! messages {
-    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident($ty:ty),)+ }) => {
-        $(#[$meta])*
-        #[derive(Clone)]
-        pub enum $name {
-            $($(#[$vmeta])* $variant($ty),)+
-        }
-        $(
-            impl From<$ty> for $name {
-                fn from(m: $ty) -> Self {
-                    $name::$variant(m)
-                }
-            }
-        )+
-        impl fmt::Debug for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                match self {
-                    $($name::$variant(m) => m.fmt(f),)+
-                }
-            }
-        }
-    };
-}
-
-messages! {
+locksim_simulator::wrapper_enum! {
     /// Every message of the kubernetes model.
-    KubernetesMsg {
+    #[derive(Clone)]
+    pub enum KubernetesMsg {
         /// Client → API server.
         Request(ApiRequest),
         /// API server → client.

@@ -301,77 +301,49 @@ pub struct MasterAddr {
 
 // ----- the model's protocol ----------------------------------------------------------------------
 
-/// Defines the model's one message enum: a variant per message struct, named after it, a `From`
-/// impl for each (so `ctx.send(to, Psync)` works), and a `Debug` that prints the message itself
-/// (the trace reads as the protocol does, without the enum's wrapping).
-macro_rules! messages {
-    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident),* $(,)? }) => {
-        $(#[$meta])*
-        #[derive(Clone, PartialEq)]
-        pub enum $name {
-            $($(#[$vmeta])* $variant($variant),)*
-        }
-
-        $(
-            impl From<$variant> for $name {
-                fn from(m: $variant) -> Self {
-                    $name::$variant(m)
-                }
-            }
-        )*
-
-        impl fmt::Debug for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                match self {
-                    $($name::$variant(m) => m.fmt(f),)*
-                }
-            }
-        }
-    };
-}
-
-messages! {
+locksim_simulator::wrapper_enum! {
     /// Every message of the redis model, whoever sends it.
-    RedisMsg {
+    #[derive(Clone, PartialEq)]
+    pub enum RedisMsg {
         // Client ↔ server.
         /// Client → server: a command.
-        Request,
+        Request(Request),
         /// Server → client: the answer.
-        Response,
+        Response(Response),
         /// Server → subscribed clients: a lock was freed.
-        UnlockMessage,
+        UnlockMessage(UnlockMessage),
         // Replication.
         /// Replica → primary: send me the stream.
-        Psync,
+        Psync(Psync),
         /// Primary → replica: the snapshot.
-        FullSync,
+        FullSync(FullSync),
         /// Primary → replica: the next writes.
-        ReplBatch,
+        ReplBatch(ReplBatch),
         /// Replica → primary: the offset applied.
-        ReplAck,
+        ReplAck(ReplAck),
         /// Primary → replica: start over with `PSYNC`.
-        ResyncNeeded,
+        ResyncNeeded(ResyncNeeded),
         // Sentinel ↔ server.
         /// Sentinel → server: `PING`.
-        SentinelPing,
+        SentinelPing(SentinelPing),
         /// Server → Sentinel: `PONG` with `INFO`.
-        PingReply,
+        PingReply(PingReply),
         /// Sentinel → server: change role.
-        ReplicaOf,
+        ReplicaOf(ReplicaOf),
         // Sentinel ↔ Sentinel.
         /// Is the primary down (and a vote request)?
-        IsMasterDownReq,
+        IsMasterDownReq(IsMasterDownReq),
         /// The answer (and the vote).
-        IsMasterDownReply,
+        IsMasterDownReply(IsMasterDownReply),
         /// The configuration the sender knows.
-        Hello,
+        Hello(Hello),
         // Sentinel ↔ client.
         /// Sentinel → client: a failover or a replica's state.
-        SentinelEvent,
+        SentinelEvent(SentinelEvent),
         /// Client → Sentinel: where is the primary?
-        GetMasterAddr,
+        GetMasterAddr(GetMasterAddr),
         /// Sentinel → client: the primary.
-        MasterAddr,
+        MasterAddr(MasterAddr),
     }
 }
 

@@ -84,34 +84,10 @@ impl fmt::Debug for Reply {
     }
 }
 
-/// Generates a wrapper enum with one variant per wrapped type, `From` for each (so a handler passes
-/// the inner value to `ctx.send` or `ctx.set_timer`), and a `Debug` that prints the inner value
-/// (the trace shows the protocol's own text, not the wrapper).
-macro_rules! wrapper_enum {
-    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident($inner:ty)),+ $(,)? }) => {
-        $(#[$meta])*
-        #[derive(Clone, PartialEq, Eq)]
-        pub enum $name {
-            $($(#[$vmeta])* $variant($inner),)+
-        }
-        $(impl From<$inner> for $name {
-            fn from(v: $inner) -> Self {
-                $name::$variant(v)
-            }
-        })+
-        impl fmt::Debug for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                match self {
-                    $($name::$variant(v) => v.fmt(f),)+
-                }
-            }
-        }
-    };
-}
-
-wrapper_enum! {
+locksim_simulator::wrapper_enum! {
     /// Every message of the model: requests from clients to masters and the masters' replies.
-    RedlockMsg {
+    #[derive(Clone, PartialEq, Eq)]
+    pub enum RedlockMsg {
         /// Client → master: a command.
         Request(Request),
         /// Master → client: the answer.
@@ -159,9 +135,10 @@ impl ClientTimer {
     }
 }
 
-wrapper_enum! {
+locksim_simulator::wrapper_enum! {
     /// Every timer of the model, by the kind of process that sets it.
-    RedlockTimer {
+    #[derive(Clone, PartialEq, Eq)]
+    pub enum RedlockTimer {
         /// A master's timer.
         Server(ServerTimer),
         /// The client library's timer.

@@ -518,36 +518,10 @@ impl fmt::Debug for Forward {
     }
 }
 
-/// Generates an enum with one variant per wrapped type, `From` for each (so `ctx.send(to,
-/// Request { .. })` and `ctx.set_timer(after, ServerTimer::Ping { .. })` keep their plain
-/// form) and a `Debug` that prints the wrapped value.
-macro_rules! wrapper_enum {
-    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident($ty:ty)),* $(,)? }) => {
-        $(#[$meta])*
-        #[derive(Clone)]
-        pub enum $name {
-            $($(#[$vmeta])* $variant($ty)),*
-        }
-        $(
-            impl From<$ty> for $name {
-                fn from(inner: $ty) -> Self {
-                    $name::$variant(inner)
-                }
-            }
-        )*
-        impl fmt::Debug for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                match self {
-                    $($name::$variant(inner) => inner.fmt(f)),*
-                }
-            }
-        }
-    };
-}
-
-wrapper_enum! {
+locksim_simulator::wrapper_enum! {
     /// Every message of the model: client ↔ server, server ↔ server, and the replicated log's.
-    ZkMsg {
+    #[derive(Clone)]
+    pub enum ZkMsg {
         /// The replicated log between servers (standing in for ZAB's own traffic).
         Consensus(ConsensusMsg<Command>),
         /// Client → server: an operation on the session.
@@ -654,9 +628,10 @@ impl From<ConnTimer> for ClientTimer {
     }
 }
 
-wrapper_enum! {
+locksim_simulator::wrapper_enum! {
     /// Every timer of the model, by the kind of process that sets it.
-    ZkTimer {
+    #[derive(Clone)]
+    pub enum ZkTimer {
         /// An ensemble server's timer.
         Server(ServerTimer),
         /// A lock client's timer.
