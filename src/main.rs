@@ -20,7 +20,7 @@ mod seeds;
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 use exit::CliError;
 
@@ -64,6 +64,13 @@ enum Command {
     /// Measure speed (the standard engine workload, or a scenario's algorithms) and peak memory.
     #[command(subcommand)]
     Bench(commands::bench::BenchCommand),
+    /// Print a shell completion script (e.g. `sim completions bash > /etc/bash_completion.d/sim`).
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), e.g. `sim man > sim.1; man ./sim.1`.
+    Man,
 }
 
 fn main() {
@@ -83,6 +90,8 @@ fn main() {
         Command::List { model } => commands::list::list(model.as_deref()),
         Command::Bench(cmd) => commands::bench::bench(cmd),
         Command::Sweep(args) => commands::sweep::sweep(args),
+        Command::Completions { shell } => commands::shell::completions(Cli::command(), shell),
+        Command::Man => commands::shell::man(Cli::command()),
     };
     match result {
         Ok(code) => std::process::exit(code),

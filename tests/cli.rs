@@ -261,3 +261,22 @@ fn bench_commands_write_their_figures() {
         assert!(err.contains(needle), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn completions_and_the_man_page_come_from_the_same_commands_as_help() {
+    for (shell, marker) in [("bash", "_sim()"), ("zsh", "#compdef sim"), ("fish", "complete -c sim")] {
+        let (code, out, err) = sim(&["completions", shell]);
+        assert_eq!(code, 0, "{shell}: {err}");
+        assert!(out.contains(marker), "{shell} script lacks {marker}");
+        for sub in ["run", "sweep", "report", "check", "list", "bench", "completions", "man"] {
+            assert!(out.contains(sub), "{shell} script does not complete `{sub}`");
+        }
+    }
+    let (code, out, _) = sim(&["man"]);
+    assert_eq!(code, 0);
+    assert!(out.contains(".TH sim 1"), "a roff man page: {}", &out[..out.len().min(200)]);
+    assert!(out.contains("Deterministic simulation testbed"));
+    let (code, _, err) = sim(&["completions", "tcsh"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("possible values: bash, elvish, fish, powershell, zsh"), "{err}");
+}

@@ -5,4 +5,5 @@ pub mod check;
 pub mod list;
 pub mod report;
 pub mod run;
+pub mod shell;
 pub mod sweep;
