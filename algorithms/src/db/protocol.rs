@@ -379,42 +379,15 @@ pub enum ManagerTimer {
     Probe,
 }
 
-/// Every timer of the model: one variant per process kind.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum DbTimer {
-    /// A MySQL server's timer.
-    Server(ServerTimer),
-    /// The client library's timer.
-    Client(ClientTimer),
-    /// The failover manager's timer.
-    Manager(ManagerTimer),
-}
-
-impl From<ServerTimer> for DbTimer {
-    fn from(t: ServerTimer) -> Self {
-        DbTimer::Server(t)
-    }
-}
-
-impl From<ClientTimer> for DbTimer {
-    fn from(t: ClientTimer) -> Self {
-        DbTimer::Client(t)
-    }
-}
-
-impl From<ManagerTimer> for DbTimer {
-    fn from(t: ManagerTimer) -> Self {
-        DbTimer::Manager(t)
-    }
-}
-
-/// Prints the process's own timer, so a trace line reads `Poll { key: 0 }`.
-impl fmt::Debug for DbTimer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            DbTimer::Server(t) => t.fmt(f),
-            DbTimer::Client(t) => t.fmt(f),
-            DbTimer::Manager(t) => t.fmt(f),
-        }
+locksim_simulator::wrapper_enum! {
+    /// Every timer of the model: one variant per process kind.
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    pub enum DbTimer {
+        /// A MySQL server's timer.
+        Server(ServerTimer),
+        /// The client library's timer.
+        Client(ClientTimer),
+        /// The failover manager's timer.
+        Manager(ManagerTimer),
     }
 }

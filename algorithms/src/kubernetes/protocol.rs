@@ -216,24 +216,12 @@ pub enum ClientTimer {
     },
 }
 
-/// Every timer of the kubernetes model. The API server sets none (it answers each request as it
-/// comes); only the client library waits.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum KubernetesTimer {
-    /// The client library's timer.
-    Client(ClientTimer),
-}
-
-impl From<ClientTimer> for KubernetesTimer {
-    fn from(t: ClientTimer) -> Self {
-        KubernetesTimer::Client(t)
-    }
-}
-
-impl fmt::Debug for KubernetesTimer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            KubernetesTimer::Client(t) => t.fmt(f),
-        }
+locksim_simulator::wrapper_enum! {
+    /// Every timer of the kubernetes model. The API server sets none (it answers each request as
+    /// it comes); only the client library waits.
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    pub enum KubernetesTimer {
+        /// The client library's timer.
+        Client(ClientTimer),
     }
 }
