@@ -66,7 +66,7 @@ fn the_leader_is_the_server_with_the_store() {
     let text = THREE_SERVERS.replace("target = \"server-1\"", "target = \"leader\"");
     for seed in 0..3 {
         let out = run(&text, "kubernetes", seed);
-        let (_, crashed) = fault_target(&out, "crash");
+        let (_, crashed) = fault_target(&out, "crash (process)");
         assert_eq!(crashed, "server-0", "seed {seed}");
         let answered_after: Vec<(f64, String)> = trace(&out, "deliver", " 200 rv=")
             .into_iter()

@@ -70,7 +70,7 @@ fn a_crashed_holders_lease_is_taken_one_lease_duration_after_the_candidate_saw_i
     let text = two_clients("50_000", "[[faults]]\nkind = \"crash\"\ntarget = \"holder\"\nat_ms = 9_000\n");
     for seed in 0..10 {
         let out = run(&text, "kubernetes", seed);
-        let (_, holder) = fault_target(&out, "crash");
+        let (_, holder) = fault_target(&out, "crash (process)");
         let other = if holder == "client-0" { "client-1" } else { "client-0" };
         let g = grants(&out);
         assert_eq!(g.len(), 2, "seed {seed}: {g:?}");

@@ -10,6 +10,7 @@
 mod redis_common;
 
 use locksim_simulator::history::{FailReason, HistoryEvent};
+use locksim_simulator::process::CrashKind;
 use locksim_simulator::scenario::FaultKind;
 use redis_common::*;
 
@@ -178,7 +179,7 @@ fn the_old_primary_comes_back_as_a_replica_and_drops_its_data() {
     let trace = scripted(
         "replicas = 1\ndown_after_ms = 5000\npersistence = \"always\"",
         vec![vec![(0.0, Acquire(0))], vec![(9000.0, Acquire(0))]],
-        vec![fault(FaultKind::Crash, "server-0", 2.0, Some(20_000.0))],
+        vec![fault(FaultKind::Crash { mode: CrashKind::Process }, "server-0", 2.0, Some(20_000.0))],
         40_000.0,
         3,
     );

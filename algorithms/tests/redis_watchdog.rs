@@ -8,6 +8,7 @@
 mod redis_common;
 
 use locksim_simulator::history::HistoryEvent;
+use locksim_simulator::process::CrashKind;
 use locksim_simulator::scenario::FaultKind;
 use redis_common::*;
 
@@ -165,7 +166,7 @@ fn a_crashed_holders_lock_expires_after_its_lease_and_the_waiter_gets_it() {
     let trace = scripted(
         "watchdog = true",
         vec![vec![(0.0, Acquire(0))], vec![(5.0, Acquire(0))]],
-        vec![fault(FaultKind::Crash, "client-0", 100.0, None)],
+        vec![fault(FaultKind::Crash { mode: CrashKind::Process }, "client-0", 100.0, None)],
         40_000.0,
         2,
     );

@@ -63,7 +63,10 @@ const LANE_BG: RGBColor = RGBColor(0xF5, 0xF5, 0xF5);
 const BORDER: RGBColor = RGBColor(0xAA, 0xAA, 0xAA);
 
 /// Known fault kinds: kind, how the label names it, colour. Legend entries follow this order.
-const FAULT_KINDS: [(&str, &str, RGBColor); 8] = [
+const FAULT_KINDS: [(&str, &str, RGBColor); 10] = [
+    ("crash (process)", "process killed", RGBColor(0x50, 0x50, 0x50)),
+    ("crash (machine)", "host down", RGBColor(0x20, 0x20, 0x20)),
+    // Results written before crashes had a mode.
     ("crash", "crash", RGBColor(0x50, 0x50, 0x50)),
     ("pause", "pause", RGBColor(0xFF, 0x7F, 0x0E)),
     ("partition", "partition", RGBColor(0x94, 0x67, 0xBD)),

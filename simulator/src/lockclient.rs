@@ -74,6 +74,12 @@ pub trait LockClient<P: Protocol>: Send {
     fn on_restart(&mut self, ctx: &mut Ctx<P>, out: &mut LockEvents) {
         self.on_start(ctx, out)
     }
+    /// The connection to server `peer` was closed from its end (its process was killed, or it
+    /// refused a message): see [`crate::process::Process::on_reset`]. A real library fails the
+    /// requests outstanding on that connection and reconnects; the default ignores it.
+    fn on_reset(&mut self, ctx: &mut Ctx<P>, out: &mut LockEvents, peer: NodeId) {
+        let _ = (ctx, out, peer);
+    }
     /// Whether re-acquiring a held lock nests (Redisson, the db row with a count). Non-reentrant
     /// libraries are never asked to re-acquire; the workload reports that it skipped nesting.
     fn reentrant(&self) -> bool {

@@ -34,19 +34,47 @@ pub trait Protocol: Send + Sync + 'static {
     type Timer: Clone + Debug + Send + 'static;
 }
 
-/// How a node went down.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How a node went down (`[[faults]] kind = "crash"`, `mode = "process" | "machine"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum CrashKind {
-    /// The process was killed: the OS closes its connections and keeps what it had written.
+    /// The process was killed (`kill -9`, an OOM kill, a crash): the OS closes its connections,
+    /// so every peer with a connection to it gets a reset at once ([`Process::on_reset`]), and
+    /// a message sent to it while it is down is refused the same way. What it had written to
+    /// the OS (an AOF in the page cache) survives.
+    #[default]
     Process,
-    /// The host lost power or its network: nothing is closed; only what was fsynced survives.
+    /// The host lost power or dropped off the network: nothing is closed and nobody is told;
+    /// peers learn only through their own timeouts. Only what was fsynced survives. After the
+    /// restart, a message on a connection opened before the crash is refused with a reset.
     Machine,
+}
+
+impl CrashKind {
+    /// Every mode, as the scenario format names them.
+    pub const NAMES: &'static [&'static str] = &["process", "machine"];
+
+    /// Its name in the scenario format.
+    pub fn name(self) -> &'static str {
+        match self {
+            CrashKind::Process => "process",
+            CrashKind::Machine => "machine",
+        }
+    }
+
+    /// The mode with this name.
+    pub fn parse(name: &str) -> Option<CrashKind> {
+        match name {
+            "process" => Some(CrashKind::Process),
+            "machine" => Some(CrashKind::Machine),
+            _ => None,
+        }
+    }
 }
 
 /// What a crash handler is told: the kind of crash and the node's clock readings at that moment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Crash {
-    /// How the node went down (the engine's `crash` faults are always `Machine`).
+    /// How the node went down (the `crash` fault's `mode`).
     pub kind: CrashKind,
     /// The node's monotonic clock when it went down.
     pub mono_ns: Nanos,
@@ -81,6 +109,15 @@ pub trait Process<P: Protocol>: Send {
     /// The node restarts after a crash, with the durable state `on_crash` kept.
     fn on_restart(&mut self, ctx: &mut Ctx<P>) {
         self.on_start(ctx)
+    }
+    /// The TCP connection to `peer` was closed from the other end: `peer`'s process was killed
+    /// (its OS sent the FIN or RST), or `peer` refused a message (its port is closed, or it
+    /// restarted and no longer knows the connection). The real library sees `ECONNRESET` or an
+    /// end of stream here and fails what was outstanding on it. Arrives one network latency
+    /// after the event, after the data sent before it on the same link; never across a cut link.
+    /// The default ignores it (the node learns only through its own timeouts).
+    fn on_reset(&mut self, ctx: &mut Ctx<P>, peer: NodeId) {
+        let _ = (ctx, peer);
     }
     /// `Some(term)` when this node believes it is the leader or primary (for the `leader` selector;
     /// where several believe it, the highest term wins).

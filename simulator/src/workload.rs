@@ -409,6 +409,15 @@ impl<P: Protocol> ClientNode<P> {
         self.drain(ctx);
     }
 
+    pub(crate) fn on_reset(&mut self, ctx: &mut Ctx<P>, peer: NodeId) {
+        // The resource never goes down, so only the library's connections can be reset.
+        if peer == ctx.resource() {
+            return;
+        }
+        self.lib.on_reset(ctx, &mut self.events, peer);
+        self.drain(ctx);
+    }
+
     pub(crate) fn client_state(&self) -> ClientState {
         match &self.driver.phase {
             Phase::Waiting { .. } => ClientState::Waiting,

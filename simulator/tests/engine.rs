@@ -8,7 +8,7 @@ use locksim_simulator::dist::Dist;
 use locksim_simulator::engine::network::{LinkParams, Network};
 use locksim_simulator::engine::schedule::Occurrence;
 use locksim_simulator::engine::{Behaviour, Node, World, WorldConfig};
-use locksim_simulator::process::{ClientState, Crash, Ctx, NodeId, NodeKind, Process, Protocol, TimerId};
+use locksim_simulator::process::{ClientState, Crash, CrashKind, Ctx, NodeId, NodeKind, Process, Protocol, TimerId};
 use locksim_simulator::rng::stream;
 use locksim_simulator::setup::{FaultKind, FaultSpec, Selector};
 use locksim_simulator::trace::TraceEntry;
@@ -24,6 +24,8 @@ struct Probe {
     leadership: Option<u64>,
     state: ClientState,
     crashed: u32,
+    /// How the last crash took it down (noted at the restart).
+    last_crash: Option<CrashKind>,
     /// Durable across crashes (as a model would declare it).
     restarts: u32,
     /// When the timer with this tag fires, send this message (a probe sent at a chosen time:
@@ -68,14 +70,20 @@ impl Process<Probes> for Probe {
             }
         }
     }
-    fn on_crash(&mut self, _crash: &Crash) {
+    fn on_reset(&mut self, ctx: &mut Ctx<Probes>, peer: NodeId) {
+        let name = ctx.name_of(peer).to_string();
+        ctx.note(|| format!("reset by {name}"));
+    }
+    fn on_crash(&mut self, crash: &Crash) {
+        self.last_crash = Some(crash.kind);
         self.crashed += 1;
         self.timers_ms.clear();
         self.sends.clear();
     }
     fn on_restart(&mut self, ctx: &mut Ctx<Probes>) {
         self.restarts += 1;
-        ctx.note(|| "restarted".to_string());
+        let kind = self.last_crash;
+        ctx.note(|| format!("restarted after {kind:?}"));
     }
     fn leadership(&self) -> Option<u64> {
         self.leadership
@@ -223,7 +231,7 @@ fn a_fault_at_time_zero_holds_the_nodes_start() {
     // Paused at 0: it starts when it resumes, and only then sends.
     let paused = Probe { sends: vec![(0, "late")], ..Default::default() };
     let faults = vec![
-        fault(FaultKind::Crash, vec![Selector::Named("server-0".into())], 0.0, Some(10.0)),
+        fault(FaultKind::Crash { mode: CrashKind::Process }, vec![Selector::Named("server-0".into())], 0.0, Some(10.0)),
         fault(FaultKind::Pause, vec![Selector::Named("server-1".into())], 0.0, Some(20.0)),
     ];
     let trace = run_world(
@@ -243,13 +251,18 @@ fn a_fault_at_time_zero_holds_the_nodes_start() {
 fn a_crashed_node_drops_messages_and_timers_then_restarts() {
     let sender = Probe { sends: vec![(1, "lost")], ..Default::default() };
     let victim = Probe { timers_ms: vec![50, 500], ..Default::default() };
-    let faults = vec![fault(FaultKind::Crash, vec![Selector::Named("server-1".into())], 0.5, Some(100.0))];
+    let faults = vec![fault(
+        FaultKind::Crash { mode: CrashKind::Process },
+        vec![Selector::Named("server-1".into())],
+        0.5,
+        Some(100.0),
+    )];
     let trace = run_world(
         vec![("server-0", NodeKind::Server, sender, 0.0), ("server-1", NodeKind::Server, victim, 0.0)],
         faults,
         1_000,
     );
-    assert_eq!(find(&trace, "server-1", "drop", "node down").len(), 1);
+    assert_eq!(find(&trace, "server-1", "drop", "refused: process down").len(), 1);
     assert!(find(&trace, "server-1", "note", "timer").is_empty(), "timers die with the crash");
     let restarted = find(&trace, "server-1", "note", "restarted");
     assert_eq!(restarted.len(), 1);
@@ -359,10 +372,10 @@ fn a_crash_during_a_pause_drops_the_backlog_and_the_pauses_end_resumes_nothing()
     let two = Probe { timers_ms: vec![10], ..Default::default() };
     let faults = vec![
         fault(FaultKind::Pause, named("server-1"), 0.5, Some(100.0)),
-        fault(FaultKind::Crash, named("server-1"), 20.0, Some(40.0)),
+        fault(FaultKind::Crash { mode: CrashKind::Process }, named("server-1"), 20.0, Some(40.0)),
         fault(FaultKind::Pause, named("server-1"), 105.0, Some(15.0)),
         fault(FaultKind::Pause, named("server-2"), 0.5, Some(30.0)),
-        fault(FaultKind::Crash, named("server-2"), 20.0, Some(60.0)),
+        fault(FaultKind::Crash { mode: CrashKind::Process }, named("server-2"), 20.0, Some(60.0)),
     ];
     let trace = run_world(
         vec![
@@ -385,14 +398,14 @@ fn a_crash_during_a_pause_drops_the_backlog_and_the_pauses_end_resumes_nothing()
     assert_eq!(
         notes(&trace, "server-1"),
         vec![
-            (60 * MS, "restarted"),
+            (60 * MS, "restarted after Some(Process)"),
             (66 * MS, "got Ping(\"after restart\")"),
             (120 * MS, "got Ping(\"in second pause\")")
         ],
     );
     // server-2: the pause's end, while it is down, does nothing; it restarts once, at the crash's end.
     assert!(find(&trace, "server-2", "resume", "").is_empty(), "a crashed node does not resume");
-    assert_eq!(notes(&trace, "server-2"), vec![(80 * MS, "restarted")]);
+    assert_eq!(notes(&trace, "server-2"), vec![(80 * MS, "restarted after Some(Process)")]);
 }
 
 #[test]
@@ -475,9 +488,9 @@ fn role_selectors_resolve_at_fault_time_and_wait_for_a_member() {
     let new = Probe { leadership: Some(2), ..Default::default() };
     let idle = Probe::default();
     let faults = vec![
-        fault(FaultKind::Crash, vec![Selector::Leader], 5.0, None),
+        fault(FaultKind::Crash { mode: CrashKind::Process }, vec![Selector::Leader], 5.0, None),
         // No client ever holds: the fault waits (and never fires).
-        fault(FaultKind::Crash, vec![Selector::Holder], 5.0, None),
+        fault(FaultKind::Crash { mode: CrashKind::Process }, vec![Selector::Holder], 5.0, None),
     ];
     let trace = run_world(
         vec![
@@ -489,7 +502,7 @@ fn role_selectors_resolve_at_fault_time_and_wait_for_a_member() {
         50,
     );
     let starts: Vec<&TraceEntry> =
-        trace.iter().filter(|e| e.kind == "fault" && e.detail.starts_with("crash starts")).collect();
+        trace.iter().filter(|e| e.kind == "fault" && e.detail.starts_with("crash (process) starts")).collect();
     assert_eq!(starts.len(), 1);
     assert!(starts[0].detail.contains("[server-1]"), "highest term leads: {}", starts[0].detail);
     assert!(trace.iter().any(|e| e.kind == "fault" && e.detail.contains("waits for a `holder`")));
@@ -502,4 +515,89 @@ fn role_selectors_resolve_at_fault_time_and_wait_for_a_member() {
         50,
     );
     assert!(trace.iter().any(|e| e.kind == "fault" && e.detail.contains("pause starts on [client-1]")));
+}
+
+/// A client that pings server-0 at start (opening a connection) and again at 8, 20 and 25 ms.
+fn pinging_client() -> Probe {
+    Probe {
+        sends: vec![(1, "hello")],
+        timers_ms: vec![8, 20, 25],
+        timer_sends: vec![(8, 1, "while-down"), (20, 1, "after-restart"), (25, 1, "again")],
+        ..Probe::default()
+    }
+}
+
+#[test]
+fn a_killed_process_resets_its_connections_and_refuses_while_down() {
+    let trace = run_world(
+        vec![
+            ("client-0", NodeKind::Client, pinging_client(), 0.0),
+            ("server-0", NodeKind::Server, Probe::default(), 0.0),
+        ],
+        vec![fault(FaultKind::Crash { mode: CrashKind::Process }, named("server-0"), 5.0, Some(10.0))],
+        40,
+    );
+    let resets: Vec<u64> =
+        notes(&trace, "client-0").iter().filter(|(_, n)| n.starts_with("reset by server-0")).map(|(t, _)| *t).collect();
+    // The kill closes the connection opened at 1 ms (told at 6 ms); the ping at 8 ms is refused
+    // (told at 10 ms); after the restart at 15 ms the pings arrive.
+    assert_eq!(resets, vec![6 * MS, 10 * MS], "{trace:#?}");
+    let got: Vec<&str> = notes(&trace, "server-0").iter().map(|(_, n)| *n).collect();
+    assert!(got.contains(&"got Ping(\"after-restart\")") && got.contains(&"got Ping(\"again\")"), "{got:?}");
+    assert!(got.contains(&"restarted after Some(Process)"), "{got:?}");
+    assert!(!find(&trace, "-", "fault", "crash (process) starts").is_empty());
+}
+
+#[test]
+fn a_lost_host_tells_nobody_and_refuses_old_connections_after_its_restart() {
+    let trace = run_world(
+        vec![
+            ("client-0", NodeKind::Client, pinging_client(), 0.0),
+            ("server-0", NodeKind::Server, Probe::default(), 0.0),
+        ],
+        vec![fault(FaultKind::Crash { mode: CrashKind::Machine }, named("server-0"), 5.0, Some(10.0))],
+        40,
+    );
+    let resets: Vec<u64> =
+        notes(&trace, "client-0").iter().filter(|(_, n)| n.starts_with("reset by server-0")).map(|(t, _)| *t).collect();
+    // Silence while the host is down; the first ping on the old connection after the restart is
+    // refused (sent 20, told 22); the next one, on a new connection, arrives.
+    assert_eq!(resets, vec![22 * MS], "{trace:#?}");
+    let got: Vec<&str> = notes(&trace, "server-0").iter().map(|(_, n)| *n).collect();
+    assert!(!got.contains(&"got Ping(\"while-down\")") && !got.contains(&"got Ping(\"after-restart\")"), "{got:?}");
+    assert!(got.contains(&"got Ping(\"again\")") && got.contains(&"restarted after Some(Machine)"), "{got:?}");
+}
+
+#[test]
+fn a_reset_does_not_cross_a_cut_link() {
+    let trace = run_world(
+        vec![
+            ("client-0", NodeKind::Client, pinging_client(), 0.0),
+            ("server-0", NodeKind::Server, Probe::default(), 0.0),
+        ],
+        vec![
+            fault(FaultKind::Isolate, named("client-0"), 3.0, Some(30.0)),
+            fault(FaultKind::Crash { mode: CrashKind::Process }, named("server-0"), 5.0, Some(10.0)),
+        ],
+        40,
+    );
+    assert!(notes(&trace, "client-0").iter().all(|(_, n)| !n.starts_with("reset")), "{trace:#?}");
+}
+
+#[test]
+fn a_paused_peer_learns_of_the_reset_when_it_resumes() {
+    let trace = run_world(
+        vec![
+            ("client-0", NodeKind::Client, pinging_client(), 0.0),
+            ("server-0", NodeKind::Server, Probe::default(), 0.0),
+        ],
+        vec![
+            fault(FaultKind::Pause, named("client-0"), 3.0, Some(4.0)),
+            fault(FaultKind::Crash { mode: CrashKind::Process }, named("server-0"), 5.0, Some(10.0)),
+        ],
+        40,
+    );
+    let resets: Vec<u64> =
+        notes(&trace, "client-0").iter().filter(|(_, n)| n.starts_with("reset by")).map(|(t, _)| *t).collect();
+    assert_eq!(resets.first(), Some(&(7 * MS)), "{trace:#?}");
 }

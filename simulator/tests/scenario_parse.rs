@@ -7,7 +7,7 @@ use locksim_simulator::dist::Dist;
 use locksim_simulator::model::{
     Cluster, DynModel, Model, ParamKind, ParamProblem, ParamSpec, ParamValue, Params, Topology,
 };
-use locksim_simulator::process::{NodeKind, Protocol};
+use locksim_simulator::process::{CrashKind, NodeKind, Protocol};
 use locksim_simulator::scenario::{
     load_file, parse_str, CompareOp, ExpectOp, FaultKind, Scenario, ScenarioError, Selector,
 };
@@ -301,7 +301,7 @@ fn the_spec_example_parses_with_every_default_right() {
 
     assert_eq!(s.setup.faults.len(), 1);
     let f = &s.setup.faults[0];
-    assert_eq!(f.kind, FaultKind::Crash);
+    assert_eq!(f.kind, FaultKind::Crash { mode: CrashKind::Process });
     assert_eq!(f.targets, vec![Selector::Leader]);
     assert_eq!(f.at_ms, Dist::Uniform(5000.0, 30000.0));
     assert_eq!(f.duration_ms, Some(Dist::Const(20000.0)));
@@ -637,7 +637,7 @@ fn unknown_key_in_a_fault() {
         Some("faults.0.by_ms"),
         &[
             "`by_ms` belongs to `clock_jump` faults",
-            "a `crash` fault takes: kind, target, at_ms, duration_ms, every_ms, probability",
+            "a `crash` fault takes: kind, target, at_ms, duration_ms, every_ms, probability, mode",
         ],
     );
     let text = with("[[faults]]\nkind = \"crash\"\ntarget = \"leader\"\nat_ms = 1\nwhen = 5\n");
@@ -653,6 +653,22 @@ fn unknown_key_in_a_fault() {
         Some("faults.1.kind"),
         &["unknown fault kind \"explode\"", "crash, pause, partition"],
     );
+}
+
+#[test]
+fn crash_modes() {
+    let text = with("[[faults]]\nkind = \"crash\"\ntarget = \"leader\"\nat_ms = 1\nmode = \"machine\"\n");
+    let s = ok(&text);
+    assert_eq!(s.setup.faults[0].kind, FaultKind::Crash { mode: CrashKind::Machine });
+    let text = with("[[faults]]\nkind = \"crash\"\ntarget = \"leader\"\nat_ms = 1\nmode = \"power\"\n");
+    fails(
+        &text,
+        &pos(&text, "\"power\""),
+        Some("faults.0.mode"),
+        &["unknown crash mode \"power\"", "valid modes: \"process\", \"machine\""],
+    );
+    let text = with("[[faults]]\nkind = \"pause\"\ntarget = \"leader\"\nat_ms = 1\nmode = \"machine\"\n");
+    fails(&text, &pos(&text, "mode"), Some("faults.0.mode"), &["`mode` belongs to `crash` faults"]);
 }
 
 #[test]

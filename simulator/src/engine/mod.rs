@@ -8,6 +8,13 @@
 //! - [`queue`]: events ordered by (true time, sequence)
 //! - [`network`]: latency, loss, duplication, order, fault rules
 //! - [`schedule`]: fault occurrences drawn from the seed
+//!
+//! Connections: every link in these models is TCP, so the engine keeps, per pair of nodes,
+//! whether a connection is open (a message was delivered between them since either last went
+//! down). A killed process (`crash`, `mode = "process"`) resets each of its connections: the peer
+//! gets [`Process::on_reset`] one latency later; a message to it while it is down is refused the
+//! same way. A lost host (`mode = "machine"`) tells nobody; after it restarts, the first message
+//! on a connection from before the crash is refused with a reset, as a fresh kernel does.
 
 pub mod network;
 pub mod queue;
@@ -44,6 +51,13 @@ enum Status {
     Crashed,
 }
 
+/// Which per-pair bit table.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Bits {
+    Conns,
+    Stale,
+}
+
 /// Work that reached a paused node, handled in order when it resumes.
 enum Backlogged<M> {
     /// The node was paused before it started (a pause at time 0): it starts at resume.
@@ -54,6 +68,9 @@ enum Backlogged<M> {
     },
     Timer {
         id: TimerId,
+    },
+    Reset {
+        peer: NodeId,
     },
 }
 
@@ -98,6 +115,13 @@ impl<P: Protocol> Behaviour<P> {
             Behaviour::Resource(_) => {}
         }
     }
+    fn on_reset(&mut self, ctx: &mut Ctx<P>, peer: NodeId) {
+        match self {
+            Behaviour::Service(p) => p.on_reset(ctx, peer),
+            Behaviour::Client(c) => c.on_reset(ctx, peer),
+            Behaviour::Resource(_) => {}
+        }
+    }
     fn on_crash(&mut self, crash: &Crash) {
         match self {
             Behaviour::Service(p) => p.on_crash(crash),
@@ -136,6 +160,8 @@ pub struct Node<P: Protocol> {
     pub clock: NodeClock,
     rng: ChaCha8Rng,
     status: Status,
+    /// How it went down, while `status` is `Crashed`.
+    crash_kind: CrashKind,
     backlog: Vec<Backlogged<P::Msg>>,
     /// How many pause occurrences hold the node (overlapping pauses nest).
     pauses: u32,
@@ -144,7 +170,15 @@ pub struct Node<P: Protocol> {
 impl<P: Protocol> Node<P> {
     /// A node that is up, with `rng` as the stream its handlers draw from (`Ctx::rng`).
     pub fn new(behaviour: Behaviour<P>, clock: NodeClock, rng: ChaCha8Rng) -> Self {
-        Node { behaviour, clock, rng, status: Status::Up, backlog: Vec::new(), pauses: 0 }
+        Node {
+            behaviour,
+            clock,
+            rng,
+            status: Status::Up,
+            crash_kind: CrashKind::default(),
+            backlog: Vec::new(),
+            pauses: 0,
+        }
     }
 }
 
@@ -168,6 +202,15 @@ pub struct World<P: Protocol> {
     effects: Vec<Effect<P>>,
     network: Network,
     net_rng: ChaCha8Rng,
+    /// The stream for connection resets' latency: separate, so a model that ignores resets
+    /// sees exactly the network draws it saw before resets existed.
+    reset_rng: ChaCha8Rng,
+    /// Open connections, a bit per pair (symmetric): `words` u64s per node.
+    conns: Vec<u64>,
+    /// After a host failure: `stale[x]` has bit `p` when `p` still has a connection to `x` from
+    /// before `x` went down (refused with a reset when `p` next sends on it).
+    stale: Vec<u64>,
+    words: usize,
     fault_rng: ChaCha8Rng,
     faults: Vec<FaultSpec>,
     occurrences: Vec<Occurrence>,
@@ -234,6 +277,10 @@ impl<P: Protocol> World<P> {
         }
         let applied = vec![Applied::default(); cfg.occurrences.len()];
         let window_of = vec![None; cfg.occurrences.len()];
+        let mut reset_rng = cfg.net_rng.clone();
+        reset_rng.set_stream(1);
+        let words = nodes.len().div_ceil(64);
+        let bits = vec![0u64; words * nodes.len()];
         World {
             now_ns: 0,
             end_ns: cfg.end_ns,
@@ -244,6 +291,10 @@ impl<P: Protocol> World<P> {
             effects: Vec::new(),
             network: cfg.network,
             net_rng: cfg.net_rng,
+            reset_rng,
+            conns: bits.clone(),
+            stale: bits,
+            words,
             fault_rng: cfg.fault_rng,
             faults: cfg.faults,
             occurrences: cfg.occurrences,
@@ -294,6 +345,7 @@ impl<P: Protocol> World<P> {
                     Status::Crashed => self.trace_at(Some(node), "start", || "skipped: the node is down".to_string()),
                 },
                 EventKind::Deliver { from, to, msg } => self.deliver(from, to, msg),
+                EventKind::Reset { from, to } => self.deliver_reset(from, to),
                 EventKind::Timer { id } => self.fire_timer(id, ev.at_ns),
                 EventKind::FaultStart { occurrence } => self.fault_start(occurrence),
                 EventKind::FaultEnd { occurrence } => self.fault_end(occurrence),
@@ -367,6 +419,9 @@ impl<P: Protocol> World<P> {
 
     fn send(&mut self, from: NodeId, to: NodeId, msg: Wire<P::Msg>, after_ns: Nanos) {
         self.messages += 1;
+        // A node back from a host failure opens a new connection to `to`; the model does not
+        // tell connections apart, so `to`'s old one counts as replaced.
+        self.clear_bit(Bits::Stale, from, to);
         let leave_ns = self.now_ns + after_ns;
         match self.network.route(from, to, leave_ns, &mut self.net_rng) {
             Route::Drop(reason) => {
@@ -402,13 +457,34 @@ impl<P: Protocol> World<P> {
             }
             return;
         }
+        if self.nodes[to].status != Status::Crashed && self.bit(Bits::Stale, to, from) {
+            // The host restarted since this connection was opened: its kernel answers with a reset.
+            self.clear_bit(Bits::Stale, to, from);
+            if self.trace.is_some() {
+                let detail =
+                    format!("← {} {:?} (refused: connection from before a host failure)", self.dir.name_of(from), msg);
+                self.trace_at(Some(to), "drop", || detail);
+            }
+            self.send_reset(to, from);
+            return;
+        }
         match self.nodes[to].status {
             Status::Crashed => {
+                let refused = self.nodes[to].crash_kind == CrashKind::Process;
                 if self.trace.is_some() {
-                    let detail = format!("← {} {:?} (node down)", self.dir.name_of(from), msg);
+                    let why = if refused { "refused: process down" } else { "host down" };
+                    let detail = format!("← {} {:?} ({why})", self.dir.name_of(from), msg);
                     self.trace_at(Some(to), "drop", || detail);
                 }
+                if refused {
+                    self.send_reset(to, from);
+                }
+                return;
             }
+            Status::Paused | Status::Up => self.set_bit(Bits::Conns, to, from),
+        }
+        match self.nodes[to].status {
+            Status::Crashed => {}
             Status::Paused => {
                 if self.trace.is_some() {
                     let detail = format!("← {} {:?} (queued: paused)", self.dir.name_of(from), msg);
@@ -513,15 +589,15 @@ impl<P: Protocol> World<P> {
             groups.iter().map(|g| format!("[{}]", names(g, &self.dir))).collect::<Vec<_>>().join(" | ")
         };
         let detail = if groups.is_empty() {
-            format!("{} starts on [{who}]{}", spec.kind.name(), duration_text(occ.duration_ns))
+            format!("{} starts on [{who}]{}", spec.kind.label(), duration_text(occ.duration_ns))
         } else {
-            format!("{} starts: {who}{}", spec.kind.name(), duration_text(occ.duration_ns))
+            format!("{} starts: {who}{}", spec.kind.label(), duration_text(occ.duration_ns))
         };
         self.trace_at(None, "fault", || detail);
         let instant = matches!(spec.kind, FaultKind::ClockJump { .. });
         self.window_of[occ_idx] = Some(self.fault_windows.len());
         self.fault_windows.push(FaultWindow {
-            kind: spec.kind.name(),
+            kind: spec.kind.label(),
             targets: who,
             start_ns: self.now_ns,
             end_ns: instant.then_some(self.now_ns),
@@ -529,9 +605,9 @@ impl<P: Protocol> World<P> {
         let n = self.nodes.len();
         let mut applied = Applied { nodes: targets.clone(), saved_drift_ppm: Vec::new(), started: true };
         match &spec.kind {
-            FaultKind::Crash => {
+            FaultKind::Crash { mode } => {
                 for &t in &targets {
-                    self.crash(t);
+                    self.crash(t, *mode);
                 }
             }
             FaultKind::Pause => {
@@ -610,10 +686,10 @@ impl<P: Protocol> World<P> {
             let window = &mut self.fault_windows[w];
             window.end_ns = Some(window.end_ns.unwrap_or(self.now_ns));
         }
-        let detail = format!("{} ends", kind.name());
+        let detail = format!("{} ends", kind.label());
         self.trace_at(None, "fault", || detail);
         match kind {
-            FaultKind::Crash => {
+            FaultKind::Crash { .. } => {
                 for &t in &applied.nodes {
                     self.restart(t);
                 }
@@ -635,21 +711,104 @@ impl<P: Protocol> World<P> {
         }
     }
 
-    fn crash(&mut self, node: NodeId) {
+    fn bits(&self, which: Bits) -> &Vec<u64> {
+        match which {
+            Bits::Conns => &self.conns,
+            Bits::Stale => &self.stale,
+        }
+    }
+    fn bits_mut(&mut self, which: Bits) -> &mut Vec<u64> {
+        match which {
+            Bits::Conns => &mut self.conns,
+            Bits::Stale => &mut self.stale,
+        }
+    }
+    fn bit(&self, which: Bits, row: NodeId, col: NodeId) -> bool {
+        self.bits(which)[row * self.words + col / 64] & (1 << (col % 64)) != 0
+    }
+    fn set_bit(&mut self, which: Bits, row: NodeId, col: NodeId) {
+        let w = self.words;
+        let bits = self.bits_mut(which);
+        bits[row * w + col / 64] |= 1 << (col % 64);
+        if which == Bits::Conns {
+            bits[col * w + row / 64] |= 1 << (row % 64);
+        }
+    }
+    fn clear_bit(&mut self, which: Bits, row: NodeId, col: NodeId) {
+        let w = self.words;
+        self.bits_mut(which)[row * w + col / 64] &= !(1 << (col % 64));
+    }
+
+    /// `from`'s end of its connection with `to` closes (or refuses): `to` learns it one latency later.
+    fn send_reset(&mut self, from: NodeId, to: NodeId) {
+        match self.network.route_reset(from, to, self.now_ns, &mut self.reset_rng) {
+            Some(at_ns) => {
+                if self.trace.is_some() {
+                    let detail =
+                        format!("→ {} connection reset (arrives {:.3} ms)", self.dir.name_of(to), at_ns as f64 / 1e6);
+                    self.trace_at(Some(from), "reset", || detail);
+                }
+                self.queue.push(at_ns, EventKind::Reset { from, to });
+            }
+            None => {
+                if self.trace.is_some() {
+                    let detail = format!("→ {} connection reset (link cut)", self.dir.name_of(to));
+                    self.trace_at(Some(from), "drop", || detail);
+                }
+            }
+        }
+    }
+
+    fn deliver_reset(&mut self, from: NodeId, to: NodeId) {
+        if self.network.is_cut(from, to) {
+            if self.trace.is_some() {
+                let detail = format!("← {} connection reset (link cut in flight)", self.dir.name_of(from));
+                self.trace_at(Some(to), "drop", || detail);
+            }
+            return;
+        }
+        self.clear_bit(Bits::Conns, to, from);
+        self.clear_bit(Bits::Conns, from, to);
+        match self.nodes[to].status {
+            Status::Crashed => {}
+            Status::Paused => self.nodes[to].backlog.push(Backlogged::Reset { peer: from }),
+            Status::Up => {
+                if self.trace.is_some() {
+                    let detail = format!("connection to {} reset", self.dir.name_of(from));
+                    self.trace_at(Some(to), "reset", || detail);
+                }
+                self.dispatch(to, |p, ctx| p.on_reset(ctx, from));
+            }
+        }
+    }
+
+    fn crash(&mut self, node: NodeId, kind: CrashKind) {
         if self.nodes[node].status == Status::Crashed {
             return;
         }
         self.nodes[node].status = Status::Crashed;
+        self.nodes[node].crash_kind = kind;
+        let w = self.words;
+        let peers: Vec<NodeId> =
+            (0..self.nodes.len()).filter(|&p| p != node && self.bit(Bits::Conns, node, p)).collect();
+        match kind {
+            // The OS closes every socket of the killed process.
+            CrashKind::Process => peers.iter().for_each(|&p| self.send_reset(node, p)),
+            // Nobody is told; the peers' connections go stale until they next use them.
+            CrashKind::Machine => peers.iter().for_each(|&p| self.set_bit(Bits::Stale, node, p)),
+        }
+        // Its own connections are gone, both ways, and so are those it had to stale peers.
+        self.conns[node * w..(node + 1) * w].fill(0);
+        for p in 0..self.nodes.len() {
+            self.clear_bit(Bits::Conns, p, node);
+            self.clear_bit(Bits::Stale, p, node);
+        }
         self.nodes[node].pauses = 0;
         self.nodes[node].backlog.clear();
         let cleared = self.timers.clear_node(node);
         self.note_dead_timers(cleared);
         let clock = &self.nodes[node].clock;
-        let crash = Crash {
-            kind: CrashKind::Machine,
-            mono_ns: clock.mono_ns(self.now_ns),
-            wall_ns: clock.wall_ns(self.now_ns),
-        };
+        let crash = Crash { kind, mono_ns: clock.mono_ns(self.now_ns), wall_ns: clock.wall_ns(self.now_ns) };
         self.nodes[node].behaviour.on_crash(&crash);
         if self.dir.kind_of(node) == NodeKind::Client {
             self.record(node, HistoryEvent::ClientCrashed);
@@ -695,6 +854,13 @@ impl<P: Protocol> World<P> {
                         self.trace_at(Some(node), "deliver", || detail);
                     }
                     self.dispatch(node, |p, ctx| p.on_message(ctx, from, msg));
+                }
+                Backlogged::Reset { peer } => {
+                    if self.trace.is_some() {
+                        let detail = format!("connection to {} reset (after pause)", self.dir.name_of(peer));
+                        self.trace_at(Some(node), "reset", || detail);
+                    }
+                    self.dispatch(node, |p, ctx| p.on_reset(ctx, peer));
                 }
                 Backlogged::Timer { id } => {
                     if let Some((_, tag)) = self.timers.take(id) {

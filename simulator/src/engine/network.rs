@@ -211,6 +211,33 @@ impl Network {
         self.rules.iter().any(|(_, r)| r.cuts(from, to))
     }
 
+    /// When the closing of a TCP connection (the FIN or RST its end's OS sends) from `from`
+    /// reaches `to`: a link's latency and the slow rules apply, and it stays behind the data
+    /// sent before it on an ordered link; a cut link stops it (`None`). Loss does not: the FIN
+    /// is retransmitted like data (the retransmission delay is not modelled).
+    pub fn route_reset(&mut self, from: NodeId, to: NodeId, now_ns: Nanos, rng: &mut ChaCha8Rng) -> Option<Nanos> {
+        if from == to {
+            return Some(now_ns);
+        }
+        let mut extra_ns: Nanos = 0;
+        for (_, rule) in &self.rules {
+            match rule.verdict(from, to, rng) {
+                Verdict::Pass => {}
+                Verdict::Delay(ns) => extra_ns += ns,
+                Verdict::Drop(DropReason::Partition) => return None,
+                Verdict::Drop(_) => {}
+            }
+        }
+        let class = self.class_of[from * self.nodes + to] as usize;
+        let mut at_ns = now_ns + extra_ns + self.latency[class].sample_ns(rng);
+        if self.ordered {
+            let last = &mut self.last_delivery_ns[from * self.nodes + to];
+            at_ns = at_ns.max(*last);
+            *last = at_ns;
+        }
+        Some(at_ns)
+    }
+
     /// Decides the fate of a message sent now.
     pub fn route(&mut self, from: NodeId, to: NodeId, now_ns: Nanos, rng: &mut ChaCha8Rng) -> Route {
         if from == to {

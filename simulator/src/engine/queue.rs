@@ -36,6 +36,13 @@ pub enum EventKind<M> {
         /// The message.
         msg: M,
     },
+    /// A TCP connection's closing (FIN or RST) from `from` reaches `to`.
+    Reset {
+        /// The end that closed or refused.
+        from: NodeId,
+        /// The end told.
+        to: NodeId,
+    },
     /// A timer is due; ignored unless the timer is still live and due at this time (it was not
     /// cancelled, dropped by a crash, or moved by a clock-rate change).
     Timer {

@@ -2,6 +2,7 @@
 //! (writing `by_ms` on a `pause` is a mistake worth a precise message, not "unknown key").
 
 use crate::dist::Dist;
+use crate::process::CrashKind;
 use crate::scenario::nodes::{selector, selectors, Mentions};
 use crate::scenario::types::{FaultKind, FaultSpec, FAULT_KINDS};
 use crate::scenario::values::{dist, fraction, ppm, time};
@@ -18,6 +19,7 @@ fn own_keys(kind: &str) -> &'static [&'static str] {
         "slow" => &["latency_ms"],
         "loss" => &["rate"],
         "partition" => &["groups", "one_way"],
+        "crash" => &["mode"],
         _ => &[],
     }
 }
@@ -97,7 +99,19 @@ fn fault(src: &Source, node: &Node, mentions: &mut Mentions) -> Res<FaultSpec> {
     let probability = tab.get("probability").map(|n| fraction(src, n)).transpose()?.unwrap_or(1.0);
 
     let kind = match kind {
-        "crash" => FaultKind::Crash,
+        "crash" => {
+            let valid = CrashKind::NAMES.iter().map(|m| quote(m)).collect::<Vec<_>>().join(", ");
+            let mode = match tab.get("mode") {
+                None => CrashKind::default(),
+                Some(n) => {
+                    let name = n.as_str(src, &format!("one of {valid}"))?;
+                    CrashKind::parse(name).ok_or_else(|| {
+                        n.err(src, format!("unknown crash mode {}; valid modes: {valid}", quote(name)))
+                    })?
+                }
+            };
+            FaultKind::Crash { mode }
+        }
         "pause" => FaultKind::Pause,
         "isolate" => FaultKind::Isolate,
         "clock_jump" => {

@@ -9,6 +9,7 @@ pub mod selector;
 pub use selector::{Selector, SELECTOR_FORMS};
 
 use crate::dist::Dist;
+use crate::process::CrashKind;
 
 /// Everything a row of a scenario runs through, identical for every row.
 #[derive(Clone, Debug)]
@@ -115,7 +116,10 @@ pub struct ClockSpec {
 #[derive(Clone, Debug, PartialEq)]
 pub enum FaultKind {
     /// The targets go down, losing volatile state and timers; they restart at the fault's end.
-    Crash,
+    Crash {
+        /// A killed process (its connections are reset) or a lost host (silence).
+        mode: CrashKind,
+    },
     /// The targets stop handling anything; messages and due timers pile up and are handled in
     /// order when the pause ends.
     Pause,
@@ -155,7 +159,7 @@ impl FaultKind {
     /// The kind's name in the scenario format (`crash`, `clock_jump`, …).
     pub fn name(&self) -> &'static str {
         match self {
-            FaultKind::Crash => "crash",
+            FaultKind::Crash { .. } => "crash",
             FaultKind::Pause => "pause",
             FaultKind::Partition { .. } => "partition",
             FaultKind::Isolate => "isolate",
@@ -163,6 +167,17 @@ impl FaultKind {
             FaultKind::ClockDrift { .. } => "clock_drift",
             FaultKind::Slow { .. } => "slow",
             FaultKind::Loss { .. } => "loss",
+        }
+    }
+}
+
+impl FaultKind {
+    /// What the trace and the report's timeline call it: the name, with a crash's mode.
+    pub fn label(&self) -> &'static str {
+        match self {
+            FaultKind::Crash { mode: CrashKind::Process } => "crash (process)",
+            FaultKind::Crash { mode: CrashKind::Machine } => "crash (machine)",
+            other => other.name(),
         }
     }
 }
