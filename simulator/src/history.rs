@@ -74,6 +74,14 @@ pub enum HistoryEvent {
         /// Whether this ends the nested grant (recorded just before the outer one's release).
         nested: bool,
     },
+    /// The release call returned an error: the holder interval had already ended when the
+    /// workload called release (`Released`); the server may still hold the lock (a leak).
+    ReleaseFailed {
+        /// The key whose release failed.
+        key: LockKey,
+        /// Why it failed.
+        reason: FailReason,
+    },
     /// The library said the lock is lost and the model's policy honours it: the interval ends and
     /// the critical section is abandoned without writing.
     Abandoned {

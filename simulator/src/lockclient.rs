@@ -28,6 +28,17 @@ pub enum LockEvent {
         /// The key released.
         key: LockKey,
     },
+    /// The release call returned an error (the connection was reset, the request timed out): the
+    /// library cannot say whether the server still holds the lock. The application treats the
+    /// lock as given up and moves on, as it would after catching the exception (JDBC's
+    /// `CommunicationsException`; Spring's `JdbcLockRegistry.unlock` throwing
+    /// `DataAccessResourceFailureException`).
+    ReleaseFailed {
+        /// The key whose release failed.
+        key: LockKey,
+        /// Why it failed.
+        reason: FailReason,
+    },
     /// The library believes the lock is lost. `honour` says whether the model's policy makes the
     /// application stop (ZooKeeper `on_connection_loss`, Redlock `respect_validity`); when false
     /// it is only reported.
@@ -59,7 +70,8 @@ pub trait LockClient<P: Protocol>: Send {
     /// Acquire `key` in `mode`. Answer later with `Granted` or `Failed`. A reentrant library that
     /// already holds `key` grants again at once (nested); others are never asked that.
     fn acquire(&mut self, ctx: &mut Ctx<P>, out: &mut LockEvents, key: LockKey, mode: LockMode);
-    /// Release `key` (once per grant, nested grants included). Answer with `Released`.
+    /// Release `key` (once per grant, nested grants included). Answer with `Released`, or with
+    /// `ReleaseFailed` when the call returned an error.
     fn release(&mut self, ctx: &mut Ctx<P>, out: &mut LockEvents, key: LockKey);
     /// Give up a pending acquisition (the workload's `acquire_timeout_ms` ran out): stop waiting
     /// and clean up whatever the request left on the servers. No event is expected in answer.

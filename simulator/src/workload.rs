@@ -328,6 +328,10 @@ impl<P: Protocol> ClientNode<P> {
                     LockEvent::Granted { key, token } => self.on_granted(ctx, key, token),
                     LockEvent::Failed { key, reason } => self.on_failed(ctx, key, reason),
                     LockEvent::Released { key } => self.on_released(ctx, key),
+                    LockEvent::ReleaseFailed { key, reason } => {
+                        ctx.record(HistoryEvent::ReleaseFailed { key, reason });
+                        self.on_released(ctx, key)
+                    }
                     LockEvent::Lost { key, honour } => self.on_lost(ctx, key, honour),
                     LockEvent::Notified { key } => ctx.record(HistoryEvent::Notification { key }),
                     LockEvent::Refused { key } => ctx.record(HistoryEvent::RefusedAttempt { key }),
