@@ -280,3 +280,15 @@ fn completions_and_the_man_page_come_from_the_same_commands_as_help() {
     assert_eq!(code, 2);
     assert!(err.contains("possible values: bash, elvish, fish, powershell, zsh"), "{err}");
 }
+
+#[test]
+fn check_notes_that_duplicate_and_loss_act_on_tcp_segments() {
+    let f = write("tcp.toml", &format!("{MINIMAL}[network]\nduplicate = 0.05\nloss = 0.01\n"));
+    let (code, out, _) = sim(&["check", &f]);
+    assert_eq!(code, 0);
+    assert!(out.contains("note: `duplicate` has no effect on every row"), "{out}");
+    assert!(out.contains("note: `loss` delays messages on every row"), "{out}");
+    let f = write("plain.toml", MINIMAL);
+    let (_, out, _) = sim(&["check", &f]);
+    assert!(!out.contains("note:"), "{out}");
+}

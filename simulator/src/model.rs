@@ -241,6 +241,8 @@ pub trait DynModel: Send + Sync {
     fn shared_locks(&self, params: &Params) -> bool;
     /// As [`Model::services`].
     fn services(&self, params: &Params) -> Vec<(String, NodeKind)>;
+    /// As [`Model::topology`].
+    fn topology(&self, params: &Params) -> Topology;
     /// Runs one seed of this model with `params` through `setup`. Panics inside the model
     /// propagate: [`crate::batch::run_seed`] is the one place that catches them.
     fn run_seed(&self, setup: &Setup, params: &Params, seed: u64, opts: &RunOptions) -> SeedOutcome;

@@ -9,7 +9,7 @@ use crate::directory::Directory;
 use crate::engine::network::{LinkParams, Network};
 use crate::engine::{schedule, Behaviour, Node, World, WorldConfig};
 use crate::history::{History, HistoryEvent, Stamped};
-use crate::model::{DynModel, Model, ParamProblem, ParamSpec, Params};
+use crate::model::{DynModel, Model, ParamProblem, ParamSpec, Params, Topology};
 use crate::process::NodeKind;
 use crate::rng::stream;
 use crate::setup::{Selector, Setup, WorkloadSpec};
@@ -190,6 +190,9 @@ impl<M: Model> DynModel for M {
     }
     fn services(&self, params: &Params) -> Vec<(String, NodeKind)> {
         Model::services(self, params)
+    }
+    fn topology(&self, params: &Params) -> Topology {
+        Model::topology(self, params)
     }
     fn run_seed(&self, setup: &Setup, params: &Params, seed: u64, opts: &RunOptions) -> SeedOutcome {
         run_typed(self, setup, params, seed, opts)

@@ -430,14 +430,32 @@ impl<P: Protocol> World<P> {
                     self.trace_at(Some(from), "drop", || detail);
                 }
             }
-            Route::Deliver { at_ns, duplicate_at_ns } => {
+            Route::Dead { dead_at_ns } => {
                 if self.trace.is_some() {
                     let detail = format!(
-                        "→ {} {:?} (arrives {:.3} ms{})",
+                        "→ {} {:?} (every TCP retransmission lost: the connection dies at {:.3} ms)",
+                        self.dir.name_of(to),
+                        msg,
+                        dead_at_ns as f64 / 1e6
+                    );
+                    self.trace_at(Some(from), "drop", || detail);
+                }
+                // The sender's own stack gives up: its library sees the error as a reset.
+                self.queue.push(dead_at_ns, EventKind::Reset { from: to, to: from });
+            }
+            Route::Deliver { at_ns, duplicate_at_ns, retransmits } => {
+                if self.trace.is_some() {
+                    let detail = format!(
+                        "→ {} {:?} (arrives {:.3} ms{}{})",
                         self.dir.name_of(to),
                         msg,
                         at_ns as f64 / 1e6,
-                        if duplicate_at_ns.is_some() { ", duplicated" } else { "" }
+                        if duplicate_at_ns.is_some() { ", duplicated" } else { "" },
+                        match retransmits {
+                            0 => String::new(),
+                            1 => ", lost once and retransmitted".to_string(),
+                            n => format!(", lost and retransmitted {n} times"),
+                        }
                     );
                     self.trace_at(Some(from), "send", || detail);
                 }

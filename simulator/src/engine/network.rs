@@ -2,6 +2,17 @@
 //! overrides), optional FIFO order per directed pair (TCP), and an ordered chain of fault rules
 //! (partitions, isolation, slow links, loss) that each give a verdict on every message, as
 //! turmoil's rules do. A message whose link is cut while it is in flight is dropped on arrival.
+//!
+//! Ordered links are TCP connections, and TCP does not lose or duplicate what the application
+//! sent: a lost segment is sent again after the retransmission timeout, and a duplicate segment
+//! is discarded by the receiver. So on an ordered link `loss` (the link's, or a `loss` fault's)
+//! delays a message by Linux's retransmission back-off instead of dropping it, later messages
+//! wait behind it (head-of-line blocking), and `duplicate` does nothing. Only after the retries
+//! Linux makes (`tcp_retries2`) does the connection die, and the sender's library sees an error.
+//! Unordered links keep datagram behaviour (loss drops, duplicates arrive twice) for a future
+//! UDP model. A cut link (partition, isolation) still drops: the simulated partitions are
+//! shorter than the minutes TCP would keep retrying, but the endpoints' own timeouts, which
+//! the models have, fire long before.
 
 use rand::Rng;
 
@@ -132,6 +143,19 @@ impl DropReason {
     }
 }
 
+/// Linux's minimum retransmission timeout (`TCP_RTO_MIN`, HZ/5 = 200 ms: include/net/tcp.h). On
+/// a LAN the smoothed RTT is far below it, so the first retransmission waits about this plus one
+/// round trip (`__tcp_set_rto` in net/ipv4/tcp_input.c: srtt + rttvar, rttvar floored at the
+/// minimum). With one segment in flight, as in request-response traffic, the tail-loss probe
+/// waits the same (`tcp_schedule_loss_probe`: 1.5 RTT + `TCP_DELACK_MAX` 200 ms).
+pub const TCP_RTO_MIN_NS: Nanos = 200 * crate::time::NS_PER_MS;
+/// Linux's maximum retransmission timeout (`TCP_RTO_MAX`, 120 s: include/net/tcp.h); each
+/// retransmission doubles the timeout up to it.
+pub const TCP_RTO_MAX_NS: Nanos = 120_000 * crate::time::NS_PER_MS;
+/// Retransmissions before the connection is declared dead (`net.ipv4.tcp_retries2`, default 15:
+/// Documentation/networking/ip-sysctl.rst; about 924.6 s with a 200 ms RTO).
+pub const TCP_RETRIES2: u32 = 15;
+
 /// What the network does with one send: zero, one or two deliveries.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Route {
@@ -143,6 +167,14 @@ pub enum Route {
         at_ns: Nanos,
         /// True time at which a duplicate copy arrives; `None`: no duplicate.
         duplicate_at_ns: Option<Nanos>,
+        /// On a TCP link: how many times the segment was lost and sent again.
+        retransmits: u32,
+    },
+    /// A TCP link lost every retransmission: the sender's stack gives up on the connection at
+    /// `dead_at_ns` (its library then sees an error) and the message is never delivered.
+    Dead {
+        /// When the sender's stack declares the connection dead.
+        dead_at_ns: Nanos,
     },
 }
 
@@ -241,7 +273,10 @@ impl Network {
     /// Decides the fate of a message sent now.
     pub fn route(&mut self, from: NodeId, to: NodeId, now_ns: Nanos, rng: &mut ChaCha8Rng) -> Route {
         if from == to {
-            return Route::Deliver { at_ns: now_ns, duplicate_at_ns: None };
+            return Route::Deliver { at_ns: now_ns, duplicate_at_ns: None, retransmits: 0 };
+        }
+        if self.ordered {
+            return self.route_tcp(from, to, now_ns, rng);
         }
         let mut extra_ns: Nanos = 0;
         for (_, rule) in &self.rules {
@@ -274,7 +309,48 @@ impl Network {
                 *last = *d;
             }
         }
-        Route::Deliver { at_ns, duplicate_at_ns }
+        Route::Deliver { at_ns, duplicate_at_ns, retransmits: 0 }
+    }
+
+    /// A send on a TCP connection: each transmission may be lost (the link's `loss`, the `loss`
+    /// faults in force now: each retransmission is drawn against the same ones) and is then sent
+    /// again after the back-off; a cut link drops it; duplicates are discarded by the receiver.
+    fn route_tcp(&mut self, from: NodeId, to: NodeId, now_ns: Nanos, rng: &mut ChaCha8Rng) -> Route {
+        let class = self.class_of[from * self.nodes + to] as usize;
+        let link_loss = self.classes[class].loss;
+        let mut rto_ns = TCP_RTO_MIN_NS + ms_to_ns(2.0 * self.classes[class].latency_ms.mean().max(0.0));
+        let mut waited_ns: Nanos = 0;
+        let mut retransmits = 0;
+        let extra_ns = loop {
+            let mut extra_ns: Nanos = 0;
+            let mut lost = false;
+            for (_, rule) in &self.rules {
+                match rule.verdict(from, to, rng) {
+                    Verdict::Pass => {}
+                    Verdict::Delay(ns) => extra_ns += ns,
+                    Verdict::Drop(DropReason::Partition) => return Route::Drop(DropReason::Partition),
+                    Verdict::Drop(_) => lost = true,
+                }
+            }
+            if !lost && link_loss > 0.0 && rng.gen::<f64>() < link_loss {
+                lost = true;
+            }
+            if !lost {
+                break extra_ns;
+            }
+            if retransmits == TCP_RETRIES2 {
+                return Route::Dead { dead_at_ns: now_ns + waited_ns + rto_ns };
+            }
+            waited_ns += rto_ns;
+            rto_ns = (rto_ns * 2).min(TCP_RTO_MAX_NS);
+            retransmits += 1;
+        };
+        let mut at_ns = now_ns + waited_ns + extra_ns + self.latency[class].sample_ns(rng);
+        // A TCP stream never delivers a later segment before an earlier one.
+        let last = &mut self.last_delivery_ns[from * self.nodes + to];
+        at_ns = at_ns.max(*last);
+        *last = at_ns;
+        Route::Deliver { at_ns, duplicate_at_ns: None, retransmits }
     }
 }
 
@@ -332,24 +408,86 @@ mod tests {
     }
 
     #[test]
-    fn duplicates_on_ordered_links_keep_fifo() {
+    fn tcp_links_discard_duplicates_and_datagram_links_deliver_them() {
         let base = LinkParams { latency_ms: Dist::Uniform(1.0, 10.0), loss: 0.0, duplicate: 0.5 };
-        let mut n = Network::new(2, base, vec![], true);
+        let mut tcp = Network::new(2, base.clone(), vec![], true);
+        let mut udp = Network::new(2, base, vec![], false);
         let mut rng = stream(5, "net", "t");
-        let mut last = 0;
-        let mut dups = 0;
+        let (mut tcp_dups, mut udp_dups) = (0, 0);
         for i in 0..2000 {
-            if let Route::Deliver { at_ns, duplicate_at_ns } = n.route(0, 1, i * 100_000, &mut rng) {
-                assert!(at_ns >= last, "message {i} overtook an earlier one");
-                last = at_ns;
-                if let Some(d) = duplicate_at_ns {
-                    assert!(d >= last, "duplicate of {i} overtook");
-                    last = d;
-                    dups += 1;
-                }
+            if let Route::Deliver { duplicate_at_ns: Some(_), .. } = tcp.route(0, 1, i * 100_000, &mut rng) {
+                tcp_dups += 1;
+            }
+            if let Route::Deliver { duplicate_at_ns: Some(_), .. } = udp.route(0, 1, i * 100_000, &mut rng) {
+                udp_dups += 1;
             }
         }
-        assert!(dups > 500);
+        assert_eq!(tcp_dups, 0, "TCP discards duplicate segments");
+        assert!(udp_dups > 800, "{udp_dups}");
+    }
+
+    #[test]
+    fn tcp_loss_is_retransmission_delay_with_linux_back_off() {
+        let base = LinkParams { latency_ms: Dist::Const(1.0), loss: 0.3, duplicate: 0.0 };
+        let mut n = Network::new(2, base, vec![], true);
+        let mut rng = stream(6, "net", "t");
+        let rto_ns = TCP_RTO_MIN_NS + 2 * crate::time::NS_PER_MS;
+        let mut by_retransmits = [0u32; 4];
+        let mut last = 0;
+        for i in 0..4000u64 {
+            let sent = i * 1_000_000_000_000; // 1000 s apart: no head-of-line blocking between them
+            match n.route(0, 1, sent, &mut rng) {
+                Route::Deliver { at_ns, duplicate_at_ns: None, retransmits } => {
+                    assert!(at_ns >= last);
+                    last = at_ns;
+                    // 1 ms latency after 0, 1, 2, 3 back-offs of 202, 404, 808 ms.
+                    let waited: u64 = (0..retransmits).map(|k| rto_ns << k).sum();
+                    assert_eq!(at_ns, sent + waited + crate::time::NS_PER_MS, "retransmits {retransmits}");
+                    if (retransmits as usize) < by_retransmits.len() {
+                        by_retransmits[retransmits as usize] += 1;
+                    }
+                }
+                other => panic!("a 30% loss never kills a connection here: {other:?}"),
+            }
+        }
+        // Geometric: about 70%, 21%, 6.3%, 1.9% of 4000.
+        assert!((2650..2950).contains(&by_retransmits[0]), "{by_retransmits:?}");
+        assert!((700..980).contains(&by_retransmits[1]), "{by_retransmits:?}");
+        assert!((170..340).contains(&by_retransmits[2]), "{by_retransmits:?}");
+    }
+
+    #[test]
+    fn a_lost_tcp_segment_holds_back_later_ones() {
+        let base = LinkParams { latency_ms: Dist::Const(1.0), loss: 0.0, duplicate: 0.0 };
+        let mut n = Network::new(2, base, vec![], true);
+        let mut rng = stream(7, "net", "t");
+        n.add_rule(1, Loss { nodes: vec![true, false], rate: 1.0 });
+        // Every transmission lost: the connection dies after tcp_retries2 back-offs (~925 s).
+        match n.route(0, 1, 0, &mut rng) {
+            Route::Dead { dead_at_ns } => {
+                assert!((900..960).contains(&(dead_at_ns / 1_000_000_000)), "{dead_at_ns}")
+            }
+            other => panic!("{other:?}"),
+        }
+        n.remove_rules(1);
+        n.add_rule(2, Loss { nodes: vec![true, false], rate: 0.5 });
+        let mut t = 0;
+        let first = loop {
+            t += 2_000_000_000_000; // far after the previous one
+            let r = n.route(0, 1, t, &mut rng);
+            if matches!(r, Route::Deliver { retransmits: 1.., .. }) {
+                break r;
+            }
+        };
+        n.remove_rules(2);
+        let second = n.route(0, 1, t + 1_000_000, &mut rng);
+        match (first, second) {
+            (Route::Deliver { at_ns: a, retransmits, .. }, Route::Deliver { at_ns: b, retransmits: 0, .. }) => {
+                assert!(retransmits > 0);
+                assert!(b >= a, "the second segment waits for the first");
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
@@ -358,7 +496,10 @@ mod tests {
         let mut n = Network::new(2, base, vec![], false);
         let mut rng = stream(3, "net", "t");
         n.add_rule(7, Slow { nodes: vec![false, true], extra_ms: Dist::Const(4.0) });
-        assert_eq!(n.route(0, 1, 0, &mut rng), Route::Deliver { at_ns: 5_000_000, duplicate_at_ns: None });
+        assert_eq!(
+            n.route(0, 1, 0, &mut rng),
+            Route::Deliver { at_ns: 5_000_000, duplicate_at_ns: None, retransmits: 0 }
+        );
         n.add_rule(8, Loss { nodes: vec![true, false], rate: 1.0 });
         assert_eq!(n.route(0, 1, 0, &mut rng), Route::Drop(DropReason::FaultLoss));
     }
@@ -369,7 +510,13 @@ mod tests {
         let slow = LinkParams { latency_ms: Dist::Const(9.0), loss: 0.0, duplicate: 0.0 };
         let mut n = Network::new(3, base, vec![(vec![true, false, false], vec![false, false, true], slow)], false);
         let mut rng = stream(4, "net", "t");
-        assert_eq!(n.route(0, 2, 0, &mut rng), Route::Deliver { at_ns: 9_000_000, duplicate_at_ns: None });
-        assert_eq!(n.route(2, 0, 0, &mut rng), Route::Deliver { at_ns: 1_000_000, duplicate_at_ns: None });
+        assert_eq!(
+            n.route(0, 2, 0, &mut rng),
+            Route::Deliver { at_ns: 9_000_000, duplicate_at_ns: None, retransmits: 0 }
+        );
+        assert_eq!(
+            n.route(2, 0, 0, &mut rng),
+            Route::Deliver { at_ns: 1_000_000, duplicate_at_ns: None, retransmits: 0 }
+        );
     }
 }
