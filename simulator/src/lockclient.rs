@@ -92,6 +92,16 @@ pub trait LockClient<P: Protocol>: Send {
     fn on_reset(&mut self, ctx: &mut Ctx<P>, out: &mut LockEvents, peer: NodeId) {
         let _ = (ctx, out, peer);
     }
+    /// The application's own check of its lock, made just before the critical section writes
+    /// (after its hold): `false` makes it abandon the section without writing. The check a real
+    /// application makes with this library: Redlock's `respect_validity` compares its clock
+    /// with the validity end; a ZooKeeper application that honours SUSPENDED or LOST asks
+    /// whether it saw one. The default: the application does not check. Only a pause between
+    /// the check and the write (`check_to_write_ms`) can then defeat it.
+    fn check_before_write(&mut self, ctx: &mut Ctx<P>, out: &mut LockEvents, key: LockKey) -> bool {
+        let _ = (ctx, out, key);
+        true
+    }
     /// Whether re-acquiring a held lock nests (Redisson, the db row with a count). Non-reentrant
     /// libraries are never asked to re-acquire; the workload reports that it skipped nesting.
     fn reentrant(&self) -> bool {

@@ -59,6 +59,8 @@ pub enum DriverTimer {
     Think,
     /// The critical section's hold time is over.
     Hold,
+    /// The time between the application's check and its write (`check_to_write_ms`) is over.
+    Write,
     /// The workload's `acquire_timeout_ms` ran out.
     AcquireTimeout,
     /// The resource did not answer a read or write in time.

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 
 use rand::Rng;
 
-use crate::dist::Sampler;
+use crate::dist::{Dist, Sampler};
 use crate::history::{FailReason, HistoryEvent, LockKey, LockMode};
 use crate::lockclient::{LockClient, LockEvent, LockEvents};
 use crate::process::{ClientState, Crash, Ctx, NodeId, Protocol, TimerId};
@@ -29,6 +29,8 @@ enum Step {
     Working,
     /// The hold is over, the read reply has not come: wait for it.
     AwaitRead,
+    /// The application checked its lock and is preparing the write (`check_to_write_ms`).
+    Writing,
     /// The write is out: wait for its answer.
     AwaitWrite,
 }
@@ -78,6 +80,8 @@ struct Draws {
     hold: Sampler,
     think: Sampler,
     acquire_timeout: Option<Sampler>,
+    /// `None`: the write leaves in the same instant as the check (the default: no draw).
+    check_to_write: Option<Sampler>,
 }
 
 /// The workload loop of one client.
@@ -111,6 +115,8 @@ impl<P: Protocol> ClientNode<P> {
                     hold: Sampler::new(&params.hold_ms),
                     think: Sampler::new(&params.think_ms),
                     acquire_timeout: params.acquire_timeout_ms.as_ref().map(Sampler::new),
+                    check_to_write: (params.check_to_write_ms != Dist::Const(0.0))
+                        .then(|| Sampler::new(&params.check_to_write_ms)),
                 },
                 params,
                 rng: workload_rng,
@@ -232,18 +238,45 @@ impl<P: Protocol> ClientNode<P> {
             return self.release(ctx);
         }
         match h.read_value {
-            Some(v) => {
-                let (key, grant, token) = (h.key, h.grant, h.token);
-                h.step = Step::AwaitWrite;
-                h.resource_timer = Some(ctx.set_driver_timer(RESOURCE_TIMEOUT_NS, DriverTimer::ResourceTimeout));
-                let resource = ctx.resource();
-                ctx.send_resource(resource, ResourceMsg::Write { key, grant, token, value: v + 1 });
+            Some(_) => {
+                // The application's own check, where it makes it: just before it writes.
+                let key = h.key;
+                if !self.lib.check_before_write(ctx, &mut self.events, key) {
+                    ctx.note(|| "the application's check failed: abandoning without writing".to_string());
+                    ctx.record(HistoryEvent::Abandoned { key });
+                    if let Phase::Holding(h) = &mut self.driver.phase {
+                        h.abandoned = true;
+                    }
+                    return self.release(ctx);
+                }
+                match &self.driver.draws.check_to_write {
+                    None => self.write(ctx),
+                    Some(d) => {
+                        let after = draw_ns(d, &mut self.driver.rng);
+                        if let Phase::Holding(h) = &mut self.driver.phase {
+                            h.step = Step::Writing;
+                            h.hold_timer = Some(ctx.set_driver_timer(after, DriverTimer::Write));
+                        }
+                    }
+                }
             }
             None => {
                 h.step = Step::AwaitRead;
                 h.resource_timer = Some(ctx.set_driver_timer(RESOURCE_TIMEOUT_NS, DriverTimer::ResourceTimeout));
             }
         }
+    }
+
+    /// Sends the critical section's write (the value read plus one).
+    fn write(&mut self, ctx: &mut Ctx<P>) {
+        let Phase::Holding(h) = &mut self.driver.phase else { return };
+        let Some(v) = h.read_value else { return };
+        let (key, grant, token) = (h.key, h.grant, h.token);
+        h.hold_timer = None;
+        h.step = Step::AwaitWrite;
+        h.resource_timer = Some(ctx.set_driver_timer(RESOURCE_TIMEOUT_NS, DriverTimer::ResourceTimeout));
+        let resource = ctx.resource();
+        ctx.send_resource(resource, ResourceMsg::Write { key, grant, token, value: v + 1 });
     }
 
     fn on_resource(&mut self, ctx: &mut Ctx<P>, msg: ResourceMsg) {
@@ -374,6 +407,12 @@ impl<P: Protocol> ClientNode<P> {
             DriverTimer::Hold => {
                 if matches!(&self.driver.phase, Phase::Holding(h) if h.hold_timer == Some(timer)) {
                     self.end_of_hold(ctx);
+                }
+            }
+            DriverTimer::Write => {
+                if matches!(&self.driver.phase, Phase::Holding(h) if h.hold_timer == Some(timer) && h.step == Step::Writing)
+                {
+                    self.write(ctx);
                 }
             }
             DriverTimer::ResourceTimeout => {

@@ -76,6 +76,7 @@ const WORKLOAD_KEYS: &[&str] = &[
     "reentry",
     "resource",
     "acquisitions_per_client",
+    "check_to_write_ms",
 ];
 
 pub(crate) fn workload(src: &Source, root: &Tab) -> Res<WorkloadSpec> {
@@ -104,6 +105,9 @@ pub(crate) fn workload(src: &Source, root: &Tab) -> Res<WorkloadSpec> {
     }
     if let Some(n) = tab.get("resource") {
         spec.resource = n.as_bool(src)?;
+    }
+    if let Some(n) = tab.get("check_to_write_ms") {
+        spec.check_to_write_ms = time(src, n)?;
     }
     spec.acquisitions_per_client =
         tab.get("acquisitions_per_client").map(|n| int_in(src, n, 1, i64::MAX)).transpose()?.map(|v| v as u64);

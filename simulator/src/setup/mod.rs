@@ -83,6 +83,10 @@ pub struct WorkloadSpec {
     /// How many acquisitions each client makes before it stops (absent: loop until the end).
     /// An extension of the format for schedules such as "each acquiring once".
     pub acquisitions_per_client: Option<u64>,
+    /// Time between the application's check of its lock (just before the write) and the write
+    /// leaving, drawn per write: the window in which a pause defeats the check (Kleppmann's
+    /// case). 0: the write leaves in the same instant.
+    pub check_to_write_ms: Dist,
 }
 
 /// The format's defaults (`[workload]` absent): ten clients looping on one lock, holding 5–50 ms,
@@ -99,6 +103,7 @@ impl Default for WorkloadSpec {
             reentry: 0.0,
             resource: true,
             acquisitions_per_client: None,
+            check_to_write_ms: Dist::Const(0.0),
         }
     }
 }
