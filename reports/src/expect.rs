@@ -103,6 +103,10 @@ pub fn evaluate_one(e: &Expectation, totals: Option<&AlgorithmTotals>) -> Expect
             ExpectOp::Compare { op, value } => {
                 (op.holds(fraction, *value), Actual::Number(round_sig(fraction, RATE_SIG)))
             }
+            ExpectOp::Both { first, second } => (
+                first.0.holds(fraction, first.1) && second.0.holds(fraction, second.1),
+                Actual::Number(round_sig(fraction, RATE_SIG)),
+            ),
         };
         let msg = format!("{head}, actual {} of {n} runs ({})", c.runs, fmt_pct(fraction));
         return result(actual, ok, msg);
@@ -122,6 +126,7 @@ pub fn evaluate_one(e: &Expectation, totals: Option<&AlgorithmTotals>) -> Expect
             return fail(actual, "\"all\" applies only to run-counting metrics");
         }
         ExpectOp::Compare { op, value: expected } => op.holds(value, *expected),
+        ExpectOp::Both { first, second } => first.0.holds(value, first.1) && second.0.holds(value, second.1),
     };
     result(actual, ok, format!("{head}, actual {}", fmt_num(value)))
 }
@@ -262,6 +267,10 @@ mod tests {
         assert!(ok("acquisitions", cmp(CompareOp::Eq, 1000.0)));
         assert!(ok("failed_acquisitions", ExpectOp::Some));
         assert!(!ok("failed_acquisitions", ExpectOp::None));
+        let both = |lo: f64, hi: f64| ExpectOp::Both { first: (CompareOp::Gt, lo), second: (CompareOp::Lt, hi) };
+        assert!(ok("failed_acquisitions", both(0.0, 1e12)));
+        assert!(!ok("failed_acquisitions", both(1e11, 1e12)), "below the lower bound");
+        assert!(!ok("failed_acquisitions", both(0.0, 0.5)), "above the upper bound");
         assert!(ok("acquire_latency_ms_p50", cmp(CompareOp::Le, 1.0)));
         assert!(ok("acquire_latency_ms_p99", cmp(CompareOp::Lt, 1.5)));
         assert!(ok("acquire_latency_ms_max", cmp(CompareOp::Ge, 1.0)));

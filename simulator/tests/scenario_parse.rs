@@ -1016,3 +1016,14 @@ by_ms = -3
 overlap = "< 0.5"
 "#;
 }
+
+#[test]
+fn an_expectation_may_bound_a_value_on_both_sides() {
+    use locksim_simulator::scenario::expect::parse_expected;
+    assert_eq!(
+        parse_expected("> 0.2 and <= 0.6"),
+        Some(ExpectOp::Both { first: (CompareOp::Gt, 0.2), second: (CompareOp::Le, 0.6) })
+    );
+    assert_eq!(parse_expected("some and < 3"), None, "only comparisons join");
+    assert_eq!(parse_expected("> 1 and"), None);
+}

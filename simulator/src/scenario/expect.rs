@@ -4,8 +4,8 @@ use crate::metric::{Metric, MetricKind};
 use crate::scenario::types::{CompareOp, ExpectOp, Expectation};
 use crate::scenario::walk::{quote, Res, Source, Tab};
 
-const VALUE_FORMS: &str = "\"none\", \"some\", \"all\" or a comparison such as \"< 0.05\" or \">= 100\" \
-(operators <, <=, >, >=, ==)";
+const VALUE_FORMS: &str = "\"none\", \"some\", \"all\", a comparison such as \"< 0.05\" or \">= 100\" \
+(operators <, <=, >, >=, ==), or two joined by `and` (\"> 0.2 and < 0.6\")";
 
 /// Reads an expected value as written (`"none"`, `"< 0.05"`); `None` if it is no valid form.
 /// Whether `"all"` suits the metric is the caller's check.
@@ -16,6 +16,14 @@ pub fn parse_expected(text: &str) -> Option<ExpectOp> {
         "some" => return Some(ExpectOp::Some),
         "all" => return Some(ExpectOp::All),
         _ => {}
+    }
+    if let Some((a, b)) = t.split_once(" and ") {
+        return match (parse_expected(a)?, parse_expected(b)?) {
+            (ExpectOp::Compare { op: o1, value: v1 }, ExpectOp::Compare { op: o2, value: v2 }) => {
+                Some(ExpectOp::Both { first: (o1, v1), second: (o2, v2) })
+            }
+            _ => None,
+        };
     }
     // Two-character operators first, so "<=" is not read as "<" followed by "=…".
     let ops = [

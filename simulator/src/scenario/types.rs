@@ -58,6 +58,13 @@ pub enum ExpectOp {
         /// The number compared against.
         value: f64,
     },
+    /// Two comparisons that must both hold (`"> 0.2 and < 0.6"`): a share bounded on both sides.
+    Both {
+        /// The first comparison, as written.
+        first: (CompareOp, f64),
+        /// The second comparison, as written.
+        second: (CompareOp, f64),
+    },
 }
 
 /// A comparison operator of an expectation, as written.
