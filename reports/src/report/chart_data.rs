@@ -14,11 +14,37 @@ fn interval(c: &ClassJson) -> Option<Interval95> {
     }
 }
 
-/// One results row as chart data.
-pub fn algorithm_chart_data(a: &AlgorithmJson) -> AlgorithmChartData {
+/// Which distribution the CDF chart draws.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CdfSource {
+    /// The wait for a critical section (`wait_cdf_ms`), the chart's figure.
+    Wait,
+    /// The acquire latency (`acquire_latency_cdf_ms`), for results that predate the wait.
+    AcquireLatency,
+}
+
+impl CdfSource {
+    /// Wait, unless no row of `results` has a wait (they predate it) but some has acquire latency.
+    pub fn for_rows(rows: &[AlgorithmJson]) -> CdfSource {
+        let any_wait = rows.iter().any(|a| !a.wait_cdf_ms.is_empty());
+        let any_latency = rows.iter().any(|a| !a.acquire_latency_cdf_ms.is_empty());
+        if !any_wait && any_latency {
+            CdfSource::AcquireLatency
+        } else {
+            CdfSource::Wait
+        }
+    }
+}
+
+/// One results row as chart data, its CDF from `cdf`.
+pub fn algorithm_chart_data(a: &AlgorithmJson, cdf: CdfSource) -> AlgorithmChartData {
     let mut d = AlgorithmChartData::new(a.label.clone(), a.runs);
     d.throughput_per_s = a.throughput_per_s;
-    d.latency_cdf_ms = a.acquire_latency_cdf_ms.iter().map(|[ms, q]| (*ms, *q)).collect();
+    let points = match cdf {
+        CdfSource::Wait => &a.wait_cdf_ms,
+        CdfSource::AcquireLatency => &a.acquire_latency_cdf_ms,
+    };
+    d.latency_cdf_ms = points.iter().map(|[ms, q]| (*ms, *q)).collect();
     d.overlap = interval(&a.overlap);
     d.stale_unfenced = interval(&a.stale_unfenced);
     d.stale_fenced = match &a.stale_fenced {

@@ -11,7 +11,7 @@ use crate::time::Nanos;
 pub const HIST_MAX_US: u64 = 10_000_000_000;
 
 /// Histograms handed back by dropped [`SeedMetrics`], for the next ones to reuse. Each is 200 KB
-/// of counters; allocating (and zeroing) two fresh ones per seed costs page faults on every seed
+/// of counters; allocating (and zeroing) three fresh ones per seed costs page faults on every seed
 /// once the allocator has returned the last ones' memory to the system. Reuse changes nothing a
 /// histogram records: a reused one is reset to the state of a new one.
 static SPARE_HISTOGRAMS: Mutex<Vec<Histogram<u64>>> = Mutex::new(Vec::new());
@@ -130,8 +130,12 @@ pub struct SeedMetrics {
     pub stale_fenced_events: Option<u64>,
     /// Completed read-modify-write sections whose increment is missing from the final counter.
     pub lost_updates: u64,
-    /// Grants whose token was not above an earlier grant's on the same key.
+    /// Grants whose token was below an earlier grant's on the same key, or equal to the highest
+    /// and last granted to another client.
     pub token_regressions: u64,
+    /// Grants of the token a client already held last on the key (its release never took
+    /// effect): a leaked lock re-entered, not a fencing failure (not a violation).
+    pub leaked_regrants: u64,
     /// Non-nested grants (one per holder interval).
     pub acquisitions: u64,
     /// Acquire calls that gave up (`AcquireFailed`, timeouts included).
@@ -140,13 +144,22 @@ pub struct SeedMetrics {
     pub completed_sections: u64,
     /// Release calls (non-nested), the denominator of notifications per release.
     pub releases: u64,
+    /// Release calls the library answered with an error (`ReleaseFailed`).
+    pub failed_releases: u64,
     /// Time from each acquire call to its non-nested grant.
     pub acquire_latency_us: Histogram<u64>,
+    /// Time from each section attempt's first acquire call to its grant, failed calls included
+    /// (an attempt still waiting at the end of the run counts to the end).
+    pub wait_us: Histogram<u64>,
     /// Time from a holder's end to the next grant on the key, counted only when another client
     /// was already waiting at that end.
     pub handoff_us: Histogram<u64>,
     /// Time during which some client waited for a key and none held it, summed over keys.
     pub unavailable_ns: Nanos,
+    /// The longest continuous time some client waited for a key and none held it (max over keys).
+    pub outage_ns: Nanos,
+    /// Jain's index of completed sections per client; `None` when no section completed.
+    pub fairness: Option<f64>,
     /// Messages sent on the simulated network (every send, dropped or not).
     pub messages: u64,
     /// Watch or pub/sub wake-ups that reached a waiting client.
@@ -162,7 +175,7 @@ pub struct SeedMetrics {
 impl Drop for SeedMetrics {
     /// The histograms go back for reuse (see [`new_histogram`]); a tiny one takes their place.
     fn drop(&mut self) {
-        for h in [&mut self.acquire_latency_us, &mut self.handoff_us] {
+        for h in [&mut self.acquire_latency_us, &mut self.wait_us, &mut self.handoff_us] {
             let tiny = Histogram::new_with_bounds(1, 2, 1).expect("valid histogram bounds");
             recycle_histogram(std::mem::replace(h, tiny));
         }
@@ -181,13 +194,18 @@ impl SeedMetrics {
             stale_fenced_events: if fenced { Some(0) } else { None },
             lost_updates: 0,
             token_regressions: 0,
+            leaked_regrants: 0,
             acquisitions: 0,
             failed_acquisitions: 0,
             completed_sections: 0,
             releases: 0,
+            failed_releases: 0,
             acquire_latency_us: new_histogram(),
+            wait_us: new_histogram(),
             handoff_us: new_histogram(),
             unavailable_ns: 0,
+            outage_ns: 0,
+            fairness: None,
             messages: 0,
             notifications: 0,
             refused_attempts: 0,
@@ -195,7 +213,8 @@ impl SeedMetrics {
         }
     }
 
-    /// Whether any safety property failed in this seed.
+    /// Whether any safety property failed in this seed. A leaked re-grant is not one: the lock
+    /// stays with one client, and fencing still tells the writers apart.
     pub fn has_violation(&self) -> bool {
         self.overlap_events > 0
             || self.stale_unfenced_events > 0
