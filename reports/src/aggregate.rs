@@ -177,6 +177,9 @@ pub struct AlgorithmTotals {
     pub handoff_us: Histogram<u64>,
     /// The first [`MAX_FAILING_SEEDS`] failing seeds, in the order added.
     pub failing_seeds: Vec<FailingSeed>,
+    /// The first [`MAX_FAILING_SEEDS`] seeds with a leaked re-grant, each with its first one
+    /// (kind `leaked_regrant`), in the order added.
+    pub leaked_seeds: Vec<FailingSeed>,
     /// Seeds whose run panicked.
     pub panicked_runs: u64,
     /// The first [`MAX_PANICKED_SEEDS`] panicked seeds with their panic message, in the order added.
@@ -226,6 +229,7 @@ impl AlgorithmTotals {
             wait_us: new_histogram(),
             handoff_us: new_histogram(),
             failing_seeds: Vec::new(),
+            leaked_seeds: Vec::new(),
             panicked_runs: 0,
             panicked: Vec::new(),
         }
@@ -268,6 +272,9 @@ impl AlgorithmTotals {
         merge(&mut self.acquire_latency_us, &m.acquire_latency_us);
         merge(&mut self.wait_us, &m.wait_us);
         merge(&mut self.handoff_us, &m.handoff_us);
+        if m.leaked_regrants > 0 && self.leaked_seeds.len() < MAX_FAILING_SEEDS {
+            self.leaked_seeds.push(FailingSeed { seed: m.seed, first_violation: m.first_leaked_regrant.clone() });
+        }
         if m.has_violation() {
             self.failing_runs += 1;
             if self.failing_seeds.len() < MAX_FAILING_SEEDS {
@@ -498,6 +505,11 @@ pub(crate) mod tests {
         }
         m.lost_updates = 3;
         m.leaked_regrants = 2;
+        m.first_leaked_regrant = Some(Violation {
+            at_ns: 2_000 * MS,
+            kind: "leaked_regrant",
+            detail: format!("client-3 granted token 7 again (seed {seed})"),
+        });
         m.outage_ns = 400 * MS;
         m.fairness = Some(0.5);
         m.violations.push(Violation {
@@ -567,6 +579,7 @@ pub(crate) mod tests {
         idle.fairness = None;
         t.add(&idle);
         assert_eq!(t.leaked_regrants, ClassCount { runs: 1, events: 5 });
+        assert_eq!(t.leaked_seeds.iter().map(|f| f.seed).collect::<Vec<_>>(), vec![1]);
         assert_eq!(t.failing_runs, 0, "a leaked re-grant is not a violation");
         assert_eq!(t.failed_releases, 6);
         // (40 + 20000 + 40) / 3 ms, and the longest.

@@ -14,7 +14,8 @@
 //! `first_violations` (the first violation of each listed failing seed), `panicked_runs`,
 //! `panicked_seeds`, `limitations`, `acquire_latency_cdf_ms` (CDF points for charts), and the
 //! verdict and liveness fields added later (`leaked_regrants`, `leaked_regrants_runs`,
-//! `failed_releases`, `wait_ms`, `wait_cdf_ms`, `outage_ms`, `outage_ms_max`, `fairness`). Each
+//! `failed_releases`, `wait_ms`, `wait_cdf_ms`, `outage_ms`, `outage_ms_max`, `fairness`,
+//! `first_leaked_regrants`). Each
 //! expectation also carries `message`. At the top level: `description` and `scenario_text` (the
 //! scenario as run, so a saved results file can be reported on later: `sim report`).
 //!
@@ -32,7 +33,7 @@ use locksim_simulator::time::ns_to_ms;
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 
-use crate::aggregate::{AlgorithmTotals, ClassCount, Fairness, HandoffMs, LatencyMs, WaitMs};
+use crate::aggregate::{AlgorithmTotals, ClassCount, FailingSeed, Fairness, HandoffMs, LatencyMs, WaitMs};
 use crate::expect::ExpectationResult;
 use crate::num::{json_dp, round_sig, CI_SIG, RATE_SIG};
 use crate::wilson::{rules_out, wilson95};
@@ -225,6 +226,10 @@ pub struct AlgorithmJson {
     /// completed a section; `null` with none.
     #[serde(default)]
     pub fairness: Option<Fairness>,
+    /// The first seeds with a leaked re-grant (at most [`crate::MAX_FAILING_SEEDS`]), each with
+    /// its first one (`kind` `leaked_regrant`); empty with none.
+    #[serde(default)]
+    pub first_leaked_regrants: Vec<ViolationJson>,
 }
 
 impl AlgorithmJson {
@@ -261,18 +266,7 @@ impl AlgorithmJson {
             notifications: t.notifications,
             refused_attempts: t.refused_attempts,
             refused_attempts_per_s: t.refused_attempts_per_s(),
-            first_violations: t
-                .failing_seeds
-                .iter()
-                .filter_map(|f| {
-                    f.first_violation.as_ref().map(|v| ViolationJson {
-                        seed: f.seed,
-                        kind: v.kind.to_string(),
-                        at_ms: json_dp(ns_to_ms(v.at_ns)),
-                        detail: v.detail.clone(),
-                    })
-                })
-                .collect(),
+            first_violations: first_of_each(&t.failing_seeds),
             panicked_runs: t.panicked_runs,
             panicked_seeds: t
                 .panicked
@@ -289,6 +283,7 @@ impl AlgorithmJson {
             outage_ms: t.outage_ms(),
             outage_ms_max: t.outage_ms_max(),
             fairness: t.fairness(),
+            first_leaked_regrants: first_of_each(&t.leaked_seeds),
         }
     }
 }
@@ -340,6 +335,21 @@ impl ResultsJson {
         s.push('\n');
         s
     }
+}
+
+/// Each listed seed's first violation (or leaked re-grant) as JSON; seeds without one are left out.
+fn first_of_each(seeds: &[FailingSeed]) -> Vec<ViolationJson> {
+    seeds
+        .iter()
+        .filter_map(|f| {
+            f.first_violation.as_ref().map(|v| ViolationJson {
+                seed: f.seed,
+                kind: v.kind.to_string(),
+                at_ms: json_dp(ns_to_ms(v.at_ns)),
+                detail: v.detail.clone(),
+            })
+        })
+        .collect()
 }
 
 /// `sim run {file} --algorithm {label} --seed {seed} --trace`, with the file and label quoted for
@@ -494,6 +504,8 @@ mod tests {
         assert_eq!(a["leaked_regrants"], 6);
         assert_eq!(a["leaked_regrants_runs"], 3);
         assert_eq!(a["failed_releases"], 40);
+        assert_eq!(a["first_leaked_regrants"][0]["kind"], "leaked_regrant");
+        assert_eq!(a["first_leaked_regrants"][0]["seed"], 3);
         for k in ["p50", "p90", "p99", "max"] {
             assert!(a["wait_ms"][k].is_number(), "missing wait_ms.{k}");
         }
@@ -601,6 +613,7 @@ mod tests {
             "outage_ms",
             "outage_ms_max",
             "fairness",
+            "first_leaked_regrants",
         ];
         for a in v["algorithms"].as_array_mut().unwrap() {
             for k in later {

@@ -11,8 +11,9 @@
 //! no acquisitions, …).
 //!
 //! Under the tables, in order: for each row with violations its first failing seeds, the first
-//! violation and the exact replay command; for each row with panicked seeds, each seed and its
-//! message; the failed expectations; then each row's limitation notes. No colours.
+//! violation and the exact replay command; the same for each row with leaked re-grants; for each
+//! row with panicked seeds, each seed and its message; the failed expectations; then each row's
+//! limitation notes. No colours.
 
 use std::fmt::Write;
 
@@ -238,6 +239,31 @@ fn notes(out: &mut String, file: &str, totals: &[AlgorithmTotals], expectations:
             let _ = writeln!(out, "  replay: {}", replay_command(file, &t.label, first.seed));
         }
     }
+    for t in totals.iter().filter(|t| t.leaked_regrants.runs > 0) {
+        let seeds: Vec<String> = t.leaked_seeds.iter().map(|f| f.seed.to_string()).collect();
+        let more = if t.leaked_regrants.runs > t.leaked_seeds.len() as u64 { ", …" } else { "" };
+        let _ = writeln!(
+            out,
+            "\n{}: leaked re-grants in {} of {} runs; first seeds: {}{more}",
+            t.label,
+            t.leaked_regrants.runs,
+            t.runs,
+            seeds.join(", ")
+        );
+        if let Some(first) = t.leaked_seeds.first() {
+            if let Some(v) = &first.first_violation {
+                let _ = writeln!(
+                    out,
+                    "  seed {}: {} at {} ms: {}",
+                    first.seed,
+                    v.kind,
+                    fmt_num(ns_to_ms(v.at_ns)),
+                    v.detail
+                );
+            }
+            let _ = writeln!(out, "  replay: {}", replay_command(file, &t.label, first.seed));
+        }
+    }
     for t in totals.iter().filter(|t| t.panicked_runs > 0) {
         let s = if t.panicked_runs == 1 { "" } else { "s" };
         let _ = writeln!(out, "\n{}: {} seed{s} panicked (a model or the simulator failed):", t.label, t.panicked_runs);
@@ -324,6 +350,12 @@ mod tests {
         assert!(s.contains("replay: sim run scenarios/failover.toml --algorithm redis --seed 3 --trace"));
         assert!(s.contains("replay: sim run scenarios/failover.toml --algorithm redis-wait --seed 3 --trace"));
         assert!(s.contains("first failing seeds: 3, 30, 57"));
+        assert!(s.contains(
+            "redis: leaked re-grants in 37 of 1000 runs; first seeds: 3, 30, 57, 84, 111, 138, \
+             165, 192, 219, 246, …\n  seed 3: leaked_regrant at 2000 ms: client-3 granted token 7 again (seed 3)\n  \
+             replay: sim run scenarios/failover.toml --algorithm redis --seed 3 --trace"
+        ));
+        assert!(s.contains(LEAKED_NOTE) && s.contains(LIVENESS_NOTE));
         assert!(s.contains("0 (< 3e-3 at 95%)"));
         assert!(s.contains("n/a: no token"));
         assert!(s.contains("seed 1000: assertion failed: term > 0\n    second line"));

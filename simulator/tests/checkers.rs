@@ -431,6 +431,10 @@ fn own_token_regranted_is_a_leaked_regrant_not_a_regression() {
     assert_eq!((m.token_regressions, m.leaked_regrants), (0, 2));
     assert_eq!(kinds(&m, "token_regression"), 0);
     assert!(!m.has_violation(), "a leaked lock is not a safety violation");
+    // The first one is described for the notes' replay line.
+    let first = m.first_leaked_regrant.as_ref().expect("described");
+    assert_eq!((first.at_ns, first.kind), (10 * NS_PER_MS, "leaked_regrant"));
+    assert!(first.detail.contains("token 5") && first.detail.contains("0.000 ms"), "{}", first.detail);
 }
 
 /// The same token granted to another client is a regression: both carry it, so the fenced
@@ -443,6 +447,7 @@ fn another_clients_equal_token_is_a_regression() {
     let m = h.check();
     assert_eq!((m.token_regressions, m.leaked_regrants), (1, 0));
     assert!(m.has_violation());
+    assert!(m.first_leaked_regrant.is_none());
     // A granted 5 again after B: B carries 5 too, so that is a regression, not A's leak.
     h.grant_tok(20, A, 0, Exclusive, Some(5), false).release(25, A, 0);
     assert_eq!((h.check().token_regressions, h.check().leaked_regrants), (2, 0));

@@ -139,7 +139,7 @@ all), over runs.</p>\n",
 fn failing(results: &ResultsJson) -> String {
     let mut out = String::new();
     for a in &results.algorithms {
-        if a.failing_seeds.is_empty() && a.panicked_seeds.is_empty() {
+        if a.failing_seeds.is_empty() && a.panicked_seeds.is_empty() && a.first_leaked_regrants.is_empty() {
             continue;
         }
         out.push_str(&format!("<h3>{}</h3>\n<ul>\n", escape(&a.label)));
@@ -150,6 +150,16 @@ fn failing(results: &ResultsJson) -> String {
                 escape(&v.kind),
                 fmt_num(v.at_ms),
                 escape(&v.detail)
+            ));
+        }
+        for v in a.first_leaked_regrants.iter().take(3) {
+            out.push_str(&format!(
+                "<li>seed {} (not a violation): {} at {} ms: {} (replay: <code>{}</code>)</li>\n",
+                v.seed,
+                escape(&v.kind),
+                fmt_num(v.at_ms),
+                escape(&v.detail),
+                escape(&crate::json::replay_command(&results.file, &a.label, v.seed))
             ));
         }
         for p in &a.panicked_seeds {

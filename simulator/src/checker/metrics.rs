@@ -53,7 +53,8 @@ pub fn record_ns(h: &mut Histogram<u64>, ns: Nanos) {
 pub struct Violation {
     /// True time at which the violation happened.
     pub at_ns: Nanos,
-    /// `overlap`, `stale_unfenced`, `stale_fenced`, `lost_update`, `token_regression`.
+    /// `overlap`, `stale_unfenced`, `stale_fenced`, `lost_update`, `token_regression`; or
+    /// `leaked_regrant` for [`SeedMetrics::first_leaked_regrant`], which is not a violation.
     pub kind: &'static str,
     /// What happened, in words: the intervals, grants or writes involved.
     pub detail: String,
@@ -170,6 +171,9 @@ pub struct SeedMetrics {
     /// from a traced run, the first [`MAX_STORED_VIOLATIONS`] otherwise (the counts above are
     /// always exact).
     pub violations: Vec<Violation>,
+    /// The seed's first leaked re-grant in true-time order, described as a violation is (with
+    /// kind `leaked_regrant`), so the notes can say where to look; not a violation.
+    pub first_leaked_regrant: Option<Violation>,
 }
 
 impl Drop for SeedMetrics {
@@ -210,6 +214,7 @@ impl SeedMetrics {
             notifications: 0,
             refused_attempts: 0,
             violations: Vec::new(),
+            first_leaked_regrant: None,
         }
     }
 

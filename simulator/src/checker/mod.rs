@@ -47,7 +47,7 @@ pub fn check_keeping(seed: u64, history: &History, limit: usize) -> SeedMetrics 
 
     for kt in timeline.keys.values() {
         m.overlap_events += overlap::check_key(kt, &mut violations);
-        let tokens = tokens::check_key(kt, &mut violations);
+        let tokens = tokens::check_key(kt, &mut violations, &mut m.first_leaked_regrant);
         m.token_regressions += tokens.regressions;
         m.leaked_regrants += tokens.leaked_regrants;
         handoff::check_key(kt, &mut m.handoff_us);
@@ -76,6 +76,11 @@ pub fn check_keeping(seed: u64, history: &History, limit: usize) -> SeedMetrics 
         }
     }
     m.violations = violations;
+    if !history.node_names.is_empty() {
+        if let Some(v) = &mut m.first_leaked_regrant {
+            v.detail = name_clients(&v.detail, history);
+        }
+    }
     m
 }
 

@@ -20,7 +20,7 @@
 //! against earlier exclusive grants; an exclusive grant is judged against every earlier grant.
 
 use super::intervals::KeyTimeline;
-use super::{ms, ViolationSink};
+use super::{ms, Violation, ViolationSink};
 use crate::directory::NodeId;
 use crate::history::LockMode;
 use crate::time::Nanos;
@@ -38,7 +38,9 @@ pub struct TokenCounts {
 /// The highest token so far, with the client of its latest grant and when that was.
 type Bar = Option<(u64, NodeId, Nanos)>;
 
-pub fn check_key(kt: &KeyTimeline, violations: &mut ViolationSink) -> TokenCounts {
+/// Judges one key's grants; regressions go to `violations`, and the earliest leaked re-grant seen
+/// (over this key and those judged before) is kept in `first_leak` for the notes and replays.
+pub fn check_key(kt: &KeyTimeline, violations: &mut ViolationSink, first_leak: &mut Option<Violation>) -> TokenCounts {
     let mut counts = TokenCounts::default();
     // The bar for exclusive grants (every earlier grant) and for shared ones (exclusive only).
     let mut best_any: Bar = None;
@@ -52,8 +54,22 @@ pub fn check_key(kt: &KeyTimeline, violations: &mut ViolationSink) -> TokenCount
         match bar {
             // The lock never left this client: nobody else was granted the key since its grant
             // of this very token.
-            Some((max, holder, _)) if t == max && holder == iv.client && last == Some(iv.client) => {
+            Some((max, holder, at)) if t == max && holder == iv.client && last == Some(iv.client) => {
                 counts.leaked_regrants += 1;
+                if first_leak.as_ref().is_none_or(|v| iv.start_ns < v.at_ns) {
+                    *first_leak = Some(Violation {
+                        at_ns: iv.start_ns,
+                        kind: "leaked_regrant",
+                        detail: format!(
+                            "key {}: client {} granted token {t} at {}, again after its own grant of it at {}, \
+                             nobody else granted the key since",
+                            iv.key,
+                            iv.client,
+                            ms(iv.start_ns),
+                            ms(at)
+                        ),
+                    });
+                }
             }
             Some((max, holder, at)) if t <= max => {
                 counts.regressions += 1;
