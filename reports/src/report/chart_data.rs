@@ -66,6 +66,23 @@ mod tests {
         ClassJson::new(ClassCount { runs, events: runs }, n)
     }
 
+    /// The CDF chart draws the wait; results from before the wait existed fall back to the acquire
+    /// latency they have (the page says so), not to an empty chart.
+    #[test]
+    fn the_cdf_draws_the_wait_unless_the_results_predate_it() {
+        let mut t = crate::AlgorithmTotals::new("db", "db", serde_json::json!({}), true);
+        let mut m = locksim_simulator::checker::SeedMetrics::empty(0, 1_000_000_000, true);
+        locksim_simulator::checker::metrics::record_ns(&mut m.acquire_latency_us, 1_000_000);
+        locksim_simulator::checker::metrics::record_ns(&mut m.wait_us, 2_000_000);
+        t.add(&m);
+        let mut row = AlgorithmJson::from_totals(&t, "f.toml");
+        assert_eq!(CdfSource::for_rows(std::slice::from_ref(&row)), CdfSource::Wait);
+        assert_eq!(algorithm_chart_data(&row, CdfSource::Wait).latency_cdf_ms.last(), Some(&(2.0, 1.0)));
+        row.wait_cdf_ms.clear();
+        assert_eq!(CdfSource::for_rows(std::slice::from_ref(&row)), CdfSource::AcquireLatency);
+        assert_eq!(algorithm_chart_data(&row, CdfSource::AcquireLatency).latency_cdf_ms.last(), Some(&(1.0, 1.0)));
+    }
+
     /// The chart's outline for a clean class is the bound the table prints (3/n), not the
     /// two-sided Wilson upper end (about 3.84/n).
     #[test]
