@@ -135,11 +135,11 @@ pub struct AlgorithmTotals {
     pub stale_fenced: ClassCount,
     /// Completed sections whose increment is missing from the final counter: runs and increments.
     pub lost_updates: ClassCount,
-    /// Grants whose token was below an earlier grant's on the same key, or equal to the highest
-    /// and another client's: runs and grants.
+    /// Grants whose token was below the highest earlier on the same key, or equal to it and not a
+    /// leaked re-grant: runs and grants.
     pub token_regressions: ClassCount,
-    /// Grants of the token the same client held last on the key (a leaked lock re-entered):
-    /// runs and grants. Not a violation.
+    /// Grants of the highest token so far to the client granted it last, nobody else granted the
+    /// key since (a leaked lock re-entered): runs and grants. Not a violation.
     pub leaked_regrants: ClassCount,
     /// Successful (non-nested) acquisitions over all runs.
     pub acquisitions: u64,

@@ -49,8 +49,8 @@ metrics! {
     StaleUnfenced = "stale_unfenced", Runs, "a write from a client that no longer held the lock, accepted by the unfenced resource";
     StaleFenced = "stale_fenced", Runs, "a stale write the fenced resource still accepted (its token was not below the highest seen)";
     LostUpdates = "lost_updates", Runs, "the counter ended below the number of completed critical sections";
-    TokenRegressions = "token_regressions", Runs, "a grant whose fencing token was below one granted before it on the key, or equal to the highest and last granted to another client";
-    LeakedRegrants = "leaked_regrants", Runs, "a client granted again the token of a lock whose release never took effect (a leaked lock, not a fencing failure)";
+    TokenRegressions = "token_regressions", Runs, "a grant whose fencing token was below one granted before it on the key, or equal to the highest and not a leaked re-grant";
+    LeakedRegrants = "leaked_regrants", Runs, "a client granted again the token it was granted last, nobody else having held the key since: a leaked lock, not a fencing failure";
     Acquisitions = "acquisitions", Value, "successful acquisitions, summed over runs";
     FailedAcquisitions = "failed_acquisitions", Value, "acquire calls that gave up, summed over runs";
     FailedReleases = "failed_releases", Value, "release calls that returned an error (the lock may still be held), summed over runs";

@@ -131,11 +131,11 @@ pub struct SeedMetrics {
     pub stale_fenced_events: Option<u64>,
     /// Completed read-modify-write sections whose increment is missing from the final counter.
     pub lost_updates: u64,
-    /// Grants whose token was below an earlier grant's on the same key, or equal to the highest
-    /// and last granted to another client.
+    /// Grants whose token was below the highest granted earlier on the same key, or equal to it
+    /// and not a leaked re-grant.
     pub token_regressions: u64,
-    /// Grants of the token a client already held last on the key (its release never took
-    /// effect): a leaked lock re-entered, not a fencing failure (not a violation).
+    /// Grants of the highest token so far to the client granted it last, nobody else having been
+    /// granted the key since: a leaked lock re-entered, not a fencing failure (not a violation).
     pub leaked_regrants: u64,
     /// Non-nested grants (one per holder interval).
     pub acquisitions: u64,
