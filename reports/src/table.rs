@@ -378,6 +378,9 @@ mod tests {
         assert_eq!(overlap_cell(ClassCount::default(), 0), "-");
         assert_eq!(runs_cell(ClassCount { runs: 30, events: 33 }, 1000), "30 (3%)");
         assert_eq!(runs_cell(ClassCount::default(), 1000), "0");
+        assert_eq!(fmt_s(25_418.501), "25.4s");
+        assert_eq!(fmt_s(248.336), "248ms");
+        assert_eq!(fmt_s(0.0), "0ms");
     }
 
     #[test]
