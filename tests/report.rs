@@ -516,6 +516,11 @@ fn results_from_an_older_version_still_make_a_report() {
     for key in ["runs", "overlap", "failing_seeds", "replay", "throughput_per_s", "acquire_latency_ms"] {
         assert_eq!(rewritten["algorithms"][0][key], old["algorithms"][0][key], "algorithms[0].{key}");
     }
+    // Fields it predates are "not measured" (null), never 0.
+    for key in ["leaked_regrants", "failed_releases", "wait_ms", "outage_ms", "outage_ms_max", "fairness"] {
+        assert!(old["algorithms"][0].get(key).is_none(), "the fixture predates {key}");
+        assert!(rewritten["algorithms"][0][key].is_null(), "{key}: {}", rewritten["algorithms"][0][key]);
+    }
 
     // With the scenario file beside the results, the timeline is re-run from it.
     let dir = temp_dir("old-beside");

@@ -1,5 +1,5 @@
-//! The acquire-latency CDF chart: one line per algorithm on a logarithmic time axis, with guide
-//! lines at p50 and p99.
+//! The latency CDF charts (acquire latency, or the wait for a critical section): one line per
+//! algorithm on a logarithmic time axis, with guide lines at p50 and p99.
 
 use std::path::Path;
 
@@ -36,6 +36,9 @@ fn drawable(cdf: &[(f64, f64)]) -> Vec<(f64, f64)> {
 /// The latency CDF chart.
 struct Cdf<'a> {
     title: &'a str,
+    /// What the x axis measures, and what the y axis counts.
+    x_desc: &'a str,
+    y_desc: &'a str,
     labels: Vec<&'a str>,
     curves: Vec<Vec<(f64, f64)>>,
 }
@@ -80,8 +83,8 @@ impl Drawing for Cdf<'_> {
             .bold_line_style(GRID)
             .light_line_style(RGBColor(0xF2, 0xF2, 0xF2))
             .axis_style(INK)
-            .x_desc("acquire latency (ms, log scale)")
-            .y_desc("fraction of acquisitions within latency")
+            .x_desc(self.x_desc)
+            .y_desc(self.y_desc)
             .axis_desc_style((FAMILY, AXIS_DESC_SIZE_PX))
             .label_style((FAMILY, TICK_SIZE_PX))
             .x_label_formatter(&|v| fmt_sig(*v, 3))
@@ -135,6 +138,27 @@ pub fn latency_cdf_chart(
 ) -> Result<ChartFiles, ChartError> {
     let chart = Cdf {
         title,
+        x_desc: "acquire latency (ms, log scale)",
+        y_desc: "fraction of acquisitions within latency",
+        labels: algs.iter().map(|a| a.label.as_str()).collect(),
+        curves: algs.iter().map(|a| drawable(&a.latency_cdf_ms)).collect(),
+    };
+    render(dir, name, &chart)
+}
+
+/// Draws the wait CDF of each algorithm, as [`latency_cdf_chart`] does, from the same
+/// `latency_cdf_ms` points, which here hold the wait for a critical section (from its first
+/// acquire call to its grant, failed calls included); only the axis descriptions differ.
+pub fn wait_cdf_chart(
+    dir: &Path,
+    name: &str,
+    title: &str,
+    algs: &[AlgorithmChartData],
+) -> Result<ChartFiles, ChartError> {
+    let chart = Cdf {
+        title,
+        x_desc: "wait for a critical section (ms, log scale)",
+        y_desc: "fraction of sections granted within wait",
         labels: algs.iter().map(|a| a.label.as_str()).collect(),
         curves: algs.iter().map(|a| drawable(&a.latency_cdf_ms)).collect(),
     };

@@ -44,8 +44,9 @@ pub struct AlgorithmChartData {
     pub runs: u64,
     /// Completed critical sections per simulated second; `None` = no data.
     pub throughput_per_s: Option<f64>,
-    /// The acquire-latency CDF: `(latency ms, cumulative fraction 0..1)` pairs in ascending
-    /// latency. May be empty. Points with a latency `<= 0` cannot be drawn on the log axis and are
+    /// A latency CDF (the acquire latency, or the wait for a critical section: the chart function
+    /// says which): `(latency ms, cumulative fraction 0..1)` pairs in ascending latency. May be
+    /// empty. Points with a latency `<= 0` cannot be drawn on the log axis and are
     /// skipped.
     pub latency_cdf_ms: Vec<(f64, f64)>,
     /// Runs with an overlap (two holders at once), as a rate of runs.

@@ -15,7 +15,7 @@
 //! | `layout` | sizes, colours, number formats, axis ticks, titles, legend rows, hatching |
 //! | `raster` | coalescing timeline spans into pixel columns, so dense timelines stay small |
 //! | [`bars`] | horizontal bar panels; [`throughput_chart`] |
-//! | [`cdf`] | [`latency_cdf_chart`]: acquire-latency CDFs on a log time axis |
+//! | [`cdf`] | [`latency_cdf_chart`], [`wait_cdf_chart`]: acquire-latency or wait CDFs on a log time axis |
 //! | [`violations`] | [`violations_chart`]: overlap and stale-write rates with 95% intervals |
 //! | [`cost`] | [`cost_chart`]: messages per acquisition and wake-ups per release |
 //! | [`timeline`] | [`timeline_chart`]: per-client lanes of several runs on one time axis |
@@ -43,7 +43,7 @@ pub mod timeline;
 pub mod violations;
 
 pub use bars::throughput_chart;
-pub use cdf::latency_cdf_chart;
+pub use cdf::{latency_cdf_chart, wait_cdf_chart};
 pub use cost::cost_chart;
 pub use data::{
     AlgorithmChartData, FaultWindow, FencedRate, Hold, Interval95, Lane, Span, SweepChart, SweepPoint, SweepSeries,

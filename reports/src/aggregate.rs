@@ -1,7 +1,7 @@
 //! One results row folded across seeds: [`AlgorithmTotals`].
 //!
 //! Seeds are added one at a time, in seed order, and memory stays bounded whatever the number of
-//! seeds: counters, two merged hdrhistograms of fixed size, and capped lists (the first
+//! seeds: counters, three merged hdrhistograms of fixed size, and capped lists (the first
 //! [`MAX_FAILING_SEEDS`] failing seeds with their first violation, the first
 //! [`MAX_PANICKED_SEEDS`] panicked seeds with their message). Derived values (throughput,
 //! percentiles, ratios) are computed on demand, rounded as the results JSON reports them, and are
@@ -80,6 +80,32 @@ pub struct HandoffMs {
     pub max: f64,
 }
 
+/// Wait for a critical section in milliseconds: from a section attempt's first acquire call to
+/// its grant, failed calls included (hdrhistogram over every attempt of every run, as for
+/// [`LatencyMs`]).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WaitMs {
+    /// The median, ms.
+    pub p50: f64,
+    /// The 90th percentile, ms.
+    pub p90: f64,
+    /// The 99th percentile, ms.
+    pub p99: f64,
+    /// The longest, ms.
+    pub max: f64,
+}
+
+/// Jain's fairness index over the runs that have one: its mean, and the lowest and highest run.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Fairness {
+    /// Mean over runs.
+    pub mean: f64,
+    /// The least fair run.
+    pub min: f64,
+    /// The fairest run.
+    pub max: f64,
+}
+
 /// Totals for one results row (an algorithm or a variant) over every seed added.
 #[derive(Clone, Debug)]
 pub struct AlgorithmTotals {
@@ -109,8 +135,12 @@ pub struct AlgorithmTotals {
     pub stale_fenced: ClassCount,
     /// Completed sections whose increment is missing from the final counter: runs and increments.
     pub lost_updates: ClassCount,
-    /// Grants whose token was not above an earlier grant's on the same key: runs and grants.
+    /// Grants whose token was below the highest earlier on the same key, or equal to it and not a
+    /// leaked re-grant: runs and grants.
     pub token_regressions: ClassCount,
+    /// Grants of the highest token so far to the client granted it last, nobody else granted the
+    /// key since (a leaked lock re-entered): runs and grants. Not a violation.
+    pub leaked_regrants: ClassCount,
     /// Successful (non-nested) acquisitions over all runs.
     pub acquisitions: u64,
     /// Acquire calls that gave up over all runs.
@@ -119,6 +149,8 @@ pub struct AlgorithmTotals {
     pub completed_sections: u64,
     /// Non-nested release calls over all runs.
     pub releases: u64,
+    /// Release calls that returned an error over all runs.
+    pub failed_releases: u64,
     /// Messages sent on the simulated network, dropped ones included, over all runs.
     pub messages: u64,
     /// Watch or pub/sub wake-ups that reached a waiting client over all runs.
@@ -127,12 +159,27 @@ pub struct AlgorithmTotals {
     pub refused_attempts: u64,
     /// Time some client waited for a key and none held it, summed over keys and runs, ns.
     pub unavailable_ns: u128,
+    /// Each run's longest stretch with a waiter and no holder, summed over runs, ns.
+    pub outage_ns_sum: u128,
+    /// The longest such stretch of any run, ns.
+    pub outage_ns_max: u64,
+    /// Jain's fairness index summed over the runs that have one.
+    pub fairness_sum: f64,
+    /// Runs that have a fairness index (some section completed).
+    pub fairness_runs: u64,
+    /// The lowest and highest fairness index of any run (`None` before the first).
+    pub fairness_range: Option<(f64, f64)>,
     /// Every acquisition's latency, from the acquire call to its grant, µs.
     pub acquire_latency_us: Histogram<u64>,
+    /// Every section attempt's wait, from its first acquire call to its grant, µs.
+    pub wait_us: Histogram<u64>,
     /// Every handoff's time (see [`HandoffMs`]), µs.
     pub handoff_us: Histogram<u64>,
     /// The first [`MAX_FAILING_SEEDS`] failing seeds, in the order added.
     pub failing_seeds: Vec<FailingSeed>,
+    /// The first [`MAX_FAILING_SEEDS`] seeds with a leaked re-grant, each with its first one
+    /// (kind `leaked_regrant`), in the order added.
+    pub leaked_seeds: Vec<FailingSeed>,
     /// Seeds whose run panicked.
     pub panicked_runs: u64,
     /// The first [`MAX_PANICKED_SEEDS`] panicked seeds with their panic message, in the order added.
@@ -163,17 +210,26 @@ impl AlgorithmTotals {
             stale_fenced: ClassCount::default(),
             lost_updates: ClassCount::default(),
             token_regressions: ClassCount::default(),
+            leaked_regrants: ClassCount::default(),
             acquisitions: 0,
             failed_acquisitions: 0,
             completed_sections: 0,
             releases: 0,
+            failed_releases: 0,
             messages: 0,
             notifications: 0,
             refused_attempts: 0,
             unavailable_ns: 0,
+            outage_ns_sum: 0,
+            outage_ns_max: 0,
+            fairness_sum: 0.0,
+            fairness_runs: 0,
+            fairness_range: None,
             acquire_latency_us: new_histogram(),
+            wait_us: new_histogram(),
             handoff_us: new_histogram(),
             failing_seeds: Vec::new(),
+            leaked_seeds: Vec::new(),
             panicked_runs: 0,
             panicked: Vec::new(),
         }
@@ -196,16 +252,29 @@ impl AlgorithmTotals {
         }
         self.lost_updates.add(m.lost_updates);
         self.token_regressions.add(m.token_regressions);
+        self.leaked_regrants.add(m.leaked_regrants);
         self.acquisitions += m.acquisitions;
         self.failed_acquisitions += m.failed_acquisitions;
         self.completed_sections += m.completed_sections;
         self.releases += m.releases;
+        self.failed_releases += m.failed_releases;
         self.messages += m.messages;
         self.notifications += m.notifications;
         self.refused_attempts += m.refused_attempts;
         self.unavailable_ns += m.unavailable_ns as u128;
+        self.outage_ns_sum += m.outage_ns as u128;
+        self.outage_ns_max = self.outage_ns_max.max(m.outage_ns);
+        if let Some(j) = m.fairness {
+            self.fairness_sum += j;
+            self.fairness_runs += 1;
+            self.fairness_range = Some(self.fairness_range.map_or((j, j), |(lo, hi)| (lo.min(j), hi.max(j))));
+        }
         merge(&mut self.acquire_latency_us, &m.acquire_latency_us);
+        merge(&mut self.wait_us, &m.wait_us);
         merge(&mut self.handoff_us, &m.handoff_us);
+        if m.leaked_regrants > 0 && self.leaked_seeds.len() < MAX_FAILING_SEEDS {
+            self.leaked_seeds.push(FailingSeed { seed: m.seed, first_violation: m.first_leaked_regrant.clone() });
+        }
         if m.has_violation() {
             self.failing_runs += 1;
             if self.failing_seeds.len() < MAX_FAILING_SEEDS {
@@ -270,23 +339,21 @@ impl AlgorithmTotals {
     /// fixed quantiles (0.1%, 1%, 2% … 99%, 99.5%, 99.9%, 99.99%, 100%), for CDF charts; repeated
     /// points are dropped. Empty with no acquisition recorded.
     pub fn acquire_latency_cdf_ms(&self) -> Vec<[f64; 2]> {
-        let h = &self.acquire_latency_us;
+        cdf_ms(&self.acquire_latency_us)
+    }
+
+    /// Wait percentiles in ms; `None` with no section attempt recorded.
+    pub fn wait_ms(&self) -> Option<WaitMs> {
+        let h = &self.wait_us;
         if h.is_empty() {
-            return Vec::new();
+            return None;
         }
-        let mut quantiles = vec![0.001];
-        quantiles.extend((1..100).map(|p| p as f64 / 100.0));
-        quantiles.extend([0.995, 0.999, 0.9999, 1.0]);
-        let mut points: Vec<[f64; 2]> = Vec::with_capacity(quantiles.len());
-        for q in quantiles {
-            let point = [q_ms(h, q), q];
-            match points.last_mut() {
-                // Same latency: keep the higher fraction only, so the curve has one point per step.
-                Some(last) if last[0] == point[0] => last[1] = q,
-                _ => points.push(point),
-            }
-        }
-        points
+        Some(WaitMs { p50: q_ms(h, 0.5), p90: q_ms(h, 0.9), p99: q_ms(h, 0.99), max: us_ms(h.max()) })
+    }
+
+    /// The wait distribution as CDF points, at the quantiles of [`Self::acquire_latency_cdf_ms`].
+    pub fn wait_cdf_ms(&self) -> Vec<[f64; 2]> {
+        cdf_ms(&self.wait_us)
     }
 
     /// Handoff percentiles in ms; `None` with no handoff recorded.
@@ -307,6 +374,30 @@ impl AlgorithmTotals {
         }
     }
 
+    /// Mean over runs of each run's longest stretch with a waiter and no holder, ms.
+    pub fn outage_ms(&self) -> Option<f64> {
+        if self.runs == 0 {
+            None
+        } else {
+            Some(json_dp(self.outage_ns_sum as f64 / NS_PER_MS as f64 / self.runs as f64))
+        }
+    }
+
+    /// The longest stretch with a waiter and no holder in any run, ms.
+    pub fn outage_ms_max(&self) -> Option<f64> {
+        (self.runs > 0).then(|| json_dp(self.outage_ns_max as f64 / NS_PER_MS as f64))
+    }
+
+    /// Jain's fairness index: mean, min and max over the runs that have one; `None` with none.
+    pub fn fairness(&self) -> Option<Fairness> {
+        let (min, max) = self.fairness_range?;
+        Some(Fairness {
+            mean: json_dp(self.fairness_sum / self.fairness_runs as f64),
+            min: json_dp(min),
+            max: json_dp(max),
+        })
+    }
+
     /// Messages sent per successful acquisition.
     pub fn messages_per_acquisition(&self) -> Option<f64> {
         ratio(self.messages, self.acquisitions)
@@ -316,6 +407,27 @@ impl AlgorithmTotals {
     pub fn notifications_per_release(&self) -> Option<f64> {
         ratio(self.notifications, self.releases)
     }
+}
+
+/// A distribution as (ms, fraction at or below it) points at fixed quantiles (0.1%, 1%, 2% …
+/// 99%, 99.5%, 99.9%, 99.99%, 100%); repeated points are dropped. Empty for an empty histogram.
+fn cdf_ms(h: &Histogram<u64>) -> Vec<[f64; 2]> {
+    if h.is_empty() {
+        return Vec::new();
+    }
+    let mut quantiles = vec![0.001];
+    quantiles.extend((1..100).map(|p| p as f64 / 100.0));
+    quantiles.extend([0.995, 0.999, 0.9999, 1.0]);
+    let mut points: Vec<[f64; 2]> = Vec::with_capacity(quantiles.len());
+    for q in quantiles {
+        let point = [q_ms(h, q), q];
+        match points.last_mut() {
+            // Same value: keep the higher fraction only, so the curve has one point per step.
+            Some(last) if last[0] == point[0] => last[1] = q,
+            _ => points.push(point),
+        }
+    }
+    points
 }
 
 fn ratio(num: u64, den: u64) -> Option<f64> {
@@ -372,6 +484,14 @@ pub(crate) mod tests {
         }
         record_ns(&mut m.handoff_us, 2 * MS);
         record_ns(&mut m.handoff_us, 2 * MS);
+        // Waits of 1 ms (the 100 sections) and one of 2 ms (a failed call, then a retry).
+        for _ in 0..100 {
+            record_ns(&mut m.wait_us, MS);
+        }
+        record_ns(&mut m.wait_us, 2 * MS);
+        m.failed_releases = 2;
+        m.outage_ns = 40 * MS;
+        m.fairness = Some(0.9);
         m
     }
 
@@ -384,6 +504,14 @@ pub(crate) mod tests {
             m.stale_fenced_events = Some(1);
         }
         m.lost_updates = 3;
+        m.leaked_regrants = 2;
+        m.first_leaked_regrant = Some(Violation {
+            at_ns: 2_000 * MS,
+            kind: "leaked_regrant",
+            detail: format!("client-3 granted token 7 again (seed {seed})"),
+        });
+        m.outage_ns = 400 * MS;
+        m.fairness = Some(0.5);
         m.violations.push(Violation {
             at_ns: 1_500 * MS,
             kind: "overlap",
@@ -435,6 +563,37 @@ pub(crate) mod tests {
         assert_eq!(t.failing_seeds[1].first_violation.as_ref().unwrap().kind, "overlap");
     }
 
+    /// The verdict and liveness additions: leaked re-grants in runs (not failing ones), failed
+    /// releases, the outage as a mean and a max over runs, fairness as mean, min and max, and the
+    /// wait's percentiles.
+    #[test]
+    fn folds_leaks_outage_fairness_and_waits() {
+        let mut t = AlgorithmTotals::new("db", "db", serde_json::json!({}), true);
+        t.add(&clean(0, true));
+        let mut leaky = clean(1, true);
+        leaky.leaked_regrants = 5;
+        leaky.outage_ns = 20_000 * MS;
+        leaky.fairness = Some(0.1);
+        t.add(&leaky);
+        let mut idle = clean(2, true);
+        idle.fairness = None;
+        t.add(&idle);
+        assert_eq!(t.leaked_regrants, ClassCount { runs: 1, events: 5 });
+        assert_eq!(t.leaked_seeds.iter().map(|f| f.seed).collect::<Vec<_>>(), vec![1]);
+        assert_eq!(t.failing_runs, 0, "a leaked re-grant is not a violation");
+        assert_eq!(t.failed_releases, 6);
+        // (40 + 20000 + 40) / 3 ms, and the longest.
+        assert_eq!(t.outage_ms(), Some(6693.333));
+        assert_eq!(t.outage_ms_max(), Some(20000.0));
+        // Over the two runs with an index: (0.9 + 0.1) / 2.
+        assert_eq!(t.fairness(), Some(Fairness { mean: 0.5, min: 0.1, max: 0.9 }));
+        let w = t.wait_ms().unwrap();
+        assert_eq!((w.p50, w.p90, w.p99), (1.0, 1.0, 1.0));
+        assert_eq!(w.max, 2.0);
+        let cdf = t.wait_cdf_ms();
+        assert_eq!(cdf.last().unwrap(), &[2.0, 1.0]);
+    }
+
     #[test]
     fn capped_lists_and_panics() {
         let mut t = AlgorithmTotals::new("redlock", "redlock", serde_json::json!({}), false);
@@ -462,6 +621,10 @@ pub(crate) mod tests {
         assert_eq!(t.unavailable_ms(), None);
         assert_eq!(t.messages_per_acquisition(), None);
         assert_eq!(t.notifications_per_release(), None);
+        assert_eq!(t.wait_ms(), None);
+        assert_eq!(t.outage_ms(), None);
+        assert_eq!(t.outage_ms_max(), None);
+        assert_eq!(t.fairness(), None);
         assert_eq!(t.first_failing_seed(), None);
     }
 }

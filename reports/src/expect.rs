@@ -3,11 +3,12 @@
 //! Two kinds of metric:
 //!
 //! - **Run-counting** (`overlap`, `stale_unfenced`, `stale_fenced`, `lost_updates`,
-//!   `token_regressions`): `none` holds when no run showed it, `some` when at least one did, `all`
+//!   `token_regressions`, `leaked_regrants`): `none` holds when no run showed it, `some` when at least one did, `all`
 //!   when every run did (`actual` is then the number of runs that showed it), and a comparison
 //!   such as `"< 0.05"` compares the *fraction* of runs that showed it (`actual` is the fraction).
-//! - **Values** (`throughput_per_s`, `acquisitions` and `failed_acquisitions` as totals,
-//!   `acquire_latency_ms_p50/p99/max`, `handoff_ms_p50/p99`, `unavailable_ms`,
+//! - **Values** (`throughput_per_s`, `acquisitions`, `failed_acquisitions` and `failed_releases`
+//!   as totals, `acquire_latency_ms_p50/p99/max`, `wait_ms_p50/p99/max`, `handoff_ms_p50/p99`,
+//!   `unavailable_ms`, `outage_ms` (mean), `outage_ms_max`, `fairness` (mean),
 //!   `messages_per_acquisition`, `notifications_per_release`, `refused_attempts_per_s`): the value
 //!   exactly as the results JSON reports it (same rounding); `none` holds when it is 0, `some`
 //!   when it is above 0, and a comparison compares it.
@@ -116,7 +117,7 @@ pub fn evaluate_one(e: &Expectation, totals: Option<&AlgorithmTotals>) -> Expect
         return fail(Actual::Missing, "no data");
     };
     let actual = match e.metric {
-        Metric::Acquisitions | Metric::FailedAcquisitions => Actual::Count(value as u64),
+        Metric::Acquisitions | Metric::FailedAcquisitions | Metric::FailedReleases => Actual::Count(value as u64),
         _ => Actual::Number(value),
     };
     let ok = match &e.op {
@@ -141,6 +142,7 @@ fn run_class(t: &AlgorithmTotals, metric: Metric) -> Option<Option<ClassCount>> 
         Metric::StaleFenced => t.stale_fenced,
         Metric::LostUpdates => t.lost_updates,
         Metric::TokenRegressions => t.token_regressions,
+        Metric::LeakedRegrants => t.leaked_regrants,
         _ => return None,
     }))
 }
@@ -155,15 +157,23 @@ pub fn value_metric(t: &AlgorithmTotals, metric: Metric) -> Option<f64> {
         Metric::StaleFenced => t.fenced.then_some(t.stale_fenced).and_then(fraction),
         Metric::LostUpdates => fraction(t.lost_updates),
         Metric::TokenRegressions => fraction(t.token_regressions),
+        Metric::LeakedRegrants => fraction(t.leaked_regrants),
         Metric::ThroughputPerS => t.throughput_per_s(),
         Metric::Acquisitions => Some(t.acquisitions as f64),
         Metric::FailedAcquisitions => Some(t.failed_acquisitions as f64),
+        Metric::FailedReleases => Some(t.failed_releases as f64),
         Metric::AcquireLatencyMsP50 => t.acquire_latency_ms().map(|l| l.p50),
         Metric::AcquireLatencyMsP99 => t.acquire_latency_ms().map(|l| l.p99),
         Metric::AcquireLatencyMsMax => t.acquire_latency_ms().map(|l| l.max),
+        Metric::WaitMsP50 => t.wait_ms().map(|w| w.p50),
+        Metric::WaitMsP99 => t.wait_ms().map(|w| w.p99),
+        Metric::WaitMsMax => t.wait_ms().map(|w| w.max),
         Metric::HandoffMsP50 => t.handoff_ms().map(|h| h.p50),
         Metric::HandoffMsP99 => t.handoff_ms().map(|h| h.p99),
         Metric::UnavailableMs => t.unavailable_ms(),
+        Metric::OutageMs => t.outage_ms(),
+        Metric::OutageMsMax => t.outage_ms_max(),
+        Metric::Fairness => t.fairness().map(|f| f.mean),
         Metric::MessagesPerAcquisition => t.messages_per_acquisition(),
         Metric::NotificationsPerRelease => t.notifications_per_release(),
         Metric::RefusedAttemptsPerS => t.refused_attempts_per_s(),
@@ -223,6 +233,10 @@ mod tests {
         assert!(check("redis", "stale_unfenced", ExpectOp::Some).ok);
         assert!(check("redis", "stale_fenced", ExpectOp::Some).ok);
         assert!(check("redis", "token_regressions", ExpectOp::None).ok);
+        // Leaked re-grants count runs, like a violation class (the failing seeds have them).
+        assert!(check("redis", "leaked_regrants", ExpectOp::Some).ok);
+        assert!(check("redlock", "leaked_regrants", ExpectOp::None).ok);
+        assert_eq!(check("redis", "leaked_regrants", cmp(CompareOp::Eq, 0.3)).actual, Actual::Number(0.3));
         assert_eq!(check("redis", "overlap", ExpectOp::None).actual, Actual::Count(3));
         assert_eq!(check("redis", "overlap", cmp(CompareOp::Lt, 0.5)).actual, Actual::Number(0.3));
     }
@@ -282,6 +296,17 @@ mod tests {
         assert!(ok("refused_attempts_per_s", cmp(CompareOp::Eq, 2.0)));
         assert!(!ok("refused_attempts_per_s", ExpectOp::None));
         assert!(!ok("throughput_per_s", ExpectOp::All));
+        // Waits of 1 ms and one of 2 ms, 2 failed releases a run, a 40 ms outage, fairness 0.9.
+        assert!(ok("wait_ms_p50", cmp(CompareOp::Eq, 1.0)));
+        assert!(ok("wait_ms_p99", cmp(CompareOp::Le, 1.0)));
+        assert!(ok("wait_ms_max", cmp(CompareOp::Eq, 2.0)));
+        assert!(ok("failed_releases", cmp(CompareOp::Eq, 20.0)));
+        assert!(ok("outage_ms", cmp(CompareOp::Eq, 40.0)));
+        assert!(ok("outage_ms_max", cmp(CompareOp::Eq, 40.0)));
+        assert!(ok("fairness", cmp(CompareOp::Eq, 0.9)));
+        assert!(!ok("fairness", cmp(CompareOp::Lt, 0.5)));
+        let r = evaluate_one(&exp("redlock", "failed_releases", "some", ExpectOp::Some), Some(t));
+        assert_eq!(r.actual, Actual::Count(20));
         let r = evaluate_one(&exp("redlock", "acquisitions", "> 5000", cmp(CompareOp::Gt, 5000.0)), Some(t));
         assert_eq!(r.actual, Actual::Count(1000));
         assert_eq!(r.message, "redlock: acquisitions expected \"> 5000\", actual 1000");

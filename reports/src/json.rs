@@ -12,11 +12,16 @@
 //! `failing_runs`, `lost_updates_runs`, `token_regressions_runs`, `completed_sections`,
 //! `releases`, `notifications`, `refused_attempts`, `refused_attempts_per_s`,
 //! `first_violations` (the first violation of each listed failing seed), `panicked_runs`,
-//! `panicked_seeds`, `limitations` and `acquire_latency_cdf_ms` (CDF points for charts). Each
+//! `panicked_seeds`, `limitations`, `acquire_latency_cdf_ms` (CDF points for charts), and the
+//! verdict and liveness fields added later (`leaked_regrants`, `leaked_regrants_runs`,
+//! `failed_releases`, `wait_ms`, `wait_cdf_ms`, `outage_ms`, `outage_ms_max`, `fairness`,
+//! `first_leaked_regrants`). Each
 //! expectation also carries `message`. At the top level: `description` and `scenario_text` (the
 //! scenario as run, so a saved results file can be reported on later: `sim report`).
 //!
 //! Every struct here also derives `Deserialize`, so `sim report RESULTS.json` reads saved results.
+//! A field added after the first saved results is read with a default (`null` or empty) from a
+//! file that lacks it, so an older file still reads; `null` then says "not measured", never 0.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -28,7 +33,7 @@ use locksim_simulator::time::ns_to_ms;
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 
-use crate::aggregate::{AlgorithmTotals, ClassCount, HandoffMs, LatencyMs};
+use crate::aggregate::{AlgorithmTotals, ClassCount, FailingSeed, Fairness, HandoffMs, LatencyMs, WaitMs};
 use crate::expect::ExpectationResult;
 use crate::num::{json_dp, round_sig, CI_SIG, RATE_SIG};
 use crate::wilson::{rules_out, wilson95};
@@ -193,6 +198,38 @@ pub struct AlgorithmJson {
     /// [`AlgorithmTotals::acquire_latency_cdf_ms`]); empty with no acquisition.
     #[serde(default)]
     pub acquire_latency_cdf_ms: Vec<[f64; 2]>,
+    /// Grants of the token of a lock the same client held last (a leaked lock re-entered; not a
+    /// violation), over all runs; `null` in results that predate the field.
+    #[serde(default)]
+    pub leaked_regrants: Option<u64>,
+    /// Runs with a leaked re-grant; `null` in results that predate the field.
+    #[serde(default)]
+    pub leaked_regrants_runs: Option<u64>,
+    /// Release calls that returned an error, over all runs; `null` in results that predate it.
+    #[serde(default)]
+    pub failed_releases: Option<u64>,
+    /// Wait percentiles, from a section's first acquire call to its grant, failed calls
+    /// included; `null` with no attempt (or in results that predate it).
+    #[serde(default)]
+    pub wait_ms: Option<WaitMs>,
+    /// Points `[ms, fraction]` of the wait CDF (see [`AlgorithmTotals::wait_cdf_ms`]); empty with
+    /// no attempt or in results that predate it.
+    #[serde(default)]
+    pub wait_cdf_ms: Vec<[f64; 2]>,
+    /// Mean over runs of the longest stretch with a waiter and no holder, ms; `null` with no runs.
+    #[serde(default)]
+    pub outage_ms: Option<f64>,
+    /// The longest such stretch in any run, ms; `null` with no runs.
+    #[serde(default)]
+    pub outage_ms_max: Option<f64>,
+    /// Jain's index of completed sections per client: `mean`, `min`, `max` over the runs that
+    /// completed a section; `null` with none.
+    #[serde(default)]
+    pub fairness: Option<Fairness>,
+    /// The first seeds with a leaked re-grant (at most [`crate::MAX_FAILING_SEEDS`]), each with
+    /// its first one (`kind` `leaked_regrant`); empty with none.
+    #[serde(default)]
+    pub first_leaked_regrants: Vec<ViolationJson>,
 }
 
 impl AlgorithmJson {
@@ -229,18 +266,7 @@ impl AlgorithmJson {
             notifications: t.notifications,
             refused_attempts: t.refused_attempts,
             refused_attempts_per_s: t.refused_attempts_per_s(),
-            first_violations: t
-                .failing_seeds
-                .iter()
-                .filter_map(|f| {
-                    f.first_violation.as_ref().map(|v| ViolationJson {
-                        seed: f.seed,
-                        kind: v.kind.to_string(),
-                        at_ms: json_dp(ns_to_ms(v.at_ns)),
-                        detail: v.detail.clone(),
-                    })
-                })
-                .collect(),
+            first_violations: first_of_each(&t.failing_seeds),
             panicked_runs: t.panicked_runs,
             panicked_seeds: t
                 .panicked
@@ -249,6 +275,15 @@ impl AlgorithmJson {
                 .collect(),
             limitations: t.limitations.clone(),
             acquire_latency_cdf_ms: t.acquire_latency_cdf_ms(),
+            leaked_regrants: Some(t.leaked_regrants.events),
+            leaked_regrants_runs: Some(t.leaked_regrants.runs),
+            failed_releases: Some(t.failed_releases),
+            wait_ms: t.wait_ms(),
+            wait_cdf_ms: t.wait_cdf_ms(),
+            outage_ms: t.outage_ms(),
+            outage_ms_max: t.outage_ms_max(),
+            fairness: t.fairness(),
+            first_leaked_regrants: first_of_each(&t.leaked_seeds),
         }
     }
 }
@@ -300,6 +335,21 @@ impl ResultsJson {
         s.push('\n');
         s
     }
+}
+
+/// Each listed seed's first violation (or leaked re-grant) as JSON; seeds without one are left out.
+fn first_of_each(seeds: &[FailingSeed]) -> Vec<ViolationJson> {
+    seeds
+        .iter()
+        .filter_map(|f| {
+            f.first_violation.as_ref().map(|v| ViolationJson {
+                seed: f.seed,
+                kind: v.kind.to_string(),
+                at_ms: json_dp(ns_to_ms(v.at_ns)),
+                detail: v.detail.clone(),
+            })
+        })
+        .collect()
 }
 
 /// `sim run {file} --algorithm {label} --seed {seed} --trace`, with the file and label quoted for
@@ -450,6 +500,20 @@ mod tests {
         }
         assert_eq!(e["actual"], serde_json::json!(0));
         assert_eq!(e["ok"], serde_json::json!(true));
+        // The verdict and liveness additions.
+        assert_eq!(a["leaked_regrants"], 6);
+        assert_eq!(a["leaked_regrants_runs"], 3);
+        assert_eq!(a["failed_releases"], 40);
+        assert_eq!(a["first_leaked_regrants"][0]["kind"], "leaked_regrant");
+        assert_eq!(a["first_leaked_regrants"][0]["seed"], 3);
+        for k in ["p50", "p90", "p99", "max"] {
+            assert!(a["wait_ms"][k].is_number(), "missing wait_ms.{k}");
+        }
+        assert!(a["wait_cdf_ms"].as_array().is_some_and(|c| !c.is_empty()));
+        assert!(a["outage_ms"].is_number() && a["outage_ms_max"].is_number());
+        for k in ["mean", "min", "max"] {
+            assert!(a["fairness"][k].is_number(), "missing fairness.{k}");
+        }
         // Extras.
         for k in ["refused_attempts_per_s", "panicked_seeds", "limitations"] {
             assert!(a.get(k).is_some(), "missing extra {k}");
@@ -533,6 +597,36 @@ mod tests {
             assert!(v[k].is_null(), "{k} should be null");
         }
         assert!(v["overlap"]["rate"].is_null() && v["overlap"]["ci95"].is_null());
+    }
+
+    /// A row saved before the verdict and liveness fields existed reads with them `null` (not
+    /// measured), never 0, and writes them back as `null`.
+    #[test]
+    fn a_row_without_the_later_fields_reads_them_as_not_measured() {
+        let mut v: Value = serde_json::from_str(&sample().to_pretty_string()).unwrap();
+        let later = [
+            "leaked_regrants",
+            "leaked_regrants_runs",
+            "failed_releases",
+            "wait_ms",
+            "wait_cdf_ms",
+            "outage_ms",
+            "outage_ms_max",
+            "fairness",
+            "first_leaked_regrants",
+        ];
+        for a in v["algorithms"].as_array_mut().unwrap() {
+            for k in later {
+                assert!(a.as_object_mut().unwrap().remove(k).is_some(), "{k} was written");
+            }
+        }
+        let old: ResultsJson = serde_json::from_value(v).expect("an older row still reads");
+        let row = &old.algorithms[0];
+        assert_eq!((row.leaked_regrants, row.failed_releases), (None, None));
+        assert!(row.wait_ms.is_none() && row.wait_cdf_ms.is_empty() && row.fairness.is_none());
+        assert!(row.outage_ms.is_none() && row.outage_ms_max.is_none());
+        let again: Value = serde_json::from_str(&old.to_pretty_string()).unwrap();
+        assert!(again["algorithms"][0]["leaked_regrants"].is_null());
     }
 
     #[test]

@@ -1,15 +1,19 @@
-//! The terminal table `sim run` prints, and the notes under it.
+//! The terminal tables `sim run` prints, and the notes under them.
 //!
-//! One row per algorithm or variant; two header lines keep it within 120 columns (columns are
-//! sized to their content, with two spaces between them, or one when that would pass 120).
-//! Violation columns count *runs*: overlap as "count rate [95% Wilson interval]", or for a clean
-//! row the rate the runs rule out ("0 (< 3e-3 at 95%)"); stale writes and lost updates as
-//! "count (rate)"; the fenced column reads "n/a: no token" for a model without a fencing token.
-//! A `-` means no data (no runs, no acquisitions, …).
+//! Two tables with one row per algorithm or variant each: the safety verdicts, then liveness and
+//! cost (one table with every column would not fit a terminal). Two header lines keep each within
+//! 120 columns (columns are sized to their content, with two spaces between them, or one when
+//! that would pass 120). Violation columns count *runs*: overlap as "count rate [95% Wilson
+//! interval]", or for a clean row the rate the runs rule out ("0 (< 3e-3 at 95%)"); stale writes,
+//! lost updates, token regressions and leaked re-grants as "count (rate)"; the fenced column reads
+//! "n/a: no token" for a model without a fencing token (and the token columns "n/a"). Each table
+//! has a line or two under it defining its less obvious columns. A `-` means no data (no runs,
+//! no acquisitions, …).
 //!
-//! Under the table, in order: for each row with violations its first failing seeds, the first
-//! violation and the exact replay command; for each row with panicked seeds, each seed and its
-//! message; the failed expectations; then each row's limitation notes. No colours.
+//! Under the tables, in order: for each row with violations its first failing seeds, the first
+//! violation and the exact replay command; the same for each row with leaked re-grants; for each
+//! row with panicked seeds, each seed and its message; the failed expectations; then each row's
+//! limitation notes. No colours.
 
 use std::fmt::Write;
 
@@ -36,23 +40,42 @@ struct Column {
     cells: Vec<String>,
 }
 
-/// The table and the notes under it; `file` is the scenario file as the user named it (for
+/// The tables and the notes under them; `file` is the scenario file as the user named it (for
 /// replay commands). Ends with a newline.
 pub fn render_table(file: &str, totals: &[AlgorithmTotals], expectations: &[ExpectationResult]) -> String {
     let mut out = String::new();
-    out.push_str(&grid(totals));
+    out.push_str(&grid(&safety_columns(totals)));
     out.push_str("violation columns count runs; overlap with its 95% Wilson interval\n");
+    out.push_str(LEAKED_NOTE);
+    out.push('\n');
+    out.push_str(&grid(&liveness_columns(totals)));
+    out.push_str(LIVENESS_NOTE);
     notes(&mut out, file, totals, expectations);
     out
 }
 
-fn grid(totals: &[AlgorithmTotals]) -> String {
-    let col = |head: [&'static str; 2], align: Align, f: &dyn Fn(&AlgorithmTotals) -> String| Column {
-        head,
-        align,
-        cells: totals.iter().map(f).collect(),
-    };
-    let columns = vec![
+/// The lines under the safety table that say what a leaked re-grant is (and is not).
+pub const LEAKED_NOTE: &str = "leaked re-grants: a client was granted again the token of a lock whose release never \
+                               took effect —\na leaked lock (others starve), not a fencing failure\n";
+
+/// The lines under the liveness table that define its less obvious columns.
+pub const LIVENESS_NOTE: &str = "wait: from a section's first acquire call to its grant, failed calls included; \
+                                 outage: the longest stretch with a\nwaiter and no holder (mean/max over runs); \
+                                 fairness: Jain's index of sections per client (1: equal, 1/n: one client)\n";
+
+fn column(
+    totals: &[AlgorithmTotals],
+    head: [&'static str; 2],
+    align: Align,
+    f: &dyn Fn(&AlgorithmTotals) -> String,
+) -> Column {
+    Column { head, align, cells: totals.iter().map(f).collect() }
+}
+
+/// The safety verdicts: violation classes in runs, and leaked re-grants beside them.
+fn safety_columns(totals: &[AlgorithmTotals]) -> Vec<Column> {
+    let col = |head, align, f: &dyn Fn(&AlgorithmTotals) -> String| column(totals, head, align, f);
+    vec![
         col(["", "label"], Align::Left, &|t| t.label.clone()),
         col(["", "runs"], Align::Right, &|t| t.runs.to_string()),
         col(["overlap", "runs, rate [95%]"], Align::Left, &|t| overlap_cell(t.overlap, t.runs)),
@@ -65,15 +88,64 @@ fn grid(totals: &[AlgorithmTotals]) -> String {
             }
         }),
         col(["lost", "updates"], Align::Right, &|t| runs_cell(t.lost_updates, t.runs)),
+        col(["token", "regressions"], Align::Right, &|t| token_cell(t, t.token_regressions)),
+        col(["leaked", "re-grants"], Align::Right, &|t| token_cell(t, t.leaked_regrants)),
+    ]
+}
+
+/// Liveness and cost: how fast, how long the clients waited and went without the lock, how
+/// evenly it was shared, and what it cost in messages.
+fn liveness_columns(totals: &[AlgorithmTotals]) -> Vec<Column> {
+    let col = |head, align, f: &dyn Fn(&AlgorithmTotals) -> String| column(totals, head, align, f);
+    vec![
+        col(["", "label"], Align::Left, &|t| t.label.clone()),
         col(["thru-", "put/s"], Align::Right, &|t| fmt_opt(t.throughput_per_s())),
-        col(["acquire ms", "p50/p99"], Align::Right, &|t| match t.acquire_latency_ms() {
-            Some(l) => format!("{}/{}", fmt_num(l.p50), fmt_num(l.p99)),
+        col(["wait ms", "p50/p99"], Align::Right, &|t| match t.wait_ms() {
+            Some(w) => format!("{}/{}", fmt_num(w.p50), fmt_num(w.p99)),
             None => "-".to_string(),
         }),
+        col(["failed", "acq/rel"], Align::Right, &|t| {
+            if t.runs == 0 {
+                "-".to_string()
+            } else {
+                format!("{}/{}", t.failed_acquisitions, t.failed_releases)
+            }
+        }),
         col(["unavail", "ms"], Align::Right, &|t| fmt_opt(t.unavailable_ms())),
+        col(["outage", "mean/max"], Align::Right, &|t| match (t.outage_ms(), t.outage_ms_max()) {
+            (Some(mean), Some(max)) => format!("{}/{}", fmt_s(mean), fmt_s(max)),
+            _ => "-".to_string(),
+        }),
+        col(["fairness", "mean [min-max]"], Align::Right, &|t| match t.fairness() {
+            Some(f) => format!("{} [{}-{}]", fmt_num(f.mean), fmt_num(f.min), fmt_num(f.max)),
+            None => "-".to_string(),
+        }),
         col(["msgs", "/acq"], Align::Right, &|t| fmt_opt(t.messages_per_acquisition())),
         col(["wake-ups", "/release"], Align::Right, &|t| fmt_opt(t.notifications_per_release())),
-    ];
+    ]
+}
+
+/// Milliseconds as seconds with their unit (`20.1s`), or milliseconds below one second
+/// (`350ms`), about three significant figures.
+fn fmt_s(ms: f64) -> String {
+    if ms < 1000.0 {
+        format!("{}ms", fmt_num(ms))
+    } else {
+        format!("{}s", fmt_num(ms / 1000.0))
+    }
+}
+
+/// A token verdict in runs (`runs_cell`); `n/a` for a model without fencing tokens.
+fn token_cell(t: &AlgorithmTotals, c: ClassCount) -> String {
+    if t.fenced {
+        runs_cell(c, t.runs)
+    } else {
+        "n/a".to_string()
+    }
+}
+
+fn grid(columns: &[Column]) -> String {
+    let rows = columns.first().map_or(0, |c| c.cells.len());
     let widths: Vec<usize> = columns
         .iter()
         .map(|c| {
@@ -85,7 +157,7 @@ fn grid(totals: &[AlgorithmTotals]) -> String {
 
     let line = |cells: Vec<&str>| -> String {
         let mut s = String::new();
-        for (i, (cell, c)) in cells.iter().zip(&columns).enumerate() {
+        for (i, (cell, c)) in cells.iter().zip(columns).enumerate() {
             if i > 0 {
                 s.push_str(gap);
             }
@@ -111,7 +183,7 @@ fn grid(totals: &[AlgorithmTotals]) -> String {
     let rule_len = widths.iter().sum::<usize>() + gap.len() * (widths.len() - 1);
     out.push_str(&"-".repeat(rule_len));
     out.push('\n');
-    for r in 0..totals.len() {
+    for r in 0..rows {
         out.push_str(&line(columns.iter().map(|c| c.cells[r].as_str()).collect()));
     }
     out
@@ -154,6 +226,31 @@ fn notes(out: &mut String, file: &str, totals: &[AlgorithmTotals], expectations:
             seeds.join(", ")
         );
         if let Some(first) = t.failing_seeds.first() {
+            if let Some(v) = &first.first_violation {
+                let _ = writeln!(
+                    out,
+                    "  seed {}: {} at {} ms: {}",
+                    first.seed,
+                    v.kind,
+                    fmt_num(ns_to_ms(v.at_ns)),
+                    v.detail
+                );
+            }
+            let _ = writeln!(out, "  replay: {}", replay_command(file, &t.label, first.seed));
+        }
+    }
+    for t in totals.iter().filter(|t| t.leaked_regrants.runs > 0) {
+        let seeds: Vec<String> = t.leaked_seeds.iter().map(|f| f.seed.to_string()).collect();
+        let more = if t.leaked_regrants.runs > t.leaked_seeds.len() as u64 { ", …" } else { "" };
+        let _ = writeln!(
+            out,
+            "\n{}: leaked re-grants in {} of {} runs; first seeds: {}{more}",
+            t.label,
+            t.leaked_regrants.runs,
+            t.runs,
+            seeds.join(", ")
+        );
+        if let Some(first) = t.leaked_seeds.first() {
             if let Some(v) = &first.first_violation {
                 let _ = writeln!(
                     out,
@@ -253,6 +350,12 @@ mod tests {
         assert!(s.contains("replay: sim run scenarios/failover.toml --algorithm redis --seed 3 --trace"));
         assert!(s.contains("replay: sim run scenarios/failover.toml --algorithm redis-wait --seed 3 --trace"));
         assert!(s.contains("first failing seeds: 3, 30, 57"));
+        assert!(s.contains(
+            "redis: leaked re-grants in 37 of 1000 runs; first seeds: 3, 30, 57, 84, 111, 138, \
+             165, 192, 219, 246, …\n  seed 3: leaked_regrant at 2000 ms: client-3 granted token 7 again (seed 3)\n  \
+             replay: sim run scenarios/failover.toml --algorithm redis --seed 3 --trace"
+        ));
+        assert!(s.contains(LEAKED_NOTE) && s.contains(LIVENESS_NOTE));
         assert!(s.contains("0 (< 3e-3 at 95%)"));
         assert!(s.contains("n/a: no token"));
         assert!(s.contains("seed 1000: assertion failed: term > 0\n    second line"));
@@ -275,6 +378,9 @@ mod tests {
         assert_eq!(overlap_cell(ClassCount::default(), 0), "-");
         assert_eq!(runs_cell(ClassCount { runs: 30, events: 33 }, 1000), "30 (3%)");
         assert_eq!(runs_cell(ClassCount::default(), 1000), "0");
+        assert_eq!(fmt_s(25_418.501), "25.4s");
+        assert_eq!(fmt_s(248.336), "248ms");
+        assert_eq!(fmt_s(0.0), "0ms");
     }
 
     #[test]

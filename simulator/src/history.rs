@@ -21,7 +21,7 @@ pub enum LockMode {
     Shared,
 }
 
-/// Why an acquisition gave up.
+/// Why an acquisition gave up, or why a release call failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FailReason {
@@ -74,12 +74,16 @@ pub enum HistoryEvent {
         /// Whether this ends the nested grant (recorded just before the outer one's release).
         nested: bool,
     },
-    /// The release call returned an error: the holder interval had already ended when the
-    /// workload called release (`Released`); the server may still hold the lock (a leak).
+    /// The release call returned an error (a lost connection, a timeout) instead of `Released`:
+    /// the release may never have taken effect on the server. The application treats the lock as
+    /// given up and moves on (think, then acquire again); its holder interval already ended at the
+    /// release call (`Released`), which this follows.
     ReleaseFailed {
         /// The key whose release failed.
         key: LockKey,
-        /// Why it failed.
+        /// What the library reported (`Timeout`: no answer in time; `Unavailable`: the
+        /// connection was lost or the server answered with an error; `SessionLost`: the session
+        /// behind the lock ended first).
         reason: FailReason,
     },
     /// The library said the lock is lost and the model's policy honours it: the interval ends and

@@ -28,15 +28,14 @@ pub enum LockEvent {
         /// The key released.
         key: LockKey,
     },
-    /// The release call returned an error (the connection was reset, the request timed out): the
-    /// library cannot say whether the server still holds the lock. The application treats the
-    /// lock as given up and moves on, as it would after catching the exception (JDBC's
-    /// `CommunicationsException`; Spring's `JdbcLockRegistry.unlock` throwing
-    /// `DataAccessResourceFailureException`).
+    /// The release call returned an error instead (a lost connection, a timeout): the release
+    /// may never have taken effect, so the server may still name this client as the holder. The
+    /// application gives the lock up all the same and moves on; the workload records it as a
+    /// failed release. A library answers each `release` with exactly one of `Released` or this.
     ReleaseFailed {
         /// The key whose release failed.
         key: LockKey,
-        /// Why it failed.
+        /// What went wrong (`Timeout`, `Unavailable`, `SessionLost`).
         reason: FailReason,
     },
     /// The library believes the lock is lost. `honour` says whether the model's policy makes the
@@ -71,7 +70,7 @@ pub trait LockClient<P: Protocol>: Send {
     /// already holds `key` grants again at once (nested); others are never asked that.
     fn acquire(&mut self, ctx: &mut Ctx<P>, out: &mut LockEvents, key: LockKey, mode: LockMode);
     /// Release `key` (once per grant, nested grants included). Answer with `Released`, or with
-    /// `ReleaseFailed` when the call returned an error.
+    /// `ReleaseFailed` when the call got an error.
     fn release(&mut self, ctx: &mut Ctx<P>, out: &mut LockEvents, key: LockKey);
     /// Give up a pending acquisition (the workload's `acquire_timeout_ms` ran out): stop waiting
     /// and clean up whatever the request left on the servers. No event is expected in answer.

@@ -336,6 +336,16 @@ impl<P: Protocol> ClientNode<P> {
         }
     }
 
+    /// The release call failed: the application cannot know whether the server still names it
+    /// the holder, and (as application code does) treats the lock as given up and moves on. The
+    /// holder interval already ended at the release call; the failure is recorded after it, and
+    /// the loop carries on as after a release (think, then acquire again).
+    fn on_release_failed(&mut self, ctx: &mut Ctx<P>, key: LockKey, reason: FailReason) {
+        ctx.record(HistoryEvent::ReleaseFailed { key, reason });
+        ctx.note(|| format!("release of key {key} failed ({reason:?}): the lock is given up, it may still be held"));
+        self.on_released(ctx, key);
+    }
+
     fn on_lost(&mut self, ctx: &mut Ctx<P>, key: LockKey, honour: bool) {
         let holding = matches!(&self.driver.phase, Phase::Holding(h) if h.key == key && !h.abandoned);
         ctx.record(HistoryEvent::LostNotice { key });
@@ -361,10 +371,7 @@ impl<P: Protocol> ClientNode<P> {
                     LockEvent::Granted { key, token } => self.on_granted(ctx, key, token),
                     LockEvent::Failed { key, reason } => self.on_failed(ctx, key, reason),
                     LockEvent::Released { key } => self.on_released(ctx, key),
-                    LockEvent::ReleaseFailed { key, reason } => {
-                        ctx.record(HistoryEvent::ReleaseFailed { key, reason });
-                        self.on_released(ctx, key)
-                    }
+                    LockEvent::ReleaseFailed { key, reason } => self.on_release_failed(ctx, key, reason),
                     LockEvent::Lost { key, honour } => self.on_lost(ctx, key, honour),
                     LockEvent::Notified { key } => ctx.record(HistoryEvent::Notification { key }),
                     LockEvent::Refused { key } => ctx.record(HistoryEvent::RefusedAttempt { key }),

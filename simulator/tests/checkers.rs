@@ -417,6 +417,58 @@ fn concurrent_readers_may_be_granted_out_of_token_order() {
     assert_eq!(h.check().token_regressions, 2, "a writer not above a reader's token 5");
 }
 
+/// A client granted again the token it held last on the key, with nobody else granted the key
+/// in between (its release never took effect, so it re-entered its own lock), is a leaked
+/// re-grant: counted apart, and not a violation. A checker that still called it a regression
+/// would flag db and Kubernetes as fencing failures; one that ignored it would hide the leak.
+#[test]
+fn own_token_regranted_is_a_leaked_regrant_not_a_regression() {
+    let mut h = Hist::new(100);
+    h.grant_tok(0, A, 0, Exclusive, Some(5), false).release(5, A, 0);
+    h.grant_tok(10, A, 0, Exclusive, Some(5), false).release(15, A, 0);
+    h.grant_tok(20, A, 0, Exclusive, Some(5), false).release(25, A, 0);
+    let m = h.check();
+    assert_eq!((m.token_regressions, m.leaked_regrants), (0, 2));
+    assert_eq!(kinds(&m, "token_regression"), 0);
+    assert!(!m.has_violation(), "a leaked lock is not a safety violation");
+    // The first one is described for the notes' replay line.
+    let first = m.first_leaked_regrant.as_ref().expect("described");
+    assert_eq!((first.at_ns, first.kind), (10 * NS_PER_MS, "leaked_regrant"));
+    assert!(first.detail.contains("token 5") && first.detail.contains("0.000 ms"), "{}", first.detail);
+}
+
+/// The same token granted to another client is a regression: both carry it, so the fenced
+/// resource cannot tell the superseded holder's writes from the new one's.
+#[test]
+fn another_clients_equal_token_is_a_regression() {
+    let mut h = Hist::new(100);
+    h.grant_tok(0, A, 0, Exclusive, Some(5), false).release(5, A, 0);
+    h.grant_tok(10, B, 0, Exclusive, Some(5), false).release(15, B, 0);
+    let m = h.check();
+    assert_eq!((m.token_regressions, m.leaked_regrants), (1, 0));
+    assert!(m.has_violation());
+    assert!(m.first_leaked_regrant.is_none());
+    // A granted 5 again after B: B carries 5 too, so that is a regression, not A's leak.
+    h.grant_tok(20, A, 0, Exclusive, Some(5), false).release(25, A, 0);
+    assert_eq!((h.check().token_regressions, h.check().leaked_regrants), (2, 0));
+}
+
+/// A lower token is a regression whoever gets it, the same client included; and a client's own
+/// token granted again after another client held the key in between (with a lower token) is a
+/// regression too: the lock did leave it, so this is no leaked lock re-entered.
+#[test]
+fn a_lower_token_or_a_regrant_after_another_holder_is_a_regression() {
+    let mut h = Hist::new(100);
+    h.grant_tok(0, A, 0, Exclusive, Some(5), false).release(5, A, 0);
+    h.grant_tok(10, A, 0, Exclusive, Some(4), false).release(15, A, 0);
+    assert_eq!((h.check().token_regressions, h.check().leaked_regrants), (1, 0), "same client, lower token");
+    h.grant_tok(20, B, 0, Exclusive, Some(3), false).release(25, B, 0);
+    h.grant_tok(30, A, 0, Exclusive, Some(5), false).release(35, A, 0);
+    let m = h.check();
+    assert_eq!((m.token_regressions, m.leaked_regrants), (3, 0), "B held the key between A's grants of 5");
+    assert_eq!(kinds(&m, "token_regression"), 3);
+}
+
 // ---- liveness ----
 
 /// Latencies 1..=100 ms, one per acquisition: p50 is 50 ms, max 100 ms. A checker measuring from
@@ -534,6 +586,130 @@ fn unavailability_counts_overlapping_waits_once_and_runs_to_the_end() {
         .start(90, C, 0, Exclusive)
         .check();
     assert_eq!(m.unavailable_ns, 22 * NS_PER_MS);
+}
+
+// ---- outage ----
+
+/// Two gaps with a waiter and no holder on key 0: 3 ms (B waits out A's release) and 15 ms (C
+/// waits on a free key until 45). The outage is the longer, unavailability their sum. A checker
+/// that summed (or kept the first gap) would be off.
+#[test]
+fn outage_is_the_longest_gap_and_unavailability_the_sum() {
+    let m = Hist::new(100)
+        .grant(0, A, 0, Exclusive)
+        .start(5, B, 0, Exclusive)
+        .release(10, A, 0)
+        .grant(13, B, 0, Exclusive)
+        .release(20, B, 0)
+        .start(30, C, 0, Exclusive)
+        .grant(45, C, 0, Exclusive)
+        .release(50, C, 0)
+        .check();
+    assert_eq!(m.outage_ns, 15 * NS_PER_MS);
+    assert_eq!(m.unavailable_ns, 18 * NS_PER_MS);
+}
+
+/// A free key nobody waits for is idle, not out: A releases at 10 and B only asks at 50 (granted
+/// at 52), so the outage is B's 2 ms, not the 40 ms idle gap before it.
+#[test]
+fn a_gap_with_no_waiter_is_not_outage() {
+    let m = Hist::new(100)
+        .grant(0, A, 0, Exclusive)
+        .release(10, A, 0)
+        .start(50, B, 0, Exclusive)
+        .grant(52, B, 0, Exclusive)
+        .release(60, B, 0)
+        .check();
+    assert_eq!(m.outage_ns, 2 * NS_PER_MS);
+}
+
+/// A stretch is one outage as long as some client waits throughout, whoever it is: A waits
+/// [10, 20] and B [15, 30], one 20 ms stretch. A's retry after a pause with nobody waiting starts
+/// a new stretch. Keys are not added up: key 1's 9 ms gap beside key 0's 20 ms gives 20.
+#[test]
+fn outage_runs_across_waiters_and_is_the_longest_over_keys() {
+    let m = Hist::new(100)
+        .start(10, A, 0, Exclusive)
+        .start(15, B, 0, Exclusive)
+        .ev(20, A, AcquireFailed { key: 0, reason: FailReason::Unavailable })
+        .grant(30, B, 0, Exclusive)
+        .release(32, B, 0)
+        .start(40, A, 0, Exclusive)
+        .ev(50, A, AcquireFailed { key: 0, reason: FailReason::Unavailable })
+        .start(55, A, 0, Exclusive)
+        .grant(60, A, 0, Exclusive)
+        .release(61, A, 0)
+        .start(70, C, 1, Exclusive)
+        .grant(79, C, 1, Exclusive)
+        .release(80, C, 1)
+        .check();
+    assert_eq!(m.outage_ns, 20 * NS_PER_MS);
+    assert_eq!(m.unavailable_ns, (20 + 10 + 5 + 9) * NS_PER_MS);
+}
+
+// ---- fairness ----
+
+/// Jain's index over the workload's three clients: equal shares give 1; one client completing
+/// every section gives 1/3 (the other two count with 0: a checker counting only clients that
+/// completed something would report 1 for a starved run); abandoned holds are not completed
+/// sections; no section at all has no index.
+#[test]
+fn fairness_is_jains_index_of_completed_sections() {
+    let mut h = Hist::new(100);
+    h.hold(A, 0, 5).hold(B, 10, 15).hold(C, 20, 25).hold(A, 30, 35).hold(B, 40, 45).hold(C, 50, 55);
+    assert_eq!(h.check().fairness, Some(1.0));
+
+    let mut h = Hist::new(100);
+    h.hold(A, 0, 5).hold(A, 10, 15).hold(A, 20, 25).start(1, B, 0, Exclusive);
+    h.grant(30, C, 0, Exclusive).ev(35, C, Abandoned { key: 0 });
+    let j = h.check().fairness.expect("sections completed");
+    assert!((j - 1.0 / 3.0).abs() < 1e-12, "{j}");
+
+    let mut h = Hist::new(100);
+    h.start(1, A, 0, Exclusive);
+    assert_eq!(h.check().fairness, None);
+}
+
+// ---- wait ----
+
+/// The wait for a section runs from its first acquire call to its grant, failed calls included:
+/// A calls at 10, fails at 20, calls again at 30 and is granted at 45: a 35 ms wait (its acquire
+/// latency is the last call's 15 ms). B, still waiting when the run ends at 100, counts its 40 ms
+/// so far; C's wait cut by its own crash is dropped.
+#[test]
+fn wait_counts_from_the_first_call_through_failed_ones() {
+    let m = Hist::new(100)
+        .start(10, A, 0, Exclusive)
+        .ev(20, A, AcquireFailed { key: 0, reason: FailReason::Timeout })
+        .start(30, A, 0, Exclusive)
+        .grant(45, A, 0, Exclusive)
+        .release(50, A, 0)
+        .start(60, B, 0, Exclusive)
+        .start(61, C, 0, Exclusive)
+        .ev(62, C, ClientCrashed)
+        .check();
+    assert_eq!(m.acquire_latency_us.len(), 1);
+    assert!((14_990..=15_010).contains(&m.acquire_latency_us.max()));
+    assert_eq!(m.wait_us.len(), 2, "A's section and B's unfinished one");
+    assert!((34_970..=35_030).contains(&m.wait_us.min()), "A waited 35 ms: {}", m.wait_us.min());
+    assert!((39_960..=40_040).contains(&m.wait_us.max()), "B waited 40 ms to the end: {}", m.wait_us.max());
+}
+
+/// A failed release is counted; the holder interval ended at the release call (recorded as
+/// `Released` before it), so the section completed and the key is free from then on.
+#[test]
+fn a_failed_release_is_counted_and_the_hold_ended_at_the_call() {
+    let m = Hist::new(100)
+        .grant(0, A, 0, Exclusive)
+        .release(10, A, 0)
+        .ev(30, A, ReleaseFailed { key: 0, reason: FailReason::Timeout })
+        .start(12, B, 0, Exclusive)
+        .grant(14, B, 0, Exclusive)
+        .release(20, B, 0)
+        .check();
+    assert_eq!(m.failed_releases, 1);
+    assert_eq!(m.completed_sections, 2);
+    assert_eq!(m.overlap_events, 0, "A's hold ended at 10, before B's grant at 14");
 }
 
 #[test]

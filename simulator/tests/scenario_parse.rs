@@ -888,7 +888,7 @@ fn bad_expect_value() {
         &text,
         &pos(&text, "\"never\""),
         Some("expect.redis.overlap"),
-        &["expected \"none\", \"some\", \"all\" or a comparison", "found \"never\""],
+        &["expected \"none\", \"some\", \"all\", a comparison", "found \"never\""],
     );
     let text = with("[expect.redis]\nthroughput_per_s = \"all\"\n");
     fails(

@@ -41,7 +41,7 @@ table{border-collapse:collapse;font-size:.9em;width:100%}th,td{border:1px solid 
 text-align:right}th{background:#f3f3f3}td.label,th.label{text-align:left}td.bad{color:#b00;font-weight:bold}\
 td.na{color:#777;font-style:italic}pre,code{background:#f6f6f6;font-size:.85em}pre{padding:.6em;overflow-x:auto}\
 figure{margin:1em 0}figure svg{width:100%;height:auto;border:1px solid #eee}figcaption{color:#555;font-size:.9em}\
-.meta{color:#555}li code{overflow-wrap:anywhere}.ok{color:#070}.fail{color:#b00;font-weight:bold}";
+.meta{color:#555}li code{overflow-wrap:anywhere}.ok{color:#070}.fail{color:#b00;font-weight:bold}td.warn{color:#a60}";
 
 fn class_cell(c: &ClassJson, runs: u64) -> String {
     if runs == 0 {
@@ -61,7 +61,7 @@ fn row(a: &AlgorithmJson) -> String {
         Some(c) => class_cell(c, a.runs),
         None => "<td class=\"na\">cannot be fenced</td>".to_string(),
     };
-    let latency = a.acquire_latency_ms.map_or("–".to_string(), |l| format!("{}/{}", fmt_num(l.p50), fmt_num(l.p99)));
+    let wait = a.wait_ms.map_or("–".to_string(), |w| format!("{}/{}", fmt_num(w.p50), fmt_num(w.p99)));
     let lost = if a.runs == 0 {
         "<td class=\"na\">–</td>".to_string()
     } else if a.lost_updates_runs > 0 {
@@ -78,9 +78,29 @@ fn row(a: &AlgorithmJson) -> String {
     } else {
         "<td class=\"na\">no token</td>".to_string()
     };
+    // Not a violation, but a lock one client keeps while the others starve: marked, not red.
+    let leaked = match (a.leaked_regrants, a.leaked_regrants_runs) {
+        (Some(n), Some(runs)) if runs > 0 => format!("<td class=\"warn\">{n} in {runs} runs</td>"),
+        _ if !a.fenced => "<td class=\"na\">no token</td>".to_string(),
+        (Some(_), Some(_)) if a.runs > 0 => "<td>0</td>".to_string(),
+        _ => "<td class=\"na\">–</td>".to_string(),
+    };
+    let failed = match a.failed_releases {
+        Some(r) if a.runs > 0 => format!("{}/{r}", a.failed_acquisitions),
+        _ if a.runs > 0 => format!("{}/–", a.failed_acquisitions),
+        _ => "–".to_string(),
+    };
+    let outage = match (a.outage_ms, a.outage_ms_max) {
+        (Some(mean), Some(max)) => format!("{}/{}", fmt_num(mean), fmt_num(max)),
+        _ => "–".to_string(),
+    };
+    let fairness = a
+        .fairness
+        .map_or("–".to_string(), |f| format!("{} [{}–{}]", fmt_num(f.mean), fmt_num(f.min), fmt_num(f.max)));
     format!(
         "<tr data-label=\"{label}\"><td class=\"label\">{label}</td><td>{runs}</td>{overlap}{unfenced}{fenced}{lost}\
-{regressions}<td>{thru}</td><td>{latency}</td><td>{unavail}</td><td>{msgs}</td><td>{wake}</td></tr>\n",
+{regressions}{leaked}<td>{thru}</td><td>{wait}</td><td>{failed}</td><td>{unavail}</td><td>{outage}</td>\
+<td>{fairness}</td><td>{msgs}</td><td>{wake}</td></tr>\n",
         label = escape(&a.label),
         runs = a.runs,
         overlap = class_cell(&a.overlap, a.runs),
@@ -96,15 +116,22 @@ fn table(results: &ResultsJson) -> String {
     let mut out = String::from(
         "<table id=\"results\">\n<tr><th class=\"label\">label</th><th>runs</th><th>overlap runs [95%]</th>\
 <th>stale writes, unfenced</th><th>stale writes, fenced</th><th>lost updates</th><th>token regressions</th>\
-<th>throughput /s</th>\
-<th>acquire ms p50/p99</th><th>unavailable ms</th><th>messages /acquisition</th><th>wake-ups /release</th></tr>\n",
+<th>leaked re-grants</th><th>throughput /s</th><th>wait ms p50/p99</th><th>failed acquire/release</th>\
+<th>unavailable ms</th><th>outage ms mean/max</th><th>fairness mean [min–max]</th><th>messages /acquisition</th>\
+<th>wake-ups /release</th></tr>\n",
     );
     for a in &results.algorithms {
         out.push_str(&row(a));
     }
     out.push_str(
         "</table>\n<p class=\"meta\">Violation columns count runs (seeds) with at least one; the \
-brackets are 95% Wilson intervals. Hover a 0 for the rate the clean runs rule out.</p>\n",
+brackets are 95% Wilson intervals. Hover a 0 for the rate the clean runs rule out.</p>\n\
+<p class=\"meta\">Leaked re-grants: a client was granted again the token of a lock whose release never took \
+effect — a leaked lock (others starve), not a fencing failure.</p>\n\
+<p class=\"meta\">Wait: from a critical section's first acquire call to its grant, failed calls included. \
+Outage: the longest stretch in a run during which some client waited and no client held the key (mean over runs \
+/ longest). Fairness: Jain's index of completed sections per client (1: equal shares, 1/n: one client had them \
+all), over runs.</p>\n",
     );
     out
 }
@@ -112,7 +139,7 @@ brackets are 95% Wilson intervals. Hover a 0 for the rate the clean runs rule ou
 fn failing(results: &ResultsJson) -> String {
     let mut out = String::new();
     for a in &results.algorithms {
-        if a.failing_seeds.is_empty() && a.panicked_seeds.is_empty() {
+        if a.failing_seeds.is_empty() && a.panicked_seeds.is_empty() && a.first_leaked_regrants.is_empty() {
             continue;
         }
         out.push_str(&format!("<h3>{}</h3>\n<ul>\n", escape(&a.label)));
@@ -123,6 +150,16 @@ fn failing(results: &ResultsJson) -> String {
                 escape(&v.kind),
                 fmt_num(v.at_ms),
                 escape(&v.detail)
+            ));
+        }
+        for v in a.first_leaked_regrants.iter().take(3) {
+            out.push_str(&format!(
+                "<li>seed {} (not a violation): {} at {} ms: {} (replay: <code>{}</code>)</li>\n",
+                v.seed,
+                escape(&v.kind),
+                fmt_num(v.at_ms),
+                escape(&v.detail),
+                escape(&crate::json::replay_command(&results.file, &a.label, v.seed))
             ));
         }
         for p in &a.panicked_seeds {

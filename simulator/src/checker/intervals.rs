@@ -4,7 +4,9 @@
 //! `Abandoned`, `ClientCrashed` or the end of the run. A wait runs from `AcquireStart` to the
 //! `Granted` (nested or not), `AcquireFailed` or `ClientCrashed` that resolves it, or the end of
 //! the run. Nested grants and releases open and close nothing: a reentrant hold is part of the
-//! outer interval, so it can never overlap itself.
+//! outer interval, so it can never overlap itself. A `ReleaseFailed` closes nothing either: the
+//! workload records `Released` at the release call, which ended the interval, and the failure
+//! only comes back later.
 //!
 //! Everything here is on true time. Events are taken in `(at_ns, record order)`; a history that
 //! is out of order is stably re-sorted rather than trusted.

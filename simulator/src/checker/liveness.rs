@@ -1,5 +1,6 @@
-//! Liveness and cost counts: acquisitions, failures, completed sections, releases, acquire
-//! latency, and the per-event counters (notifications, refused attempts, messages).
+//! Liveness and cost counts: acquisitions, failures, completed sections, releases (and failed
+//! ones), acquire latency, and the per-event counters (notifications, refused attempts,
+//! messages).
 
 use super::intervals::{EndCause, Timeline, WaitOutcome};
 use super::metrics::{record_ns, SeedMetrics};
@@ -11,6 +12,7 @@ pub fn count(history: &History, timeline: &Timeline, m: &mut SeedMetrics) {
         match e.event {
             HistoryEvent::AcquireFailed { .. } => m.failed_acquisitions += 1,
             HistoryEvent::Released { nested: false, .. } => m.releases += 1,
+            HistoryEvent::ReleaseFailed { .. } => m.failed_releases += 1,
             HistoryEvent::Notification { .. } => m.notifications += 1,
             HistoryEvent::RefusedAttempt { .. } => m.refused_attempts += 1,
             _ => {}

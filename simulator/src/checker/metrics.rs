@@ -11,7 +11,7 @@ use crate::time::Nanos;
 pub const HIST_MAX_US: u64 = 10_000_000_000;
 
 /// Histograms handed back by dropped [`SeedMetrics`], for the next ones to reuse. Each is 200 KB
-/// of counters; allocating (and zeroing) two fresh ones per seed costs page faults on every seed
+/// of counters; allocating (and zeroing) three fresh ones per seed costs page faults on every seed
 /// once the allocator has returned the last ones' memory to the system. Reuse changes nothing a
 /// histogram records: a reused one is reset to the state of a new one.
 static SPARE_HISTOGRAMS: Mutex<Vec<Histogram<u64>>> = Mutex::new(Vec::new());
@@ -53,7 +53,8 @@ pub fn record_ns(h: &mut Histogram<u64>, ns: Nanos) {
 pub struct Violation {
     /// True time at which the violation happened.
     pub at_ns: Nanos,
-    /// `overlap`, `stale_unfenced`, `stale_fenced`, `lost_update`, `token_regression`.
+    /// `overlap`, `stale_unfenced`, `stale_fenced`, `lost_update`, `token_regression`; or
+    /// `leaked_regrant` for [`SeedMetrics::first_leaked_regrant`], which is not a violation.
     pub kind: &'static str,
     /// What happened, in words: the intervals, grants or writes involved.
     pub detail: String,
@@ -130,8 +131,12 @@ pub struct SeedMetrics {
     pub stale_fenced_events: Option<u64>,
     /// Completed read-modify-write sections whose increment is missing from the final counter.
     pub lost_updates: u64,
-    /// Grants whose token was not above an earlier grant's on the same key.
+    /// Grants whose token was below the highest granted earlier on the same key, or equal to it
+    /// and not a leaked re-grant.
     pub token_regressions: u64,
+    /// Grants of the highest token so far to the client granted it last, nobody else having been
+    /// granted the key since: a leaked lock re-entered, not a fencing failure (not a violation).
+    pub leaked_regrants: u64,
     /// Non-nested grants (one per holder interval).
     pub acquisitions: u64,
     /// Acquire calls that gave up (`AcquireFailed`, timeouts included).
@@ -140,13 +145,22 @@ pub struct SeedMetrics {
     pub completed_sections: u64,
     /// Release calls (non-nested), the denominator of notifications per release.
     pub releases: u64,
+    /// Release calls the library answered with an error (`ReleaseFailed`).
+    pub failed_releases: u64,
     /// Time from each acquire call to its non-nested grant.
     pub acquire_latency_us: Histogram<u64>,
+    /// Time from each section attempt's first acquire call to its grant, failed calls included
+    /// (an attempt still waiting at the end of the run counts to the end).
+    pub wait_us: Histogram<u64>,
     /// Time from a holder's end to the next grant on the key, counted only when another client
     /// was already waiting at that end.
     pub handoff_us: Histogram<u64>,
     /// Time during which some client waited for a key and none held it, summed over keys.
     pub unavailable_ns: Nanos,
+    /// The longest continuous time some client waited for a key and none held it (max over keys).
+    pub outage_ns: Nanos,
+    /// Jain's index of completed sections per client; `None` when no section completed.
+    pub fairness: Option<f64>,
     /// Messages sent on the simulated network (every send, dropped or not).
     pub messages: u64,
     /// Watch or pub/sub wake-ups that reached a waiting client.
@@ -157,12 +171,15 @@ pub struct SeedMetrics {
     /// from a traced run, the first [`MAX_STORED_VIOLATIONS`] otherwise (the counts above are
     /// always exact).
     pub violations: Vec<Violation>,
+    /// The seed's first leaked re-grant in true-time order, described as a violation is (with
+    /// kind `leaked_regrant`), so the notes can say where to look; not a violation.
+    pub first_leaked_regrant: Option<Violation>,
 }
 
 impl Drop for SeedMetrics {
     /// The histograms go back for reuse (see [`new_histogram`]); a tiny one takes their place.
     fn drop(&mut self) {
-        for h in [&mut self.acquire_latency_us, &mut self.handoff_us] {
+        for h in [&mut self.acquire_latency_us, &mut self.wait_us, &mut self.handoff_us] {
             let tiny = Histogram::new_with_bounds(1, 2, 1).expect("valid histogram bounds");
             recycle_histogram(std::mem::replace(h, tiny));
         }
@@ -181,21 +198,28 @@ impl SeedMetrics {
             stale_fenced_events: if fenced { Some(0) } else { None },
             lost_updates: 0,
             token_regressions: 0,
+            leaked_regrants: 0,
             acquisitions: 0,
             failed_acquisitions: 0,
             completed_sections: 0,
             releases: 0,
+            failed_releases: 0,
             acquire_latency_us: new_histogram(),
+            wait_us: new_histogram(),
             handoff_us: new_histogram(),
             unavailable_ns: 0,
+            outage_ns: 0,
+            fairness: None,
             messages: 0,
             notifications: 0,
             refused_attempts: 0,
             violations: Vec::new(),
+            first_leaked_regrant: None,
         }
     }
 
-    /// Whether any safety property failed in this seed.
+    /// Whether any safety property failed in this seed. A leaked re-grant is not one: the lock
+    /// stays with one client, and fencing still tells the writers apart.
     pub fn has_violation(&self) -> bool {
         self.overlap_events > 0
             || self.stale_unfenced_events > 0

@@ -6,15 +6,18 @@
 //! - `overlap`: V1, overlapping holds on one key
 //! - `stale`: V2, writes accepted from a superseded grant, unfenced and fenced
 //! - `lost_updates`: increments missing from the final counter
-//! - `tokens`: fencing tokens that went backwards
+//! - `tokens`: fencing tokens that went backwards, and leaked locks re-granted to their holder
 //! - `liveness`: acquisitions, failures, releases, acquire latency, event counters
+//! - `wait`: first acquire call of a section to its grant, failed calls included
+//! - `fairness`: Jain's index of completed sections per client
 //! - `handoff`: release-to-next-grant time when someone was waiting
-//! - `unavailable`: time with a waiter and no holder
+//! - `unavailable`: time with a waiter and no holder, summed and longest (outage)
 //! - [`check`]: history to metrics
 
 pub mod intervals;
 pub mod metrics;
 
+mod fairness;
 mod handoff;
 mod liveness;
 mod lost_updates;
@@ -22,6 +25,7 @@ pub mod overlap;
 mod stale;
 mod tokens;
 mod unavailable;
+mod wait;
 
 pub use intervals::{Interval, Timeline};
 pub use metrics::{SeedMetrics, Violation, ViolationSink, MAX_STORED_VIOLATIONS};
@@ -43,9 +47,13 @@ pub fn check_keeping(seed: u64, history: &History, limit: usize) -> SeedMetrics 
 
     for kt in timeline.keys.values() {
         m.overlap_events += overlap::check_key(kt, &mut violations);
-        m.token_regressions += tokens::check_key(kt, &mut violations);
+        let tokens = tokens::check_key(kt, &mut violations, &mut m.first_leaked_regrant);
+        m.token_regressions += tokens.regressions;
+        m.leaked_regrants += tokens.leaked_regrants;
         handoff::check_key(kt, &mut m.handoff_us);
-        m.unavailable_ns += unavailable::check_key(kt);
+        let unavailable = unavailable::check_key(kt);
+        m.unavailable_ns += unavailable.total_ns;
+        m.outage_ns = m.outage_ns.max(unavailable.longest_ns);
     }
     let stale = stale::check(history, &timeline, &mut violations);
     m.stale_unfenced_events = stale.unfenced;
@@ -56,6 +64,8 @@ pub fn check_keeping(seed: u64, history: &History, limit: usize) -> SeedMetrics 
 
     liveness::count(history, &timeline, &mut m);
     liveness::latency(&timeline, &mut m);
+    wait::record(history, &mut m.wait_us);
+    m.fairness = fairness::jain(history, &timeline);
 
     // Each check offers in its own order; reports want true-time order. Ties keep the order
     // offered (by key, then check), so the output stays deterministic.
@@ -66,6 +76,11 @@ pub fn check_keeping(seed: u64, history: &History, limit: usize) -> SeedMetrics 
         }
     }
     m.violations = violations;
+    if !history.node_names.is_empty() {
+        if let Some(v) = &mut m.first_leaked_regrant {
+            v.detail = name_clients(&v.detail, history);
+        }
+    }
     m
 }
 

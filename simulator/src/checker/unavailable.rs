@@ -1,12 +1,29 @@
-//! Unavailability: per key, the time during which at least one client was waiting for it and
-//! no holder interval was open, summed over keys. Computed as a sweep over the boundaries of
-//! waits and holds; within one instant the order of boundaries does not matter, because only
-//! the stretches between distinct instants have length.
+//! Unavailability and outage, per key, from one sweep over the boundaries of waits and holds.
+//!
+//! The key is *unavailable* while at least one client is waiting for it (an acquire call is
+//! outstanding) and no holder interval is open. `unavailable_ns` sums every such stretch; with
+//! one client it is mostly that client's own round trips, so it measures the cost of asking as
+//! much as any failure. `outage_ns` is the longest single stretch: what a failover or a leaked
+//! lock costs the clients that wait through it.
+//!
+//! Within one instant the order of boundaries does not matter: only the stretches between
+//! distinct instants have length, and a stretch continues across an instant at which the key
+//! changed hands and back (a zero-length hold does not end an outage; nothing held it for any
+//! time).
 
 use super::intervals::KeyTimeline;
 use crate::time::Nanos;
 
-pub fn check_key(kt: &KeyTimeline) -> Nanos {
+/// One key's unavailability.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Unavailability {
+    /// Time with a waiter and no holder, summed.
+    pub total_ns: Nanos,
+    /// The longest continuous stretch with a waiter and no holder.
+    pub longest_ns: Nanos,
+}
+
+pub fn check_key(kt: &KeyTimeline) -> Unavailability {
     // (time, change in holders, change in waiters)
     let mut edges: Vec<(Nanos, i64, i64)> = Vec::with_capacity(2 * (kt.intervals.len() + kt.waits.len()));
     for iv in &kt.intervals {
@@ -22,15 +39,24 @@ pub fn check_key(kt: &KeyTimeline) -> Nanos {
     // does not matter (see above).
     edges.sort_by_key(|e| e.0);
 
-    let (mut holders, mut waiters, mut total) = (0i64, 0i64, 0);
+    let (mut holders, mut waiters) = (0i64, 0i64);
+    let mut u = Unavailability::default();
+    // The current stretch's length so far.
+    let mut stretch = 0;
     let mut prev = 0;
     for (at, dh, dw) in edges {
-        if waiters > 0 && holders == 0 {
-            total += at - prev;
+        if at > prev {
+            if waiters > 0 && holders == 0 {
+                u.total_ns += at - prev;
+                stretch += at - prev;
+                u.longest_ns = u.longest_ns.max(stretch);
+            } else {
+                stretch = 0;
+            }
         }
         holders += dh;
         waiters += dw;
         prev = at;
     }
-    total
+    u
 }
