@@ -30,6 +30,7 @@
 
 #![warn(missing_docs)]
 
+pub mod atomic;
 pub mod bars;
 pub mod cdf;
 pub mod cost;
@@ -42,6 +43,7 @@ pub mod sweep;
 pub mod timeline;
 pub mod violations;
 
+pub use atomic::write_atomic;
 pub use bars::throughput_chart;
 pub use cdf::{latency_cdf_chart, wait_cdf_chart};
 pub use cost::cost_chart;

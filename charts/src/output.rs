@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use crate::atomic::{commit_partial, partial_path, write_atomic};
 use crate::font;
 
 /// The two files a chart was written to.
@@ -114,7 +115,7 @@ pub(crate) fn render(dir: &Path, name: &str, chart: &impl Drawing) -> Result<Cha
     let size = chart.size();
 
     let text = svg_string(chart).map_err(|reason| ChartError::Draw { path: svg.clone(), reason })?;
-    fs::write(&svg, text).map_err(|e| ChartError::Write { path: svg.clone(), reason: e.to_string() })?;
+    write_atomic(&svg, text).map_err(|e| ChartError::Write { path: svg.clone(), reason: e.to_string() })?;
 
     write_png(chart, &png, size)?;
     Ok(ChartFiles { svg, png })
@@ -134,17 +135,22 @@ pub(crate) fn svg_string(chart: &impl Drawing) -> DrawResult<String> {
 
 /// Draws the chart with the bitmap backend, which encodes and writes the PNG on `present`.
 fn write_png(chart: &impl Drawing, png: &Path, size: (u32, u32)) -> Result<(), ChartError> {
+    // Drawn beside the target and moved into place once complete.
+    let partial = partial_path(png);
     let drawn = {
-        let root = BitMapBackend::new(png, size).into_drawing_area();
+        let root = BitMapBackend::new(&partial, size).into_drawing_area();
         match root.fill(&WHITE).de().and_then(|()| chart.draw(&root)) {
             Ok(()) => root.present().map_err(|e| ChartError::Write { path: png.to_path_buf(), reason: e.to_string() }),
             Err(reason) => Err(ChartError::Draw { path: png.to_path_buf(), reason }),
         }
         // Dropping the backend here would write a half-drawn image if drawing failed.
     };
-    if drawn.is_err() {
-        // Best effort: do not leave a partial image behind.
-        let _ = fs::remove_file(png);
+    match drawn {
+        Ok(()) => commit_partial(png).map_err(|e| ChartError::Write { path: png.to_path_buf(), reason: e.to_string() }),
+        Err(e) => {
+            // Best effort: do not leave a partial image behind.
+            let _ = fs::remove_file(&partial);
+            Err(e)
+        }
     }
-    drawn
 }

@@ -78,7 +78,7 @@ fn reset_peak_rss() -> bool {
 
 fn write_json(path: &Option<PathBuf>, value: &serde_json::Value) -> Result<(), CliError> {
     if let Some(p) = path {
-        std::fs::write(p, serde_json::to_string_pretty(value).expect("json") + "\n")
+        locksim_reports::write_atomic(p, serde_json::to_string_pretty(value).expect("json") + "\n")
             .map_err(|e| CliError::bad_input(format!("cannot write {}: {e}", p.display())))?;
     }
     Ok(())

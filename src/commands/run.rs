@@ -128,7 +128,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         let json = ResultsJson::from_scenario(&scenario, seeds.clone(), &all_totals, expectations.clone())
             .with_scenario_text(scenario_text);
         if let Some(path) = &args.json {
-            std::fs::write(path, json.to_pretty_string()).map_err(|e| {
+            locksim_reports::write_atomic(path, json.to_pretty_string()).map_err(|e| {
                 CliError::bad_input(format!("cannot write the results JSON to {}: {e}", path.display()))
             })?;
         }
@@ -174,7 +174,7 @@ fn verify_report(differences: &[(String, TraceDifference)], finished: u64) -> St
 }
 
 /// Runs the one seed of each selected row with a trace and writes the traces.
-fn write_traces(scenario: &Scenario, runs: &[&RunSpec], seed: u64, target: &PathBuf) -> Result<(), CliError> {
+fn write_traces(scenario: &Scenario, runs: &[&RunSpec], seed: u64, target: &std::path::Path) -> Result<(), CliError> {
     let to_stdout = target.as_os_str() == "-";
     let jsonl = target.extension().is_some_and(|e| e == "jsonl");
     let mut out = String::new();
@@ -206,7 +206,7 @@ fn write_traces(scenario: &Scenario, runs: &[&RunSpec], seed: u64, target: &Path
         print_out(&out);
         Ok(())
     } else {
-        std::fs::write(target, out)
+        locksim_reports::write_atomic(target, out)
             .map_err(|e| CliError::bad_input(format!("cannot write the trace to {}: {e}", target.display())))
     }
 }

@@ -50,7 +50,8 @@ fn chart_error(e: ChartError) -> ReportError {
 }
 
 fn write_file(path: &Path, text: &str) -> Result<(), ReportError> {
-    std::fs::write(path, text).map_err(|e| ReportError::Io(format!("cannot write {}: {e}", path.display())))
+    locksim_charts::write_atomic(path, text)
+        .map_err(|e| ReportError::Io(format!("cannot write {}: {e}", path.display())))
 }
 
 /// The seed the timeline shows: `asked`, else the smallest first failing seed of any row, else

@@ -34,7 +34,7 @@ pub struct PointResults {
 }
 
 fn write(path: &Path, text: &str) -> Result<PathBuf, String> {
-    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    locksim_charts::write_atomic(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     Ok(path.to_path_buf())
 }
 
