@@ -85,6 +85,16 @@ pub enum Replication {
     Semisync,
 }
 
+/// Whose id the `owner` column carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OwnerScope {
+    /// One id for the life of the process (Spring Integration's `DefaultLockRepository` id, a
+    /// UUID drawn once per repository): a client re-enters any row it left behind.
+    Process,
+    /// A fresh id per acquisition: a row left behind by a failed release is a stranger's.
+    Acquire,
+}
+
 /// The model's parameters in engine units.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -116,6 +126,14 @@ pub struct Config {
     pub service_ms: Dist,
     /// Number of clients (the manager tells each of them about a new primary).
     pub clients: usize,
+    /// How many times a release whose statement failed is sent again before the call reports
+    /// the error (`release_retry`).
+    pub release_retry: u32,
+    /// Whose id the `owner` column carries (`owner_scope`).
+    pub owner_scope: OwnerScope,
+    /// The AUTO_INCREMENT counter survives a server restart (MySQL 8.0) or is recomputed as
+    /// `MAX(id) + 1` (5.7) (`autoinc_persistent`).
+    pub autoinc_persistent: bool,
 }
 
 impl Config {
@@ -141,6 +159,12 @@ impl Config {
             failover_after_ns: ms_to_ns(params.f64("failover_after_ms")),
             service_ms: params.dist("service_ms"),
             clients,
+            release_retry: params.int("release_retry") as u32,
+            owner_scope: match params.str("owner_scope") {
+                "acquire" => OwnerScope::Acquire,
+                _ => OwnerScope::Process,
+            },
+            autoinc_persistent: params.bool("autoinc_persistent"),
         }
     }
 
@@ -223,6 +247,34 @@ const PARAMS: &[ParamSpec] = &[
         default: "2",
         meaning: "server time per statement (a commit, including its fsync)",
     },
+    // Spring Integration 5.5, JdbcLockRegistry.JdbcLock.unlock(): only a
+    // TransientDataAccessException or TransactionTimedOutException is retried; a lost connection
+    // (Connector/J CommunicationsException, SQLState 08S01, translated to a non-transient
+    // DataAccessResourceFailureException) is thrown to the caller at once.
+    ParamSpec {
+        name: "release_retry",
+        kind: ParamKind::Int { min: 0, max: 1000 },
+        default: "0",
+        meaning: "times a release whose statement failed (connection reset, timeout) is sent again before unlock reports the error (Spring JdbcLockRegistry: 0)",
+    },
+    // Spring Integration 5.5, DefaultLockRepository(DataSource): `this(dataSource,
+    // UUID.randomUUID().toString())`, one id per repository, i.e. per process; every row it
+    // writes carries it as CLIENT_ID.
+    ParamSpec {
+        name: "owner_scope",
+        kind: ParamKind::Choice(&["process", "acquire"]),
+        default: "\"process\"",
+        meaning: "the owner id is fixed for the life of the process (Spring DefaultLockRepository's id) or drawn afresh per acquisition",
+    },
+    // MySQL 8.0 reference manual, 17.6.1.6 "AUTO_INCREMENT Handling in InnoDB": since 8.0 the
+    // counter's maximum is written to the redo log on each change and survives a restart; in
+    // 5.7 it lives in memory and is set to SELECT MAX(id) + 1 when the table is first opened.
+    ParamSpec {
+        name: "autoinc_persistent",
+        kind: ParamKind::Bool,
+        default: "true",
+        meaning: "the AUTO_INCREMENT counter survives a server crash (MySQL 8.0) or is recomputed as MAX(id)+1 at restart (5.7: an emptied table hands ids, the fencing tokens, out again)",
+    },
 ];
 
 impl Model for Db {
@@ -252,7 +304,7 @@ impl Model for Db {
                     .into(),
             );
             notes.push(
-                "get_lock: a crashed client's session ends when the client restarts (its new connection resets the old one); a client that never restarts keeps its lock until TCP keepalive (Linux: 2 h 11 min), beyond the run"
+                "get_lock: a killed client process's session ends when the server sees the reset; a client machine that is lost (crash mode = machine) leaves its session, and its lock, until wait_timeout (8 h) or TCP keepalive (2 h 11 min), beyond the run"
                     .into(),
             );
         }

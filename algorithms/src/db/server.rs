@@ -7,7 +7,8 @@
 //!   node). Each connection's statement ids are executed once (TCP delivers a segment once); a
 //!   retransmitted id gets the stored result again.
 //! - Durable across a crash (InnoDB, `sync_binlog = 1`, the configuration): the table with its
-//!   auto-increment counter, the binlog, the role and failover epoch. Lost: sessions and their
+//!   auto-increment counter (MySQL 8.0; with `autoinc_persistent = false`, 5.7, the counter is
+//!   recomputed as `MAX(id) + 1` at restart), the binlog, the role and failover epoch. Lost: sessions and their
 //!   `GET_LOCK`s, statements not yet committed, the semisync state, what had not been shipped yet
 //!   (a restarted primary ships it when the replica asks).
 //! - Shipping: each binlog event leaves `replication_lag_ms` after its commit, in order; the
@@ -21,7 +22,11 @@
 //!   async and releases every waiter; it switches back when an ack shows the replica has caught up
 //!   with the whole binlog (MySQL reference manual, "Semisynchronous Replication").
 //! - `GET_LOCK` is not a write: it works on any server, read-only or not, and is never
-//!   replicated. A session ends when its client closes the connection.
+//!   replicated. A session ends when its client closes the connection, or when the connection is
+//!   reset (the client process was killed: [`Process::on_reset`]): MySQL then ends the session,
+//!   releasing its `GET_LOCK`s and rolling back its open transaction (MySQL 8.0 reference
+//!   manual, 14.14 "Locking Functions": a lock obtained with GET_LOCK() is released implicitly
+//!   when the session terminates, "either normally or abnormally").
 
 use std::collections::VecDeque;
 
@@ -44,6 +49,8 @@ const RESYNC_EVERY_NS: Nanos = NS_PER_SEC / 2;
 /// A client connection (session).
 #[derive(Clone, Debug)]
 struct Conn {
+    /// The client node at the other end.
+    client: NodeId,
     /// The last statement id accepted on it.
     last_id: u64,
     /// Its result, once there is one (resent to a retransmission).
@@ -178,7 +185,7 @@ impl DbServer {
         }
         let c = match self.v.conns.get_mut(&conn) {
             Some(c) => c,
-            None if first => self.v.conns.get_or_insert_with(conn, || Conn { last_id: 0, result: None }),
+            None if first => self.v.conns.get_or_insert_with(conn, || Conn { client: from, last_id: 0, result: None }),
             None => {
                 ctx.send(from, DbMsg::Response { conn, id, outcome: Outcome::Gone });
                 return;
@@ -441,6 +448,16 @@ impl DbServer {
         }
     }
 
+    /// Session `conn` is over (closed, or reset): its statements not yet committed are dropped
+    /// (rolled back), and its `GET_LOCK`s are released.
+    fn end_session(&mut self, ctx: &mut Ctx<Db>, conn: ConnId, how: &str) {
+        self.v.conns.remove(&conn);
+        let freed = self.v.user_locks.close(conn);
+        if !freed.is_empty() {
+            ctx.note(|| format!("session {conn:x} {how}: GET_LOCKs {freed:?} released"));
+        }
+    }
+
     fn on_demote(&mut self, ctx: &mut Ctx<Db>, epoch: u64, primary: NodeId) {
         if epoch <= self.epoch || primary == ctx.me() {
             return;
@@ -480,11 +497,7 @@ impl Process<Db> for DbServer {
             DbMsg::Request { conn, first, id, stmt } => self.on_request(ctx, from, conn, first, id, stmt),
             DbMsg::Close { conn } => {
                 ctx.send(from, DbMsg::Closed { conn });
-                self.v.conns.remove(&conn);
-                let freed = self.v.user_locks.close(conn);
-                if !freed.is_empty() {
-                    ctx.note(|| format!("session {conn:x} ended: GET_LOCKs {freed:?} released"));
-                }
+                self.end_session(ctx, conn, "closed");
             }
             DbMsg::Binlog { events } => self.on_binlog(ctx, from, events),
             DbMsg::BinlogHeartbeat { epoch, shipped }
@@ -522,9 +535,23 @@ impl Process<Db> for DbServer {
         }
     }
 
+    fn on_reset(&mut self, ctx: &mut Ctx<Db>, peer: NodeId) {
+        // The client's process was killed (or refused our answer): its OS reset the connection,
+        // and MySQL ends every session on it at once (no wait for wait_timeout).
+        let ended: Vec<ConnId> = self.v.conns.iter().filter(|(_, c)| c.client == peer).map(|(&id, _)| id).collect();
+        for conn in ended {
+            self.end_session(ctx, conn, "reset");
+        }
+    }
+
     fn on_crash(&mut self, _crash: &Crash) {
         // The table, binlog, role and epoch are durable (InnoDB, `sync_binlog = 1`); nothing else.
         self.v = Volatile::default();
+        if !self.cfg.autoinc_persistent {
+            // MySQL 5.7 keeps the counter in memory only and recomputes it when the table is
+            // first opened after the restart.
+            self.table.restart_counter_from_max();
+        }
     }
 
     fn leadership(&self) -> Option<u64> {
