@@ -4,7 +4,10 @@
 //!   that matches nothing either, the attempt is refused (a `Refused` event) and the library
 //!   sleeps `poll_ms` before the next one (no notifications; Spring Integration's
 //!   `JdbcLockRegistry` loops the same way on `idleBetweenTries`). `get_lock` mode sends
-//!   `GET_LOCK(name, 0)` instead and polls on 0.
+//!   `GET_LOCK(name, 0)` instead and polls on 0. `select_for_update` mode sends
+//!   `BEGIN; SELECT … FOR UPDATE`, which the server answers only once the row is free (error 1205
+//!   after `innodb_lock_wait_timeout`: tried again after `poll_ms`); release is `COMMIT`, and
+//!   nested acquisitions are counted here, inside the one transaction.
 //! - Release: the decrement-or-delete transaction (or `RELEASE_LOCK`); the call returns whatever
 //!   the server answers (a row already gone is not an error). A release whose statement fails
 //!   (the connection was reset, the statement timed out, the server went read-only) is sent
@@ -172,6 +175,8 @@ impl DbClient {
             (Op::Attempt { key }, Mode::GetLock) => Stmt::GetLock { key },
             (Op::Release { key, owner, .. }, Mode::Table) => Stmt::Release { key, owner },
             (Op::Release { key, .. }, Mode::GetLock) => Stmt::ReleaseLock { key },
+            (Op::Attempt { key }, Mode::SelectForUpdate) => Stmt::SelectForUpdate { key },
+            (Op::Release { key, .. }, Mode::SelectForUpdate) => Stmt::Commit { key },
             (Op::Heartbeat { key }, _) => Stmt::Touch { key, owner: self.owner_of(key) },
         }
     }
@@ -203,7 +208,9 @@ impl DbClient {
         ctx.send(to, DbMsg::Request { conn, first, id, stmt });
         self.v.open_conn = Some((to, conn));
         let retx = ctx.set_timer(RTO_MIN_NS, ClientTimer::Retransmit);
-        let timeout = ctx.set_timer(STATEMENT_TIMEOUT_NS, ClientTimer::StatementTimeout);
+        // A locking read may wait innodb_lock_wait_timeout in the server before it answers.
+        let wait_ns = if matches!(stmt, Stmt::SelectForUpdate { .. }) { self.cfg.lock_wait_timeout_ns } else { 0 };
+        let timeout = ctx.set_timer(STATEMENT_TIMEOUT_NS + wait_ns, ClientTimer::StatementTimeout);
         self.v.inflight = Some(Inflight { op, stmt, id, to, first, rto_ns: RTO_MIN_NS, retx, timeout });
     }
 
@@ -235,7 +242,7 @@ impl DbClient {
                 self.v.closing.insert(conn, closing);
             }
         }
-        if self.cfg.mode == Mode::GetLock {
+        if self.cfg.session_scoped() {
             for (&key, ks) in self.v.keys.iter_mut() {
                 if ks.held > 0 && !ks.lost {
                     ks.lost = true;
@@ -387,6 +394,9 @@ impl DbClient {
                     self.refused(ctx, out, key);
                 }
             }
+            (Op::Attempt { key }, Outcome::RowLocked) => self.granted(ctx, out, key, None),
+            // Error 1205: a transient error (Spring: CannotAcquireLockException); try again.
+            (Op::Attempt { key }, Outcome::LockWaitTimeout) => self.refused(ctx, out, key),
             (Op::Attempt { key }, Outcome::GetLock { got }) => {
                 if got.is_some() {
                     self.granted(ctx, out, key, None);
@@ -432,7 +442,12 @@ impl LockClient<Db> for DbClient {
         }
     }
 
-    fn acquire(&mut self, ctx: &mut Ctx<Db>, _out: &mut LockEvents, key: LockKey, _mode: LockMode) {
+    fn acquire(&mut self, ctx: &mut Ctx<Db>, out: &mut LockEvents, key: LockKey, _mode: LockMode) {
+        if self.cfg.mode == Mode::SelectForUpdate && self.v.keys.get(&key).is_some_and(|ks| ks.held > 0) {
+            // Nested: the transaction already holds the row; the library counts the depth.
+            self.granted(ctx, out, key, None);
+            return;
+        }
         let fresh = match self.cfg.owner_scope {
             OwnerScope::Process => self.v.owner,
             OwnerScope::Acquire => ((self.index as u64) << 32) | ctx.rng().gen::<u32>() as u64,
@@ -448,9 +463,14 @@ impl LockClient<Db> for DbClient {
         self.pump(ctx);
     }
 
-    fn release(&mut self, ctx: &mut Ctx<Db>, _out: &mut LockEvents, key: LockKey) {
+    fn release(&mut self, ctx: &mut Ctx<Db>, out: &mut LockEvents, key: LockKey) {
         let ks = self.v.keys.entry(key).or_default();
         ks.held = ks.held.saturating_sub(1);
+        if self.cfg.mode == Mode::SelectForUpdate && ks.held > 0 {
+            // An inner level: the transaction stays open until the outermost release commits.
+            out.push(LockEvent::Released { key });
+            return;
+        }
         let owner = ks.owner;
         if ks.held == 0 {
             self.stop_beat(ctx, key);
