@@ -4,9 +4,22 @@
 //!   that matches nothing either, the attempt is refused (a `Refused` event) and the library
 //!   sleeps `poll_ms` before the next one (no notifications; Spring Integration's
 //!   `JdbcLockRegistry` loops the same way on `idleBetweenTries`). `get_lock` mode sends
-//!   `GET_LOCK(name, 0)` instead and polls on 0.
+//!   `GET_LOCK(name, 0)` instead and polls on 0. `select_for_update` mode sends
+//!   `BEGIN; SELECT … FOR UPDATE`, which the server answers only once the row is free (error 1205
+//!   after `innodb_lock_wait_timeout`: tried again after `poll_ms`); release is `COMMIT`, and
+//!   nested acquisitions are counted here, inside the one transaction.
 //! - Release: the decrement-or-delete transaction (or `RELEASE_LOCK`); the call returns whatever
-//!   the server answers (a row already gone is not an error).
+//!   the server answers (a row already gone is not an error). A release whose statement fails
+//!   (the connection was reset, the statement timed out, the server went read-only) is sent
+//!   again `release_retry` times (0 by default: Spring Integration 5.5
+//!   `JdbcLockRegistry.JdbcLock.unlock()` retries only transient errors and throws
+//!   `DataAccessResourceFailureException` for a lost connection), then the call reports the
+//!   error (`ReleaseFailed`): the row, if the server still has it, stays.
+//! - Owner id (`owner_scope`): drawn once per process start (`process`, Spring's
+//!   `DefaultLockRepository` id, a UUID per repository) or afresh per acquisition (`acquire`).
+//!   With `process`, a client whose release failed finds its own row still there at its next
+//!   acquisition and re-enters it (same id, count one higher): the row never returns to 0 and
+//!   the lock leaks to that client while the others wait.
 //! - Heartbeat (`heartbeat_ms` > 0, table mode): while held, `UPDATE update_time = NOW()` at a
 //!   fixed rate; an update that matches no row means the row expired or was lost: the library
 //!   reports the lock lost (`honour = false`: nothing in the pattern stops the application).
@@ -15,18 +28,20 @@
 //!   abandoned after `STATEMENT_TIMEOUT_NS` (a pool's `socketTimeout`; Connector/J's default is
 //!   none, which would hang forever). A timeout, a "gone away" or a read-only error breaks the
 //!   connection: the library closes it, opens a new one, and the call in progress fails (acquire:
-//!   `Failed { Unavailable }`, release: returns; a connection failure is non-transient in Spring's
-//!   classification, so it is not retried inside the call).
+//!   `Failed { Unavailable }`, release: `ReleaseFailed` after its retries). A reset of the
+//!   connection (the server process was killed, or refused a statement while down:
+//!   [`LockClient::on_reset`]) fails the statement on it at once, as Connector/J's
+//!   `CommunicationsException` does.
 //! - With a failover manager, the library learns the primary from it (the address a VIP or
 //!   proxy resolves to), follows `NewPrimary` notices, and asks again after a timeout. A changed
 //!   primary is a new connection, so in `get_lock` mode every lock it held is gone: reported lost.
 //! - Closing a connection sends a close (the FIN), retransmitted until the server acknowledges
 //!   it (8 retries, doubling from 200 ms, as Linux does for an orphaned FIN), so a lost packet
 //!   does not leave a session, and its `GET_LOCK`s, behind.
-//! - A crash loses everything but the host's record of its open connection: when the client
-//!   restarts, that connection is reset (modelled as a close sent at restart), which is when the
-//!   server ends the old session and frees its `GET_LOCK`s. The owner id is drawn afresh at each
-//!   start (a UUID per process), so a restarted client never re-enters its old row.
+//! - A crash loses everything. A killed client process has its connections reset by its OS (the
+//!   engine tells the server, which ends the session and frees its `GET_LOCK`s); a lost client
+//!   machine tells nobody, so its session stays. The owner id is drawn afresh at each start (a
+//!   UUID per process), so a restarted client never re-enters its old row.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -39,7 +54,7 @@ use locksim_simulator::time::{Nanos, NS_PER_MS, NS_PER_SEC};
 
 use super::protocol::{ClientTimer, DbMsg, DbTimer, Outcome, Stmt};
 use super::table::{ConnId, Owner};
-use super::{Config, Db, Mode};
+use super::{Config, Db, Mode, OwnerScope};
 
 /// A statement with no answer for this long fails and its connection is dropped.
 pub const STATEMENT_TIMEOUT_NS: Nanos = 30 * NS_PER_SEC;
@@ -57,10 +72,13 @@ enum Op {
     Attempt {
         key: LockKey,
     },
-    /// `silent`: cleaning up after a cancelled acquisition (no `Released` event owed).
+    /// `silent`: cleaning up after a cancelled acquisition (no `Released` event owed). `owner`:
+    /// the hold's owner id; `retries_left`: how many more times a failed statement is resent.
     Release {
         key: LockKey,
         silent: bool,
+        owner: Owner,
+        retries_left: u32,
     },
     Heartbeat {
         key: LockKey,
@@ -92,6 +110,8 @@ struct KeyState {
     beat_queued: bool,
     /// `Lost` already reported for the current hold.
     lost: bool,
+    /// The owner id of the current (or last) acquisition.
+    owner: Owner,
 }
 
 /// What a crash wipes: everything the library knows (rebuilt whole at each start).
@@ -109,6 +129,8 @@ struct Volatile {
     queue: VecDeque<Op>,
     keys: BTreeMap<LockKey, KeyState>,
     who: Option<TimerId>,
+    /// The connection in use and its server, once a statement was sent on it.
+    open_conn: Option<(NodeId, ConnId)>,
     /// Closes not yet acknowledged: connection → (server, retries left, its RTO, timer).
     closing: BTreeMap<ConnId, Closing>,
 }
@@ -127,15 +149,13 @@ struct Closing {
 pub struct DbClient {
     cfg: Config,
     index: usize,
-    /// Survives a crash: the connection the host had open (reset when the client restarts).
-    open_conn: Option<(NodeId, ConnId)>,
     v: Volatile,
 }
 
 impl DbClient {
     /// The library of client `index`; it draws its owner id and opens its connection at start.
     pub fn new(cfg: Config, index: usize) -> DbClient {
-        DbClient { cfg, index, open_conn: None, v: Volatile::default() }
+        DbClient { cfg, index, v: Volatile::default() }
     }
 
     fn new_connection(&mut self, ctx: &mut Ctx<Db>) {
@@ -144,14 +164,20 @@ impl DbClient {
         self.v.next_id = 1;
     }
 
+    /// The owner id of the current acquisition of `key`.
+    fn owner_of(&self, key: LockKey) -> Owner {
+        self.v.keys.get(&key).map_or(self.v.owner, |ks| ks.owner)
+    }
+
     fn stmt_for(&self, op: Op) -> Stmt {
-        let owner = self.v.owner;
         match (op, self.cfg.mode) {
-            (Op::Attempt { key }, Mode::Table) => Stmt::Insert { key, owner },
+            (Op::Attempt { key }, Mode::Table) => Stmt::Insert { key, owner: self.owner_of(key) },
             (Op::Attempt { key }, Mode::GetLock) => Stmt::GetLock { key },
-            (Op::Release { key, .. }, Mode::Table) => Stmt::Release { key, owner },
+            (Op::Release { key, owner, .. }, Mode::Table) => Stmt::Release { key, owner },
             (Op::Release { key, .. }, Mode::GetLock) => Stmt::ReleaseLock { key },
-            (Op::Heartbeat { key }, _) => Stmt::Touch { key, owner },
+            (Op::Attempt { key }, Mode::SelectForUpdate) => Stmt::SelectForUpdate { key },
+            (Op::Release { key, .. }, Mode::SelectForUpdate) => Stmt::Commit { key },
+            (Op::Heartbeat { key }, _) => Stmt::Touch { key, owner: self.owner_of(key) },
         }
     }
 
@@ -180,9 +206,11 @@ impl DbClient {
         let first = !self.v.established;
         let conn = self.v.conn;
         ctx.send(to, DbMsg::Request { conn, first, id, stmt });
-        self.open_conn = Some((to, conn));
+        self.v.open_conn = Some((to, conn));
         let retx = ctx.set_timer(RTO_MIN_NS, ClientTimer::Retransmit);
-        let timeout = ctx.set_timer(STATEMENT_TIMEOUT_NS, ClientTimer::StatementTimeout);
+        // A locking read may wait innodb_lock_wait_timeout in the server before it answers.
+        let wait_ns = if matches!(stmt, Stmt::SelectForUpdate { .. }) { self.cfg.lock_wait_timeout_ns } else { 0 };
+        let timeout = ctx.set_timer(STATEMENT_TIMEOUT_NS + wait_ns, ClientTimer::StatementTimeout);
         self.v.inflight = Some(Inflight { op, stmt, id, to, first, rto_ns: RTO_MIN_NS, retx, timeout });
     }
 
@@ -202,15 +230,19 @@ impl DbClient {
         self.v.who = Some(ctx.set_timer(WHO_RETRY_NS, ClientTimer::AskPrimary));
     }
 
-    /// The connection is broken (timeout, gone away, read-only, a new primary): close it, open
-    /// a new one, fail the call in progress. `GET_LOCK`s die with the session.
-    fn drop_connection(&mut self, ctx: &mut Ctx<Db>, out: &mut LockEvents) {
-        if let Some((server, conn)) = self.open_conn.take() {
-            ctx.send(server, DbMsg::Close { conn });
-            let timer = ctx.set_timer(RTO_MIN_NS, ClientTimer::CloseRetransmit { conn });
-            self.v.closing.insert(conn, Closing { server, retries_left: CLOSE_RETRIES, rto_ns: RTO_MIN_NS, timer });
+    /// The connection is broken (timeout, gone away, read-only, a new primary, a reset): close
+    /// it (unless the reset already did), open a new one, fail the call in progress with
+    /// `reason`. `GET_LOCK`s die with the session.
+    fn drop_connection(&mut self, ctx: &mut Ctx<Db>, out: &mut LockEvents, reason: FailReason, reset: bool) {
+        if let Some((server, conn)) = self.v.open_conn.take() {
+            if !reset {
+                ctx.send(server, DbMsg::Close { conn });
+                let timer = ctx.set_timer(RTO_MIN_NS, ClientTimer::CloseRetransmit { conn });
+                let closing = Closing { server, retries_left: CLOSE_RETRIES, rto_ns: RTO_MIN_NS, timer };
+                self.v.closing.insert(conn, closing);
+            }
         }
-        if self.cfg.mode == Mode::GetLock {
+        if self.cfg.session_scoped() {
             for (&key, ks) in self.v.keys.iter_mut() {
                 if ks.held > 0 && !ks.lost {
                     ks.lost = true;
@@ -220,11 +252,13 @@ impl DbClient {
         }
         self.new_connection(ctx);
         if let Some(inf) = self.take_inflight(ctx) {
-            self.fail_op(out, inf.op);
+            self.fail_op(ctx, out, inf.op, reason);
         }
     }
 
-    fn fail_op(&mut self, out: &mut LockEvents, op: Op) {
+    /// The statement of `op` failed with an error: an acquisition fails, a release is sent again
+    /// while it has retries left and then reports the error.
+    fn fail_op(&mut self, ctx: &mut Ctx<Db>, out: &mut LockEvents, op: Op, reason: FailReason) {
         match op {
             Op::Attempt { key } => {
                 let ks = self.v.keys.entry(key).or_default();
@@ -235,9 +269,13 @@ impl DbClient {
                     out.push(LockEvent::Failed { key, reason: FailReason::Unavailable });
                 }
             }
-            Op::Release { key, silent } => {
-                if !silent {
-                    out.push(LockEvent::Released { key });
+            Op::Release { key, silent, owner, retries_left } => {
+                if retries_left > 0 {
+                    ctx.note(|| format!("release of k{key} failed ({reason:?}): retrying ({retries_left} left)"));
+                    self.v.queue.push_front(Op::Release { key, silent, owner, retries_left: retries_left - 1 });
+                } else if !silent {
+                    ctx.note(|| format!("release of k{key} failed ({reason:?}): unlock reports the error"));
+                    out.push(LockEvent::ReleaseFailed { key, reason });
                 }
             }
             Op::Heartbeat { .. } => {}
@@ -258,7 +296,7 @@ impl DbClient {
         if moved {
             let (from, to) = (ctx.name_of(was).to_string(), ctx.name_of(primary).to_string());
             ctx.note(|| format!("primary moved from {from} to {to} (epoch {epoch}): reconnecting"));
-            self.drop_connection(ctx, out);
+            self.drop_connection(ctx, out, FailReason::Unavailable, false);
         }
     }
 
@@ -267,7 +305,8 @@ impl DbClient {
         ks.acquiring = false;
         if ks.cancelled {
             ks.cancelled = false;
-            self.v.queue.push_back(Op::Release { key, silent: true });
+            let (owner, retries_left) = (ks.owner, self.cfg.release_retry);
+            self.v.queue.push_back(Op::Release { key, silent: true, owner, retries_left });
             return;
         }
         ks.held += 1;
@@ -321,13 +360,13 @@ impl DbClient {
             Outcome::ReadOnly { primary: Some(p), epoch } if epoch > self.v.epoch && p != from => {
                 self.switch_primary(ctx, out, p, epoch);
                 if let Some(inf) = self.take_inflight(ctx) {
-                    self.fail_op(out, inf.op);
+                    self.fail_op(ctx, out, inf.op, FailReason::Unavailable);
                 }
                 self.pump(ctx);
                 return;
             }
             Outcome::ReadOnly { .. } | Outcome::Gone => {
-                self.drop_connection(ctx, out);
+                self.drop_connection(ctx, out, FailReason::Unavailable, false);
                 if matches!(outcome, Outcome::ReadOnly { .. }) {
                     self.ask_who(ctx);
                 }
@@ -342,7 +381,7 @@ impl DbClient {
             (Op::Attempt { key }, Outcome::Inserted { id }) => self.granted(ctx, out, key, Some(id)),
             (Op::Attempt { key }, Outcome::Duplicate) => {
                 if self.cfg.reentrant {
-                    let owner = self.v.owner;
+                    let owner = self.owner_of(key);
                     self.issue(ctx, inf.op, Stmt::Reenter { key, owner });
                     return;
                 }
@@ -355,6 +394,9 @@ impl DbClient {
                     self.refused(ctx, out, key);
                 }
             }
+            (Op::Attempt { key }, Outcome::RowLocked) => self.granted(ctx, out, key, None),
+            // Error 1205: a transient error (Spring: CannotAcquireLockException); try again.
+            (Op::Attempt { key }, Outcome::LockWaitTimeout) => self.refused(ctx, out, key),
             (Op::Attempt { key }, Outcome::GetLock { got }) => {
                 if got.is_some() {
                     self.granted(ctx, out, key, None);
@@ -362,7 +404,7 @@ impl DbClient {
                     self.refused(ctx, out, key);
                 }
             }
-            (Op::Release { key, silent }, _) => {
+            (Op::Release { key, silent, .. }, _) => {
                 if !silent {
                     out.push(LockEvent::Released { key });
                 }
@@ -378,7 +420,7 @@ impl DbClient {
             }
             (op, other) => {
                 ctx.note(|| format!("unexpected answer {other:?} to {op:?}"));
-                self.fail_op(out, op);
+                self.fail_op(ctx, out, op, FailReason::Unavailable);
             }
         }
         self.pump(ctx);
@@ -387,10 +429,6 @@ impl DbClient {
 
 impl LockClient<Db> for DbClient {
     fn on_start(&mut self, ctx: &mut Ctx<Db>, _out: &mut LockEvents) {
-        if let Some((server, conn)) = self.open_conn.take() {
-            // The host came back: its TCP stack resets the connection it had before the crash.
-            ctx.send(server, DbMsg::Close { conn });
-        }
         let server0 = ctx.node_named("server-0").expect("server-0 exists");
         let manager = if self.cfg.replicated() { ctx.node_named("sentinel-0") } else { None };
         let owner = ((self.index as u64) << 32) | ctx.rng().gen::<u32>() as u64;
@@ -404,21 +442,41 @@ impl LockClient<Db> for DbClient {
         }
     }
 
-    fn acquire(&mut self, ctx: &mut Ctx<Db>, _out: &mut LockEvents, key: LockKey, _mode: LockMode) {
+    fn acquire(&mut self, ctx: &mut Ctx<Db>, out: &mut LockEvents, key: LockKey, _mode: LockMode) {
+        if self.cfg.mode == Mode::SelectForUpdate && self.v.keys.get(&key).is_some_and(|ks| ks.held > 0) {
+            // Nested: the transaction already holds the row; the library counts the depth.
+            self.granted(ctx, out, key, None);
+            return;
+        }
+        let fresh = match self.cfg.owner_scope {
+            OwnerScope::Process => self.v.owner,
+            OwnerScope::Acquire => ((self.index as u64) << 32) | ctx.rng().gen::<u32>() as u64,
+        };
         let ks = self.v.keys.entry(key).or_default();
+        if ks.held == 0 {
+            // A new acquisition (not a nested one): its owner id.
+            ks.owner = fresh;
+        }
         ks.acquiring = true;
         ks.cancelled = false;
         self.v.queue.push_back(Op::Attempt { key });
         self.pump(ctx);
     }
 
-    fn release(&mut self, ctx: &mut Ctx<Db>, _out: &mut LockEvents, key: LockKey) {
+    fn release(&mut self, ctx: &mut Ctx<Db>, out: &mut LockEvents, key: LockKey) {
         let ks = self.v.keys.entry(key).or_default();
         ks.held = ks.held.saturating_sub(1);
+        if self.cfg.mode == Mode::SelectForUpdate && ks.held > 0 {
+            // An inner level: the transaction stays open until the outermost release commits.
+            out.push(LockEvent::Released { key });
+            return;
+        }
+        let owner = ks.owner;
         if ks.held == 0 {
             self.stop_beat(ctx, key);
         }
-        self.v.queue.push_back(Op::Release { key, silent: false });
+        let retries_left = self.cfg.release_retry;
+        self.v.queue.push_back(Op::Release { key, silent: false, owner, retries_left });
         self.pump(ctx);
     }
 
@@ -501,7 +559,7 @@ impl LockClient<Db> for DbClient {
             }
             ClientTimer::StatementTimeout if self.v.inflight.as_ref().is_some_and(|inf| inf.timeout == timer) => {
                 ctx.note(|| "statement timed out: dropping the connection".to_string());
-                self.drop_connection(ctx, out);
+                self.drop_connection(ctx, out, FailReason::Timeout, false);
                 self.ask_who(ctx);
                 self.pump(ctx);
             }
@@ -524,8 +582,30 @@ impl LockClient<Db> for DbClient {
         }
     }
 
+    fn on_reset(&mut self, ctx: &mut Ctx<Db>, out: &mut LockEvents, peer: NodeId) {
+        // Closes under way to that server are moot: the connection is gone.
+        let moot: Vec<ConnId> = self.v.closing.iter().filter(|(_, c)| c.server == peer).map(|(&id, _)| id).collect();
+        for conn in moot {
+            if let Some(c) = self.v.closing.remove(&conn) {
+                ctx.cancel_timer(c.timer);
+            }
+        }
+        // Idempotent: only a connection in use to `peer` breaks (a second reset for the same
+        // loss finds the new connection not yet used, or used on another server).
+        let on_peer = self.v.open_conn.is_some_and(|(server, _)| server == peer)
+            || self.v.inflight.as_ref().is_some_and(|inf| inf.to == peer);
+        if !on_peer {
+            return;
+        }
+        let name = ctx.name_of(peer).to_string();
+        ctx.note(|| format!("connection to {name} reset: communications failure"));
+        self.drop_connection(ctx, out, FailReason::Unavailable, true);
+        self.pump(ctx);
+    }
+
     fn on_crash(&mut self, _crash: &Crash) {
-        // Only `open_conn` (the host's record of its connection) survives.
+        // A client library keeps nothing: its connections die with the process (the engine
+        // resets them on the server's side for a killed process; a lost machine tells nobody).
         self.v = Volatile::default();
     }
 

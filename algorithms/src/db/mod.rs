@@ -36,6 +36,10 @@
 //!   session-scoped, in server memory, reentrant (MySQL ≥ 5.7), never replicated, so any restart
 //!   or failover of the server forgets every lock while the holders go on believing they hold it.
 //!   No fencing token.
+//! - `mode = "select_for_update"`: an open transaction holding `SELECT … FOR UPDATE` on the
+//!   lock's row; waiters block in the server until the holder's `COMMIT`, or fail with error 1205
+//!   after `lock_wait_timeout_ms` (`innodb_lock_wait_timeout`, 50 s) and try again. Row locks are
+//!   in server memory, never replicated; a reset connection rolls its transaction back.
 //!
 //! Every client↔server and primary↔replica link is a TCP connection: links are ordered, and the
 //! client library retransmits an unanswered statement (RTO from 200 ms, doubling) while the
@@ -71,6 +75,8 @@ pub enum Mode {
     Table,
     /// MySQL `GET_LOCK` / `RELEASE_LOCK`.
     GetLock,
+    /// An open transaction holding `SELECT … FOR UPDATE` on the lock's row; `COMMIT` releases.
+    SelectForUpdate,
 }
 
 /// How the primary's changes reach the replica.
@@ -83,6 +89,16 @@ pub enum Replication {
     /// A changing statement's result waits for the replica's ack, or for `semisync_timeout_ms`
     /// (then async until the replica catches up).
     Semisync,
+}
+
+/// Whose id the `owner` column carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OwnerScope {
+    /// One id for the life of the process (Spring Integration's `DefaultLockRepository` id, a
+    /// UUID drawn once per repository): a client re-enters any row it left behind.
+    Process,
+    /// A fresh id per acquisition: a row left behind by a failed release is a stranger's.
+    Acquire,
 }
 
 /// The model's parameters in engine units.
@@ -116,6 +132,25 @@ pub struct Config {
     pub service_ms: Dist,
     /// Number of clients (the manager tells each of them about a new primary).
     pub clients: usize,
+    /// How many times a release whose statement failed is sent again before the call reports
+    /// the error (`release_retry`).
+    pub release_retry: u32,
+    /// Whose id the `owner` column carries (`owner_scope`).
+    pub owner_scope: OwnerScope,
+    /// The AUTO_INCREMENT counter survives a server restart (MySQL 8.0) or is recomputed as
+    /// `MAX(id) + 1` (5.7) (`autoinc_persistent`).
+    pub autoinc_persistent: bool,
+    /// A locking read waits this long for a row lock before error 1205
+    /// (`lock_wait_timeout_ms`).
+    pub lock_wait_timeout_ns: Nanos,
+}
+
+impl Config {
+    /// Whether the lock lives in a server session (`GET_LOCK`, an open transaction): it dies
+    /// with the connection and is never replicated.
+    pub fn session_scoped(&self) -> bool {
+        self.mode != Mode::Table
+    }
 }
 
 impl Config {
@@ -124,6 +159,7 @@ impl Config {
         Config {
             mode: match params.str("mode") {
                 "get_lock" => Mode::GetLock,
+                "select_for_update" => Mode::SelectForUpdate,
                 _ => Mode::Table,
             },
             poll_ns: ms_to_ns(params.f64("poll_ms")),
@@ -141,6 +177,13 @@ impl Config {
             failover_after_ns: ms_to_ns(params.f64("failover_after_ms")),
             service_ms: params.dist("service_ms"),
             clients,
+            release_retry: params.int("release_retry") as u32,
+            owner_scope: match params.str("owner_scope") {
+                "acquire" => OwnerScope::Acquire,
+                _ => OwnerScope::Process,
+            },
+            autoinc_persistent: params.bool("autoinc_persistent"),
+            lock_wait_timeout_ns: ms_to_ns(params.f64("lock_wait_timeout_ms")),
         }
     }
 
@@ -159,9 +202,9 @@ fn replicated(params: &Params) -> bool {
 const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "mode",
-        kind: ParamKind::Choice(&["table", "get_lock"]),
+        kind: ParamKind::Choice(&["table", "get_lock", "select_for_update"]),
         default: "\"table\"",
-        meaning: "a lock row with a unique name (INSERT), or MySQL GET_LOCK (session-scoped, in server memory, not replicated)",
+        meaning: "a lock row with a unique name (INSERT); MySQL GET_LOCK (session-scoped, in server memory, not replicated); or an open transaction holding SELECT … FOR UPDATE on the lock's row (COMMIT releases)",
     },
     ParamSpec {
         name: "poll_ms",
@@ -223,6 +266,42 @@ const PARAMS: &[ParamSpec] = &[
         default: "2",
         meaning: "server time per statement (a commit, including its fsync)",
     },
+    // Spring Integration 5.5, JdbcLockRegistry.JdbcLock.unlock(): only a
+    // TransientDataAccessException or TransactionTimedOutException is retried; a lost connection
+    // (Connector/J CommunicationsException, SQLState 08S01, translated to a non-transient
+    // DataAccessResourceFailureException) is thrown to the caller at once.
+    ParamSpec {
+        name: "release_retry",
+        kind: ParamKind::Int { min: 0, max: 1000 },
+        default: "0",
+        meaning: "times a release whose statement failed (connection reset, timeout) is sent again before unlock reports the error (Spring JdbcLockRegistry: 0)",
+    },
+    // Spring Integration 5.5, DefaultLockRepository(DataSource): `this(dataSource,
+    // UUID.randomUUID().toString())`, one id per repository, i.e. per process; every row it
+    // writes carries it as CLIENT_ID.
+    ParamSpec {
+        name: "owner_scope",
+        kind: ParamKind::Choice(&["process", "acquire"]),
+        default: "\"process\"",
+        meaning: "the owner id is fixed for the life of the process (Spring DefaultLockRepository's id) or drawn afresh per acquisition",
+    },
+    // MySQL 8.0 reference manual, 17.6.1.6 "AUTO_INCREMENT Handling in InnoDB": since 8.0 the
+    // counter's maximum is written to the redo log on each change and survives a restart; in
+    // 5.7 it lives in memory and is set to SELECT MAX(id) + 1 when the table is first opened.
+    ParamSpec {
+        name: "autoinc_persistent",
+        kind: ParamKind::Bool,
+        default: "true",
+        meaning: "the AUTO_INCREMENT counter survives a server crash (MySQL 8.0) or is recomputed as MAX(id)+1 at restart (5.7: an emptied table hands ids, the fencing tokens, out again)",
+    },
+    // MySQL 8.0 reference manual, 17.14 "InnoDB Startup Options and System Variables":
+    // innodb_lock_wait_timeout, default 50 (seconds), minimum 1.
+    ParamSpec {
+        name: "lock_wait_timeout_ms",
+        kind: ParamKind::Number { min: 1000.0, max: 1e10 },
+        default: "50000",
+        meaning: "select_for_update: a waiter's locking read fails with error 1205 after this long (innodb_lock_wait_timeout, 50 s), and the library tries again",
+    },
 ];
 
 impl Model for Db {
@@ -243,6 +322,16 @@ impl Model for Db {
     fn limitations(&self, params: &Params, workload: &WorkloadSpec) -> Vec<String> {
         let mut notes = Vec::new();
         let get_lock = params.str("mode") == "get_lock";
+        if params.str("mode") == "select_for_update" {
+            notes.push(
+                "select_for_update: the lock rows exist beforehand; expire_ms, cleanup_every_ms and heartbeat_ms do not apply (the lock lives as long as the transaction); no fencing token; waiters are granted in arrival order (InnoDB's CATS scheduling is not modelled)"
+                    .into(),
+            );
+            notes.push(
+                "select_for_update: a paused holder keeps its transaction open for as long as the pause (wait_timeout, 8 h, is beyond the run); a lost client machine likewise"
+                    .into(),
+            );
+        }
         if workload.reentry > 0.0 && !params.bool("reentrant") {
             notes.push("reentrant = false: nested acquisitions are skipped".into());
         }
@@ -252,7 +341,7 @@ impl Model for Db {
                     .into(),
             );
             notes.push(
-                "get_lock: a crashed client's session ends when the client restarts (its new connection resets the old one); a client that never restarts keeps its lock until TCP keepalive (Linux: 2 h 11 min), beyond the run"
+                "get_lock: a killed client process's session ends when the server sees the reset; a client machine that is lost (crash mode = machine) leaves its session, and its lock, until wait_timeout (8 h) or TCP keepalive (2 h 11 min), beyond the run"
                     .into(),
             );
         }

@@ -58,6 +58,17 @@ pub enum Stmt {
         /// The lock's name.
         key: LockKey,
     },
+    /// `BEGIN; SELECT … FROM locks WHERE name = ? FOR UPDATE` on a row that exists beforehand:
+    /// blocks in the server while another transaction holds the row.
+    SelectForUpdate {
+        /// The lock's name.
+        key: LockKey,
+    },
+    /// `COMMIT`: ends the transaction and releases its row locks.
+    Commit {
+        /// The lock's name (for the trace; the commit releases every row the transaction locked).
+        key: LockKey,
+    },
 }
 
 impl Stmt {
@@ -69,8 +80,19 @@ impl Stmt {
             | Stmt::Release { key, .. }
             | Stmt::Touch { key, .. }
             | Stmt::GetLock { key }
-            | Stmt::ReleaseLock { key } => key,
+            | Stmt::ReleaseLock { key }
+            | Stmt::SelectForUpdate { key }
+            | Stmt::Commit { key } => key,
         }
+    }
+
+    /// Whether the statement writes (and so needs the primary): user-level locks and locking
+    /// reads do not write, and work on a read-only server too.
+    pub fn is_write(&self) -> bool {
+        !matches!(
+            self,
+            Stmt::GetLock { .. } | Stmt::ReleaseLock { .. } | Stmt::SelectForUpdate { .. } | Stmt::Commit { .. }
+        )
     }
 }
 
@@ -92,6 +114,8 @@ impl fmt::Debug for Stmt {
             Stmt::Touch { key, owner } => write!(f, "UPDATE k{key} update_time owner={}", OwnerFmt(owner)),
             Stmt::GetLock { key } => write!(f, "GET_LOCK(k{key}, 0)"),
             Stmt::ReleaseLock { key } => write!(f, "RELEASE_LOCK(k{key})"),
+            Stmt::SelectForUpdate { key } => write!(f, "BEGIN; SELECT k{key} FOR UPDATE"),
+            Stmt::Commit { key } => write!(f, "COMMIT (k{key})"),
         }
     }
 }
@@ -142,6 +166,15 @@ pub enum Outcome {
     },
     /// The server does not know this connection (it restarted): "MySQL server has gone away".
     Gone,
+    /// The locking read returned the row: the transaction holds its lock.
+    RowLocked,
+    /// Error 1205, "Lock wait timeout exceeded" (`innodb_lock_wait_timeout`).
+    LockWaitTimeout,
+    /// `COMMIT` done; `released`: it released a row lock.
+    Committed {
+        /// Whether the transaction held a row lock.
+        released: bool,
+    },
 }
 
 impl fmt::Debug for Outcome {
@@ -166,6 +199,9 @@ impl fmt::Debug for Outcome {
             Outcome::ReleaseLock { result: None } => write!(f, "NULL"),
             Outcome::ReadOnly { epoch, .. } => write!(f, "ERROR 1290 read-only (epoch {epoch})"),
             Outcome::Gone => write!(f, "ERROR 2006 gone away"),
+            Outcome::RowLocked => write!(f, "1 row (locked)"),
+            Outcome::LockWaitTimeout => write!(f, "ERROR 1205 lock wait timeout"),
+            Outcome::Committed { released } => write!(f, "COMMIT ok (row lock released: {released})"),
         }
     }
 }
@@ -344,6 +380,13 @@ pub enum ServerTimer {
     Cleanup,
     /// The primary's next binlog heartbeat to the replica.
     BinlogHeartbeat,
+    /// The locking read `id` on `conn` has waited `innodb_lock_wait_timeout`.
+    LockWait {
+        /// The waiting statement's connection.
+        conn: ConnId,
+        /// The waiting statement's number on it.
+        id: u64,
+    },
 }
 
 /// The client library's timers.

@@ -7,7 +7,8 @@
 //!   node). Each connection's statement ids are executed once (TCP delivers a segment once); a
 //!   retransmitted id gets the stored result again.
 //! - Durable across a crash (InnoDB, `sync_binlog = 1`, the configuration): the table with its
-//!   auto-increment counter, the binlog, the role and failover epoch. Lost: sessions and their
+//!   auto-increment counter (MySQL 8.0; with `autoinc_persistent = false`, 5.7, the counter is
+//!   recomputed as `MAX(id) + 1` at restart), the binlog, the role and failover epoch. Lost: sessions and their
 //!   `GET_LOCK`s, statements not yet committed, the semisync state, what had not been shipped yet
 //!   (a restarted primary ships it when the replica asks).
 //! - Shipping: each binlog event leaves `replication_lag_ms` after its commit, in order; the
@@ -21,9 +22,13 @@
 //!   async and releases every waiter; it switches back when an ack shows the replica has caught up
 //!   with the whole binlog (MySQL reference manual, "Semisynchronous Replication").
 //! - `GET_LOCK` is not a write: it works on any server, read-only or not, and is never
-//!   replicated. A session ends when its client closes the connection.
+//!   replicated. A session ends when its client closes the connection, or when the connection is
+//!   reset (the client process was killed: [`Process::on_reset`]): MySQL then ends the session,
+//!   releasing its `GET_LOCK`s and rolling back its open transaction (MySQL 8.0 reference
+//!   manual, 14.14 "Locking Functions": a lock obtained with GET_LOCK() is released implicitly
+//!   when the session terminates, "either normally or abnormally").
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 use rand::Rng;
 
@@ -31,6 +36,8 @@ use locksim_simulator::process::{Crash, Ctx, NodeId, Process, TimerId};
 use locksim_simulator::time::{ms_to_ns, Nanos, NS_PER_SEC};
 
 use super::protocol::{BinlogEvent, DbMsg, DbTimer, Outcome, OwnerFmt, Role, ServerTimer, Stmt};
+use locksim_simulator::history::LockKey;
+
 use super::table::{Change, ConnId, LockTable, ReleaseOutcome, UserLocks};
 use super::{Config, Db, Mode, Replication};
 use crate::smallmap::SmallMap;
@@ -44,6 +51,8 @@ const RESYNC_EVERY_NS: Nanos = NS_PER_SEC / 2;
 /// A client connection (session).
 #[derive(Clone, Debug)]
 struct Conn {
+    /// The client node at the other end.
+    client: NodeId,
     /// The last statement id accepted on it.
     last_id: u64,
     /// Its result, once there is one (resent to a retransmission).
@@ -70,6 +79,24 @@ struct Parked {
     since_ns: Nanos,
 }
 
+/// A locking read blocked on a row another transaction holds.
+#[derive(Clone, Debug)]
+struct RowWaiter {
+    client: NodeId,
+    conn: ConnId,
+    id: u64,
+    /// Its `innodb_lock_wait_timeout`.
+    timer: TimerId,
+}
+
+/// One row's lock (`select_for_update` mode): the transaction holding it and the locking reads
+/// waiting for it, in arrival order.
+#[derive(Clone, Debug, Default)]
+struct RowLock {
+    holder: Option<ConnId>,
+    waiters: VecDeque<RowWaiter>,
+}
+
 /// What a crash wipes.
 #[derive(Default)]
 struct Volatile {
@@ -78,6 +105,8 @@ struct Volatile {
     manager: Option<NodeId>,
     conns: SmallMap<ConnId, Conn>,
     user_locks: UserLocks,
+    /// Row locks held by open transactions (in memory only, like every InnoDB lock).
+    row_locks: BTreeMap<LockKey, RowLock>,
     exec: SmallMap<u64, Exec>,
     next_exec: u64,
     /// (due on the monotonic clock, binlog position) waiting to be shipped.
@@ -170,15 +199,14 @@ impl DbServer {
     }
 
     fn on_request(&mut self, ctx: &mut Ctx<Db>, from: NodeId, conn: ConnId, first: bool, id: u64, stmt: Stmt) {
-        let is_write = !matches!(stmt, Stmt::GetLock { .. } | Stmt::ReleaseLock { .. });
-        if is_write && self.role != Role::Primary {
+        if stmt.is_write() && self.role != Role::Primary {
             let outcome = Outcome::ReadOnly { primary: self.primary_hint, epoch: self.epoch };
             ctx.send(from, DbMsg::Response { conn, id, outcome });
             return;
         }
         let c = match self.v.conns.get_mut(&conn) {
             Some(c) => c,
-            None if first => self.v.conns.get_or_insert_with(conn, || Conn { last_id: 0, result: None }),
+            None if first => self.v.conns.get_or_insert_with(conn, || Conn { client: from, last_id: 0, result: None }),
             None => {
                 ctx.send(from, DbMsg::Response { conn, id, outcome: Outcome::Gone });
                 return;
@@ -208,8 +236,7 @@ impl DbServer {
         if !self.v.conns.contains_key(&e.conn) {
             return; // the session ended (client closed the connection) before the commit
         }
-        let is_write = !matches!(e.stmt, Stmt::GetLock { .. } | Stmt::ReleaseLock { .. });
-        if is_write && self.role != Role::Primary {
+        if e.stmt.is_write() && self.role != Role::Primary {
             let outcome = Outcome::ReadOnly { primary: self.primary_hint, epoch: self.epoch };
             self.respond(ctx, e.client, e.conn, e.id, outcome);
             return;
@@ -246,6 +273,28 @@ impl DbServer {
             Stmt::GetLock { key } => (Outcome::GetLock { got: self.v.user_locks.get(key, e.conn) }, vec![]),
             Stmt::ReleaseLock { key } => {
                 (Outcome::ReleaseLock { result: self.v.user_locks.release(key, e.conn) }, vec![])
+            }
+            Stmt::SelectForUpdate { key } => {
+                let lock = self.v.row_locks.entry(key).or_default();
+                match lock.holder {
+                    None => {
+                        lock.holder = Some(e.conn);
+                        (Outcome::RowLocked, vec![])
+                    }
+                    Some(c) if c == e.conn => (Outcome::RowLocked, vec![]),
+                    Some(_) => {
+                        // Blocks until the holder's transaction ends or innodb_lock_wait_timeout.
+                        let wait = ServerTimer::LockWait { conn: e.conn, id: e.id };
+                        let timer = ctx.set_timer(self.cfg.lock_wait_timeout_ns, wait);
+                        let waiter = RowWaiter { client: e.client, conn: e.conn, id: e.id, timer };
+                        self.v.row_locks.get_mut(&key).expect("row lock").waiters.push_back(waiter);
+                        return;
+                    }
+                }
+            }
+            Stmt::Commit { .. } => {
+                let released = !self.end_transaction(ctx, e.conn).is_empty();
+                (Outcome::Committed { released }, vec![])
             }
         };
         let mut last_seq = 0;
@@ -441,6 +490,61 @@ impl DbServer {
         }
     }
 
+    /// Session `conn` is over (closed, or reset): its statements not yet committed are dropped
+    /// and its open transaction rolled back (its row locks and lock waits go), and its
+    /// `GET_LOCK`s are released.
+    fn end_session(&mut self, ctx: &mut Ctx<Db>, conn: ConnId, how: &str) {
+        self.v.conns.remove(&conn);
+        let freed = self.v.user_locks.close(conn);
+        if !freed.is_empty() {
+            ctx.note(|| format!("session {conn:x} {how}: GET_LOCKs {freed:?} released"));
+        }
+        for lock in self.v.row_locks.values_mut() {
+            lock.waiters.retain(|w| {
+                if w.conn == conn {
+                    ctx.cancel_timer(w.timer);
+                }
+                w.conn != conn
+            });
+        }
+        let rolled_back = self.end_transaction(ctx, conn);
+        if !rolled_back.is_empty() {
+            ctx.note(|| format!("session {conn:x} {how}: transaction rolled back, row locks {rolled_back:?} released"));
+        }
+    }
+
+    /// `conn`'s transaction ends (COMMIT or rollback): each row it locked goes to the first
+    /// locking read waiting for it. Returns the rows.
+    fn end_transaction(&mut self, ctx: &mut Ctx<Db>, conn: ConnId) -> Vec<LockKey> {
+        let keys: Vec<LockKey> =
+            self.v.row_locks.iter().filter(|(_, l)| l.holder == Some(conn)).map(|(&k, _)| k).collect();
+        for &key in &keys {
+            let lock = self.v.row_locks.get_mut(&key).expect("row lock");
+            lock.holder = None;
+            if let Some(w) = lock.waiters.pop_front() {
+                lock.holder = Some(w.conn);
+                ctx.cancel_timer(w.timer);
+                self.respond(ctx, w.client, w.conn, w.id, Outcome::RowLocked);
+            }
+        }
+        keys
+    }
+
+    /// A locking read waited `innodb_lock_wait_timeout`: error 1205 (only the statement is rolled
+    /// back, `innodb_rollback_on_timeout = OFF`; the transaction held nothing else).
+    fn on_lock_wait_timeout(&mut self, ctx: &mut Ctx<Db>, conn: ConnId, id: u64) {
+        let mut found = None;
+        for lock in self.v.row_locks.values_mut() {
+            if let Some(i) = lock.waiters.iter().position(|w| w.conn == conn && w.id == id) {
+                found = lock.waiters.remove(i);
+                break;
+            }
+        }
+        if let Some(w) = found {
+            self.respond(ctx, w.client, w.conn, w.id, Outcome::LockWaitTimeout);
+        }
+    }
+
     fn on_demote(&mut self, ctx: &mut Ctx<Db>, epoch: u64, primary: NodeId) {
         if epoch <= self.epoch || primary == ctx.me() {
             return;
@@ -480,11 +584,7 @@ impl Process<Db> for DbServer {
             DbMsg::Request { conn, first, id, stmt } => self.on_request(ctx, from, conn, first, id, stmt),
             DbMsg::Close { conn } => {
                 ctx.send(from, DbMsg::Closed { conn });
-                self.v.conns.remove(&conn);
-                let freed = self.v.user_locks.close(conn);
-                if !freed.is_empty() {
-                    ctx.note(|| format!("session {conn:x} ended: GET_LOCKs {freed:?} released"));
-                }
+                self.end_session(ctx, conn, "closed");
             }
             DbMsg::Binlog { events } => self.on_binlog(ctx, from, events),
             DbMsg::BinlogHeartbeat { epoch, shipped }
@@ -508,6 +608,7 @@ impl Process<Db> for DbServer {
         let DbTimer::Server(t) = tag else { return };
         match t {
             ServerTimer::Commit { exec } => self.execute(ctx, exec),
+            ServerTimer::LockWait { conn, id } => self.on_lock_wait_timeout(ctx, conn, id),
             ServerTimer::Ship if self.v.ship_timer == Some(timer) => self.ship_due(ctx),
             ServerTimer::SemisyncTimeout if self.v.semisync_timer == Some(timer) => self.on_semisync_timeout(ctx),
             ServerTimer::Cleanup if self.v.cleanup_timer == Some(timer) => self.cleanup(ctx),
@@ -522,9 +623,23 @@ impl Process<Db> for DbServer {
         }
     }
 
+    fn on_reset(&mut self, ctx: &mut Ctx<Db>, peer: NodeId) {
+        // The client's process was killed (or refused our answer): its OS reset the connection,
+        // and MySQL ends every session on it at once (no wait for wait_timeout).
+        let ended: Vec<ConnId> = self.v.conns.iter().filter(|(_, c)| c.client == peer).map(|(&id, _)| id).collect();
+        for conn in ended {
+            self.end_session(ctx, conn, "reset");
+        }
+    }
+
     fn on_crash(&mut self, _crash: &Crash) {
         // The table, binlog, role and epoch are durable (InnoDB, `sync_binlog = 1`); nothing else.
         self.v = Volatile::default();
+        if !self.cfg.autoinc_persistent {
+            // MySQL 5.7 keeps the counter in memory only and recomputes it when the table is
+            // first opened after the restart.
+            self.table.restart_counter_from_max();
+        }
     }
 
     fn leadership(&self) -> Option<u64> {

@@ -7,8 +7,9 @@
 //! every update refreshes `update_time` (the `ON UPDATE` clause), and the auto-increment counter
 //! only grows. An INSERT that fails on the unique name still consumes an id: InnoDB allocates the
 //! value before the duplicate-key check and a rolled-back statement's value is lost ("gaps", MySQL
-//! reference manual, AUTO_INCREMENT handling in InnoDB). The counter is durable (MySQL 8.0
-//! persists it); a replica's counter follows the ids of the rows it applied, so after losing the
+//! reference manual, AUTO_INCREMENT handling in InnoDB). The counter is durable in MySQL 8.0
+//! (written to the redo log on each change) and recomputed as `MAX(id) + 1` at restart in 5.7
+//! ([`LockTable::restart_counter_from_max`]); a replica's counter follows the ids of the rows it applied, so after losing the
 //! tail of the log it hands out ids the old primary already used.
 
 use std::collections::BTreeMap;
@@ -154,6 +155,13 @@ impl LockTable {
         gone
     }
 
+    /// MySQL 5.7's counter after a restart: `SELECT MAX(id) + 1` over the rows left (1 when the
+    /// table is empty), forgetting every id handed out above it (MySQL 5.7 reference manual,
+    /// "AUTO_INCREMENT Handling in InnoDB", InnoDB AUTO_INCREMENT counter initialization).
+    pub fn restart_counter_from_max(&mut self) {
+        self.next_id = self.rows.values().map(|r| r.id).max().unwrap_or(0) + 1;
+    }
+
     /// A replica applies a replicated row change; its counter follows the ids it has seen.
     pub fn apply(&mut self, change: &Change) {
         let (key, row) = change;
@@ -284,6 +292,19 @@ mod tests {
         let lost = primary.insert(0, 8, 2).unwrap(); // never reaches the replica
         assert_eq!(lost.1.unwrap().id, 2);
         assert_eq!(replica.insert(0, 9, 3).unwrap().1.unwrap().id, 2, "the promoted replica reissues id 2");
+    }
+
+    #[test]
+    fn a_counter_recomputed_from_max_reissues_ids_of_deleted_rows() {
+        let mut t = LockTable::default();
+        t.insert(0, 7, 0).unwrap();
+        t.insert(1, 7, 0).unwrap();
+        t.release(1, 7, true, 1);
+        t.restart_counter_from_max();
+        assert_eq!(t.next_id(), 2, "id 2 belonged to a deleted row: handed out again");
+        t.release(0, 7, true, 2);
+        t.restart_counter_from_max();
+        assert_eq!(t.next_id(), 1, "an empty table starts over");
     }
 
     #[test]
