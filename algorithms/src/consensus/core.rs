@@ -50,12 +50,21 @@ pub struct Config {
     pub check_quorum: bool,
     /// At most this many entries in one AppendEntries.
     pub max_entries_per_msg: usize,
+    /// ZooKeeper's failure detector instead of Raft's (opt-in; etcd leaves it `None`): a
+    /// follower that has heard from its leader suspects it only after this much silence, a fixed
+    /// socket read timeout (ZooKeeper `Learner.connectToLeader`: `sock.setSoTimeout(self.tickTime
+    /// * self.syncLimit)`), and a leader steps down when a quorum has not answered within it
+    /// (`Leader.lead`'s `syncedAckSet.hasAllQuorums()` check, each learner synced while its last
+    /// ack is under `syncLimit` ticks old); followers in contact with a leader ignore campaigns
+    /// for as long. Elections themselves (after a lost leader or a failed round) still wait the
+    /// randomised `election_ns`. `None`: Raft's randomised election timeout does all of it.
+    pub leader_timeout_ns: Option<Nanos>,
 }
 
 impl Config {
     /// etcd's defaults shape: check quorum on, 256 entries per message.
     pub fn new(heartbeat_ns: Nanos, election_ns: Nanos) -> Config {
-        Config { heartbeat_ns, election_ns, check_quorum: true, max_entries_per_msg: 256 }
+        Config { heartbeat_ns, election_ns, check_quorum: true, max_entries_per_msg: 256, leader_timeout_ns: None }
     }
 }
 
@@ -99,6 +108,8 @@ struct Progress {
     active: bool,
     /// Highest read-index round this peer acknowledged in the current term.
     acked_seq: u64,
+    /// When this peer last answered the leader (only read with `leader_timeout_ns`).
+    heard_ns: Nanos,
 }
 
 #[derive(Clone, Debug)]
@@ -163,7 +174,7 @@ impl<C: Clone> Core<C> {
             election_deadline_ns: Nanos::MAX,
             heard_leader_ns: None,
             votes: Vec::new(),
-            progress: vec![Progress { next: 1, matched: 0, active: false, acked_seq: 0 }; n],
+            progress: vec![Progress { next: 1, matched: 0, active: false, acked_seq: 0, heard_ns: 0 }; n],
             heartbeat_due_ns: Nanos::MAX,
             quorum_check_due_ns: Nanos::MAX,
             read_seq: 0,
@@ -404,7 +415,16 @@ impl<C: Clone> Core<C> {
                 }
             }
             Role::Leader => {
-                if now >= self.quorum_check_due_ns {
+                if let Some(limit) = self.cfg.leader_timeout_ns {
+                    // ZooKeeper's leader checks at every ping round (half a tick) that a quorum
+                    // of learners acked within the limit (`Leader.lead`: "Not sufficient
+                    // followers synced" shuts it down).
+                    if now >= self.heartbeat_due_ns && self.cfg.check_quorum && !self.quorum_heard_within(now, limit) {
+                        let term = self.term;
+                        self.become_follower(now, rng, term, None);
+                        return;
+                    }
+                } else if now >= self.quorum_check_due_ns {
                     self.quorum_check_due_ns = now + self.cfg.election_ns;
                     if self.cfg.check_quorum && !self.quorum_active() {
                         let term = self.term;
@@ -422,6 +442,34 @@ impl<C: Clone> Core<C> {
                 }
             }
         }
+    }
+
+    /// How long a leader's contact counts: the check-quorum window and the followers' vote lease.
+    fn lease_ns(&self) -> Nanos {
+        self.cfg.leader_timeout_ns.unwrap_or(self.cfg.election_ns)
+    }
+
+    /// The connection to the leader `peer` broke (its process was killed, or it refused a
+    /// message after a restart): a follower stops following it at once and campaigns after a
+    /// randomised election timeout, as a ZooKeeper follower whose leader socket closed goes
+    /// LOOKING (`Follower.followLeader` catches the `IOException`). Anything else ignores it.
+    pub fn leader_lost<R: Rng + ?Sized>(&mut self, now: Nanos, rng: &mut R, peer: NodeId) {
+        if self.role == Role::Follower && self.leader == Some(peer) {
+            let term = self.term;
+            self.heard_leader_ns = None;
+            self.become_follower(now, rng, term, None);
+        }
+    }
+
+    fn quorum_heard_within(&self, now: Nanos, limit: Nanos) -> bool {
+        let me = self.slot(self.me).expect("member");
+        let n = self
+            .progress
+            .iter()
+            .enumerate()
+            .filter(|(i, p)| *i == me || now.saturating_sub(p.heard_ns) < limit)
+            .count();
+        n >= self.quorum()
     }
 
     fn quorum_active(&self) -> bool {
@@ -480,7 +528,7 @@ impl<C: Clone> Core<C> {
         self.read_seq = 0;
         let last = self.last_index();
         for p in self.progress.iter_mut() {
-            *p = Progress { next: last + 1, matched: 0, active: false, acked_seq: 0 };
+            *p = Progress { next: last + 1, matched: 0, active: false, acked_seq: 0, heard_ns: now };
         }
         // The empty entry of the new term: committing it commits everything before it.
         self.log.push(Entry { term: self.term, cmd: None });
@@ -490,7 +538,9 @@ impl<C: Clone> Core<C> {
         self.progress[me].next = last + 1;
         self.progress[me].active = true;
         self.heartbeat_due_ns = now + self.cfg.heartbeat_ns;
-        self.quorum_check_due_ns = now + self.cfg.election_ns;
+        // With ZooKeeper's detector the quorum is checked at each heartbeat instead.
+        self.quorum_check_due_ns =
+            if self.cfg.leader_timeout_ns.is_some() { Nanos::MAX } else { now + self.cfg.election_ns };
         if self.members.len() == 1 {
             self.maybe_commit(out);
         } else {
@@ -584,7 +634,7 @@ impl<C: Clone> Core<C> {
                         Role::Leader => true,
                         _ => {
                             self.leader.is_some()
-                                && self.heard_leader_ns.is_some_and(|t| now.saturating_sub(t) < self.cfg.election_ns)
+                                && self.heard_leader_ns.is_some_and(|t| now.saturating_sub(t) < self.lease_ns())
                         }
                     };
                 if in_lease {
@@ -638,7 +688,7 @@ impl<C: Clone> Core<C> {
                 }
                 self.leader = Some(from);
                 self.heard_leader_ns = Some(now);
-                self.election_deadline_ns = now + self.randomized_election_ns;
+                self.election_deadline_ns = now + self.cfg.leader_timeout_ns.unwrap_or(self.randomized_election_ns);
                 let reply = self.handle_append(prev_index, prev_term, entries, commit, read_seq);
                 out.push((from, reply));
             }
@@ -648,6 +698,7 @@ impl<C: Clone> Core<C> {
                 }
                 let p = &mut self.progress[from_slot];
                 p.active = true;
+                p.heard_ns = now;
                 p.acked_seq = p.acked_seq.max(read_seq);
                 if success {
                     if index > p.matched {

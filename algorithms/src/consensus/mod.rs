@@ -12,6 +12,8 @@
 //! on_timer(ctx, _, tag)        -> match tag { YourTimer::Consensus(_) => r.on_timer(ctx), … }
 //! on_crash(crash)              -> r.on_crash()                (keeps term, vote, log, commit)
 //! leadership()                 -> r.leadership()              (Some(term) while leading)
+//! r.leader_lost(ctx, peer)     -> a follower whose leader's connection was reset campaigns soon
+//!                                 (opt-in, with Config::leader_timeout_ns: ZooKeeper's detector)
 //! r.propose(ctx, cmd)          -> Ok(index) | Err(NotLeader { leader_hint })
 //! r.take_committed()           -> Vec<(LogIndex, Cmd)>, in log order, each once
 //! r.take_committed_entries()   -> the same with the leaders' empty entries (`cmd: None`) and terms
@@ -145,6 +147,17 @@ impl<C: Clone + Debug + Send + 'static> Replica<C> {
         }
         self.armed = None;
         self.out.clear();
+    }
+
+    /// The connection to `peer` was reset: if it is this follower's leader, stop following it
+    /// and campaign after a randomised election timeout (see [`Core::leader_lost`]). Only
+    /// owners that opt into ZooKeeper's failure detection call it.
+    pub fn leader_lost<P: Carries<C>>(&mut self, ctx: &mut Ctx<P>, peer: NodeId) {
+        if let Some(core) = self.core.as_mut() {
+            let now = ctx.now_mono_ns();
+            core.leader_lost(now, ctx.rng(), peer);
+        }
+        self.flush(ctx);
     }
 
     /// Appends a command (leader only); it commits once a majority has it.

@@ -9,7 +9,7 @@
 //! looking for a child carrying our protection id (Curator's protected mode). Our node missing
 //! from a listing (its session expired) restarts from the create while the retry policy allows
 //! (`attemptLock`'s `NoNodeException` branch). Operations that fail for want of a connection are
-//! retried with [`CURATOR_RETRY`]; when it is exhausted the acquisition fails and our node is
+//! retried with the configured [`RetryPolicy`]; when it is exhausted the acquisition fails and our node is
 //! deleted. Release deletes our node (`delete().guaranteed()`: retried in the background until
 //! it succeeds or the node is gone). Reentrant: a nested acquisition only counts (Curator's
 //! per-thread `LockData.lockCount`); the fencing token is our node's czxid (from `create2`'s
@@ -45,7 +45,7 @@ use super::connection::{CallError, ConnEvent, Connection, Tag};
 use super::protocol::{
     ChildName, ClientTimer, CreateSpec, ErrCode, LockName, Op, Outcome, ZPath, ZkMsg, ZkTimer, Zxid,
 };
-use super::recipe::{decide, Verdict, CURATOR_RETRY};
+use super::recipe::{decide, RetryPolicy, Verdict};
 use super::ZooKeeper;
 
 /// Which lock recipe the clients run.
@@ -80,6 +80,8 @@ pub struct ClientConfig {
     pub recipe: Recipe,
     /// When the application stops treating a lock as held (`on_connection_loss`).
     pub policy: LossPolicy,
+    /// Curator's retry policy (`retry_base_sleep_ms`, `retry_max_retries`).
+    pub retry: RetryPolicy,
 }
 
 /// The step a key's state machine is at.
@@ -271,7 +273,7 @@ impl ZkClient {
     fn retry_or_fail(&mut self, ctx: &mut Ctx<ZooKeeper>, out: &mut LockEvents, key: LockKey, redo: Redo) {
         let Some(st) = self.v.keys.get(&key) else { return };
         let n = st.op_retries;
-        match CURATOR_RETRY.sleep_ms(n, ctx.rng()) {
+        match self.cfg.retry.sleep_ms(n, ctx.rng()) {
             Some(ms) => {
                 let gen = self.fresh_gen();
                 let st = self.v.keys.get_mut(&key).expect("checked");
@@ -440,7 +442,7 @@ impl ZkClient {
     fn node_vanished(&mut self, ctx: &mut Ctx<ZooKeeper>, out: &mut LockEvents, key: LockKey) {
         let Some(st) = self.v.keys.get(&key) else { return };
         let n = st.lock_retries;
-        match CURATOR_RETRY.sleep_ms(n, ctx.rng()) {
+        match self.cfg.retry.sleep_ms(n, ctx.rng()) {
             Some(ms) => {
                 let protection = ctx.rng().gen();
                 let gen = self.fresh_gen();
@@ -483,9 +485,15 @@ impl ZkClient {
             Step::List | Step::SetWatch { .. } => self.retry_or_fail(ctx, out, key, Redo::List),
             Step::StatOwn => self.retry_or_fail(ctx, out, key, Redo::StatOwn),
             Step::Release => {
-                // release() returns (with an error) and the guaranteed delete goes on in the
-                // background until it gets an answer (a new session may delete the node too).
-                out.push(LockEvent::Released { key });
+                // release() throws (`DeleteBuilderImpl.forPath` hands a retryable failure of a
+                // guaranteed delete to the `FailedDeleteManager`, then rethrows it) and the
+                // delete goes on in the background until it gets an answer (a new session may
+                // delete the node too).
+                let reason = match err {
+                    CallError::SessionExpired => FailReason::SessionLost,
+                    CallError::ConnectionLoss => FailReason::Unavailable,
+                };
+                out.push(LockEvent::ReleaseFailed { key, reason });
                 if let Some((path, czxid)) = self.v.keys.remove(&key).and_then(|s| s.ours) {
                     self.delete_in_background(ctx, path, czxid);
                 }
@@ -635,6 +643,12 @@ impl LockClient<ZooKeeper> for ZkClient {
     fn on_message(&mut self, ctx: &mut Ctx<ZooKeeper>, out: &mut LockEvents, from: NodeId, msg: ZkMsg) {
         let mut ev = Vec::new();
         self.v.conn.on_message(ctx, from, msg, &mut ev);
+        self.on_conn_events(ctx, out, ev);
+    }
+
+    fn on_reset(&mut self, ctx: &mut Ctx<ZooKeeper>, out: &mut LockEvents, peer: NodeId) {
+        let mut ev = Vec::new();
+        self.v.conn.on_reset(ctx, peer, &mut ev);
         self.on_conn_events(ctx, out, ev);
     }
 

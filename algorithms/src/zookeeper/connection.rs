@@ -22,8 +22,9 @@
 //!
 //! Links are TCP connections: the model declares ordered links, and the server answers a
 //! request on a connection it does not know (it restarted, or closed it) with a disconnect, as
-//! a reset connection would. A server that crashed sends nothing: the client notices through
-//! its read timeout (no reset is modelled). The simulated network may drop a single message,
+//! a reset connection would. A server whose process is killed resets the connection (the
+//! engine's `on_reset`): the client drops it at once and reconnects elsewhere. A server whose
+//! host is lost or frozen sends nothing: the client notices through its read timeout. The simulated network may drop a single message,
 //! which TCP never lets through silently: both ends number their messages on a connection and a
 //! gap breaks the connection (noticed at the next message, a ping at the latest), where real
 //! TCP would usually retransmit within a fraction of a second.
@@ -44,7 +45,9 @@ use super::ZooKeeper;
 
 /// Curator's `connectionTimeoutMs` default: how long an operation waits for a connection.
 pub const CONNECTION_TIMEOUT_MS: u64 = 15_000;
-/// `ClientCnxn`: the random sleep before a reconnect attempt is below this.
+/// `ClientCnxn`: the random sleep before a reconnect attempt is below this (ZooKeeper 3.8
+/// `ClientCnxn.SendThread.startConnect`: `if (!isFirstConnect) Thread.sleep(
+/// ThreadLocalRandom.current().nextLong(1000))`; releases before 3.6 wrote `r.nextInt(1000)`).
 const RECONNECT_SLEEP_MAX_MS: u64 = 1000;
 /// `StaticHostProvider`'s spin delay after every server has been tried once.
 const SPIN_DELAY_MS: u64 = 1000;
@@ -352,6 +355,22 @@ impl Connection {
         self.last_zxid = 0;
         self.tried = 0;
         self.connect(ctx);
+    }
+
+    /// The TCP connection to `peer` was reset (the server's process was killed, or it refused
+    /// our message while down or after a restart). `ClientCnxn.SendThread.run`'s read gets the
+    /// end of stream at once, `cleanup()` fails what was outstanding with CONNECTIONLOSS, the
+    /// watchers get `Disconnected` (Curator: SUSPENDED), and the next server is tried after the
+    /// random back-off of `startConnect`. Resets from a server the client is not using (an
+    /// earlier connection, a repeat) change nothing.
+    pub fn on_reset(&mut self, ctx: &mut Ctx<ZooKeeper>, peer: NodeId, ev: &mut Vec<ConnEvent>) {
+        let current = match self.link {
+            Link::Up { server } | Link::Connecting { server } => self.servers.get(server) == Some(&peer),
+            Link::Down => false,
+        };
+        if current {
+            self.lose_connection(ctx, "connection reset", ev);
+        }
     }
 
     /// A message from a server (those meant for servers are ignored).

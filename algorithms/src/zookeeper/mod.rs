@@ -32,18 +32,22 @@
 //!
 //! Approximations, and what is not modelled (also in [`Model::limitations`] where a
 //! configuration makes them matter):
-//! - ZAB is the shared Raft log: a leader, quorum commit, a new leader after a randomised
-//!   election timeout of `election_ms` (heartbeats every quarter of it). ZooKeeper's own leader
-//!   loss detection (`syncLimit` ticks) and its discovery/synchronisation phases are folded into
-//!   that timeout. The zxid is (term, log index).
-//! - A crashed server resets no connections (a machine crash, not a process crash): its clients
-//!   notice through their read timeout. A message the network drops on a TCP link breaks that
+//! - ZAB is the shared Raft log: a leader, quorum commit. Leader loss is detected as ZooKeeper
+//!   does (opt-in `leader_timeout_ns` of the log): `sync_limit × tick_ms` of silence (a paused
+//!   or lost leader, a partition), or at once when a killed leader's connection resets; the
+//!   log's heartbeat is the leader's ping every half tick. The election itself is Raft's, in a
+//!   randomised `election_ms` to twice it, standing for FastLeaderElection plus the discovery
+//!   and synchronisation phases (`initLimit` is not modelled). The zxid is (term, log index).
+//! - A killed server process resets its connections (clients and followers react at once); a
+//!   lost or frozen host tells nobody: they notice through their timeouts. A message the
+//!   network drops on a TCP link breaks that
 //!   connection instead of being retransmitted (see [`connection`]); a follower's lost forward
 //!   to the leader makes the follower drop its clients, as a broken learner link would.
 //! - The client pings after a third of the timeout without sending (docs/models.md); `ClientCnxn`
 //!   uses half the read timeout minus up to a second.
-//! - Curator's retry policy is `ExponentialBackoffRetry(1000, 3)` and its connection timeout the
-//!   15 s default; neither is a parameter.
+//! - Curator's connection timeout is the 15 s default (not a parameter); its retry policy is
+//!   `ExponentialBackoffRetry(retry_base_sleep_ms, retry_max_retries)`, 1000 ms and 3 by
+//!   default as in Curator's getting-started example.
 //! - Lock parents exist implicitly (no `creatingParentsIfNeeded` round trip); no child watches,
 //!   `sync`, ACLs, local sessions, quotas or snapshots (the tree is kept across a crash).
 //! - The `Disconnected` state event wakes Curator's waiters (they list again) but is not counted
@@ -64,6 +68,7 @@ use locksim_simulator::setup::WorkloadSpec;
 
 use client::{ClientConfig, LossPolicy, Recipe, ZkClient};
 use protocol::{ZkMsg, ZkTimer};
+use recipe::RetryPolicy;
 use server::{ServerConfig, ZkServer};
 use session::negotiate_timeout_ms;
 
@@ -110,10 +115,28 @@ const PARAMS: &[ParamSpec] = &[
         meaning: "when the application stops treating the lock as held: at Curator SUSPENDED (the standard policy) or only at LOST",
     },
     ParamSpec {
+        name: "sync_limit",
+        kind: ParamKind::Int { min: 1, max: 1000 },
+        default: "5",
+        meaning: "syncLimit, in ticks: a follower that hears nothing from its leader for sync_limit × tick_ms goes looking for a new one, and a leader without a quorum heard from within as long steps down (zoo_sample.cfg: 5)",
+    },
+    ParamSpec {
         name: "election_ms",
         kind: ParamKind::Number { min: 1.0, max: 1e7 },
         default: "200",
-        meaning: "leader election timeout of the replicated log (randomised in [1, 2) × it); heartbeats every quarter of it",
+        meaning: "how long a leader election takes once servers look for a leader (randomised in [1, 2) × it; FastLeaderElection's finalizeWait is 200 ms)",
+    },
+    ParamSpec {
+        name: "retry_base_sleep_ms",
+        kind: ParamKind::Number { min: 0.0, max: 1e7 },
+        default: "1000",
+        meaning: "Curator ExponentialBackoffRetry baseSleepTimeMs: retry n sleeps base × random(1 .. 2^(n+1)) after a CONNECTIONLOSS",
+    },
+    ParamSpec {
+        name: "retry_max_retries",
+        kind: ParamKind::Int { min: 0, max: 29 },
+        default: "3",
+        meaning: "Curator ExponentialBackoffRetry maxRetries: how many times a failed operation is retried before the acquisition fails",
     },
     ParamSpec {
         name: "service_ms",
@@ -175,7 +198,7 @@ impl Model for ZooKeeper {
             notes.push("the naive recipe is not reentrant (a second create finds the node taken): nested acquisitions are skipped".into());
         }
         notes.push(
-            "replication is the shared Raft log standing in for ZAB (leader, quorum commit, election after election_ms); a server that crashes resets no connections, so its clients notice through their read timeout"
+            "replication is the shared Raft log standing in for ZAB (leader, quorum commit); ZooKeeper's failure detection (sync_limit × tick_ms of silence, or a reset from a killed leader) starts an election that takes election_ms to twice it, without FastLeaderElection's vote rounds or the discovery and synchronisation phases (initLimit)"
                 .into(),
         );
         notes
@@ -207,6 +230,7 @@ impl Model for ZooKeeper {
                     members: members.clone(),
                     tick_ms: tick_ms_of(params),
                     election_ms: params.f64("election_ms"),
+                    sync_limit: params.int("sync_limit") as u64,
                     service_ms: params.dist("service_ms"),
                 };
                 Box::new(ZkServer::new(cfg)) as Box<dyn Process<ZooKeeper>>
@@ -217,6 +241,10 @@ impl Model for ZooKeeper {
             session_timeout_ms: params.f64("session_timeout_ms").round() as u64,
             recipe: recipe_of(params),
             policy: if params.str("on_connection_loss") == "lost" { LossPolicy::Lost } else { LossPolicy::Suspended },
+            retry: RetryPolicy {
+                base_sleep_ms: params.f64("retry_base_sleep_ms").round() as u64,
+                max_retries: params.int("retry_max_retries") as u32,
+            },
         };
         let clients = (0..workload.clients)
             .map(|_| Box::new(ZkClient::new(cfg.clone())) as Box<dyn LockClient<ZooKeeper>>)

@@ -66,8 +66,13 @@ pub struct ServerConfig {
     /// ZooKeeper's `tickTime`, milliseconds: the session tracker's bucket width and the unit of
     /// the negotiated timeout's bounds (`tick_ms`).
     pub tick_ms: u64,
-    /// The replicated log's election timeout, milliseconds (`election_ms`).
+    /// The replicated log's election timeout, milliseconds (`election_ms`): how long an
+    /// election takes once a server looks for a leader (randomised in [1, 2) × it).
     pub election_ms: f64,
+    /// ZooKeeper's `syncLimit`, in ticks (`sync_limit`): a follower that has not heard from its
+    /// leader for `sync_limit × tick_ms` goes LOOKING, and a leader without a quorum of
+    /// followers heard from within as long gives up leadership.
+    pub sync_limit: u64,
     /// Processing time of each reply or watch event (`service_ms`).
     pub service_ms: Dist,
 }
@@ -150,11 +155,18 @@ struct Volatile {
 }
 
 impl ZkServer {
-    /// Server `cfg.index` of the ensemble; its log heartbeats every quarter election timeout.
+    /// Server `cfg.index` of the ensemble, with ZooKeeper's failure detector on its log.
     pub fn new(cfg: ServerConfig) -> Self {
         let election_ns = (cfg.election_ms * NS_PER_MS as f64).round() as Nanos;
-        // Heartbeats well inside the election timeout, as Raft needs.
-        let replica = Replica::new(cfg.index, cfg.members.clone(), Config::new((election_ns / 4).max(1), election_ns));
+        let tick_ns = cfg.tick_ms * NS_PER_MS;
+        // The leader pings its learners every half tick (`Leader.lead`: `wait(self.tickTime /
+        // 2)` between `learnerHandler.ping()` rounds), so the log's heartbeat is that; a
+        // follower's socket to the leader times out after `tickTime * syncLimit`
+        // (`Learner.connectToLeader`: `sock.setSoTimeout(self.tickTime * self.syncLimit)`), and
+        // the leader counts a learner synced while its last ack is under `syncLimit` ticks old.
+        let mut config = Config::new((tick_ns / 2).max(1), election_ns.max(1));
+        config.leader_timeout_ns = Some((tick_ns * cfg.sync_limit).max(1));
+        let replica = Replica::new(cfg.index, cfg.members.clone(), config);
         ZkServer { cfg, replica, tree: DataTree::new(), v: Volatile::default() }
     }
 
@@ -695,6 +707,27 @@ impl Process<ZooKeeper> for ZkServer {
         // else goes, including timers (the engine discards them) and their generations.
         self.replica.on_crash();
         self.v = Volatile::default();
+    }
+
+    fn on_reset(&mut self, ctx: &mut Ctx<ZooKeeper>, peer: NodeId) {
+        if self.v.peers.contains(&peer) {
+            // The leader's process died (or it restarted and refused our old connection): a
+            // follower reading from its socket gets the end of stream at once and goes LOOKING
+            // (`Follower.followLeader` catches the `IOException` and returns to
+            // `QuorumPeer.run`, which starts `FastLeaderElection.lookForLeader`).
+            self.replica.leader_lost(ctx, peer);
+            return self.settle(ctx);
+        }
+        // A client's connection closed (its process died): `NIOServerCnxn.close` drops the
+        // connection and its watches, but the session lives on until it expires by timeout
+        // (`SessionTrackerImpl`) or is closed by a `closeSession`.
+        let sessions: Vec<SessionId> = self.v.conns.iter().filter(|(_, c)| c.client == peer).map(|(s, _)| *s).collect();
+        for session in sessions {
+            ctx.note(|| format!("zk: connection of session {session:x} reset by its client"));
+            self.v.conns.remove(&session);
+            self.v.queues.remove(&session);
+            self.drop_watches(session);
+        }
     }
 
     fn leadership(&self) -> Option<u64> {

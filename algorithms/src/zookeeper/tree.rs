@@ -154,6 +154,12 @@ impl DataTree {
                 }
                 Applied::Created { path, czxid: zxid }
             }
+            // `PrepRequestProcessor.pRequest` checks the session first
+            // (`sessionTracker.checkSession`): a delete from a session that is closed or closing
+            // fails with SESSIONEXPIRED and deletes nothing.
+            Txn::Delete { session, .. } if !self.sessions.contains_key(&session) => {
+                Applied::Failed(ErrCode::SessionExpired)
+            }
             Txn::Delete { session: _, path } => match self.remove_node(&path) {
                 // Any session may delete any node (the recipes use no ACLs).
                 Some(node) => {
