@@ -4,7 +4,9 @@
 //!   that matches nothing either, the attempt is refused (a `Refused` event) and the library
 //!   sleeps `poll_ms` before the next one (no notifications; Spring Integration's
 //!   `JdbcLockRegistry` loops the same way on `idleBetweenTries`). `get_lock` mode sends
-//!   `GET_LOCK(name, 0)` instead and polls on 0. `select_for_update` mode sends
+//!   `GET_LOCK(name, 0)` instead and polls on 0 (with `get_lock_timeout_s > 0`,
+//!   `GET_LOCK(name, timeout)`, which the server answers when the lock is free or the timeout
+//!   runs out). `select_for_update` mode sends
 //!   `BEGIN; SELECT … FOR UPDATE`, which the server answers only once the row is free (error 1205
 //!   after `innodb_lock_wait_timeout`: tried again after `poll_ms`); release is `COMMIT`, and
 //!   nested acquisitions are counted here, inside the one transaction.
@@ -172,7 +174,7 @@ impl DbClient {
     fn stmt_for(&self, op: Op) -> Stmt {
         match (op, self.cfg.mode) {
             (Op::Attempt { key }, Mode::Table) => Stmt::Insert { key, owner: self.owner_of(key) },
-            (Op::Attempt { key }, Mode::GetLock) => Stmt::GetLock { key },
+            (Op::Attempt { key }, Mode::GetLock) => Stmt::GetLock { key, wait_ns: self.cfg.get_lock_timeout_ns },
             (Op::Release { key, owner, .. }, Mode::Table) => Stmt::Release { key, owner },
             (Op::Release { key, .. }, Mode::GetLock) => Stmt::ReleaseLock { key },
             (Op::Attempt { key }, Mode::SelectForUpdate) => Stmt::SelectForUpdate { key },
@@ -209,7 +211,11 @@ impl DbClient {
         self.v.open_conn = Some((to, conn));
         let retx = ctx.set_timer(RTO_MIN_NS, ClientTimer::Retransmit);
         // A locking read may wait innodb_lock_wait_timeout in the server before it answers.
-        let wait_ns = if matches!(stmt, Stmt::SelectForUpdate { .. }) { self.cfg.lock_wait_timeout_ns } else { 0 };
+        let wait_ns = match stmt {
+            Stmt::SelectForUpdate { .. } => self.cfg.lock_wait_timeout_ns,
+            Stmt::GetLock { wait_ns, .. } => wait_ns,
+            _ => 0,
+        };
         let timeout = ctx.set_timer(STATEMENT_TIMEOUT_NS + wait_ns, ClientTimer::StatementTimeout);
         self.v.inflight = Some(Inflight { op, stmt, id, to, first, rto_ns: RTO_MIN_NS, retx, timeout });
     }

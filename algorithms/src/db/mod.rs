@@ -32,7 +32,8 @@
 //!   `NewPrimary` notice; a client that misses it finds out from a read-only error or asks), and
 //!   demotes the old primary when it can reach it. Like MHA without a secondary check, a manager
 //!   cut off from a healthy primary fails over anyway (split brain is possible, as in reality).
-//! - `mode = "get_lock"`: `GET_LOCK(name, 0)` polled every `poll_ms`, `RELEASE_LOCK(name)`:
+//! - `mode = "get_lock"`: `GET_LOCK(name, 0)` polled every `poll_ms` (or, with
+//!   `get_lock_timeout_s > 0`, `GET_LOCK(name, timeout)` waiting in the server), `RELEASE_LOCK(name)`:
 //!   session-scoped, in server memory, reentrant (MySQL ≥ 5.7), never replicated, so any restart
 //!   or failover of the server forgets every lock while the holders go on believing they hold it.
 //!   No fencing token.
@@ -143,6 +144,9 @@ pub struct Config {
     /// A locking read waits this long for a row lock before error 1205
     /// (`lock_wait_timeout_ms`).
     pub lock_wait_timeout_ns: Nanos,
+    /// `GET_LOCK`'s timeout argument: how long the server makes a request wait for the lock
+    /// (`get_lock_timeout_s`; 0: answer at once and poll).
+    pub get_lock_timeout_ns: Nanos,
 }
 
 impl Config {
@@ -184,6 +188,7 @@ impl Config {
             },
             autoinc_persistent: params.bool("autoinc_persistent"),
             lock_wait_timeout_ns: ms_to_ns(params.f64("lock_wait_timeout_ms")),
+            get_lock_timeout_ns: ms_to_ns(params.f64("get_lock_timeout_s") * 1000.0),
         }
     }
 
@@ -301,6 +306,15 @@ const PARAMS: &[ParamSpec] = &[
         kind: ParamKind::Number { min: 1000.0, max: 1e10 },
         default: "50000",
         meaning: "select_for_update: a waiter's locking read fails with error 1205 after this long (innodb_lock_wait_timeout, 50 s), and the library tries again",
+    },
+    // MySQL 8.0 reference manual, 14.14 "Locking Functions": GET_LOCK(str, timeout) waits up to
+    // timeout seconds for the lock and returns 0 when it runs out; the argument has no default.
+    // 0 keeps the try-and-poll pattern (GET_LOCK(name, 0) every poll_ms).
+    ParamSpec {
+        name: "get_lock_timeout_s",
+        kind: ParamKind::Number { min: 0.0, max: 1e6 },
+        default: "0",
+        meaning: "get_lock: GET_LOCK's timeout argument; > 0: the request waits in the server and is granted about a round trip after the holder's RELEASE_LOCK (0 again after the timeout: the library sleeps poll_ms and asks again); 0: poll every poll_ms",
     },
 ];
 

@@ -8,6 +8,7 @@ use std::fmt;
 
 use locksim_simulator::history::LockKey;
 use locksim_simulator::process::{NodeId, Protocol};
+use locksim_simulator::time::Nanos;
 
 use super::table::{Change, ConnId, Owner};
 use super::Db;
@@ -48,10 +49,12 @@ pub enum Stmt {
         /// The library's owner id; only its own row matches.
         owner: Owner,
     },
-    /// `SELECT GET_LOCK(name, 0)`
+    /// `SELECT GET_LOCK(name, timeout)`: waits in the server up to `wait_ns` for the lock.
     GetLock {
         /// The lock's name.
         key: LockKey,
+        /// The timeout argument (0: answer at once).
+        wait_ns: Nanos,
     },
     /// `SELECT RELEASE_LOCK(name)`
     ReleaseLock {
@@ -79,7 +82,7 @@ impl Stmt {
             | Stmt::Reenter { key, .. }
             | Stmt::Release { key, .. }
             | Stmt::Touch { key, .. }
-            | Stmt::GetLock { key }
+            | Stmt::GetLock { key, .. }
             | Stmt::ReleaseLock { key }
             | Stmt::SelectForUpdate { key }
             | Stmt::Commit { key } => key,
@@ -112,7 +115,7 @@ impl fmt::Debug for Stmt {
             Stmt::Reenter { key, owner } => write!(f, "UPDATE k{key} count+1 owner={}", OwnerFmt(owner)),
             Stmt::Release { key, owner } => write!(f, "RELEASE k{key} owner={}", OwnerFmt(owner)),
             Stmt::Touch { key, owner } => write!(f, "UPDATE k{key} update_time owner={}", OwnerFmt(owner)),
-            Stmt::GetLock { key } => write!(f, "GET_LOCK(k{key}, 0)"),
+            Stmt::GetLock { key, wait_ns } => write!(f, "GET_LOCK(k{key}, {})", wait_ns as f64 / 1e9),
             Stmt::ReleaseLock { key } => write!(f, "RELEASE_LOCK(k{key})"),
             Stmt::SelectForUpdate { key } => write!(f, "BEGIN; SELECT k{key} FOR UPDATE"),
             Stmt::Commit { key } => write!(f, "COMMIT (k{key})"),
@@ -380,7 +383,7 @@ pub enum ServerTimer {
     Cleanup,
     /// The primary's next binlog heartbeat to the replica.
     BinlogHeartbeat,
-    /// The locking read `id` on `conn` has waited `innodb_lock_wait_timeout`.
+    /// The locking read or `GET_LOCK` `id` on `conn` has waited its timeout.
     LockWait {
         /// The waiting statement's connection.
         conn: ConnId,

@@ -105,6 +105,8 @@ struct Volatile {
     manager: Option<NodeId>,
     conns: SmallMap<ConnId, Conn>,
     user_locks: UserLocks,
+    /// `GET_LOCK` requests waiting in the server for a lock another session holds.
+    user_lock_waits: BTreeMap<LockKey, VecDeque<RowWaiter>>,
     /// Row locks held by open transactions (in memory only, like every InnoDB lock).
     row_locks: BTreeMap<LockKey, RowLock>,
     exec: SmallMap<u64, Exec>,
@@ -270,9 +272,21 @@ impl DbServer {
                 };
                 (Outcome::Released { left }, ch.into_iter().collect())
             }
-            Stmt::GetLock { key } => (Outcome::GetLock { got: self.v.user_locks.get(key, e.conn) }, vec![]),
+            Stmt::GetLock { key, wait_ns } => match self.v.user_locks.get(key, e.conn) {
+                Some(n) => (Outcome::GetLock { got: Some(n) }, vec![]),
+                None if wait_ns == 0 => (Outcome::GetLock { got: None }, vec![]),
+                None => {
+                    // Waits in the server until the lock is released or the timeout runs out.
+                    let timer = ctx.set_timer(wait_ns, ServerTimer::LockWait { conn: e.conn, id: e.id });
+                    let waiter = RowWaiter { client: e.client, conn: e.conn, id: e.id, timer };
+                    self.v.user_lock_waits.entry(key).or_default().push_back(waiter);
+                    return;
+                }
+            },
             Stmt::ReleaseLock { key } => {
-                (Outcome::ReleaseLock { result: self.v.user_locks.release(key, e.conn) }, vec![])
+                let result = self.v.user_locks.release(key, e.conn);
+                self.grant_user_lock_waiter(ctx, key);
+                (Outcome::ReleaseLock { result }, vec![])
             }
             Stmt::SelectForUpdate { key } => {
                 let lock = self.v.row_locks.entry(key).or_default();
@@ -499,6 +513,17 @@ impl DbServer {
         if !freed.is_empty() {
             ctx.note(|| format!("session {conn:x} {how}: GET_LOCKs {freed:?} released"));
         }
+        for waits in self.v.user_lock_waits.values_mut() {
+            waits.retain(|w| {
+                if w.conn == conn {
+                    ctx.cancel_timer(w.timer);
+                }
+                w.conn != conn
+            });
+        }
+        for key in freed {
+            self.grant_user_lock_waiter(ctx, key);
+        }
         for lock in self.v.row_locks.values_mut() {
             lock.waiters.retain(|w| {
                 if w.conn == conn {
@@ -533,6 +558,14 @@ impl DbServer {
     /// A locking read waited `innodb_lock_wait_timeout`: error 1205 (only the statement is rolled
     /// back, `innodb_rollback_on_timeout = OFF`; the transaction held nothing else).
     fn on_lock_wait_timeout(&mut self, ctx: &mut Ctx<Db>, conn: ConnId, id: u64) {
+        for waits in self.v.user_lock_waits.values_mut() {
+            if let Some(i) = waits.iter().position(|w| w.conn == conn && w.id == id) {
+                let w = waits.remove(i).expect("found");
+                // GET_LOCK returns 0 when its timeout runs out.
+                self.respond(ctx, w.client, w.conn, w.id, Outcome::GetLock { got: None });
+                return;
+            }
+        }
         let mut found = None;
         for lock in self.v.row_locks.values_mut() {
             if let Some(i) = lock.waiters.iter().position(|w| w.conn == conn && w.id == id) {
@@ -543,6 +576,17 @@ impl DbServer {
         if let Some(w) = found {
             self.respond(ctx, w.client, w.conn, w.id, Outcome::LockWaitTimeout);
         }
+    }
+
+    /// `key`'s user-level lock may be free: the first `GET_LOCK` waiting for it gets it.
+    fn grant_user_lock_waiter(&mut self, ctx: &mut Ctx<Db>, key: LockKey) {
+        if self.v.user_locks.holder(key).is_some() {
+            return;
+        }
+        let Some(w) = self.v.user_lock_waits.get_mut(&key).and_then(|q| q.pop_front()) else { return };
+        ctx.cancel_timer(w.timer);
+        let got = self.v.user_locks.get(key, w.conn);
+        self.respond(ctx, w.client, w.conn, w.id, Outcome::GetLock { got });
     }
 
     fn on_demote(&mut self, ctx: &mut Ctx<Db>, epoch: u64, primary: NodeId) {
