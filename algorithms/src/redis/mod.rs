@@ -3,6 +3,7 @@
 //!
 //! Module map:
 //! - [`keyspace`]: the keyspace with wall-clock PX expiry and the lock commands and scripts
+//! - [`persistence`]: RDB snapshots and the AOF, and what a restart loads per kind of crash
 //! - [`protocol`]: every message (commands, pub/sub, replication stream, Sentinel) and every timer
 //! - [`server`]: one Redis server: single-threaded service, active expiry, replication with lag,
 //!   `WAIT`, persistence, role changes
@@ -22,6 +23,7 @@
 
 pub mod client;
 pub mod keyspace;
+pub mod persistence;
 pub mod protocol;
 pub mod sentinel;
 pub mod server;
@@ -33,7 +35,8 @@ use locksim_simulator::setup::WorkloadSpec;
 
 use client::{ClientConfig, RedisLockClient, UnlockMode};
 use sentinel::{Sentinel, SentinelConfig};
-use server::{Persistence, RedisServer, ServerConfig};
+use persistence::Persistence;
+use server::{RedisServer, ServerConfig};
 
 /// The `redis` model.
 pub struct Redis;
@@ -110,9 +113,9 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "persistence",
-        kind: ParamKind::Choice(&["none", "everysec", "always"]),
-        default: "\"everysec\"",
-        meaning: "what a restarted server still has: nothing, the AOF as of the last once-a-second fsync, or every write",
+        kind: ParamKind::Choice(Persistence::CHOICES),
+        default: "\"rdb\"",
+        meaning: "what a restarted server loads: nothing; the last RDB snapshot (stock redis.conf: save 3600 1 300 100 60 10000, appendonly no); the AOF with appendfsync everysec (a killed process loses nothing, a lost machine the last second); or always (nothing lost)",
     },
     ParamSpec {
         name: "service_ms",

@@ -354,6 +354,8 @@ pub enum ServerTimer {
     Cron,
     /// `appendfsync everysec`: the AOF catches up with the keyspace.
     Fsync,
+    /// The running `BGSAVE` has written and renamed its snapshot.
+    BgsaveDone,
     /// The head of the replication stream's output buffer is due to leave.
     ReplFlush,
     /// `replicationCron`: a replica acknowledges its offset, or asks for `PSYNC` again.
