@@ -326,11 +326,15 @@ fn everysec_loses_what_was_not_fsynced_and_always_keeps_everything() {
     assert_eq!(out.metrics.token_regressions, 1, "nor the counter");
     // Crash at 2 s: the fsync at 1 s had the lock and the counter.
     let out = restart_mode("everysec", 2000.0, "machine");
+    let g = grants(&out);
     assert_eq!(out.metrics.overlap_events, 0);
-    assert!(grants(&out).iter().all(|g| g.2 == Some(1) && g.1 == client(&out, 0)), "only client-0's grant");
+    // client-0's unlock at 10 s is refused once (its connection predates the restart) and
+    // Redisson sends it again 1.5 s later (retryInterval): the poller gets token 2 after that.
+    assert!(g[1].0 > 11_500.0 && g[1].0 < 12_000.0, "second grant at {}", g[1].0);
+    assert_eq!(g[1].2, Some(2));
     let out = restart_mode("always", 500.0, "machine");
     assert_eq!(out.metrics.overlap_events, 0);
-    assert!(grants(&out).iter().all(|g| g.2 == Some(1) && g.1 == client(&out, 0)), "only client-0's grant");
+    assert_eq!(grants(&out)[1].2, Some(2));
     // Client requests that reach the crashed server get no answer and the acquisition fails
     // after Redisson's 3 s command timeout — or the poller simply got refused before; either
     // way no acquisition fails for another reason.

@@ -34,8 +34,8 @@ use locksim_simulator::process::{NodeKind, Process};
 use locksim_simulator::setup::WorkloadSpec;
 
 use client::{ClientConfig, RedisLockClient, UnlockMode};
-use sentinel::{Sentinel, SentinelConfig};
 use persistence::Persistence;
+use sentinel::{Sentinel, SentinelConfig};
 use server::{RedisServer, ServerConfig};
 
 /// The `redis` model.
@@ -118,6 +118,24 @@ const PARAMS: &[ParamSpec] = &[
         meaning: "what a restarted server loads: nothing; the last RDB snapshot (stock redis.conf: save 3600 1 300 100 60 10000, appendonly no); the AOF with appendfsync everysec (a killed process loses nothing, a lost machine the last second); or always (nothing lost)",
     },
     ParamSpec {
+        name: "timeout_ms",
+        kind: ParamKind::Number { min: 1.0, max: 1e9 },
+        default: "3000",
+        meaning: "Redisson timeout: how long a sent command waits for its reply before the attempt fails (BaseConfig, Redisson 3.x)",
+    },
+    ParamSpec {
+        name: "retry_attempts",
+        kind: ParamKind::Int { min: 0, max: 100 },
+        default: "3",
+        meaning: "Redisson retryAttempts: a command whose attempt timed out or whose connection was reset is sent again this many times, then the call fails (BaseConfig; RedisExecutor)",
+    },
+    ParamSpec {
+        name: "retry_interval_ms",
+        kind: ParamKind::Number { min: 0.0, max: 1e9 },
+        default: "1500",
+        meaning: "Redisson retryInterval: the wait before an attempt is sent again (BaseConfig, Redisson 3.x)",
+    },
+    ParamSpec {
         name: "service_ms",
         kind: ParamKind::Dist { min: 0.0, max: 1e6 },
         default: "0.05",
@@ -137,6 +155,9 @@ impl Redis {
             fencing: params.bool("fencing_counter"),
             servers: 1 + replicas,
             sentinels: if replicas > 0 { params.int("sentinels") as usize } else { 0 },
+            timeout_ms: params.f64("timeout_ms").round() as u64,
+            retry_attempts: params.int("retry_attempts") as u32,
+            retry_interval_ms: params.f64("retry_interval_ms").round() as u64,
         }
     }
 }

@@ -94,8 +94,7 @@ impl SaveState {
     /// Whether a save rule fires now (`serverCron`), with no save already running.
     pub fn due(&self, now_wall_ns: i64) -> bool {
         let elapsed_s = (now_wall_ns - self.lastsave_wall_ns) / (1_000 * NS_PER_MS as i64);
-        self.in_progress.is_none()
-            && STOCK_SAVE_RULES.iter().any(|r| self.dirty >= r.changes && elapsed_s > r.seconds)
+        self.in_progress.is_none() && STOCK_SAVE_RULES.iter().any(|r| self.dirty >= r.changes && elapsed_s > r.seconds)
     }
 }
 

@@ -384,6 +384,11 @@ pub enum ClientTimer {
         /// The request's id.
         id: u64,
     },
+    /// Request `id`'s retry interval is over: send it again.
+    Resend {
+        /// The request's id.
+        id: u64,
+    },
     /// Plain pattern: the `retry_ms` sleep after a refused `SET NX` is over.
     Retry {
         /// The lock.
