@@ -118,6 +118,18 @@ const PARAMS: &[ParamSpec] = &[
         meaning: "what a restarted server loads: nothing; the last RDB snapshot (stock redis.conf: save 3600 1 300 100 60 10000, appendonly no); the AOF with appendfsync everysec (a killed process loses nothing, a lost machine the last second); or always (nothing lost)",
     },
     ParamSpec {
+        name: "min_replicas_to_write",
+        kind: ParamKind::Int { min: 0, max: 16 },
+        default: "0",
+        meaning: "min-replicas-to-write (redis.conf 7.x, off by default): a primary with fewer replicas that acknowledged within min_replicas_max_lag_ms refuses writes with NOREPLICAS (an error to the client)",
+    },
+    ParamSpec {
+        name: "min_replicas_max_lag_ms",
+        kind: ParamKind::Number { min: 1000.0, max: 1e9 },
+        default: "10000",
+        meaning: "min-replicas-max-lag (redis.conf 7.x: 10 seconds; Redis counts whole seconds, so it is rounded down to seconds)",
+    },
+    ParamSpec {
         name: "timeout_ms",
         kind: ParamKind::Number { min: 1.0, max: 1e9 },
         default: "3000",
@@ -251,6 +263,8 @@ impl Model for Redis {
             service_ms: params.dist("service_ms"),
             replication_lag_ms: params.dist("replication_lag_ms"),
             persistence: Persistence::parse(params.str("persistence")),
+            min_replicas_to_write: params.int("min_replicas_to_write") as u32,
+            min_replicas_max_lag_s: (params.f64("min_replicas_max_lag_ms") / 1000.0).floor() as i64,
             initial_primary: "server-0".into(),
         };
         let mut services: Vec<Box<dyn Process<Redis>>> =

@@ -111,6 +111,8 @@ pub enum Answer {
     Subscribed,
     /// `-READONLY You can't write against a read only replica.`
     ReadOnly,
+    /// `-NOREPLICAS Not enough good replicas to write.` (`min-replicas-to-write`).
+    NoReplicas,
 }
 
 /// A server's answer to a [`Request`].

@@ -51,6 +51,11 @@ pub struct ServerConfig {
     pub replication_lag_ms: Dist,
     /// What survives a restart.
     pub persistence: Persistence,
+    /// `min-replicas-to-write`: a primary with fewer good replicas refuses writes (0: off).
+    pub min_replicas_to_write: u32,
+    /// `min-replicas-max-lag`, seconds: a replica is good if its last `REPLCONF ACK` is at most
+    /// this old.
+    pub min_replicas_max_lag_s: i64,
     /// The initial primary's name (`server-0`); a server with another name starts as its replica.
     pub initial_primary: String,
 }
@@ -91,6 +96,8 @@ struct Volatile {
     following: Option<u64>,
     /// Primary: replicas being fed and the offset each acknowledged.
     replicas: BTreeMap<NodeId, u64>,
+    /// Primary: when each replica's last `REPLCONF ACK` arrived (wall clock, `repl_ack_time`).
+    ack_wall_ns: BTreeMap<NodeId, i64>,
     /// Primary: the stream not yet sent (due time on the monotonic clock, offset, op).
     out: VecDeque<(Nanos, u64, WriteOp)>,
     flush_timer: Option<TimerId>,
@@ -119,6 +126,7 @@ impl Default for Volatile {
             offset: 0,
             following: None,
             replicas: BTreeMap::new(),
+            ack_wall_ns: BTreeMap::new(),
             out: VecDeque::new(),
             flush_timer: None,
             last_due: 0,
@@ -248,6 +256,29 @@ impl RedisServer {
         self.arm_flush(ctx);
     }
 
+    /// `min-replicas-to-write` (`processCommand`, `checkGoodReplicasStatus`; the good count is
+    /// refreshed by `refreshGoodSlavesCount`): replicas whose last ack is at most
+    /// `min-replicas-max-lag` seconds old (whole seconds, as `server.unixtime`).
+    fn enough_good_replicas(&self, now_wall_ns: i64) -> bool {
+        let need = self.cfg.min_replicas_to_write;
+        if need == 0 {
+            return true;
+        }
+        let now_s = now_wall_ns.div_euclid(1_000_000_000);
+        let good = self
+            .v
+            .replicas
+            .keys()
+            .filter(|r| {
+                self.v
+                    .ack_wall_ns
+                    .get(r)
+                    .is_some_and(|t| now_s - t.div_euclid(1_000_000_000) <= self.cfg.min_replicas_max_lag_s)
+            })
+            .count() as u32;
+        good >= need
+    }
+
     fn acked(&self, offset: u64) -> u32 {
         self.v.replicas.values().filter(|&&a| a >= offset).count() as u32
     }
@@ -284,6 +315,7 @@ impl RedisServer {
                 Answer::Subscribed
             }
             _ if !self.is_primary() => Answer::ReadOnly,
+            _ if !self.enough_good_replicas(ctx.now_wall_ns()) => Answer::NoReplicas,
             cmd => {
                 let (reply, ops, publish) = self.execute(&cmd, now_wall);
                 if !ops.is_empty() {
@@ -431,6 +463,7 @@ impl RedisServer {
         }
         let acked = self.v.replicas.get_mut(&from).expect("known replica");
         *acked = (*acked).max(a.offset);
+        self.v.ack_wall_ns.insert(from, ctx.now_wall_ns());
         self.check_waits(ctx);
     }
 
