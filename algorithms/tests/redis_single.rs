@@ -4,8 +4,10 @@
 //!   stepped expiry, not at the TTL);
 //! - a holder paused past its TTL (Kleppmann 2016): overlap, a stale write the fenced resource
 //!   rejects; with a plain `DEL` unlock the late release frees the next holder's key;
-//! - persistence: a restart with `none` (or `everysec` before the first fsync) loses the lock and
-//!   the token counter; `always` keeps both;
+//! - persistence per crash kind: a restart with `none`, or with the stock `rdb` configuration
+//!   before any snapshot, loses the lock and the token counter; a killed process with `everysec`
+//!   keeps both (the writes were in the page cache); a lost machine with `everysec` loses what the
+//!   last once-a-second fsync had not written; `always` keeps both;
 //! - fencing tokens increase by one per grant.
 
 mod redis_common;
@@ -246,13 +248,13 @@ fn with_a_plain_del_the_paused_holders_release_frees_the_next_holders_key() {
     }
 }
 
-/// client-0 takes the lock at ~0.5 ms and holds it 10 s; server-0 crashes at `crash_ms` for
-/// 100 ms; client-1 polls all along.
-fn restart(persistence: &str, crash_ms: f64) -> locksim_simulator::run::SeedOutcome {
+/// client-0 takes the lock at ~0.5 ms and holds it 10 s; server-0 crashes (`mode`: "process" or
+/// "machine") at `crash_ms` for 100 ms; client-1 polls all along.
+fn restart_mode(persistence: &str, crash_ms: f64, mode: &str) -> locksim_simulator::run::SeedOutcome {
     let text = format!(
         r#"
 name = "restart"
-duration_ms = 12000
+duration_ms = 16000
 algorithms = ["redis"]
 [models.redis]
 persistence = "{persistence}"
@@ -268,9 +270,14 @@ kind = "crash"
 target = "server-0"
 at_ms = {crash_ms}
 duration_ms = 100
+mode = "{mode}"
 "#
     );
     run(&text, "redis", 3)
+}
+
+fn restart(persistence: &str, crash_ms: f64) -> locksim_simulator::run::SeedOutcome {
+    restart_mode(persistence, crash_ms, "process")
 }
 
 #[test]
@@ -288,17 +295,44 @@ fn a_restart_without_persistence_loses_the_lock_and_the_token_counter() {
 }
 
 #[test]
-fn everysec_loses_what_was_not_fsynced_and_always_keeps_everything() {
-    // Crash at 500 ms: the first fsync (at 1 s) has not run yet.
+fn a_killed_process_with_everysec_keeps_the_lock_and_the_counter() {
+    // Crash at 500 ms, before the first fsync (at 1 s): the writes were in the page cache.
     let out = restart("everysec", 500.0);
-    assert_eq!(out.metrics.overlap_events, 1, "the lock was not fsynced");
-    // Crash at 2 s: the fsync at 1 s had the lock and the counter.
-    let out = restart("everysec", 2000.0);
     let g = grants(&out);
     assert_eq!(out.metrics.overlap_events, 0);
-    assert!(g[1].0 > 10_000.0);
+    assert!(g[1].0 > 10_000.0, "second grant at {}", g[1].0);
+    assert_eq!(g[1].2, Some(2), "the counter survived");
+}
+
+#[test]
+fn the_stock_rdb_configuration_loses_the_lock_and_the_counter() {
+    // save 3600 1 300 100 60 10000: two seconds and a handful of changes meet no rule, so there
+    // is no dump.rdb and the restarted server is empty, whichever way it went down.
+    for mode in ["process", "machine"] {
+        let out = restart_mode("rdb", 2000.0, mode);
+        let g = grants(&out);
+        assert_eq!(out.metrics.overlap_events, 1, "{mode}");
+        assert_eq!((g[0].2, g[1].2), (Some(1), Some(1)), "{mode}");
+        assert!(!trace(&out, "note", "restart: loaded 0 keys from the last RDB snapshot").is_empty(), "{mode}");
+        assert!(trace(&out, "note", "BGSAVE").is_empty(), "{mode}: no save rule met");
+    }
+}
+
+#[test]
+fn everysec_loses_what_was_not_fsynced_and_always_keeps_everything() {
+    // A lost machine at 500 ms: the first fsync (at 1 s) has not run yet.
+    let out = restart_mode("everysec", 500.0, "machine");
+    assert_eq!(out.metrics.overlap_events, 1, "the lock was not fsynced");
+    assert_eq!(out.metrics.token_regressions, 1, "nor the counter");
+    // Crash at 2 s: the fsync at 1 s had the lock and the counter.
+    let out = restart_mode("everysec", 2000.0, "machine");
+    let g = grants(&out);
+    assert_eq!(out.metrics.overlap_events, 0);
+    // client-0's unlock at 10 s is refused once (its connection predates the restart) and
+    // Redisson sends it again 1.5 s later (retryInterval): the poller gets token 2 after that.
+    assert!(g[1].0 > 11_500.0 && g[1].0 < 12_000.0, "second grant at {}", g[1].0);
     assert_eq!(g[1].2, Some(2));
-    let out = restart("always", 500.0);
+    let out = restart_mode("always", 500.0, "machine");
     assert_eq!(out.metrics.overlap_events, 0);
     assert_eq!(grants(&out)[1].2, Some(2));
     // Client requests that reach the crashed server get no answer and the acquisition fails

@@ -27,10 +27,22 @@
 //! is unlocked. With no replica available (none configured, or all reported down) there is no
 //! `WAIT`, as in Redisson.
 //!
-//! Every command times out after 3 000 ms (Redisson's `timeout`; plus the `WAIT` timeout when one
-//! is pipelined). A lock command that errs or times out fails the acquisition (`Unavailable`);
-//! the model does not retry commands (Redisson's `retryAttempts`), which only delays the same
-//! failure. A release whose command fails still returns (`Released`).
+//! Commands and retries (Redisson 3.x `RedisExecutor`, read at the 2021 source: `execute`,
+//! `scheduleRetryTimeout`, `scheduleResponseTimeout`, `isResendAllowed`; defaults from
+//! `config/BaseConfig`: `timeout` 3000 ms, `retryAttempts` 3, `retryInterval` 1500 ms): a sent
+//! command waits `timeout_ms` for its reply (plus the `WAIT` timeout when one is pipelined). An
+//! attempt that times out, or whose connection is reset, is sent AGAIN, unchanged, after
+//! `retry_interval_ms`, while fewer than `retry_attempts` retries were made; then the call fails.
+//! So a timed-out command that the server did execute runs twice (issue 17): a re-sent `SET NX`
+//! finds its own key and is refused (the lock stays set until its TTL), a re-sent Redisson lock
+//! script re-enters (hold count 2 on the server), a re-sent unlock finds nothing. A late reply to
+//! an abandoned attempt is ignored. Error replies (`READONLY`) are not retried. A lock call that
+//! fails fails the acquisition (`Unavailable`); an unlock call that fails is `ReleaseFailed`.
+//! Subscriptions are not retried. Difference from the source read: Redisson's
+//! `CommandsQueue.channelInactive` fails only commands not yet written; a written command on a
+//! closed connection waits for its response timeout before it is re-sent, where the model fails
+//! it at the reset (it is re-sent `retry_interval_ms` after the reset instead of after
+//! `timeout_ms` + `retry_interval_ms`).
 //!
 //! With replicas, the library follows Sentinel: it asks every Sentinel for the primary at start,
 //! moves to the primary of the highest configuration epoch that a `+switch-master` announces,
@@ -51,8 +63,6 @@ use super::protocol::*;
 use super::Redis;
 use crate::smallmap::SmallMap;
 
-/// Redisson's `timeout`: how long a command waits for its reply.
-pub const COMMAND_TIMEOUT_MS: u64 = 3_000;
 /// Redisson's `slavesSyncTimeout`: the `WAIT` timeout.
 pub const WAIT_TIMEOUT_MS: u64 = 1_000;
 
@@ -84,14 +94,30 @@ pub struct ClientConfig {
     pub servers: usize,
     /// Sentinels (0 without replicas).
     pub sentinels: usize,
+    /// Redisson's `timeout`: how long a sent command waits for its reply, milliseconds.
+    pub timeout_ms: u64,
+    /// Redisson's `retryAttempts`: how many times a failed attempt is sent again.
+    pub retry_attempts: u32,
+    /// Redisson's `retryInterval`: the wait before sending it again, milliseconds.
+    pub retry_interval_ms: u64,
 }
 
-/// A request in flight and what its answer is for.
+/// A request in flight (or waiting to be sent again) and what its answer is for.
 #[derive(Clone, Debug)]
 struct Pending {
     key: LockKey,
     kind: ReqKind,
+    /// The response timeout, or while waiting to be re-sent, the retry interval's timer.
     timer: TimerId,
+    cmd: Command,
+    wait: Option<WaitSpec>,
+    /// The server the current attempt went to.
+    to: NodeId,
+    /// Attempts made after the first (Redisson's `attempt`).
+    attempt: u32,
+    /// Whether an attempt is on the wire (false while waiting out the retry interval: a late
+    /// reply to the abandoned attempt is ignored, as Redisson's cancelled attempt promise is).
+    in_flight: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -235,11 +261,72 @@ impl RedisLockClient {
     ) -> u64 {
         self.next_req += 1;
         let id = self.next_req;
-        let timeout_ms = COMMAND_TIMEOUT_MS + wait.map_or(0, |w| w.timeout_ms);
-        let timer = ctx.set_timer(timeout_ms * NS_PER_MS, ClientTimer::RequestTimeout { id });
-        self.v.pending.insert(id, Pending { key, kind, timer });
-        ctx.send(self.v.primary, Request { id, cmd, wait });
+        let to = self.v.primary;
+        let timer = self.send_attempt(ctx, id, to, &cmd, wait);
+        self.v.pending.insert(id, Pending { key, kind, timer, cmd, wait, to, attempt: 0, in_flight: true });
         id
+    }
+
+    /// Sends one attempt of request `id` and arms its response timeout.
+    fn send_attempt(
+        &mut self,
+        ctx: &mut Ctx<Redis>,
+        id: u64,
+        to: NodeId,
+        cmd: &Command,
+        wait: Option<WaitSpec>,
+    ) -> TimerId {
+        let timeout_ms = self.cfg.timeout_ms + wait.map_or(0, |w| w.timeout_ms);
+        let timer = ctx.set_timer(timeout_ms * NS_PER_MS, ClientTimer::RequestTimeout { id });
+        ctx.send(to, Request { id, cmd: cmd.clone(), wait });
+        timer
+    }
+
+    /// The current attempt of request `id` failed (no reply within the timeout, or its
+    /// connection was reset). RedisExecutor: while `attempt < retryAttempts`, the same command
+    /// is sent again after `retryInterval`; else the call fails. Returns the request when it
+    /// failed for good.
+    fn attempt_failed(&mut self, ctx: &mut Ctx<Redis>, id: u64, why: &str) -> Option<Pending> {
+        let p = self.v.pending.get_mut(&id)?;
+        if !p.in_flight {
+            return None;
+        }
+        if p.attempt < self.cfg.retry_attempts {
+            p.in_flight = false;
+            p.attempt += 1;
+            let attempt = p.attempt;
+            ctx.cancel_timer(p.timer);
+            p.timer = ctx.set_timer(self.cfg.retry_interval_ms * NS_PER_MS, ClientTimer::Resend { id });
+            ctx.note(|| format!("request {id}: {why}; attempt {attempt} in {} ms", self.cfg.retry_interval_ms));
+            return None;
+        }
+        let p = self.v.pending.remove(&id)?;
+        ctx.cancel_timer(p.timer);
+        ctx.note(|| format!("request {id} for lock {}: {why} after {} retries: error", p.key, p.attempt));
+        Some(p)
+    }
+
+    /// The retry interval is over: the command goes again, under a new id (to the current
+    /// primary: Redisson resolves the node at each attempt).
+    fn resend(&mut self, ctx: &mut Ctx<Redis>, id: u64) {
+        let Some(mut p) = self.v.pending.remove(&id) else { return };
+        if p.in_flight {
+            self.v.pending.insert(id, p);
+            return;
+        }
+        self.next_req += 1;
+        let new_id = self.next_req;
+        p.to = self.v.primary;
+        p.timer = self.send_attempt(ctx, new_id, p.to, &p.cmd, p.wait);
+        p.in_flight = true;
+        // The acquisition waits for this request under its new id.
+        let st = self.state(p.key);
+        match st.acq {
+            Acq::Requested { req } if req == id => st.acq = Acq::Requested { req: new_id },
+            Acq::Subscribing { req } if req == id => st.acq = Acq::Subscribing { req: new_id },
+            _ => {}
+        }
+        self.v.pending.insert(new_id, p);
     }
 
     fn state(&mut self, key: LockKey) -> &mut KeyState {
@@ -388,11 +475,19 @@ impl RedisLockClient {
     }
 
     fn on_response(&mut self, ctx: &mut Ctx<Redis>, out: &mut LockEvents, r: Response) {
+        if !self.v.pending.get(&r.id).is_some_and(|p| p.in_flight) {
+            return;
+        }
         let Some(p) = self.v.pending.remove(&r.id) else { return };
         ctx.cancel_timer(p.timer);
         let key = p.key;
         match p.kind {
             ReqKind::Lock { .. } => self.on_lock_answer(ctx, out, r.id, key, p.kind, r),
+            // An error reply (READONLY after a failover) is raised by unlock(): not retried
+            // (RedisExecutor retries timeouts and connection errors only).
+            ReqKind::Unlock if !matches!(r.answer, Answer::Reply(_)) => {
+                out.push(LockEvent::ReleaseFailed { key, reason: FailReason::Unavailable })
+            }
             ReqKind::Unlock => out.push(LockEvent::Released { key }),
             ReqKind::Cleanup | ReqKind::Unsubscribe | ReqKind::Resubscribe => {}
             ReqKind::Renew { seq } => {
@@ -425,17 +520,17 @@ impl RedisLockClient {
         }
     }
 
-    fn on_request_timeout(&mut self, ctx: &mut Ctx<Redis>, out: &mut LockEvents, id: u64) {
-        let Some(p) = self.v.pending.remove(&id) else { return };
+    fn on_request_timeout(&mut self, ctx: &mut Ctx<Redis>, out: &mut LockEvents, id: u64, why: &str) {
+        let Some(p) = self.attempt_failed(ctx, id, why) else { return };
         let key = p.key;
-        ctx.note(|| format!("request {id} for lock {key} timed out"));
         match p.kind {
             ReqKind::Lock { nested, .. } => {
                 if self.state(key).acq == (Acq::Requested { req: id }) {
                     self.fail(ctx, out, key, nested);
                 }
             }
-            ReqKind::Unlock => out.push(LockEvent::Released { key }),
+            // unlock() raises the error: the application gives the lock up and moves on.
+            ReqKind::Unlock => out.push(LockEvent::ReleaseFailed { key, reason: FailReason::Unavailable }),
             ReqKind::Renew { seq } => {
                 // RenewalTask: log the error and schedule the next renewal.
                 if self.state(key).renew_seq == Some(seq) {
@@ -556,7 +651,8 @@ impl LockClient<Redis> for RedisLockClient {
     fn on_timer(&mut self, ctx: &mut Ctx<Redis>, out: &mut LockEvents, _timer: TimerId, tag: RedisTimer) {
         let RedisTimer::Client(t) = tag else { return };
         match t {
-            ClientTimer::RequestTimeout { id } => self.on_request_timeout(ctx, out, id),
+            ClientTimer::RequestTimeout { id } => self.on_request_timeout(ctx, out, id, "response timeout"),
+            ClientTimer::Resend { id } => self.resend(ctx, id),
             ClientTimer::Retry { key, seq } => {
                 if self.state(key).acq == (Acq::RetryWait { seq }) {
                     self.attempt(ctx, key, false);
@@ -580,6 +676,16 @@ impl LockClient<Redis> for RedisLockClient {
 
     fn on_crash(&mut self, _crash: &Crash) {
         self.v = Volatile::default();
+    }
+
+    fn on_reset(&mut self, ctx: &mut Ctx<Redis>, out: &mut LockEvents, peer: NodeId) {
+        // The connection closed: every attempt on it has failed (a connection error), and is
+        // retried like a timed-out one. Idempotent: an attempt already failed is not in flight.
+        let ids: Vec<u64> =
+            self.v.pending.iter().filter(|(_, p)| p.in_flight && p.to == peer).map(|(id, _)| *id).collect();
+        for id in ids {
+            self.on_request_timeout(ctx, out, id, "connection reset");
+        }
     }
 
     fn reentrant(&self) -> bool {

@@ -3,6 +3,7 @@
 //!
 //! Module map:
 //! - [`keyspace`]: the keyspace with wall-clock PX expiry and the lock commands and scripts
+//! - [`persistence`]: RDB snapshots and the AOF, and what a restart loads per kind of crash
 //! - [`protocol`]: every message (commands, pub/sub, replication stream, Sentinel) and every timer
 //! - [`server`]: one Redis server: single-threaded service, active expiry, replication with lag,
 //!   `WAIT`, persistence, role changes
@@ -22,6 +23,7 @@
 
 pub mod client;
 pub mod keyspace;
+pub mod persistence;
 pub mod protocol;
 pub mod sentinel;
 pub mod server;
@@ -32,8 +34,9 @@ use locksim_simulator::process::{NodeKind, Process};
 use locksim_simulator::setup::WorkloadSpec;
 
 use client::{ClientConfig, RedisLockClient, UnlockMode};
+use persistence::Persistence;
 use sentinel::{Sentinel, SentinelConfig};
-use server::{Persistence, RedisServer, ServerConfig};
+use server::{RedisServer, ServerConfig};
 
 /// The `redis` model.
 pub struct Redis;
@@ -110,9 +113,39 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "persistence",
-        kind: ParamKind::Choice(&["none", "everysec", "always"]),
-        default: "\"everysec\"",
-        meaning: "what a restarted server still has: nothing, the AOF as of the last once-a-second fsync, or every write",
+        kind: ParamKind::Choice(Persistence::CHOICES),
+        default: "\"rdb\"",
+        meaning: "what a restarted server loads: nothing; the last RDB snapshot (stock redis.conf: save 3600 1 300 100 60 10000, appendonly no); the AOF with appendfsync everysec (a killed process loses nothing, a lost machine the last second); or always (nothing lost)",
+    },
+    ParamSpec {
+        name: "min_replicas_to_write",
+        kind: ParamKind::Int { min: 0, max: 16 },
+        default: "0",
+        meaning: "min-replicas-to-write (redis.conf 7.x, off by default): a primary with fewer replicas that acknowledged within min_replicas_max_lag_ms refuses writes with NOREPLICAS (an error to the client)",
+    },
+    ParamSpec {
+        name: "min_replicas_max_lag_ms",
+        kind: ParamKind::Number { min: 1000.0, max: 1e9 },
+        default: "10000",
+        meaning: "min-replicas-max-lag (redis.conf 7.x: 10 seconds; Redis counts whole seconds, so it is rounded down to seconds)",
+    },
+    ParamSpec {
+        name: "timeout_ms",
+        kind: ParamKind::Number { min: 1.0, max: 1e9 },
+        default: "3000",
+        meaning: "Redisson timeout: how long a sent command waits for its reply before the attempt fails (BaseConfig, Redisson 3.x)",
+    },
+    ParamSpec {
+        name: "retry_attempts",
+        kind: ParamKind::Int { min: 0, max: 100 },
+        default: "3",
+        meaning: "Redisson retryAttempts: a command whose attempt timed out or whose connection was reset is sent again this many times, then the call fails (BaseConfig; RedisExecutor)",
+    },
+    ParamSpec {
+        name: "retry_interval_ms",
+        kind: ParamKind::Number { min: 0.0, max: 1e9 },
+        default: "1500",
+        meaning: "Redisson retryInterval: the wait before an attempt is sent again (BaseConfig, Redisson 3.x)",
     },
     ParamSpec {
         name: "service_ms",
@@ -134,6 +167,9 @@ impl Redis {
             fencing: params.bool("fencing_counter"),
             servers: 1 + replicas,
             sentinels: if replicas > 0 { params.int("sentinels") as usize } else { 0 },
+            timeout_ms: params.f64("timeout_ms").round() as u64,
+            retry_attempts: params.int("retry_attempts") as u32,
+            retry_interval_ms: params.f64("retry_interval_ms").round() as u64,
         }
     }
 }
@@ -227,6 +263,8 @@ impl Model for Redis {
             service_ms: params.dist("service_ms"),
             replication_lag_ms: params.dist("replication_lag_ms"),
             persistence: Persistence::parse(params.str("persistence")),
+            min_replicas_to_write: params.int("min_replicas_to_write") as u32,
+            min_replicas_max_lag_s: (params.f64("min_replicas_max_lag_ms") / 1000.0).floor() as i64,
             initial_primary: "server-0".into(),
         };
         let mut services: Vec<Box<dyn Process<Redis>>> =

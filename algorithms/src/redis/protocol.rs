@@ -111,6 +111,8 @@ pub enum Answer {
     Subscribed,
     /// `-READONLY You can't write against a read only replica.`
     ReadOnly,
+    /// `-NOREPLICAS Not enough good replicas to write.` (`min-replicas-to-write`).
+    NoReplicas,
 }
 
 /// A server's answer to a [`Request`].
@@ -354,6 +356,8 @@ pub enum ServerTimer {
     Cron,
     /// `appendfsync everysec`: the AOF catches up with the keyspace.
     Fsync,
+    /// The running `BGSAVE` has written and renamed its snapshot.
+    BgsaveDone,
     /// The head of the replication stream's output buffer is due to leave.
     ReplFlush,
     /// `replicationCron`: a replica acknowledges its offset, or asks for `PSYNC` again.
@@ -379,6 +383,11 @@ pub enum SentinelTimer {
 pub enum ClientTimer {
     /// Request `id` got no answer within the command timeout.
     RequestTimeout {
+        /// The request's id.
+        id: u64,
+    },
+    /// Request `id`'s retry interval is over: send it again.
+    Resend {
         /// The request's id.
         id: u64,
     },

@@ -17,8 +17,8 @@
 //!   data becomes the primary's snapshot, which is how a demoted old primary drops its data.
 //!   Partial resync (PSYNC2) would give the same data when the replica's stream is a prefix of the
 //!   primary's; the model does not distinguish the two.
-//! - Persistence (appendonly with `appendfsync`): `always` keeps every write, `everysec` keeps the
-//!   keyspace as of the last once-a-second fsync, `none` keeps nothing. The role is in the
+//! - Persistence: see [`super::persistence`] (RDB snapshots by the stock save rules, or the AOF
+//!   with `appendfsync everysec` / `always`, per kind of crash). The role is in the
 //!   config file (Sentinel rewrites it), so it survives a restart: an old primary that crashed
 //!   comes back as a primary until a Sentinel converts it.
 //! - Pub/sub subscriptions live on the connection: lost when the server crashes.
@@ -32,37 +32,14 @@ use locksim_simulator::time::{ms_to_ns, Nanos, NS_PER_MS};
 use rand::Rng;
 
 use super::keyspace::{Keyspace, Reply, WriteOp};
+use super::persistence::{Disk, Persistence, SaveState, BGSAVE_NS, FSYNC_EVERY_NS};
 use super::protocol::*;
 use super::Redis;
 
 /// Redis's cron period (`hz 10`): active expiry runs this often on a primary.
 pub const CRON_NS: Nanos = 100 * NS_PER_MS;
-/// `appendfsync everysec`.
-pub const FSYNC_EVERY_NS: Nanos = 1_000 * NS_PER_MS;
 /// `replicationCron`: a replica acknowledges (or retries `PSYNC`) this often.
 pub const REPLICATION_CRON_NS: Nanos = 1_000 * NS_PER_MS;
-
-/// What a restarted server still has (`appendonly yes` with `appendfsync …`, or no persistence).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Persistence {
-    /// No persistence: a restarted server comes back empty.
-    None,
-    /// `appendfsync everysec`: a restarted server has the keyspace of the last fsync.
-    EverySec,
-    /// `appendfsync always`: a restarted server has every write.
-    Always,
-}
-
-impl Persistence {
-    /// The `persistence` parameter: `none`, `always`, anything else `everysec`.
-    pub fn parse(s: &str) -> Persistence {
-        match s {
-            "none" => Persistence::None,
-            "always" => Persistence::Always,
-            _ => Persistence::EverySec,
-        }
-    }
-}
 
 /// The parts of the model's parameters a server uses.
 #[derive(Clone, Debug)]
@@ -74,6 +51,11 @@ pub struct ServerConfig {
     pub replication_lag_ms: Dist,
     /// What survives a restart.
     pub persistence: Persistence,
+    /// `min-replicas-to-write`: a primary with fewer good replicas refuses writes (0: off).
+    pub min_replicas_to_write: u32,
+    /// `min-replicas-max-lag`, seconds: a replica is good if its last `REPLCONF ACK` is at most
+    /// this old.
+    pub min_replicas_max_lag_s: i64,
     /// The initial primary's name (`server-0`); a server with another name starts as its replica.
     pub initial_primary: String,
 }
@@ -93,10 +75,10 @@ struct PendingWait {
 /// A Redis server process.
 pub struct RedisServer {
     cfg: ServerConfig,
-    // Durable: the config file (role, epoch) and the AOF.
+    // Durable: the config file (role, epoch) and the data files.
     conf_role: Option<Role>,
     conf_epoch: u64,
-    aof: Keyspace,
+    disk: Disk,
     v: Volatile,
 }
 
@@ -114,6 +96,8 @@ struct Volatile {
     following: Option<u64>,
     /// Primary: replicas being fed and the offset each acknowledged.
     replicas: BTreeMap<NodeId, u64>,
+    /// Primary: when each replica's last `REPLCONF ACK` arrived (wall clock, `repl_ack_time`).
+    ack_wall_ns: BTreeMap<NodeId, i64>,
     /// Primary: the stream not yet sent (due time on the monotonic clock, offset, op).
     out: VecDeque<(Nanos, u64, WriteOp)>,
     flush_timer: Option<TimerId>,
@@ -127,6 +111,8 @@ struct Volatile {
     /// Pub/sub subscriptions live on the clients' connections.
     subscribers: BTreeMap<LockKey, BTreeSet<NodeId>>,
     busy_until: Nanos,
+    /// The RDB snapshot schedule (changes since the last save, a `BGSAVE` under way).
+    save: SaveState,
 }
 
 impl Default for Volatile {
@@ -140,6 +126,7 @@ impl Default for Volatile {
             offset: 0,
             following: None,
             replicas: BTreeMap::new(),
+            ack_wall_ns: BTreeMap::new(),
             out: VecDeque::new(),
             flush_timer: None,
             last_due: 0,
@@ -148,6 +135,7 @@ impl Default for Volatile {
             next_wait: 0,
             subscribers: BTreeMap::new(),
             busy_until: 0,
+            save: SaveState::default(),
         }
     }
 }
@@ -155,7 +143,8 @@ impl Default for Volatile {
 impl RedisServer {
     /// A server; at its first start it is the primary if it is `initial_primary`, else its replica.
     pub fn new(cfg: ServerConfig) -> Self {
-        RedisServer { cfg, conf_role: None, conf_epoch: 0, aof: Keyspace::default(), v: Volatile::default() }
+        let disk = Disk::new(cfg.persistence);
+        RedisServer { cfg, conf_role: None, conf_epoch: 0, disk, v: Volatile::default() }
     }
 
     /// The keyspace (for tests).
@@ -200,6 +189,8 @@ impl RedisServer {
         self.v.repl_id = ctx.rng().gen();
         self.v.offset = 0;
         self.v.following = None;
+        // initServer: `lastsave` starts at the start time.
+        self.v.save.lastsave_wall_ns = ctx.now_wall_ns();
         ctx.set_timer(CRON_NS, ServerTimer::Cron);
         if self.cfg.persistence == Persistence::EverySec {
             ctx.set_timer(FSYNC_EVERY_NS, ServerTimer::Fsync);
@@ -217,6 +208,8 @@ impl RedisServer {
         if ops.is_empty() || !self.is_primary() {
             return;
         }
+        // `server.dirty`: every change counts towards the save rules.
+        self.v.save.dirty += ops.len() as u64;
         let lag = ms_to_ns(self.cfg.replication_lag_ms.sample_non_negative(ctx.rng()));
         // The stream is FIFO: a shorter lag never lets a later write overtake an earlier one.
         let due = (ctx.now_mono_ns() + lag).max(self.v.last_due);
@@ -263,6 +256,29 @@ impl RedisServer {
         self.arm_flush(ctx);
     }
 
+    /// `min-replicas-to-write` (`processCommand`, `checkGoodReplicasStatus`; the good count is
+    /// refreshed by `refreshGoodSlavesCount`): replicas whose last ack is at most
+    /// `min-replicas-max-lag` seconds old (whole seconds, as `server.unixtime`).
+    fn enough_good_replicas(&self, now_wall_ns: i64) -> bool {
+        let need = self.cfg.min_replicas_to_write;
+        if need == 0 {
+            return true;
+        }
+        let now_s = now_wall_ns.div_euclid(1_000_000_000);
+        let good = self
+            .v
+            .replicas
+            .keys()
+            .filter(|r| {
+                self.v
+                    .ack_wall_ns
+                    .get(r)
+                    .is_some_and(|t| now_s - t.div_euclid(1_000_000_000) <= self.cfg.min_replicas_max_lag_s)
+            })
+            .count() as u32;
+        good >= need
+    }
+
     fn acked(&self, offset: u64) -> u32 {
         self.v.replicas.values().filter(|&&a| a >= offset).count() as u32
     }
@@ -299,6 +315,7 @@ impl RedisServer {
                 Answer::Subscribed
             }
             _ if !self.is_primary() => Answer::ReadOnly,
+            _ if !self.enough_good_replicas(ctx.now_wall_ns()) => Answer::NoReplicas,
             cmd => {
                 let (reply, ops, publish) = self.execute(&cmd, now_wall);
                 if !ops.is_empty() {
@@ -398,6 +415,11 @@ impl RedisServer {
             return;
         }
         let dropped = self.v.data.len();
+        if self.disk.snapshots() {
+            // readSyncBulkPayload (repl-diskless-load disabled): the primary's RDB becomes this
+            // replica's dump.rdb before it is loaded.
+            self.disk.store_rdb(m.data.clone());
+        }
         self.v.data = m.data;
         self.v.offset = m.offset;
         self.v.following = Some(m.repl_id);
@@ -421,6 +443,8 @@ impl RedisServer {
         for (i, op) in b.ops.iter().enumerate() {
             if b.first_offset + i as u64 > self.v.offset {
                 self.v.data.apply(op);
+                // A replica counts the changes it applies towards its own save rules.
+                self.v.save.dirty += 1;
             }
         }
         self.v.offset = self.v.offset.max(b.first_offset + b.ops.len() as u64 - 1);
@@ -439,6 +463,7 @@ impl RedisServer {
         }
         let acked = self.v.replicas.get_mut(&from).expect("known replica");
         *acked = (*acked).max(a.offset);
+        self.v.ack_wall_ns.insert(from, ctx.now_wall_ns());
         self.check_waits(ctx);
     }
 
@@ -485,10 +510,22 @@ impl RedisServer {
 }
 
 impl RedisServer {
+    /// `serverCron`'s save check: a save rule met starts a `BGSAVE` of the data as it is now.
+    fn save_cron(&mut self, ctx: &mut Ctx<Redis>) {
+        if !self.disk.snapshots() || !self.v.save.due(ctx.now_wall_ns()) {
+            return;
+        }
+        let dirty = self.v.save.dirty;
+        self.v.save.in_progress = Some((self.v.data.clone(), dirty));
+        ctx.set_timer(BGSAVE_NS, ServerTimer::BgsaveDone);
+        ctx.note(|| format!("BGSAVE started ({dirty} changes since the last save)"));
+    }
+
     fn on_server_timer(&mut self, ctx: &mut Ctx<Redis>, timer: TimerId, tag: ServerTimer) {
         match tag {
             ServerTimer::Cron => {
                 ctx.set_timer(CRON_NS, ServerTimer::Cron);
+                self.save_cron(ctx);
                 if self.is_primary() {
                     let now_wall = ctx.now_wall_ns();
                     let ops = self.v.data.active_expire(now_wall);
@@ -500,7 +537,18 @@ impl RedisServer {
             }
             ServerTimer::Fsync => {
                 ctx.set_timer(FSYNC_EVERY_NS, ServerTimer::Fsync);
-                self.aof = self.v.data.clone();
+                self.disk.fsync(&self.v.data);
+            }
+            ServerTimer::BgsaveDone => {
+                // backgroundSaveDoneHandler: the snapshot is dump.rdb; the changes made since the
+                // fork still count towards the next save.
+                if let Some((snapshot, dirty_at_fork)) = self.v.save.in_progress.take() {
+                    let keys = snapshot.len();
+                    self.disk.store_rdb(snapshot);
+                    self.v.save.dirty -= dirty_at_fork;
+                    self.v.save.lastsave_wall_ns = ctx.now_wall_ns();
+                    ctx.note(|| format!("BGSAVE done: dump.rdb has {keys} keys"));
+                }
             }
             ServerTimer::ReplFlush => {
                 if self.v.flush_timer == Some(timer) {
@@ -561,21 +609,18 @@ impl Process<Redis> for RedisServer {
         }
     }
 
-    fn on_crash(&mut self, _crash: &Crash) {
-        // What the AOF holds at the crash: every write (`always`), the last fsync (`everysec`),
-        // nothing (`none`). The config file (role, epoch) is kept.
-        self.aof = match self.cfg.persistence {
-            Persistence::Always => std::mem::take(&mut self.v.data),
-            Persistence::EverySec => std::mem::take(&mut self.aof),
-            Persistence::None => Keyspace::default(),
-        };
-        self.v = Volatile::default();
+    fn on_crash(&mut self, crash: &Crash) {
+        // The disk decides what the next start loads (see the persistence module); the config
+        // file (role, epoch) is kept.
+        let v = std::mem::take(&mut self.v);
+        self.disk.on_crash(crash.kind, v.data, v.save);
     }
 
     fn on_restart(&mut self, ctx: &mut Ctx<Redis>) {
-        self.v.data = self.aof.clone();
+        self.v.data = self.disk.load();
         let keys = self.v.data.len();
-        ctx.note(|| format!("restart: loaded {keys} keys from the AOF"));
+        let source = self.disk.source();
+        ctx.note(|| format!("restart: loaded {keys} keys from {source}"));
         self.boot(ctx);
     }
 

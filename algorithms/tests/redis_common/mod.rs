@@ -77,6 +77,10 @@ impl Process<Redis> for Scripted {
     fn on_crash(&mut self, crash: &Crash) {
         self.lib.on_crash(crash);
     }
+    fn on_reset(&mut self, ctx: &mut Ctx<Redis>, peer: NodeId) {
+        self.lib.on_reset(ctx, &mut self.events, peer);
+        self.drain(ctx);
+    }
 }
 
 /// A node that ignores everything (the resource, unused by scripted clients).
