@@ -145,7 +145,10 @@ fn a_leader_crash_costs_only_availability() {
         assert!(trace(&out, "note", "expired: proposing revoke").is_empty(), "seed {seed}: a lease expired");
         assert_eq!(out.metrics.overlap_events, 0, "seed {seed}");
         assert_eq!(out.metrics.stale_unfenced_events, 0, "seed {seed}");
-        assert_eq!(out.metrics.token_regressions, 0, "seed {seed}");
+        // An Unlock in flight on the killed leader fails (clientv3 does not resend a Delete):
+        // that client's next Lock finds its key still first and holds again under the same
+        // revision, which the token metric counts; no other kind of regression.
+        assert_eq!(etcd_common::regressions_other_than_regrants(&out), 0, "seed {seed}");
         let grants: Vec<f64> =
             events(&out, |e| matches!(e, HistoryEvent::Granted { .. })).iter().map(|g| g.at_ns as f64 / 1e6).collect();
         assert!(grants.iter().any(|t| *t > 20_000.0), "seed {seed}: grants did not resume");
@@ -170,7 +173,7 @@ acquire_timeout_ms = { uniform = [50, 3_000] }
 
 /// 1 % loss and duplication, and clients that give up waiting after 50 ms to 3 s (the Mutex's
 /// context is cancelled: a waiter deletes its key, a transaction in flight is left to the next
-/// Lock). Lost messages cost time (a lost call costs the 7 s request timeout, so two unlucky
+/// Lock). Lost messages cost time (a lost Delete fails its Unlock: `ReleaseFailed`) (a lost call costs the 7 s request timeout, so two unlucky
 /// losses in a row can stall the lock for 14 s; keep-alives are resent every 500 ms; watch events
 /// are retransmitted), never safety, and nothing hangs for good.
 #[test]
@@ -178,11 +181,13 @@ fn loss_duplication_and_cancelled_waits_cost_time_not_safety() {
     for seed in 0..10 {
         let out = run_with(LOSSY, "etcd", seed, false);
         assert_eq!(out.metrics.overlap_events, 0, "seed {seed}");
-        assert_eq!(out.metrics.token_regressions, 0, "seed {seed}");
+        assert_eq!(etcd_common::regressions_other_than_regrants(&out), 0, "seed {seed}");
         assert!(out.metrics.failed_acquisitions > 0, "seed {seed}: no acquisition timed out");
         let last_grant = events(&out, |e| matches!(e, HistoryEvent::Granted { .. })).last().map(|g| g.at_ns).unwrap();
         assert!(last_grant > 25_000_000_000, "seed {seed}: grants stopped at {} ms", last_grant / 1_000_000);
-        assert!(out.metrics.acquisitions > 30, "seed {seed}: {}", out.metrics.acquisitions);
+        // A lost Delete fails its Unlock after the 7 s timeout (clientv3 does not resend it):
+        // the key stays until its client locks again, so a few seeds grant a little less.
+        assert!(out.metrics.acquisitions > 20, "seed {seed}: {}", out.metrics.acquisitions);
     }
 }
 

@@ -1,6 +1,7 @@
 //! Several API servers in front of the one store: `server-1 …` forward every Lease call to
 //! `server-0`, which holds the store and is the `leader` for the scenario selectors; a client
-//! whose API server stops answering moves to the next one after its HTTP timeout.
+//! whose API server stops answering moves to the next one after its HTTP timeout; one whose API
+//! server process is killed sees its connection reset and moves on at once.
 
 mod kubernetes_common;
 
@@ -30,13 +31,14 @@ at_ms = 3_000
 "#;
 
 /// client-i starts with server-(i mod 3). client-1's first GET goes to server-1, which passes
-/// it to server-0 and relays the answer: 4 ms for the call instead of 2. server-1 crashes at
-/// 3 s; client-1's next call there is lost and times out after request_timeout_ms (5 s), and its
-/// following call goes to server-2.
+/// it to server-0 and relays the answer: 4 ms for the call instead of 2. server-1's host is lost
+/// at 3 s (a machine crash: no reset tells anyone); client-1's next call there is lost and times
+/// out after request_timeout_ms (5 s), and its following call goes to server-2.
 #[test]
 fn front_servers_forward_to_the_store_and_a_timed_out_client_moves_on() {
+    let text = THREE_SERVERS.replace("at_ms = 3_000", "at_ms = 3_000\nmode = \"machine\"");
     for seed in 0..5 {
-        let out = run(THREE_SERVERS, "kubernetes", seed);
+        let out = run(&text, "kubernetes", seed);
         let forwarded = calls_at(&out, "server-0", "store: GET lease-0");
         assert!(forwarded.iter().any(|c| c.0 == 2.0 && c.1 == "server-1"), "seed {seed}: {forwarded:?}");
         assert!(forwarded.iter().any(|c| c.0 == 2.0 && c.1 == "server-2"), "seed {seed}: {forwarded:?}");
@@ -74,5 +76,53 @@ fn the_leader_is_the_server_with_the_store() {
             .map(|(t, n, _)| (t, n))
             .collect();
         assert!(answered_after.is_empty(), "seed {seed}: {answered_after:?}");
+    }
+}
+
+const KILLED_MID_CALL: &str = r#"
+name = "kubernetes-server-killed"
+duration_ms = 20_000
+algorithms = ["kubernetes"]
+
+[models.kubernetes]
+servers = 3
+service_ms = 0
+
+[network]
+latency_ms = 2
+
+[workload]
+clients = 3
+hold_ms = 1_000
+think_ms = 0
+
+[[faults]]
+kind = "crash"
+target = "server-1"
+at_ms = 3
+"#;
+
+/// server-1's process is killed at 3 ms while client-1's first GET is being forwarded through it
+/// (sent at 0, at server-1 at 2 ms, at server-0 at 4 ms). The kernel resets the connection; the
+/// reset reaches client-1 at 5 ms and the call fails at once (Go's HTTP/2 transport fails the
+/// streams of a closed connection) instead of after request_timeout_ms (5 s). The elector
+/// retries at its retry period (2 s × (1 + 1.2·u): 2 to 4.4 s), on server-2.
+#[test]
+fn a_killed_api_server_fails_the_call_at_once_and_the_elector_retries_at_its_period() {
+    for seed in 0..5 {
+        let out = run(KILLED_MID_CALL, "kubernetes", seed);
+        let failed = trace(&out, "note", "failed: connection reset");
+        let (at, who, _) = failed.first().cloned().unwrap_or_else(|| panic!("seed {seed}: no reset failure"));
+        assert_eq!(who, "client-1", "seed {seed}");
+        assert!(at < 10.0, "seed {seed}: the call failed at {at} ms");
+        assert!(trace(&out, "note", "timed out").is_empty(), "seed {seed}: a call timed out");
+        let sent: Vec<(f64, String)> = trace(&out, "send", "lease-0")
+            .into_iter()
+            .filter(|(_, n, _)| n == "client-1")
+            .map(|(t, _, d)| (t, d.split(' ').nth(1).unwrap().to_string()))
+            .collect();
+        let (next_at, next_to) = sent.iter().find(|(t, _)| *t > at).cloned().expect("client-1 retries");
+        assert_eq!(next_to, "server-2", "seed {seed}: {sent:?}");
+        assert!((at + 2_000.0..=at + 4_400.0).contains(&next_at), "seed {seed}: retried at {next_at} ms: {sent:?}");
     }
 }

@@ -22,21 +22,24 @@
 //! delete can never remove the next Lock's key. Unlock deletes the own key. The token is `myRev`.
 //! Every watch DELETE event reaching the waiter is a `Notified`.
 //!
-//! Connection: the client talks to one member (`client-i` starts at member i mod n; clientv3 3.4
-//! balances calls round-robin over all endpoints, which this model does not) and moves to the
-//! next one when the connection fails: a gRPC keepalive ping unanswered for 6 s (pings every 2 s:
-//! etcdctl's `--keepalive-time` / `--keepalive-timeout`; the simulator cannot deliver the TCP
-//! reset that would tell a client at once that a member's process died), a call or the
-//! keep-alive stream unanswered for the request timeout (5 s + 2 × election timeout, etcd's
-//! server-side `ReqTimeout`), or a "no leader" answer. A ping answered by a restarted member (new
-//! incarnation) means the old connection died with it: the client reconnects to it. On a new
-//! connection the watch is re-created from the same revision. The watch stream is TCP in etcd:
-//! the model resends an unconfirmed watch request every 200 ms and the member resends
-//! unacknowledged events, so the simulator's message loss delays a wake-up instead of losing it. A call in flight fails with its
-//! connection: clientv3 resends a read (repeatable; after 25 ms, up to 100 times) but never a
-//! write whose request may have reached a server, so a failed lock transaction fails the Lock.
-//! A failed Unlock is retried by the application until it succeeds (otherwise the key would stay
-//! until the session ends); that retry is the application's, not clientv3's.
+//! Connection: the client knows every member and talks to one at a time (`client-i` starts at
+//! member i mod n; clientv3 3.5 balances unary calls round-robin, which this model does not). It
+//! moves to the next member when the member resets the connection (its process was killed), a
+//! call or the keep-alive stream is unanswered for the request timeout (5 s + 2 × election
+//! timeout, etcd's server-side `ReqTimeout`), or a member answers "no leader"; with
+//! `keepalive_time_ms` set, also when a gRPC keepalive ping goes unanswered for
+//! `keepalive_timeout_ms` (off by default: clientv3 `Config.DialKeepAliveTime` 0). A ping answered
+//! by a restarted member (new incarnation) means the old connection died with it. When the client
+//! gives up on a call whose connection is still open, gRPC cancels the stream on it
+//! ([`StreamCancel`], HTTP/2 `RST_STREAM`); the member drops the request if it has not started it.
+//! On a new connection the watch is re-created from the same revision. The watch stream is TCP in
+//! etcd: the model resends an unconfirmed watch request every 200 ms and the member resends
+//! unacknowledged events, so the simulator's message loss delays a wake-up instead of losing it. A
+//! call in flight fails with its connection: clientv3 resends a read (repeatable; after 25 ms, up to
+//! 100 times) but never a write whose request may have reached a server (etcd 3.5
+//! `client/v3/retry_interceptor.go`, `isSafeRetryMutableRPC`), so a failed lock transaction fails
+//! the Lock and a failed Unlock reports `ReleaseFailed` (the own key stays until the session ends;
+//! the next Lock in the session finds it first and holds under the same create revision).
 
 use std::sync::Arc;
 
@@ -47,7 +50,7 @@ use locksim_simulator::time::Nanos;
 
 use super::protocol::{
     ClientTimer, EtcdError, EtcdMsg, EtcdTimer, KeyInfo, LeaseId, Op, Ping, Pong, Reply, Request, Response, Revision,
-    WatchAck, WatchEvent,
+    StreamCancel, WatchAck, WatchEvent,
 };
 use super::Etcd;
 
@@ -62,14 +65,21 @@ pub const RETRY_BACKOFF_NS: Nanos = 25_000_000;
 /// clientv3 `defaultUnaryMaxRetries`.
 pub const MAX_RETRIES: u32 = 100;
 
-/// gRPC keepalive: a ping every `DialKeepAliveTime` (etcdctl's `--keepalive-time`, 2 s) …
-pub const PING_EVERY_NS: Nanos = 2_000_000_000;
-/// … and the connection is closed when one goes unanswered for `DialKeepAliveTimeout` (6 s).
-pub const PING_TIMEOUT_NS: Nanos = 6_000_000_000;
-
 /// A watch request not confirmed within TCP's minimum retransmission timeout is sent again (the
 /// model's stand-in for the TCP stream it travels on).
 pub const WATCH_RESEND_NS: Nanos = 200_000_000;
+
+/// Why the client leaves its connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Gone {
+    /// The member's end reset it (its process died): nothing sent on it will run any more.
+    Reset,
+    /// The member stopped answering in time (frozen, cut off, or without a leader): the
+    /// connection is still open, so the abandoned call's stream is cancelled on it.
+    Silent,
+    /// The member restarted (a new incarnation answered a ping): reconnect to it.
+    Restarted,
+}
 
 /// The client library's settings.
 #[derive(Clone, Debug)]
@@ -83,6 +93,11 @@ pub struct ClientConfig {
     pub recheck_after_wait: bool,
     /// How long a call or the keep-alive stream may go unanswered before the client moves on.
     pub request_timeout_ns: Nanos,
+    /// gRPC keepalive: a ping every this often (`Config.DialKeepAliveTime`); `None` when off,
+    /// clientv3's default.
+    pub keepalive_time_ns: Option<Nanos>,
+    /// A ping unanswered this long closes the connection (`Config.DialKeepAliveTimeout`).
+    pub keepalive_timeout_ns: Nanos,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -284,7 +299,7 @@ impl EtcdClient {
         }
         ctx.set_timer(DEADLINE_LOOP_NS, ClientTimer::KeepAliveDeadline { gen });
         if unanswered_since.is_some_and(|t| now >= t + self.cfg.request_timeout_ns) {
-            self.reconnect(ctx, out, true, "keep-alive stream unanswered");
+            self.reconnect(ctx, out, Gone::Silent, "keep-alive stream unanswered");
         }
     }
 
@@ -321,11 +336,19 @@ impl EtcdClient {
 
     // ----- connection -----
 
-    /// The connection is closed (`move_on`: to the next member; otherwise to the same one, which
-    /// restarted). The keep-alive and watch streams are re-opened on the new connection, the watch
-    /// from the same revision; the call in flight fails with the connection (a read is resent).
-    fn reconnect(&mut self, ctx: &mut Ctx<Etcd>, out: &mut LockEvents, move_on: bool, why: &str) {
-        if move_on {
+    /// The client leaves its connection (to the next member, unless `gone` is
+    /// [`Gone::Restarted`]: then to the same one). The keep-alive and watch streams are re-opened
+    /// on the new connection, the watch from the same revision; the call in flight fails with the
+    /// connection (a read is resent). When the old connection is still open (`Gone::Silent`) gRPC
+    /// cancels the abandoned call's stream on it ([`StreamCancel`]), so a member that was only
+    /// frozen drops the call when it wakes instead of running it late.
+    fn reconnect(&mut self, ctx: &mut Ctx<Etcd>, out: &mut LockEvents, gone: Gone, why: &str) {
+        if gone == Gone::Silent {
+            if let Some(call) = &self.v.call {
+                ctx.send(self.server(), StreamCancel { id: call.id });
+            }
+        }
+        if gone != Gone::Restarted {
             self.v.endpoint = (self.v.endpoint + 1) % self.servers.len();
         }
         let name = ctx.name_of(self.server()).to_string();
@@ -344,7 +367,8 @@ impl EtcdClient {
             if let Some(t) = call.timer {
                 ctx.cancel_timer(t);
             }
-            self.handle_failed_call(ctx, out, call, None);
+            let error = (gone == Gone::Reset).then_some(EtcdError::ConnectionClosed);
+            self.handle_failed_call(ctx, out, call, error);
         }
     }
 
@@ -515,8 +539,12 @@ impl EtcdClient {
     /// A call got an error or no answer in time: the client moves to another member (a lease
     /// error is an answer like any other and keeps the connection).
     fn call_failed(&mut self, ctx: &mut Ctx<Etcd>, out: &mut LockEvents, call: Call, error: Option<EtcdError>) {
+        if error.is_none() {
+            // The call's deadline passed: gRPC resets its stream on the still-open connection.
+            ctx.send(self.server(), StreamCancel { id: call.id });
+        }
         if error != Some(EtcdError::LeaseNotFound) {
-            self.reconnect(ctx, out, true, if error.is_some() { "no leader" } else { "call unanswered" });
+            self.reconnect(ctx, out, Gone::Silent, if error.is_some() { "no leader" } else { "call unanswered" });
         }
         self.handle_failed_call(ctx, out, call, error);
     }
@@ -541,18 +569,29 @@ impl EtcdClient {
             }
             Purpose::WaitGet | Purpose::Recheck if retry_read => self.retry_later(ctx, call),
             Purpose::WaitGet | Purpose::Recheck => self.lock_failed(ctx, out, FailReason::Unavailable, true),
-            // The application retries its unlock.
-            Purpose::Unlock => self.retry_later(ctx, call),
+            // Mutex.Unlock returns the Delete's error: clientv3 never resends a Delete that may
+            // have reached a member (`retry_interceptor.go`: `isSafeRetryMutableRPC`), and the
+            // application moves on. The own key stays until the session's lease ends; the next
+            // Lock in this session finds it and holds again under the same create revision.
+            Purpose::Unlock => {
+                if let Some(m) = self.v.mutex.take() {
+                    let reason = if error.is_some() { FailReason::Unavailable } else { FailReason::Timeout };
+                    ctx.note(|| format!("lock {}: Unlock failed ({reason:?}): not resent", m.key));
+                    out.push(LockEvent::ReleaseFailed { key: m.key, reason });
+                }
+            }
             Purpose::Cleanup { fail } => self.cleanup_done(ctx, out, fail),
         }
     }
 
-    /// The gRPC keepalive: ping every 2 s; a ping unanswered for 6 s closes the connection.
+    /// The gRPC keepalive (only when `keepalive_time_ms` is set): a ping every
+    /// `keepalive_time_ms`; one unanswered for `keepalive_timeout_ms` closes the connection.
     fn ping(&mut self, ctx: &mut Ctx<Etcd>, out: &mut LockEvents) {
-        ctx.set_timer(PING_EVERY_NS, ClientTimer::Ping);
+        let Some(every_ns) = self.cfg.keepalive_time_ns else { return };
+        ctx.set_timer(every_ns, ClientTimer::Ping);
         let now = ctx.now_mono_ns();
-        if self.v.ping_since.is_some_and(|t| now >= t + PING_TIMEOUT_NS) {
-            return self.reconnect(ctx, out, true, "keepalive ping unanswered");
+        if self.v.ping_since.is_some_and(|t| now >= t + self.cfg.keepalive_timeout_ns) {
+            return self.reconnect(ctx, out, Gone::Silent, "keepalive ping unanswered");
         }
         self.ping_seq += 1;
         self.v.ping_since.get_or_insert(now);
@@ -568,7 +607,7 @@ impl EtcdClient {
             None => self.v.conn_incarnation = Some(pong.incarnation),
             Some(i) if i != pong.incarnation => {
                 // The member restarted: this connection (and the watch on it) died with it.
-                self.reconnect(ctx, out, false, "member restarted");
+                self.reconnect(ctx, out, Gone::Restarted, "member restarted");
                 self.v.conn_incarnation = Some(pong.incarnation);
             }
             Some(_) => {}
@@ -612,7 +651,9 @@ impl LockClient<Etcd> for EtcdClient {
         self.v.endpoint = self.index % self.servers.len();
         self.v.conn_incarnation = None;
         self.v.ping_since = None;
-        ctx.set_timer(PING_EVERY_NS, ClientTimer::Ping);
+        if let Some(every_ns) = self.cfg.keepalive_time_ns {
+            ctx.set_timer(every_ns, ClientTimer::Ping);
+        }
         self.open_session(ctx);
     }
 
@@ -668,6 +709,7 @@ impl LockClient<Etcd> for EtcdClient {
             | EtcdMsg::Peer(_)
             | EtcdMsg::Request(_)
             | EtcdMsg::WatchAck(_)
+            | EtcdMsg::StreamCancel(_)
             | EtcdMsg::Ping(_) => {}
         }
     }
@@ -703,6 +745,16 @@ impl LockClient<Etcd> for EtcdClient {
                     self.call(ctx, call.purpose, call.op, call.retries);
                 }
             }
+        }
+    }
+
+    fn on_reset(&mut self, ctx: &mut Ctx<Etcd>, out: &mut LockEvents, peer: NodeId) {
+        // The member's process died (or refused a message: it is down, or it restarted after a
+        // machine crash): gRPC sees the transport close and the balancer picks another endpoint;
+        // the call in flight fails with `Unavailable`. Resets from a member already left behind
+        // change nothing (several may arrive for one death).
+        if !self.servers.is_empty() && peer == self.server() {
+            self.reconnect(ctx, out, Gone::Reset, "connection reset");
         }
     }
 

@@ -24,16 +24,18 @@
 //! holds the lock.
 
 //! Where the model departs from etcd (each also said where it lives):
-//! - a client talks to one member at a time (clientv3 3.4 balances calls round-robin) and learns
-//!   that a member died through gRPC keepalive pings (2 s / 6 s, etcdctl's settings; clientv3
-//!   leaves them off and relies on the TCP reset the simulator cannot deliver), request timeouts
-//!   (7 s, etcd's `ReqTimeout`) or a restarted member's new incarnation;
+//! - a client talks to one member at a time (clientv3 3.5 balances unary calls round-robin) and
+//!   moves on at a connection reset (a killed member), a call's deadline (7 s, etcd's
+//!   `ReqTimeout`), the keep-alive stream unanswered that long, or "no leader"; gRPC keepalive
+//!   pings are off unless `keepalive_time_ms` is set (clientv3 `DialKeepAliveTime` 0);
 //! - message loss hits etcd's TCP links as loss, not as retransmission delay: a lost call costs
 //!   the 7 s request timeout; only the watch stream, which has no timeout in etcd, is made
 //!   reliable (ack and resend after 200 ms) so a lost event cannot hang a waiter for good;
 //!   duplicated requests and proposals take effect once (TCP never delivers twice);
-//! - a failed Unlock is retried by the application until it succeeds; the application stops
-//!   treating its lock as held when the session ends (`Lost { honour: true }`);
+//! - a failed Unlock is not resent (clientv3 never resends a write that may have reached a
+//!   member) and reports `ReleaseFailed`; a call given up on an open connection is cancelled on it
+//!   (`RST_STREAM`), and a member drops a request whose cancel it read before starting it; the
+//!   application stops treating its lock as held when the session ends (`Lost { honour: true }`);
 //! - lease ids are the log index of their grant (etcd derives them from the member id and time);
 //!   TTLs are not rounded to whole seconds; a leader's lessor promotion does not spread expiries
 //!   (etcd only does that above 1 000 leases) and no revoke rate limit applies;
@@ -100,6 +102,18 @@ const PARAMS: &[ParamSpec] = &[
         meaning: "after waiting, Lock re-reads its own key and fails if the session expired (false: etcd 3.4.3's bug, issue #11456)",
     },
     ParamSpec {
+        name: "keepalive_time_ms",
+        kind: ParamKind::Number { min: 0.0, max: 1e9 },
+        default: "0",
+        meaning: "gRPC keepalive ping interval on the client's connection (clientv3 Config.DialKeepAliveTime; 0 = off, clientv3's default; grpc-go raises a value below 10 s to 10 s)",
+    },
+    ParamSpec {
+        name: "keepalive_timeout_ms",
+        kind: ParamKind::Number { min: 1.0, max: 1e9 },
+        default: "20000",
+        meaning: "a keepalive ping unanswered this long closes the connection (clientv3 Config.DialKeepAliveTimeout; grpc-go's default when unset: 20 s)",
+    },
+    ParamSpec {
         name: "service_ms",
         kind: ParamKind::Dist { min: 0.0, max: 1e6 },
         default: "0.05",
@@ -119,6 +133,17 @@ pub fn min_lease_ttl_ns(heartbeat_ms: f64, election_ms: f64) -> Nanos {
 /// request timeout, `5 s + 2 × election timeout` (`ReqTimeout`).
 pub fn request_timeout_ns(election_ms: f64) -> Nanos {
     5 * NS_PER_SEC + 2 * ms_to_ns(election_ms)
+}
+
+/// grpc-go's floor for the keepalive ping interval (`dialoptions.go`, `WithKeepaliveParams`:
+/// `internal.KeepaliveMinPingTime`, 10 s).
+pub const GRPC_MIN_PING_NS: Nanos = 10 * NS_PER_SEC;
+
+/// The client's gRPC keepalive interval: `None` when `keepalive_time_ms` is 0 (clientv3's
+/// `dialSetupOpts` adds `grpc.WithKeepaliveParams` only when `DialKeepAliveTime > 0`), else at
+/// least grpc-go's 10 s floor.
+pub fn keepalive_time_ns(keepalive_time_ms: f64) -> Option<Nanos> {
+    (keepalive_time_ms > 0.0).then(|| ms_to_ns(keepalive_time_ms).max(GRPC_MIN_PING_NS))
 }
 
 /// The members' names, `server-0 …`, in Raft member order.
@@ -179,6 +204,12 @@ impl Model for Etcd {
                 min_ns / 1_000_000
             ));
         }
+        let ka_ms = params.f64("keepalive_time_ms");
+        if ka_ms > 0.0 && ms_to_ns(ka_ms) < GRPC_MIN_PING_NS {
+            notes.push(format!(
+                "keepalive_time_ms = {ka_ms} is below grpc-go's 10 s minimum ping interval: the client pings every 10 s"
+            ));
+        }
         if ttl_ms.fract() != 0.0 || !(ttl_ms as u64).is_multiple_of(1000) {
             notes.push(format!("etcd lease TTLs are whole seconds; lease_ttl_ms = {ttl_ms} is used as given"));
         }
@@ -220,6 +251,8 @@ impl Model for Etcd {
             lease_ttl_ns: ms_to_ns(params.f64("lease_ttl_ms")),
             recheck_after_wait: params.bool("recheck_after_wait"),
             request_timeout_ns: request_timeout_ns(el_ms),
+            keepalive_time_ns: keepalive_time_ns(params.f64("keepalive_time_ms")),
+            keepalive_timeout_ns: ms_to_ns(params.f64("keepalive_timeout_ms")),
         };
         let clients = (0..workload.clients)
             .map(|i| Box::new(EtcdClient::new(i, client_cfg.clone())) as Box<dyn LockClient<Etcd>>)

@@ -177,6 +177,9 @@ pub enum EtcdError {
     NoLeader,
     /// `etcdserver: requested lease not found` (a put under a revoked lease).
     LeaseNotFound,
+    /// Client side only: the connection closed under the call (gRPC `Unavailable`, "transport is
+    /// closing"): the member's process died.
+    ConnectionClosed,
 }
 
 /// A member's answer to a [`Request`]; `header_rev` is the member's store revision when it
@@ -233,6 +236,17 @@ pub struct WatchAck {
     pub watch_id: u64,
     /// The `seq` of the event received; the member drops every event up to it from its resends.
     pub seq: u64,
+}
+
+/// The client gave up on call `id` (its deadline passed, or it moved to another member): gRPC
+/// cancels the stream with an HTTP/2 `RST_STREAM` (`CANCEL`) on the same connection (grpc-go
+/// `internal/transport/http2_client.go`, `closeStream` → `cleanupStream` with `rst: true`). It
+/// travels behind the request on the ordered connection; the member drops the request if its
+/// handler has not started it yet (a proposal already handed to Raft cannot be taken back).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StreamCancel {
+    /// The id of the request given up.
+    pub id: u64,
 }
 
 /// A gRPC (HTTP/2) keepalive ping on the client's connection.
@@ -359,6 +373,8 @@ locksim_simulator::wrapper_enum! {
         Request(Request),
         /// Client to member: a watch event arrived.
         WatchAck(WatchAck),
+        /// Client to member: the client gave up on a call (HTTP/2 `RST_STREAM`).
+        StreamCancel(StreamCancel),
         /// Client to member's transport: a gRPC keepalive ping.
         Ping(Ping),
         /// Member to client.
@@ -379,6 +395,9 @@ pub enum ServerTimer {
     LeaseCheck,
     /// The watch streams resend unacknowledged events.
     Retransmit,
+    /// The gRPC server's handlers start the requests read from the connections (see
+    /// [`StreamCancel`]).
+    Dispatch,
 }
 
 /// The client library's timers. The data says which loop, call or watch set it: a timer that
@@ -405,7 +424,7 @@ pub enum ClientTimer {
         /// The call's request id.
         id: u64,
     },
-    /// The gRPC keepalive ping (every 2 s).
+    /// The gRPC keepalive ping (every `keepalive_time_ms`, when set).
     Ping,
     /// Watch `watch_id` was not confirmed yet: resend its request.
     WatchResend {

@@ -15,6 +15,10 @@
 //!   revocation; applying it deletes the lease's keys in one revision;
 //! - the lessor is promoted (every lease extended by the election timeout) when the leader applies
 //!   the empty entry of its term (`applyEntryNormal`), demoted when leadership is lost;
+//! - a request's handler starts once the member has read what is waiting on its connections
+//!   (grpc-go's reader loop hands each stream to a goroutine): a client's `RST_STREAM`
+//!   ([`super::protocol::StreamCancel`]) read by then drops the request, so a write the client gave up on while
+//!   this member was frozen never runs when it wakes;
 //! - watches live on the member the client talks to and fire when that member applies the change;
 //!   their events are resent until acknowledged (standing in for the TCP stream, which the
 //!   simulator's message loss would otherwise break silently).
@@ -127,6 +131,16 @@ struct Volatile {
     watchers: Vec<Watcher>,
     check_timer: Option<TimerId>,
     retransmit_timer: Option<TimerId>,
+    /// Requests read from the connections whose handlers have not started yet (see
+    /// `dispatch_timer`); a [`StreamCancel`] arriving meanwhile removes its request.
+    inbox: Vec<(NodeId, Request)>,
+    /// Set while `inbox` is not empty: it fires once the messages delivered at this instant are
+    /// read, as grpc-go's reader loop (`http2Server.HandleStreams`) reads every frame available
+    /// and hands each new stream to a handler goroutine (`Server.handleStream`, started with
+    /// `go`). After a pause the request and the client's later `RST_STREAM` are both waiting on
+    /// the socket: the cancel is read before the handler runs, and the handler sees a cancelled
+    /// context and never proposes the write.
+    dispatch_timer: Option<TimerId>,
 }
 
 impl EtcdServer {
@@ -493,8 +507,17 @@ impl Process<Etcd> for EtcdServer {
                 self.settle(ctx);
             }
             EtcdMsg::Request(r) => {
-                self.on_request(ctx, from, r);
-                self.settle(ctx);
+                self.v.inbox.push((from, r));
+                if self.v.dispatch_timer.is_none() {
+                    self.v.dispatch_timer = Some(ctx.set_timer(0, ServerTimer::Dispatch));
+                }
+            }
+            EtcdMsg::StreamCancel(c) => {
+                let before = self.v.inbox.len();
+                self.v.inbox.retain(|(client, r)| !(*client == from && r.id == c.id));
+                if self.v.inbox.len() < before {
+                    ctx.note(|| format!("req#{} cancelled by the client before its handler started: dropped", c.id));
+                }
             }
             EtcdMsg::Peer(p) => {
                 self.on_peer(ctx, from, p);
@@ -521,6 +544,13 @@ impl Process<Etcd> for EtcdServer {
             }
             EtcdTimer::Server(ServerTimer::Retransmit) if self.v.retransmit_timer == Some(timer) => {
                 self.retransmit(ctx);
+            }
+            EtcdTimer::Server(ServerTimer::Dispatch) if self.v.dispatch_timer == Some(timer) => {
+                self.v.dispatch_timer = None;
+                for (client, req) in std::mem::take(&mut self.v.inbox) {
+                    self.on_request(ctx, client, req);
+                }
+                self.settle(ctx);
             }
             EtcdTimer::Server(ServerTimer::LeaseCheck) if self.v.check_timer == Some(timer) => {
                 if self.replica.is_leader() {

@@ -655,6 +655,29 @@ impl LockClient<Kubernetes> for KubernetesClient {
         }
     }
 
+    fn on_reset(&mut self, ctx: &mut Ctx<Kubernetes>, out: &mut LockEvents, peer: NodeId) {
+        // The API server's process died: Go's HTTP/2 transport sees the connection close and
+        // every request in flight on it returns an error at once (net/http2 `ClientConn` closes
+        // its streams with the read error; client-go `rest.Request.Do` returns it), not after the
+        // request timeout. `tryAcquireOrRenew` fails and the elector tries again at its retry
+        // period (client-go 1.31 `tools/leaderelection/leaderelection.go`, `acquire` / `renew`
+        // under `wait.JitterUntil` / `PollImmediateUntil` with `RetryPeriod`). The next request
+        // dials another API server. Resets from a server already left behind change nothing.
+        let Some(&current) = self.v.conn.servers.get(self.v.conn.endpoint) else { return };
+        if peer != current {
+            return;
+        }
+        self.v.conn.move_on();
+        let keys: Vec<LockKey> = self.v.electors.keys().copied().collect();
+        for key in keys {
+            let Some(e) = self.v.electors.get_mut(&key) else { continue };
+            let Some(pending) = e.pending.take() else { continue };
+            ctx.cancel_timer(pending.timer);
+            ctx.note(|| format!("lease {key}: request #{} failed: connection reset", pending.id));
+            self.call_done(ctx, out, key, pending.call, None);
+        }
+    }
+
     fn on_crash(&mut self, _crash: &Crash) {
         self.v = Volatile::default();
     }

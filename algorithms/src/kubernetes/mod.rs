@@ -32,8 +32,10 @@
 //! Where the model departs from Kubernetes (each also said where it lives):
 //! - the store is one linearizable map on `server-0` (etcd is a Raft cluster; its elections and
 //!   failures are the etcd model's subject), and `server-1 …` are stateless front API servers;
-//! - a request lost by the network or sent to a crashed server costs the full HTTP timeout (the
-//!   simulator delivers no TCP reset), after which the client moves to the next API server;
+//! - a request lost by the network, or caught by a frozen, unreachable or lost server, costs the
+//!   full HTTP timeout, after which the client moves to the next API server; one caught by a
+//!   killed server process fails at once on the connection reset (the elector retries at its
+//!   retry period, on the next API server);
 //! - `leaseDurationSeconds` is whole seconds as in client-go; the model's other times are not
 //!   rounded.
 
@@ -175,7 +177,7 @@ impl Model for Kubernetes {
             ));
         }
         notes.push(
-            "a request lost in the network or sent to a crashed API server costs the whole request_timeout_ms: the simulator delivers no TCP reset".into(),
+            "a request lost in the network, or caught by a frozen or unreachable API server (or a lost host), costs the whole request_timeout_ms; one caught by a killed API server process fails at once on the connection reset".into(),
         );
         let lease_ms = params.f64("lease_duration_ms");
         if lease_ms < 1000.0 {
