@@ -14,14 +14,17 @@ duration_ms = 20000
 name = "sequential"
 model = "redlock"
 requests = "sequential"
+node_timeout_ms = 50
 [[variants]]
 name = "parallel"
 model = "redlock"
 requests = "parallel"
+node_timeout_ms = 50
 [[variants]]
 name = "parallel_quorum"
 model = "redlock"
 requests = "parallel_quorum"
+node_timeout_ms = 50
 persistence = "none"
 [network]
 loss = 0.02
@@ -55,9 +58,9 @@ at_ms = { uniform = [0, 15000] }
 duration_ms = 500
 "#;
 
-/// The longest an acquire call can take with the defaults: 4 attempts of a SET round and an
-/// unlock round (5 × 50 ms each at worst, sequentially) and 3 waits of at most 200 ms, plus slack
-/// for drift.
+/// The longest an acquire call can take with redlock-rb's counts and a 50 ms node timeout: at
+/// most 4 attempts (redlock-rb makes 3) of a SET round and an unlock round (5 × 50 ms each at
+/// worst, sequentially) and 3 waits of at most 200 ms, plus slack for drift.
 const CALL_MAX_NS: Nanos = (4 * 2 * 5 * 50 + 3 * 200 + 100) * 1_000_000;
 
 #[test]

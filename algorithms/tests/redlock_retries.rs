@@ -1,6 +1,9 @@
-//! The retry loop of one Redlock acquire call: `retries` = 3 means four attempts, each a SET round
-//! and an unlock round on all five masters, with one random value for the whole call, separated by
-//! random `retry_delay_ms` waits (uniform 0–200 ms), then the call fails as refused.
+//! The retry loop of one Redlock acquire call with the default client, redlock-rb: `retries` = 3
+//! (its `retry_count`, `tries = retry_count + 1`) means four attempts, each a SET round and an
+//! unlock round on all five masters, with one random value for the whole call, separated by
+//! random waits of `retry_delay + rand(retry_jitter)` (uniform 200–250 ms), then the call fails
+//! as refused. redsync counts attempts (`tries`): `retries` = 4 makes four; node-redlock counts
+//! retries like redlock-rb: five.
 
 use locksim_simulator::history::{FailReason, HistoryEvent};
 use locksim_simulator::run::RunOptions;
@@ -12,7 +15,7 @@ const MS: Nanos = 1_000_000;
 /// client-0 reaches only server-0 and server-1: every attempt wins 2 of 5.
 const MINORITY: &str = r#"
 name = "minority"
-duration_ms = 2000
+duration_ms = 5000
 algorithms = ["redlock"]
 [models.redlock]
 service_ms = 0
@@ -58,13 +61,13 @@ fn three_retries_are_four_attempts_with_random_waits_then_a_refusal() {
         let value = |d: &str| d.split_whitespace().nth(4).unwrap().to_string();
         assert!(sets.iter().chain(&unlocks).all(|e| value(&e.detail) == value(&sets[0].detail)), "one value per call");
 
-        // Sequential: 2 answers of 1 ms and 3 timeouts of 50 ms per round, 152 ms; the wait
+        // Sequential: 2 answers of 1 ms and 3 timeouts of 100 ms per round, 302 ms; the wait
         // between an attempt's last unlock timeout and the next attempt is the retry delay.
         for k in 1..4 {
             let last_unlock_sent = unlocks[5 * k - 1].at_ns;
             let next_attempt = sets[5 * k].at_ns;
-            let wait = next_attempt - (last_unlock_sent + 50 * MS);
-            assert!(wait <= 200 * MS, "seed {seed}: wait {wait}");
+            let wait = next_attempt - (last_unlock_sent + 100 * MS);
+            assert!((200 * MS..=250 * MS).contains(&wait), "seed {seed}: wait {wait}");
             waits_ms.push(wait / MS);
         }
         let failed = out.history.events.iter().find_map(|e| match e.event {
@@ -77,4 +80,37 @@ fn three_retries_are_four_attempts_with_random_waits_then_a_refusal() {
     waits_ms.sort();
     waits_ms.dedup();
     assert!(waits_ms.len() > 5, "the waits are drawn, not fixed: {waits_ms:?}");
+}
+
+#[test]
+fn redsync_counts_attempts_and_node_redlock_counts_retries() {
+    let models = locksim_algorithms::registry();
+    // retries = 4, not 3: a value equal to the schema default (redlock-rb's 3) reads as unset and
+    // takes the library's own default (redsync 32, node-redlock 10).
+    for (client, attempts) in [("redsync", 4), ("node-redlock", 5)] {
+        let text = MINORITY.replace(
+            "service_ms = 0",
+            &format!("service_ms = 0\nclient = \"{client}\"\nretries = 4\nnode_timeout_ms = 50"),
+        );
+        let sc = parse_str("minority.toml", &text, &models).unwrap_or_else(|e| panic!("{e}"));
+        let out = locksim_algorithms::find("redlock").unwrap().run_seed(
+            &sc.setup,
+            &sc.runs[0].params,
+            1,
+            &RunOptions { trace: true },
+        );
+        let notes: Vec<String> = out
+            .trace
+            .as_ref()
+            .unwrap()
+            .entries
+            .iter()
+            .filter(|e| e.node == "client-0" && e.kind == "note")
+            .map(|e| e.detail.clone())
+            .collect();
+        let all = notes.clone();
+        let notes: Vec<String> = notes.into_iter().filter(|d| d.starts_with("redlock gives up")).collect();
+        assert!(!notes.is_empty(), "{client}: {all:?}");
+        assert_eq!(notes[0], format!("redlock gives up lock0 after {attempts} attempts"), "{client}");
+    }
 }

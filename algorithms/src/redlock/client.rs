@@ -3,15 +3,23 @@
 //! every master, judged by quorum and by the validity left after the time the round took.
 //!
 //! An attempt, as in redlock-rb `lock()`:
-//! 1. note the start on the monotonic clock; one random value per `acquire` call, kept across
-//!    retries (redlock-rb `get_unique_lock_id`, redsync `genValueFunc` once per `Lock`);
+//! 1. note the start on the `elapsed_clock` (wall: redlock-rb `Time.now`, node-redlock
+//!    `Date.now`; monotonic: redsync `time.Now()`, whose `Sub` uses the monotonic reading);
+//!    one random value per `acquire` call, kept across retries (redlock-rb
+//!    `get_unique_lock_id`, redsync `genValueFunc` once per `Lock`);
 //! 2. `SET key value NX PX ttl` on the masters, each waited for at most `node_timeout_ms`
 //!    (a master that does not answer in time counts as a failure);
 //! 3. validity = ttl − elapsed − (drift_factor × ttl + drift_extra_ms); acquired when
-//!    successes ≥ N/2 + 1 and validity > 0 (redlock-rb: `n >= @quorum && validity_time > 0`);
+//!    successes ≥ N/2 + 1 and validity > 0 (redlock-rb: `n >= @quorum && validity_time > 0`;
+//!    node-redlock checks the quorum only, and measures elapsed from the call's start);
 //! 4. otherwise the unlock script on ALL masters, including those that did not answer (a SET that
 //!    timed out may still have landed), then a random `retry_delay_ms` and another attempt, up to
-//!    `retries` retries (node-redlock's reading: attempts = retries + 1); then the call fails.
+//!    the library's attempt count ([`Library::attempts`]); then the call fails. node-redlock
+//!    unlocks once, after its last attempt.
+//!
+//! A master whose process was killed resets its connections ([`LockClient::on_reset`]): the
+//! request outstanding on that connection fails at once, as the real client's socket read
+//! raises `ECONNRESET`, instead of waiting out `node_timeout_ms`.
 //!
 //! `requests` decides how a round visits the masters (the same for SET and unlock rounds):
 //! - `sequential` (redlock-rb): one master after another, each with its own timeout; every master
@@ -24,7 +32,9 @@
 //! Holding: the library treats the lock as held until the validity runs out or the application
 //! releases. When the validity runs out first it reports `Lost`, with `honour = respect_validity`
 //! (the application checks the validity redlock-rb returns and stops, or ignores it).
-//! Release: the unlock script on every master (redlock-rb `unlock`). No fencing token: Redlock
+//! Release: the unlock script on every master (redlock-rb `unlock`). redlock-rb ignores every
+//! per-node error and the release reads as done; redsync and node-redlock raise when fewer than
+//! a quorum of masters deleted the key, reported as `ReleaseFailed`. No fencing token: Redlock
 //! has none, so grants carry `token: None`.
 //!
 //! Request ids keep counting across a client crash: they stand for the new connections a
@@ -39,6 +49,7 @@ use locksim_simulator::process::{Crash, Ctx, NodeId, TimerId};
 use locksim_simulator::time::{ms_to_ns, Nanos};
 use rand::Rng;
 
+use super::library::Library;
 use super::protocol::{ClientTimer, Command, RedlockMsg, RedlockTimer, Request};
 use super::Redlock;
 use crate::smallmap::SmallMap;
@@ -65,9 +76,35 @@ impl RequestMode {
     }
 }
 
-/// The client's settings (from the model's parameters).
+/// The clock an attempt's elapsed time is measured on (`elapsed_clock`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ElapsedClock {
+    /// The wall clock: a forward step makes the round look longer, a backward one shorter.
+    Wall,
+    /// The monotonic clock.
+    Mono,
+}
+
+impl ElapsedClock {
+    /// The `elapsed_clock` parameter: `mono`, anything else `wall`.
+    pub fn parse(s: &str) -> ElapsedClock {
+        if s == "mono" {
+            ElapsedClock::Mono
+        } else {
+            ElapsedClock::Wall
+        }
+    }
+}
+
+/// The client's settings (from the model's parameters, after the `client` preset).
 #[derive(Clone, Debug)]
 pub struct ClientConfig {
+    /// The library (`client`): what it does with failed attempts, validity and unlock errors.
+    pub library: Library,
+    /// The clock elapsed time is measured on (`elapsed_clock`).
+    pub elapsed_clock: ElapsedClock,
+    /// Attempts one acquire call makes (`retries`, counted as the library counts it).
+    pub attempts: u32,
     /// The number of masters, N (`masters`).
     pub masters: usize,
     /// The lock's time to live (`ttl_ms`).
@@ -77,8 +114,6 @@ pub struct ClientConfig {
     /// How long to wait for one master (sequential) or a whole round (parallel)
     /// (`node_timeout_ms`).
     pub node_timeout_ns: Nanos,
-    /// Attempts after the first before the call fails (`retries`).
-    pub retries: u32,
     /// The random wait between a failed attempt and the next, milliseconds.
     pub retry_delay_ms: Dist,
     /// How a round visits the masters (`requests`).
@@ -99,9 +134,10 @@ pub fn quorum(masters: usize) -> usize {
     masters / 2 + 1
 }
 
-/// validity = ttl − elapsed − drift, in signed nanoseconds (negative when the round took too long).
-pub fn validity_ns(ttl_ns: Nanos, elapsed_ns: Nanos, drift_ns: Nanos) -> i64 {
-    ttl_ns as i64 - elapsed_ns as i64 - drift_ns as i64
+/// validity = ttl − elapsed − drift, in signed nanoseconds (negative when the round took too long;
+/// a wall-clock elapsed time may itself be negative after a backward step).
+pub fn validity_ns(ttl_ns: Nanos, elapsed_ns: i64, drift_ns: Nanos) -> i64 {
+    ttl_ns as i64 - elapsed_ns - drift_ns as i64
 }
 
 /// The drift allowance: drift_factor × ttl + drift_extra_ms (redlock-rb adds 2 ms for Redis's
@@ -129,7 +165,7 @@ enum Purpose {
 #[derive(Debug)]
 struct Round {
     purpose: Purpose,
-    start_mono_ns: Nanos,
+    start: Instant,
     /// Sequential: the master in flight (or the next one to ask).
     next: usize,
     /// Requests sent and not yet answered or timed out: request id → master index.
@@ -138,8 +174,8 @@ struct Round {
     ok: usize,
     /// Answers nil / 0.
     nil: usize,
-    /// Requests that got no answer in time.
-    timed_out: usize,
+    /// Requests that got no answer in time, or whose connection was reset.
+    failed: usize,
     /// The timer for the master in flight (sequential) or the whole round (parallel).
     timer: Option<TimerId>,
 }
@@ -159,10 +195,33 @@ enum Phase {
     },
 }
 
+/// Both clock readings at one moment: the elapsed time is taken on `elapsed_clock`.
+#[derive(Clone, Copy, Debug)]
+struct Instant {
+    mono_ns: Nanos,
+    wall_ns: i64,
+}
+
+impl Instant {
+    fn now(ctx: &Ctx<Redlock>) -> Instant {
+        Instant { mono_ns: ctx.now_mono_ns(), wall_ns: ctx.now_wall_ns() }
+    }
+
+    /// The time from `self` to `now` on `clock`, signed.
+    fn elapsed_ns(self, now: Instant, clock: ElapsedClock) -> i64 {
+        match clock {
+            ElapsedClock::Mono => now.mono_ns as i64 - self.mono_ns as i64,
+            ElapsedClock::Wall => now.wall_ns - self.wall_ns,
+        }
+    }
+}
+
 /// One lock key this client is acquiring, holding or releasing.
 #[derive(Debug)]
 struct Lock {
     value: u64,
+    /// When the acquire call started (node-redlock measures the validity from here).
+    call_start: Instant,
     /// Attempts started so far in this acquire call.
     attempts: u32,
     /// Answers (OK or nil) in the last SET round: none at all makes the failure `Unavailable`.
@@ -235,12 +294,12 @@ impl RedlockClient {
         let value = self.v.locks[&key].value;
         let mut round = Round {
             purpose,
-            start_mono_ns: ctx.now_mono_ns(),
+            start: Instant::now(ctx),
             next: 0,
             outstanding: SmallMap::new(),
             ok: 0,
             nil: 0,
-            timed_out: 0,
+            failed: 0,
             timer: None,
         };
         match self.cfg.requests {
@@ -258,12 +317,12 @@ impl RedlockClient {
     /// Whether the round has its answer, under the request mode.
     fn decided(&self, round: &Round) -> bool {
         let n = self.cfg.masters;
-        let done = round.ok + round.nil + round.timed_out;
+        let done = round.ok + round.nil + round.failed;
         match self.cfg.requests {
             RequestMode::Sequential | RequestMode::Parallel => done == n,
             RequestMode::ParallelQuorum => {
                 let q = self.cfg.quorum();
-                round.ok >= q || round.nil + round.timed_out >= q || done == n
+                round.ok >= q || round.nil + round.failed >= q || done == n
             }
         }
     }
@@ -296,56 +355,84 @@ impl RedlockClient {
 
     fn finish(&mut self, ctx: &mut Ctx<Redlock>, out: &mut LockEvents, key: LockKey, round: Round) {
         let n = self.cfg.masters;
-        let now = ctx.now_mono_ns();
+        let now = Instant::now(ctx);
+        let lib = self.cfg.library;
         match round.purpose {
             Purpose::Acquire => {
-                let elapsed_ns = now - round.start_mono_ns;
-                let validity = validity_ns(self.cfg.ttl_ns, elapsed_ns, self.cfg.drift_ns);
                 let q = self.cfg.quorum();
                 let lock = self.v.locks.get_mut(&key).expect("lock");
+                let start = if lib.validity_from_call_start() { lock.call_start } else { round.start };
+                let elapsed_ns = start.elapsed_ns(now, self.cfg.elapsed_clock);
+                let validity = validity_ns(self.cfg.ttl_ns, elapsed_ns, self.cfg.drift_ns);
                 lock.last_answers = round.ok + round.nil;
                 let (ok, attempt) = (round.ok, lock.attempts);
-                if round.ok >= q && validity > 0 {
+                if round.ok >= q && (validity > 0 || !lib.checks_validity()) {
                     ctx.note(|| {
                         format!(
                             "redlock granted lock{key}: {ok}/{n} masters, elapsed_ms={:.3} validity_ms={:.3}",
-                            ms(elapsed_ns as i64),
+                            ms(elapsed_ns),
                             ms(validity)
                         )
                     });
-                    let validity = Some(ctx.set_timer(validity as Nanos, ClientTimer::Validity { key }));
+                    // node-redlock may hand out a lock whose validity is already gone: it is
+                    // reported lost at once.
+                    let validity = Some(ctx.set_timer(validity.max(0) as Nanos, ClientTimer::Validity { key }));
                     self.v.locks.get_mut(&key).expect("lock").phase = Phase::Holding { validity };
                     out.push(LockEvent::Granted { key, token: None });
                 } else {
+                    let last = attempt >= self.cfg.attempts;
+                    let unlock = lib.unlocks_each_failed_attempt() || last;
                     ctx.note(|| {
                         format!(
-                            "redlock attempt {attempt} on lock{key} failed: {ok}/{n} masters (quorum {q}), elapsed_ms={:.3} validity_ms={:.3}; unlocking all {n}",
-                            ms(elapsed_ns as i64),
-                            ms(validity)
+                            "redlock attempt {attempt} on lock{key} failed: {ok}/{n} masters (quorum {q}), elapsed_ms={:.3} validity_ms={:.3}; {}",
+                            ms(elapsed_ns),
+                            ms(validity),
+                            if unlock { format!("unlocking all {n}") } else { "retrying without unlocking".into() }
                         )
                     });
-                    self.start_round(ctx, key, Purpose::UnlockAfterFailure);
+                    if unlock {
+                        self.start_round(ctx, key, Purpose::UnlockAfterFailure);
+                    } else {
+                        self.retry_or_fail(ctx, out, key);
+                    }
                 }
             }
-            Purpose::UnlockAfterFailure => {
-                let lock = self.v.locks.get_mut(&key).expect("lock");
-                if lock.attempts <= self.cfg.retries {
-                    let delay_ns = ms_to_ns(self.cfg.retry_delay_ms.sample_non_negative(ctx.rng()));
-                    let timer = ctx.set_timer(delay_ns, ClientTimer::RetryDelay { key });
-                    self.v.locks.get_mut(&key).expect("lock").phase = Phase::RetryWait { timer };
-                } else {
-                    let reason = if lock.last_answers == 0 { FailReason::Unavailable } else { FailReason::Refused };
-                    let attempts = lock.attempts;
-                    ctx.note(|| format!("redlock gives up lock{key} after {attempts} attempts"));
-                    self.v.locks.remove(&key);
-                    out.push(LockEvent::Failed { key, reason });
-                }
-            }
+            Purpose::UnlockAfterFailure => self.retry_or_fail(ctx, out, key),
             Purpose::Release => {
                 let deleted = round.ok;
-                ctx.note(|| format!("redlock released lock{key}: deleted on {deleted}/{n} masters"));
+                let lock = self.v.locks.remove(&key);
+                let raise = lib.release_raises() && deleted < self.cfg.quorum();
+                ctx.note(|| {
+                    format!(
+                        "redlock released lock{key}: deleted on {deleted}/{n} masters{}",
+                        if raise { " (fewer than a quorum: the unlock call raises)" } else { "" }
+                    )
+                });
+                drop(lock);
+                if raise {
+                    let reason = if round.ok + round.nil == 0 { FailReason::Unavailable } else { FailReason::Refused };
+                    out.push(LockEvent::ReleaseFailed { key, reason });
+                } else {
+                    out.push(LockEvent::Released { key });
+                }
+            }
+        }
+    }
+
+    /// After a failed attempt (and its unlock round, if any): wait and try again, or fail the call.
+    fn retry_or_fail(&mut self, ctx: &mut Ctx<Redlock>, out: &mut LockEvents, key: LockKey) {
+        {
+            let lock = self.v.locks.get_mut(&key).expect("lock");
+            if lock.attempts < self.cfg.attempts {
+                let delay_ns = ms_to_ns(self.cfg.retry_delay_ms.sample_non_negative(ctx.rng()));
+                let timer = ctx.set_timer(delay_ns, ClientTimer::RetryDelay { key });
+                self.v.locks.get_mut(&key).expect("lock").phase = Phase::RetryWait { timer };
+            } else {
+                let reason = if lock.last_answers == 0 { FailReason::Unavailable } else { FailReason::Refused };
+                let attempts = lock.attempts;
+                ctx.note(|| format!("redlock gives up lock{key} after {attempts} attempts"));
                 self.v.locks.remove(&key);
-                out.push(LockEvent::Released { key });
+                out.push(LockEvent::Failed { key, reason });
             }
         }
     }
@@ -384,7 +471,8 @@ impl LockClient<Redlock> for RedlockClient {
         // expire on their own (the validity has already run out).
         self.forget(ctx, key);
         let value = ctx.rng().gen::<u64>();
-        self.v.locks.insert(key, Lock { value, attempts: 0, last_answers: 0, phase: Phase::Between });
+        let call_start = Instant::now(ctx);
+        self.v.locks.insert(key, Lock { value, call_start, attempts: 0, last_answers: 0, phase: Phase::Between });
         self.start_attempt(ctx, key);
     }
 
@@ -444,7 +532,7 @@ impl LockClient<Redlock> for RedlockClient {
                 round.timer = None;
                 for id in std::mem::take(&mut round.outstanding).into_keys() {
                     self.v.pending.remove(&id);
-                    round.timed_out += 1;
+                    round.failed += 1;
                 }
                 self.advance(ctx, out, key);
             }
@@ -458,6 +546,29 @@ impl LockClient<Redlock> for RedlockClient {
                 out.push(LockEvent::Lost { key, honour });
             }
             _ => {}
+        }
+    }
+
+    fn on_reset(&mut self, ctx: &mut Ctx<Redlock>, out: &mut LockEvents, peer: NodeId) {
+        // The connection to a master was closed under an outstanding request: the client's read
+        // raises (redlock-rb `lock_instance` rescues it as a failure, redsync and node-redlock
+        // count it as an error). Only requests still outstanding count, so a repeated reset
+        // changes nothing.
+        let Some(m) = self.master_ids.iter().position(|&id| id == peer) else { return };
+        let keys: Vec<LockKey> = self.v.locks.keys().copied().collect();
+        for key in keys {
+            let Some(Lock { phase: Phase::Round(round), .. }) = self.v.locks.get_mut(&key) else { continue };
+            let ids: Vec<u64> = round.outstanding.iter().filter(|(_, &mi)| mi == m).map(|(&id, _)| id).collect();
+            if ids.is_empty() {
+                continue;
+            }
+            for id in ids {
+                round.outstanding.remove(&id);
+                self.v.pending.remove(&id);
+                round.failed += 1;
+            }
+            ctx.note(|| format!("connection to server-{m} reset: its request for lock{key} failed"));
+            self.advance(ctx, out, key);
         }
     }
 
@@ -480,6 +591,7 @@ mod tests {
         let drift = drift_ns(10_000.0, 0.01, 2.0);
         assert_eq!(drift, 102_000_000);
         assert_eq!(validity_ns(10_000_000_000, 5_000_000, drift), 9_893_000_000);
+        assert_eq!(validity_ns(10_000_000_000, -1_000_000_000, drift), 10_898_000_000);
         assert!(validity_ns(100_000_000, 99_000_000, drift_ns(100.0, 0.01, 2.0)) < 0);
     }
 

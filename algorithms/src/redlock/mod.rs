@@ -7,6 +7,8 @@
 //! - [`server`]: one Redis master: wall-clock expiry, single-threaded service, persistence,
 //!   delayed restart
 //! - [`client`]: the client library: quorum, validity arithmetic, request modes, retries
+//! - [`library`]: the `client` preset (redlock-rb, redsync, node-redlock): each library's
+//!   defaults and behaviours, cited
 //!
 //! The masters are independent (no replication, no leader): `leaderless` is set, so the `leader`
 //! selector means `server-0`. Every client↔master link is a TCP connection, so links are ordered:
@@ -14,19 +16,18 @@
 //! There is no fencing token.
 //!
 //! Readings of the sources, and what is not modelled:
-//! - `retries` counts retries after the first attempt (node-redlock: attempts = retryCount + 1),
-//!   as docs/models.md words it; redlock-rb's `retry_count` of 3 counts attempts.
-//! - Every failed attempt unlocks all masters before the next (redis.io step 5, redlock-rb,
-//!   redsync), in every request mode; node-redlock unlocks only after its last attempt.
+//! - `retries` counts what the chosen library counts (see [`library`]): attempts for redlock-rb
+//!   and redsync, retries after the first attempt for node-redlock.
 //! - The unlock rounds use the same request mode and `node_timeout_ms` as the SET rounds.
+//! - node-redlock's `release` retries up to `retryCount` times before it throws; the model runs
+//!   one release round.
 //! - Lock extension (redsync `Extend`, node-redlock `using` auto-extension) is not modelled: a
 //!   holder has one validity.
-//! - A master crash is read as a machine crash (power loss): with `everysec` the writes since
-//!   the last fsync are lost (a process crash alone would keep them in the OS page cache).
-//! - `restart_delay_ms` counts from the master's last handled event before the crash (see
-//!   [`server`]), which may be earlier than the crash itself by the master's idle time.
+//! - A master's crash `mode` decides what survives (see [`server`]): a killed process keeps its
+//!   AOF (`everysec`, `always`) from the page cache; a lost machine keeps what was fsynced.
 
 pub mod client;
+pub mod library;
 pub mod protocol;
 pub mod server;
 
@@ -36,7 +37,8 @@ use locksim_simulator::process::{NodeKind, Process};
 use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::time::ms_to_ns;
 
-use client::{drift_ns, quorum, ClientConfig, RedlockClient, RequestMode};
+use client::{drift_ns, quorum, ClientConfig, ElapsedClock, RedlockClient, RequestMode};
+use library::{Library, LIBRARIES};
 use server::{Persistence, RedisMaster};
 
 /// The `redlock` model, and its protocol (its messages and timers are in [`protocol`]).
@@ -46,6 +48,18 @@ pub struct Redlock;
 pub static REDLOCK: Redlock = Redlock;
 
 const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "client",
+        kind: ParamKind::Choice(LIBRARIES),
+        default: "\"redlock-rb\"",
+        meaning: "the Redlock library the clients run; it sets elapsed_clock, retries, retry_delay_ms, node_timeout_ms, drift_factor, drift_extra_ms and requests unless given, and how failed attempts and unlock errors are handled",
+    },
+    ParamSpec {
+        name: "elapsed_clock",
+        kind: ParamKind::Choice(&["wall", "mono"]),
+        default: "\"mono\"",
+        meaning: "the clock the library measures an attempt's elapsed time on: mono (redlock-rb CLOCK_MONOTONIC, redsync time.Now's monotonic reading) or wall (node-redlock Date.now, antirez's original redlock-rb Time.now)",
+    },
     ParamSpec {
         name: "masters",
         kind: ParamKind::Int { min: 1, max: 99 },
@@ -62,49 +76,49 @@ const PARAMS: &[ParamSpec] = &[
         name: "drift_factor",
         kind: ParamKind::Number { min: 0.0, max: 1.0 },
         default: "0.01",
-        meaning: "clock drift allowance as a fraction of the TTL, subtracted from the validity",
+        meaning: "clock drift allowance as a fraction of the TTL, subtracted from the validity (0.01 in all three libraries)",
     },
     ParamSpec {
         name: "drift_extra_ms",
         kind: ParamKind::Number { min: 0.0, max: 1e6 },
         default: "2",
-        meaning: "fixed drift allowance added to drift_factor × ttl (Redis expiry precision + 1 ms)",
+        meaning: "fixed drift allowance added to drift_factor × ttl (redlock-rb, node-redlock: 2 ms, Redis expiry precision + 1 ms; redsync: 0)",
     },
     ParamSpec {
         name: "requests",
         kind: ParamKind::Choice(&["sequential", "parallel", "parallel_quorum"]),
         default: "\"sequential\"",
-        meaning: "one master after another (redlock-rb), all at once waiting for all (redsync), or all at once deciding at the quorum-th answer (node-redlock)",
+        meaning: "one master after another (redlock-rb), all at once waiting for all (redsync), or all at once deciding at the quorum-th answer (node-redlock); from client unless given",
     },
     ParamSpec {
         name: "node_timeout_ms",
         kind: ParamKind::Number { min: 0.001, max: 1e7 },
-        default: "50",
-        meaning: "how long the client waits for one master's answer",
+        default: "100",
+        meaning: "how long the client waits for one master (sequential) or a whole round (parallel): redlock-rb redis_timeout 0.1 s, redsync ttl × timeoutFactor 0.05, node-redlock none (1e7)",
     },
     ParamSpec {
         name: "retries",
         kind: ParamKind::Int { min: 0, max: 1_000_000 },
         default: "3",
-        meaning: "retries after a failed attempt before the acquire call fails (attempts = retries + 1)",
+        meaning: "the library's retry count, counted as it counts it: retries after the first attempt for redlock-rb (3) and node-redlock (10), attempts for redsync (tries, 32)",
     },
     ParamSpec {
         name: "retry_delay_ms",
         kind: ParamKind::Dist { min: 0.0, max: 1e7 },
-        default: "{ uniform = [0, 200] }",
-        meaning: "random wait between attempts",
+        default: "{ uniform = [200, 250] }",
+        meaning: "random wait between attempts: redlock-rb 200 + rand(50), redsync 50–250, node-redlock 200 ± 100 ms",
     },
     ParamSpec {
         name: "persistence",
         kind: ParamKind::Choice(&["none", "everysec", "always"]),
         default: "\"everysec\"",
-        meaning: "what a crashed master still has on restart: nothing, the AOF as of the last once-a-second fsync, or every acknowledged write",
+        meaning: "what a crashed master still has on restart: nothing; with everysec every acknowledged write after a killed process (the AOF is in the page cache) but only the last once-a-second fsync after a lost machine; with always every acknowledged write",
     },
     ParamSpec {
         name: "restart_delay_ms",
         kind: ParamKind::Number { min: 0.0, max: 1e9 },
         default: "0",
-        meaning: "a crashed master answers nothing until this long after its crash (the spec's delayed restart)",
+        meaning: "a crashed master answers nothing until this long after its crash on its monotonic clock (the spec's delayed restart)",
     },
     ParamSpec {
         name: "respect_validity",
@@ -121,14 +135,19 @@ const PARAMS: &[ParamSpec] = &[
 ];
 
 impl Redlock {
-    fn client_config(params: &Params) -> ClientConfig {
+    /// The clients' settings: the parameters after the `client` preset ([`library::resolve`]).
+    pub fn client_config(params: &Params) -> ClientConfig {
+        let params = &library::resolve(params);
         let ttl_ms = params.f64("ttl_ms");
+        let library = Library::parse(params.str("client"));
         ClientConfig {
+            library,
+            elapsed_clock: ElapsedClock::parse(params.str("elapsed_clock")),
+            attempts: library.attempts(params.int("retries") as u32),
             masters: params.int("masters") as usize,
             ttl_ns: ms_to_ns(ttl_ms),
             drift_ns: drift_ns(ttl_ms, params.f64("drift_factor"), params.f64("drift_extra_ms")),
             node_timeout_ns: ms_to_ns(params.f64("node_timeout_ms")),
-            retries: params.int("retries") as u32,
             retry_delay_ms: params.dist("retry_delay_ms"),
             requests: RequestMode::parse(params.str("requests")),
             respect_validity: params.bool("respect_validity"),
@@ -153,6 +172,17 @@ impl Model for Redlock {
 
     fn validate(&self, params: &Params, _workload: &WorkloadSpec) -> Vec<ParamProblem> {
         let mut problems = Vec::new();
+        let params = &library::resolve(params);
+        let library = Library::parse(params.str("client"));
+        if library.attempts(params.int("retries") as u32) == 0 {
+            problems.push(ParamProblem {
+                key: "retries".into(),
+                message: format!(
+                    "retries = 0 with client = \"{}\" makes no attempt at all: redsync's tries counts attempts, so use an integer of at least 1 (redlock-rb's retry_count and node-redlock's retryCount count retries after the first attempt: 0 is one attempt there)",
+                    params.str("client")
+                ),
+            });
+        }
         let ttl_ms = params.f64("ttl_ms");
         let drift_ms = params.f64("drift_factor") * ttl_ms + params.f64("drift_extra_ms");
         if drift_ms >= ttl_ms {
@@ -183,9 +213,16 @@ impl Model for Redlock {
                     .into(),
             );
         }
-        if params.f64("restart_delay_ms") > 0.0 {
+        let library = Library::parse(params.str("client"));
+        if library != Library::RedlockRb {
+            notes.push(format!(
+                "client = \"{}\" fills the library-dependent parameters left at their defaults; one set explicitly to redlock-rb's default value is taken as unset (the engine does not say which keys a scenario set)",
+                params.str("client")
+            ));
+        }
+        if library == Library::NodeRedlock {
             notes.push(
-                "restart_delay_ms counts from the crashed master's last handled event, which may be earlier than the crash itself"
+                "node-redlock: release runs one round (the library retries it retryCount times before it throws); ioredis's reconnect-and-resend after a reset is not modelled (a reset is a vote against)"
                     .into(),
             );
         }

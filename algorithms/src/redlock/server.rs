@@ -4,11 +4,16 @@
 //! compare-and-delete unlock script, a single-threaded command loop taking `service_ms` per
 //! command, and what survives a crash (`persistence`).
 //!
-//! Persistence, read as a machine crash (power loss, the case redis.io's Redlock page discusses):
-//! - `none`: the master restarts empty.
-//! - `everysec` (`appendfsync everysec`): the AOF is fsynced once a second; a crash keeps the
-//!   dataset as of the last fsync. The fsync phase is drawn from the master's seeded stream.
-//! - `always` (`appendfsync always`): every acknowledged write is on disk before the reply leaves.
+//! Persistence depends on the crash `mode`:
+//! - `none`: the master restarts empty, whatever the mode.
+//! - a killed process (`mode = "process"`) with `everysec` or `always`: Redis `write(2)`s the AOF
+//!   buffer in `beforeSleep` (`flushAppendOnlyFile`) before it writes the replies of that event
+//!   loop iteration (`handleClientsWithPendingWrites`), so every acknowledged write is in the OS
+//!   page cache, which outlives the process: the restart replays all of them.
+//! - a lost machine (`mode = "machine"`, power loss, the case redis.io's Redlock page
+//!   discusses): `everysec` keeps the dataset as of the last once-a-second fsync (phase drawn
+//!   from the master's seeded stream); `always` fsyncs before replying and keeps every
+//!   acknowledged write.
 //!
 //! Expired keys are removed lazily when a command touches them (Redis also expires keys actively;
 //! for a lock key the two are indistinguishable to clients).
@@ -16,16 +21,12 @@
 //! `restart_delay_ms` (redis.io: "make the instance unavailable for at least a bit more than the
 //! max TTL"): the engine restarts a crashed node when the fault's duration ends, so a restarted
 //! master stays silent (drops every request, as a node that is down) until `restart_delay_ms`
-//! after its crash on its own monotonic clock. The crash instant is taken as the master's last
-//! handled event (a message or timer), as it was when the engine did not tell a node when it
-//! crashed (`Crash::mono_ns` now does; using it would change runs): every key it ever
-//! acknowledged was set at or before that instant, so "silent until last event +
-//! restart_delay_ms" keeps the guarantee the delayed restart is for (every pre-crash key has
-//! expired before the master answers again when restart_delay_ms >= ttl_ms).
+//! after its crash (`Crash::mono_ns`) on its own monotonic clock: with restart_delay_ms >=
+//! ttl_ms every key it acknowledged before the crash has expired before it answers again.
 
 use locksim_simulator::dist::Dist;
 use locksim_simulator::history::LockKey;
-use locksim_simulator::process::{Crash, Ctx, NodeId, Process, TimerId};
+use locksim_simulator::process::{Crash, CrashKind, Ctx, NodeId, Process, TimerId};
 use locksim_simulator::time::{ms_to_ns, Nanos, NS_PER_SEC};
 
 use super::protocol::{Command, RedlockMsg, RedlockTimer, Reply, ServerTimer};
@@ -122,8 +123,6 @@ struct Volatile {
     store: Store,
     /// The command loop is single-threaded: the next command starts when this one is done.
     busy_until_mono_ns: Nanos,
-    /// The monotonic time of the last event handled: the crash instant as far as the master knows.
-    last_event_mono_ns: Nanos,
     /// Set at a restart; the restarted master answers nothing until this monotonic time.
     silent_until_mono_ns: Option<Nanos>,
     fsync_timer: Option<TimerId>,
@@ -144,8 +143,8 @@ pub struct RedisMaster {
     /// Durable: with `everysec`, the dataset as of the last fsync (what the AOF on disk replays to).
     /// (With `always` the whole keyspace is durable; see `on_crash`.)
     fsynced: Store,
-    /// Between a crash and the restart: the crash instant as the master knows it (its last
-    /// handled event), carried from `on_crash` to `on_restart`.
+    /// Between a crash and the restart: the crash instant on the master's monotonic clock
+    /// (`Crash::mono_ns`), carried from `on_crash` to `on_restart`.
     crashed_at_mono_ns: Option<Nanos>,
     v: Volatile,
 }
@@ -190,7 +189,6 @@ impl RedisMaster {
 
 impl Process<Redlock> for RedisMaster {
     fn on_start(&mut self, ctx: &mut Ctx<Redlock>) {
-        self.v.last_event_mono_ns = ctx.now_mono_ns();
         // The fsync thread's phase relative to the workload is arbitrary in a real server.
         let phase_ns = rand::Rng::gen_range(ctx.rng(), 1..=NS_PER_SEC);
         self.arm_fsync(ctx, phase_ns);
@@ -204,7 +202,6 @@ impl Process<Redlock> for RedisMaster {
             return;
         }
         let v = &mut self.v;
-        v.last_event_mono_ns = now_mono;
         let now_wall = ctx.now_wall_ns();
         let ok = match req.cmd {
             Command::SetNx { key, value, ttl_ns } => v.store.set_nx(key, value, ttl_ns, now_wall),
@@ -226,7 +223,6 @@ impl Process<Redlock> for RedisMaster {
     fn on_timer(&mut self, ctx: &mut Ctx<Redlock>, _timer: TimerId, tag: RedlockTimer) {
         match tag {
             RedlockTimer::Server(ServerTimer::Fsync) => {
-                self.v.last_event_mono_ns = ctx.now_mono_ns();
                 self.fsynced = self.v.store.clone();
                 self.arm_fsync(ctx, NS_PER_SEC);
             }
@@ -234,24 +230,24 @@ impl Process<Redlock> for RedisMaster {
         }
     }
 
-    fn on_crash(&mut self, _crash: &Crash) {
-        // The crash instant is the last handled event, not `crash.mono_ns` (see the module header).
-        let crashed_at = self.v.last_event_mono_ns;
-        // What the disk gives back: nothing, the AOF as of the last fsync, or (`always`: every
-        // acknowledged write was on disk before its reply left) the whole keyspace.
-        let kept = match self.persistence {
-            Persistence::None => Store::default(),
-            Persistence::EverySec => self.fsynced.clone(),
-            Persistence::Always => std::mem::take(&mut self.v.store),
+    fn on_crash(&mut self, crash: &Crash) {
+        // What the AOF gives back (see the module header): nothing; every acknowledged write
+        // (`always`, or a killed process whose AOF writes sit in the page cache); or, when the
+        // machine went down with `everysec`, the dataset as of the last fsync.
+        let kept = match (self.persistence, crash.kind) {
+            (Persistence::None, _) => Store::default(),
+            (Persistence::EverySec, CrashKind::Machine) => self.fsynced.clone(),
+            (Persistence::EverySec, CrashKind::Process) | (Persistence::Always, _) => std::mem::take(&mut self.v.store),
         };
+        // What was replayed is what the next fsync starts from.
+        self.fsynced = kept.clone();
         self.v = Volatile::with_store(kept);
-        self.crashed_at_mono_ns = Some(crashed_at);
+        self.crashed_at_mono_ns = Some(crash.mono_ns);
     }
 
     fn on_restart(&mut self, ctx: &mut Ctx<Redlock>) {
         let now = ctx.now_mono_ns();
         let crashed_at = self.crashed_at_mono_ns.take().unwrap_or(now).min(now);
-        self.v.last_event_mono_ns = now;
         let until = crashed_at + self.restart_delay_ns;
         if until > now {
             self.v.silent_until_mono_ns = Some(until);
