@@ -136,14 +136,7 @@ pub fn latency_cdf_chart(
     title: &str,
     algs: &[AlgorithmChartData],
 ) -> Result<ChartFiles, ChartError> {
-    let chart = Cdf {
-        title,
-        x_desc: "acquire latency (ms, log scale)",
-        y_desc: "fraction of acquisitions within latency",
-        labels: algs.iter().map(|a| a.label.as_str()).collect(),
-        curves: algs.iter().map(|a| drawable(&a.latency_cdf_ms)).collect(),
-    };
-    render(dir, name, &chart)
+    cdf_chart(dir, name, title, algs, "acquire latency (ms, log scale)", "fraction of acquisitions within latency")
 }
 
 /// Draws the wait CDF of each algorithm, as [`latency_cdf_chart`] does, from the same
@@ -155,10 +148,29 @@ pub fn wait_cdf_chart(
     title: &str,
     algs: &[AlgorithmChartData],
 ) -> Result<ChartFiles, ChartError> {
+    cdf_chart(
+        dir,
+        name,
+        title,
+        algs,
+        "wait for a critical section (ms, log scale)",
+        "fraction of sections granted within wait",
+    )
+}
+
+/// The one CDF drawing both charts share; they differ only in what the axes say.
+fn cdf_chart(
+    dir: &Path,
+    name: &str,
+    title: &str,
+    algs: &[AlgorithmChartData],
+    x_desc: &str,
+    y_desc: &str,
+) -> Result<ChartFiles, ChartError> {
     let chart = Cdf {
         title,
-        x_desc: "wait for a critical section (ms, log scale)",
-        y_desc: "fraction of sections granted within wait",
+        x_desc,
+        y_desc,
         labels: algs.iter().map(|a| a.label.as_str()).collect(),
         curves: algs.iter().map(|a| drawable(&a.latency_cdf_ms)).collect(),
     };

@@ -497,13 +497,9 @@ impl<P: Protocol> World<P> {
                 if refused {
                     self.send_reset(to, from);
                 }
-                return;
             }
-            Status::Paused | Status::Up => self.set_bit(Bits::Conns, to, from),
-        }
-        match self.nodes[to].status {
-            Status::Crashed => {}
             Status::Paused => {
+                self.set_bit(Bits::Conns, to, from);
                 if self.trace.is_some() {
                     let detail = format!("← {} {:?} (queued: paused)", self.dir.name_of(from), msg);
                     self.trace_at(Some(to), "queued", || detail);
@@ -511,6 +507,7 @@ impl<P: Protocol> World<P> {
                 self.nodes[to].backlog.push(Backlogged::Message { from, msg });
             }
             Status::Up => {
+                self.set_bit(Bits::Conns, to, from);
                 if self.trace.is_some() {
                     let detail = format!("← {} {:?}", self.dir.name_of(from), msg);
                     self.trace_at(Some(to), "deliver", || detail);
