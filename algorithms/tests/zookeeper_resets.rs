@@ -196,10 +196,12 @@ fn a_delete_from_an_expired_session_deletes_nothing() {
 
 #[test]
 fn a_release_cut_short_by_a_reset_fails_and_the_delete_goes_on() {
+    // A release fails only when the leader dies in the few milliseconds a delete is in flight,
+    // so it takes a few dozen seeds to see one.
     let mut failed = 0;
-    for seed in 0..10 {
+    for seed in 0..40 {
         let out = run(&leader_down("process"), "zookeeper", seed);
         failed += events(&out, |e| matches!(e, HistoryEvent::ReleaseFailed { .. })).len();
     }
-    assert!(failed > 0, "no release failed across 10 seeds of a killed leader");
+    assert!(failed > 0, "no release failed across 40 seeds of a killed leader");
 }

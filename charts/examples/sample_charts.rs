@@ -24,8 +24,8 @@ fn cdf(p50: f64, s: f64, max: f64) -> Vec<(f64, f64)> {
     let mut points: Vec<(f64, f64)> = (1..200)
         .map(|i| {
             let q = f64::from(i) / 200.0;
-            let z = (q / (1.0 - q)).ln() * 0.6;
-            ((p50 * (s * z).exp()).min(max), q)
+            let z = libm::log(q / (1.0 - q)) * 0.6;
+            ((p50 * libm::exp(s * z)).min(max), q)
         })
         .collect();
     points.push((max, 1.0));

@@ -95,7 +95,7 @@ pub(crate) fn fmt_sig(v: f64, sig: usize) -> String {
     if v == 0.0 {
         return "0".to_string();
     }
-    let mag = v.abs().log10().floor() as i32;
+    let mag = libm::log10(v.abs()).floor() as i32;
     if !(-4..6).contains(&mag) {
         let s = format!("{:.*e}", sig.saturating_sub(1), v);
         let (mantissa, exponent) = s.split_once('e').unwrap_or((&s, "0"));
@@ -136,7 +136,7 @@ fn nice_step_parts(span: f64, target: usize) -> (i64, i32) {
         return (1, 0);
     }
     let raw = span / target.max(1) as f64;
-    let e = raw.log10().floor() as i32;
+    let e = libm::log10(raw).floor() as i32;
     let m = raw / pow10(e);
     if m <= 1.0 {
         (1, e)
@@ -189,7 +189,7 @@ pub(crate) struct LogAxis {
 
 /// The 1-2-5 value at or below `v > 0`.
 fn floor125(v: f64) -> f64 {
-    let e = v.log10().floor() as i32;
+    let e = libm::log10(v).floor() as i32;
     let base = pow10(e);
     let m = v / base * (1.0 + 1e-9);
     let k = if m >= 10.0 {
@@ -206,7 +206,7 @@ fn floor125(v: f64) -> f64 {
 
 /// The 1-2-5 value at or above `v > 0`.
 fn ceil125(v: f64) -> f64 {
-    let e = v.log10().floor() as i32;
+    let e = libm::log10(v).floor() as i32;
     let base = pow10(e);
     let m = v / base * (1.0 - 1e-9);
     let k = if m <= 1.0 {
@@ -231,8 +231,8 @@ pub(crate) fn log_axis(min: f64, max: f64) -> LogAxis {
         lo = floor125(lo / 1.5);
         hi = ceil125(hi * 1.5);
     }
-    let e_lo = lo.log10().floor() as i32;
-    let e_hi = hi.log10().ceil() as i32;
+    let e_lo = libm::log10(lo).floor() as i32;
+    let e_hi = libm::log10(hi).ceil() as i32;
     let in_range = |v: f64| v >= lo * (1.0 - 1e-9) && v <= hi * (1.0 + 1e-9);
     let decades = (e_hi - e_lo).max(1);
     let mut bold = Vec::new();
@@ -292,7 +292,11 @@ impl Ranged for Axis {
     type ValueType = f64;
 
     fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
-        let (a, b, v) = if self.log { (self.lo.ln(), self.hi.ln(), value.ln()) } else { (self.lo, self.hi, *value) };
+        let (a, b, v) = if self.log {
+            (libm::log(self.lo), libm::log(self.hi), libm::log(*value))
+        } else {
+            (self.lo, self.hi, *value)
+        };
         let length = limit.1 - limit.0;
         if b == a || length == 0 {
             return limit.0 + length / 2;

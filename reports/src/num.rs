@@ -70,7 +70,7 @@ pub fn fmt_pct(rate: f64) -> String {
     }
     let p = round_sig(rate * 100.0, 2);
     // Display of f64 never uses exponents; trim the float noise of tiny values via formatting.
-    let digits = if p >= 10.0 { 0 } else { (1.0 - p.log10().floor()) as usize };
+    let digits = if p >= 10.0 { 0 } else { (1.0 - libm::log10(p).floor()) as usize };
     format!("{}%", trim(format!("{:.*}", digits, p)))
 }
 

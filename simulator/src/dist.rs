@@ -2,9 +2,11 @@
 //! exponential, log-normal fitted to a median and a p99, normal, and choice. Draws come from a
 //! seeded stream, so they are part of the seed.
 
+use rand::distributions::Distribution;
 use rand::Rng;
-use rand_distr::{Distribution, Exp, LogNormal, Normal};
 use serde::Serialize;
+
+use crate::portable;
 
 use crate::time::{Nanos, NS_PER_MS};
 
@@ -55,19 +57,15 @@ impl Dist {
                     rng.gen_range(*a..=*b)
                 }
             }
-            Dist::Exponential(mean) => {
-                if *mean <= 0.0 {
-                    0.0
-                } else {
-                    Exp::new(1.0 / mean).map(|d| d.sample(rng)).unwrap_or(0.0)
-                }
-            }
-            Dist::LogNormal { median, p99 } => {
-                let mu = median.ln();
-                let sigma = ((p99.ln() - mu) / Z_P99).max(0.0);
-                LogNormal::new(mu, sigma).map(|d| d.sample(rng)).unwrap_or(*median)
-            }
-            Dist::Normal { mean, sd } => Normal::new(*mean, *sd).map(|d| d.sample(rng)).unwrap_or(*mean),
+            Dist::Exponential(mean) => draw_exponential(*mean, rng),
+            Dist::LogNormal { median, p99 } => match lognormal_params(*median, *p99) {
+                Some((mu, sigma)) => draw_lognormal(mu, sigma, rng),
+                None => *median,
+            },
+            Dist::Normal { mean, sd } => match normal_sd(*sd) {
+                Some(sd) => draw_normal(*mean, sd, rng),
+                None => *mean,
+            },
             Dist::Choice(values) => {
                 if values.is_empty() {
                     0.0
@@ -111,8 +109,8 @@ impl Dist {
             Dist::Uniform(a, b) => (a + b) / 2.0,
             Dist::Exponential(m) => *m,
             Dist::LogNormal { median, p99 } => {
-                let sigma = (p99.ln() - median.ln()) / Z_P99;
-                median * (sigma * sigma / 2.0).exp()
+                let sigma = (portable::ln(*p99) - portable::ln(*median)) / Z_P99;
+                median * portable::exp(sigma * sigma / 2.0)
             }
             Dist::Normal { mean, .. } => *mean,
             Dist::Choice(v) => v.iter().sum::<f64>() / v.len().max(1) as f64,
@@ -131,9 +129,18 @@ enum Prepared {
     /// Draws nothing from the stream.
     Const(f64),
     Uniform(rand::distributions::Uniform<f64>),
-    Exp(Exp<f64>),
-    LogNormal(LogNormal<f64>),
-    Normal(Normal<f64>),
+    /// Exponential with this mean.
+    Exp(f64),
+    /// `exp(mu + sigma * z)`, `z` standard normal.
+    LogNormal {
+        mu: f64,
+        sigma: f64,
+    },
+    /// `mean + sd * z`.
+    Normal {
+        mean: f64,
+        sd: f64,
+    },
     Choice(Vec<f64>),
     /// Anything `Dist::sample` would reject at draw time (a reversed or infinite range): left to
     /// it, so the failure happens where it always did.
@@ -151,19 +158,16 @@ impl Sampler {
                 Prepared::Uniform(rand::distributions::Uniform::new_inclusive(*a, *b))
             }
             Dist::Uniform(..) => Prepared::Unprepared(d.clone()),
-            Dist::Exponential(mean) => {
-                if *mean <= 0.0 {
-                    Prepared::Const(0.0)
-                } else {
-                    Exp::new(1.0 / mean).map_or(Prepared::Const(0.0), Prepared::Exp)
-                }
-            }
-            Dist::LogNormal { median, p99 } => {
-                let mu = median.ln();
-                let sigma = ((p99.ln() - mu) / Z_P99).max(0.0);
-                LogNormal::new(mu, sigma).map_or(Prepared::Const(*median), Prepared::LogNormal)
-            }
-            Dist::Normal { mean, sd } => Normal::new(*mean, *sd).map_or(Prepared::Const(*mean), Prepared::Normal),
+            Dist::Exponential(mean) if *mean <= 0.0 => Prepared::Const(0.0),
+            Dist::Exponential(mean) => Prepared::Exp(*mean),
+            Dist::LogNormal { median, p99 } => match lognormal_params(*median, *p99) {
+                Some((mu, sigma)) => Prepared::LogNormal { mu, sigma },
+                None => Prepared::Const(*median),
+            },
+            Dist::Normal { mean, sd } => match normal_sd(*sd) {
+                Some(sd) => Prepared::Normal { mean: *mean, sd },
+                None => Prepared::Const(*mean),
+            },
             Dist::Choice(values) if values.is_empty() => Prepared::Const(0.0),
             Dist::Choice(values) => Prepared::Choice(values.clone()),
         })
@@ -175,9 +179,9 @@ impl Sampler {
         match &self.0 {
             Prepared::Const(v) => *v,
             Prepared::Uniform(u) => u.sample(rng),
-            Prepared::Exp(d) => d.sample(rng),
-            Prepared::LogNormal(d) => d.sample(rng),
-            Prepared::Normal(d) => d.sample(rng),
+            Prepared::Exp(mean) => draw_exponential(*mean, rng),
+            Prepared::LogNormal { mu, sigma } => draw_lognormal(*mu, *sigma, rng),
+            Prepared::Normal { mean, sd } => draw_normal(*mean, *sd, rng),
             Prepared::Choice(values) => values[rng.gen_range(0..values.len())],
             Prepared::Unprepared(d) => d.sample(rng),
         }
@@ -194,6 +198,39 @@ impl Sampler {
     pub fn sample_ns<R: Rng + ?Sized>(&self, rng: &mut R) -> Nanos {
         ms_to_ns_inline(self.sample_non_negative(rng))
     }
+}
+
+/// The log-normal's `mu` and `sigma` for a median and a p99 (`sigma` 0 when `p99 <= median`);
+/// `None` when they are not finite (the draw is then the median).
+fn lognormal_params(median: f64, p99: f64) -> Option<(f64, f64)> {
+    let mu = portable::ln(median);
+    let sigma = ((portable::ln(p99) - mu) / Z_P99).max(0.0);
+    (sigma.is_finite() && !mu.is_nan()).then_some((mu, sigma))
+}
+
+/// A normal's standard deviation if it can be drawn with (finite); a negative one draws as its
+/// magnitude would (the format rejects it before a run).
+fn normal_sd(sd: f64) -> Option<f64> {
+    sd.is_finite().then_some(sd)
+}
+
+#[inline]
+fn draw_exponential<R: Rng + ?Sized>(mean: f64, rng: &mut R) -> f64 {
+    if mean <= 0.0 {
+        0.0
+    } else {
+        mean * portable::standard_exponential(rng)
+    }
+}
+
+#[inline]
+fn draw_lognormal<R: Rng + ?Sized>(mu: f64, sigma: f64, rng: &mut R) -> f64 {
+    portable::exp(mu + sigma * portable::standard_normal(rng))
+}
+
+#[inline]
+fn draw_normal<R: Rng + ?Sized>(mean: f64, sd: f64, rng: &mut R) -> f64 {
+    mean + sd * portable::standard_normal(rng)
 }
 
 /// [`crate::time::ms_to_ns`], with the rounding done inline (`f64::round` is a library call on

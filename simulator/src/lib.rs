@@ -6,6 +6,7 @@
 //! - [`directory`]: node ids, node kinds and the directory of names
 //! - [`clock`]: per-node monotonic and wall clocks with drift and jumps
 //! - [`rng`]: seeded ChaCha8 streams per node and purpose
+//! - [`portable`]: normal and exponential draws, `ln` and `exp`, the same on every platform (libm)
 //! - [`dist`]: the number-or-distribution values of the scenario format
 //! - [`history`]: the recorded history the checkers read
 //! - [`trace`]: the event log and its hash
@@ -40,6 +41,7 @@ pub mod lockclient;
 pub mod metric;
 pub mod model;
 pub mod outcome;
+pub mod portable;
 pub mod process;
 pub mod rng;
 pub mod run;

@@ -24,27 +24,34 @@ pub struct Unavailability {
 }
 
 pub fn check_key(kt: &KeyTimeline) -> Unavailability {
-    // (time, change in holders, change in waiters)
-    let mut edges: Vec<(Nanos, i64, i64)> = Vec::with_capacity(2 * (kt.intervals.len() + kt.waits.len()));
-    for iv in &kt.intervals {
-        edges.push((iv.start_ns, 1, 0));
-        edges.push((iv.end_ns, -1, 0));
-    }
-    for w in &kt.waits {
-        edges.push((w.start_ns, 0, 1));
-        edges.push((w.end_ns, 0, -1));
-    }
-    // Each quarter is sorted (starts) or nearly so (ends): a stable sort merges such runs in
-    // about linear time, where an unstable one sorts from scratch. The order within an instant
-    // does not matter (see above).
-    edges.sort_by_key(|e| e.0);
+    // The four kinds of boundary, each in time order. Intervals and waits are listed in the
+    // order they began, so their starts are sorted; an end can come before the ends of only
+    // those that were open at the same time, so the ends are nearly sorted and an insertion
+    // sort puts them in order in time proportional to their number times the concurrency
+    // (where a general sort of all four lists together cost a sixth of a failover run).
+    let hold_starts: Vec<Nanos> = kt.intervals.iter().map(|iv| iv.start_ns).collect();
+    let wait_starts: Vec<Nanos> = kt.waits.iter().map(|w| w.start_ns).collect();
+    let hold_ends = nearly_sorted(kt.intervals.iter().map(|iv| iv.end_ns).collect());
+    let wait_ends = nearly_sorted(kt.waits.iter().map(|w| w.end_ns).collect());
+    // Sorted already, unless a history came out of order (then `Timeline` sorted it stably).
+    let hold_starts = nearly_sorted(hold_starts);
+    let wait_starts = nearly_sorted(wait_starts);
+    // (list, change in holders, change in waiters)
+    let lists: [(&[Nanos], i64, i64); 4] =
+        [(&hold_starts, 1, 0), (&hold_ends, -1, 0), (&wait_starts, 0, 1), (&wait_ends, 0, -1)];
+    let mut next = [0usize; 4];
 
     let (mut holders, mut waiters) = (0i64, 0i64);
     let mut u = Unavailability::default();
     // The current stretch's length so far.
     let mut stretch = 0;
     let mut prev = 0;
-    for (at, dh, dw) in edges {
+    // Within one instant the order of boundaries does not matter (see above), so the next
+    // boundary is any list's earliest.
+    while let Some((l, at)) =
+        (0..4).filter_map(|l| lists[l].0.get(next[l]).map(|&at| (l, at))).min_by_key(|&(_, at)| at)
+    {
+        next[l] += 1;
         if at > prev {
             if waiters > 0 && holders == 0 {
                 u.total_ns += at - prev;
@@ -54,9 +61,108 @@ pub fn check_key(kt: &KeyTimeline) -> Unavailability {
                 stretch = 0;
             }
         }
-        holders += dh;
-        waiters += dw;
+        holders += lists[l].1;
+        waiters += lists[l].2;
         prev = at;
     }
     u
+}
+
+/// `v` sorted by insertion: linear for a sorted list, and proportional to the number of
+/// out-of-order pairs otherwise.
+fn nearly_sorted(mut v: Vec<Nanos>) -> Vec<Nanos> {
+    for i in 1..v.len() {
+        let x = v[i];
+        let mut j = i;
+        while j > 0 && v[j - 1] > x {
+            v[j] = v[j - 1];
+            j -= 1;
+        }
+        v[j] = x;
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checker::intervals::{EndCause, Interval, Wait, WaitOutcome};
+    use crate::history::LockMode;
+    use proptest::prelude::*;
+
+    /// The plain definition: every boundary in one list, sorted, swept once.
+    fn by_full_sort(kt: &KeyTimeline) -> Unavailability {
+        let mut edges: Vec<(Nanos, i64, i64)> = Vec::new();
+        for iv in &kt.intervals {
+            edges.push((iv.start_ns, 1, 0));
+            edges.push((iv.end_ns, -1, 0));
+        }
+        for w in &kt.waits {
+            edges.push((w.start_ns, 0, 1));
+            edges.push((w.end_ns, 0, -1));
+        }
+        edges.sort_by_key(|e| e.0);
+        let (mut holders, mut waiters, mut stretch, mut prev) = (0i64, 0i64, 0, 0);
+        let mut u = Unavailability::default();
+        for (at, dh, dw) in edges {
+            if at > prev {
+                if waiters > 0 && holders == 0 {
+                    u.total_ns += at - prev;
+                    stretch += at - prev;
+                    u.longest_ns = u.longest_ns.max(stretch);
+                } else {
+                    stretch = 0;
+                }
+            }
+            holders += dh;
+            waiters += dw;
+            prev = at;
+        }
+        u
+    }
+
+    fn timeline(holds: &[(Nanos, Nanos)], waits: &[(Nanos, Nanos)]) -> KeyTimeline {
+        let mut holds = holds.to_vec();
+        let mut waits = waits.to_vec();
+        // Listed in start order, as `Timeline` lists them.
+        holds.sort_by_key(|h| h.0);
+        waits.sort_by_key(|w| w.0);
+        KeyTimeline {
+            intervals: holds
+                .iter()
+                .map(|&(s, len)| Interval {
+                    client: 1,
+                    key: 0,
+                    mode: LockMode::Exclusive,
+                    token: None,
+                    grant: 0,
+                    start_ns: s,
+                    end_ns: s + len,
+                    end: EndCause::Released,
+                })
+                .collect(),
+            waits: waits
+                .iter()
+                .map(|&(s, len)| Wait {
+                    client: 2,
+                    key: 0,
+                    start_ns: s,
+                    end_ns: s + len,
+                    outcome: WaitOutcome::Granted,
+                })
+                .collect(),
+        }
+    }
+
+    proptest! {
+        /// The merge of four nearly sorted lists gives what sorting every boundary gives.
+        #[test]
+        fn merge_sweep_equals_the_full_sort(
+            holds in proptest::collection::vec((0u64..1_000, 0u64..300), 0..40),
+            waits in proptest::collection::vec((0u64..1_000, 0u64..300), 0..40),
+        ) {
+            let kt = timeline(&holds, &waits);
+            prop_assert_eq!(check_key(&kt), by_full_sort(&kt));
+        }
+    }
 }

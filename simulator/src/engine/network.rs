@@ -185,6 +185,9 @@ pub struct Network {
     classes: Vec<LinkParams>,
     /// Each class's latency, prepared for drawing.
     latency: Vec<Sampler>,
+    /// Each class's first TCP retransmission timeout: `TCP_RTO_MIN` plus twice the mean latency
+    /// (a round trip), computed once because the mean of a log-normal costs a `ln` and an `exp`.
+    first_rto_ns: Vec<Nanos>,
     /// `class_of[from * nodes + to]`: index into `classes`.
     class_of: Vec<u16>,
     /// FIFO per directed pair when the model declares its links ordered.
@@ -216,10 +219,13 @@ impl Network {
             }
         }
         let latency = classes.iter().map(|c| Sampler::new(&c.latency_ms)).collect();
+        let first_rto_ns =
+            classes.iter().map(|c| TCP_RTO_MIN_NS + ms_to_ns(2.0 * c.latency_ms.mean().max(0.0))).collect();
         Network {
             nodes,
             classes,
             latency,
+            first_rto_ns,
             class_of,
             ordered,
             last_delivery_ns: if ordered { vec![0; nodes * nodes] } else { Vec::new() },
@@ -318,7 +324,7 @@ impl Network {
     fn route_tcp(&mut self, from: NodeId, to: NodeId, now_ns: Nanos, rng: &mut ChaCha8Rng) -> Route {
         let class = self.class_of[from * self.nodes + to] as usize;
         let link_loss = self.classes[class].loss;
-        let mut rto_ns = TCP_RTO_MIN_NS + ms_to_ns(2.0 * self.classes[class].latency_ms.mean().max(0.0));
+        let mut rto_ns = self.first_rto_ns[class];
         let mut waited_ns: Nanos = 0;
         let mut retransmits = 0;
         let extra_ns = loop {
