@@ -63,7 +63,7 @@ metrics! {
     WaitMsMax = "wait_ms_max", Value, "longest time from a section's first acquire call to its grant (or to the end of the run)";
     HandoffMsP50 = "handoff_ms_p50", Value, "median time from a release to the next grant while someone waited";
     HandoffMsP99 = "handoff_ms_p99", Value, "99th percentile hand-off time";
-    UnavailableMs = "unavailable_ms", Value, "mean per run of the time some client waited while no client held the key";
+    UnavailableMs = "unavailable_ms", Value, "mean per run of the time some client waited (from a section's first call to its grant) while no client held the key";
     OutageMs = "outage_ms", Value, "mean per run of the longest continuous stretch some client waited while no client held the key";
     OutageMsMax = "outage_ms_max", Value, "the longest such stretch in any run";
     Fairness = "fairness", Value, "mean per run of Jain's index of completed sections per client (1: equal shares, 1/n: one client)";

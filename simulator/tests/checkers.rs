@@ -554,9 +554,10 @@ fn handoff_counts_a_barging_grant_when_another_client_waited() {
     assert!((1_995..=2_005).contains(&m.handoff_us.min()));
 }
 
-/// A holds [0, 10], B waits [5, 13]: 3 ms with a waiter and no holder. C waits [40, 50] on key 1
-/// and gives up: 10 ms more. D's wait ended by its crash [60, 62] on key 2: 2 ms more. Time
-/// waited while the key was held, or held with nobody waiting, counts nothing.
+/// A holds [0, 10], B waits [5, 13]: 3 ms with a waiter and no holder. C asks for key 1 at 40 and
+/// its call fails at 50, but C still wants its section (it asks again after a pause, here after
+/// the run): 60 ms more, to the end. D's wait ended by its crash [60, 62] on key 2: 2 ms more.
+/// Time waited while the key was held, or held with nobody waiting, counts nothing.
 #[test]
 fn unavailability_is_waiting_time_with_no_holder() {
     let d: NodeId = 4;
@@ -571,11 +572,12 @@ fn unavailability_is_waiting_time_with_no_holder() {
         .start(60, d, 2, Exclusive)
         .ev(62, d, ClientCrashed)
         .check();
-    assert_eq!(m.unavailable_ns, 15 * NS_PER_MS);
+    assert_eq!(m.unavailable_ns, (3 + 60 + 2) * NS_PER_MS);
 }
 
-/// Two waiters over the same gap count the gap once; a wait still pending at the end of the run
-/// counts to the end.
+/// Two waiters over the same gap count the gap once; a section attempt still unanswered at the
+/// end of the run (its calls failed, or the last still pending) counts to the end: A and B from
+/// 10 and 12, C from 90, one stretch of 90 ms.
 #[test]
 fn unavailability_counts_overlapping_waits_once_and_runs_to_the_end() {
     let m = Hist::new(100)
@@ -585,7 +587,7 @@ fn unavailability_counts_overlapping_waits_once_and_runs_to_the_end() {
         .ev(22, B, AcquireFailed { key: 0, reason: FailReason::Timeout })
         .start(90, C, 0, Exclusive)
         .check();
-    assert_eq!(m.unavailable_ns, 22 * NS_PER_MS);
+    assert_eq!(m.unavailable_ns, 90 * NS_PER_MS);
 }
 
 // ---- outage ----
@@ -623,9 +625,11 @@ fn a_gap_with_no_waiter_is_not_outage() {
     assert_eq!(m.outage_ns, 2 * NS_PER_MS);
 }
 
-/// A stretch is one outage as long as some client waits throughout, whoever it is: A waits
-/// [10, 20] and B [15, 30], one 20 ms stretch. A's retry after a pause with nobody waiting starts
-/// a new stretch. Keys are not added up: key 1's 9 ms gap beside key 0's 20 ms gives 20.
+/// A stretch is one outage as long as some client waits throughout, whoever it is: A asks at 10
+/// and B at 15, B is granted at 30: one 20 ms stretch. A's calls fail at 20 and 50, but it keeps
+/// asking (the pause before each new call included, as a client refused at once by a dead server
+/// does) until its grant at 60: a second stretch of 28 ms from B's release at 32, the outage.
+/// Keys are not added up: key 1's 9 ms gap does not join key 0's stretches.
 #[test]
 fn outage_runs_across_waiters_and_is_the_longest_over_keys() {
     let m = Hist::new(100)
@@ -643,8 +647,27 @@ fn outage_runs_across_waiters_and_is_the_longest_over_keys() {
         .grant(79, C, 1, Exclusive)
         .release(80, C, 1)
         .check();
-    assert_eq!(m.outage_ns, 20 * NS_PER_MS);
-    assert_eq!(m.unavailable_ns, (20 + 10 + 5 + 9) * NS_PER_MS);
+    assert_eq!(m.outage_ns, 28 * NS_PER_MS);
+    assert_eq!(m.unavailable_ns, (20 + 28 + 9) * NS_PER_MS);
+}
+
+/// A section attempt belongs to the key asked for: A asks for key 0 at 10, fails at 12, and its
+/// next call at 20 asks for key 1 (granted at 25): key 0 was wanted for 10 ms, key 1 for 5. A
+/// crash ends the attempt: B asks at 40, fails at 41 and crashes at 45, and nothing counts after.
+#[test]
+fn an_attempt_moves_with_the_key_and_ends_at_a_crash() {
+    let m = Hist::new(100)
+        .start(10, A, 0, Exclusive)
+        .ev(12, A, AcquireFailed { key: 0, reason: FailReason::Unavailable })
+        .start(20, A, 1, Exclusive)
+        .grant(25, A, 1, Exclusive)
+        .release(26, A, 1)
+        .start(40, B, 0, Exclusive)
+        .ev(41, B, AcquireFailed { key: 0, reason: FailReason::Unavailable })
+        .ev(45, B, ClientCrashed)
+        .check();
+    assert_eq!(m.unavailable_ns, (10 + 5 + 5) * NS_PER_MS);
+    assert_eq!(m.outage_ns, 10 * NS_PER_MS);
 }
 
 // ---- fairness ----

@@ -85,13 +85,30 @@ pub struct Wait {
     pub outcome: WaitOutcome,
 }
 
-/// Everything that happened to one key, each list in start order (ties in record order).
+/// A client's attempt at a critical section on one key: from its first acquire call after its
+/// previous grant to its next grant, failed calls and the pauses between them included (as
+/// [`super::wait`] counts it). It ends early when the client's next call asks for another key
+/// (the attempt moves there), when the client crashes, or at the end of the run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Attempt {
+    /// The client.
+    pub client: NodeId,
+    /// True time of the attempt's first `AcquireStart` on this key.
+    pub start_ns: Nanos,
+    /// True time it ended.
+    pub end_ns: Nanos,
+}
+
+/// Everything that happened to one key. Intervals and waits are in start order (ties in record
+/// order); attempts in the order they ended.
 #[derive(Clone, Debug, Default)]
 pub struct KeyTimeline {
     /// The key's holder intervals.
     pub intervals: Vec<Interval>,
-    /// The key's waits.
+    /// The key's waits (one per acquire call).
     pub waits: Vec<Wait>,
+    /// The key's section attempts (one per critical section asked for, however many calls).
+    pub attempts: Vec<Attempt>,
 }
 
 /// The history's holder intervals and waits, per key.
@@ -182,6 +199,8 @@ struct Builder {
     open: Vec<Vec<(LockKey, usize)>>,
     /// The pending wait per node as (key, wait index), at most one per key.
     pending: Vec<Vec<(LockKey, usize)>>,
+    /// The section attempt in progress per node: its key and start.
+    attempt: Vec<Option<(LockKey, Nanos)>>,
 }
 
 /// The list of `node` in `lists`, grown to reach it.
@@ -212,6 +231,13 @@ impl Builder {
         }
     }
 
+    /// Ends `node`'s section attempt, if any, at `at`.
+    fn close_attempt(&mut self, node: NodeId, at: Nanos) {
+        if let Some((key, start_ns)) = self.attempt.get_mut(node).and_then(Option::take) {
+            self.key(key).attempts.push(Attempt { client: node, start_ns, end_ns: at.max(start_ns) });
+        }
+    }
+
     fn close_interval(&mut self, client: NodeId, key: LockKey, at: Nanos, end: EndCause) {
         let Some(i) = take_first(&mut self.open, client, key) else {
             return;
@@ -225,6 +251,16 @@ impl Builder {
         let (at, node) = (e.at_ns, e.node);
         match e.event {
             HistoryEvent::AcquireStart { key, .. } => {
+                if self.attempt.len() <= node {
+                    self.attempt.resize(node + 1, None);
+                }
+                match self.attempt[node] {
+                    Some((k, _)) if k == key => {}
+                    _ => {
+                        self.close_attempt(node, at);
+                        self.attempt[node] = Some((key, at));
+                    }
+                }
                 self.close_wait(node, key, at, WaitOutcome::Superseded);
                 let waits = &mut self.key(key).waits;
                 waits.push(Wait { client: node, key, start_ns: at, end_ns: at, outcome: WaitOutcome::RunEnd });
@@ -238,6 +274,7 @@ impl Builder {
                     return;
                 }
                 self.close_wait(node, key, at, WaitOutcome::Granted);
+                self.close_attempt(node, at);
                 let intervals = &mut self.key(key).intervals;
                 intervals.push(Interval {
                     client: node,
@@ -257,6 +294,7 @@ impl Builder {
             HistoryEvent::Abandoned { key } => self.close_interval(node, key, at, EndCause::Abandoned),
             HistoryEvent::ClientCrashed => {
                 // A crash ends every hold and every pending acquire of the node.
+                self.close_attempt(node, at);
                 for (key, i) in self.open.get_mut(node).map(std::mem::take).unwrap_or_default() {
                     let iv = &mut self.key(key).intervals[i];
                     iv.end_ns = at;
@@ -286,6 +324,9 @@ impl Builder {
             let w = &mut kt.waits[i];
             w.end_ns = duration_ns.max(w.start_ns);
             w.outcome = WaitOutcome::RunEnd;
+        }
+        for node in 0..self.attempt.len() {
+            self.close_attempt(node, duration_ns);
         }
         self.timeline
     }

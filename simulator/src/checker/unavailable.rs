@@ -1,16 +1,21 @@
 //! Unavailability and outage, per key, from one sweep over the boundaries of waits and holds.
 //!
-//! The key is *unavailable* while at least one client is waiting for it (an acquire call is
-//! outstanding) and no holder interval is open. `unavailable_ns` sums every such stretch; with
-//! one client it is mostly that client's own round trips, so it measures the cost of asking as
-//! much as any failure. `outage_ns` is the longest single stretch: what a failover or a leaked
-//! lock costs the clients that wait through it.
+//! The key is *unavailable* while at least one client is waiting for it and no holder interval
+//! is open. A client waits from the first acquire call of a section to its grant, failed calls
+//! and the pauses before the next call included (a section [`Attempt`]), as `wait_ms` counts it:
+//! a client that is refused at once and asks again is kept from the lock as surely as one whose
+//! call hangs. `unavailable_ns` sums every such stretch; with one client it is mostly that
+//! client's own round trips, so it measures the cost of asking as much as any failure.
+//! `outage_ns` is the longest single stretch: what a failover or a leaked lock costs the clients
+//! that wait through it.
 //!
 //! Within one instant the order of boundaries does not matter: only the stretches between
 //! distinct instants have length, and a stretch continues across an instant at which the key
 //! changed hands and back (a zero-length hold does not end an outage; nothing held it for any
 //! time).
 
+#[cfg(doc)]
+use super::intervals::Attempt;
 use super::intervals::KeyTimeline;
 use crate::time::Nanos;
 
@@ -24,18 +29,15 @@ pub struct Unavailability {
 }
 
 pub fn check_key(kt: &KeyTimeline) -> Unavailability {
-    // The four kinds of boundary, each in time order. Intervals and waits are listed in the
-    // order they began, so their starts are sorted; an end can come before the ends of only
-    // those that were open at the same time, so the ends are nearly sorted and an insertion
-    // sort puts them in order in time proportional to their number times the concurrency
-    // (where a general sort of all four lists together cost a sixth of a failover run).
-    let hold_starts: Vec<Nanos> = kt.intervals.iter().map(|iv| iv.start_ns).collect();
-    let wait_starts: Vec<Nanos> = kt.waits.iter().map(|w| w.start_ns).collect();
+    // The four kinds of boundary, each in time order. Intervals are listed in the order they
+    // began and attempts in the order they ended; the other boundary of each can be out of
+    // order only against those open at the same time, so it is nearly sorted and an insertion
+    // sort puts it in order in time proportional to its number times the concurrency (where a
+    // general sort of all four lists together cost a sixth of a failover run).
+    let hold_starts = nearly_sorted(kt.intervals.iter().map(|iv| iv.start_ns).collect());
     let hold_ends = nearly_sorted(kt.intervals.iter().map(|iv| iv.end_ns).collect());
-    let wait_ends = nearly_sorted(kt.waits.iter().map(|w| w.end_ns).collect());
-    // Sorted already, unless a history came out of order (then `Timeline` sorted it stably).
-    let hold_starts = nearly_sorted(hold_starts);
-    let wait_starts = nearly_sorted(wait_starts);
+    let wait_starts = nearly_sorted(kt.attempts.iter().map(|a| a.start_ns).collect());
+    let wait_ends = nearly_sorted(kt.attempts.iter().map(|a| a.end_ns).collect());
     // (list, change in holders, change in waiters)
     let lists: [(&[Nanos], i64, i64); 4] =
         [(&hold_starts, 1, 0), (&hold_ends, -1, 0), (&wait_starts, 0, 1), (&wait_ends, 0, -1)];
@@ -86,7 +88,7 @@ fn nearly_sorted(mut v: Vec<Nanos>) -> Vec<Nanos> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checker::intervals::{EndCause, Interval, Wait, WaitOutcome};
+    use crate::checker::intervals::{Attempt, EndCause, Interval};
     use crate::history::LockMode;
     use proptest::prelude::*;
 
@@ -97,7 +99,7 @@ mod tests {
             edges.push((iv.start_ns, 1, 0));
             edges.push((iv.end_ns, -1, 0));
         }
-        for w in &kt.waits {
+        for w in &kt.attempts {
             edges.push((w.start_ns, 0, 1));
             edges.push((w.end_ns, 0, -1));
         }
@@ -141,16 +143,8 @@ mod tests {
                     end: EndCause::Released,
                 })
                 .collect(),
-            waits: waits
-                .iter()
-                .map(|&(s, len)| Wait {
-                    client: 2,
-                    key: 0,
-                    start_ns: s,
-                    end_ns: s + len,
-                    outcome: WaitOutcome::Granted,
-                })
-                .collect(),
+            waits: Vec::new(),
+            attempts: waits.iter().map(|&(s, len)| Attempt { client: 2, start_ns: s, end_ns: s + len }).collect(),
         }
     }
 
