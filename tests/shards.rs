@@ -126,6 +126,11 @@ fn run_in_three_shards_merged_equals_one_machine() {
         assert!(out.contains(&format!("# shard {k}/3: seeds {}..{} of 0..24", 8 * k, 8 * k + 8)), "{out}");
         parts.push(part);
     }
+    // A shard re-run alone (on another thread count) gives the same bytes: it can replace a lost one.
+    let again = s(&d.join("again.json"));
+    let (code, out, err) = sim_in(&d, &["run", &f, "--shard", "1/3", "--threads", "1", "--json", &again]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(std::fs::read(&again).unwrap(), std::fs::read(&parts[1]).unwrap());
     let merged = s(&d.join("merged.json"));
     let (code, table, err) = sim_in(
         &d,

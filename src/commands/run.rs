@@ -90,8 +90,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     let pool = thread_pool(args.threads)?;
     let runs = select_runs(&scenario, &args.algorithms)?;
     if let Some(shard) = shard {
-        let json = args.json.as_deref().expect("clap requires --json with --shard");
-        return run_shard(&args.algorithms, &scenario, &scenario_text, &runs, seeds, shard, &pool, json);
+        return run_shard(&args, &scenario, &scenario_text, &runs, seeds, shard, &pool);
     }
     if let Some(target) = &args.trace {
         if seeds.end - seeds.start != 1 {
@@ -196,17 +195,16 @@ pub(crate) fn finish(
 /// `--shard K/N`: runs the shard's block of `seeds`, writes its partial results to `json` and
 /// prints its table. Nothing is judged here: `sim merge` judges the whole run. A shard stopped by
 /// Ctrl-C writes nothing (a partial file must hold its whole block); run it again.
-#[allow(clippy::too_many_arguments)]
 fn run_shard(
-    algorithms: &[String],
+    args: &RunArgs,
     scenario: &Scenario,
     scenario_text: &str,
     runs: &[&RunSpec],
     seeds: Range<u64>,
     shard: Shard,
     pool: &rayon::ThreadPool,
-    json: &Path,
 ) -> Result<i32, CliError> {
+    let json = args.json.as_deref().expect("clap requires --json with --shard");
     let part = shard.seeds(seeds.clone());
     let total = (part.end - part.start) * runs.len() as u64;
     let progress = progress_bar(total);
@@ -220,7 +218,7 @@ fn run_shard(
         ));
         return Ok(INTERRUPTED);
     }
-    let origin = Origin::new(VERSION, &file, scenario_text, seeds.clone(), algorithms, &[]);
+    let origin = Origin::new(VERSION, &file, scenario_text, seeds.clone(), &args.algorithms, &[]);
     let partial = PartialResults::run(origin, shard, &outcome.totals);
     locksim_reports::write_atomic(json, partial.to_text())
         .map_err(|e| CliError::bad_input(format!("cannot write the partial results to {}: {e}", json.display())))?;
