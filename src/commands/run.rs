@@ -1,5 +1,7 @@
 //! `sim run FILE`: every algorithm of a scenario over its seeds; the results table, the results
-//! JSON, a trace of one seed, and the `[expect]` verdict as the exit code.
+//! JSON, a trace of one seed, and the `[expect]` verdict as the exit code. With `--shard K/N`,
+//! one block of the seeds and a partial results file for `sim merge`, whose results go through
+//! [`finish`] as this command's do.
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};

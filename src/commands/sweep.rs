@@ -3,6 +3,9 @@
 //! over the same seeds at each point; a summary table on the terminal and `sweep.csv`,
 //! `sweep.json` and one chart per metric in DIR. Everything is checked (every point's scenario
 //! through the parser, the seeds, the labels, the output directory) before anything runs.
+//! Each finished point is recorded in DIR as it completes, so `--resume` skips it; `--shard K/N`
+//! runs one block of the seeds at every point and writes a partial file for `sim merge`, whose
+//! sweep outputs go through [`finish`] as this command's do.
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
