@@ -49,6 +49,8 @@ enum Command {
     Run(commands::run::RunArgs),
     /// Run a scenario at every value of one or more parameters; write a CSV, a JSON and charts.
     Sweep(commands::sweep::SweepArgs),
+    /// Fold the partial results of `--shard K/N` runs into the results of one machine's run.
+    Merge(commands::merge::MergeArgs),
     /// Charts and an HTML page from saved results (`sim run --json FILE`).
     Report(commands::report::ReportArgs),
     /// Validate a scenario file without running it.
@@ -90,6 +92,7 @@ fn main() {
         Command::List { model } => commands::list::list(model.as_deref()),
         Command::Bench(cmd) => commands::bench::bench(cmd),
         Command::Sweep(args) => commands::sweep::sweep(args),
+        Command::Merge(args) => commands::merge::merge(args),
         Command::Completions { shell } => commands::shell::completions(Cli::command(), shell),
         Command::Man => commands::shell::man(Cli::command()),
     };

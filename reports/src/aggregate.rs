@@ -21,6 +21,17 @@ pub const MAX_FAILING_SEEDS: usize = 10;
 /// How many panicked seeds a row keeps with their message (the first ones added).
 pub const MAX_PANICKED_SEEDS: usize = 10;
 
+/// The resolution of the fairness sum: 2^-64. A Jain index lies in (0, 1], so one run adds at
+/// most 2^64 units and a u128 holds 2^64 runs; an index at or above 2^-11 (at most 2048 clients)
+/// is represented exactly.
+pub const FAIRNESS_UNIT: u128 = 1 << 64;
+
+/// A fairness index in units of [`FAIRNESS_UNIT`] (clamped to [0, 1]; NaN counts as 0).
+fn fairness_units(j: f64) -> u128 {
+    // `as` saturates, and the product of a value in [0, 1] and 2^64 is exact or rounds once.
+    (j.clamp(0.0, 1.0) * FAIRNESS_UNIT as f64) as u128
+}
+
 /// One violation class across runs: runs showing it at least once, and events in all runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ClassCount {
@@ -163,8 +174,11 @@ pub struct AlgorithmTotals {
     pub outage_ns_sum: u128,
     /// The longest such stretch of any run, ns.
     pub outage_ns_max: u64,
-    /// Jain's fairness index summed over the runs that have one.
-    pub fairness_sum: f64,
+    /// Jain's fairness index summed over the runs that have one, in units of
+    /// [`FAIRNESS_UNIT`] (each run's index rounded to one, then summed as an integer): integer
+    /// addition does not depend on the order, so totals folded on several machines and merged
+    /// ([`AlgorithmTotals::absorb`]) give the same bytes as one machine's.
+    pub fairness_sum_units: u128,
     /// Runs that have a fairness index (some section completed).
     pub fairness_runs: u64,
     /// The lowest and highest fairness index of any run (`None` before the first).
@@ -222,7 +236,7 @@ impl AlgorithmTotals {
             unavailable_ns: 0,
             outage_ns_sum: 0,
             outage_ns_max: 0,
-            fairness_sum: 0.0,
+            fairness_sum_units: 0,
             fairness_runs: 0,
             fairness_range: None,
             acquire_latency_us: new_histogram(),
@@ -265,7 +279,7 @@ impl AlgorithmTotals {
         self.outage_ns_sum += m.outage_ns as u128;
         self.outage_ns_max = self.outage_ns_max.max(m.outage_ns);
         if let Some(j) = m.fairness {
-            self.fairness_sum += j;
+            self.fairness_sum_units += fairness_units(j);
             self.fairness_runs += 1;
             self.fairness_range = Some(self.fairness_range.map_or((j, j), |(lo, hi)| (lo.min(j), hi.max(j))));
         }
@@ -281,6 +295,55 @@ impl AlgorithmTotals {
                 self.failing_seeds.push(FailingSeed { seed: m.seed, first_violation: m.violations.first().cloned() });
             }
         }
+    }
+
+    /// Folds in `later`, the totals of the same row over the seeds that come right after this
+    /// one's (a later shard, a later chunk), as if those seeds had been added here one by one:
+    /// counters and histograms add, extremes combine, and the capped lists keep their first
+    /// entries in seed order. The result is identical, field for field, to adding every seed to
+    /// one row. The row's identity (label, model, params, fencing, limitations) stays this one's.
+    pub fn absorb(&mut self, later: &AlgorithmTotals) {
+        self.runs += later.runs;
+        self.failing_runs += later.failing_runs;
+        self.duration_ns += later.duration_ns;
+        for (mine, theirs) in [
+            (&mut self.overlap, later.overlap),
+            (&mut self.stale_unfenced, later.stale_unfenced),
+            (&mut self.stale_fenced, later.stale_fenced),
+            (&mut self.lost_updates, later.lost_updates),
+            (&mut self.token_regressions, later.token_regressions),
+            (&mut self.leaked_regrants, later.leaked_regrants),
+        ] {
+            mine.runs += theirs.runs;
+            mine.events += theirs.events;
+        }
+        self.acquisitions += later.acquisitions;
+        self.failed_acquisitions += later.failed_acquisitions;
+        self.completed_sections += later.completed_sections;
+        self.releases += later.releases;
+        self.failed_releases += later.failed_releases;
+        self.messages += later.messages;
+        self.notifications += later.notifications;
+        self.refused_attempts += later.refused_attempts;
+        self.unavailable_ns += later.unavailable_ns;
+        self.outage_ns_sum += later.outage_ns_sum;
+        self.outage_ns_max = self.outage_ns_max.max(later.outage_ns_max);
+        self.fairness_sum_units += later.fairness_sum_units;
+        self.fairness_runs += later.fairness_runs;
+        self.fairness_range = match (self.fairness_range, later.fairness_range) {
+            (Some((lo, hi)), Some((l, h))) => Some((lo.min(l), hi.max(h))),
+            (a, b) => a.or(b),
+        };
+        merge(&mut self.acquire_latency_us, &later.acquire_latency_us);
+        merge(&mut self.wait_us, &later.wait_us);
+        merge(&mut self.handoff_us, &later.handoff_us);
+        let room = MAX_FAILING_SEEDS.saturating_sub(self.failing_seeds.len());
+        self.failing_seeds.extend(later.failing_seeds.iter().take(room).cloned());
+        let room = MAX_FAILING_SEEDS.saturating_sub(self.leaked_seeds.len());
+        self.leaked_seeds.extend(later.leaked_seeds.iter().take(room).cloned());
+        self.panicked_runs += later.panicked_runs;
+        let room = MAX_PANICKED_SEEDS.saturating_sub(self.panicked.len());
+        self.panicked.extend(later.panicked.iter().take(room).cloned());
     }
 
     /// Records a seed whose run panicked (it counts in `panicked_runs`, not in `runs`).
@@ -392,7 +455,7 @@ impl AlgorithmTotals {
     pub fn fairness(&self) -> Option<Fairness> {
         let (min, max) = self.fairness_range?;
         Some(Fairness {
-            mean: json_dp(self.fairness_sum / self.fairness_runs as f64),
+            mean: json_dp(self.fairness_sum_units as f64 / FAIRNESS_UNIT as f64 / self.fairness_runs as f64),
             min: json_dp(min),
             max: json_dp(max),
         })

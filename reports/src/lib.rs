@@ -8,13 +8,17 @@
 //! - [`wilson`]: 95% Wilson score intervals for "k of n runs", and the bound a clean run rules out
 //! - [`num`]: rounding and number formatting shared by the JSON and the table (byte-stable output)
 //! - [`aggregate`]: [`AlgorithmTotals`], one results row folded seed by seed in bounded memory
+//! - [`exact`]: a row's folded state written to JSON and read back exactly (partial files,
+//!   a sweep's progress record)
+//! - [`shard`]: `--shard K/N`'s seed split, the partial results file, and the checks and fold
+//!   of `sim merge`
 //! - [`json`]: the results JSON ([`ResultsJson`]), field for field as the spec shows, plus extras
 //! - [`expect`]: evaluating a scenario's `[expect]` block against the totals
 //! - [`table`]: the terminal table and the notes under it (failing seeds, replay commands, …)
 //! - [`report`]: a report directory (`sim run --report`, `sim report`): the results JSON, every
 //!   chart, the timeline of one re-run seed, and `index.html`
-//! - [`sweep`]: `sim sweep`'s `--param` values, key-path edits of the scenario, its output files
-//!   and its terminal summary
+//! - [`sweep`]: `sim sweep`'s `--param` values, key-path edits of the scenario, its output files,
+//!   its terminal summary and its progress record (`--resume`)
 //!
 //! Dependencies point one way: this crate reads `locksim-simulator`'s per-seed
 //! [`SeedMetrics`](locksim_simulator::checker::SeedMetrics), histories and holder intervals,
@@ -24,10 +28,12 @@
 #![warn(missing_docs)]
 
 pub mod aggregate;
+pub mod exact;
 pub mod expect;
 pub mod json;
 pub mod num;
 pub mod report;
+pub mod shard;
 pub mod sweep;
 pub mod table;
 pub mod wilson;

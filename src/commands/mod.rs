@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod check;
 pub mod list;
+pub mod merge;
 pub mod report;
 pub mod run;
 pub mod shell;

@@ -1,10 +1,14 @@
 //! `sim run FILE`: every algorithm of a scenario over its seeds; the results table, the results
-//! JSON, a trace of one seed, and the `[expect]` verdict as the exit code.
+//! JSON, a trace of one seed, and the `[expect]` verdict as the exit code. With `--shard K/N`,
+//! one block of the seeds and a partial results file for `sim merge`, whose results go through
+//! [`finish`] as this command's do.
 
-use std::path::PathBuf;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 use locksim_reports::report::{timeline_note, write_report};
+use locksim_reports::shard::{Origin, PartialResults, Shard};
 use locksim_reports::{evaluate, render_table, ResultsJson};
 use locksim_simulator::batch::run_seed;
 use locksim_simulator::batch::TraceDifference;
@@ -13,8 +17,12 @@ use locksim_simulator::scenario::{load_file_with_text, RunSpec, Scenario};
 
 use crate::exit::{CliError, EXPECTATION_FAILED, MODEL_FAILED, OK};
 use crate::interrupt::INTERRUPTED;
-use crate::runner::{print_out, progress_bar, run_rows, thread_pool};
+use crate::runner::{print_out, progress_bar, run_rows, thread_pool, RowsOutcome};
 use crate::seeds::{parse_seeds, single_seed};
+
+/// The `sim` version partial results files and sweep progress records carry: parts or records of
+/// another version are refused (its models may fold different numbers).
+pub(crate) const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -51,6 +59,10 @@ pub struct RunArgs {
     /// The seed the report's timeline shows (default: the first failing seed, else the first).
     #[arg(long, value_name = "S", requires = "report")]
     pub timeline_seed: Option<u64>,
+    /// Run only shard K of N (0-based): the K-th of N contiguous blocks of the seeds, and write a
+    /// partial results file to --json for `sim merge`, which judges the expectations.
+    #[arg(long, value_name = "K/N", requires = "json", conflicts_with_all = ["trace", "verify", "report"])]
+    pub shard: Option<String>,
 }
 
 /// The rows to run, after `--algorithm` filtering.
@@ -76,8 +88,12 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         (None, Some(text)) => parse_seeds(text)?,
         (None, None) => 0..scenario.seeds,
     };
+    let shard = args.shard.as_deref().map(Shard::parse).transpose().map_err(CliError::bad_input)?;
     let pool = thread_pool(args.threads)?;
     let runs = select_runs(&scenario, &args.algorithms)?;
+    if let Some(shard) = shard {
+        return run_shard(&args, &scenario, &scenario_text, &runs, seeds, shard, &pool);
+    }
     if let Some(target) = &args.trace {
         if seeds.end - seeds.start != 1 {
             return Err(CliError::bad_input(format!(
@@ -96,6 +112,34 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     let progress = progress_bar(total);
     let outcome = run_rows(&scenario, &runs, seeds.clone(), &pool, &progress, args.verify);
     progress.finish_and_clear();
+    let outputs =
+        Outputs { json: args.json.as_deref(), report: args.report.as_deref(), timeline_seed: args.timeline_seed };
+    finish(&scenario, scenario_text, seeds, &args.algorithms, outcome, total, args.verify, &outputs)
+}
+
+/// Where `sim run` (and `sim merge`) write the results.
+pub(crate) struct Outputs<'a> {
+    /// `--json FILE`.
+    pub json: Option<&'a Path>,
+    /// `--report DIR` (already checked to be writable).
+    pub report: Option<&'a Path>,
+    /// `--timeline-seed S`.
+    pub timeline_seed: Option<u64>,
+}
+
+/// What every run ends with, whether its seeds ran here or in shards that `sim merge` folded:
+/// the expectations judged, the table printed, the results JSON and report written, the exit code.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn finish(
+    scenario: &Scenario,
+    scenario_text: String,
+    seeds: Range<u64>,
+    algorithms: &[String],
+    outcome: RowsOutcome,
+    total: u64,
+    verify: bool,
+    outputs: &Outputs,
+) -> Result<i32, CliError> {
     let all_totals = outcome.totals;
 
     // Expectations about rows that were filtered out are not judged, nor, after a Ctrl-C,
@@ -104,7 +148,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     let (judged, unstarted): (Vec<_>, Vec<_>) = scenario
         .expect
         .iter()
-        .filter(|e| args.algorithms.is_empty() || args.algorithms.contains(&e.label))
+        .filter(|e| algorithms.is_empty() || algorithms.contains(&e.label))
         .cloned()
         .partition(|e| !outcome.interrupted || started(&e.label));
     let expectations = evaluate(&judged, &all_totals);
@@ -120,20 +164,20 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         }
     }
     text.push_str(&render_table(&file, &all_totals, &expectations));
-    if args.verify {
+    if verify {
         text.push_str(&verify_report(&outcome.differences, outcome.finished));
     }
     print_out(&text);
-    if args.json.is_some() || args.report.is_some() {
-        let json = ResultsJson::from_scenario(&scenario, seeds.clone(), &all_totals, expectations.clone())
+    if outputs.json.is_some() || outputs.report.is_some() {
+        let json = ResultsJson::from_scenario(scenario, seeds.clone(), &all_totals, expectations.clone())
             .with_scenario_text(scenario_text);
-        if let Some(path) = &args.json {
+        if let Some(path) = &outputs.json {
             locksim_reports::write_atomic(path, json.to_pretty_string()).map_err(|e| {
                 CliError::bad_input(format!("cannot write the results JSON to {}: {e}", path.display()))
             })?;
         }
-        if let Some(dir) = &args.report {
-            let written = write_report(dir, &json, Ok(&scenario), args.timeline_seed)?;
+        if let Some(dir) = &outputs.report {
+            let written = write_report(dir, &json, Ok(scenario), outputs.timeline_seed)?;
             eprintln!("report: {}{}", written.index.display(), timeline_note(written.timeline_seed));
         }
     }
@@ -148,6 +192,49 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     } else {
         OK
     })
+}
+
+/// `--shard K/N`: runs the shard's block of `seeds`, writes its partial results to `json` and
+/// prints its table. Nothing is judged here: `sim merge` judges the whole run. A shard stopped by
+/// Ctrl-C writes nothing (a partial file must hold its whole block); run it again.
+fn run_shard(
+    args: &RunArgs,
+    scenario: &Scenario,
+    scenario_text: &str,
+    runs: &[&RunSpec],
+    seeds: Range<u64>,
+    shard: Shard,
+    pool: &rayon::ThreadPool,
+) -> Result<i32, CliError> {
+    let json = args.json.as_deref().expect("clap requires --json with --shard");
+    let part = shard.seeds(seeds.clone());
+    let total = (part.end - part.start) * runs.len() as u64;
+    let progress = progress_bar(total);
+    let outcome = run_rows(scenario, runs, part.clone(), pool, &progress, false);
+    progress.finish_and_clear();
+    let file = scenario.file.display().to_string();
+    if outcome.interrupted {
+        print_out(&format!(
+            "# interrupted: {} of {total} seed-runs of shard {shard} finished; no partial results written (run the shard again)\n",
+            outcome.finished
+        ));
+        return Ok(INTERRUPTED);
+    }
+    let origin = Origin::new(VERSION, &file, scenario_text, seeds.clone(), &args.algorithms, &[]);
+    let partial = PartialResults::run(origin, shard, &outcome.totals);
+    locksim_reports::write_atomic(json, partial.to_text())
+        .map_err(|e| CliError::bad_input(format!("cannot write the partial results to {}: {e}", json.display())))?;
+    let mut text = format!(
+        "# shard {shard}: seeds {}..{} of {}..{}; partial results in {} (expectations are judged by `sim merge`)\n",
+        part.start,
+        part.end,
+        seeds.start,
+        seeds.end,
+        json.display()
+    );
+    text.push_str(&render_table(&file, &outcome.totals, &[]));
+    print_out(&text);
+    Ok(if outcome.totals.iter().any(|t| t.panicked_runs > 0) { MODEL_FAILED } else { OK })
 }
 
 /// The `--verify` verdict: every seed whose two runs differed, with the first differing trace entry.
@@ -174,7 +261,7 @@ fn verify_report(differences: &[(String, TraceDifference)], finished: u64) -> St
 }
 
 /// Runs the one seed of each selected row with a trace and writes the traces.
-fn write_traces(scenario: &Scenario, runs: &[&RunSpec], seed: u64, target: &std::path::Path) -> Result<(), CliError> {
+fn write_traces(scenario: &Scenario, runs: &[&RunSpec], seed: u64, target: &Path) -> Result<(), CliError> {
     let to_stdout = target.as_os_str() == "-";
     let jsonl = target.extension().is_some_and(|e| e == "jsonl");
     let mut out = String::new();

@@ -3,16 +3,24 @@
 //! over the same seeds at each point; a summary table on the terminal and `sweep.csv`,
 //! `sweep.json` and one chart per metric in DIR. Everything is checked (every point's scenario
 //! through the parser, the seeds, the labels, the output directory) before anything runs.
+//! Each finished point is recorded in DIR as it completes, so `--resume` skips it; `--shard K/N`
+//! runs one block of the seeds at every point and writes a partial file for `sim merge`, whose
+//! sweep outputs go through [`finish`] as this command's do.
 
-use std::path::PathBuf;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
+use locksim_reports::exact::TotalsState;
 use locksim_reports::json::SeedRange;
+use locksim_reports::shard::{merge_rows, Origin, PartialResults, PointState, Shard};
 use locksim_reports::sweep::output::{self, PointResults};
 use locksim_reports::sweep::params_and_points;
-use locksim_reports::sweep::path::point_scenarios;
+use locksim_reports::sweep::path::{point_scenarios, Point};
+use locksim_reports::sweep::progress::Progress;
 use locksim_reports::sweep::summary::{notes, summary_table, written_files};
-use locksim_reports::sweep::values::describe_point;
+use locksim_reports::sweep::values::{describe_point, SweepParam};
+use locksim_reports::AlgorithmTotals;
 use locksim_simulator::scenario::{load_file, RunSpec, Scenario};
 
 use crate::exit::{CliError, MODEL_FAILED, OK};
@@ -57,6 +65,16 @@ Outputs in DIR (created if absent; only these files are replaced, nothing else i
 The terminal gets one summary line per point and algorithm. The scenario's [expect] blocks are
 not judged in a sweep.
 
+Several machines and interruptions:
+  --shard K/N        run the K-th of N contiguous blocks of the seeds at every point and write
+                     only DIR/shard-K-of-N.json; `sim merge` folds the N files into the files
+                     above, byte-identical to a sweep on one machine
+  --resume           every finished point is recorded in DIR/sweep-progress.jsonl as it
+                     completes (DIR/shard-K-of-N.progress.jsonl for a shard); --resume skips
+                     the points recorded there by the same sweep (same scenario text, --param,
+                     --seeds, --algorithm, --shard; another is refused with exit 2) and gives
+                     exactly the files of an uninterrupted sweep
+
 Exit codes: 0 ran; 2 bad command line or scenario (nothing ran); 3 a seed panicked in some point
 (reported; the outputs are still written); 130 interrupted by Ctrl-C (the finished points, and
 the finished seeds of the point in progress, are written).
@@ -86,6 +104,14 @@ pub struct SweepArgs {
     /// The directory to write sweep.csv, sweep.json and the charts to (created if absent).
     #[arg(long, value_name = "DIR", required = true)]
     pub out: PathBuf,
+    /// Run only shard K of N (0-based) of the seeds at every point; write DIR/shard-K-of-N.json
+    /// for `sim merge` instead of the sweep's files.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
+    /// Skip the points this same sweep already finished in DIR (its progress record) and run
+    /// the rest; the files come out as an uninterrupted sweep's.
+    #[arg(long)]
+    pub resume: bool,
 }
 
 /// A point's rows, after `--algorithm` filtering; every wanted label must exist at every point.
@@ -126,36 +152,115 @@ pub fn sweep(args: SweepArgs) -> Result<i32, CliError> {
         let at = || format!(" with {}", describe_point(&params, &point.values));
         runs.push(select_runs(&point.scenario, &args.algorithms, &at)?);
     }
+    let shard = args.shard.as_deref().map(Shard::parse).transpose().map_err(CliError::bad_input)?;
     let pool = thread_pool(args.threads)?;
     crate::out_dir::prepare(&args.out, "--out").map_err(CliError::bad_input)?;
 
-    let n_seeds = seeds.end - seeds.start;
-    let total: u64 = runs.iter().map(|r| r.len() as u64 * n_seeds).sum();
+    let origin =
+        Origin::new(crate::commands::run::VERSION, &file, &text, seeds.clone(), &args.algorithms, &args.params);
+    let resumed =
+        if args.resume { Progress::resume(&args.out, &origin, shard).map_err(CliError::bad_input)? } else { None };
+    let (mut record, recorded) = match resumed {
+        Some(found) => found,
+        None => (Progress::start(&args.out, &origin, shard).map_err(CliError::bad_input)?, Vec::new()),
+    };
+    if args.resume {
+        eprintln!(
+            "resume: {} of {} points already finished (recorded in {})",
+            recorded.len().min(points.len()),
+            points.len(),
+            record.path().display()
+        );
+    }
+
+    // A shard runs its block of the seeds at every point.
+    let run_seeds = shard.map_or(seeds.clone(), |s| s.seeds(seeds.clone()));
+    let total: u64 = runs.iter().skip(recorded.len()).map(|r| r.len() as u64 * (run_seeds.end - run_seeds.start)).sum();
     let progress = progress_bar(total);
-    let mut results: Vec<PointResults> = Vec::new();
+    let mut done: Vec<(Vec<AlgorithmTotals>, bool)> = Vec::new();
     let mut finished = 0u64;
     let mut interrupted = false;
     for (i, point) in points.iter().enumerate() {
-        let outcome = run_rows(&point.scenario, &runs[i], seeds.clone(), &pool, &progress, false);
+        if let Some(state) = recorded.get(i) {
+            let name = record.path().display().to_string();
+            let totals =
+                merge_rows(&point.scenario, &args.algorithms, &[&state.rows], &[&name]).map_err(CliError::bad_input)?;
+            done.push((totals, true));
+            continue;
+        }
+        let outcome = run_rows(&point.scenario, &runs[i], run_seeds.clone(), &pool, &progress, false);
         finished += outcome.finished;
         interrupted = outcome.interrupted;
         if outcome.finished == 0 && interrupted {
             break;
         }
-        let done = output::point_results(&args.out, i, point, &params, seeds.clone(), &outcome.totals, !interrupted)
-            .map_err(CliError::bad_input)?;
-        results.push(done);
+        if !interrupted {
+            let rows = outcome.totals.iter().map(TotalsState::of).collect();
+            record.record(&PointState { point: i, rows }).map_err(CliError::bad_input)?;
+        }
+        done.push((outcome.totals, !interrupted));
         if interrupted {
             break;
         }
     }
     progress.finish_and_clear();
 
+    if let Some(shard) = shard {
+        return write_shard(&args.out, origin, shard, run_seeds, done, interrupted, points.len());
+    }
+    let sweep = SweepRun {
+        out: &args.out,
+        name: &base.name,
+        file: &file,
+        seeds,
+        params: &params,
+        points: &points,
+        has_expect: !base.expect.is_empty(),
+    };
+    finish(&sweep, done, interrupted, finished, total)
+}
+
+/// A sweep's outputs and what they describe.
+pub(crate) struct SweepRun<'a> {
+    /// `--out DIR`.
+    pub out: &'a Path,
+    /// The scenario's name.
+    pub name: &'a str,
+    /// The scenario file as the user named it.
+    pub file: &'a str,
+    /// The seeds of every point.
+    pub seeds: Range<u64>,
+    /// The `--param`s.
+    pub params: &'a [SweepParam],
+    /// Every point with its scenario.
+    pub points: &'a [Point],
+    /// The file has `[expect]` blocks (not judged in a sweep: the summary says so).
+    pub has_expect: bool,
+}
+
+/// What every sweep ends with, whether its points ran here, were resumed, or were folded from
+/// shards by `sim merge`: the files in DIR, the summary printed, the exit code. `done` holds the
+/// rows of each point that ran (all of them unless interrupted) and whether it ran to its end.
+pub(crate) fn finish(
+    sweep: &SweepRun,
+    done: Vec<(Vec<AlgorithmTotals>, bool)>,
+    interrupted: bool,
+    finished: u64,
+    total: u64,
+) -> Result<i32, CliError> {
+    let (points, params, seeds, file) = (sweep.points, sweep.params, sweep.seeds.clone(), sweep.file);
+    let mut results: Vec<PointResults> = Vec::new();
+    for (i, (totals, complete)) in done.iter().enumerate() {
+        let point = output::point_results(sweep.out, i, &points[i], params, seeds.clone(), totals, *complete)
+            .map_err(CliError::bad_input)?;
+        results.push(point);
+    }
     let seed_range = SeedRange { from: seeds.start, to: seeds.end };
-    output::write_all(&args.out, &base.name, &file, seed_range, &params, &results, interrupted)
+    output::write_all(sweep.out, sweep.name, file, seed_range, params, &results, interrupted)
         .map_err(CliError::bad_input)?;
 
-    let notes = notes(&params, &results);
+    let n_seeds = seeds.end - seeds.start;
+    let notes = notes(params, &results);
     let mut text = String::new();
     text.push_str(&format!(
         "sweep {file}: {} point{} × {} seeds ({}..{}){}\n\n",
@@ -164,7 +269,7 @@ pub fn sweep(args: SweepArgs) -> Result<i32, CliError> {
         n_seeds,
         seeds.start,
         seeds.end,
-        if base.expect.is_empty() { "" } else { "; the file's [expect] blocks are not judged in a sweep" }
+        if sweep.has_expect { "; the file's [expect] blocks are not judged in a sweep" } else { "" }
     ));
     if interrupted {
         text.push_str(&format!(
@@ -174,9 +279,9 @@ pub fn sweep(args: SweepArgs) -> Result<i32, CliError> {
             if results.last().is_some_and(|p| !p.complete) { " (the last one partly)" } else { "" }
         ));
     }
-    text.push_str(&summary_table(&params, &results));
+    text.push_str(&summary_table(params, &results));
     text.push_str(&notes.text);
-    text.push_str(&written_files(&args.out, &results));
+    text.push_str(&written_files(sweep.out, &results));
     print_out(&text);
     Ok(if interrupted {
         INTERRUPTED
@@ -185,4 +290,44 @@ pub fn sweep(args: SweepArgs) -> Result<i32, CliError> {
     } else {
         OK
     })
+}
+
+/// `--shard K/N`: writes the shard's partial results (every point's rows over the shard's
+/// seeds) as `DIR/shard-K-of-N.json`. An interrupted shard writes none: its finished points are
+/// in its progress record, and `--resume` completes it.
+fn write_shard(
+    out: &Path,
+    origin: Origin,
+    shard: Shard,
+    run_seeds: Range<u64>,
+    done: Vec<(Vec<AlgorithmTotals>, bool)>,
+    interrupted: bool,
+    n_points: usize,
+) -> Result<i32, CliError> {
+    if interrupted {
+        let whole = done.iter().filter(|(_, complete)| *complete).count();
+        print_out(&format!(
+            "# interrupted: shard {shard} finished {whole} of {n_points} points; no partial results written (add --resume to go on)\n"
+        ));
+        return Ok(INTERRUPTED);
+    }
+    let panicked = done.iter().any(|(rows, _)| rows.iter().any(|t| t.panicked_runs > 0));
+    let points = done
+        .iter()
+        .enumerate()
+        .map(|(i, (rows, _))| PointState { point: i, rows: rows.iter().map(TotalsState::of).collect() })
+        .collect();
+    let path = out.join(format!("shard-{}-of-{}.json", shard.index, shard.count));
+    let file = origin.file.clone();
+    let partial = PartialResults::sweep(origin, shard, points);
+    locksim_reports::write_atomic(&path, partial.to_text())
+        .map_err(|e| CliError::bad_input(format!("cannot write the partial results to {}: {e}", path.display())))?;
+    print_out(&format!(
+        "# shard {shard} of sweep {file}: {n_points} point{} × seeds {}..{}; partial results in {} (merge every shard with `sim merge … --out DIR`)\n",
+        if n_points == 1 { "" } else { "s" },
+        run_seeds.start,
+        run_seeds.end,
+        path.display()
+    ));
+    Ok(if panicked { MODEL_FAILED } else { OK })
 }

@@ -7,6 +7,7 @@
 //!   scenario's TOML document, and building the scenario of one point through the parser
 //! - [`output`]: the files a sweep writes: `sweep.csv`, `sweep.json`, the charts, and the
 //!   scenarios of points with failing seeds
+//! - [`progress`]: the record of finished points that `--resume` skips
 //! - [`summary`]: what the terminal gets: one line per point and algorithm, the failing seeds
 //!   and panics under it, and where the files went
 //!
@@ -15,6 +16,7 @@
 
 pub mod output;
 pub mod path;
+pub mod progress;
 pub mod summary;
 pub mod values;
 

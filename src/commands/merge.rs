@@ -1,0 +1,143 @@
+//! `sim merge PARTS…`: the partial results of `sim run --shard K/N` (into `--json`/`--report`) or
+//! `sim sweep --shard K/N` (into `--out DIR`) checked to belong together and folded into the
+//! results one machine would have written, byte for byte; then the same table, expectations and
+//! exit code as `sim run`, or the same files and summary as `sim sweep`.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use locksim_reports::shard::{check_parts, merge_rows, read_part, Part, KIND_RUN};
+use locksim_reports::sweep::params_and_points;
+use locksim_reports::sweep::path::point_scenarios;
+use locksim_simulator::scenario::parse_str;
+
+use crate::commands::run::{finish as finish_run, Outputs};
+use crate::commands::sweep::{finish as finish_sweep, SweepRun};
+use crate::exit::CliError;
+use crate::runner::RowsOutcome;
+
+const AFTER_HELP: &str = "\
+Each part is the file one `--shard K/N` wrote: `sim run FILE --shard K/N --json PART` or
+`sim sweep FILE … --shard K/N --out DIR` (DIR/shard-K-of-N.json). Shard K runs the K-th of N
+contiguous blocks of the seeds (of every point, for a sweep). The parts must come from the same
+scenario text, sim version, seeds, --algorithm and --param, and hold every shard 0..N-1 exactly
+once; otherwise nothing is written and the exit code is 2, naming the file (a duplicate names
+both, a missing shard its K and seeds). Any shard can be re-run alone to replace a lost part.
+
+The outputs are byte-identical to the single-machine run's: `sim run --json/--report` for run
+parts, `sim sweep --out DIR` for sweep parts.
+
+Exit codes: as `sim run` for run parts (0, 1 an [expect] failed, 3 a seed panicked), as
+`sim sweep` for sweep parts (0, 3); 2 for parts that do not belong together or cannot be read.
+
+Examples:
+  sim run scenarios/failover.toml --shard 0/2 --json part-0.json      # on machine A
+  sim run scenarios/failover.toml --shard 1/2 --json part-1.json      # on machine B
+  sim merge part-0.json part-1.json --json results.json --report out/failover";
+
+#[derive(Args, Debug)]
+#[command(after_help = AFTER_HELP)]
+pub struct MergeArgs {
+    /// The partial results files, one per shard, in any order.
+    #[arg(required = true, value_name = "PARTS")]
+    pub parts: Vec<PathBuf>,
+    /// Run parts: write the results JSON here (as `sim run --json`).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Run parts: also write a report directory (as `sim run --report`).
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<PathBuf>,
+    /// Run parts: the seed the report's timeline shows (default: the first failing seed).
+    #[arg(long, value_name = "S", requires = "report")]
+    pub timeline_seed: Option<u64>,
+    /// Sweep parts: the directory for sweep.csv, sweep.json and the charts (as `sim sweep --out`).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+pub fn merge(args: MergeArgs) -> Result<i32, CliError> {
+    let parts: Vec<Part> =
+        args.parts.iter().map(|p| read_part(p)).collect::<Result<_, _>>().map_err(CliError::bad_input)?;
+    let sorted = check_parts(&parts).map_err(CliError::bad_input)?;
+    let first = &sorted[0].partial;
+    let origin = &first.origin;
+    let names: Vec<&str> = sorted.iter().map(|p| p.name.as_str()).collect();
+    let models = locksim_algorithms::registry();
+    let scenario = parse_str(&origin.file, &origin.scenario_text, &models)?;
+
+    if first.kind == KIND_RUN {
+        if args.out.is_some() {
+            return Err(CliError::bad_input(
+                "--out is for sweep parts; these are `sim run` parts: give --json FILE and/or --report DIR",
+            ));
+        }
+        if args.json.is_none() && args.report.is_none() {
+            return Err(CliError::bad_input("nothing to write: give --json FILE and/or --report DIR"));
+        }
+        if let Some(dir) = &args.report {
+            crate::out_dir::prepare(dir, "--report").map_err(CliError::bad_input)?;
+        }
+        let states: Vec<&[_]> = sorted.iter().map(|p| p.partial.rows.as_slice()).collect();
+        let totals = merge_rows(&scenario, &origin.algorithms, &states, &names).map_err(CliError::bad_input)?;
+        let seeds = origin.seed_range();
+        let total = (seeds.end - seeds.start) * totals.len() as u64;
+        let outcome = RowsOutcome { totals, differences: Vec::new(), finished: total, interrupted: false };
+        let outputs =
+            Outputs { json: args.json.as_deref(), report: args.report.as_deref(), timeline_seed: args.timeline_seed };
+        return finish_run(
+            &scenario,
+            origin.scenario_text.clone(),
+            seeds,
+            &origin.algorithms,
+            outcome,
+            total,
+            false,
+            &outputs,
+        );
+    }
+
+    let Some(out) = &args.out else {
+        return Err(CliError::bad_input(
+            "these are `sim sweep` parts: give --out DIR (--json and --report are for run parts)",
+        ));
+    };
+    if args.json.is_some() || args.report.is_some() {
+        return Err(CliError::bad_input("--json and --report are for run parts; for sweep parts give --out DIR only"));
+    }
+    let (params, values) = params_and_points(&origin.params).map_err(CliError::bad_input)?;
+    let points =
+        point_scenarios(&origin.file, &origin.scenario_text, &params, &values, &models).map_err(CliError::bad_input)?;
+    crate::out_dir::prepare(out, "--out").map_err(CliError::bad_input)?;
+    if let Some(part) = sorted.iter().find(|p| p.partial.points.len() != points.len()) {
+        return Err(CliError::bad_input(format!(
+            "{}: holds {} points, but the sweep has {}; a damaged partial file",
+            part.name,
+            part.partial.points.len(),
+            points.len()
+        )));
+    }
+    let mut done = Vec::with_capacity(points.len());
+    for (i, point) in points.iter().enumerate() {
+        let mut states = Vec::with_capacity(sorted.len());
+        for part in &sorted {
+            let state = part.partial.points.get(i).filter(|p| p.point == i).ok_or_else(|| {
+                CliError::bad_input(format!("{}: holds no results for point {i}; a damaged partial file", part.name))
+            })?;
+            states.push(state.rows.as_slice());
+        }
+        let totals = merge_rows(&point.scenario, &origin.algorithms, &states, &names).map_err(CliError::bad_input)?;
+        done.push((totals, true));
+    }
+    let seeds = origin.seed_range();
+    let total: u64 = done.iter().map(|(rows, _)| rows.len() as u64 * (seeds.end - seeds.start)).sum();
+    let sweep = SweepRun {
+        out,
+        name: &scenario.name,
+        file: &origin.file,
+        seeds,
+        params: &params,
+        points: &points,
+        has_expect: !scenario.expect.is_empty(),
+    };
+    finish_sweep(&sweep, done, false, total, total)
+}
