@@ -1,0 +1,131 @@
+//! The library scenarios' expectations must be tight enough to notice when the scenario stops
+//! doing what its description says. Each case breaks one library file in the way its
+//! description says matters (drops the fault, removes the loss, turns a host failure into a
+//! killed process, shrinks the herd, …), runs the affected row at 20 seeds, and requires `sim
+//! run` to report failed expectations (exit 1). A case whose mutation no longer applies (the
+//! text it edits is gone) fails too, so an edit to a scenario cannot silently retire its check.
+//! `tests/scenarios.rs` checks that the unbroken files meet their expectations.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// One way to break a scenario.
+struct Mutation {
+    /// The library file, under `scenarios/`.
+    file: &'static str,
+    /// What the mutation does, for failure messages.
+    what: &'static str,
+    /// The row whose expectations must notice.
+    row: &'static str,
+    /// Text replaced (must occur in the file) and its replacement.
+    from: &'static str,
+    to: &'static str,
+}
+
+const MUTATIONS: &[Mutation] = &[
+    Mutation {
+        file: "baseline.toml",
+        what: "a holder frozen for 40 s in the no-fault control",
+        row: "redlock",
+        from: "[expect.db]",
+        to: "[[faults]]\nkind = \"pause\"\ntarget = \"holder\"\nat_ms = 5_000\nduration_ms = 40_000\n\n[expect.db]",
+    },
+    Mutation {
+        file: "clock-drift.toml",
+        what: "the large server clock step removed",
+        row: "redlock",
+        from: "by_ms = { uniform = [20_000, 60_000] }",
+        to: "by_ms = 0",
+    },
+    Mutation {
+        file: "gc-pause.toml",
+        what: "the holder's pause removed",
+        row: "redis",
+        from: "duration_ms = { choice = [5_000, 20_000, 45_000, 65_000, 80_000] }",
+        to: "duration_ms = 0",
+    },
+    Mutation {
+        file: "herd.toml",
+        what: "5 clients instead of 50",
+        row: "zookeeper-herd",
+        from: "clients = 50",
+        to: "clients = 5",
+    },
+    Mutation {
+        file: "partition.toml",
+        what: "the minority partition healed before it starts",
+        row: "redis-sentinel",
+        from: "at_ms = { uniform = [5_000, 10_000] }\nduration_ms = 45_000",
+        to: "at_ms = { uniform = [5_000, 10_000] }\nduration_ms = 0",
+    },
+    Mutation { file: "lossy-network.toml", what: "no loss", row: "zookeeper", from: "loss = 0.01", to: "loss = 0.0" },
+    Mutation {
+        file: "failover.toml",
+        what: "the primary survives (crash of no length)",
+        row: "redis",
+        from: "duration_ms = 20_000",
+        to: "duration_ms = 0",
+    },
+    Mutation {
+        file: "failover-host.toml",
+        what: "a killed process instead of a failed host",
+        row: "zookeeper",
+        from: "duration_ms = 20_000\nmode = \"machine\"",
+        to: "duration_ms = 20_000\nmode = \"process\"",
+    },
+];
+
+fn scenario_text(file: &str) -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios").join(file);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn every_library_scenario_has_a_mutation_case() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().to_string();
+        if name.ends_with(".toml") {
+            assert!(MUTATIONS.iter().any(|m| m.file == name), "scenarios/{name} has no case in {}", file!());
+        }
+    }
+}
+
+#[test]
+fn breaking_a_library_scenario_fails_its_expectations() {
+    let tmp = std::env::temp_dir().join(format!("locksim-mutations-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut survivors = Vec::new();
+    for m in MUTATIONS {
+        let text = scenario_text(m.file);
+        assert!(
+            text.contains(m.from),
+            "{}: the mutation '{}' no longer applies: {:?} is not in the file",
+            m.file,
+            m.what,
+            m.from
+        );
+        let mutated = text.replacen(m.from, m.to, 1);
+        let path = tmp.join(m.file);
+        std::fs::write(&path, mutated).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_sim"))
+            .args(["run", path.to_str().unwrap(), "--algorithm", m.row, "--seeds", "20"])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        match out.status.code() {
+            Some(1) => {}
+            code => survivors.push(format!(
+                "{} ({}, row {}): exit {code:?}, expected 1 (expectations failed)\n{}{}",
+                m.file,
+                m.what,
+                m.row,
+                stdout.lines().filter(|l| l.contains("expect")).collect::<Vec<_>>().join("\n"),
+                stderr.lines().take(3).collect::<Vec<_>>().join("\n"),
+            )),
+        }
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    assert!(survivors.is_empty(), "mutations the expectations did not notice:\n{}", survivors.join("\n\n"));
+}
