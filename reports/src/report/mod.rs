@@ -41,6 +41,12 @@ pub enum ReportError {
     Draw(ChartError),
 }
 
+impl From<ChartError> for ReportError {
+    fn from(e: ChartError) -> Self {
+        chart_error(e)
+    }
+}
+
 fn chart_error(e: ChartError) -> ReportError {
     match e {
         // Writing is the user's side (a read-only or full directory); drawing failing is ours.
