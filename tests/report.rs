@@ -79,7 +79,11 @@ fn run_with_report_writes_every_chart_and_the_page() {
     ] {
         assert!(html.contains(needle), "index.html lacks {needle}");
     }
-    assert_eq!(html.matches("<svg").count(), CHARTS.len(), "every chart is inlined");
+    assert_eq!(
+        html.matches("<svg").count(),
+        CHARTS.len() + explained(&out).len(),
+        "every chart and diagram is inlined"
+    );
     // The charts name the shipped font, and the page carries it, so they render alike anywhere.
     assert!(html.contains("font-family=\"DejaVu Sans, sans-serif\""), "the charts name DejaVu Sans");
     assert!(html.contains("@font-face{font-family:'DejaVu Sans'"), "the page embeds the font");
@@ -108,7 +112,9 @@ fn report_from_saved_results_gives_the_same_page_even_without_the_scenario_file(
     let (code, stdout, err) =
         sim(&["report", out.join("results.json").to_str().unwrap(), "--out", again.to_str().unwrap()]);
     assert_eq!(code, 0, "{stdout}{err}");
-    for f in ["index.html", "results.json", "timeline.svg", "violations.svg"] {
+    for f in
+        ["index.html", "results.json", "timeline.svg", "violations.svg", "explain-redlock.svg", "explain-redlock.png"]
+    {
         let a = std::fs::read(out.join(f)).unwrap();
         let b = std::fs::read(again.join(f)).unwrap();
         assert!(a == b, "{f} differs between `sim run --report` and `sim report`");
@@ -237,6 +243,19 @@ fn the_xml_check_tells_well_formed_from_broken() {
     }
 }
 
+/// The rows whose first violation the report explains: every row with a failing seed.
+fn explained(out: &Path) -> Vec<String> {
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    results["algorithms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| !a["failing_seeds"].as_array().unwrap().is_empty())
+        .map(|a| a["label"].as_str().unwrap().to_string())
+        .collect()
+}
+
 /// What the report directory must hold, checked without a browser: `index.html` references every
 /// chart (its figure, its inlined SVG and its PNG), every SVG file and inlined copy is well-formed
 /// XML with an `<svg>` root, and every PNG is a non-empty PNG.
@@ -255,6 +274,28 @@ fn check_page_files(out: &Path) {
             (u32::from_be_bytes(png[16..20].try_into().unwrap()), u32::from_be_bytes(png[20..24].try_into().unwrap()));
         assert!(w > 0 && h > 0, "{c}.png is {w}x{h}");
     }
+    // Each failing row's first violation: its section with the narrative, and its diagram as a
+    // well-formed SVG inlined and on disk, and a PNG.
+    let rows = explained(out);
+    assert!(rows.contains(&"redlock".to_string()), "redlock fails, so its first violation is explained");
+    for label in &rows {
+        let anchor = format!("explain-{label}");
+        assert!(html.contains(&format!("<section class=\"explain\" id=\"{anchor}\">")), "no explanation of {label}");
+        let section = &html[html.find(&format!("id=\"{anchor}\"")).unwrap()..];
+        assert!(section.contains("<ol>\n<li>") && section.contains(" was granted key 0 at "), "{label}: no narrative");
+        assert!(html.contains(&format!("href=\"{anchor}.png\"")), "index.html does not link {anchor}.png");
+        let svg =
+            std::fs::read_to_string(out.join(format!("{anchor}.svg"))).unwrap_or_else(|e| panic!("{anchor}.svg: {e}"));
+        assert_eq!(xml_root(&svg).as_deref(), Ok("svg"), "{anchor}.svg is not well-formed XML with an <svg> root");
+        let png = std::fs::read(out.join(format!("{anchor}.png"))).unwrap_or_else(|e| panic!("{anchor}.png: {e}"));
+        assert!(png.starts_with(b"\x89PNG\r\n\x1a\n") && png.len() > 1_000, "{anchor}.png is not a drawn PNG");
+    }
+    // The timeline's overlaps link to the explanation of a row explained at the timeline's seed.
+    let timeline = std::fs::read_to_string(out.join("timeline.svg")).unwrap();
+    assert!(
+        timeline.contains("<a href=\"#explain-redlock\">"),
+        "the timeline's overlaps link to redlock's explanation"
+    );
     // Every inlined chart is a complete SVG element, well-formed on its own.
     let mut inlined = 0;
     for (start, _) in html.match_indices("<svg") {
@@ -268,7 +309,7 @@ fn check_page_files(out: &Path) {
         );
         inlined += 1;
     }
-    assert_eq!(inlined, CHARTS.len(), "every chart is inlined once");
+    assert_eq!(inlined, CHARTS.len() + rows.len(), "every chart and diagram is inlined once");
 }
 
 /// The page in a real browser: a script appended to a copy of it measures every chart and row
@@ -301,8 +342,12 @@ const rows = [...document.querySelectorAll('#results tr[data-label]')]
   .filter(r => r.getBoundingClientRect().height > 0).map(r => r.dataset.label).join(',');
 const texts = [...document.querySelectorAll('figure.chart svg text')].length;
 const faces = [...document.fonts].filter(f => f.family.includes('DejaVu Sans')).length;
+const diagrams = [...document.querySelectorAll('section.explain figure.diagram svg')]
+  .filter(s => { const r = s.getBoundingClientRect(); return r.width > 300 && r.height > 300; }).length;
+const links = [...document.querySelectorAll('figure.chart svg a')].map(a => a.getAttribute('href'));
+const linked = links.length > 0 && links.every(h => h.startsWith('#') && document.getElementById(h.slice(1)));
 const p = document.createElement('p'); p.id = 'probe';
-p.textContent = `charts=${charts} rows=${rows} faces=${faces} texts=${texts}`; document.body.appendChild(p);
+p.textContent = `charts=${charts} rows=${rows} faces=${faces} diagrams=${diagrams} linked=${linked} texts=${texts}`; document.body.appendChild(p);
 </script></body>"#;
     let checked = out.join("check.html");
     std::fs::write(&checked, html.replace("</body>", probe)).unwrap();
@@ -332,6 +377,15 @@ p.textContent = `charts=${charts} rows=${rows} faces=${faces} texts=${texts}`; d
     assert!(probe_line.contains(&format!("charts={}", CHARTS.len())), "{probe_line}");
     assert!(probe_line.contains("rows=redlock,db"), "{probe_line}");
     assert!(probe_line.contains("faces=1"), "the embedded font face is the page's: {probe_line}");
+    let rows = explained(&out);
+    assert!(
+        probe_line.contains(&format!("diagrams={}", rows.len())),
+        "every explanation's diagram is drawn: {probe_line}"
+    );
+    assert!(
+        probe_line.contains("linked=true"),
+        "the timeline's overlap links lead to sections of the page: {probe_line}"
+    );
     let texts: usize = probe_line.split("texts=").nth(1).and_then(|t| t.split('<').next()).unwrap().parse().unwrap();
     assert!(texts > 20, "charts carry titles, labels and legends as text: {probe_line}");
 }
@@ -373,7 +427,7 @@ fn results_from_an_older_version_still_make_a_report() {
     assert!(html.contains("<h1>report-test</h1>"), "the page names the scenario");
     assert!(html.contains("data-label=\"redlock\"") && html.contains("data-label=\"db\""), "both rows are on the page");
     assert!(
-        html.contains("No timeline: the results record no scenario text (they predate it), and the scenario file old-report.toml was not found."),
+        html.contains("No timeline and no explanations: the results record no scenario text (they predate it), and the scenario file old-report.toml was not found."),
         "the page says why it has no timeline"
     );
     assert!(!out.join("timeline.svg").exists(), "no timeline without a scenario");

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use locksim_reports::explain::{explain, write_diagram, ExplainError};
+use locksim_reports::explain::{explain, file_part, write_diagram, ExplainError};
 use locksim_simulator::scenario::load_file;
 
 use crate::exit::{CliError, MODEL_FAILED, OK};
@@ -27,11 +27,6 @@ pub struct ExplainArgs {
     /// Where the diagram goes (`explain-LABEL-S-I.svg` and `.png`; created if absent).
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub out: PathBuf,
-}
-
-/// A label as a file-name part: anything but letters, digits, `-` and `_` becomes `_`.
-fn file_part(label: &str) -> String {
-    label.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect()
 }
 
 pub fn run(args: ExplainArgs) -> Result<i32, CliError> {

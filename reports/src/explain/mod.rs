@@ -155,6 +155,12 @@ pub fn explain_outcome(
     Ok(Explanation { label: label.to_string(), seed, index, count, incident, facts, narrative, diagram })
 }
 
+/// A row label as a file-name and anchor part: anything but ASCII letters, digits, `-` and `_`
+/// becomes `_`.
+pub fn file_part(label: &str) -> String {
+    label.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect()
+}
+
 /// Writes the explanation's diagram to `DIR/NAME.svg` and `DIR/NAME.png`.
 pub fn write_diagram(dir: &Path, name: &str, e: &Explanation) -> Result<ChartFiles, ChartError> {
     locksim_charts::spacetime_chart(dir, name, &e.diagram)
