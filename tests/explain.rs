@@ -36,7 +36,7 @@ fn ms(ns: u64) -> String {
     let digits = (us / 1_000).to_string();
     let mut grouped = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             grouped.push(' ');
         }
         grouped.push(c);
@@ -118,8 +118,7 @@ fn the_narrative_of_known_outcome_08_tells_the_pause_the_session_expiry_and_the_
         .expect("the later grant is recorded at the violation's instant");
     let second = grant["node"].as_str().unwrap();
     assert_ne!(second, paused, "the second grant goes to another client");
-    let grant_line =
-        line_with(&lines, &[&format!("{second} was granted key 0 at {}", ms(at(grant))), &format!("still held it")]);
+    let grant_line = line_with(&lines, &[&format!("{second} was granted key 0 at {}", ms(at(grant))), "still held it"]);
     assert!(lines[grant_line].contains(&paused), "{}", lines[grant_line]);
 
     assert!(pause_line < expiry_line && expiry_line < grant_line, "told in time order:\n{out}");

@@ -185,7 +185,7 @@ fn fmt_ms(ms: f64) -> String {
     let digits = (a / 1000).to_string();
     let mut grouped = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             grouped.push(' ');
         }
         grouped.push(c);
@@ -296,8 +296,7 @@ impl Drawing for Spacetime<'_> {
             draw_text(&area, &fit_text(name, LABEL_SIZE_PX, name_w), (*x, HEADER_PX / 2), &name_style)?;
         }
         let note_style = text_style(NOTE_SIZE_PX, &MUTED, HPos::Center, VPos::Center);
-        let mut breaks = 0;
-        for p in self.pieces.iter().filter(|p| !p.shown) {
+        for (breaks, p) in self.pieces.iter().filter(|p| !p.shown).enumerate() {
             let (y0, y1) = (top + p.top_px.round() as i32, top + (p.top_px + p.height_px).round() as i32);
             area.draw(&Rectangle::new([(GUTTER_PX, y0 + 4), (width - 10, y1 - 4)], GRID.filled())).de()?;
             let note = self
@@ -305,7 +304,6 @@ impl Drawing for Spacetime<'_> {
                 .elided
                 .get(breaks)
                 .map_or_else(|| default_break_note(p.start_ms, p.end_ms), |e| e.note.clone());
-            breaks += 1;
             let note = fit_text(&format!("≈ {note} ≈"), NOTE_SIZE_PX, width - GUTTER_PX - 40);
             draw_text(&area, &note, ((GUTTER_PX + width) / 2, (y0 + y1) / 2), &note_style)?;
         }

@@ -14,7 +14,7 @@ pub fn ms_number(ns: i128) -> String {
     let digits = whole.to_string();
     let mut grouped = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             grouped.push(' ');
         }
         grouped.push(c);

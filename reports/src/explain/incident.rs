@@ -211,7 +211,9 @@ fn regressions(intervals: &[Interval], key: LockKey, out: &mut Vec<(Nanos, LockK
 /// The first write per key that did not raise the counter, with the write it overwrote.
 fn lost_updates(history: &History, out: &mut Vec<(Nanos, LockKey, Parties)>) {
     use std::collections::BTreeMap;
-    let mut keys: BTreeMap<LockKey, (u64, Option<Write>, Option<(Write, Option<Write>)>)> = BTreeMap::new();
+    /// Per key: the counter as replayed, the last write, and the first clobber with what it overwrote.
+    type KeyWrites = (u64, Option<Write>, Option<(Write, Option<Write>)>);
+    let mut keys: BTreeMap<LockKey, KeyWrites> = BTreeMap::new();
     for e in locksim_simulator::checker::intervals::ordered(history) {
         let HistoryEvent::ResourceWrite { client, key, grant, token, value, fenced_accepted } = e.event else {
             continue;

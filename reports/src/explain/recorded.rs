@@ -81,7 +81,7 @@ pub fn messages(trace: &Trace, from_ns: Nanos, to_ns: Nanos) -> Vec<Message> {
             "send" | "reset" => {
                 let arrive_ns =
                     suffix.strip_prefix("arrives ").and_then(|s| parse_ms(s.split(',').next().unwrap_or("")));
-                let lost = arrive_ns.is_some_and(|at| dropped_at_receiver(&entries, &e.node, peer, at));
+                let lost = arrive_ns.is_some_and(|at| dropped_at_receiver(entries, &e.node, peer, at));
                 out.push(Message {
                     from: e.node.clone(),
                     to: peer.to_string(),
