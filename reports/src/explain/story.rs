@@ -184,6 +184,7 @@ impl StoryInput<'_> {
         // What the violation is about; how far "what followed" goes.
         let mut follow_to = at;
         let mut stale_grant = None;
+        let mut hold_end = None;
         match &self.incident.parties {
             Parties::Overlap { earlier, later } => {
                 facts.push(self.grant(earlier, ""));
@@ -193,7 +194,8 @@ impl StoryInput<'_> {
                 // grant can still land that long after its hold ended.
                 follow_to = earlier.end_ns;
                 stale_grant = Some((earlier.client, earlier.grant));
-                facts.extend(self.hold_end(earlier).filter(|f| f.at_ns > at));
+                // Told after the party's own events of that instant (its library's lost notice).
+                hold_end = self.hold_end(earlier).filter(|f| f.at_ns > at);
             }
             Parties::Stale { writer, next, write } => {
                 facts.push(self.grant(writer, ""));
@@ -261,6 +263,7 @@ impl StoryInput<'_> {
         }
         facts.extend(self.expiry_notes(&names, window_end));
         facts.extend(self.party_events(&clients, at, follow_to, stale_grant));
+        facts.extend(hold_end);
         let detail = v.detail.clone();
         let what = match v.kind {
             "overlap" => "two clients held the lock at once".to_string(),
