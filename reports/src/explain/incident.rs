@@ -232,3 +232,69 @@ fn lost_updates(history: &History, out: &mut Vec<(Nanos, LockKey, Parties)>) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use locksim_simulator::checker::check;
+    use locksim_simulator::history::{LockMode, Stamped};
+
+    const MS: Nanos = 1_000_000;
+
+    fn at(ms: u64, node: NodeId, event: HistoryEvent) -> Stamped {
+        Stamped { at_ns: ms * MS, node, event }
+    }
+
+    fn granted(token: u64) -> HistoryEvent {
+        HistoryEvent::Granted { key: 0, mode: LockMode::Exclusive, token: Some(token), grant: 1, nested: false }
+    }
+
+    /// client 1 holds from 5 ms; client 2 is granted at 40 ms while it still holds; client 1's
+    /// write lands at 60 ms after that grant.
+    fn history() -> History {
+        History {
+            events: vec![
+                at(5, 1, granted(7)),
+                at(40, 2, granted(8)),
+                at(50, 2, HistoryEvent::Released { key: 0, nested: false }),
+                at(
+                    60,
+                    3,
+                    HistoryEvent::ResourceWrite {
+                        client: 1,
+                        key: 0,
+                        grant: 1,
+                        token: Some(7),
+                        value: 1,
+                        fenced_accepted: false,
+                    },
+                ),
+                at(61, 1, HistoryEvent::Released { key: 0, nested: false }),
+            ],
+            duration_ns: 100 * MS,
+            clients: vec![1, 2],
+            fenced: true,
+            final_counter: vec![1],
+            ..History::default()
+        }
+    }
+
+    #[test]
+    fn each_violation_is_found_again_with_its_parties() {
+        let h = history();
+        let violations = check(0, &h).violations.clone();
+        let kinds: Vec<&str> = violations.iter().map(|v| v.kind).collect();
+        assert_eq!(kinds, ["overlap", "stale_unfenced"]);
+
+        let overlap = locate(&h, &violations, 0).unwrap();
+        let Parties::Overlap { earlier, later } = &overlap.parties else { panic!("{overlap:?}") };
+        assert_eq!((earlier.client, earlier.start_ns, later.client, later.start_ns), (1, 5 * MS, 2, 40 * MS));
+        assert_eq!(overlap.clients(), [1, 2]);
+        assert_eq!(overlap.start_ns(&Timeline::from_history(&h)), 5 * MS, "the story starts at the earlier grant");
+
+        let stale = locate(&h, &violations, 1).unwrap();
+        let Parties::Stale { writer, next, write } = &stale.parties else { panic!("{stale:?}") };
+        assert_eq!((writer.client, next.client, write.at_ns, write.token), (1, 2, 60 * MS, Some(7)));
+        assert!(locate(&h, &violations, 2).is_none(), "past the last violation");
+    }
+}

@@ -138,7 +138,7 @@ all), over runs.</p>\n",
     out
 }
 
-fn failing(results: &ResultsJson) -> String {
+fn failing(results: &ResultsJson, explained: &[RowExplanation]) -> String {
     let mut out = String::new();
     for a in &results.algorithms {
         if a.failing_seeds.is_empty() && a.panicked_seeds.is_empty() && a.first_leaked_regrants.is_empty() {
@@ -170,6 +170,13 @@ fn failing(results: &ResultsJson) -> String {
         out.push_str("</ul>\n");
         if let Some(replay) = &a.replay {
             out.push_str(&format!("<p>Replay: <code>{}</code></p>\n", escape(replay)));
+        }
+        if let Some(e) = explained.iter().find(|e| e.label == a.label) {
+            out.push_str(&format!(
+                "<p>Its first violation, told and drawn: <a href=\"#{}\">seed {}, explained below</a>.</p>\n",
+                escape(&e.anchor),
+                e.seed
+            ));
         }
     }
     if out.is_empty() {
@@ -285,7 +292,7 @@ pub fn index_html(
         out.push_str(&format!("<p class=\"meta\">{}</p>\n", escape(n)));
     }
     out.push_str("<h2>Failing seeds and replay</h2>\n");
-    out.push_str(&failing(results));
+    out.push_str(&failing(results, explained));
     if !explained.is_empty() {
         out.push_str("<h2>First violations explained</h2>\n");
         out.push_str(&explanations(explained));
