@@ -53,6 +53,8 @@ enum Command {
     Merge(commands::merge::MergeArgs),
     /// Charts and an HTML page from saved results (`sim run --json FILE`).
     Report(commands::report::ReportArgs),
+    /// Explain one violation of one seed: a numbered narrative and a space-time diagram.
+    Explain(commands::explain::ExplainArgs),
     /// Validate a scenario file without running it.
     Check {
         /// The scenario file (TOML).
@@ -88,6 +90,7 @@ fn main() {
     let result = match cli.command {
         Command::Run(args) => commands::run::run(args),
         Command::Report(args) => commands::report::report(args),
+        Command::Explain(args) => commands::explain::run(args),
         Command::Check { file } => commands::check::check(&file),
         Command::List { model } => commands::list::list(model.as_deref()),
         Command::Bench(cmd) => commands::bench::bench(cmd),

@@ -6,6 +6,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+#[path = "support/xml.rs"]
+mod xml;
+use xml::xml_root;
+
 fn sim(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_sim")).args(args).output().expect("sim runs");
     (
@@ -75,7 +79,11 @@ fn run_with_report_writes_every_chart_and_the_page() {
     ] {
         assert!(html.contains(needle), "index.html lacks {needle}");
     }
-    assert_eq!(html.matches("<svg").count(), CHARTS.len(), "every chart is inlined");
+    assert_eq!(
+        html.matches("<svg").count(),
+        CHARTS.len() + explained(&out).len(),
+        "every chart and diagram is inlined"
+    );
     // The charts name the shipped font, and the page carries it, so they render alike anywhere.
     assert!(html.contains("font-family=\"DejaVu Sans, sans-serif\""), "the charts name DejaVu Sans");
     assert!(html.contains("@font-face{font-family:'DejaVu Sans'"), "the page embeds the font");
@@ -104,7 +112,9 @@ fn report_from_saved_results_gives_the_same_page_even_without_the_scenario_file(
     let (code, stdout, err) =
         sim(&["report", out.join("results.json").to_str().unwrap(), "--out", again.to_str().unwrap()]);
     assert_eq!(code, 0, "{stdout}{err}");
-    for f in ["index.html", "results.json", "timeline.svg", "violations.svg"] {
+    for f in
+        ["index.html", "results.json", "timeline.svg", "violations.svg", "explain-redlock.svg", "explain-redlock.png"]
+    {
         let a = std::fs::read(out.join(f)).unwrap();
         let b = std::fs::read(again.join(f)).unwrap();
         assert!(a == b, "{f} differs between `sim run --report` and `sim report`");
@@ -212,134 +222,6 @@ fn say_uncaptured(line: &str) {
     let _ = err.flush();
 }
 
-/// A minimal XML well-formedness check (no DTDs): tags nest and close, attributes are quoted and
-/// unique, entities are well formed, and there is exactly one root element, which is returned.
-fn xml_root(text: &str) -> Result<String, String> {
-    fn check_entities(s: &str, at: usize) -> Result<(), String> {
-        let mut rest = s;
-        while let Some(i) = rest.find('&') {
-            let after = &rest[i + 1..];
-            let end = after.find(';').ok_or_else(|| format!("unterminated entity near byte {at}"))?;
-            let name = &after[..end];
-            let ok = matches!(name, "lt" | "gt" | "amp" | "quot" | "apos")
-                || name.strip_prefix("#x").is_some_and(|h| !h.is_empty() && h.chars().all(|c| c.is_ascii_hexdigit()))
-                || name.strip_prefix('#').is_some_and(|d| !d.is_empty() && d.chars().all(|c| c.is_ascii_digit()));
-            if !ok {
-                return Err(format!("bad entity &{name}; near byte {at}"));
-            }
-            rest = &after[end + 1..];
-        }
-        Ok(())
-    }
-    let is_name = |c: char| c.is_alphanumeric() || "_-.:".contains(c);
-    let mut stack: Vec<&str> = Vec::new();
-    let mut root: Option<String> = None;
-    let mut i = 0;
-    while i < text.len() {
-        let rest = &text[i..];
-        let Some(lt) = rest.find('<') else {
-            if !rest.trim().is_empty() {
-                return Err(format!("text after the root element at byte {i}"));
-            }
-            break;
-        };
-        let chars = &rest[..lt];
-        if stack.is_empty() && !chars.trim().is_empty() {
-            return Err(format!("text outside the root element at byte {i}"));
-        }
-        check_entities(chars, i)?;
-        i += lt;
-        let rest = &text[i..];
-        let skip = |open: &str, close: &str| -> Option<Result<usize, String>> {
-            rest.starts_with(open).then(|| {
-                rest.find(close).map(|e| e + close.len()).ok_or_else(|| format!("unterminated {open} at byte {i}"))
-            })
-        };
-        if let Some(n) = skip("<?", "?>").or_else(|| skip("<!--", "-->")).or_else(|| skip("<![CDATA[", "]]>")) {
-            i += n?;
-            continue;
-        }
-        if rest.starts_with("<!") {
-            if root.is_some() {
-                return Err(format!("declaration inside the document at byte {i}"));
-            }
-            i += rest.find('>').ok_or("unterminated declaration")? + 1;
-            continue;
-        }
-        if let Some(close) = rest.strip_prefix("</") {
-            let end = close.find('>').ok_or_else(|| format!("unterminated end tag at byte {i}"))?;
-            let name = close[..end].trim_end();
-            match stack.pop() {
-                Some(open) if open == name => {}
-                other => return Err(format!("</{name}> at byte {i} closes {other:?}")),
-            }
-            i += 2 + end + 1;
-            continue;
-        }
-        // A start tag.
-        let body = &rest[1..];
-        let name_len = body.find(|c: char| !is_name(c)).unwrap_or(body.len());
-        let name = &body[..name_len];
-        if name.is_empty() {
-            return Err(format!("a '<' that starts no tag at byte {i}"));
-        }
-        if stack.is_empty() {
-            if root.is_some() {
-                return Err(format!("a second root element <{name}> at byte {i}"));
-            }
-            root = Some(name.to_string());
-        }
-        let mut j = 1 + name_len;
-        let mut attrs: Vec<&str> = Vec::new();
-        loop {
-            let tail = &rest[j..];
-            let trimmed = tail.trim_start();
-            let ws = tail.len() - trimmed.len();
-            j += ws;
-            if trimmed.starts_with("/>") {
-                j += 2;
-                break;
-            }
-            if trimmed.starts_with('>') {
-                j += 1;
-                stack.push(name);
-                break;
-            }
-            if ws == 0 {
-                return Err(format!("<{name}> at byte {i}: attributes need white space before them"));
-            }
-            let attr_len = trimmed.find(|c: char| !is_name(c)).unwrap_or(trimmed.len());
-            let attr = &trimmed[..attr_len];
-            if attr.is_empty() {
-                return Err(format!("<{name}> at byte {i}: a malformed attribute"));
-            }
-            if attrs.contains(&attr) {
-                return Err(format!("<{name}> at byte {i}: attribute {attr} twice"));
-            }
-            attrs.push(attr);
-            let after = trimmed[attr_len..].trim_start();
-            let after = after.strip_prefix('=').ok_or_else(|| format!("<{name}> {attr}: no '='"))?.trim_start();
-            let quote = after
-                .chars()
-                .next()
-                .filter(|q| *q == '"' || *q == '\'')
-                .ok_or_else(|| format!("<{name}> {attr}: unquoted"))?;
-            let value_len = after[1..].find(quote).ok_or_else(|| format!("<{name}> {attr}: unterminated value"))?;
-            let value = &after[1..1 + value_len];
-            if value.contains('<') {
-                return Err(format!("<{name}> {attr}: '<' in a value"));
-            }
-            check_entities(value, i)?;
-            j += trimmed.len() - after.len() + 1 + value_len + 1;
-        }
-        i += j;
-    }
-    if let Some(open) = stack.last() {
-        return Err(format!("<{open}> is never closed"));
-    }
-    root.ok_or_else(|| "no root element".to_string())
-}
-
 #[test]
 fn the_xml_check_tells_well_formed_from_broken() {
     assert_eq!(
@@ -361,6 +243,19 @@ fn the_xml_check_tells_well_formed_from_broken() {
     }
 }
 
+/// The rows whose first violation the report explains: every row with a failing seed.
+fn explained(out: &Path) -> Vec<String> {
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    results["algorithms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| !a["failing_seeds"].as_array().unwrap().is_empty())
+        .map(|a| a["label"].as_str().unwrap().to_string())
+        .collect()
+}
+
 /// What the report directory must hold, checked without a browser: `index.html` references every
 /// chart (its figure, its inlined SVG and its PNG), every SVG file and inlined copy is well-formed
 /// XML with an `<svg>` root, and every PNG is a non-empty PNG.
@@ -379,6 +274,28 @@ fn check_page_files(out: &Path) {
             (u32::from_be_bytes(png[16..20].try_into().unwrap()), u32::from_be_bytes(png[20..24].try_into().unwrap()));
         assert!(w > 0 && h > 0, "{c}.png is {w}x{h}");
     }
+    // Each failing row's first violation: its section with the narrative, and its diagram as a
+    // well-formed SVG inlined and on disk, and a PNG.
+    let rows = explained(out);
+    assert!(rows.contains(&"redlock".to_string()), "redlock fails, so its first violation is explained");
+    for label in &rows {
+        let anchor = format!("explain-{label}");
+        assert!(html.contains(&format!("<section class=\"explain\" id=\"{anchor}\">")), "no explanation of {label}");
+        let section = &html[html.find(&format!("id=\"{anchor}\"")).unwrap()..];
+        assert!(section.contains("<ol>\n<li>") && section.contains(" was granted key 0 at "), "{label}: no narrative");
+        assert!(html.contains(&format!("href=\"{anchor}.png\"")), "index.html does not link {anchor}.png");
+        let svg =
+            std::fs::read_to_string(out.join(format!("{anchor}.svg"))).unwrap_or_else(|e| panic!("{anchor}.svg: {e}"));
+        assert_eq!(xml_root(&svg).as_deref(), Ok("svg"), "{anchor}.svg is not well-formed XML with an <svg> root");
+        let png = std::fs::read(out.join(format!("{anchor}.png"))).unwrap_or_else(|e| panic!("{anchor}.png: {e}"));
+        assert!(png.starts_with(b"\x89PNG\r\n\x1a\n") && png.len() > 1_000, "{anchor}.png is not a drawn PNG");
+    }
+    // The timeline's overlaps link to the explanation of a row explained at the timeline's seed.
+    let timeline = std::fs::read_to_string(out.join("timeline.svg")).unwrap();
+    assert!(
+        timeline.contains("<a href=\"#explain-redlock\">"),
+        "the timeline's overlaps link to redlock's explanation"
+    );
     // Every inlined chart is a complete SVG element, well-formed on its own.
     let mut inlined = 0;
     for (start, _) in html.match_indices("<svg") {
@@ -392,7 +309,7 @@ fn check_page_files(out: &Path) {
         );
         inlined += 1;
     }
-    assert_eq!(inlined, CHARTS.len(), "every chart is inlined once");
+    assert_eq!(inlined, CHARTS.len() + rows.len(), "every chart and diagram is inlined once");
 }
 
 /// The page in a real browser: a script appended to a copy of it measures every chart and row
@@ -425,8 +342,12 @@ const rows = [...document.querySelectorAll('#results tr[data-label]')]
   .filter(r => r.getBoundingClientRect().height > 0).map(r => r.dataset.label).join(',');
 const texts = [...document.querySelectorAll('figure.chart svg text')].length;
 const faces = [...document.fonts].filter(f => f.family.includes('DejaVu Sans')).length;
+const diagrams = [...document.querySelectorAll('section.explain figure.diagram svg')]
+  .filter(s => { const r = s.getBoundingClientRect(); return r.width > 300 && r.height > 300; }).length;
+const links = [...document.querySelectorAll('figure.chart svg a')].map(a => a.getAttribute('href'));
+const linked = links.length > 0 && links.every(h => h.startsWith('#') && document.getElementById(h.slice(1)));
 const p = document.createElement('p'); p.id = 'probe';
-p.textContent = `charts=${charts} rows=${rows} faces=${faces} texts=${texts}`; document.body.appendChild(p);
+p.textContent = `charts=${charts} rows=${rows} faces=${faces} diagrams=${diagrams} linked=${linked} texts=${texts}`; document.body.appendChild(p);
 </script></body>"#;
     let checked = out.join("check.html");
     std::fs::write(&checked, html.replace("</body>", probe)).unwrap();
@@ -456,6 +377,15 @@ p.textContent = `charts=${charts} rows=${rows} faces=${faces} texts=${texts}`; d
     assert!(probe_line.contains(&format!("charts={}", CHARTS.len())), "{probe_line}");
     assert!(probe_line.contains("rows=redlock,db"), "{probe_line}");
     assert!(probe_line.contains("faces=1"), "the embedded font face is the page's: {probe_line}");
+    let rows = explained(&out);
+    assert!(
+        probe_line.contains(&format!("diagrams={}", rows.len())),
+        "every explanation's diagram is drawn: {probe_line}"
+    );
+    assert!(
+        probe_line.contains("linked=true"),
+        "the timeline's overlap links lead to sections of the page: {probe_line}"
+    );
     let texts: usize = probe_line.split("texts=").nth(1).and_then(|t| t.split('<').next()).unwrap().parse().unwrap();
     assert!(texts > 20, "charts carry titles, labels and legends as text: {probe_line}");
 }
@@ -497,7 +427,7 @@ fn results_from_an_older_version_still_make_a_report() {
     assert!(html.contains("<h1>report-test</h1>"), "the page names the scenario");
     assert!(html.contains("data-label=\"redlock\"") && html.contains("data-label=\"db\""), "both rows are on the page");
     assert!(
-        html.contains("No timeline: the results record no scenario text (they predate it), and the scenario file old-report.toml was not found."),
+        html.contains("No timeline and no explanations: the results record no scenario text (they predate it), and the scenario file old-report.toml was not found."),
         "the page says why it has no timeline"
     );
     assert!(!out.join("timeline.svg").exists(), "no timeline without a scenario");

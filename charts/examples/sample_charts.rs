@@ -124,7 +124,7 @@ fn panel(label: &str, seed: u64, clients: usize, duration_ms: f64, hold_ms: f64,
             lane
         })
         .collect();
-    TimelinePanel { label: label.into(), seed, lanes, faults: Vec::new(), overlaps: Vec::new() }
+    TimelinePanel { label: label.into(), seed, lanes, ..TimelinePanel::default() }
 }
 
 fn fault(kind: &str, targets: &str, start_ms: f64, end_ms: f64) -> FaultWindow {

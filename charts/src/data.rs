@@ -140,8 +140,14 @@ pub struct TimelinePanel {
     pub lanes: Vec<Lane>,
     /// Faults injected during the run.
     pub faults: Vec<FaultWindow>,
-    /// When mutual exclusion was lost (two holders at once), drawn in red across the panel.
+    /// When mutual exclusion was lost (two holders at once), drawn in red.
     pub overlaps: Vec<Span>,
+    /// The two lanes (indexes into `lanes`) of each overlap, in the order of `overlaps`: the red
+    /// is drawn on those lanes only. Empty: every overlap is drawn across the whole panel.
+    pub overlap_lanes: Vec<[usize; 2]>,
+    /// Where the overlaps link to in the SVG (an `href`, e.g. `#explain-redis`, the report
+    /// page's explanation of the row's first violation); `None`: no link.
+    pub overlap_link: Option<String>,
 }
 
 /// Timelines of several algorithms' runs, stacked on one shared time axis.

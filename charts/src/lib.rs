@@ -20,6 +20,7 @@
 //! | [`cost`] | [`cost_chart`]: messages per acquisition and wake-ups per release |
 //! | [`timeline`] | [`timeline_chart`]: per-client lanes of several runs on one time axis |
 //! | [`sweep`] | [`sweep_chart`]: a metric against a swept parameter, with interval bands |
+//! | [`spacetime`] | [`spacetime_chart`]: one violation's nodes as lanes, time going down, messages as arrows |
 //!
 //! Every chart is 1000 px wide and has a title, axis labels with units, and a legend where there
 //! are several series. Output is byte-identical for the same input: nothing reads the clock or
@@ -39,6 +40,7 @@ pub mod font;
 mod layout;
 pub mod output;
 mod raster;
+pub mod spacetime;
 pub mod sweep;
 pub mod timeline;
 pub mod violations;
@@ -52,6 +54,7 @@ pub use data::{
     TimelineChart, TimelinePanel,
 };
 pub use output::{ChartError, ChartFiles};
+pub use spacetime::{spacetime_chart, Elided, MarkKind, SpaceMark, SpaceMessage, SpaceWindow, SpacetimeChart};
 pub use sweep::sweep_chart;
 pub use timeline::timeline_chart;
 pub use violations::violations_chart;

@@ -88,6 +88,11 @@ pub(crate) trait Drawing {
     fn size(&self) -> (u32, u32);
     /// Draws the whole chart on `root`, the full image (white background already filled).
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult;
+    /// The SVG text as drawn, changed before it is written (links, which plotters cannot draw);
+    /// by default unchanged.
+    fn finish_svg(&self, svg: String) -> String {
+        svg
+    }
 }
 
 /// Checks that `name` can be used as a file stem inside the output directory.
@@ -130,7 +135,7 @@ pub(crate) fn svg_string(chart: &impl Drawing) -> DrawResult<String> {
         chart.draw(&root)?;
         root.present().de()?;
     }
-    Ok(text)
+    Ok(chart.finish_svg(text))
 }
 
 /// Draws the chart with the bitmap backend, which encodes and writes the PNG on `present`.

@@ -1,12 +1,14 @@
 //! The timeline chart: one panel per algorithm, stacked on one shared time axis; in each, a lane
 //! per client (waiting thin and light, holding solid, shared holds in another shade), fault
 //! windows shaded across the panel with labels, instants (clock steps) as vertical lines, and
-//! overlaps in red.
+//! overlaps in red on the two clients' lanes, linked (in the SVG) to the explanation of the
+//! row's first violation.
 //!
 //! A 60 s run with millisecond holds has thousands of spans per lane, far more than the plot has
 //! pixels, so spans are coalesced in pixel space before drawing (see `raster`): the SVG stays
 //! small and the picture is the same.
 
+use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -122,6 +124,9 @@ struct Timeline<'a> {
     /// Width of the lane-name column, px.
     label_w: u32,
     height: u32,
+    /// Overlap rectangles each panel drew, in drawing order (filled while drawing; read by
+    /// [`Drawing::finish_svg`] to wrap each panel's in its link).
+    overlap_rects: RefCell<Vec<usize>>,
 }
 
 impl<'a> Timeline<'a> {
@@ -198,7 +203,18 @@ impl<'a> Timeline<'a> {
             .collect();
         let height =
             if panels.is_empty() { fixed + 200 } else { fixed + panels.iter().map(|p| p.lanes_px).sum::<u32>() };
-        Self { chart, length: duration * scale, scale, x_desc, legend, other_kinds, panels, label_w, height }
+        Self {
+            chart,
+            length: duration * scale,
+            scale,
+            x_desc,
+            legend,
+            other_kinds,
+            panels,
+            label_w,
+            height,
+            overlap_rects: RefCell::new(Vec::new()),
+        }
     }
 
     /// `span` in axis units.
@@ -303,12 +319,31 @@ impl<'a> Timeline<'a> {
             chart.draw_series(rects).de()?;
         }
 
-        let overlaps = grid.runs(panel.overlaps.iter().map(|s| self.units(s)));
-        let rects = overlaps.into_iter().map(|run| {
-            let (s, e) = xs(run, 2);
-            Rectangle::new([(s, 0.0), (e, y_top)], OVERLAP.mix(0.45).filled())
-        });
-        chart.draw_series(rects).de()?;
+        // Overlaps on the two clients' lanes when the data says which (else across the panel);
+        // how many rectangles each panel drew is kept so the SVG can wrap them in its link.
+        let mut overlap_rects = Vec::new();
+        if !panel.overlaps.is_empty() && panel.overlap_lanes.len() == panel.overlaps.len() {
+            for lane in 0..panel.lanes.len() {
+                let spans = panel
+                    .overlaps
+                    .iter()
+                    .zip(&panel.overlap_lanes)
+                    .filter(|(_, lanes)| lanes.contains(&lane))
+                    .map(|(s, _)| self.units(s));
+                let y = lane_y(lane);
+                overlap_rects.extend(grid.runs(spans).into_iter().map(|run| {
+                    let (s, e) = xs(run, 2);
+                    Rectangle::new([(s, y - 0.5), (e, y + 0.5)], OVERLAP.mix(0.45).filled())
+                }));
+            }
+        } else {
+            overlap_rects.extend(grid.runs(panel.overlaps.iter().map(|s| self.units(s))).into_iter().map(|run| {
+                let (s, e) = xs(run, 2);
+                Rectangle::new([(s, 0.0), (e, y_top)], OVERLAP.mix(0.45).filled())
+            }));
+        }
+        self.overlap_rects.borrow_mut().push(overlap_rects.len());
+        chart.draw_series(overlap_rects).de()?;
 
         // Instants (clock steps) as vertical lines, then all fault labels in the band.
         for fault in panel.faults.iter().filter(|f| f.span.end_ms <= f.span.start_ms && f.span.start_ms.is_finite()) {
@@ -382,7 +417,12 @@ impl Drawing for Timeline<'_> {
         (WIDTH_PX, self.height)
     }
 
+    fn finish_svg(&self, svg: String) -> String {
+        self.link_overlaps(svg)
+    }
+
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult {
+        self.overlap_rects.borrow_mut().clear();
         let area = title_area(root, &self.chart.title)?;
         let mut area = legend_area(&area, &self.legend)?;
         if self.panels.is_empty() {
@@ -398,6 +438,55 @@ impl Drawing for Timeline<'_> {
         }
         Ok(())
     }
+}
+
+/// The legend's overlap swatch and every overlap rectangle, as the SVG backend writes them.
+const OVERLAP_ATTRS: [&str; 2] = ["opacity=\"0.45\"", "fill=\"#D62728\""];
+
+impl Timeline<'_> {
+    /// Wraps each panel's overlap rectangles in an `<a>` to the panel's `overlap_link`. The
+    /// rectangles are found in drawing order: the legend's swatch first, then each panel's, as
+    /// many as it recorded drawing.
+    fn link_overlaps(&self, svg: String) -> String {
+        if self.chart.panels.iter().all(|p| p.overlap_link.is_none()) {
+            return svg;
+        }
+        let counts = self.overlap_rects.borrow();
+        // The link of the n-th overlap rectangle (counting the legend's as none).
+        let mut links: Vec<Option<&str>> = vec![None];
+        for (panel, &n) in self.chart.panels.iter().zip(counts.iter()) {
+            links.extend(std::iter::repeat_n(panel.overlap_link.as_deref(), n));
+        }
+        let mut out = String::with_capacity(svg.len() + 64 * links.len());
+        let mut rest = svg.as_str();
+        let mut n = 0;
+        while let Some(start) = rest.find("<rect") {
+            let Some(len) = rest[start..].find("/>").map(|e| e + 2) else { break };
+            let element = &rest[start..start + len];
+            out.push_str(&rest[..start]);
+            if OVERLAP_ATTRS.iter().all(|a| element.contains(a)) {
+                match links.get(n).copied().flatten() {
+                    Some(href) => out.push_str(&format!(
+                        "<a href=\"{}\"><title>two holders at once: see the explanation of this row's first \
+                         violation</title>{element}</a>",
+                        xml_escape(href)
+                    )),
+                    None => out.push_str(element),
+                }
+                n += 1;
+            } else {
+                out.push_str(element);
+            }
+            rest = &rest[start + len..];
+        }
+        out.push_str(rest);
+        out
+    }
+}
+
+/// Escapes text for an XML attribute value.
+fn xml_escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
 /// Draws the timelines of several algorithms' runs, one panel per algorithm stacked on one shared

@@ -168,6 +168,7 @@ fn busy_panel(label: &str, lanes: usize, spans: usize, duration_ms: f64) -> Time
             fault("partition", "client-3 | rest", 45_000.0, 50_000.0),
         ],
         overlaps: vec![span(20_000.0, 20_400.0)],
+        ..TimelinePanel::default()
     }
 }
 
@@ -547,6 +548,7 @@ fn degenerate_timelines_draw() {
                 }],
                 faults: vec![fault("clock_jump", "", 0.0, 0.0), fault("mystery", "x", 2.0, 1e12)],
                 overlaps: vec![span(3.0, 3.0)],
+                ..TimelinePanel::default()
             },
             TimelinePanel { label: "no lanes".into(), ..TimelinePanel::default() },
         ],
@@ -640,6 +642,7 @@ fn irregular_panel(label: &str, lanes: usize, spans: usize, seed: u64) -> Timeli
             fault("clock_jump", "server-2", 40_000.0, 40_000.0),
         ],
         overlaps: (0..200).map(|i| span(f64::from(i) * 290.0, f64::from(i) * 290.0 + 1.0)).collect(),
+        ..TimelinePanel::default()
     }
 }
 
@@ -682,6 +685,7 @@ fn sparse_holds_are_not_merged_away() {
             }],
             faults: vec![],
             overlaps: vec![],
+            ..TimelinePanel::default()
         }],
     };
     let svg = check_files(&timeline_chart(&dir, "sparse", &chart).unwrap(), &dir, "sparse");

@@ -15,6 +15,8 @@
 //! - [`json`]: the results JSON ([`ResultsJson`]), field for field as the spec shows, plus extras
 //! - [`expect`]: evaluating a scenario's `[expect]` block against the totals
 //! - [`table`]: the terminal table and the notes under it (failing seeds, replay commands, …)
+//! - [`explain`]: one violation of one seed told as a numbered narrative and a space-time diagram
+//!   (`sim explain`, the report's explanations, `sim shrink`'s final narrative)
 //! - [`report`]: a report directory (`sim run --report`, `sim report`): the results JSON, every
 //!   chart, the timeline of one re-run seed, and `index.html`
 //! - [`sweep`]: `sim sweep`'s `--param` values, key-path edits of the scenario, its output files,
@@ -30,6 +32,7 @@
 pub mod aggregate;
 pub mod exact;
 pub mod expect;
+pub mod explain;
 pub mod json;
 pub mod num;
 pub mod report;

@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod check;
+pub mod explain;
 pub mod list;
 pub mod merge;
 pub mod report;

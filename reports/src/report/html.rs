@@ -3,6 +3,7 @@
 //! and what each model does not model. One file with no external references: it opens from disk,
 //! offline, and can be mailed as it is.
 
+use super::explained::RowExplanation;
 use crate::json::{AlgorithmJson, ClassJson, ResultsJson};
 use crate::num::{fmt_num, fmt_opt, fmt_pct};
 use crate::rules_out_text;
@@ -40,7 +41,8 @@ padding:0 1em;color:#222;line-height:1.45}h1{margin-bottom:.2em}h2{margin-top:1.
 table{border-collapse:collapse;font-size:.9em;width:100%}th,td{border:1px solid #ccc;padding:.25em .45em;\
 text-align:right}th{background:#f3f3f3}td.label,th.label{text-align:left}td.bad{color:#b00;font-weight:bold}\
 td.na{color:#777;font-style:italic}pre,code{background:#f6f6f6;font-size:.85em}pre{padding:.6em;overflow-x:auto}\
-figure{margin:1em 0}figure svg{width:100%;height:auto;border:1px solid #eee}figcaption{color:#555;font-size:.9em}\
+figure{margin:1em 0}figure svg{width:100%;height:auto;border:1px solid #eee}figure.diagram svg{max-width:1000px}\
+section.explain ol{font-size:.92em}figcaption{color:#555;font-size:.9em}\
 .meta{color:#555}li code{overflow-wrap:anywhere}.ok{color:#070}.fail{color:#b00;font-weight:bold}td.warn{color:#a60}";
 
 fn class_cell(c: &ClassJson, runs: u64) -> String {
@@ -136,7 +138,7 @@ all), over runs.</p>\n",
     out
 }
 
-fn failing(results: &ResultsJson) -> String {
+fn failing(results: &ResultsJson, explained: &[RowExplanation]) -> String {
     let mut out = String::new();
     for a in &results.algorithms {
         if a.failing_seeds.is_empty() && a.panicked_seeds.is_empty() && a.first_leaked_regrants.is_empty() {
@@ -168,6 +170,13 @@ fn failing(results: &ResultsJson) -> String {
         out.push_str("</ul>\n");
         if let Some(replay) = &a.replay {
             out.push_str(&format!("<p>Replay: <code>{}</code></p>\n", escape(replay)));
+        }
+        if let Some(e) = explained.iter().find(|e| e.label == a.label) {
+            out.push_str(&format!(
+                "<p>Its first violation, told and drawn: <a href=\"#{}\">seed {}, explained below</a>.</p>\n",
+                escape(&e.anchor),
+                e.seed
+            ));
         }
     }
     if out.is_empty() {
@@ -213,8 +222,37 @@ fn font_face() -> String {
     format!("@font-face{{font-family:'DejaVu Sans';font-style:normal;font-weight:normal;src:url(data:font/ttf;base64,{data}) format('truetype')}}")
 }
 
-/// The whole page. `notes` are lines shown under the charts (e.g. why a timeline is missing).
-pub fn index_html(results: &ResultsJson, charts: &[ChartSection], notes: &[String]) -> String {
+/// Each row's first violation: its narrative as a numbered list and its diagram inlined.
+fn explanations(rows: &[RowExplanation]) -> String {
+    let mut out = String::new();
+    for r in rows {
+        out.push_str(&format!(
+            "<section class=\"explain\" id=\"{anchor}\">\n<h3>{title}</h3>\n<ol>\n",
+            anchor = escape(&r.anchor),
+            title = escape(&r.title)
+        ));
+        for s in &r.sentences {
+            out.push_str(&format!("<li>{}</li>\n", escape(s)));
+        }
+        out.push_str(&format!(
+            "</ol>\n<figure class=\"diagram\">\n{svg}\n<figcaption>Space-time diagram: a lane per node involved, \
+true time going down, messages as arrows (lost ones end in a cross), fault windows shaded, quiet stretches \
+elided; each mark carries its node's wall clock. (<a href=\"{png}\">PNG</a>)</figcaption>\n</figure>\n</section>\n",
+            svg = inline_svg(&r.svg),
+            png = escape(&r.png_name)
+        ));
+    }
+    out
+}
+
+/// The whole page. `explained` are the rows' first violations told; `notes` are lines shown
+/// under the charts (e.g. why a timeline is missing).
+pub fn index_html(
+    results: &ResultsJson,
+    charts: &[ChartSection],
+    explained: &[RowExplanation],
+    notes: &[String],
+) -> String {
     let mut out = String::new();
     out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
     out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
@@ -254,7 +292,11 @@ pub fn index_html(results: &ResultsJson, charts: &[ChartSection], notes: &[Strin
         out.push_str(&format!("<p class=\"meta\">{}</p>\n", escape(n)));
     }
     out.push_str("<h2>Failing seeds and replay</h2>\n");
-    out.push_str(&failing(results));
+    out.push_str(&failing(results, explained));
+    if !explained.is_empty() {
+        out.push_str("<h2>First violations explained</h2>\n");
+        out.push_str(&explanations(explained));
+    }
     out.push_str(&limitations(results));
     out.push_str("<h2>Scenario</h2>\n");
     match &results.scenario_text {

@@ -1,14 +1,16 @@
 //! A report directory: the results JSON, every chart as SVG and PNG, and `index.html` showing
 //! them all. Written by `sim run --report DIR` and, from saved results, `sim report`. Only the
 //! report's own files are written (`index.html`, `results.json`, and `throughput`, `latency-cdf`,
-//! `violations`, `cost` and `timeline` as `.svg` and `.png`); anything else already in the
-//! directory is left alone.
+//! `violations`, `cost`, `timeline` and one `explain-LABEL` per row with a failing seed, as `.svg`
+//! and `.png`); anything else already in the directory is left alone.
 //!
 //! - [`chart_data`]: results rows as chart data
+//! - [`explained`]: each row's first violation explained (narrative and space-time diagram)
 //! - [`timeline`]: one seed of every row re-run and turned into lanes, faults and overlaps
 //! - [`html`]: the page
 
 pub mod chart_data;
+pub mod explained;
 pub mod html;
 pub mod timeline;
 
@@ -39,6 +41,12 @@ pub enum ReportError {
     /// A chart failed to draw: ours.
     #[error("drawing a chart failed: {0}")]
     Draw(ChartError),
+}
+
+impl From<ChartError> for ReportError {
+    fn from(e: ChartError) -> Self {
+        chart_error(e)
+    }
 }
 
 fn chart_error(e: ChartError) -> ReportError {
@@ -131,26 +139,35 @@ pub fn write_report(
     )?);
     let mut notes = Vec::new();
     let mut drawn_seed = None;
+    let mut explained = Vec::new();
     match scenario {
         Ok(scenario) => {
+            let (rows, why_not) = explained::explain_rows(dir, results, scenario)?;
+            explained = rows;
+            notes.extend(why_not);
             let (seed, why) = timeline_seed(results, asked_seed);
             let labels: Vec<String> = results.algorithms.iter().map(|a| a.label.clone()).collect();
-            let chart = timeline::timeline_chart(scenario, &labels, seed);
+            // A row's overlaps link to its explanation when that is of the seed drawn.
+            let link_of = |label: &str| {
+                explained.iter().find(|e| e.label == label && e.seed == seed).map(|e| format!("#{}", e.anchor))
+            };
+            let chart = timeline::timeline_chart(scenario, &labels, seed, link_of);
             let f = locksim_charts::timeline_chart(dir, "timeline", &chart).map_err(chart_error)?;
             sections.push(section(
                 &f,
                 "Timeline",
                 &format!(
                     "One run ({why}) of every algorithm on one time axis: a lane per client, waiting \
-                     (light) and holding (solid); faults shaded; overlaps in red."
+                     (light) and holding (solid); faults shaded; overlaps in red on the two clients' lanes \
+                     (in a row whose first violation is explained below for this seed, each links there)."
                 ),
             )?);
             drawn_seed = Some(seed);
         }
-        Err(why) => notes.push(format!("No timeline: {why}.")),
+        Err(why) => notes.push(format!("No timeline and no explanations: {why}.")),
     }
     let index = dir.join("index.html");
-    write_file(&index, &index_html(results, &sections, &notes))?;
+    write_file(&index, &index_html(results, &sections, &explained, &notes))?;
     Ok(ReportWritten { index, timeline_seed: drawn_seed })
 }
 

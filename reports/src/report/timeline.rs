@@ -5,7 +5,7 @@
 //! Holds and waits are the checker's own ([`locksim_simulator::checker::Timeline`]): a hold is a
 //! holder interval, a wait an acquire call in progress, so the chart shows exactly what the
 //! checks judged. An overlap is a pair of holds the overlap check counts (one key, different
-//! clients, at least one exclusive), drawn where both are held.
+//! clients, at least one exclusive), drawn where both are held, on those two clients' lanes.
 
 use std::collections::BTreeMap;
 
@@ -37,6 +37,9 @@ pub fn panel(label: &str, seed: u64, h: &History) -> TimelinePanel {
         .map(|&c| (c, LaneParts { name: h.client_name(c), waiting: Vec::new(), holding: Vec::new() }))
         .collect();
     let mut overlaps = Vec::new();
+    // Lanes are in client-id order.
+    let order: Vec<NodeId> = lanes.keys().copied().collect();
+    let lane_of = |c: NodeId| order.iter().position(|&k| k == c).unwrap_or(usize::MAX);
     for kt in timeline.keys.values() {
         // A wait superseded by a second acquire of the same key joins the next one without a gap:
         // from the client's side it is one wait, from the first call to the last one's end.
@@ -55,9 +58,12 @@ pub fn panel(label: &str, seed: u64, h: &History) -> TimelinePanel {
                 lane.holding.push((iv.end_ns, hold));
             }
         }
-        overlap::for_each_pair(kt, |a, b| overlaps.push(span(b.start_ns, a.end_ns.min(b.end_ns))));
+        overlap::for_each_pair(kt, |a, b| {
+            overlaps.push((span(b.start_ns, a.end_ns.min(b.end_ns)), [lane_of(a.client), lane_of(b.client)]));
+        });
     }
-    overlaps.sort_by(|x, y| x.start_ms.total_cmp(&y.start_ms));
+    overlaps.sort_by(|x, y| x.0.start_ms.total_cmp(&y.0.start_ms));
+    let (overlaps, overlap_lanes) = overlaps.into_iter().unzip();
     // In the order they ended (keys in order at the same instant), as a replay of the history
     // closes them.
     let lanes = lanes
@@ -81,7 +87,7 @@ pub fn panel(label: &str, seed: u64, h: &History) -> TimelinePanel {
             span: span(f.start_ns, f.end_ns.unwrap_or(end_ns)),
         })
         .collect();
-    TimelinePanel { label: label.to_string(), seed, lanes, faults, overlaps }
+    TimelinePanel { label: label.to_string(), seed, lanes, faults, overlaps, overlap_lanes, overlap_link: None }
 }
 
 fn span(start_ns: Nanos, end_ns: Nanos) -> Span {
@@ -90,13 +96,18 @@ fn span(start_ns: Nanos, end_ns: Nanos) -> Span {
 
 /// Re-runs `seed` for every row named in `labels` (in that order) and draws nothing: returns the
 /// chart data. Rows the scenario no longer has are skipped; a row whose run panics gets an empty
-/// panel titled with the panic.
-pub fn timeline_chart(scenario: &Scenario, labels: &[String], seed: u64) -> TimelineChart {
+/// panel titled with the panic. A row's overlaps link to `link_of(label)` when it gives one.
+pub fn timeline_chart(
+    scenario: &Scenario,
+    labels: &[String],
+    seed: u64,
+    link_of: impl Fn(&str) -> Option<String>,
+) -> TimelineChart {
     let mut panels = Vec::new();
     for label in labels {
         let Some(run) = scenario.runs.iter().find(|r| &r.label == label) else { continue };
         match run_seed(scenario, run, seed, &RunOptions::default()) {
-            Ok(o) => panels.push(panel(label, seed, &o.history)),
+            Ok(o) => panels.push(TimelinePanel { overlap_link: link_of(label), ..panel(label, seed, &o.history) }),
             Err(_) => panels.push(TimelinePanel {
                 label: format!("{label} (seed {seed} panicked)"),
                 seed,
@@ -163,6 +174,7 @@ mod tests {
         assert_eq!(p.lanes[1].waiting, vec![Span::new(6.0, 40.0)]);
         assert_eq!(p.lanes[2].waiting, vec![Span::new(70.0, 100.0)], "an open wait runs to the end");
         assert_eq!(p.overlaps, vec![Span::new(40.0, 50.0)]);
+        assert_eq!(p.overlap_lanes, vec![[0, 1]], "the overlap is on client-0's and client-1's lanes only");
         assert_eq!(p.faults.len(), 1);
         assert_eq!(p.faults[0].span, Span::new(20.0, 100.0), "an open fault runs to the end");
     }

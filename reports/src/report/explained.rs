@@ -1,0 +1,73 @@
+//! Each row's first violation explained for the report page: the row's first failing seed
+//! re-run with its trace, its first violation told as a narrative, and its space-time diagram
+//! written beside the charts as `explain-LABEL.svg` and `.png`.
+
+use std::path::Path;
+
+use locksim_simulator::scenario::Scenario;
+
+use crate::explain::{explain, file_part, write_diagram};
+use crate::json::ResultsJson;
+
+use super::ReportError;
+
+/// One row's explained violation, ready for the page.
+pub struct RowExplanation {
+    /// The row.
+    pub label: String,
+    /// The page anchor (`explain-LABEL`), which the timeline's overlaps link to.
+    pub anchor: String,
+    /// The seed explained.
+    pub seed: u64,
+    /// The diagram's title (row, seed, violation, time).
+    pub title: String,
+    /// The narrative, one sentence per entry, numbers dropped (the page numbers them).
+    pub sentences: Vec<String>,
+    /// The diagram's SVG text.
+    pub svg: String,
+    /// The diagram's PNG (a file name in the report directory).
+    pub png_name: String,
+}
+
+/// The page anchor of a row's explanation.
+pub fn anchor(label: &str) -> String {
+    format!("explain-{}", file_part(label))
+}
+
+/// Explains the first violation of every row with a failing seed, writing the diagrams into
+/// `dir`. A row that cannot be explained (its seed no longer fails, or panics) gets a note
+/// saying why instead.
+pub fn explain_rows(
+    dir: &Path,
+    results: &ResultsJson,
+    scenario: &Scenario,
+) -> Result<(Vec<RowExplanation>, Vec<String>), ReportError> {
+    let mut rows = Vec::new();
+    let mut notes = Vec::new();
+    for a in &results.algorithms {
+        let Some(&seed) = a.failing_seeds.first() else { continue };
+        let e = match explain(scenario, &a.label, seed, 0) {
+            Ok(e) => e,
+            Err(why) => {
+                notes.push(format!("No explanation for {}: {why}.", a.label));
+                continue;
+            }
+        };
+        let anchor = anchor(&a.label);
+        let files = write_diagram(dir, &anchor, &e)?;
+        let svg = std::fs::read_to_string(&files.svg)
+            .map_err(|err| ReportError::Io(format!("cannot read back {}: {err}", files.svg.display())))?;
+        let sentences =
+            e.narrative.iter().map(|s| s.split_once(". ").map_or(s.as_str(), |(_, rest)| rest).to_string()).collect();
+        rows.push(RowExplanation {
+            label: a.label.clone(),
+            anchor: anchor.clone(),
+            seed,
+            title: e.diagram.title.clone(),
+            sentences,
+            svg,
+            png_name: format!("{anchor}.png"),
+        });
+    }
+    Ok((rows, notes))
+}
