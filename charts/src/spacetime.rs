@@ -356,7 +356,7 @@ impl Drawing for Spacetime<'_> {
                 let len = (dx * dx + dy * dy).sqrt().max(1.0);
                 let (ux, uy) = (dx / len, dy / len);
                 let head = |s: f64| {
-                    let (c, si) = (0.5f64.cos(), s * 0.5f64.sin());
+                    let (c, si) = (libm::cos(0.5), s * libm::sin(0.5));
                     let (rx, ry) = (ux * c - uy * si, uy * c + ux * si);
                     (x1 - (rx * 8.0).round() as i32, y1 - (ry * 8.0).round() as i32)
                 };
