@@ -18,8 +18,6 @@ mod out_dir;
 mod runner;
 mod seeds;
 
-use std::path::PathBuf;
-
 use clap::{CommandFactory, Parser, Subcommand};
 
 use exit::CliError;
@@ -51,11 +49,12 @@ enum Command {
     Sweep(commands::sweep::SweepArgs),
     /// Charts and an HTML page from saved results (`sim run --json FILE`).
     Report(commands::report::ReportArgs),
-    /// Validate a scenario file without running it.
-    Check {
-        /// The scenario file (TOML).
-        file: PathBuf,
-    },
+    /// Validate a scenario file and estimate what running it would cost.
+    ///
+    /// The estimate comes from a short probe (seed 0 of each row for a bounded simulated time):
+    /// seed-runs, simulated seconds, events and wall time on every core, with a warning when the
+    /// run would take more than an hour. Exit 0, 2 (bad input) or 3 (the probe panicked).
+    Check(commands::check::CheckArgs),
     /// List every model with its parameters, defaults and meaning.
     List {
         /// Only this model.
@@ -86,7 +85,7 @@ fn main() {
     let result = match cli.command {
         Command::Run(args) => commands::run::run(args),
         Command::Report(args) => commands::report::report(args),
-        Command::Check { file } => commands::check::check(&file),
+        Command::Check(args) => commands::check::check(&args),
         Command::List { model } => commands::list::list(model.as_deref()),
         Command::Bench(cmd) => commands::bench::bench(cmd),
         Command::Sweep(args) => commands::sweep::sweep(args),
