@@ -18,8 +18,6 @@ mod out_dir;
 mod runner;
 mod seeds;
 
-use std::path::PathBuf;
-
 use clap::{CommandFactory, Parser, Subcommand};
 
 use exit::CliError;
@@ -55,11 +53,12 @@ enum Command {
     Report(commands::report::ReportArgs),
     /// Explain one violation of one seed: a numbered narrative and a space-time diagram.
     Explain(commands::explain::ExplainArgs),
-    /// Validate a scenario file without running it.
-    Check {
-        /// The scenario file (TOML).
-        file: PathBuf,
-    },
+    /// Validate a scenario file and estimate what running it would cost.
+    ///
+    /// The estimate comes from a short probe (seed 0 of each row for a bounded simulated time):
+    /// seed-runs, simulated seconds, events and wall time on every core, with a warning when the
+    /// run would take more than an hour. Exit 0, 2 (bad input) or 3 (the probe panicked).
+    Check(commands::check::CheckArgs),
     /// List every model with its parameters, defaults and meaning.
     List {
         /// Only this model.
@@ -91,7 +90,7 @@ fn main() {
         Command::Run(args) => commands::run::run(args),
         Command::Report(args) => commands::report::report(args),
         Command::Explain(args) => commands::explain::run(args),
-        Command::Check { file } => commands::check::check(&file),
+        Command::Check(args) => commands::check::check(&args),
         Command::List { model } => commands::list::list(model.as_deref()),
         Command::Bench(cmd) => commands::bench::bench(cmd),
         Command::Sweep(args) => commands::sweep::sweep(args),

@@ -46,8 +46,32 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 /// Runs one seed of a row, with or without its trace. The one place that catches a model's
 /// panic: every caller (a plain run, `--verify`, a replay, a report's timeline) goes through here.
 pub fn run_seed(scenario: &Scenario, run: &RunSpec, seed: u64, opts: &RunOptions) -> Result<SeedOutcome, String> {
-    catch_unwind(AssertUnwindSafe(|| run.model.run_seed(&scenario.setup, &run.params, seed, opts)))
-        .map_err(|payload| panic_message(payload.as_ref()))
+    catch_unwind(AssertUnwindSafe(|| {
+        #[cfg(debug_assertions)]
+        test_panic(seed);
+        run.model.run_seed(&scenario.setup, &run.params, seed, opts)
+    }))
+    .map_err(|payload| panic_message(payload.as_ref()))
+}
+
+/// The variable naming seeds that panic on purpose (debug builds only; see [`test_panic`]).
+pub const TEST_PANIC_SEEDS_VAR: &str = "LOCKSIM_TEST_PANIC_SEEDS";
+
+/// A test hook, compiled into debug (and test) builds only: `LOCKSIM_TEST_PANIC_SEEDS=3,7` makes
+/// seeds 3 and 7 of every row panic inside the panic boundary, as a model that panics would, so
+/// the command line's handling of a panic (exit 3, `panicked_seeds` in the results, the other
+/// seeds still finishing) can be tested end to end without a model that really panics. Release
+/// builds never read the variable.
+#[cfg(debug_assertions)]
+fn test_panic(seed: u64) {
+    static SEEDS: std::sync::OnceLock<Vec<u64>> = std::sync::OnceLock::new();
+    let seeds = SEEDS.get_or_init(|| {
+        let list = std::env::var(TEST_PANIC_SEEDS_VAR).unwrap_or_default();
+        list.split(',').filter_map(|s| s.trim().parse().ok()).collect()
+    });
+    if seeds.contains(&seed) {
+        panic!("{TEST_PANIC_SEEDS_VAR}: seed {seed} panics on purpose");
+    }
 }
 
 /// Runs one seed without a trace, keeping only its metrics.

@@ -26,6 +26,7 @@
 //! - [`run`]: running one seed of one model (and `Model` → `DynModel`)
 //! - [`scenario`]: the scenario file format: parsing, validation, errors with line and column
 //! - [`batch`]: running many seeds in parallel, results in seed order, panics caught per seed
+//! - [`estimate`]: what a run would cost (events, wall time), from a short probe (`sim check`)
 
 #![warn(missing_docs)]
 
@@ -36,6 +37,7 @@ pub mod directory;
 pub mod dist;
 pub mod engine;
 pub mod enginebench;
+pub mod estimate;
 pub mod history;
 pub mod lockclient;
 pub mod metric;

@@ -946,6 +946,30 @@ fn errors_in_a_multibyte_line_count_characters() {
     assert_eq!((e.line, e.column), (Some(5), Some(11)), "{e}");
 }
 
+/// Found by fuzzing the shipped scenarios (tests/check_mutations.rs): a key with no value got an
+/// empty TOML message, huge numbers were printed with hundreds of digits, an integer beyond 64
+/// bits said only "number too large", and "a `isolate` fault".
+#[test]
+fn messages_found_by_fuzzing_say_what_is_wrong() {
+    let text = with("[workload]\nhold_ms =\n");
+    fails(&text, &val(&text, "hold_ms ="), Some("workload.hold_ms"), &["a value is missing after `=`"]);
+    let text = with("[workload]\nhold_ms =");
+    fails(&text, &val(&text, "hold_ms ="), Some("workload.hold_ms"), &["a value is missing after `=`"]);
+    let text = with("[workload]\nread_fraction = 1e308\n");
+    let shown = fails(&text, &val(&text, "read_fraction = "), Some("workload.read_fraction"), &["found 1e308"]);
+    assert!(!shown.contains("00000000"), "{shown}");
+    let text = with("[workload]\nhold_ms = -1e-300\n");
+    fails(&text, &val(&text, "hold_ms = "), Some("workload.hold_ms"), &["found -1e-300"]);
+    let text = with("[workload]\nhold_ms = { uniform = [1e300, 2] }\n");
+    fails(&text, &val(&text, "uniform = "), Some("workload.hold_ms.uniform"), &["found [1e300, 2] (a > b)"]);
+    let text = with("[workload]\nclients = 1e300\n");
+    fails(&text, &val(&text, "clients = "), Some("workload.clients"), &["found the number 1e300"]);
+    let text = with("[[faults]]\nkind = \"pause\"\ntarget = \"server-0\"\nat_ms = 99999999999999999999\n");
+    fails(&text, &val(&text, "at_ms = "), Some("faults.0.at_ms"), &["number too large", "64 bits", "1e20"]);
+    let text = with("[[faults]]\nkind = \"isolate\"\ntarget = \"server-0\"\nat_ms = 1\nby_ms = 3\n");
+    fails(&text, &pos(&text, "by_ms"), Some("faults.0.by_ms"), &["an `isolate` fault takes"]);
+}
+
 // ---------------------------------------------------------------- never panics
 
 mod fuzz {

@@ -1,10 +1,31 @@
-//! `sim check FILE`: validate a scenario without running it.
+//! `sim check FILE`: validate a scenario without running it, then estimate what running it
+//! would cost from a short probe (`locksim_simulator::estimate`; `--no-estimate` skips it). The
+//! probe's wall time is the one real-time reading here, outside any run, hence the local allowance.
 
-use std::path::Path;
+use std::path::PathBuf;
 
-use crate::exit::{CliError, OK};
+use clap::Args;
+use locksim_simulator::estimate::{estimate, human_duration, Estimate};
 
-pub fn check(file: &Path) -> Result<i32, CliError> {
+use crate::exit::{CliError, MODEL_FAILED, OK};
+use crate::seeds::parse_seeds;
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// The scenario file (TOML).
+    pub file: PathBuf,
+    /// Estimate for this many seeds per row, as `sim run --seeds` takes them: N or A..B.
+    /// Default: the file's `seeds`.
+    #[arg(long, value_name = "N|A..B")]
+    pub seeds: Option<String>,
+    /// Skip the probe run and the cost estimate: only validate the file.
+    #[arg(long)]
+    pub no_estimate: bool,
+}
+
+pub fn check(args: &CheckArgs) -> Result<i32, CliError> {
+    let seeds = args.seeds.as_deref().map(parse_seeds).transpose()?;
+    let file = args.file.as_path();
     let models = locksim_algorithms::registry();
     let scenario = locksim_simulator::scenario::load_file(file, &models)?;
     let labels: Vec<&str> = scenario.runs.iter().map(|r| r.label.as_str()).collect();
@@ -21,7 +42,63 @@ pub fn check(file: &Path) -> Result<i32, CliError> {
     for note in tcp_notes(&scenario) {
         println!("note: {note}");
     }
-    Ok(OK)
+    if args.no_estimate {
+        return Ok(OK);
+    }
+    let seeds = seeds.map_or(scenario.seeds, |r| r.end - r.start);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    #[allow(clippy::disallowed_methods)] // the probe's wall time, measured outside the runs
+    let mut timer = |work: &mut dyn FnMut()| {
+        let start = std::time::Instant::now();
+        work();
+        start.elapsed().as_secs_f64()
+    };
+    let est = estimate(&scenario, seeds, threads, &mut timer);
+    for line in estimate_lines(&est) {
+        println!("{line}");
+    }
+    if est.panics.is_empty() {
+        Ok(OK)
+    } else {
+        let rows: Vec<String> = est.panics.iter().map(|p| format!("{} ({})", p.label, p.message)).collect();
+        Err(CliError {
+            code: MODEL_FAILED,
+            message: format!(
+                "the probe of seed 0 panicked in rows {}; replay: sim run {} --algorithm LABEL --seed 0",
+                rows.join(", "),
+                file.display()
+            ),
+        })
+    }
+}
+
+/// The estimate as printed: one `estimate:` line, and a warning when the run would be long.
+fn estimate_lines(e: &Estimate) -> Vec<String> {
+    let probe_s = e.rows.first().map_or(0.0, |r| r.probe_ms / 1_000.0);
+    let mut lines = vec![format!(
+        "estimate: {} rows x {} seeds = {} seed-runs of {} s simulated ({} simulated s in all), \
+         about {:.2e} events, about {} of wall time on {} threads \
+         (probe: seed 0 of each row for {} s simulated, {:.2} s of wall)",
+        e.rows.len() + e.panics.len(),
+        e.seeds,
+        e.seed_runs(),
+        e.duration_ms / 1_000.0,
+        e.simulated_s(),
+        e.events(),
+        human_duration(e.wall_s()),
+        e.threads,
+        probe_s,
+        e.probe_wall_s(),
+    )];
+    if e.is_long() {
+        lines.push(format!(
+            "warning: this run would take more than an hour (about {} on {} threads): \
+             fewer seeds (--seeds), a shorter duration_ms or fewer rows (--algorithm) shorten it",
+            human_duration(e.wall_s()),
+            e.threads
+        ));
+    }
+    lines
 }
 
 /// What the scenario's network settings mean for rows whose links are TCP connections: a

@@ -33,6 +33,15 @@ fn valid_keys(kind: &str) -> Vec<&'static str> {
         .collect()
 }
 
+/// "a" or "an" before a fault kind (`an isolate fault`).
+fn article(kind: &str) -> &'static str {
+    if kind.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    }
+}
+
 fn check_keys(src: &Source, tab: &Tab, kind: &str) -> Res<()> {
     let valid = valid_keys(kind);
     for (key, node) in tab.entries() {
@@ -42,9 +51,9 @@ fn check_keys(src: &Source, tab: &Tab, kind: &str) -> Res<()> {
         let message = if key == "target" {
             "a partition fault takes no `target`: its `groups` say which nodes are cut off from which".to_string()
         } else if let Some(owner) = FAULT_KINDS.iter().find(|k| own_keys(k).contains(&key.as_str())) {
-            format!("`{key}` belongs to `{owner}` faults; a `{kind}` fault takes: {}", valid.join(", "))
+            format!("`{key}` belongs to `{owner}` faults; {} `{kind}` fault takes: {}", article(kind), valid.join(", "))
         } else {
-            format!("unknown key `{key}`; a `{kind}` fault takes: {}", valid.join(", "))
+            format!("unknown key `{key}`; {} `{kind}` fault takes: {}", article(kind), valid.join(", "))
         };
         return Err(node.key_err(src, message));
     }

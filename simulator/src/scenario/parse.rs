@@ -18,7 +18,7 @@ use crate::scenario::error::ScenarioError;
 use crate::scenario::nodes::{self, Mentions};
 use crate::scenario::types::{Scenario, Setup};
 use crate::scenario::values::{int_in, name};
-use crate::scenario::walk::{Node, Res, Source};
+use crate::scenario::walk::{show_number, Node, Res, Source};
 use crate::scenario::{expect, faults, runs, sections, syntax};
 
 const TOP_KEYS: &[&str] = &[
@@ -101,7 +101,7 @@ pub fn parse_str(file: &str, text: &str, models: &[&'static dyn DynModel]) -> Re
         // toml_edit's message may span lines ("invalid table header\nexpected `.`, `]`").
         let why: Vec<&str> = e.message().lines().map(str::trim).filter(|l| !l.is_empty()).collect();
         let key = syntax::key_near(text, at.start).unwrap_or_default();
-        src.error(&at, &key, format!("TOML syntax error: {}", why.join("; ")))
+        src.error(&at, &key, format!("TOML syntax error: {}", syntax::explain(text, at.start, &why.join("; "))))
     })?;
     let root = Node::root(doc.as_table()).as_table(&src, "a table")?;
     if root.is_empty() {
@@ -171,7 +171,7 @@ fn duration(src: &Source, node: &Node) -> Res<f64> {
     }
     let v = node.as_number(src, expected)?;
     if v <= 0.0 || v > MAX_DURATION_MS {
-        return Err(node.err(src, format!("expected {expected}, found {v}")));
+        return Err(node.err(src, format!("expected {expected}, found {}", show_number(v))));
     }
     Ok(v)
 }

@@ -69,9 +69,49 @@ pub(crate) fn key_near(text: &str, offset: usize) -> Option<String> {
     }
 }
 
+/// The TOML parser's message for an error at byte `offset`, completed where it says too little:
+/// a key with no value (`hold_ms =` at the end of a line or of the file) gets an empty message or
+/// "invalid string",
+/// and an integer beyond 64 bits only "number too large to fit in target type".
+pub(crate) fn explain(text: &str, offset: usize, message: &str) -> String {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let before = text[line_start..offset].trim_end();
+    let rest = text[offset..].split('\n').next().unwrap_or("").trim();
+    // toml_edit says nothing here, or guesses "invalid string" from the line's end.
+    if before.ends_with('=') && (rest.is_empty() || rest.starts_with('#')) {
+        return "a value is missing after `=`: expected a number, a \"string\", true or false, an array [ … ] \
+                or an inline table { … }"
+            .to_string();
+    }
+    if message.is_empty() {
+        return "the text cannot be read as TOML here".to_string();
+    }
+    if message.contains("number too large") {
+        return format!(
+            "{message}: an integer must lie within -9223372036854775808 and 9223372036854775807 (64 bits); \
+             write a larger value as a float, such as 1e20"
+        );
+    }
+    message.to_string()
+}
+
 #[cfg(test)]
 mod tests {
-    use super::key_near;
+    use super::{explain, key_near};
+
+    #[test]
+    fn explains_a_missing_value_and_a_too_large_integer() {
+        let text = "a = 1\nb =\n";
+        assert!(explain(text, text.len() - 1, "").contains("a value is missing after `=`"));
+        assert!(explain("b = ", 4, "").contains("a value is missing"));
+        assert_eq!(explain("b = [", 5, ""), "the text cannot be read as TOML here");
+        assert!(explain("b = 1", 4, "number too large to fit in target type").contains("64 bits"));
+        assert_eq!(explain("b = x", 4, "invalid string"), "invalid string");
+    }
 
     #[test]
     fn finds_the_table_and_key_of_an_error_line() {

@@ -2,7 +2,7 @@
 //! number-or-distribution form ([`Dist`]) accepted wherever the format takes a distribution.
 
 use crate::dist::Dist;
-use crate::scenario::walk::{Node, Res, Source};
+use crate::scenario::walk::{show_number as num, Node, Res, Source};
 
 /// Every distribution form, for error messages.
 pub(crate) const DIST_FORMS: &str = "a number, { uniform = [a, b] }, { exponential = mean }, \
@@ -40,18 +40,20 @@ pub(crate) fn dist(src: &Source, node: &Node) -> Res<Dist> {
             let a = items[0].as_number(src, "a number")?;
             let b = items[1].as_number(src, "a number")?;
             if a > b {
-                return Err(v.err(src, format!("expected {expected}, found [{a}, {b}] (a > b)")));
+                return Err(v.err(src, format!("expected {expected}, found [{}, {}] (a > b)", num(a), num(b))));
             }
             if !(b - a).is_finite() {
                 // Drawing from a range wider than f64 can hold panics in `rand`.
-                return Err(v.err(src, format!("expected {expected}, found [{a}, {b}] (too wide a range)")));
+                return Err(
+                    v.err(src, format!("expected {expected}, found [{}, {}] (too wide a range)", num(a), num(b)))
+                );
             }
             Ok(Dist::Uniform(a, b))
         }
         "exponential" => {
             let mean = v.as_number(src, "a mean above 0")?;
             if mean <= 0.0 {
-                return Err(v.err(src, format!("expected a mean above 0, found {mean}")));
+                return Err(v.err(src, format!("expected a mean above 0, found {}", num(mean))));
             }
             Ok(Dist::Exponential(mean))
         }
@@ -63,7 +65,9 @@ pub(crate) fn dist(src: &Source, node: &Node) -> Res<Dist> {
             let p99 =
                 t.required(src, "p99", "a number above the median")?.as_number(src, "a number above the median")?;
             if median <= 0.0 || p99 <= median {
-                return Err(v.err(src, format!("expected {expected}, found median = {median}, p99 = {p99}")));
+                return Err(
+                    v.err(src, format!("expected {expected}, found median = {}, p99 = {}", num(median), num(p99)))
+                );
             }
             Ok(Dist::LogNormal { median, p99 })
         }
@@ -74,7 +78,7 @@ pub(crate) fn dist(src: &Source, node: &Node) -> Res<Dist> {
             let sd_node = t.required(src, "sd", "a number >= 0")?;
             let sd = sd_node.as_number(src, "a number >= 0")?;
             if sd < 0.0 {
-                return Err(sd_node.err(src, format!("expected a standard deviation >= 0, found {sd}")));
+                return Err(sd_node.err(src, format!("expected a standard deviation >= 0, found {}", num(sd))));
             }
             Ok(Dist::Normal { mean, sd })
         }
@@ -114,11 +118,28 @@ pub(crate) fn check_dist(src: &Source, node: &Node, d: &Dist, min: f64, max: f64
     };
     let detail = match d {
         Dist::Const(_) => String::new(),
-        Dist::Uniform(..) | Dist::Choice(_) => format!(" (it can draw {what})"),
-        Dist::LogNormal { .. } if what == lo => format!(" (its median is {what})"),
-        _ => format!(" (its mean is {what})"),
+        Dist::Uniform(..) | Dist::Choice(_) => format!(" (it can draw {})", num(what)),
+        Dist::LogNormal { .. } if what == lo => format!(" (its median is {})", num(what)),
+        _ => format!(" (its mean is {})", num(what)),
     };
-    Err(node.err(src, format!("expected {expected}, found {d}{detail}")))
+    Err(node.err(src, format!("expected {expected}, found {}{detail}", show_dist(d))))
+}
+
+/// A distribution as written in the scenario format, its numbers as [`num`] shows them.
+fn show_dist(d: &Dist) -> String {
+    match d {
+        Dist::Const(v) => num(*v),
+        Dist::Uniform(a, b) => format!("{{ uniform = [{}, {}] }}", num(*a), num(*b)),
+        Dist::Exponential(m) => format!("{{ exponential = {} }}", num(*m)),
+        Dist::LogNormal { median, p99 } => {
+            format!("{{ lognormal = {{ median = {}, p99 = {} }} }}", num(*median), num(*p99))
+        }
+        Dist::Normal { mean, sd } => format!("{{ normal = {{ mean = {}, sd = {} }} }}", num(*mean), num(*sd)),
+        Dist::Choice(v) => {
+            let items: Vec<String> = v.iter().map(|x| num(*x)).collect();
+            format!("{{ choice = [{}] }}", items.join(", "))
+        }
+    }
 }
 
 /// A time in milliseconds: a number or distribution that cannot go negative.
@@ -136,7 +157,7 @@ pub(crate) fn number_in(src: &Source, node: &Node, min: f64, max: f64) -> Res<f6
     }
     let v = node.as_number(src, &expected)?;
     if v < min || v > max {
-        return Err(node.err(src, format!("expected {expected}, found {v}")));
+        return Err(node.err(src, format!("expected {expected}, found {}", num(v))));
     }
     Ok(v)
 }

@@ -15,6 +15,17 @@ use crate::scenario::error::ScenarioError;
 
 pub(crate) type Res<T> = Result<T, ScenarioError>;
 
+/// A number as an error message shows it: plain where that is short (`0.5`, `30000`), in
+/// exponent form where the plain form would run to hundreds of digits (`1e308`, `1e-320`).
+pub(crate) fn show_number(v: f64) -> String {
+    let magnitude = v.abs();
+    if v.is_finite() && v != 0.0 && !(1e-6..1e16).contains(&magnitude) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
 /// The text being parsed, with its label, for turning byte offsets into positions.
 pub(crate) struct Source<'s> {
     pub file: &'s str,
@@ -115,7 +126,7 @@ impl<'a> Node<'a> {
             Raw::Item(Item::Value(v)) | Raw::Value(v) => match v {
                 Value::String(s) => format!("the string {}", quote(s.value())),
                 Value::Integer(i) => format!("the integer {}", i.value()),
-                Value::Float(f) => format!("the number {}", f.value()),
+                Value::Float(f) => format!("the number {}", show_number(*f.value())),
                 Value::Boolean(b) => format!("the boolean {}", b.value()),
                 Value::Datetime(d) => format!("the date-time {}", d.value()),
                 Value::Array(_) => "an array".into(),

@@ -1,0 +1,210 @@
+//! What a scenario's run would cost, from a short probe (`sim check`): seed 0 of every row runs
+//! for a bounded stretch of simulated time, and its events and wall time per simulated second,
+//! scaled by the run's duration, seeds and rows, give the run's events and its wall time on a
+//! number of threads.
+//!
+//! The probe's length is chosen from event counts alone (a first probe of one simulated second,
+//! then one long enough for about [`EVENT_BUDGET`] events in all), so the probe and the events
+//! estimate are the same on every machine; only the wall time, measured by a timer the caller
+//! passes (the library reads no real time), varies.
+
+use crate::batch::run_seed;
+use crate::outcome::RunOptions;
+use crate::run::recycle;
+use crate::scenario::Scenario;
+
+/// Simulated time of the first probe of each row.
+pub const FIRST_PROBE_MS: f64 = 1_000.0;
+
+/// Events the second probe aims for across every row: about a quarter of a second of wall time
+/// at the engine's few million events per second, so `sim check` stays well under a second.
+pub const EVENT_BUDGET: f64 = 1_000_000.0;
+
+/// A run longer than this (wall seconds) gets a warning.
+pub const LONG_RUN_S: f64 = 3_600.0;
+
+/// One row's probe.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RowProbe {
+    /// The row's label.
+    pub label: String,
+    /// Simulated time the probe ran.
+    pub probe_ms: f64,
+    /// Events the engine processed in it.
+    pub events: u64,
+    /// Wall time it took, in seconds.
+    pub wall_s: f64,
+}
+
+/// A row whose probe panicked: no figure is estimated from it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProbePanic {
+    /// The row's label.
+    pub label: String,
+    /// The panic's message.
+    pub message: String,
+}
+
+/// The estimate of one run: `seeds` seeds of every row, each for the scenario's duration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Estimate {
+    /// The probes of the rows that ran.
+    pub rows: Vec<RowProbe>,
+    /// Rows whose probe panicked.
+    pub panics: Vec<ProbePanic>,
+    /// Seeds per row of the estimated run.
+    pub seeds: u64,
+    /// Simulated time of one seed-run.
+    pub duration_ms: f64,
+    /// Threads the run would use.
+    pub threads: usize,
+}
+
+impl Estimate {
+    /// Seed-runs: rows × seeds (rows whose probe panicked included).
+    pub fn seed_runs(&self) -> u64 {
+        (self.rows.len() + self.panics.len()) as u64 * self.seeds
+    }
+
+    /// Simulated seconds of the whole run.
+    pub fn simulated_s(&self) -> f64 {
+        self.seed_runs() as f64 * self.duration_ms / 1_000.0
+    }
+
+    /// Scales a per-probe figure of every row to the whole run.
+    fn scaled(&self, per_probe: impl Fn(&RowProbe) -> f64) -> f64 {
+        let per_seed: f64 = self.rows.iter().map(|r| per_probe(r) / r.probe_ms * self.duration_ms).sum();
+        per_seed * self.seeds as f64
+    }
+
+    /// Events the whole run would process.
+    pub fn events(&self) -> f64 {
+        self.scaled(|r| r.events as f64)
+    }
+
+    /// Wall seconds of the whole run on one thread.
+    pub fn cpu_s(&self) -> f64 {
+        self.scaled(|r| r.wall_s)
+    }
+
+    /// Wall seconds of the whole run on `threads` threads (seeds run in parallel, one per thread).
+    pub fn wall_s(&self) -> f64 {
+        self.cpu_s() / self.threads.max(1) as f64
+    }
+
+    /// Whether the run would take more than [`LONG_RUN_S`].
+    pub fn is_long(&self) -> bool {
+        self.wall_s() > LONG_RUN_S
+    }
+
+    /// Wall seconds the probe itself took.
+    pub fn probe_wall_s(&self) -> f64 {
+        self.rows.iter().map(|r| r.wall_s).sum()
+    }
+}
+
+/// Probes every row of `scenario` (seed 0) and estimates a run of `seeds` seeds per row on
+/// `threads` threads. `time` runs the closure it is given and returns the wall seconds it took.
+pub fn estimate(
+    scenario: &Scenario,
+    seeds: u64,
+    threads: usize,
+    time: &mut dyn FnMut(&mut dyn FnMut()) -> f64,
+) -> Estimate {
+    let duration_ms = scenario.setup.duration_ms;
+    let first_ms = duration_ms.min(FIRST_PROBE_MS);
+    let (mut rows, mut panics) = probe(scenario, first_ms, time);
+    // Events per simulated ms of every row together; the second probe is as long as the budget
+    // allows, capped at the run's duration, and only run when it is much longer than the first.
+    let rate: f64 = rows.iter().map(|r| r.events as f64 / r.probe_ms).sum();
+    let second_ms = if rate > 0.0 { (EVENT_BUDGET / rate).min(duration_ms) } else { duration_ms };
+    if second_ms >= 2.0 * first_ms {
+        (rows, panics) = probe(scenario, second_ms.floor(), time);
+    }
+    Estimate { rows, panics, seeds, duration_ms, threads }
+}
+
+/// Runs seed 0 of every row for `probe_ms` of simulated time.
+fn probe(
+    scenario: &Scenario,
+    probe_ms: f64,
+    time: &mut dyn FnMut(&mut dyn FnMut()) -> f64,
+) -> (Vec<RowProbe>, Vec<ProbePanic>) {
+    let mut short = scenario.clone();
+    short.setup.duration_ms = probe_ms;
+    let (mut rows, mut panics) = (Vec::new(), Vec::new());
+    for run in &short.runs {
+        let mut result = None;
+        let wall_s = time(&mut || result = Some(run_seed(&short, run, 0, &RunOptions::default())));
+        match result.expect("the timer runs the probe") {
+            Ok(out) => {
+                rows.push(RowProbe { label: run.label.clone(), probe_ms, events: out.events, wall_s });
+                recycle(out.history);
+            }
+            Err(message) => panics.push(ProbePanic { label: run.label.clone(), message }),
+        }
+    }
+    (rows, panics)
+}
+
+/// Seconds as a person reads them: `under 0.1 s`, `0.4 s`, `12 s`, `3 min 20 s`, `2.5 h`, `3.1 days`.
+pub fn human_duration(s: f64) -> String {
+    if s < 0.1 {
+        "under 0.1 s".to_string()
+    } else if s < 10.0 {
+        format!("{s:.1} s")
+    } else if s < 60.0 {
+        format!("{s:.0} s")
+    } else if s < 3_600.0 {
+        let whole = s.round();
+        let m = (whole / 60.0).floor();
+        format!("{m:.0} min {:.0} s", whole - m * 60.0)
+    } else if s < 86_400.0 {
+        format!("{:.1} h", s / 3_600.0)
+    } else {
+        format!("{:.1} days", s / 86_400.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn est(seeds: u64, threads: usize) -> Estimate {
+        Estimate {
+            rows: vec![
+                RowProbe { label: "a".into(), probe_ms: 1_000.0, events: 10_000, wall_s: 0.01 },
+                RowProbe { label: "b".into(), probe_ms: 2_000.0, events: 4_000, wall_s: 0.002 },
+            ],
+            panics: vec![],
+            seeds,
+            duration_ms: 60_000.0,
+            threads,
+        }
+    }
+
+    #[test]
+    fn figures_scale_with_seeds_duration_and_threads() {
+        let e = est(100, 2);
+        assert_eq!(e.seed_runs(), 200);
+        assert_eq!(e.simulated_s(), 12_000.0);
+        // a: 10 events per simulated ms, b: 2; 60 000 ms a seed, 100 seeds.
+        assert_eq!(e.events(), (10.0 + 2.0) * 60_000.0 * 100.0);
+        let cpu = (0.01 / 1_000.0 + 0.002 / 2_000.0) * 60_000.0 * 100.0;
+        assert!((e.cpu_s() - cpu).abs() < 1e-9);
+        assert!((e.wall_s() - cpu / 2.0).abs() < 1e-9);
+        assert_eq!(est(200, 2).events(), 2.0 * e.events());
+        assert!(!e.is_long());
+        assert!(est(100_000, 1).is_long());
+    }
+
+    #[test]
+    fn durations_read_as_a_person_would() {
+        assert_eq!(human_duration(0.01), "under 0.1 s");
+        assert_eq!(human_duration(0.42), "0.4 s");
+        assert_eq!(human_duration(42.0), "42 s");
+        assert_eq!(human_duration(200.0), "3 min 20 s");
+        assert_eq!(human_duration(9_000.0), "2.5 h");
+        assert_eq!(human_duration(3.0 * 86_400.0), "3.0 days");
+    }
+}
