@@ -49,6 +49,10 @@ enum Command {
     Run(commands::run::RunArgs),
     /// Run a scenario at every value of one or more parameters; write a CSV, a JSON and charts.
     Sweep(commands::sweep::SweepArgs),
+    /// The smallest scenario that still shows a seed's violation (delta debugging).
+    Shrink(commands::shrink::ShrinkArgs),
+    /// Swarm testing: an extra random fault schedule per seed; every violation found, shrunk.
+    Explore(commands::explore::ExploreArgs),
     /// Charts and an HTML page from saved results (`sim run --json FILE`).
     Report(commands::report::ReportArgs),
     /// Validate a scenario file without running it.
@@ -90,6 +94,8 @@ fn main() {
         Command::List { model } => commands::list::list(model.as_deref()),
         Command::Bench(cmd) => commands::bench::bench(cmd),
         Command::Sweep(args) => commands::sweep::sweep(args),
+        Command::Shrink(args) => commands::shrink::shrink(args),
+        Command::Explore(args) => commands::explore::explore(args),
         Command::Completions { shell } => commands::shell::completions(Cli::command(), shell),
         Command::Man => commands::shell::man(Cli::command()),
     };

@@ -2,8 +2,10 @@
 
 pub mod bench;
 pub mod check;
+pub mod explore;
 pub mod list;
 pub mod report;
 pub mod run;
 pub mod shell;
+pub mod shrink;
 pub mod sweep;
