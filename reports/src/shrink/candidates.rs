@@ -112,7 +112,7 @@ fn fewer_clients(d: &DocumentMut, _: &Context) -> Vec<Candidate> {
 fn shorter_run(d: &DocumentMut, cx: &Context) -> Vec<Candidate> {
     let p = path("duration_ms");
     let Some(v) = doc::value(d, &p).and_then(|v| number(&v)) else { return Vec::new() };
-    let mut values = smaller(v, 0.0, false);
+    let mut values = smaller(v, 1.0, false);
     // Just past the witness's violation: most runs need nothing after it.
     if let Some(at) = cx.witness_at_ms {
         let just_after = ceil_sig(at + 1.0, 2);
@@ -147,7 +147,7 @@ fn simpler_faults(d: &DocumentMut, _: &Context) -> Vec<Candidate> {
         }
         let len = path(&format!("faults.{i}.duration_ms"));
         if let Some(v) = doc::value(d, &len).and_then(|v| number(&v)) {
-            for x in smaller(v, 0.0, false).into_iter().filter(|x| *x > 0.0) {
+            for x in smaller(v, 1.0, true) {
                 out.extend(edited(d, format!("faults.{i}.duration_ms {} → {} (shorter)", show(v), show(x)), |doc| {
                     doc::set(doc, &len, number_value(x))
                 }));

@@ -33,9 +33,11 @@ pub fn ceil_sig(v: f64, digits: u32) -> f64 {
     format!("{r:.12e}").parse().unwrap_or(r)
 }
 
-/// Smaller values for a quantity that shrinks toward `floor` (0 for a start time, something
-/// above 0 for a length): the floor itself when `with_floor`, then a tenth, a quarter, a half and
-/// three quarters of the way, each rounded to two significant digits. Ascending, all below `v`.
+/// Smaller values for a time that shrinks toward `floor` (0 for a start, 1 ms for a length):
+/// the floor itself when `with_floor`, then a tenth, a quarter, a half and three quarters of the
+/// way, each rounded to two significant digits and then to a whole millisecond (a shrink never
+/// goes below 1 ms precision, or it would halve a length toward 0 for ever). Ascending, all
+/// below `v`.
 pub fn smaller(v: f64, floor: f64, with_floor: bool) -> Vec<f64> {
     if !(v > floor) {
         return Vec::new();
@@ -45,8 +47,8 @@ pub fn smaller(v: f64, floor: f64, with_floor: bool) -> Vec<f64> {
         out.push(floor);
     }
     for f in [0.1, 0.25, 0.5, 0.75] {
-        let x = round_sig(floor + (v - floor) * f, 2);
-        if x > floor || (with_floor && x == floor) {
+        let x = round_sig(floor + (v - floor) * f, 2).round();
+        if x >= 1.0 && x > floor {
             out.push(x);
         }
     }
@@ -111,7 +113,9 @@ mod tests {
     #[test]
     fn smaller_values_are_below_and_ascending() {
         assert_eq!(smaller(60_000.0, 0.0, true), vec![0.0, 6_000.0, 15_000.0, 30_000.0, 45_000.0]);
-        assert_eq!(smaller(10.0, 1.0, false), vec![1.9, 3.3, 5.5, 7.8]);
+        assert_eq!(smaller(10.0, 1.0, false), vec![2.0, 3.0, 6.0, 8.0]);
+        assert_eq!(smaller(10.0, 1.0, true), vec![1.0, 2.0, 3.0, 6.0, 8.0]);
+        assert_eq!(smaller(1.5, 0.0, true), vec![0.0, 1.0]);
         assert!(smaller(0.0, 0.0, true).is_empty());
         assert_eq!(smaller_int(10, 1), vec![1, 5, 9]);
         assert_eq!(smaller_int(2, 1), vec![1]);
