@@ -108,7 +108,7 @@ fn an_unknown_key_lists_the_valid_ones() {
 fn kinds_are_checked_and_partition_is_refused_with_a_reason() {
     fails(
         "kinds = [\"pause\", \"crsh\"]\n",
-        "6:20",
+        "6:19",
         "explore.kinds.1",
         &["unknown fault kind", "valid kinds here: crash, pause"],
     );

@@ -123,13 +123,14 @@ pub fn shrink(
     // The isolated row runs exactly as it did among the others (every stream is named by node
     // and purpose, not by row), but the parser has the last word.
     let start = state.doc.to_string();
-    match state.trial(&start, usize::MAX) {
-        Some(w) => state.witness = w,
-        None => return Err(format!(
-            "seed {} of {} shows {kind} in {}, but not once the other rows are removed; shrink the whole file by hand",
+    let Some(w) = state.trial(&start, usize::MAX) else {
+        return Err(format!(
+            "seed {} of {} shows {kind} in {}, but not once the other rows are removed; \
+             shrink the whole file by hand",
             req.seed, req.label, req.file
-        )),
-    }
+        ));
+    };
+    state.witness = w;
     state.seen.insert(start);
     let mut interrupted = false;
     'passes: loop {

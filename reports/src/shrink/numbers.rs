@@ -39,7 +39,7 @@ pub fn ceil_sig(v: f64, digits: u32) -> f64 {
 /// goes below 1 ms precision, or it would halve a length toward 0 for ever). Ascending, all
 /// below `v`.
 pub fn smaller(v: f64, floor: f64, with_floor: bool) -> Vec<f64> {
-    if !(v > floor) {
+    if v.is_nan() || v <= floor {
         return Vec::new();
     }
     let mut out = Vec::new();
