@@ -31,8 +31,9 @@ use exit::CliError;
 /// violations judged on true time. The same binary, scenario and seed give the same bytes;
 /// every failing seed comes with the command that replays it.
 ///
-/// Exit codes: 0 ran and every expectation held; 1 an [expect] assertion failed; 2 bad command
-/// line, scenario, or an output that cannot be written; 3 a model or the simulator panicked in
+/// Exit codes: 0 ran and every expectation held; 1 an [expect] assertion failed (for `sim
+/// explore`: a violation was found); 2 bad command line, scenario, or an output that cannot be
+/// written; 3 a model or the simulator panicked in
 /// some seed (the others still ran), `--verify` found a seed that ran differently twice, or a
 /// chart failed to draw; 130 interrupted by Ctrl-C (the finished seeds' results are still
 /// printed).

@@ -96,3 +96,53 @@ pub fn append(doc: &mut DocumentMut, faults: &[DrawnFault], seed: u64) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use locksim_simulator::scenario::Selector;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn schedules_stay_within_bounds_repeat_and_vary_their_kinds() {
+        let spec = ExploreSpec {
+            kinds: vec!["clock_jump", "pause", "loss"],
+            max_faults: 4,
+            max_duration_ms: 500.0,
+            targets: vec![Selector::Holder, Selector::RandomServer],
+            max_jump_ms: 100.0,
+            max_loss: 0.2,
+            ..ExploreSpec::defaults(10_000.0)
+        };
+        let mut kind_sets = BTreeSet::new();
+        for seed in 0..300 {
+            let s = schedule(seed, &spec, 10_000.0);
+            assert_eq!(format!("{s:?}"), format!("{:?}", schedule(seed, &spec, 10_000.0)), "seed {seed} repeats");
+            assert!((1..=4).contains(&s.len()), "seed {seed}: {} faults", s.len());
+            assert!(s.windows(2).all(|w| w[0].at_ms <= w[1].at_ms), "sorted by start");
+            for f in &s {
+                assert!(spec.kinds.contains(&f.kind));
+                assert!(f.target == "holder" || f.target == "random-server", "{}", f.target);
+                assert!((0..10_000).contains(&f.at_ms));
+                match f.kind {
+                    "clock_jump" => {
+                        assert_eq!(f.duration_ms, None);
+                        let by = f.own.as_ref().and_then(|(_, v)| v.as_integer()).unwrap();
+                        assert!((-100..=100).contains(&by), "{by}");
+                    }
+                    "loss" => {
+                        let rate = f.own.as_ref().and_then(|(_, v)| v.as_float()).unwrap();
+                        assert!((0.0..=0.2).contains(&rate), "{rate}");
+                    }
+                    _ => assert!(f.own.is_none()),
+                }
+                if let Some(d) = f.duration_ms {
+                    assert!((1..=500).contains(&d), "{d}");
+                }
+            }
+            kind_sets.insert(s.iter().map(|f| f.kind).collect::<BTreeSet<_>>());
+        }
+        // Swarm testing: some seeds use one kind only, others mix them.
+        assert!(kind_sets.iter().any(|k| k.len() == 1) && kind_sets.iter().any(|k| k.len() > 1), "{kind_sets:?}");
+    }
+}

@@ -144,3 +144,46 @@ pub fn number_value(x: f64) -> Value {
         Value::from(x)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEXT: &str =
+        "name = \"t\" # the name\n\n[workload]\nclients = 10 # many\nhold_ms = { uniform = [5, 50] }\n\n\
+                        [[faults]]\nkind = \"pause\"\nat_ms = 100\n\n[[faults]]\nkind = \"crash\"\nat_ms = 200\n";
+
+    fn text_at(d: &DocumentMut, p: &str) -> Option<String> {
+        value(d, &path(p)).and_then(|v| v.as_str().map(str::to_string))
+    }
+
+    #[test]
+    fn edits_keep_the_layout_and_comments_around_them() {
+        let mut d: DocumentMut = TEXT.parse().unwrap();
+        assert!(set(&mut d, &path("workload.clients"), number_value(2.0)));
+        assert!(set(&mut d, &path("workload.hold_ms.uniform.1"), number_value(7.5)));
+        let text = d.to_string();
+        assert!(text.contains("clients = 2 # many"), "{text}");
+        assert!(text.contains("hold_ms = { uniform = [5, 7.5] }"), "{text}");
+        assert!(text.starts_with("name = \"t\" # the name\n"), "{text}");
+        assert_eq!(keys(&d, &path("workload")), vec!["clients", "hold_ms"]);
+    }
+
+    #[test]
+    fn blocks_are_counted_and_removed_one_at_a_time() {
+        let mut d: DocumentMut = TEXT.parse().unwrap();
+        assert_eq!(len(&d, &path("faults")), 2);
+        assert!(remove(&mut d, &path("faults.0")));
+        assert_eq!(len(&d, &path("faults")), 1);
+        assert_eq!(text_at(&d, "faults.0.kind").as_deref(), Some("crash"));
+        assert!(remove(&mut d, &path("faults.0.at_ms")));
+        assert_eq!(value(&d, &path("faults.0.at_ms")).map(|v| v.to_string()), None);
+        // Paths that lead nowhere change nothing.
+        let before = d.to_string();
+        assert!(!remove(&mut d, &path("faults.5")));
+        assert!(!set(&mut d, &path("nothing.here"), number_value(1.0)));
+        assert!(!set(&mut d, &path("workload"), number_value(1.0)), "a table is not a value");
+        assert_eq!(d.to_string(), before);
+        assert_eq!(dotted(&path("faults.0.at_ms")), "faults.0.at_ms");
+    }
+}

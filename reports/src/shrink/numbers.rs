@@ -63,17 +63,16 @@ pub fn smaller_int(n: i64, min: i64) -> Vec<i64> {
     out
 }
 
-/// Rounder values of `v`: one and two significant digits (rounded down, then to nearest), only
-/// those with fewer significant digits than `v` has. Ascending by digits, then value.
+/// Rounder values of `v`: rounded toward zero to one, then two significant digits, only those
+/// with fewer significant digits than `v` has. Never larger in size than `v`: a rounder length
+/// or count must not undo a shrink (45 000 may become 40 000, never 50 000).
 pub fn rounder(v: f64) -> Vec<f64> {
     let have = significant_digits(v);
     let mut out = Vec::new();
     for digits in 1..have.min(3) {
-        let down = if v > 0.0 { floor_sig(v, digits) } else { -floor_sig(-v, digits) };
-        for x in [down, round_sig(v, digits)] {
-            if x != v && x != 0.0 && !out.contains(&x) {
-                out.push(x);
-            }
+        let x = if v > 0.0 { floor_sig(v, digits) } else { -floor_sig(-v, digits) };
+        if x != v && x != 0.0 && !out.contains(&x) {
+            out.push(x);
         }
     }
     out
@@ -124,8 +123,9 @@ mod tests {
 
     #[test]
     fn rounder_values_have_fewer_digits() {
-        assert_eq!(rounder(27.5), vec![20.0, 30.0, 27.0, 28.0]);
+        assert_eq!(rounder(27.5), vec![20.0, 27.0]);
+        assert_eq!(rounder(45_000.0), vec![40_000.0]);
         assert!(rounder(30.0).is_empty());
-        assert_eq!(rounder(-15.0), vec![-10.0, -20.0]);
+        assert_eq!(rounder(-15.0), vec![-10.0]);
     }
 }
