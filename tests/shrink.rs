@@ -129,3 +129,38 @@ fn bad_input_exits_2_and_writes_nothing() {
     assert!(!out.exists(), "nothing is written on bad input");
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// Ctrl-C (SIGINT) once the search is under way: the smallest scenario so far is written, says it
+/// was cut short, still parses, and the exit code is 130.
+#[test]
+fn ctrl_c_writes_the_smallest_so_far() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+
+    let d = dir("interrupt");
+    let out = d.join("cut.toml");
+    // Ten clients, 100 s, eight rows: a shrink of several seconds on one thread.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sim"))
+        .args(["shrink", "scenarios/gc-pause.toml", "--algorithm", "zookeeper", "--seed", "1"])
+        .args(["--out", &s(&out), "--threads", "1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sim starts");
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    stderr.read_line(&mut first).unwrap();
+    assert!(first.starts_with("shrink: "), "the first progress line: {first}");
+    let killed = Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("kill runs");
+    assert!(killed.success());
+    let status = child.wait().unwrap();
+    let mut stdout = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut stdout).unwrap();
+    assert_eq!(status.code(), Some(130), "{stdout}");
+    assert!(stdout.starts_with("# interrupted: the smallest scenario found so far is written"), "{stdout}");
+    let text = std::fs::read_to_string(&out).expect("written");
+    assert!(text.contains("# Cut short (budget spent or interrupted)"), "{text}");
+    let (code, o, e) = sim(&["check", &s(&out)]);
+    assert_eq!(code, 0, "{o}{e}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
