@@ -29,8 +29,9 @@ use exit::CliError;
 /// violations judged on true time. The same binary, scenario and seed give the same bytes;
 /// every failing seed comes with the command that replays it.
 ///
-/// Exit codes: 0 ran and every expectation held; 1 an [expect] assertion failed; 2 bad command
-/// line, scenario, or an output that cannot be written; 3 a model or the simulator panicked in
+/// Exit codes: 0 ran and every expectation held; 1 an [expect] assertion failed (for `sim
+/// explore`: a violation was found); 2 bad command line, scenario, or an output that cannot be
+/// written; 3 a model or the simulator panicked in
 /// some seed (the others still ran), `--verify` found a seed that ran differently twice, or a
 /// chart failed to draw; 130 interrupted by Ctrl-C (the finished seeds' results are still
 /// printed).
@@ -49,6 +50,10 @@ enum Command {
     Sweep(commands::sweep::SweepArgs),
     /// Fold the partial results of `--shard K/N` runs into the results of one machine's run.
     Merge(commands::merge::MergeArgs),
+    /// The smallest scenario that still shows a seed's violation (delta debugging).
+    Shrink(commands::shrink::ShrinkArgs),
+    /// Swarm testing: an extra random fault schedule per seed; every violation found, shrunk.
+    Explore(commands::explore::ExploreArgs),
     /// Charts and an HTML page from saved results (`sim run --json FILE`).
     Report(commands::report::ReportArgs),
     /// Explain one violation of one seed: a numbered narrative and a space-time diagram.
@@ -95,6 +100,8 @@ fn main() {
         Command::Bench(cmd) => commands::bench::bench(cmd),
         Command::Sweep(args) => commands::sweep::sweep(args),
         Command::Merge(args) => commands::merge::merge(args),
+        Command::Shrink(args) => commands::shrink::shrink(args),
+        Command::Explore(args) => commands::explore::explore(args),
         Command::Completions { shell } => commands::shell::completions(Cli::command(), shell),
         Command::Man => commands::shell::man(Cli::command()),
     };

@@ -21,6 +21,10 @@
 //!   chart, the timeline of one re-run seed, and `index.html`
 //! - [`sweep`]: `sim sweep`'s `--param` values, key-path edits of the scenario, its output files,
 //!   its terminal summary and its progress record (`--resume`)
+//! - [`shrink`]: `sim shrink`: the smallest scenario that still shows a seed's violation (delta
+//!   debugging on the TOML document, each candidate run through the real parser and seed runner)
+//! - [`explore`]: `sim explore`: swarm testing, an extra random fault schedule per seed within
+//!   the scenario's `[explore]` bounds, the failures found and their summary table
 //!
 //! Dependencies point one way: this crate reads `locksim-simulator`'s per-seed
 //! [`SeedMetrics`](locksim_simulator::checker::SeedMetrics), histories and holder intervals,
@@ -33,10 +37,12 @@ pub mod aggregate;
 pub mod exact;
 pub mod expect;
 pub mod explain;
+pub mod explore;
 pub mod json;
 pub mod num;
 pub mod report;
 pub mod shard;
+pub mod shrink;
 pub mod sweep;
 pub mod table;
 pub mod wilson;

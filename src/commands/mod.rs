@@ -3,9 +3,11 @@
 pub mod bench;
 pub mod check;
 pub mod explain;
+pub mod explore;
 pub mod list;
 pub mod merge;
 pub mod report;
 pub mod run;
 pub mod shell;
+pub mod shrink;
 pub mod sweep;

@@ -6,6 +6,7 @@
 //! - [`error`]: the error type, with file:line:column rendering
 //! - [`selector`]: node selectors (`client-3`, `server-*`, `leader`, …)
 //! - [`expect`]: `[expect.LABEL]` values (`"none"`, `"< 0.05"`), also usable on their own
+//! - [`explore`]: the `[explore]` table, the bounds of `sim explore`'s random fault schedules
 //! - private helpers of the parser: `walk` (key paths and positions), `values` (numbers and
 //!   distributions), `params` and `runs` (models, algorithms, variants), `sections` (network,
 //!   workload, clocks), `faults`, `nodes` (selectors and node existence), `syntax`
@@ -13,6 +14,7 @@
 
 pub mod error;
 pub mod expect;
+pub mod explore;
 mod faults;
 mod nodes;
 mod params;

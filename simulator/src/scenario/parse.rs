@@ -8,6 +8,7 @@
 //! - [`sections`](super::sections): `[network]`, `[workload]`, `[clocks]`
 //! - [`faults`](super::faults), [`nodes`](super::nodes): faults, selectors, node existence
 //! - [`expect`](super::expect): `[expect.LABEL]`
+//! - [`explore`](super::explore): `[explore]`, `sim explore`'s bounds
 
 use std::path::{Path, PathBuf};
 
@@ -19,7 +20,7 @@ use crate::scenario::nodes::{self, Mentions};
 use crate::scenario::types::{Scenario, Setup};
 use crate::scenario::values::{int_in, name};
 use crate::scenario::walk::{show_number, Node, Res, Source};
-use crate::scenario::{expect, faults, runs, sections, syntax};
+use crate::scenario::{expect, explore, faults, runs, sections, syntax};
 
 const TOP_KEYS: &[&str] = &[
     "name",
@@ -34,6 +35,7 @@ const TOP_KEYS: &[&str] = &[
     "clocks",
     "faults",
     "expect",
+    "explore",
 ];
 
 /// Reads and parses a scenario file. `models` is the registry of known models. A file that cannot
@@ -144,6 +146,7 @@ pub fn parse_str(file: &str, text: &str, models: &[&'static dyn DynModel]) -> Re
         }
     }
     let faults = faults::faults(&src, &root, &mut mentions)?;
+    let explore = explore::explore(&src, &root, duration_ms, &mut mentions)?;
     nodes::check(&src, &runs, workload.clients, &mentions)?;
     let labels: Vec<String> = runs.iter().map(|r| r.spec.label.clone()).collect();
     let expect = expect::expectations(&src, &root, &labels)?;
@@ -156,6 +159,7 @@ pub fn parse_str(file: &str, text: &str, models: &[&'static dyn DynModel]) -> Re
         runs: runs.into_iter().map(|r| r.spec).collect(),
         setup: Setup { duration_ms, network, workload, clocks, faults },
         expect,
+        explore,
     })
 }
 

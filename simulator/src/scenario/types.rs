@@ -25,6 +25,30 @@ pub struct Scenario {
     pub setup: Setup,
     /// Every `[expect.LABEL]` assertion, in file order.
     pub expect: Vec<Expectation>,
+    /// The `[explore]` table (`sim explore`'s bounds); `None` when the file has none.
+    pub explore: Option<ExploreSpec>,
+}
+
+/// The `[explore]` table: the bounds within which `sim explore` draws an extra fault schedule per
+/// seed (see docs/scenario-format.md). Times in milliseconds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExploreSpec {
+    /// The fault kinds a schedule may use (each seed enables a random non-empty subset).
+    pub kinds: Vec<&'static str>,
+    /// At most this many extra faults per schedule (at least 1 is drawn).
+    pub max_faults: u32,
+    /// The longest fault a schedule draws.
+    pub max_duration_ms: f64,
+    /// The selectors a fault's target is drawn from.
+    pub targets: Vec<crate::setup::Selector>,
+    /// The largest clock step, either way.
+    pub max_jump_ms: f64,
+    /// The largest clock rate error, either way.
+    pub max_drift_ppm: f64,
+    /// The largest added latency of a `slow` fault.
+    pub max_latency_ms: f64,
+    /// The largest loss rate of a `loss` fault.
+    pub max_loss: f64,
 }
 
 /// One row of the results: an algorithm with its parameters, or a labelled variant, resolved

@@ -1,0 +1,324 @@
+//! `sim shrink`'s machinery: from a scenario, a row and a seed that shows a violation, the
+//! smallest scenario found that still shows a violation of the same kind on some seed (delta
+//! debugging, greedy and repeated until nothing more can go).
+//!
+//! - [`numbers`]: the smaller and rounder numbers tried in place of a number
+//! - [`doc`]: reading and editing the TOML document by path, keeping the user's layout
+//! - [`candidates`]: the families of edits, in the order a pass tries them
+//! - [`trial`]: running one candidate (parsed by the real parser) over a few seeds
+//! - [`header`]: the comment block and the one-line summary at the top of the output
+//!
+//! The loop: the row is isolated first (the other rows, `[expect]` and `[explore]` removed);
+//! then each family in turn lists its candidates for the current document, and the first one
+//! that still fails is kept and the family asked again, until it has nothing that fails; passes
+//! over every family repeat until one changes nothing, the budget of seed-runs is spent, or the
+//! caller's stop flag is set (Ctrl-C). Each candidate runs on the current witness seed first,
+//! then seeds 0, 1, … ([`SEEDS_PER_CANDIDATE`] in all), so a shrink does not hang on one lucky
+//! seed; the first failing seed in that order becomes the witness. Candidates, seeds and their
+//! order are fixed, so the output depends only on the inputs (not on the thread count).
+
+pub mod candidates;
+pub mod doc;
+pub mod header;
+pub mod numbers;
+pub mod trial;
+
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use locksim_simulator::model::DynModel;
+use locksim_simulator::scenario::{parse_str, Scenario};
+use toml_edit::{Array, DocumentMut, Item, Value};
+
+use candidates::{Context, FAMILIES};
+use doc::{path, Seg};
+pub use header::Size;
+use trial::{run_one, try_text, Trial, Witness};
+
+/// Seeds each candidate is tried on (the witness first).
+pub const SEEDS_PER_CANDIDATE: usize = 8;
+
+/// The default `--budget`: seed-runs for the whole shrink.
+pub const DEFAULT_BUDGET: u64 = 3_000;
+
+/// What to shrink.
+pub struct Request<'a> {
+    /// The scenario's file name as the user wrote it (errors, the comment block).
+    pub file: &'a str,
+    /// The scenario's text.
+    pub text: &'a str,
+    /// Every known model.
+    pub models: &'a [&'static dyn DynModel],
+    /// The row (algorithm or variant label).
+    pub label: &'a str,
+    /// The seed that shows the violation.
+    pub seed: u64,
+    /// The violation kind to keep (`None`: the seed's first violation's kind).
+    pub kind: Option<&'a str>,
+    /// Seed-runs the shrink may spend.
+    pub budget: u64,
+    /// The file the result will be written to, for the replay command.
+    pub out_file: &'a str,
+}
+
+/// The smallest scenario found.
+pub struct Shrunk {
+    /// The output file's text: the comment block, then the scenario.
+    pub text: String,
+    /// The violation kind kept.
+    pub kind: &'static str,
+    /// The seed that shows it in the output scenario.
+    pub witness: Witness,
+    /// The one-line reduction summary (`clients 10 → 2, faults 3 → 1, duration 60 s → 6 s`).
+    pub summary: String,
+    /// Every edit kept, in order.
+    pub steps: Vec<String>,
+    /// Seed-runs spent.
+    pub seed_runs: u64,
+    /// The budget ran out before a pass changed nothing.
+    pub budget_spent: bool,
+    /// The stop flag cut the shrink short.
+    pub interrupted: bool,
+}
+
+/// Shrinks `req`'s scenario. `progress` is told each edit kept; `stop` ends the search early
+/// with the smallest scenario found so far. Errors are the user's (exit 2): a scenario the
+/// parser refuses, an unknown label or kind, a seed that shows no such violation.
+pub fn shrink(
+    req: &Request,
+    pool: &rayon::ThreadPool,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Shrunk, String> {
+    let original = parse_str(req.file, req.text, req.models).map_err(|e| e.to_string())?;
+    let Some(run) = original.runs.iter().find(|r| r.label == req.label) else {
+        let labels: Vec<&str> = original.runs.iter().map(|r| r.label.as_str()).collect();
+        return Err(format!(
+            "--algorithm {}: no such algorithm or variant in {}; valid labels: {}",
+            req.label,
+            req.file,
+            labels.join(", ")
+        ));
+    };
+    let kind = first_kind(req, &original)?;
+    let Some(witness) = run_one(&original, req.label, req.seed, kind) else {
+        return Err(format!("seed {} of {} in {} shows no {kind} violation", req.seed, req.label, req.file));
+    };
+    let params = run.model.params();
+    let mut doc: DocumentMut = req.text.parse().map_err(|e| format!("{}: {e}", req.file))?;
+    let (row_table, isolated) = isolate(&mut doc, &original, req.label);
+
+    let mut state = State {
+        req,
+        pool,
+        kind,
+        doc,
+        witness,
+        steps: isolated,
+        seed_runs: 1,
+        nodes: trial::nodes(&original, req.label),
+        seen: BTreeSet::new(),
+        budget_spent: false,
+    };
+    // The isolated row runs exactly as it did among the others (every stream is named by node
+    // and purpose, not by row), but the parser has the last word.
+    let start = state.doc.to_string();
+    let Some(w) = state.trial(&start, usize::MAX) else {
+        return Err(format!(
+            "seed {} of {} shows {kind} in {}, but not once the other rows are removed; \
+             shrink the whole file by hand",
+            req.seed, req.label, req.file
+        ));
+    };
+    state.witness = w;
+    state.seen.insert(start);
+    let mut interrupted = false;
+    'passes: loop {
+        let mut changed = false;
+        for (name, family) in FAMILIES {
+            // A server count that changes no node (sentinels without replicas) is no reduction.
+            let strict = *name == candidates::FEWER_SERVERS;
+            loop {
+                if stop.load(Ordering::Relaxed) {
+                    interrupted = true;
+                    break 'passes;
+                }
+                if state.budget_spent {
+                    break 'passes;
+                }
+                let cx = Context { row_table: row_table.clone(), params, witness_at_ms: state.witness.at_ms };
+                let mut kept = false;
+                for c in family(&state.doc, &cx) {
+                    if stop.load(Ordering::Relaxed) || state.budget_spent {
+                        break;
+                    }
+                    let text = c.doc.to_string();
+                    if !state.seen.insert(text.clone()) {
+                        continue;
+                    }
+                    let max_nodes = if strict { state.nodes.saturating_sub(1) } else { state.nodes };
+                    if let Some(w) = state.trial(&text, max_nodes) {
+                        progress(&format!(
+                            "{} (seed {}; {} of {} seed-runs spent)",
+                            c.what, w.seed, state.seed_runs, req.budget
+                        ));
+                        state.nodes = parse_str(req.file, &text, req.models)
+                            .map(|s| trial::nodes(&s, req.label))
+                            .unwrap_or(state.nodes);
+                        state.doc = c.doc;
+                        state.witness = w;
+                        state.steps.push(c.what);
+                        kept = true;
+                        changed = true;
+                        break;
+                    }
+                }
+                if !kept {
+                    break;
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+
+    retitle(&mut state.doc, req, kind);
+    let mut final_text = state.doc.to_string();
+    if !final_text.ends_with('\n') {
+        final_text.push('\n');
+    }
+    let shrunk = parse_str(req.file, &final_text, req.models).map_err(|e| e.to_string())?;
+    let summary = header::summary(&Size::of(&original), &Size::of(&shrunk));
+    let text = header::render(req, kind, &state.witness, &summary, &state.steps, interrupted || state.budget_spent)
+        + &final_text;
+    Ok(Shrunk {
+        text,
+        kind,
+        witness: state.witness,
+        summary,
+        steps: state.steps,
+        seed_runs: state.seed_runs,
+        budget_spent: state.budget_spent,
+        interrupted,
+    })
+}
+
+/// Renames the scenario `NAME-shrunk` and replaces its description (which describes the
+/// original) with one line saying where it came from.
+fn retitle(doc: &mut DocumentMut, req: &Request, kind: &str) {
+    let name = doc::value(doc, &path("name")).and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+    doc::set(doc, &path("name"), Value::from(format!("{name}-shrunk")));
+    let description = format!(
+        "Shrunk by `sim shrink` from {} (row {}, seed {}): the smallest scenario found that still shows {kind}; \
+         the comment block at the top says what went.",
+        req.file, req.label, req.seed
+    );
+    if !doc::set(doc, &path("description"), Value::from(description.clone())) {
+        doc.insert("description", toml_edit::value(description));
+    }
+}
+
+/// `--kind`, checked; else the kind of the seed's first violation.
+fn first_kind(req: &Request, scenario: &Scenario) -> Result<&'static str, String> {
+    if let Some(k) = req.kind {
+        return trial::parse_kind(k);
+    }
+    let run = scenario.runs.iter().find(|r| r.label == req.label).expect("checked by the caller");
+    let out = locksim_simulator::batch::run_seed(scenario, run, req.seed, &Default::default())
+        .map_err(|m| format!("seed {} of {} panicked: {m}; there is no violation to shrink", req.seed, req.label))?;
+    let first = out.metrics.violations.iter().find_map(|v| trial::VIOLATION_KINDS.iter().find(|k| **k == v.kind));
+    locksim_simulator::run::recycle(out.history);
+    first.copied().ok_or_else(|| {
+        format!(
+            "seed {} of {} in {} shows no violation ({}), so there is nothing to shrink; \
+             `sim run {} --algorithm {}` lists the failing seeds",
+            req.seed,
+            req.label,
+            req.file,
+            trial::VIOLATION_KINDS.join(", "),
+            req.file,
+            req.label
+        )
+    })
+}
+
+/// Leaves only `label`'s row (and drops `[expect]`, `[explore]`); returns where its parameters
+/// are written and what was removed.
+fn isolate(doc: &mut DocumentMut, scenario: &Scenario, label: &str) -> (Vec<Seg>, Vec<String>) {
+    let mut removed = Vec::new();
+    let others: Vec<&str> = scenario.runs.iter().map(|r| r.label.as_str()).filter(|l| *l != label).collect();
+    if !others.is_empty() {
+        removed.push(format!("removed the other rows: {}", others.join(", ")));
+    }
+    let variants = doc::len(doc, &path("variants"));
+    let variant_at = (0..variants).find(|i| {
+        doc::value(doc, &path(&format!("variants.{i}.name"))).and_then(|v| v.as_str().map(str::to_string))
+            == Some(label.to_string())
+    });
+    let row_table = match variant_at {
+        Some(i) => {
+            for j in (0..variants).rev().filter(|j| *j != i) {
+                doc::remove(doc, &path(&format!("variants.{j}")));
+            }
+            doc.remove("algorithms");
+            doc.remove("models");
+            path("variants.0")
+        }
+        None => {
+            doc.remove("variants");
+            let mut algorithms = Array::new();
+            algorithms.push(label);
+            if let Some(Item::Value(v)) = doc.get_mut("algorithms") {
+                let decor = v.decor().clone();
+                *v = Value::Array(algorithms);
+                *v.decor_mut() = decor;
+            }
+            for other in doc::keys(doc, &path("models")).into_iter().filter(|k| k != label) {
+                doc::remove(doc, &[Seg::Key("models".into()), Seg::Key(other)]);
+            }
+            vec![Seg::Key("models".into()), Seg::Key(label.to_string())]
+        }
+    };
+    for table in ["expect", "explore"] {
+        if doc.remove(table).is_some() {
+            removed.push(format!("removed [{table}]"));
+        }
+    }
+    (row_table, removed)
+}
+
+struct State<'a> {
+    req: &'a Request<'a>,
+    pool: &'a rayon::ThreadPool,
+    kind: &'static str,
+    doc: DocumentMut,
+    witness: Witness,
+    steps: Vec<String>,
+    seed_runs: u64,
+    /// The current row's node count (services and clients): no candidate may add nodes.
+    nodes: usize,
+    seen: BTreeSet<String>,
+    budget_spent: bool,
+}
+
+impl State<'_> {
+    /// The witness of `text` on the current witness seed, then 0, 1, … within the budget.
+    fn trial(&mut self, text: &str, max_nodes: usize) -> Option<Witness> {
+        let left = self.req.budget.saturating_sub(self.seed_runs);
+        if left == 0 {
+            self.budget_spent = true;
+            return None;
+        }
+        let mut seeds = vec![self.witness.seed];
+        seeds.extend((0..).filter(|s| *s != self.witness.seed).take(SEEDS_PER_CANDIDATE - 1));
+        seeds.truncate(left.min(SEEDS_PER_CANDIDATE as u64) as usize);
+        match try_text(self.pool, self.req.file, text, self.req.models, self.req.label, self.kind, &seeds, max_nodes) {
+            Trial::Refused => None,
+            Trial::Ran { runs, witness } => {
+                self.seed_runs += runs;
+                witness
+            }
+        }
+    }
+}

@@ -1,0 +1,154 @@
+//! `sim shrink FILE --algorithm LABEL --seed S`: the smallest scenario found that still shows
+//! the seed's violation (of its first violation's kind, or `--kind`) on some seed, written with a
+//! comment block saying what went. The search is `locksim_reports::shrink`; this file reads the
+//! arguments, reports progress on stderr, writes the file and prints the summary.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use locksim_reports::shrink::{shrink as shrink_scenario, Request, Shrunk, DEFAULT_BUDGET, SEEDS_PER_CANDIDATE};
+
+use crate::exit::{CliError, OK};
+use crate::interrupt::{self, INTERRUPTED};
+use crate::runner::{print_out, thread_pool};
+
+const AFTER_HELP: &str = "\
+What it tries, greedily and repeatedly until nothing more can go: fewer faults, fewer clients, a
+shorter duration_ms, faults moved earlier or made shorter (no recurrence, no probability, fewer
+targets), distributions replaced by constants, fewer servers (servers, masters, replicas,
+sentinels), the row's parameters back to their defaults, workload keys back to theirs, [network]
+and [clocks] entries removed, then rounder constants. The other rows, [expect] and [explore] go
+first. Every candidate goes through the scenario parser (one it refuses is skipped) and runs on
+the current witness seed, then seeds 0, 1, ... (8 seeds in all); the first that still shows the
+violation becomes the witness. The result is the same whatever --threads is.
+
+The output file starts with a comment block: where it came from, the reduction (clients 10 → 2,
+faults 3 → 1, duration 60 s → 6 s), the replay command and every edit kept. `sim check` accepts
+it. Ctrl-C stops the search and writes the smallest scenario found so far.
+
+Exit codes: 0 written; 2 bad command line or scenario, an unknown label or kind, or a seed that
+shows no such violation (nothing written); 130 interrupted (the smallest so far is written).
+
+Example:
+  sim shrink scenarios/known/02-redis-paused-holder.toml --algorithm redis --seed 0 --out small.toml";
+
+#[derive(Args, Debug)]
+#[command(after_help = AFTER_HELP)]
+pub struct ShrinkArgs {
+    /// The scenario file (TOML).
+    pub file: PathBuf,
+    /// The row to shrink (an algorithm or variant label).
+    #[arg(long = "algorithm", value_name = "LABEL")]
+    pub algorithm: String,
+    /// A seed on which that row shows a violation.
+    #[arg(long, value_name = "S")]
+    pub seed: u64,
+    /// The violation kind to keep: overlap, stale_unfenced, stale_fenced, lost_update,
+    /// token_regression (default: the kind of the seed's first violation).
+    #[arg(long, value_name = "KIND")]
+    pub kind: Option<String>,
+    /// Where to write the smallest scenario (default: FILE's name with `.shrunk.toml`, in the
+    /// current directory).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Seed-runs the whole search may spend.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_BUDGET)]
+    pub budget: u64,
+    /// Worker threads (default: all cores). The result does not depend on it.
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+}
+
+/// The story of `label`'s `seed` in the scenario `file`: what `sim explain` prints for its first
+/// violation, shown under a shrink's summary and written beside each scenario `sim explore`
+/// finds. `None` when the file does not load or the seed cannot be explained (the shrink's own
+/// output says what it found either way).
+pub fn narrative(file: &Path, label: &str, seed: u64) -> Option<String> {
+    let models = locksim_algorithms::registry();
+    let scenario = locksim_simulator::scenario::load_file(file, &models).ok()?;
+    let lines = locksim_reports::explain::narrative(&scenario, label, seed, 0).ok()?;
+    Some(lines.join("\n"))
+}
+
+/// The default output: FILE's name with `.shrunk.toml`, in the current directory.
+fn default_out(file: &Path) -> PathBuf {
+    let stem = file.file_stem().map_or("scenario".into(), |s| s.to_string_lossy().into_owned());
+    PathBuf::from(format!("{stem}.shrunk.toml"))
+}
+
+/// Refuses an output whose directory does not exist or is not a directory, before any work.
+pub fn check_out_file(out: &Path, flag: &str) -> Result<(), CliError> {
+    let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if !parent.is_dir() {
+        return Err(CliError::bad_input(format!(
+            "{flag} {}: the directory {} does not exist",
+            out.display(),
+            parent.display()
+        )));
+    }
+    if out.is_dir() {
+        return Err(CliError::bad_input(format!("{flag} {}: is a directory; name a file", out.display())));
+    }
+    Ok(())
+}
+
+pub fn shrink(args: ShrinkArgs) -> Result<i32, CliError> {
+    let models = locksim_algorithms::registry();
+    let file = args.file.display().to_string();
+    let text = std::fs::read_to_string(&args.file)
+        .map_err(|e| CliError::bad_input(format!("{file}: cannot read the scenario file: {e}")))?;
+    if args.budget < SEEDS_PER_CANDIDATE as u64 {
+        return Err(CliError::bad_input(format!(
+            "--budget {}: expected at least {SEEDS_PER_CANDIDATE} seed-runs (one candidate's worth)",
+            args.budget
+        )));
+    }
+    let out = args.out.clone().unwrap_or_else(|| default_out(&args.file));
+    check_out_file(&out, "--out")?;
+    let pool = thread_pool(args.threads)?;
+    let out_text = out.display().to_string();
+    let request = Request {
+        file: &file,
+        text: &text,
+        models: &models,
+        label: &args.algorithm,
+        seed: args.seed,
+        kind: args.kind.as_deref(),
+        budget: args.budget,
+        out_file: &out_text,
+    };
+    let stop = interrupt::stop_flag();
+    let shrunk =
+        shrink_scenario(&request, &pool, stop, &mut |step| eprintln!("shrink: {step}")).map_err(CliError::bad_input)?;
+    locksim_reports::write_atomic(&out, &shrunk.text)
+        .map_err(|e| CliError::bad_input(format!("cannot write {}: {e}", out.display())))?;
+    print_out(&report(&out, &args.algorithm, &shrunk));
+    Ok(if shrunk.interrupted { INTERRUPTED } else { OK })
+}
+
+/// What the terminal gets: the reduction, the file, the replay command and the narrative.
+fn report(out: &Path, label: &str, s: &Shrunk) -> String {
+    let mut text = String::new();
+    if s.interrupted {
+        text.push_str("# interrupted: the smallest scenario found so far is written\n");
+    } else if s.budget_spent {
+        text.push_str(
+            "# budget spent: the smallest scenario found so far is written (a larger --budget may go further)\n",
+        );
+    }
+    text.push_str(&format!("{}: {} ({} edits kept, {} seed-runs)\n", s.kind, s.summary, s.steps.len(), s.seed_runs));
+    text.push_str(&format!("wrote {}\n", out.display()));
+    text.push_str(&format!(
+        "replay: sim run {} --algorithm {label} --seed {} --trace\n",
+        out.display(),
+        s.witness.seed
+    ));
+    if !s.witness.detail.is_empty() {
+        text.push_str(&format!("first {} on seed {}: {}\n", s.kind, s.witness.seed, s.witness.detail));
+    }
+    if let Some(story) = narrative(out, label, s.witness.seed) {
+        text.push('\n');
+        text.push_str(&story);
+    }
+    text
+}
