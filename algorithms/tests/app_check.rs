@@ -14,7 +14,8 @@ use locksim_simulator::run::SeedOutcome;
 /// Whether the resource recorded a write by client `node` after `after_ms` (true time).
 fn wrote_after(out: &SeedOutcome, node: usize, after_ms: f64) -> bool {
     out.history.events.iter().any(|e| {
-        matches!(e.event, HistoryEvent::ResourceWrite { client, .. } if client == node) && e.at_ns as f64 / 1e6 > after_ms
+        matches!(e.event, HistoryEvent::ResourceWrite { client, .. } if client == node)
+            && e.at_ns as f64 / 1e6 > after_ms
     })
 }
 
@@ -119,7 +120,10 @@ fn a_pause_between_the_check_and_the_write_defeats_the_check() {
         let paused = first_holder(&out);
         let checks = trace(&out, "note", "check of lock0 before the write");
         let first = checks.first().expect("a check");
-        assert!(first.2.contains(": write") && first.0 < 100.0, "seed {seed}: the check passed before the pause: {first:?}");
+        assert!(
+            first.2.contains(": write") && first.0 < 100.0,
+            "seed {seed}: the check passed before the pause: {first:?}"
+        );
         assert!(wrote_after(&out, paused, 3000.0), "seed {seed}: the write goes out on resuming");
         assert!(!abandoned(&out, paused), "seed {seed}: nothing stops a checked write");
         assert!(out.metrics.stale_unfenced_events >= 1, "seed {seed}: stale");
