@@ -45,6 +45,7 @@
 //!   reports `Lost` with `honour = true` and the section stops there. Once the check has passed,
 //!   the write is on its way and the deadline no longer stops it: `Lost` is only reported
 //!   (`honour = false`), as it always is without `respect_validity`.
+//!
 //! Release: the unlock script on every master (redlock-rb `unlock`). redlock-rb ignores every
 //! per-node error and the release reads as done; redsync and node-redlock raise when fewer than
 //! a quorum of masters deleted the key, reported as `ReleaseFailed`. No fencing token: Redlock
