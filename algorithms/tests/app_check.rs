@@ -210,3 +210,14 @@ fn zookeeper_honouring_suspended_does_not_write_after_a_pause_beyond_its_session
         assert!(lost.metrics.stale_unfenced_events >= 1, "seed {seed}");
     }
 }
+
+#[test]
+fn the_checks_replay_the_same() {
+    for (toml, label) in [(PAUSE_IN_HOLD, "respect"), (PAUSE_AFTER_CHECK, "redlock"), (ZK_PAUSE, "suspended")] {
+        let a = run(toml, label, 7);
+        let b = run(toml, label, 7);
+        assert_eq!(format!("{:?}", a.history.events), format!("{:?}", b.history.events), "{label}");
+        let notes = |o: &SeedOutcome| trace(o, "note", "before the write");
+        assert_eq!(notes(&a), notes(&b), "{label}");
+    }
+}
