@@ -30,8 +30,22 @@
 //!   success (or the quorum-th refusal). Latency = the quorum-th smallest round trip.
 //!
 //! Holding: the library treats the lock as held until the validity runs out or the application
-//! releases. When the validity runs out first it reports `Lost`, with `honour = respect_validity`
-//! (the application checks the validity redlock-rb returns and stops, or ignores it).
+//! releases. `lock()` hands the application the validity (redlock-rb `lib/redlock/client.rb`:
+//! `lock` returns `{validity:, resource:, value:}`; go-redsync/redsync `mutex.go`: `Until()`, set
+//! to `now.Add(expiry - now.Sub(start) - drift)` after the quorum, on Go's monotonic reading).
+//! What an application that respects it (`respect_validity`) does with it, in two places:
+//! - just before it writes, it compares its own monotonic clock with the validity end
+//!   ([`LockClient::check_before_write`]: `now < validity end`, else it abandons the section
+//!   without writing). This is the check that matters after a pause: the application's
+//!   overdue hold ends first on resuming, and the check sees that the validity has run out.
+//!   Only a pause between the check and the write (the workload's `check_to_write_ms`,
+//!   Kleppmann's case) defeats it.
+//! - while it still works, the validity end is its deadline (a `context.WithDeadline(ctx,
+//!   m.Until())`): when the validity runs out before the section reaches its check, the library
+//!   reports `Lost` with `honour = true` and the section stops there. Once the check has passed,
+//!   the write is on its way and the deadline no longer stops it: `Lost` is only reported
+//!   (`honour = false`), as it always is without `respect_validity`.
+//!
 //! Release: the unlock script on every master (redlock-rb `unlock`). redlock-rb ignores every
 //! per-node error and the release reads as done; redsync and node-redlock raise when fewer than
 //! a quorum of masters deleted the key, reported as `ReleaseFailed`. No fencing token: Redlock
@@ -118,7 +132,8 @@ pub struct ClientConfig {
     pub retry_delay_ms: Dist,
     /// How a round visits the masters (`requests`).
     pub requests: RequestMode,
-    /// Whether the application stops when the validity runs out (`Lost { honour }`).
+    /// Whether the application respects the validity: it checks it just before writing
+    /// ([`LockClient::check_before_write`]) and stops a section still working when it runs out.
     pub respect_validity: bool,
 }
 
@@ -192,6 +207,11 @@ enum Phase {
     /// The validity timer runs until it fires (then `Lost`) or the application releases.
     Holding {
         validity: Option<TimerId>,
+        /// When the validity runs out, on this client's monotonic clock (signed: the grant's
+        /// reading plus a validity that may be ≤ 0 under node-redlock).
+        validity_end_mono_ns: i64,
+        /// The application's check before its write passed: the write is committed.
+        checked: bool,
     },
 }
 
@@ -376,8 +396,10 @@ impl RedlockClient {
                     });
                     // node-redlock may hand out a lock whose validity is already gone: it is
                     // reported lost at once.
+                    let validity_end_mono_ns = now.mono_ns as i64 + validity;
                     let validity = Some(ctx.set_timer(validity.max(0) as Nanos, ClientTimer::Validity { key }));
-                    self.v.locks.get_mut(&key).expect("lock").phase = Phase::Holding { validity };
+                    self.v.locks.get_mut(&key).expect("lock").phase =
+                        Phase::Holding { validity, validity_end_mono_ns, checked: false };
                     out.push(LockEvent::Granted { key, token: None });
                 } else {
                     let last = attempt >= self.cfg.attempts;
@@ -454,7 +476,7 @@ impl RedlockClient {
             }
             // The retry timer is left to fire: its id no longer matches any lock's phase.
             Phase::RetryWait { .. } | Phase::Between => {}
-            Phase::Holding { validity } => Self::disarm(ctx, validity.take()),
+            Phase::Holding { validity, .. } => Self::disarm(ctx, validity.take()),
         }
         Some(lock)
     }
@@ -483,7 +505,7 @@ impl LockClient<Redlock> for RedlockClient {
             out.push(LockEvent::Released { key });
             return;
         }
-        if let Some(Lock { phase: Phase::Holding { validity }, .. }) = self.v.locks.get_mut(&key) {
+        if let Some(Lock { phase: Phase::Holding { validity, .. }, .. }) = self.v.locks.get_mut(&key) {
             Self::disarm(ctx, validity.take());
         }
         self.start_round(ctx, key, Purpose::Release);
@@ -539,9 +561,10 @@ impl LockClient<Redlock> for RedlockClient {
             (ClientTimer::RetryDelay { .. }, Phase::RetryWait { timer: t }) if *t == timer => {
                 self.start_attempt(ctx, key)
             }
-            (ClientTimer::Validity { .. }, Phase::Holding { validity }) if *validity == Some(timer) => {
+            (ClientTimer::Validity { .. }, Phase::Holding { validity, checked, .. }) if *validity == Some(timer) => {
                 *validity = None;
-                let honour = self.cfg.respect_validity;
+                // The deadline stops only a section that has not passed its check yet.
+                let honour = self.cfg.respect_validity && !*checked;
                 ctx.note(|| format!("redlock validity of lock{key} ran out before release (honour={honour})"));
                 out.push(LockEvent::Lost { key, honour });
             }
@@ -574,6 +597,32 @@ impl LockClient<Redlock> for RedlockClient {
 
     fn on_crash(&mut self, _crash: &Crash) {
         self.v = Volatile::default();
+    }
+
+    /// `respect_validity`: is the validity `lock()` returned still running on my monotonic clock?
+    /// Without it the application does not check.
+    fn check_before_write(&mut self, ctx: &mut Ctx<Redlock>, _out: &mut LockEvents, key: LockKey) -> bool {
+        if !self.cfg.respect_validity {
+            return true;
+        }
+        let now_ns = ctx.now_mono_ns() as i64;
+        let Some(Lock { phase: Phase::Holding { validity_end_mono_ns, checked, .. }, .. }) = self.v.locks.get_mut(&key)
+        else {
+            // No grant behind the section: there is no validity to trust.
+            ctx.note(|| format!("redlock check of lock{key}: not held, no write"));
+            return false;
+        };
+        let left_ns = *validity_end_mono_ns - now_ns;
+        let ok = left_ns > 0;
+        *checked = ok;
+        ctx.note(|| {
+            format!(
+                "redlock check of lock{key} before the write: validity left_ms={:.3}: {}",
+                ms(left_ns),
+                if ok { "write" } else { "ran out, abandon" }
+            )
+        });
+        ok
     }
 
     fn reentrant(&self) -> bool {

@@ -124,7 +124,7 @@ const PARAMS: &[ParamSpec] = &[
         name: "respect_validity",
         kind: ParamKind::Bool,
         default: "false",
-        meaning: "the application stops its critical section when the validity runs out before release",
+        meaning: "the application checks, just before it writes, that the validity lock() returned is still running on its monotonic clock (else it abandons the section without writing), and stops a section still working when the validity runs out",
     },
     ParamSpec {
         name: "service_ms",

@@ -26,7 +26,14 @@
 //!
 //! Connection states (Curator): at SUSPENDED every held lock is reported lost, and the
 //! application honours it when `on_connection_loss = "suspended"`; at LOST it is reported again
-//! and honoured under either policy. Waiters are woken by the `Disconnected` state event (every
+//! and honoured under either policy. An honoured notice stops a section still working. The
+//! application also checks just before it writes ([`LockClient::check_before_write`]): its
+//! `ConnectionStateListener` sets a flag at a state it honours, and the write goes out only if
+//! the flag is clear since the grant. Before the flag is read the connection looks at its own
+//! clock ([`Connection::catch_up`]): after a pause the overdue hold ends first, and without
+//! this the check would read a flag the listener had no chance to set; with it, a holder
+//! paused past its read timeout sees SUSPENDED at its check. Only a pause between the check and
+//! the write (`check_to_write_ms`) defeats it. Waiters are woken by the `Disconnected` state event (every
 //! ZooKeeper watcher gets it) and list the children again once connected; only watch events on
 //! nodes count as notifications.
 
@@ -142,7 +149,8 @@ struct KeyState {
     ours: Option<(ZPath, Option<Zxid>)>,
     /// Nested holds (Curator `lockCount`).
     count: u32,
-    /// A lost notice honoured by the application already went out for this hold.
+    /// A lost notice honoured by the application already went out for this hold: the flag the
+    /// application's `ConnectionStateListener` sets and its check before a write reads.
     honoured: bool,
 }
 
@@ -675,6 +683,22 @@ impl LockClient<ZooKeeper> for ZkClient {
 
     fn on_crash(&mut self, _crash: &Crash) {
         self.v = Volatile::new(&self.cfg);
+    }
+
+    /// Did the application see a state its policy honours (SUSPENDED under `suspended`, LOST
+    /// under either) since the grant? Then it does not write.
+    fn check_before_write(&mut self, ctx: &mut Ctx<ZooKeeper>, out: &mut LockEvents, key: LockKey) -> bool {
+        let mut ev = Vec::new();
+        self.v.conn.catch_up(ctx, &mut ev);
+        self.on_conn_events(ctx, out, ev);
+        let saw_loss = self.v.keys.get(&key).is_some_and(|st| st.honoured);
+        ctx.note(|| {
+            format!(
+                "lock {key}: check before the write: {}",
+                if saw_loss { "saw the connection lost, abandon" } else { "no loss seen, write" }
+            )
+        });
+        !saw_loss
     }
 
     fn reentrant(&self) -> bool {

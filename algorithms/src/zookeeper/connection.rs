@@ -470,6 +470,15 @@ impl Connection {
         }
     }
 
+    /// The connection looks at its clock now, as `ClientCnxn`'s SendThread does whenever it runs:
+    /// nothing heard for the read timeout loses the connection (SUSPENDED). A pause defers the
+    /// timer that would make this look; the application's check before a write makes it first.
+    pub fn catch_up(&mut self, ctx: &mut Ctx<ZooKeeper>, ev: &mut Vec<ConnEvent>) {
+        if self.is_connected() && ctx.now_mono_ns() >= self.last_recv_ns + self.timing.read_timeout_ns() {
+            self.lose_connection(ctx, "read timeout", ev);
+        }
+    }
+
     /// A timer of this layer fired.
     pub fn on_timer(&mut self, ctx: &mut Ctx<ZooKeeper>, timer: ConnTimer, ev: &mut Vec<ConnEvent>) {
         let now = ctx.now_mono_ns();
