@@ -190,3 +190,28 @@ fn a_bad_label_a_clean_seed_and_an_index_out_of_range_are_exit_2() {
     assert!(err.contains("no-such-file.toml"), "{err}");
     assert!(std::fs::read_dir(&dir).unwrap().next().is_none(), "nothing written on bad input");
 }
+
+/// Kleppmann's case (known outcome 02): the story tells the pause, then the Redis server's
+/// expiry of the lock's key (noted when a command finds its PX deadline passed), then the second
+/// grant and the paused holder's accepted write, in that order.
+#[test]
+fn the_redis_story_tells_the_key_expiry_on_the_server() {
+    let dir = temp_dir("redis02");
+    let (code, out, err) = sim(&[
+        "explain",
+        "scenarios/known/02-redis-paused-holder.toml",
+        "--algorithm",
+        "redis",
+        "--seed",
+        "0",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    let paused = line_with(&lines, &[" was paused at "]);
+    let expired = line_with(&lines, &["server-", "the lock's key expired"]);
+    let second = line_with(&lines, &["was granted key 0", "still held it"]);
+    let write = line_with(&lines, &["the unfenced resource accepted it"]);
+    assert!(paused < expired && expired < second && second < write, "told in this order:\n{out}");
+}

@@ -31,7 +31,7 @@ use locksim_simulator::process::{Crash, Ctx, NodeId, Process, TimerId};
 use locksim_simulator::time::{ms_to_ns, Nanos, NS_PER_MS};
 use rand::Rng;
 
-use super::keyspace::{Keyspace, Reply, WriteOp};
+use super::keyspace::{Key, Keyspace, Reply, WriteOp};
 use super::persistence::{Disk, Persistence, SaveState, BGSAVE_NS, FSYNC_EVERY_NS};
 use super::protocol::*;
 use super::Redis;
@@ -317,6 +317,7 @@ impl RedisServer {
             _ if !self.is_primary() => Answer::ReadOnly,
             _ if !self.enough_good_replicas(ctx.now_wall_ns()) => Answer::NoReplicas,
             cmd => {
+                self.note_expiry(ctx, &cmd, now_wall);
                 let (reply, ops, publish) = self.execute(&cmd, now_wall);
                 if !ops.is_empty() {
                     self.propagate(ctx, ops);
@@ -356,6 +357,27 @@ impl RedisServer {
             _ => {
                 let after = self.turn(ctx);
                 ctx.send_after(after, from, Response { id: req.id, answer, synced: None });
+            }
+        }
+    }
+
+    /// Notes, for the trace and `sim explain`, that the command's lock key has passed its PX
+    /// deadline on this server's wall clock: Redis deletes it now (`expireIfNeeded`, lazy
+    /// expiry), before the command sees it. The note names no id, so an explanation tells it as
+    /// the server's expiry of the lock's key.
+    fn note_expiry(&self, ctx: &mut Ctx<Redis>, cmd: &Command, now_wall: i64) {
+        let key = match *cmd {
+            Command::SetNxPx { key, .. }
+            | Command::DelIfEquals { key, .. }
+            | Command::Del { key, .. }
+            | Command::HLock { key, .. }
+            | Command::HRenew { key, .. }
+            | Command::HUnlock { key, .. } => key,
+            _ => return,
+        };
+        if let Some(at) = self.v.data.raw(&Key::Lock(key)).and_then(|e| e.expire_at_wall_ns) {
+            if at < now_wall {
+                ctx.note(|| "the lock's key expired (its PX deadline passed on this server's wall clock): deleted before the command ran".to_string());
             }
         }
     }
@@ -530,7 +552,7 @@ impl RedisServer {
                     let now_wall = ctx.now_wall_ns();
                     let ops = self.v.data.active_expire(now_wall);
                     if !ops.is_empty() {
-                        ctx.note(|| format!("active expiry: {ops:?}"));
+                        ctx.note(|| format!("keys expired by the active expiry cycle (their PX deadlines passed on this server's wall clock): {ops:?}"));
                         self.propagate(ctx, ops);
                     }
                 }
