@@ -367,9 +367,16 @@ fn bad_input_is_exit_2_naming_the_key_and_nothing_is_written() {
 fn help_explains_keys_ranges_and_outputs() {
     let (code, out, _) = sim(&["sweep", "--help"]);
     assert_eq!(code, 0);
-    for word in
-        ["faults.0.duration_ms", "models.redlock.ttl_ms", "FROM..TO:STEP", "sweep.csv", "sweep.json", "sweep.parquet", "--full", "not judged"]
-    {
+    for word in [
+        "faults.0.duration_ms",
+        "models.redlock.ttl_ms",
+        "FROM..TO:STEP",
+        "sweep.csv",
+        "sweep.json",
+        "sweep.parquet",
+        "--full",
+        "not judged",
+    ] {
         assert!(out.contains(word), "{word} missing from sweep help:\n{out}");
     }
     let (_, out, _) = sim(&["--help"]);

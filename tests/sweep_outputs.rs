@@ -244,3 +244,27 @@ fn the_same_sweep_writes_the_same_parquet_bytes() {
     assert!(meta.key_value_metadata().is_none());
     assert_eq!(meta.num_rows(), 3 * 2 * 2);
 }
+
+#[test]
+fn merge_full_keeps_the_whole_rows_of_sharded_sweeps() {
+    let d = dir("merge");
+    let params = ["models.redlock.ttl_ms=300,2000"];
+    let one = sweep(&d, "one", &params, &["--full"]);
+    let parts = sweep(&d, "parts", &params, &["--shard", "0/2"]);
+    sweep(&d, "parts", &params, &["--shard", "1/2"]);
+    let part = |k: u32| parts.join(format!("shard-{k}-of-2.json")).display().to_string();
+    let merged = d.join("merged");
+    let (code, stdout, err) = sim(&["merge", &part(0), &part(1), "--out", &merged.display().to_string(), "--full"]);
+    assert_eq!(code, 0, "{stdout}{err}");
+    let json = read_json(&merged.join("sweep.json"));
+    for p in json["points"].as_array().unwrap() {
+        assert!(p.get("rows").is_none(), "{p}");
+        assert!(!p["results"][0]["acquire_latency_cdf_ms"].as_array().unwrap().is_empty(), "{p}");
+    }
+    for name in ["sweep.csv", "sweep.parquet"] {
+        assert_eq!(std::fs::read(one.join(name)).unwrap(), std::fs::read(merged.join(name)).unwrap(), "{name}");
+    }
+    // --full is for sweep parts, which write to --out.
+    let (code, _, err) = sim(&["merge", &part(0), &part(1), "--full"]);
+    assert_eq!(code, 2, "{err}");
+}

@@ -97,10 +97,7 @@ fn columns(params: &[SweepParam], points: &[PointResults]) -> Vec<(String, Colum
         };
         out.push((name.to_string(), column));
     }
-    out.push((
-        "failing_seeds".into(),
-        Column::Text(summaries.iter().map(|s| Some(s.failing_seeds_text())).collect()),
-    ));
+    out.push(("failing_seeds".into(), Column::Text(summaries.iter().map(|s| Some(s.failing_seeds_text())).collect())));
     out
 }
 
@@ -155,10 +152,7 @@ pub fn parquet(params: &[SweepParam], points: &[PointResults]) -> Result<Vec<u8>
     let columns = columns(params, points);
     let schema = Arc::new(schema(&columns)?);
     let props = Arc::new(
-        WriterProperties::builder()
-            .set_created_by(CREATED_BY.to_string())
-            .set_compression(Compression::SNAPPY)
-            .build(),
+        WriterProperties::builder().set_created_by(CREATED_BY.to_string()).set_compression(Compression::SNAPPY).build(),
     );
     let fail = |e: parquet::errors::ParquetError| format!("cannot encode sweep.parquet: {e}");
     let mut writer = SerializedFileWriter::new(Vec::new(), schema, props).map_err(fail)?;
