@@ -264,7 +264,21 @@ fn merge_full_keeps_the_whole_rows_of_sharded_sweeps() {
     for name in ["sweep.csv", "sweep.parquet"] {
         assert_eq!(std::fs::read(one.join(name)).unwrap(), std::fs::read(merged.join(name)).unwrap(), "{name}");
     }
-    // --full is for sweep parts, which write to --out.
+    // --full is for sweep parts, which write to --out; a shard writes no sweep.json.
     let (code, _, err) = sim(&["merge", &part(0), &part(1), "--full"]);
     assert_eq!(code, 2, "{err}");
+    let f = d.join("s.toml").display().to_string();
+    let (code, _, err) = sim(&[
+        "sweep",
+        &f,
+        "--param",
+        params[0],
+        "--shard",
+        "0/2",
+        "--full",
+        "--out",
+        &d.join("x").display().to_string(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--full") && err.contains("--shard"), "{err}");
 }

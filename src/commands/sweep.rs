@@ -1,8 +1,9 @@
 //! `sim sweep FILE --param KEY=FROM..TO:STEP … --out DIR`: the scenario run at every value of one
 //! or more parameters (every combination, the first parameter varying slowest), every algorithm
 //! over the same seeds at each point; a summary table on the terminal and `sweep.csv`,
-//! `sweep.json` (`--full`: whole results rows), `sweep.parquet` and one chart per metric in DIR. Everything is checked (every point's scenario
-//! through the parser, the seeds, the labels, the output directory) before anything runs.
+//! `sweep.json` (`--full`: whole results rows), `sweep.parquet` and one chart per metric in DIR.
+//! Everything is checked (every point's scenario through the parser, the seeds, the labels, the
+//! output directory) before anything runs.
 //! Each finished point is recorded in DIR as it completes, so `--resume` skips it; `--shard K/N`
 //! runs one block of the seeds at every point and writes a partial file for `sim merge`, whose
 //! sweep outputs go through [`finish`] as this command's do.
@@ -119,8 +120,9 @@ pub struct SweepArgs {
     #[arg(long)]
     pub resume: bool,
     /// Keep every point's whole results JSON rows in sweep.json (latency and wait CDFs, first
-    /// violations, ...; about 85 KB a point) instead of one summary per row.
-    #[arg(long)]
+    /// violations, ...; about 85 KB a point) instead of one summary per row. A shard writes no
+    /// sweep.json: give --full to `sim merge`.
+    #[arg(long, conflicts_with = "shard")]
     pub full: bool,
 }
 

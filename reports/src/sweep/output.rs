@@ -1,9 +1,10 @@
 //! What a sweep writes into its `--out` directory: `sweep.csv` (one row per point and algorithm),
 //! `sweep.json` (each point's row summaries, or with `--full` its results JSON rows),
-//! `sweep.parquet` (the CSV's rows with typed columns, [`crate::sweep::table_parquet`]), one chart per metric against the first swept
-//! parameter (`NAME.svg` and `NAME.png`), and, for points with a failing seed, the point's
-//! scenario (`points/point-N.toml`) so its replay command reproduces it. Only these files are
-//! written or replaced; nothing else in the directory is touched.
+//! `sweep.parquet` (the CSV's rows with typed columns, [`crate::sweep::table_parquet`]), one
+//! chart per metric against the first swept parameter (`NAME.svg` and `NAME.png`), and, for
+//! points with a failing seed, the point's scenario (`points/point-N.toml`) so its replay command
+//! reproduces it. Only these files are written or replaced; nothing else in the directory is
+//! touched.
 //!
 //! Numbers come from the results JSON rows ([`AlgorithmJson`]), already rounded by
 //! [`crate::num`], and are written with Rust's shortest round-trip formatting, so the
@@ -330,10 +331,12 @@ pub fn charts(
 
 /// Writes `sweep.csv`, `sweep.json` and `sweep.parquet` into `dir`; returns their paths.
 pub fn write_tables(dir: &Path, csv_text: &str, json_text: &str, parquet: &[u8]) -> Result<Vec<PathBuf>, String> {
+    let mut written = vec![write(&dir.join("sweep.csv"), csv_text)?, write(&dir.join("sweep.json"), json_text)?];
     let parquet_path = dir.join("sweep.parquet");
     locksim_charts::write_atomic(&parquet_path, parquet)
         .map_err(|e| format!("cannot write {}: {e}", parquet_path.display()))?;
-    Ok(vec![write(&dir.join("sweep.csv"), csv_text)?, write(&dir.join("sweep.json"), json_text)?, parquet_path])
+    written.push(parquet_path);
+    Ok(written)
 }
 
 /// Everything a sweep writes at its end into `dir`: `sweep.csv`, `sweep.json` (`json_text`, from
