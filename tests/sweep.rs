@@ -125,25 +125,26 @@ fn writes_csv_json_and_charts_for_every_point() {
     let points = json["points"].as_array().unwrap();
     assert_eq!(points.len(), 6);
     assert_eq!(points[5]["values"], serde_json::json!({"models.redlock.ttl_ms": 1500, "workload.clients": 4}));
-    let mut replays = 0;
+    let mut failing = 0;
     for p in points {
-        let results = p["results"].as_array().unwrap();
-        assert_eq!(results.len(), 2);
-        assert_eq!(results[0]["label"], "redlock");
-        assert_eq!(results[0]["params"]["ttl_ms"], p["values"]["models.redlock.ttl_ms"]);
-        assert_eq!(results[0]["runs"], 2);
-        // A failing seed's replay runs the point's own scenario, which holds the point's values.
-        if let Some(replay) = results[0]["replay"].as_str() {
-            replays += 1;
-            let file = p["scenario_file"].as_str().expect("a point with a replay has its scenario written");
-            assert!(replay.contains(file), "{replay}");
+        // By default a point holds one summary per row: the CSV's fields, not the whole results.
+        assert!(p.get("results").is_none(), "{p}");
+        let rows = p["rows"].as_array().unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0]["label"], "redlock");
+        assert_eq!(rows[0]["runs"], 2);
+        assert!(rows[0]["stale_fenced_rate"].is_null(), "redlock cannot be fenced: {p}");
+        // A point with failing seeds has its own scenario written, holding the point's values.
+        if !rows[0]["failing_seeds"].as_array().unwrap().is_empty() {
+            failing += 1;
+            let file = p["scenario_file"].as_str().expect("a point with failing seeds has its scenario written");
             let text = std::fs::read_to_string(file).unwrap();
             let ttl = p["values"]["models.redlock.ttl_ms"].to_string();
             assert!(text.contains(&format!("ttl_ms = {ttl}")), "{text}");
         }
     }
-    // The 500 ms TTL points overlap (the holder's pause outlives the key): their replays were checked.
-    assert!(replays >= 2, "expected the 500 ms points to fail and carry replays; got {replays}");
+    // The 500 ms TTL points overlap (the holder's pause outlives the key): their scenarios were checked.
+    assert!(failing >= 2, "expected the 500 ms points to fail; got {failing}");
     for name in CHARTS {
         for ext in ["svg", "png"] {
             let file = out.join(format!("{name}.{ext}"));
@@ -170,6 +171,7 @@ fn the_swept_value_changes_the_results() {
         "models.redlock.ttl_ms=200,5000",
         "--algorithm",
         "redlock",
+        "--full",
         "--threads",
         "1",
         "--out",
@@ -202,7 +204,7 @@ fn a_point_gives_what_sim_run_gives_on_the_hand_edited_file() {
     let f = write(&d, "s.toml", SCENARIO);
     let out = d.join("out");
     let (code, stdout, err) =
-        sim(&["sweep", &f, "--param", "faults.0.duration_ms=300,900", "--threads", "1", "--out", &s(&out)]);
+        sim(&["sweep", &f, "--param", "faults.0.duration_ms=300,900", "--full", "--threads", "1", "--out", &s(&out)]);
     assert_eq!(code, 0, "{stdout}{err}");
     let sweep = read_json(&out.join("sweep.json"));
     let edited = write(&d, "edited.toml", &SCENARIO.replace("duration_ms = 800", "duration_ms = 900"));
@@ -365,9 +367,16 @@ fn bad_input_is_exit_2_naming_the_key_and_nothing_is_written() {
 fn help_explains_keys_ranges_and_outputs() {
     let (code, out, _) = sim(&["sweep", "--help"]);
     assert_eq!(code, 0);
-    for word in
-        ["faults.0.duration_ms", "models.redlock.ttl_ms", "FROM..TO:STEP", "sweep.csv", "sweep.json", "not judged"]
-    {
+    for word in [
+        "faults.0.duration_ms",
+        "models.redlock.ttl_ms",
+        "FROM..TO:STEP",
+        "sweep.csv",
+        "sweep.json",
+        "sweep.parquet",
+        "--full",
+        "not judged",
+    ] {
         assert!(out.contains(word), "{word} missing from sweep help:\n{out}");
     }
     let (_, out, _) = sim(&["--help"]);
@@ -402,6 +411,6 @@ fn ctrl_c_writes_what_finished() {
     let points = json["points"].as_array().unwrap();
     assert_eq!(points.len(), 1, "only the first point had started");
     assert_eq!(points[0]["complete"], false);
-    assert!(points[0]["results"][0]["runs"].as_u64().unwrap() > 0);
+    assert!(points[0]["rows"][0]["runs"].as_u64().unwrap() > 0);
     assert!(out.join("sweep.csv").exists() && out.join("overlap_rate.svg").exists());
 }

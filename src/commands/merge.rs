@@ -53,6 +53,9 @@ pub struct MergeArgs {
     /// Sweep parts: the directory for sweep.csv, sweep.json and the charts (as `sim sweep --out`).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Sweep parts: keep every point's whole results rows in sweep.json (as `sim sweep --full`).
+    #[arg(long, requires = "out")]
+    pub full: bool,
 }
 
 pub fn merge(args: MergeArgs) -> Result<i32, CliError> {
@@ -138,6 +141,7 @@ pub fn merge(args: MergeArgs) -> Result<i32, CliError> {
         params: &params,
         points: &points,
         has_expect: !scenario.expect.is_empty(),
+        full: args.full,
     };
     finish_sweep(&sweep, done, false, total, total)
 }

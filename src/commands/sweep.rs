@@ -1,8 +1,9 @@
 //! `sim sweep FILE --param KEY=FROM..TO:STEP … --out DIR`: the scenario run at every value of one
 //! or more parameters (every combination, the first parameter varying slowest), every algorithm
 //! over the same seeds at each point; a summary table on the terminal and `sweep.csv`,
-//! `sweep.json` and one chart per metric in DIR. Everything is checked (every point's scenario
-//! through the parser, the seeds, the labels, the output directory) before anything runs.
+//! `sweep.json` (`--full`: whole results rows), `sweep.parquet` and one chart per metric in DIR.
+//! Everything is checked (every point's scenario through the parser, the seeds, the labels, the
+//! output directory) before anything runs.
 //! Each finished point is recorded in DIR as it completes, so `--resume` skips it; `--shard K/N`
 //! runs one block of the seeds at every point and writes a partial file for `sim merge`, whose
 //! sweep outputs go through [`finish`] as this command's do.
@@ -54,7 +55,12 @@ Outputs in DIR (created if absent; only these files are replaced, nothing else i
                      messages per acquisition, wake-ups per release, first failing seeds; an
                      empty cell means no data (never 0)
   sweep.json         scenario, file, seeds, params [{key, values}], and per point its values and
-                     `results`: the rows of the results JSON (`sim run --json`) for that point
+                     `rows`: per algorithm the CSV's fields (label, runs, rates, ...); with
+                     --full, `results` instead: the whole rows of the results JSON (`sim run
+                     --json`) for that point, CDFs included (about 85 KB a point)
+  sweep.parquet      the CSV's rows with typed columns (parameters as INT64/DOUBLE/BOOLEAN/
+                     string, counts INT64, rates and measures DOUBLE, null for no data), for
+                     pandas, polars or DuckDB
   NAME.svg, NAME.png charts against the first parameter, one line per algorithm (and combination
                      of the other parameters), with the 95% band where the metric has one:
                      overlap_rate, stale_unfenced_rate, stale_fenced_rate, throughput_per_s,
@@ -101,7 +107,8 @@ pub struct SweepArgs {
     /// Worker threads (default: all cores). Results do not depend on it.
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
-    /// The directory to write sweep.csv, sweep.json and the charts to (created if absent).
+    /// The directory to write sweep.csv, sweep.json, sweep.parquet and the charts to (created if
+    /// absent).
     #[arg(long, value_name = "DIR", required = true)]
     pub out: PathBuf,
     /// Run only shard K of N (0-based) of the seeds at every point; write DIR/shard-K-of-N.json
@@ -112,6 +119,11 @@ pub struct SweepArgs {
     /// the rest; the files come out as an uninterrupted sweep's.
     #[arg(long)]
     pub resume: bool,
+    /// Keep every point's whole results JSON rows in sweep.json (latency and wait CDFs, first
+    /// violations, ...; about 85 KB a point) instead of one summary per row. A shard writes no
+    /// sweep.json: give --full to `sim merge`.
+    #[arg(long, conflicts_with = "shard")]
+    pub full: bool,
 }
 
 /// A point's rows, after `--algorithm` filtering; every wanted label must exist at every point.
@@ -216,6 +228,7 @@ pub fn sweep(args: SweepArgs) -> Result<i32, CliError> {
         params: &params,
         points: &points,
         has_expect: !base.expect.is_empty(),
+        full: args.full,
     };
     finish(&sweep, done, interrupted, finished, total)
 }
@@ -236,6 +249,8 @@ pub(crate) struct SweepRun<'a> {
     pub points: &'a [Point],
     /// The file has `[expect]` blocks (not judged in a sweep: the summary says so).
     pub has_expect: bool,
+    /// `--full`: sweep.json keeps the whole results rows.
+    pub full: bool,
 }
 
 /// What every sweep ends with, whether its points ran here, were resumed, or were folded from
@@ -256,8 +271,8 @@ pub(crate) fn finish(
         results.push(point);
     }
     let seed_range = SeedRange { from: seeds.start, to: seeds.end };
-    output::write_all(sweep.out, sweep.name, file, seed_range, params, &results, interrupted)
-        .map_err(CliError::bad_input)?;
+    let json_text = output::json(sweep.name, file, seed_range, params, &results, interrupted, sweep.full);
+    output::write_all(sweep.out, sweep.name, params, &results, &json_text).map_err(CliError::bad_input)?;
 
     let n_seeds = seeds.end - seeds.start;
     let notes = notes(params, &results);

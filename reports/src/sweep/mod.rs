@@ -5,8 +5,11 @@
 //!   (the cartesian product of the parameters' values, the first parameter varying slowest)
 //! - [`path`]: setting a dotted key path (`faults.0.duration_ms`, `models.redis.ttl_ms`) in the
 //!   scenario's TOML document, and building the scenario of one point through the parser
-//! - [`output`]: the files a sweep writes: `sweep.csv`, `sweep.json`, the charts, and the
+//! - [`output`]: the files a sweep writes: `sweep.csv`, `sweep.json`, `sweep.parquet`, the charts, and the
 //!   scenarios of points with failing seeds
+//! - [`rows`]: one row of the sweep table, typed: what `sweep.csv`, the summaries in
+//!   `sweep.json` and `sweep.parquet` are written from
+//! - [`table_parquet`]: `sweep.parquet`, the CSV's rows with typed columns
 //! - [`progress`]: the record of finished points that `--resume` skips
 //! - [`summary`]: what the terminal gets: one line per point and algorithm, the failing seeds
 //!   and panics under it, and where the files went
@@ -17,7 +20,9 @@
 pub mod output;
 pub mod path;
 pub mod progress;
+pub mod rows;
 pub mod summary;
+pub mod table_parquet;
 pub mod values;
 
 use values::{parse_param, points, SweepParam, SweepValue};

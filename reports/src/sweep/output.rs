@@ -1,8 +1,10 @@
 //! What a sweep writes into its `--out` directory: `sweep.csv` (one row per point and algorithm),
-//! `sweep.json` (each point's results JSON rows), one chart per metric against the first swept
-//! parameter (`NAME.svg` and `NAME.png`), and, for points with a failing seed, the point's
-//! scenario (`points/point-N.toml`) so its replay command reproduces it. Only these files are
-//! written or replaced; nothing else in the directory is touched.
+//! `sweep.json` (each point's row summaries, or with `--full` its results JSON rows),
+//! `sweep.parquet` (the CSV's rows with typed columns, [`crate::sweep::table_parquet`]), one
+//! chart per metric against the first swept parameter (`NAME.svg` and `NAME.png`), and, for
+//! points with a failing seed, the point's scenario (`points/point-N.toml`) so its replay command
+//! reproduces it. Only these files are written or replaced; nothing else in the directory is
+//! touched.
 //!
 //! Numbers come from the results JSON rows ([`AlgorithmJson`]), already rounded by
 //! [`crate::num`], and are written with Rust's shortest round-trip formatting, so the
@@ -18,6 +20,7 @@ use serde::{Serialize, Serializer};
 
 use crate::json::{replay_command, ResultsJson, SeedRange};
 use crate::sweep::path::Point;
+use crate::sweep::rows::SummaryRow;
 use crate::sweep::values::{describe_point, SweepParam, SweepValue};
 use crate::{AlgorithmJson, AlgorithmTotals};
 
@@ -82,17 +85,6 @@ fn cell(s: &str) -> String {
     }
 }
 
-fn num(x: Option<f64>) -> String {
-    x.map(|x| format!("{x}")).unwrap_or_default()
-}
-
-fn ci(c: Option<[f64; 2]>) -> [String; 2] {
-    match c {
-        Some([lo, hi]) => [format!("{lo}"), format!("{hi}")],
-        None => [String::new(), String::new()],
-    }
-}
-
 /// The CSV columns after the parameters'.
 pub const CSV_COLUMNS: &[&str] = &[
     "label",
@@ -125,27 +117,11 @@ pub fn csv(params: &[SweepParam], points: &[PointResults]) -> String {
     out.push('\n');
     for point in points {
         for a in &point.rows {
-            let has_runs = a.runs > 0;
-            let count = |n: u64| if has_runs { n.to_string() } else { String::new() };
+            let summary = SummaryRow::of(a);
             let mut row: Vec<String> = point.values.iter().map(|v| cell(&v.to_string())).collect();
-            row.push(cell(&a.label));
-            row.push(a.runs.to_string());
-            row.push(count(a.overlap.runs));
-            row.push(num(a.overlap.rate));
-            row.extend(ci(a.overlap.ci95));
-            row.push(num(a.stale_unfenced.rate));
-            row.extend(ci(a.stale_unfenced.ci95));
-            let fenced = a.stale_fenced.as_ref();
-            row.push(num(fenced.and_then(|c| c.rate)));
-            row.extend(ci(fenced.and_then(|c| c.ci95)));
-            row.push(count(a.lost_updates));
-            row.push(num(a.throughput_per_s));
-            row.push(num(a.acquire_latency_ms.map(|l| l.p50)));
-            row.push(num(a.acquire_latency_ms.map(|l| l.p99)));
-            row.push(num(a.unavailable_ms));
-            row.push(num(a.messages_per_acquisition));
-            row.push(num(a.notifications_per_release));
-            row.push(a.failing_seeds.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(" "));
+            row.push(cell(&summary.label));
+            row.extend(summary.numbers().iter().map(|(_, n)| n.cell()));
+            row.push(summary.failing_seeds_text());
             out.push_str(&row.join(","));
             out.push('\n');
         }
@@ -175,7 +151,12 @@ struct ParamJson<'a> {
 #[derive(Serialize)]
 struct PointJson<'a> {
     values: Values<'a>,
-    results: &'a [AlgorithmJson],
+    /// `--full`: the point's results JSON rows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    results: Option<&'a [AlgorithmJson]>,
+    /// The default: each row's [`SummaryRow`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rows: Option<Vec<SummaryRow>>,
     complete: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     scenario_file: Option<&'a str>,
@@ -191,7 +172,8 @@ struct SweepJson<'a> {
     interrupted: bool,
 }
 
-/// `sweep.json`, pretty-printed with a trailing newline.
+/// `sweep.json`, pretty-printed with a trailing newline. Each point holds its rows' summaries
+/// (`rows`: the CSV's fields), or with `full` its whole results JSON rows (`results`).
 pub fn json(
     scenario: &str,
     file: &str,
@@ -199,6 +181,7 @@ pub fn json(
     params: &[SweepParam],
     points: &[PointResults],
     interrupted: bool,
+    full: bool,
 ) -> String {
     let doc = SweepJson {
         scenario,
@@ -212,7 +195,8 @@ pub fn json(
             .iter()
             .map(|p| PointJson {
                 values: Values(params, &p.values),
-                results: &p.rows,
+                results: full.then_some(p.rows.as_slice()),
+                rows: (!full).then(|| p.rows.iter().map(SummaryRow::of).collect()),
                 complete: p.complete,
                 scenario_file: p.scenario_file.as_deref(),
             })
@@ -345,25 +329,29 @@ pub fn charts(
     Ok(files)
 }
 
-/// Writes `sweep.csv` and `sweep.json` into `dir`; returns their paths.
-pub fn write_tables(dir: &Path, csv_text: &str, json_text: &str) -> Result<Vec<PathBuf>, String> {
-    Ok(vec![write(&dir.join("sweep.csv"), csv_text)?, write(&dir.join("sweep.json"), json_text)?])
+/// Writes `sweep.csv`, `sweep.json` and `sweep.parquet` into `dir`; returns their paths.
+pub fn write_tables(dir: &Path, csv_text: &str, json_text: &str, parquet: &[u8]) -> Result<Vec<PathBuf>, String> {
+    let mut written = vec![write(&dir.join("sweep.csv"), csv_text)?, write(&dir.join("sweep.json"), json_text)?];
+    let parquet_path = dir.join("sweep.parquet");
+    locksim_charts::write_atomic(&parquet_path, parquet)
+        .map_err(|e| format!("cannot write {}: {e}", parquet_path.display()))?;
+    written.push(parquet_path);
+    Ok(written)
 }
 
-/// Everything a sweep writes at its end into `dir`: `sweep.csv`, `sweep.json` and the charts.
-/// `scenario` is the scenario's name, `file` the scenario file as the user named it.
+/// Everything a sweep writes at its end into `dir`: `sweep.csv`, `sweep.json` (`json_text`, from
+/// [`json`]: summaries, or the full rows with `--full`), `sweep.parquet` and the charts.
+/// `scenario` is the scenario's name.
 pub fn write_all(
     dir: &Path,
     scenario: &str,
-    file: &str,
-    seeds: SeedRange,
     params: &[SweepParam],
     points: &[PointResults],
-    interrupted: bool,
+    json_text: &str,
 ) -> Result<(), String> {
     let csv_text = csv(params, points);
-    let json_text = json(scenario, file, seeds, params, points, interrupted);
-    write_tables(dir, &csv_text, &json_text)?;
+    let parquet = crate::sweep::table_parquet::parquet(params, points)?;
+    write_tables(dir, &csv_text, json_text, &parquet)?;
     charts(dir, scenario, params, points)?;
     Ok(())
 }

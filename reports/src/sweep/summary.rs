@@ -119,9 +119,10 @@ pub fn written_files(dir: &Path, points: &[PointResults]) -> String {
     let rows: usize = points.iter().map(|p| p.rows.len()).sum();
     let scenarios = points.iter().filter(|p| p.scenario_file.is_some()).count();
     let mut s = format!(
-        "\nwrote {} ({rows} rows) and {}\ncharts (.svg and .png) in {}: {}\n",
+        "\nwrote {} ({rows} rows), {} and {}\ncharts (.svg and .png) in {}: {}\n",
         dir.join("sweep.csv").display(),
         dir.join("sweep.json").display(),
+        dir.join("sweep.parquet").display(),
         dir.display(),
         chart_names().join(", ")
     );
