@@ -16,9 +16,11 @@ bench:
     cargo bench --workspace
 
 # The README's pictures, from real runs: the failover report (table, charts, timeline) and a
-# sweep of the GC pause length. Writes docs/failover/ and docs/gc-pause-sweep/.
+# sweep of the GC pause length, and known outcome 08's explained violation. Writes
+# docs/failover/, docs/gc-pause-sweep/ and docs/explain/.
 docs:
     cargo run --release -- run scenarios/failover.toml --report docs/failover
+    cargo run --release -- explain scenarios/known/08-zookeeper-pause-beyond-session.toml --algorithm suspended --seed 0 --out docs/explain
     cargo run --release -- sweep scenarios/gc-pause.toml --param faults.0.duration_ms=0..80000:5000 --seeds 20 --out docs/gc-pause-sweep
 
 # Everything CI checks.
