@@ -51,7 +51,7 @@ fn overlap_runs(file: &Path, label: &str, seed: &str, json: &Path) -> u64 {
 fn redlock_with_clock_jumps_overlaps_and_the_file_replays_it() {
     let d = dir("redlock");
     let (code, stdout, stderr) =
-        sim(&["explore", REDLOCK, "--budget", "300", "--shrink-budget", "200", "--out", &s(&d), "--threads", "2"]);
+        sim(&["explore", REDLOCK, "--budget", "300", "--shrink-budget", "40", "--out", &s(&d), "--threads", "2"]);
     assert_eq!(code, 1, "violations found exit 1\nstdout: {stdout}\nstderr: {stderr}");
     let row = stdout.lines().find(|l| l.starts_with("redlock ")).expect("a redlock row");
     let cells: Vec<&str> = row.split_whitespace().collect();
@@ -73,7 +73,9 @@ fn redlock_with_clock_jumps_overlaps_and_the_file_replays_it() {
         "the file replays the overlap"
     );
 
-    // The first overlap is shrunk beside it, and the shrunk file is a valid scenario that still overlaps.
+    // Every failure is shrunk beside it; the first overlap's shrunk file is a valid scenario that
+    // still overlaps.
+    assert_eq!(shrunk.len(), found.len(), "each failure shrunk: {shrunk:?}");
     let small = shrunk.iter().find(|n| n.starts_with("redlock-overlap-")).expect("a shrunk overlap");
     let small_path = d.join(small);
     let (code, out, err) = sim(&["check", &s(&small_path)]);

@@ -1,7 +1,6 @@
 //! `sim explore FILE`: swarm testing on top of a scenario. Each seed draws an extra random fault
 //! schedule within the file's `[explore]` bounds and runs it on every selected row; every
-//! violation is written to DIR as a scenario file, the first of each row and kind shrunk beside
-//! it, and a summary table is printed. The machinery is `locksim_reports::explore`; this file
+//! violation is written to DIR as a scenario file, each shrunk beside it, and a summary table is printed. The machinery is `locksim_reports::explore`; this file
 //! reads the arguments, checks DIR, reports progress and prints.
 
 use std::path::{Path, PathBuf};
@@ -27,8 +26,8 @@ up to a quarter of the run (docs/scenario-format.md lists the keys and defaults)
 
 Files in DIR (created if absent): LABEL-KIND-seedN.toml for every (row, seed) that showed a
 violation (KIND is its first violation's kind, or `panic`), which `sim run FILE --algorithm LABEL
---seed N` replays; the first of each row and kind shrunk as LABEL-KIND-seedN.shrunk.toml (unless
---no-shrink). The summary table gives, per row, the schedules run, how many failed, and each
+--seed N` replays; each shrunk as LABEL-KIND-seedN.shrunk.toml within --shrink-budget seed-runs
+(unless --no-shrink). The summary table gives, per row, the schedules run, how many failed, and each
 failure kind with its count and smallest example (fewest faults, then clients, then duration).
 
 Exit codes: 0 no violation found; 1 violations found; 2 bad command line, scenario or [explore]

@@ -1,6 +1,5 @@
 //! What `sim explore` leaves behind: each failure's scenario file in DIR (the file as run, with a
-//! comment block saying what failed and how to replay it), the first failure of each row and kind
-//! shrunk beside it, narratives where the caller has them, and the summary table: per row, the
+//! comment block saying what failed and how to replay it), each failure shrunk beside it, narratives where the caller has them, and the summary table: per row, the
 //! schedules run, how many failed, and each failure kind with its count and smallest example.
 
 use std::collections::BTreeMap;
@@ -20,7 +19,7 @@ pub struct WriteOptions<'a> {
     pub file: &'a str,
     /// The output directory (it exists).
     pub dir: &'a Path,
-    /// Shrink the first failure of each row and kind; with its seed-run budget.
+    /// Shrink every failure, each within this seed-run budget.
     pub shrink_budget: Option<u64>,
     /// Every known model.
     pub models: &'a [&'static dyn DynModel],
@@ -67,7 +66,7 @@ fn found_header(f: &Found, file: &str, path: &Path) -> String {
     out
 }
 
-/// Writes every failure to `opts.dir`, shrinks the first of each (row, kind) when asked, and
+/// Writes every failure to `opts.dir`, shrinks each when asked, and
 /// returns each (row, kind)'s count and smallest example. `narrative` gives the story of a
 /// (file, row, seed) when the caller has one; it is written beside the file as `.txt`.
 /// `progress` hears about each shrink.
@@ -87,11 +86,10 @@ pub fn write_found(
         write_narrative(&path, &f.label, f.seed, narrative)?;
         let size = parse_str(opts.file, &f.text, opts.models).map(|s| Size::of(&s)).map_err(|e| e.to_string())?;
         let key = (f.label.clone(), f.kind);
-        let first = !tallies.contains_key(&key);
         let tally = tallies.entry(key).or_insert(KindTally { count: 0, example: None });
         tally.count += 1;
         offer(tally, Example { path: path.clone(), size, seed: f.seed });
-        if !first || f.kind == PANIC {
+        if f.kind == PANIC {
             continue;
         }
         let Some(budget) = opts.shrink_budget else { continue };
