@@ -109,7 +109,10 @@ impl Cluster {
         let mut outs: Vec<PathBuf> = std::fs::read_dir(&self.dir)
             .unwrap()
             .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|x| x == "out") && s(p).contains("slurm-"))
+            .filter(|p| {
+                p.extension().is_some_and(|x| x == "out")
+                    && p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("slurm-"))
+            })
             .collect();
         outs.sort();
         for p in outs {
