@@ -7,7 +7,7 @@
 //! merge's glob reads, one volume claim shared by both Jobs and the claim manifest); their `sim`
 //! command lines are then run with `/scenarios` and `/results` mapped to local directories.
 //! Slurm: every script passes `bash -n`, and the two batch scripts run with the array variables
-//! Slurm would set. Neither was run on a real cluster.
+//! Slurm would set. `tests/slurm.rs` runs the Slurm scripts on a real one-node cluster.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
