@@ -45,6 +45,27 @@ const MUTATIONS: &[Mutation] = &[
         to: "duration_ms = 0",
     },
     Mutation {
+        file: "gc-pause.toml",
+        what: "etcd's lease at 30 s instead of 60 s",
+        row: "etcd",
+        from: "[expect.db]",
+        to: "[models.etcd]\nlease_ttl_ms = 30_000\n\n[expect.db]",
+    },
+    Mutation {
+        file: "gc-pause.toml",
+        what: "ZooKeeper's session at 10 s instead of 40 s",
+        row: "zookeeper",
+        from: "[expect.db]",
+        to: "[models.zookeeper]\nsession_timeout_ms = 10_000\n\n[expect.db]",
+    },
+    Mutation {
+        file: "gc-pause.toml",
+        what: "Redlock's TTL at 30 s instead of 10 s",
+        row: "redlock",
+        from: "[expect.db]",
+        to: "[models.redlock]\nttl_ms = 30_000\n\n[expect.db]",
+    },
+    Mutation {
         file: "herd.toml",
         what: "5 clients instead of 50",
         row: "zookeeper-herd",
