@@ -46,7 +46,7 @@ struct Cli {
 enum Command {
     /// Run a scenario: every algorithm over its seeds; print the results table.
     Run(commands::run::RunArgs),
-    /// Run a scenario at every value of one or more parameters; write a CSV, a JSON and charts.
+    /// Run a scenario at every value of one or more parameters; write CSV, JSON, Parquet and charts.
     Sweep(commands::sweep::SweepArgs),
     /// Fold the partial results of `--shard K/N` runs into the results of one machine's run.
     Merge(commands::merge::MergeArgs),
