@@ -4,30 +4,19 @@
 //! inputs find the same failures whatever the thread count; a bad `[explore]` table exits 2.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+#[path = "support/cli.rs"]
+#[allow(dead_code)] // each test file uses part of it
+mod cli;
+use cli::s;
+use cli::sim;
 
 const REDLOCK: &str = "tests/fixtures/explore-redlock-clocks.toml";
 const ETCD: &str = "tests/fixtures/explore-etcd-short-pauses.toml";
 
-fn sim(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_sim")).args(args).output().expect("sim runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 /// A fresh directory for one test.
 fn dir(test: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("locksim-explore-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn s(p: &Path) -> String {
-    p.display().to_string()
+    cli::fresh_dir("explore", test)
 }
 
 /// The scenario files in `d` (sorted), shrunk ones apart.

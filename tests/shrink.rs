@@ -7,27 +7,17 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const KNOWN_02: &str = "scenarios/known/02-redis-paused-holder.toml";
+#[path = "support/cli.rs"]
+#[allow(dead_code)] // each test file uses part of it
+mod cli;
+use cli::s;
+use cli::sim;
 
-fn sim(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_sim")).args(args).output().expect("sim runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+const KNOWN_02: &str = "scenarios/known/02-redis-paused-holder.toml";
 
 /// A fresh directory for one test.
 fn dir(test: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("locksim-shrink-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn s(p: &Path) -> String {
-    p.display().to_string()
+    cli::fresh_dir("shrink", test)
 }
 
 /// The number after `key = ` on its own line of `text` (underscores allowed).

@@ -5,27 +5,19 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::record::Field;
 use serde_json::Value;
 
-fn sim(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_sim")).args(args).output().expect("sim runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+#[path = "support/cli.rs"]
+#[allow(dead_code)] // each test file uses part of it
+mod cli;
+use cli::sim;
 
 /// A fresh directory for one test.
 fn dir(test: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("locksim-sweep-outputs-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    cli::fresh_dir("sweep-outputs", test)
 }
 
 /// Redlock (no fencing: empty cells) and the database lock; the holder pauses for 600 ms, so
