@@ -4,29 +4,20 @@
 //! gives the same bytes twice; bad labels, clean seeds and indexes out of range are exit 2.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
+#[path = "support/cli.rs"]
+#[allow(dead_code)] // each test file uses part of it
+mod cli;
 #[path = "support/xml.rs"]
 mod xml;
+use cli::sim;
 use xml::xml_root;
 
 const KNOWN_08: &str = "scenarios/known/08-zookeeper-pause-beyond-session.toml";
 const CLEAN_08: &str = "scenarios/known/08-zookeeper-pause-within-session.toml";
 
-fn sim(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_sim")).args(args).output().expect("sim runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("locksim-explain-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    cli::fresh_dir("explain", name)
 }
 
 /// A true time as the narrative writes it: milliseconds to the microsecond, thousands grouped

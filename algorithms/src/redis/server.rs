@@ -375,10 +375,10 @@ impl RedisServer {
             | Command::HUnlock { key, .. } => key,
             _ => return,
         };
-        if let Some(at) = self.v.data.raw(&Key::Lock(key)).and_then(|e| e.expire_at_wall_ns) {
-            if at < now_wall {
-                ctx.note(|| "the lock's key expired (its PX deadline passed on this server's wall clock): deleted before the command ran".to_string());
-            }
+        // Stored but no longer live: the keyspace's own expiry rule, not a second copy of it.
+        let key = Key::Lock(key);
+        if self.v.data.raw(&key).is_some() && !self.v.data.exists_live(&key, now_wall) {
+            ctx.note(|| "the lock's key expired (its PX deadline passed on this server's wall clock): deleted before the command ran".to_string());
         }
     }
 
