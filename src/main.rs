@@ -54,6 +54,14 @@ enum Command {
     Shrink(commands::shrink::ShrinkArgs),
     /// Swarm testing: an extra random fault schedule per seed; every violation found, shrunk.
     Explore(commands::explore::ExploreArgs),
+    /// Run a scenario against real servers started on this machine (redis, redlock), in real time.
+    Live(commands::live::LiveArgs),
+    /// One client process of a live run (started by `sim live`; not for direct use).
+    #[command(hide = true)]
+    LiveClient {
+        /// The client's specification (JSON).
+        spec: String,
+    },
     /// Charts and an HTML page from saved results (`sim run --json FILE`).
     Report(commands::report::ReportArgs),
     /// Explain one violation of one seed: a numbered narrative and a space-time diagram.
@@ -94,6 +102,8 @@ fn main() {
     let result = match cli.command {
         Command::Run(args) => commands::run::run(args),
         Command::Report(args) => commands::report::report(args),
+        Command::Live(args) => commands::live::live(args),
+        Command::LiveClient { spec } => commands::live::live_client(&spec),
         Command::Explain(args) => commands::explain::run(args),
         Command::Check(args) => commands::check::check(&args),
         Command::List { model } => commands::list::list(model.as_deref()),

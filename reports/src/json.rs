@@ -62,6 +62,24 @@ pub struct ResultsJson {
     /// the timeline even after the file has changed or moved; `null` when not recorded.
     #[serde(default)]
     pub scenario_text: Option<String>,
+    /// `"live"` for `sim live`'s results (real servers on this machine); absent for simulation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    /// Live mode: each server program and the version it reported.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub servers: Vec<ServerVersion>,
+    /// Live mode: what the live runs did differently from the simulation.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub live_notes: Vec<String>,
+}
+
+/// A real server program a live run started, and its version.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerVersion {
+    /// The program (`redis-server`).
+    pub program: String,
+    /// What it reported as its version.
+    pub version: String,
 }
 
 /// Seeds run: `from` inclusive, `to` exclusive.
@@ -307,6 +325,9 @@ impl ResultsJson {
             expectations,
             description: String::new(),
             scenario_text: None,
+            mode: None,
+            servers: Vec::new(),
+            live_notes: Vec::new(),
         }
     }
 

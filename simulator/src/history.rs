@@ -2,7 +2,7 @@
 //! resource accepted, and what the lock libraries were told. Checkers read only this, never model
 //! internals, so every model gets every check.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::directory::NodeId;
 use crate::time::Nanos;
@@ -11,7 +11,7 @@ use crate::time::Nanos;
 pub type LockKey = u32;
 
 /// How a lock is asked for and held.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LockMode {
     /// A write lock: one holder at a time; its critical section writes the resource.
@@ -22,7 +22,7 @@ pub enum LockMode {
 }
 
 /// Why an acquisition gave up, or why a release call failed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FailReason {
     /// `acquire_timeout_ms` ran out.
@@ -36,7 +36,7 @@ pub enum FailReason {
 }
 
 /// One thing that happened, as a client or the resource saw it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum HistoryEvent {
     /// The workload called acquire.
@@ -138,7 +138,7 @@ pub enum HistoryEvent {
 }
 
 /// A history event with when (true time) and where it happened.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Stamped {
     /// True time of the event.
     pub at_ns: Nanos,

@@ -24,6 +24,7 @@
 //! - [`engine`]: the event loop, network, faults and selectors
 //! - [`enginebench`]: the standard engine-only benchmark workload (`sim bench engine`, criterion)
 //! - [`run`]: running one seed of one model (and `Model` → `DynModel`)
+//! - [`realtime`]: one client or resource node hosted on a real clock, for live mode
 //! - [`scenario`]: the scenario file format: parsing, validation, errors with line and column
 //! - [`batch`]: running many seeds in parallel, results in seed order, panics caught per seed
 //! - [`estimate`]: what a run would cost (events, wall time), from a short probe (`sim check`)
@@ -45,6 +46,7 @@ pub mod model;
 pub mod outcome;
 pub mod portable;
 pub mod process;
+pub mod realtime;
 pub mod rng;
 pub mod run;
 pub mod scenario;

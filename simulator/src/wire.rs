@@ -5,10 +5,13 @@
 
 use std::fmt;
 
+use serde::{Deserialize, Serialize};
+
 use crate::history::LockKey;
 
-/// Messages between clients and the resource.
-#[derive(Clone, Debug, PartialEq)]
+/// Messages between clients and the resource. Serialisable: live mode carries them as JSON lines
+/// between client processes and the resource `sim live` serves.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum ResourceMsg {
     /// Client to resource, as a critical section starts: read `key`'s counter.
     Read {

@@ -5,6 +5,7 @@ pub mod check;
 pub mod explain;
 pub mod explore;
 pub mod list;
+pub mod live;
 pub mod merge;
 pub mod report;
 pub mod run;

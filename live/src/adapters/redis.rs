@@ -1,0 +1,350 @@
+//! The `redis` model's commands on a real `redis-server`, through the `redis` crate (the most
+//! used Rust Redis client; its synchronous connection keeps each server's commands in order on
+//! one TCP connection, as Redisson's and the plain clients' do).
+//!
+//! Each command is sent as the real library sends it: `SET key value NX PX ttl`; the redis.io
+//! compare-and-delete script; Redisson 3.x's lock, renewal and unlock scripts
+//! (`RedissonLock.tryLockInnerAsync`, `RedissonBaseLock.renewExpirationAsync`,
+//! `RedissonLock.unlockInnerAsync`) and `forceUnlock`; `WAIT` pipelined after the command when
+//! the model asks for it; `SUBSCRIBE` on a separate pub/sub connection, as Redisson keeps one.
+//! The fenced variants add an `INCR` of the lock's token key inside the same script.
+
+use std::collections::BTreeMap;
+use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
+use std::time::Duration;
+
+use locksim_algorithms::redis::keyspace::Reply;
+use locksim_algorithms::redis::protocol::{Answer, Command, RedisMsg, Request, Response, UnlockMessage};
+use locksim_simulator::history::LockKey;
+use locksim_simulator::process::NodeId;
+use redis::Value;
+
+use super::{deliver, reset, Adapter, Inbound};
+
+/// The lock's key.
+pub fn lock_key(key: LockKey) -> String {
+    format!("lock:{key}")
+}
+
+/// The lock's fencing token counter.
+fn token_key(key: LockKey) -> String {
+    format!("lock:{key}:token")
+}
+
+/// Redisson's unlock channel for the lock (`RedissonLock.getChannelName`).
+fn channel(key: LockKey) -> String {
+    format!("redisson_lock__channel:{{{}}}", lock_key(key))
+}
+
+/// The fenced `SET NX PX`: set, and on success `INCR` the token in the same script.
+const SET_NX_FENCED: &str = "if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then \
+return redis.call('incr', KEYS[2]) end return false";
+
+/// redis.io's unlock script.
+const DEL_IF_EQUALS: &str =
+    "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
+
+/// Redisson `forceUnlock`: delete and publish the unlock message.
+const FORCE_UNLOCK: &str = "if (redis.call('del', KEYS[1]) == 1) then \
+redis.call('publish', KEYS[2], ARGV[1]); return 1 else return 0 end";
+
+/// Redisson `tryLockInnerAsync` (3.x): nil when taken by this call, else the holder's PTTL.
+const HLOCK: &str = "if ((redis.call('exists', KEYS[1]) == 0) or (redis.call('hexists', KEYS[1], ARGV[2]) == 1)) then \
+redis.call('hincrby', KEYS[1], ARGV[2], 1); redis.call('pexpire', KEYS[1], ARGV[1]); return nil; end; \
+return redis.call('pttl', KEYS[1]);";
+
+/// RedissonFencedLock's lock script: as above, and the token `INCR`ed on every acquisition.
+/// Answers `{1, token}` when taken by this call, `{0, pttl}` when held by another.
+const HLOCK_FENCED: &str =
+    "if ((redis.call('exists', KEYS[1]) == 0) or (redis.call('hexists', KEYS[1], ARGV[2]) == 1)) then \
+local t = redis.call('incr', KEYS[2]); redis.call('hincrby', KEYS[1], ARGV[2], 1); \
+redis.call('pexpire', KEYS[1], ARGV[1]); return {1, t}; end; return {0, redis.call('pttl', KEYS[1])};";
+
+/// Redisson `renewExpirationAsync`.
+const HRENEW: &str = "if (redis.call('hexists', KEYS[1], ARGV[2]) == 1) then \
+redis.call('pexpire', KEYS[1], ARGV[1]); return 1; end; return 0;";
+
+/// Redisson `unlockInnerAsync` (3.x): nil when not ours, 0 while still held, 1 when freed.
+const HUNLOCK: &str = "if (redis.call('hexists', KEYS[1], ARGV[3]) == 0) then return nil; end; \
+local counter = redis.call('hincrby', KEYS[1], ARGV[3], -1); \
+if (counter > 0) then redis.call('pexpire', KEYS[1], ARGV[2]); return 0; \
+else redis.call('del', KEYS[1]); redis.call('publish', KEYS[2], ARGV[1]); return 1; end; return nil;";
+
+/// Redisson's `UNLOCK_MESSAGE`.
+const UNLOCK_MESSAGE: i64 = 0;
+
+fn eval(script: &str, keys: &[String], args: &[String]) -> redis::Cmd {
+    let mut c = redis::cmd("EVAL");
+    c.arg(script).arg(keys.len());
+    for k in keys {
+        c.arg(k);
+    }
+    for a in args {
+        c.arg(a);
+    }
+    c
+}
+
+fn int(v: &Value) -> Option<i64> {
+    match v {
+        Value::Int(i) => Some(*i),
+        _ => None,
+    }
+}
+
+/// The real command for a model command, and how to read its reply.
+fn run(con: &mut redis::Connection, cmd: &Command) -> redis::RedisResult<Reply> {
+    Ok(match *cmd {
+        Command::SetNxPx { key, value, px_ms, fence: false } => {
+            let v: Value = redis::cmd("SET").arg(lock_key(key)).arg(value).arg("NX").arg("PX").arg(px_ms).query(con)?;
+            if matches!(v, Value::Nil) {
+                Reply::Taken { pttl_ms: None }
+            } else {
+                Reply::Acquired { token: None }
+            }
+        }
+        Command::SetNxPx { key, value, px_ms, fence: true } => {
+            let v: Value =
+                eval(SET_NX_FENCED, &[lock_key(key), token_key(key)], &[value.to_string(), px_ms.to_string()])
+                    .query(con)?;
+            match int(&v) {
+                Some(t) => Reply::Acquired { token: Some(t as u64) },
+                None => Reply::Taken { pttl_ms: None },
+            }
+        }
+        Command::DelIfEquals { key, value } => {
+            let v: Value = eval(DEL_IF_EQUALS, &[lock_key(key)], &[value.to_string()]).query(con)?;
+            Reply::Int(int(&v).unwrap_or(0))
+        }
+        Command::Del { key, publish: false } => Reply::Int(redis::cmd("DEL").arg(lock_key(key)).query(con)?),
+        Command::Del { key, publish: true } => {
+            let v: Value =
+                eval(FORCE_UNLOCK, &[lock_key(key), channel(key)], &[UNLOCK_MESSAGE.to_string()]).query(con)?;
+            Reply::Int(int(&v).unwrap_or(0))
+        }
+        Command::HLock { key, owner, lease_ms, fence: false } => {
+            let v: Value = eval(HLOCK, &[lock_key(key)], &[lease_ms.to_string(), owner.to_string()]).query(con)?;
+            match int(&v) {
+                Some(pttl) => Reply::Taken { pttl_ms: Some(pttl) },
+                None => Reply::Acquired { token: None },
+            }
+        }
+        Command::HLock { key, owner, lease_ms, fence: true } => {
+            let v: Value =
+                eval(HLOCK_FENCED, &[lock_key(key), token_key(key)], &[lease_ms.to_string(), owner.to_string()])
+                    .query(con)?;
+            match v {
+                Value::Array(ref a) if a.len() == 2 && int(&a[0]) == Some(1) => {
+                    Reply::Acquired { token: int(&a[1]).map(|t| t as u64) }
+                }
+                Value::Array(ref a) if a.len() == 2 => Reply::Taken { pttl_ms: int(&a[1]) },
+                other => return Err(unexpected(&other)),
+            }
+        }
+        Command::HRenew { key, owner, lease_ms } => {
+            let v: Value = eval(HRENEW, &[lock_key(key)], &[lease_ms.to_string(), owner.to_string()]).query(con)?;
+            Reply::Int(int(&v).unwrap_or(0))
+        }
+        Command::HUnlock { key, owner, lease_ms } => {
+            let v: Value = eval(
+                HUNLOCK,
+                &[lock_key(key), channel(key)],
+                &[UNLOCK_MESSAGE.to_string(), lease_ms.to_string(), owner.to_string()],
+            )
+            .query(con)?;
+            match int(&v) {
+                Some(i) => Reply::Int(i),
+                None => Reply::Nil,
+            }
+        }
+        Command::Subscribe { .. } | Command::Unsubscribe { .. } => Reply::Nil,
+    })
+}
+
+fn unexpected(v: &Value) -> redis::RedisError {
+    redis::RedisError::from((redis::ErrorKind::UnexpectedReturnType, "unexpected reply", format!("{v:?}")))
+}
+
+fn connect(addr: &str) -> redis::RedisResult<redis::Connection> {
+    let client = redis::Client::open(format!("redis://{addr}/"))?;
+    client.get_connection_with_timeout(Duration::from_secs(1))
+}
+
+/// The model's answer for a server error reply, or `None` when the error is the connection's.
+fn answer_for_error(e: &redis::RedisError) -> Option<Answer> {
+    match e.code() {
+        Some("READONLY") => Some(Answer::ReadOnly),
+        Some("NOREPLICAS") => Some(Answer::NoReplicas),
+        _ => None,
+    }
+}
+
+/// One server's command connection, run by its own thread.
+fn command_link(peer: NodeId, addr: String, rx: Receiver<Request>, tx: Sender<Inbound<RedisMsg>>) {
+    let mut con: Option<redis::Connection> = None;
+    for req in rx {
+        if con.is_none() {
+            match connect(&addr) {
+                Ok(c) => con = Some(c),
+                Err(_) => {
+                    // Connection refused: the request is answered by a reset, as a closed port does.
+                    reset(&tx, peer);
+                    continue;
+                }
+            }
+        }
+        let c = con.as_mut().expect("connected above");
+        let answer = match run(c, &req.cmd) {
+            Ok(reply) => Answer::Reply(reply),
+            Err(e) => match answer_for_error(&e) {
+                Some(a) => a,
+                None => {
+                    con = None;
+                    reset(&tx, peer);
+                    continue;
+                }
+            },
+        };
+        let synced = match req.wait {
+            Some(w) if matches!(answer, Answer::Reply(_)) => {
+                match redis::cmd("WAIT").arg(w.replicas).arg(w.timeout_ms).query::<i64>(c) {
+                    Ok(n) => Some(n as u32),
+                    Err(_) => {
+                        con = None;
+                        reset(&tx, peer);
+                        continue;
+                    }
+                }
+            }
+            _ => None,
+        };
+        deliver(&tx, peer, RedisMsg::Response(Response { id: req.id, answer, synced }));
+    }
+}
+
+/// What the pub/sub thread is asked to do.
+enum PubSubOp {
+    Subscribe(Request, LockKey),
+    Unsubscribe(Request, LockKey),
+}
+
+/// One server's pub/sub connection, run by its own thread: (un)subscribes as asked and turns
+/// every unlock message into the model's `UnlockMessage`.
+fn pubsub_link(peer: NodeId, addr: String, rx: Receiver<PubSubOp>, tx: Sender<Inbound<RedisMsg>>) {
+    let mut con = loop {
+        match connect(&addr) {
+            Ok(c) => break c,
+            Err(_) => match rx.recv() {
+                // Nothing to do until asked; a request while the server is down gets a reset.
+                Ok(_) => reset(&tx, peer),
+                Err(_) => return,
+            },
+        }
+    };
+    let mut ps = con.as_pubsub();
+    if ps.set_read_timeout(Some(Duration::from_millis(20))).is_err() {
+        return;
+    }
+    loop {
+        match rx.try_recv() {
+            Ok(PubSubOp::Subscribe(req, key)) => {
+                if ps.subscribe(channel(key)).is_err() {
+                    reset(&tx, peer);
+                    return;
+                }
+                deliver(
+                    &tx,
+                    peer,
+                    RedisMsg::Response(Response { id: req.id, answer: Answer::Subscribed, synced: None }),
+                );
+                continue;
+            }
+            Ok(PubSubOp::Unsubscribe(req, key)) => {
+                if ps.unsubscribe(channel(key)).is_err() {
+                    reset(&tx, peer);
+                    return;
+                }
+                deliver(
+                    &tx,
+                    peer,
+                    RedisMsg::Response(Response { id: req.id, answer: Answer::Subscribed, synced: None }),
+                );
+                continue;
+            }
+            Err(TryRecvError::Disconnected) => return,
+            Err(TryRecvError::Empty) => {}
+        }
+        match ps.get_message() {
+            Ok(m) => {
+                let name = m.get_channel_name().to_string();
+                if let Some(key) = name
+                    .strip_prefix("redisson_lock__channel:{lock:")
+                    .and_then(|s| s.strip_suffix('}'))
+                    .and_then(|s| s.parse::<LockKey>().ok())
+                {
+                    deliver(&tx, peer, RedisMsg::UnlockMessage(UnlockMessage { key }));
+                }
+            }
+            Err(e) if e.is_timeout() => {}
+            Err(_) => {
+                reset(&tx, peer);
+                return;
+            }
+        }
+    }
+}
+
+/// The adapter: one command connection and one pub/sub connection per server.
+pub struct RedisAdapter {
+    commands: BTreeMap<NodeId, Sender<Request>>,
+    pubsub: BTreeMap<NodeId, Sender<PubSubOp>>,
+    sent: u64,
+}
+
+impl RedisAdapter {
+    /// Connections to `servers` (node id and `127.0.0.1:port`), answering into `tx`.
+    pub fn new(servers: &[(NodeId, String)], tx: &Sender<Inbound<RedisMsg>>) -> Self {
+        let mut commands = BTreeMap::new();
+        let mut pubsub = BTreeMap::new();
+        for (peer, addr) in servers {
+            let (ctx, crx) = mpsc::channel();
+            let (ptx, prx) = mpsc::channel();
+            let (p, a, t) = (*peer, addr.clone(), tx.clone());
+            std::thread::spawn(move || command_link(p, a, crx, t));
+            let (p, a, t) = (*peer, addr.clone(), tx.clone());
+            std::thread::spawn(move || pubsub_link(p, a, prx, t));
+            commands.insert(*peer, ctx);
+            pubsub.insert(*peer, ptx);
+        }
+        RedisAdapter { commands, pubsub, sent: 0 }
+    }
+}
+
+impl Adapter<RedisMsg> for RedisAdapter {
+    fn send(&mut self, to: NodeId, msg: RedisMsg) {
+        // A client sends only requests; Sentinel traffic is refused before a live run starts.
+        let RedisMsg::Request(req) = msg else { return };
+        self.sent += 1;
+        match req.cmd {
+            Command::Subscribe { key } => {
+                if let Some(p) = self.pubsub.get(&to) {
+                    let _ = p.send(PubSubOp::Subscribe(req, key));
+                }
+            }
+            Command::Unsubscribe { key } => {
+                if let Some(p) = self.pubsub.get(&to) {
+                    let _ = p.send(PubSubOp::Unsubscribe(req, key));
+                }
+            }
+            _ => {
+                if let Some(c) = self.commands.get(&to) {
+                    let _ = c.send(req);
+                }
+            }
+        }
+    }
+
+    fn sent(&self) -> u64 {
+        self.sent
+    }
+}

@@ -1,0 +1,383 @@
+//! One live run of one row: start the real servers and the resource, start each client as its
+//! own process, inject the scenario's faults on schedule (drawn from the seed exactly as the
+//! simulator draws them), stop everything at the end, then judge the recorded history with the
+//! simulator's own checkers.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use locksim_simulator::checker::{self, SeedMetrics};
+use locksim_simulator::engine::schedule;
+use locksim_simulator::history::{FaultWindow, History, HistoryEvent, Stamped};
+use locksim_simulator::process::{ClientState, NodeKind};
+use locksim_simulator::rng::stream;
+use locksim_simulator::scenario::{FaultKind, RunSpec, Scenario};
+use locksim_simulator::setup::Selector;
+use locksim_simulator::time::{ms_to_ns, Nanos};
+use rand::seq::SliceRandom;
+
+use crate::backend::backend_for;
+use crate::client::{node_names, ClientLine, ClientSpec, Summary};
+use crate::clock::Epoch;
+use crate::plan;
+use crate::resource::ResourceServer;
+use crate::servers::Server;
+use crate::supervisor::{ProcId, Supervisor};
+
+/// How a live run failed.
+#[derive(Debug)]
+pub enum LiveError {
+    /// The scenario asks for something live mode cannot do (exit 2).
+    Refused(String),
+    /// A server or client could not be started or failed (exit 3).
+    Failed(String),
+}
+
+impl std::fmt::Display for LiveError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LiveError::Refused(m) | LiveError::Failed(m) => f.write_str(m),
+        }
+    }
+}
+
+/// What one live run gave.
+pub struct LiveOutcome {
+    /// The checkers' figures, as for a simulated seed.
+    pub metrics: SeedMetrics,
+    /// The recorded history.
+    pub history: History,
+    /// Each server program and its version.
+    pub versions: Vec<(String, String)>,
+    /// What this run did differently from the simulation (latency, the backend's boundary).
+    pub notes: Vec<String>,
+    /// Every pid the run started; none is running when the run returns.
+    pub pids: Vec<u32>,
+}
+
+/// Whether `row` can run live, with the notes about its differences; an error says why not.
+pub fn check_row(scenario: &Scenario, run: &RunSpec) -> Result<Vec<String>, LiveError> {
+    let backend = backend_for(run.model.name()).map_err(LiveError::Refused)?;
+    backend.check(&run.params).map_err(|e| LiveError::Refused(format!("{}: {e}", run.label)))?;
+    let mut notes = plan::check(&scenario.setup).map_err(LiveError::Refused)?;
+    notes.push(format!("{}: {}", run.model.name(), backend.boundary()));
+    Ok(notes)
+}
+
+/// What the event collector knows of each client, for the `holder` and `waiter` selectors.
+#[derive(Default)]
+struct Collected {
+    events: Vec<Stamped>,
+    state: BTreeMap<usize, ClientState>,
+    summaries: Vec<Summary>,
+}
+
+fn track(state: &mut BTreeMap<usize, ClientState>, node: usize, e: &HistoryEvent) {
+    let s = match e {
+        HistoryEvent::AcquireStart { .. } => ClientState::Waiting,
+        HistoryEvent::Granted { nested: false, .. } => ClientState::Holding,
+        HistoryEvent::Released { nested: false, .. }
+        | HistoryEvent::Abandoned { .. }
+        | HistoryEvent::AcquireFailed { .. }
+        | HistoryEvent::ClientCrashed => ClientState::Idle,
+        _ => return,
+    };
+    state.insert(node, s);
+}
+
+/// A fault action due at a time.
+struct Action {
+    at_ns: Nanos,
+    start: bool,
+    occurrence: usize,
+}
+
+/// Runs `run` of `scenario` live with `seed`; `sim` is the binary to start clients with
+/// (`sim live-client`); `stop` ends the run early (Ctrl-C). `keep_dir` keeps the servers'
+/// directories (logs) instead of removing them.
+pub fn run_live(
+    scenario: &Scenario,
+    run: &RunSpec,
+    seed: u64,
+    sim: &Path,
+    stop: &AtomicBool,
+    keep_dir: Option<&Path>,
+) -> Result<LiveOutcome, LiveError> {
+    let mut notes = check_row(scenario, run)?;
+    let backend = backend_for(run.model.name()).map_err(LiveError::Refused)?;
+    let setup = &scenario.setup;
+    let w = &setup.workload;
+    let names = node_names(run.model.services(&run.params), w.clients);
+    let fail = LiveError::Failed;
+
+    let root: PathBuf = match keep_dir {
+        Some(d) => d.to_path_buf(),
+        None => std::env::temp_dir().join(format!("locksim-live-{}-{}-{seed}", std::process::id(), run.label)),
+    };
+    std::fs::create_dir_all(&root).map_err(|e| fail(format!("cannot create {}: {e}", root.display())))?;
+    let mut sup = Supervisor::default();
+    let result = run_inside(scenario, run, seed, sim, stop, &root, &mut sup, &names, backend, &mut notes);
+    sup.stop_all();
+    let pids = sup.all_pids();
+    drop(sup);
+    if keep_dir.is_none() {
+        let _ = std::fs::remove_dir_all(&root);
+    }
+    let (history, versions) = result?;
+    let metrics = checker::check_keeping(seed, &history, checker::MAX_STORED_VIOLATIONS);
+    Ok(LiveOutcome { metrics, history, versions, notes, pids })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_inside(
+    scenario: &Scenario,
+    run: &RunSpec,
+    seed: u64,
+    sim: &Path,
+    stop: &AtomicBool,
+    root: &Path,
+    sup: &mut Supervisor,
+    names: &[(String, NodeKind)],
+    backend: &'static dyn crate::backend::Backend,
+    notes: &mut Vec<String>,
+) -> Result<(History, Vec<(String, String)>), LiveError> {
+    let setup = &scenario.setup;
+    let w = &setup.workload;
+    let fail = LiveError::Failed;
+    let mut servers: Vec<Server> = backend.servers(&run.params, root).map_err(LiveError::Refused)?;
+    for s in servers.iter_mut() {
+        s.start(sup).map_err(fail)?;
+    }
+    let versions = backend.versions();
+
+    let epoch = Epoch::now();
+    let resource = ResourceServer::start(w.locks, names, epoch).map_err(fail)?;
+    let end_ns = ms_to_ns(setup.duration_ms);
+    let collected = Arc::new(Mutex::new(Collected::default()));
+    let mut clients: Vec<ProcId> = Vec::new();
+    let mut readers = Vec::new();
+    for index in 0..w.clients {
+        let spec = ClientSpec {
+            scenario: scenario.file.clone(),
+            label: run.label.clone(),
+            index,
+            seed,
+            epoch,
+            end_mono_ns: end_ns,
+            resource: resource.addr(),
+            servers: servers.iter().map(|s| (s.node.clone(), s.addr())).collect(),
+        };
+        let json = serde_json::to_string(&spec).expect("client spec serialises");
+        let mut cmd = Command::new(sim);
+        cmd.arg("live-client").arg(json).stdout(Stdio::piped()).stderr(Stdio::inherit());
+        let id = sup.spawn(&format!("client-{index}"), &mut cmd).map_err(fail)?;
+        let stdout = sup.child_mut(id).stdout.take().expect("piped stdout");
+        let c = collected.clone();
+        readers.push(std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                match serde_json::from_str::<ClientLine>(&line) {
+                    Ok(ClientLine::Event(e)) => {
+                        let mut c = c.lock().expect("collector lock");
+                        track(&mut c.state, e.node, &e.event);
+                        c.events.push(e);
+                    }
+                    Ok(ClientLine::Summary { summary }) => c.lock().expect("collector lock").summaries.push(summary),
+                    Err(_) => {}
+                }
+            }
+        }));
+        clients.push(id);
+    }
+
+    // The faults, drawn from the seed as the simulator draws them.
+    let occurrences = schedule::draw(&setup.faults, end_ns, &mut stream(seed, "faults", "schedule"));
+    let mut pick_rng = stream(seed, "faults", "selection");
+    // Starts are known up front; an end is scheduled when its start takes effect (a role
+    // selector with no member yet, `holder` before any grant, puts the start off, as in the
+    // simulator).
+    let mut actions: Vec<Action> =
+        (0..occurrences.len()).map(|i| Action { at_ns: occurrences[i].start_ns, start: true, occurrence: i }).collect();
+    actions.sort_by_key(|a| a.at_ns);
+    let mut hit: BTreeMap<usize, (Vec<String>, usize)> = BTreeMap::new();
+    let mut windows: Vec<FaultWindow> = Vec::new();
+    let mut next = 0;
+    loop {
+        let now = epoch.mono_ns();
+        if now >= end_ns || stop.load(Ordering::Relaxed) {
+            break;
+        }
+        while next < actions.len() && actions[next].at_ns <= now {
+            let a = &actions[next];
+            let (start, occurrence) = (a.start, a.occurrence);
+            let o = &occurrences[occurrence];
+            let f = &setup.faults[o.fault];
+            if start {
+                let state = collected.lock().expect("collector lock").state.clone();
+                let targets = resolve(&f.targets, names, &servers, backend, &state, &mut pick_rng);
+                if targets.is_empty() {
+                    // Nobody matches yet: try again shortly.
+                    actions[next].at_ns = now + 2_000_000;
+                    actions[next..].sort_by_key(|a| (a.at_ns, a.start));
+                    continue;
+                }
+                next += 1;
+                for t in &targets {
+                    apply(&f.kind, true, t, sup, &mut servers, &clients).map_err(fail)?;
+                }
+                let started = epoch.mono_ns();
+                windows.push(FaultWindow {
+                    kind: f.kind.name(),
+                    targets: targets.join(", "),
+                    start_ns: started,
+                    end_ns: None,
+                });
+                hit.insert(occurrence, (targets, windows.len() - 1));
+                let end = o.duration_ns.map_or(end_ns, |d| started + d).min(end_ns);
+                actions.push(Action { at_ns: end, start: false, occurrence });
+                actions[next..].sort_by_key(|a| (a.at_ns, a.start));
+            } else {
+                next += 1;
+                if let Some((targets, window)) = hit.remove(&occurrence) {
+                    for t in &targets {
+                        apply(&f.kind, false, t, sup, &mut servers, &clients).map_err(fail)?;
+                    }
+                    windows[window].end_ns = Some(epoch.mono_ns());
+                }
+            }
+        }
+        let until = actions.get(next).map_or(end_ns, |a| a.at_ns).min(end_ns);
+        let nap = until.saturating_sub(epoch.mono_ns()).min(50_000_000);
+        std::thread::sleep(Duration::from_nanos(nap.max(1_000_000)));
+    }
+    // Whatever is still paused or down is resumed, so the clients can end cleanly.
+    for (occ, (targets, window)) in std::mem::take(&mut hit) {
+        let f = &setup.faults[occurrences[occ].fault];
+        for t in &targets {
+            let _ = apply(&f.kind, false, t, sup, &mut servers, &clients);
+        }
+        windows[window].end_ns = Some(epoch.mono_ns().min(end_ns));
+    }
+    for id in &clients {
+        sup.wait_or_kill(*id, Duration::from_secs(5));
+    }
+    for r in readers {
+        let _ = r.join();
+    }
+    let mut c = std::mem::take(&mut *collected.lock().expect("collector lock"));
+    c.events.extend(resource.take_events());
+    // One timeline: every process stamped with the same monotonic clock.
+    c.events.sort_by_key(|e| e.at_ns);
+    let mut final_counter = vec![0u64; w.locks as usize];
+    for e in &c.events {
+        if let HistoryEvent::ResourceWrite { key, value, .. } = e.event {
+            final_counter[key as usize] = value;
+        }
+    }
+    let messages = c.summaries.iter().map(|s| s.sent + s.received).sum();
+    let history = History {
+        events: c.events,
+        messages,
+        duration_ns: end_ns,
+        final_counter,
+        clients: names.iter().enumerate().filter(|(_, (_, k))| *k == NodeKind::Client).map(|(i, _)| i).collect(),
+        fenced: run.model.fenced(&run.params),
+        node_names: names.iter().map(|(n, _)| n.clone()).collect(),
+        faults: windows,
+    };
+    if stop.load(Ordering::Relaxed) {
+        notes.push("interrupted: the history ends at the Ctrl-C".to_string());
+    }
+    Ok((history, versions))
+}
+
+/// The node names a fault's selectors pick now.
+fn resolve(
+    targets: &[Selector],
+    names: &[(String, NodeKind)],
+    servers: &[Server],
+    backend: &dyn crate::backend::Backend,
+    state: &BTreeMap<usize, ClientState>,
+    rng: &mut rand_chacha::ChaCha8Rng,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let of_kind = |k: NodeKind| names.iter().filter(move |(_, kk)| *kk == k).map(|(n, _)| n.clone());
+    for t in targets {
+        let picked: Vec<String> = match t {
+            Selector::Named(n) => vec![n.clone()],
+            Selector::AllOf(k) => of_kind(*k).collect(),
+            Selector::All => Vec::new(),
+            Selector::Leader => backend.leader(servers).into_iter().collect(),
+            Selector::Follower => {
+                let leader = backend.leader(servers);
+                let others: Vec<String> =
+                    servers.iter().map(|s| s.node.clone()).filter(|n| Some(n) != leader.as_ref()).collect();
+                others.choose(rng).cloned().into_iter().collect()
+            }
+            Selector::Holder | Selector::Waiter => {
+                let want = if *t == Selector::Holder { ClientState::Holding } else { ClientState::Waiting };
+                let c: Vec<String> =
+                    state.iter().filter(|(_, s)| **s == want).map(|(id, _)| names[*id].0.clone()).collect();
+                c.choose(rng).cloned().into_iter().collect()
+            }
+            Selector::RandomClient => {
+                of_kind(NodeKind::Client).collect::<Vec<_>>().choose(rng).cloned().into_iter().collect()
+            }
+            Selector::RandomServer => {
+                servers.iter().map(|s| s.node.clone()).collect::<Vec<_>>().choose(rng).cloned().into_iter().collect()
+            }
+        };
+        for p in picked {
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// Starts (`start`) or ends a fault on one node.
+fn apply(
+    kind: &FaultKind,
+    start: bool,
+    target: &str,
+    sup: &mut Supervisor,
+    servers: &mut [Server],
+    clients: &[ProcId],
+) -> Result<(), String> {
+    let server = servers.iter_mut().find(|s| s.node == target);
+    let client =
+        target.strip_prefix("client-").and_then(|i| i.parse::<usize>().ok()).and_then(|i| clients.get(i).copied());
+    match (kind, server, client) {
+        (FaultKind::Pause, Some(s), _) => match s.proc {
+            Some(p) if start => sup.pause(p),
+            Some(p) => sup.resume(p),
+            None => Ok(()),
+        },
+        (FaultKind::Pause, None, Some(p)) => {
+            if start {
+                sup.pause(p)
+            } else {
+                sup.resume(p)
+            }
+        }
+        (FaultKind::Crash { .. }, Some(s), _) => {
+            if start {
+                match s.proc.take() {
+                    Some(p) => sup.kill(p),
+                    None => Ok(()),
+                }
+            } else if s.proc.is_none() {
+                s.start(sup)
+            } else {
+                Ok(())
+            }
+        }
+        _ => Err(format!("live mode cannot apply {} to {target}", kind.name())),
+    }
+}

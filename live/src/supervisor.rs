@@ -1,0 +1,136 @@
+//! Every process a live run starts (servers and clients), by pid: pausing (SIGSTOP / SIGCONT),
+//! killing (SIGKILL) and, when the supervisor is dropped (the run ended, failed or was
+//! interrupted), stopping every one still running and reaping it. Nothing is left behind.
+
+use std::process::{Child, Command, Stdio};
+
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+
+/// A started process: its name in the run and its OS handle.
+struct Managed {
+    name: String,
+    child: Child,
+    running: bool,
+}
+
+/// The processes of one live run.
+#[derive(Default)]
+pub struct Supervisor {
+    procs: Vec<Managed>,
+}
+
+/// A handle on one process the supervisor started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProcId(usize);
+
+impl Supervisor {
+    /// Starts `cmd` as `name`; its stdin is closed, stdout and stderr as `cmd` sets them.
+    pub fn spawn(&mut self, name: &str, cmd: &mut Command) -> Result<ProcId, String> {
+        let child = cmd
+            .stdin(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot start {name} ({:?}): {e}", cmd.get_program()))?;
+        self.procs.push(Managed { name: name.to_string(), child, running: true });
+        Ok(ProcId(self.procs.len() - 1))
+    }
+
+    /// The OS child (to take its stdout).
+    pub fn child_mut(&mut self, id: ProcId) -> &mut Child {
+        &mut self.procs[id.0].child
+    }
+
+    /// The process's pid.
+    pub fn pid(&self, id: ProcId) -> u32 {
+        self.procs[id.0].child.id()
+    }
+
+    /// The process's name.
+    pub fn name(&self, id: ProcId) -> &str {
+        &self.procs[id.0].name
+    }
+
+    fn signal(&self, id: ProcId, sig: Signal) -> Result<(), String> {
+        let m = &self.procs[id.0];
+        kill(Pid::from_raw(m.child.id() as i32), sig)
+            .map_err(|e| format!("{sig} to {} (pid {}): {e}", m.name, m.child.id()))
+    }
+
+    /// Stops the process (SIGSTOP): every thread of it halts, as in a long GC pause.
+    pub fn pause(&self, id: ProcId) -> Result<(), String> {
+        self.signal(id, Signal::SIGSTOP)
+    }
+
+    /// Resumes a paused process (SIGCONT).
+    pub fn resume(&self, id: ProcId) -> Result<(), String> {
+        self.signal(id, Signal::SIGCONT)
+    }
+
+    /// Kills the process (SIGKILL: the OS closes its sockets at once) and reaps it.
+    pub fn kill(&mut self, id: ProcId) -> Result<(), String> {
+        let m = &mut self.procs[id.0];
+        if !m.running {
+            return Ok(());
+        }
+        let _ = m.child.kill();
+        m.child.wait().map_err(|e| format!("waiting for {} (pid {}): {e}", m.name, m.child.id()))?;
+        m.running = false;
+        Ok(())
+    }
+
+    /// Whether the process has exited (reaping it if so).
+    pub fn exited(&mut self, id: ProcId) -> bool {
+        let m = &mut self.procs[id.0];
+        if m.running && matches!(m.child.try_wait(), Ok(Some(_))) {
+            m.running = false;
+        }
+        !m.running
+    }
+
+    /// Waits for a process to exit by itself, up to `limit`; kills it after that. Returns
+    /// whether it exited by itself.
+    pub fn wait_or_kill(&mut self, id: ProcId, limit: std::time::Duration) -> bool {
+        let start = std::time::Instant::now();
+        while start.elapsed() < limit {
+            if self.exited(id) {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let _ = self.kill(id);
+        false
+    }
+
+    /// Pids of the processes still running (none after [`Supervisor::stop_all`]).
+    pub fn running_pids(&mut self) -> Vec<u32> {
+        let mut pids = Vec::new();
+        for i in 0..self.procs.len() {
+            if !self.exited(ProcId(i)) {
+                pids.push(self.procs[i].child.id());
+            }
+        }
+        pids
+    }
+
+    /// Every pid this supervisor ever started.
+    pub fn all_pids(&self) -> Vec<u32> {
+        self.procs.iter().map(|m| m.child.id()).collect()
+    }
+
+    /// Kills and reaps every process still running (a paused one is resumed first, so that it
+    /// dies now rather than when someone continues it).
+    pub fn stop_all(&mut self) {
+        for i in 0..self.procs.len() {
+            if self.procs[i].running {
+                let _ = self.signal(ProcId(i), Signal::SIGCONT);
+                let _ = self.kill(ProcId(i));
+            }
+        }
+    }
+}
+
+impl Drop for Supervisor {
+    fn drop(&mut self) {
+        self.stop_all();
+    }
+}

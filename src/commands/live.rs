@@ -1,0 +1,172 @@
+//! `sim live FILE`: the scenario's rows run against real servers started on this machine, in real
+//! time, judged by the same checkers and printed as the same table; and the hidden
+//! `sim live-client SPEC`, one client process of a live run (started by `sim live` only).
+
+use std::path::PathBuf;
+
+use clap::Args;
+use locksim_live::{check_row, run_live, LiveError};
+use locksim_reports::report::{timeline_note, write_report};
+use locksim_reports::{evaluate, params_json, render_table, AlgorithmTotals, ResultsJson, ServerVersion};
+use locksim_simulator::scenario::load_file_with_text;
+
+use crate::exit::{CliError, EXPECTATION_FAILED, MODEL_FAILED, OK};
+use crate::interrupt::{self, INTERRUPTED};
+use crate::runner::print_out;
+use crate::seeds::parse_seeds;
+
+#[derive(Args, Debug)]
+pub struct LiveArgs {
+    /// The scenario file (TOML). Its faults must be ones live mode can inject: pause (SIGSTOP /
+    /// SIGCONT) of a client or server, and crash mode = "process" (SIGKILL, then a restart on the
+    /// same data) of a server.
+    pub file: PathBuf,
+    /// Live runs per row: N (seeds 0..N) or A..B. Each lasts the scenario's duration_ms in real
+    /// time. A seed fixes the workload's draws and the fault schedule, not the servers' timing.
+    #[arg(long, value_name = "N|A..B", default_value = "1")]
+    pub seeds: String,
+    /// Run only this algorithm or variant label (repeatable).
+    #[arg(long = "algorithm", value_name = "LABEL")]
+    pub algorithms: Vec<String>,
+    /// Write the results JSON (with "mode": "live" and the servers' versions) to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Also write a report into DIR (results.json, charts, index.html).
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<PathBuf>,
+    /// Keep the servers' data directories and logs in DIR (default: a temporary directory,
+    /// removed at the end).
+    #[arg(long, value_name = "DIR")]
+    pub keep_dir: Option<PathBuf>,
+}
+
+pub fn live(args: LiveArgs) -> Result<i32, CliError> {
+    let models = locksim_algorithms::registry();
+    let (scenario, scenario_text) = load_file_with_text(&args.file, &models)?;
+    let seeds = parse_seeds(&args.seeds)?;
+    let labels: Vec<&str> = scenario.runs.iter().map(|r| r.label.as_str()).collect();
+    for w in &args.algorithms {
+        if !labels.contains(&w.as_str()) {
+            return Err(CliError::bad_input(format!(
+                "--algorithm {w}: no such algorithm or variant in {}; valid labels: {}",
+                scenario.file.display(),
+                labels.join(", ")
+            )));
+        }
+    }
+    let runs: Vec<_> =
+        scenario.runs.iter().filter(|r| args.algorithms.is_empty() || args.algorithms.contains(&r.label)).collect();
+    // Everything is checked before any server starts.
+    let mut notes: Vec<String> = Vec::new();
+    for run in &runs {
+        let row_notes =
+            check_row(&scenario, run).map_err(|e| CliError::bad_input(format!("{}: {e}", args.file.display())))?;
+        for n in row_notes {
+            if !notes.contains(&n) {
+                notes.push(n);
+            }
+        }
+    }
+    if let Some(dir) = &args.report {
+        crate::out_dir::prepare(dir, "--report").map_err(CliError::bad_input)?;
+    }
+    let sim = std::env::current_exe().map_err(|e| CliError::bad_input(format!("cannot find the sim binary: {e}")))?;
+    let stop = interrupt::stop_flag();
+    let mut all_totals = Vec::new();
+    let mut versions: Vec<ServerVersion> = Vec::new();
+    let mut finished = 0u64;
+    let total = (seeds.end - seeds.start) * runs.len() as u64;
+    for run in &runs {
+        let model = run.model;
+        let mut totals =
+            AlgorithmTotals::new(&run.label, model.name(), params_json(&run.params.values), model.fenced(&run.params))
+                .with_limitations(model.limitations(&run.params, &scenario.setup.workload));
+        for seed in seeds.clone() {
+            if interrupt::interrupted() {
+                break;
+            }
+            eprintln!(
+                "live: {} seed {seed} ({} of {total}): {:.1} s of real time…",
+                run.label,
+                finished + 1,
+                scenario.setup.duration_ms / 1000.0
+            );
+            let keep = args.keep_dir.as_ref().map(|d| d.join(format!("{}-{seed}", run.label)));
+            let outcome = match run_live(&scenario, run, seed, &sim, stop, keep.as_deref()) {
+                Ok(o) => o,
+                Err(LiveError::Refused(m)) => return Err(CliError::bad_input(m)),
+                Err(LiveError::Failed(m)) => return Err(CliError { code: MODEL_FAILED, message: m }),
+            };
+            for (program, version) in &outcome.versions {
+                let v = ServerVersion { program: program.clone(), version: version.clone() };
+                if !versions.contains(&v) {
+                    versions.push(v);
+                }
+            }
+            eprintln!(
+                "live: {} seed {seed}: {} events recorded; {} processes started, all stopped",
+                run.label,
+                outcome.history.events.len(),
+                outcome.pids.len()
+            );
+            totals.add(&outcome.metrics);
+            finished += 1;
+        }
+        all_totals.push(totals);
+    }
+    let interrupted = interrupt::interrupted();
+    let judged: Vec<_> = scenario
+        .expect
+        .iter()
+        .filter(|e| args.algorithms.is_empty() || args.algorithms.contains(&e.label))
+        .cloned()
+        .collect();
+    let expectations = evaluate(&judged, &all_totals);
+    let file = scenario.file.display().to_string();
+    let mut text = String::new();
+    text.push_str("# live: real servers on this machine (");
+    let v: Vec<String> = versions.iter().map(|v| format!("{}: {}", v.program, v.version)).collect();
+    text.push_str(&v.join("; "));
+    text.push_str(")\n");
+    if interrupted {
+        text.push_str(&format!(
+            "# interrupted: {finished} of {total} live runs finished; the results below cover those\n"
+        ));
+    }
+    for n in &notes {
+        text.push_str(&format!("# note: {n}\n"));
+    }
+    text.push_str("# a live run is not replayable: its seed fixes the workload's draws and the fault schedule, not the servers' timing\n");
+    text.push_str(&render_table(&file, &all_totals, &expectations));
+    print_out(&text);
+    if args.json.is_some() || args.report.is_some() {
+        let mut json = ResultsJson::from_scenario(&scenario, seeds.clone(), &all_totals, expectations.clone())
+            .with_scenario_text(scenario_text);
+        json.mode = Some("live".to_string());
+        json.servers = versions;
+        json.live_notes = notes;
+        if let Some(path) = &args.json {
+            locksim_reports::write_atomic(path, json.to_pretty_string()).map_err(|e| {
+                CliError::bad_input(format!("cannot write the results JSON to {}: {e}", path.display()))
+            })?;
+        }
+        if let Some(dir) = &args.report {
+            let written =
+                write_report(dir, &json, Err("a live run's timeline is not drawn (it cannot be replayed)"), None)?;
+            eprintln!("report: {}{}", written.index.display(), timeline_note(written.timeline_seed));
+        }
+    }
+    Ok(if interrupted {
+        INTERRUPTED
+    } else if expectations.iter().any(|e| !e.ok) {
+        EXPECTATION_FAILED
+    } else {
+        OK
+    })
+}
+
+/// `sim live-client SPEC`: one client process of a live run.
+pub fn live_client(spec: &str) -> Result<i32, CliError> {
+    locksim_live::client_main(spec).map_err(|m| CliError { code: MODEL_FAILED, message: m })?;
+    Ok(OK)
+}
