@@ -56,6 +56,8 @@ enum Command {
     Explore(commands::explore::ExploreArgs),
     /// Run a scenario against real servers started on this machine (redis, redlock), in real time.
     Live(commands::live::LiveArgs),
+    /// Simulate a scenario and run it live, and print each metric side by side.
+    Compare(commands::compare::CompareArgs),
     /// One client process of a live run (started by `sim live`; not for direct use).
     #[command(hide = true)]
     LiveClient {
@@ -103,6 +105,7 @@ fn main() {
         Command::Run(args) => commands::run::run(args),
         Command::Report(args) => commands::report::report(args),
         Command::Live(args) => commands::live::live(args),
+        Command::Compare(args) => commands::compare::compare_cmd(args),
         Command::LiveClient { spec } => commands::live::live_client(&spec),
         Command::Explain(args) => commands::explain::run(args),
         Command::Check(args) => commands::check::check(&args),

@@ -28,7 +28,7 @@ fn shipped() -> &'static [(String, String)] {
 fn read_shipped() -> Vec<(String, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files: Vec<PathBuf> = Vec::new();
-    for dir in ["scenarios", "scenarios/known"] {
+    for dir in ["scenarios", "scenarios/known", "scenarios/fidelity"] {
         let rd = std::fs::read_dir(root.join(dir)).unwrap_or_else(|e| panic!("{dir}: {e}"));
         files
             .extend(rd.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "toml")));

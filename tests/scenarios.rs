@@ -41,6 +41,27 @@ fn every_known_outcome_holds() {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
+/// The fidelity scenarios (`scenarios/fidelity/`, what `sim live` and `sim compare` run) hold
+/// their claims in simulation too, at their own seed counts; tests/live.rs runs them live.
+#[test]
+fn every_fidelity_scenario_holds_in_simulation() {
+    let fidelity = files("scenarios/fidelity");
+    for model in ["redis", "redlock"] {
+        assert!(
+            fidelity.iter().any(|p| p.file_name().unwrap().to_string_lossy().starts_with(&format!("{model}-no-faults"))),
+            "scenarios/fidelity/{model}-no-faults.toml is missing"
+        );
+    }
+    let mut failures = Vec::new();
+    for f in &fidelity {
+        let (code, out) = sim(&["run", f.to_str().unwrap()]);
+        if code != 0 {
+            failures.push(format!("{} exited {code}:\n{out}", f.display()));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
 #[test]
 fn every_library_scenario_parses_and_meets_its_expectations_at_20_seeds() {
     let lib = files("scenarios");
@@ -71,7 +92,7 @@ fn every_library_scenario_parses_and_meets_its_expectations_at_20_seeds() {
 fn every_row_of_every_shipped_scenario_has_an_expect_block() {
     let models = locksim_algorithms::registry();
     let mut missing = Vec::new();
-    for dir in ["scenarios", "scenarios/known"] {
+    for dir in ["scenarios", "scenarios/known", "scenarios/fidelity"] {
         for path in files(dir) {
             let sc = locksim_simulator::scenario::load_file(&path, &models).unwrap_or_else(|e| panic!("{e}"));
             for run in &sc.runs {

@@ -8,12 +8,14 @@
 //! - [`adapters`]: a model's messages as real requests on a real client library, and back
 //! - [`client`]: a client process: the model's library under the workload driver, on real time
 //! - [`resource`]: the protected resource, served by `sim live` on loopback
+//! - [`calibrate`]: the loopback round trip and a real server's service time, for `sim compare`
 //! - [`plan`]: what of a scenario live mode can inject faithfully, and refusals with reasons
 //! - [`backend`]: per model: which configurations run live, servers, adapter, leader
 //! - [`run`]: one live run of one row: start, inject faults, stop, collect, check
 
 pub mod adapters;
 pub mod backend;
+pub mod calibrate;
 pub mod client;
 pub mod clock;
 pub mod plan;

@@ -19,9 +19,7 @@ pub fn free_port() -> Result<u16, String> {
 /// The path of `binary` on `PATH`, or an error naming the Debian package that has it.
 pub fn find_binary(binary: &str, package: &str) -> Result<PathBuf, String> {
     let path = std::env::var_os("PATH").unwrap_or_default();
-    // Debian puts some daemons in /usr/sbin, which a non-root PATH may lack.
-    let extra = [PathBuf::from("/usr/sbin"), PathBuf::from("/usr/bin")];
-    std::env::split_paths(&path).chain(extra).map(|d| d.join(binary)).find(|p| p.is_file()).ok_or_else(|| {
+    std::env::split_paths(&path).map(|d| d.join(binary)).find(|p| p.is_file()).ok_or_else(|| {
         format!("`{binary}` is not on PATH: live mode needs the Debian package `{package}` (apt-get install {package})")
     })
 }

@@ -14,6 +14,7 @@
 //!   of `sim merge`
 //! - [`json`]: the results JSON ([`ResultsJson`]), field for field as the spec shows, plus extras
 //! - [`expect`]: evaluating a scenario's `[expect]` block against the totals
+//! - [`compare`]: `sim compare`: a row simulated and live, metric by metric, with the simulated interval
 //! - [`table`]: the terminal table and the notes under it (failing seeds, replay commands, …)
 //! - [`explain`]: one violation of one seed told as a numbered narrative and a space-time diagram
 //!   (`sim explain`, the report's explanations, `sim shrink`'s final narrative)
@@ -34,6 +35,7 @@
 #![warn(missing_docs)]
 
 pub mod aggregate;
+pub mod compare;
 pub mod exact;
 pub mod expect;
 pub mod explain;

@@ -34,6 +34,10 @@ pub struct LiveArgs {
     /// Also write a report into DIR (results.json, charts, index.html).
     #[arg(long, value_name = "DIR")]
     pub report: Option<PathBuf>,
+    /// Write each live run's recorded history to FILE, one JSON line per run ({"label", "seed",
+    /// "history"}), events stamped with the machine's monotonic clock from the run's start.
+    #[arg(long, value_name = "FILE")]
+    pub history: Option<PathBuf>,
     /// Keep the servers' data directories and logs in DIR (default: a temporary directory,
     /// removed at the end).
     #[arg(long, value_name = "DIR")]
@@ -75,6 +79,7 @@ pub fn live(args: LiveArgs) -> Result<i32, CliError> {
     let mut all_totals = Vec::new();
     let mut versions: Vec<ServerVersion> = Vec::new();
     let mut finished = 0u64;
+    let mut histories = String::new();
     let total = (seeds.end - seeds.start) * runs.len() as u64;
     for run in &runs {
         let model = run.model;
@@ -109,12 +114,21 @@ pub fn live(args: LiveArgs) -> Result<i32, CliError> {
                 outcome.history.events.len(),
                 outcome.pids.len()
             );
+            if args.history.is_some() {
+                let line = serde_json::json!({ "label": run.label, "seed": seed, "history": outcome.history });
+                histories.push_str(&line.to_string());
+                histories.push('\n');
+            }
             totals.add(&outcome.metrics);
             finished += 1;
         }
         all_totals.push(totals);
     }
     let interrupted = interrupt::interrupted();
+    if let Some(path) = &args.history {
+        locksim_reports::write_atomic(path, histories)
+            .map_err(|e| CliError::bad_input(format!("cannot write the histories to {}: {e}", path.display())))?;
+    }
     let judged: Vec<_> = scenario
         .expect
         .iter()

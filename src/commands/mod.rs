@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod check;
+pub mod compare;
 pub mod explain;
 pub mod explore;
 pub mod list;

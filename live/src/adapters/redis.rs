@@ -242,7 +242,10 @@ fn pubsub_link(peer: NodeId, addr: String, rx: Receiver<PubSubOp>, tx: Sender<In
         }
     };
     let mut ps = con.as_pubsub();
-    if ps.set_read_timeout(Some(Duration::from_millis(20))).is_err() {
+    // The connection is read with a 1 ms timeout between checks for (un)subscribe requests: the
+    // `redis` crate's pub/sub connection cannot be written while another thread reads it, and a
+    // longer timeout would delay every SUBSCRIBE (Redisson subscribes at each wait) by up to it.
+    if ps.set_read_timeout(Some(Duration::from_millis(1))).is_err() {
         return;
     }
     loop {

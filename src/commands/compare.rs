@@ -1,0 +1,120 @@
+//! `sim compare FILE`: each row simulated over many seeds and run live a few times, side by side.
+//! It first measures this machine (the loopback round trip, a real server's service time) and
+//! simulates with those figures, so that what differs is the mechanism, not the network.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use locksim_live::{calibrate::calibrate, check_row, run_live, LiveError};
+use locksim_reports::compare::{compare, render};
+use locksim_simulator::batch::{run_seed_caught, SeedResult};
+use locksim_simulator::dist::Dist;
+use locksim_simulator::model::ParamValue;
+use locksim_simulator::scenario::load_file_with_text;
+
+use crate::exit::{CliError, MODEL_FAILED, OK};
+use crate::interrupt::{self, INTERRUPTED};
+use crate::runner::{print_out, thread_pool};
+use crate::seeds::parse_seeds;
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// The scenario file (TOML); it must be one `sim live` can run.
+    pub file: PathBuf,
+    /// Live runs per row: N (seeds 0..N) or A..B. Each lasts the scenario's duration in real time.
+    #[arg(long, value_name = "N|A..B", default_value = "2")]
+    pub seeds: String,
+    /// Simulated seeds per row: N or A..B (default: the file's `seeds`).
+    #[arg(long, value_name = "N|A..B")]
+    pub sim_seeds: Option<String>,
+    /// Compare only this algorithm or variant label (repeatable).
+    #[arg(long = "algorithm", value_name = "LABEL")]
+    pub algorithms: Vec<String>,
+    /// Worker threads for the simulated seeds (default: all cores).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+}
+
+pub fn compare_cmd(args: CompareArgs) -> Result<i32, CliError> {
+    let models = locksim_algorithms::registry();
+    let (scenario, _) = load_file_with_text(&args.file, &models)?;
+    let live_seeds = parse_seeds(&args.seeds)?;
+    let sim_seeds = match &args.sim_seeds {
+        Some(t) => parse_seeds(t)?,
+        None => 0..scenario.seeds,
+    };
+    let labels: Vec<&str> = scenario.runs.iter().map(|r| r.label.as_str()).collect();
+    for w in &args.algorithms {
+        if !labels.contains(&w.as_str()) {
+            return Err(CliError::bad_input(format!(
+                "--algorithm {w}: no such algorithm or variant in {}; valid labels: {}",
+                scenario.file.display(),
+                labels.join(", ")
+            )));
+        }
+    }
+    let runs: Vec<_> =
+        scenario.runs.iter().filter(|r| args.algorithms.is_empty() || args.algorithms.contains(&r.label)).collect();
+    for run in &runs {
+        check_row(&scenario, run).map_err(|e| CliError::bad_input(format!("{}: {e}", args.file.display())))?;
+    }
+    let pool = thread_pool(args.threads)?;
+    let sim = std::env::current_exe().map_err(|e| CliError::bad_input(format!("cannot find the sim binary: {e}")))?;
+    let stop = interrupt::stop_flag();
+    let mut text = String::new();
+    let mut disagreements = 0;
+    for run in &runs {
+        let model = run.model.name();
+        eprintln!("compare: {}: measuring this machine…", run.label);
+        let cal = calibrate(model).map_err(|m| CliError { code: MODEL_FAILED, message: m })?;
+        // The simulated side, on this machine's figures.
+        let mut simulated = scenario.clone();
+        simulated.setup.network.latency_ms = Dist::Const(cal.rtt_ms / 2.0);
+        let mut sim_run = (*run).clone();
+        if let (Some(service), true) = (cal.service_ms, sim_run.params.values.contains_key("service_ms")) {
+            sim_run.params.values.insert("service_ms".to_string(), ParamValue::Num(service));
+        }
+        text.push_str(&format!(
+            "# {}: loopback round trip {:.3} ms (simulated latency {:.3} ms each way){}\n",
+            run.label,
+            cal.rtt_ms,
+            cal.rtt_ms / 2.0,
+            cal.service_ms
+                .map_or(String::new(), |s| format!(", server service time {s:.3} ms per request (service_ms)"))
+        ));
+        eprintln!("compare: {}: simulating {} seeds…", run.label, sim_seeds.end - sim_seeds.start);
+        let sim_metrics: Vec<_> = pool.install(|| {
+            use rayon::prelude::*;
+            sim_seeds
+                .clone()
+                .into_par_iter()
+                .filter_map(|s| match run_seed_caught(&simulated, &sim_run, s) {
+                    SeedResult::Done { metrics } => Some(*metrics),
+                    SeedResult::Panicked { .. } => None,
+                })
+                .collect()
+        });
+        let mut live_metrics = Vec::new();
+        for seed in live_seeds.clone() {
+            if interrupt::interrupted() {
+                break;
+            }
+            eprintln!("compare: {}: live run, seed {seed}, {:.1} s…", run.label, scenario.setup.duration_ms / 1000.0);
+            match run_live(&scenario, run, seed, &sim, stop, None) {
+                Ok(o) => live_metrics.push(o.metrics),
+                Err(LiveError::Refused(m)) => return Err(CliError::bad_input(m)),
+                Err(LiveError::Failed(m)) => return Err(CliError { code: MODEL_FAILED, message: m }),
+            }
+        }
+        let rows = compare(&sim_metrics, &live_metrics);
+        disagreements += rows.iter().filter(|r| !r.inside()).count();
+        text.push_str(&render(&run.label, sim_metrics.len(), live_metrics.len(), &rows));
+        text.push('\n');
+    }
+    text.push_str(&format!(
+        "{disagreements} live value(s) outside the simulated interval. Rates: the live share's Wilson 95% interval must meet the \
+simulated one; values: every live run must fall in the middle 95% of the simulated runs.\n"
+    ));
+    print_out(&text);
+    Ok(if interrupt::interrupted() { INTERRUPTED } else { OK })
+}

@@ -1,0 +1,235 @@
+//! `sim live` against real servers on this machine: each live model's no-fault fidelity scenario
+//! (no overlap, acquisitions, every process stopped), its server killed and the service back, a
+//! paused holder's overlap, and the refusals (exit 2) for what live mode cannot do. Without the
+//! server binaries on PATH the server tests print `SKIPPED:` and pass.
+
+#[path = "support/cli.rs"]
+#[allow(dead_code)]
+mod cli;
+
+use std::path::{Path, PathBuf};
+
+use cli::{fresh_dir, s, sim};
+
+/// Whether `binary` is on PATH.
+fn on_path(binary: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(binary).is_file()))
+}
+
+fn skip_without(binary: &str, test: &str) -> bool {
+    if on_path(binary) {
+        return false;
+    }
+    println!("SKIPPED: {test}: `{binary}` is not on PATH (Debian package redis-server)");
+    true
+}
+
+/// A copy of a fidelity scenario in `dir` with `duration_ms` shortened and keys replaced.
+/// The shortened run is judged by the test, not by the file's `[expect]` (sized for the full
+/// duration), unless `keep_expect`.
+fn shortened(name: &str, dir: &Path, duration_ms: i64, keep_expect: bool) -> PathBuf {
+    let text = std::fs::read_to_string(Path::new("scenarios/fidelity").join(name)).unwrap();
+    let mut doc: toml_edit::DocumentMut = text.parse().unwrap();
+    doc["duration_ms"] = toml_edit::value(duration_ms);
+    if !keep_expect {
+        doc.remove("expect");
+    }
+    let path = dir.join(name);
+    std::fs::write(&path, doc.to_string()).unwrap();
+    path
+}
+
+/// Every process whose command line mentions `dir` (servers' data directories and client
+/// specifications name it): none may be left running.
+fn processes_mentioning(dir: &Path) -> Vec<String> {
+    let needle = dir.display().to_string();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.chars().all(|c| c.is_ascii_digit()) || name == std::process::id().to_string() {
+            continue;
+        }
+        if let Ok(cmd) = std::fs::read(entry.path().join("cmdline")) {
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            if cmd.contains(&needle) && !cmd.contains("cargo") {
+                found.push(format!("{name}: {cmd}"));
+            }
+        }
+    }
+    found
+}
+
+fn results(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn row<'a>(json: &'a serde_json::Value, label: &str) -> &'a serde_json::Value {
+    json["algorithms"].as_array().unwrap().iter().find(|a| a["label"] == label).unwrap()
+}
+
+fn live_no_faults(model: &str, labels: &[&str]) {
+    let dir = fresh_dir("live", &format!("{model}-no-faults"));
+    let file = shortened(&format!("{model}-no-faults.toml"), &dir, 3_000, false);
+    let out = dir.join("results.json");
+    let keep = dir.join("servers");
+    let (code, stdout, stderr) = sim(&["live", &s(&file), "--json", &s(&out), "--keep-dir", &s(&keep)]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(stdout.contains("# live: real servers on this machine (redis-server: Redis server v="), "{stdout}");
+    let json = results(&out);
+    assert_eq!(json["mode"], "live");
+    assert!(json["servers"][0]["version"].as_str().unwrap().contains("v="), "{json}");
+    for label in labels {
+        let r = row(&json, label);
+        assert_eq!(r["runs"], 1, "{r}");
+        assert_eq!(r["overlap"]["runs"], 0, "{label}: {r}");
+        let acquisitions = r["acquisitions"].as_u64().unwrap();
+        assert!(acquisitions > 20, "{label}: only {acquisitions} acquisitions in 3 s live: {r}");
+    }
+    let left = processes_mentioning(&dir);
+    assert!(left.is_empty(), "processes left running after sim live: {left:?}");
+}
+
+#[test]
+fn redis_no_faults_live() {
+    if skip_without("redis-server", "redis_no_faults_live") {
+        return;
+    }
+    live_no_faults("redis", &["redis", "redisson"]);
+}
+
+#[test]
+fn redlock_no_faults_live() {
+    if skip_without("redis-server", "redlock_no_faults_live") {
+        return;
+    }
+    live_no_faults("redlock", &["redlock"]);
+}
+
+/// The history lines `--history` wrote: (label, history).
+fn histories(path: &Path) -> Vec<(String, serde_json::Value)> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (v["label"].as_str().unwrap().to_string(), v["history"].clone())
+        })
+        .collect()
+}
+
+/// Grants recorded after `after_ns`.
+fn grants_after(history: &serde_json::Value, after_ns: u64) -> usize {
+    history["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["event"] == "granted" && e["at_ns"].as_u64().unwrap() > after_ns)
+        .count()
+}
+
+fn killed_server_comes_back(model: &str, file_name: &str) {
+    let dir = fresh_dir("live", &format!("{model}-killed"));
+    let file = shortened(file_name, &dir, 5_000, false);
+    let edit = |text: String| {
+        text.replace("at_ms = 3_000", "at_ms = 1_500").replace("duration_ms = 2_000", "duration_ms = 1_500")
+    };
+    std::fs::write(&file, edit(std::fs::read_to_string(&file).unwrap())).unwrap();
+    let history = dir.join("history.jsonl");
+    let (code, stdout, stderr) = sim(&["live", &s(&file), "--history", &s(&history), "--algorithm", model]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    for (label, h) in histories(&history) {
+        let faults = h["faults"].as_array().unwrap();
+        assert_eq!(faults.len(), 1, "{label}: one crash: {faults:?}");
+        assert_eq!(faults[0]["kind"], "crash");
+        assert_eq!(faults[0]["targets"], "server-0");
+        let end = faults[0]["end_ns"].as_u64().expect("the crash ended with a restart");
+        let start = faults[0]["start_ns"].as_u64().unwrap();
+        assert!(end - start >= 1_400_000_000, "{label}: the server was down {} ms", (end - start) / 1_000_000);
+        let after = grants_after(&h, end);
+        assert!(after > 10, "{label}: only {after} grants after the restart: the service did not come back\n{stdout}");
+    }
+    assert!(processes_mentioning(&dir).is_empty());
+}
+
+#[test]
+fn redis_server_killed_comes_back_live() {
+    if skip_without("redis-server", "redis_server_killed_comes_back_live") {
+        return;
+    }
+    killed_server_comes_back("redis", "redis-server-killed.toml");
+}
+
+#[test]
+fn redlock_master_killed_comes_back_live() {
+    if skip_without("redis-server", "redlock_master_killed_comes_back_live") {
+        return;
+    }
+    killed_server_comes_back("redlock", "redlock-master-killed.toml");
+}
+
+/// A holder stopped past its TTL overlaps with the next holder on a real Redis, as simulated.
+#[test]
+fn redis_paused_holder_overlaps_live() {
+    if skip_without("redis-server", "redis_paused_holder_overlaps_live") {
+        return;
+    }
+    let dir = fresh_dir("live", "redis-paused");
+    let file = shortened("redis-paused-holder.toml", &dir, 6_000, true);
+    let out = dir.join("results.json");
+    let (code, stdout, stderr) = sim(&["live", &s(&file), "--json", &s(&out)]);
+    assert_eq!(code, 0, "every expectation (overlap and stale write in every run) holds live\n{stdout}\n{stderr}");
+    let json = results(&out);
+    for label in ["redis", "redisson"] {
+        assert_eq!(row(&json, label)["overlap"]["runs"], 1, "{label}");
+        assert_eq!(row(&json, label)["stale_unfenced"]["runs"], 1, "{label}");
+    }
+}
+
+#[test]
+fn what_live_mode_cannot_do_is_refused_with_the_reason() {
+    let dir = fresh_dir("live", "refusals");
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "partition",
+            "[[faults]]\nkind = \"partition\"\ngroups = [[\"server-0\"], [\"client-*\"]]\nat_ms = 100\nduration_ms = 100\n",
+            "live mode cannot inject this fault faithfully: cutting links",
+        ),
+        (
+            "machine",
+            "[[faults]]\nkind = \"crash\"\nmode = \"machine\"\ntarget = \"server-0\"\nat_ms = 100\nduration_ms = 100\n",
+            "mode = \"machine\"",
+        ),
+        ("loss", "", "loss = 0.01"),
+    ];
+    for (name, fault, expected) in cases {
+        let mut text = std::fs::read_to_string("scenarios/fidelity/redis-no-faults.toml").unwrap();
+        if *name == "loss" {
+            text = text.replace("latency_ms = 0.05", "latency_ms = 0.05\nloss = 0.01");
+        }
+        text.push('\n');
+        text.push_str(fault);
+        let path = dir.join(format!("{name}.toml"));
+        std::fs::write(&path, text).unwrap();
+        let (code, stdout, stderr) = sim(&["live", &s(&path)]);
+        assert_eq!(code, 2, "{name}: {stdout}{stderr}");
+        assert!(stderr.contains(expected), "{name}: {stderr}");
+        assert!(stderr.contains(&s(&path)), "{name}: the message names the file: {stderr}");
+    }
+    // A model live mode does not run yet.
+    let (code, _, stderr) = sim(&["live", "scenarios/known/06-zookeeper-no-faults.toml"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("live mode does not run the `zookeeper` model yet"), "{stderr}");
+}
+
+#[test]
+fn a_missing_server_binary_names_its_package() {
+    let dir = fresh_dir("live", "missing");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sim"))
+        .args(["live", "scenarios/fidelity/redlock-no-faults.toml"])
+        .env("PATH", &dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("needs the Debian package `redis-server`"), "{stderr}");
+}
