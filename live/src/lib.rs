@@ -10,11 +10,13 @@
 //! - [`resource`]: the protected resource, served by `sim live` on loopback
 //! - [`calibrate`]: the loopback round trip and a real server's service time, for `sim compare`
 //! - [`plan`]: what of a scenario live mode can inject faithfully, and refusals with reasons
-//! - [`backend`]: per model: which configurations run live, servers, adapter, leader
+//! - [`backend`]: what a model's live backend provides, and the registry of backends
+//! - [`backends`]: one backend per model live mode runs: configurations, servers, adapter, leader
 //! - [`run`]: one live run of one row: start, inject faults, stop, collect, check
 
 pub mod adapters;
 pub mod backend;
+pub mod backends;
 pub mod calibrate;
 pub mod client;
 pub mod clock;

@@ -153,6 +153,7 @@ fn run_inside(
     for s in servers.iter_mut() {
         s.start(sup).map_err(fail)?;
     }
+    backend.ready(&servers).map_err(fail)?;
     let versions = backend.versions();
 
     let epoch = Epoch::now();

@@ -1,0 +1,7 @@
+//! One live backend per model that live mode runs (see [`crate::backend::backend_for`]).
+//!
+//! - [`redis`]: one `redis-server`; plain `SET NX PX` and Redisson
+//! - [`redlock`]: `masters` independent `redis-server`s
+
+pub mod redis;
+pub mod redlock;
