@@ -48,7 +48,11 @@ fn every_fidelity_scenario_holds_in_simulation() {
     let fidelity = files("scenarios/fidelity");
     for model in ["redis", "redlock"] {
         assert!(
-            fidelity.iter().any(|p| p.file_name().unwrap().to_string_lossy().starts_with(&format!("{model}-no-faults"))),
+            fidelity.iter().any(|p| p
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(&format!("{model}-no-faults"))),
             "scenarios/fidelity/{model}-no-faults.toml is missing"
         );
     }
