@@ -69,18 +69,23 @@ pub fn compare_cmd(args: CompareArgs) -> Result<i32, CliError> {
         let cal = calibrate(model).map_err(|m| CliError { code: MODEL_FAILED, message: m })?;
         // The simulated side, on this machine's figures.
         let mut simulated = scenario.clone();
-        simulated.setup.network.latency_ms = Dist::Const(cal.rtt_ms / 2.0);
+        let (lo_ms, hi_ms) = (cal.rtt_ms_p10 / 2.0, cal.rtt_ms_p90.max(cal.rtt_ms_p10 * 1.01) / 2.0);
+        // Spread, not a constant: with one fixed latency every waiter woken by the same release
+        // would answer at the same instant, and the server's tie order would pick the winner.
+        simulated.setup.network.latency_ms = Dist::Uniform(lo_ms, hi_ms);
         let mut sim_run = (*run).clone();
         if let (Some(service), true) = (cal.service_ms, sim_run.params.values.contains_key("service_ms")) {
             sim_run.params.values.insert("service_ms".to_string(), ParamValue::Num(service));
         }
         text.push_str(&format!(
-            "# {}: loopback round trip {:.3} ms (simulated latency {:.3} ms each way){}\n",
+            "# {}: loopback round trip {:.3} ms median, {:.3}-{:.3} ms p10-p90; simulated latency uniform {lo_ms:.3}-{hi_ms:.3} ms each way{}\n",
             run.label,
             cal.rtt_ms,
-            cal.rtt_ms / 2.0,
-            cal.service_ms
-                .map_or(String::new(), |s| format!(", server service time {s:.3} ms per request (service_ms)"))
+            cal.rtt_ms_p10,
+            cal.rtt_ms_p90,
+            cal.service_ms.map_or(String::new(), |s| format!(
+                "; service time {s:.3} ms per request (service_ms: a SET's round trip through a live client's connection thread, less the loopback's)"
+            ))
         ));
         eprintln!("compare: {}: simulating {} seeds…", run.label, sim_seeds.end - sim_seeds.start);
         let sim_metrics: Vec<_> = pool.install(|| {
