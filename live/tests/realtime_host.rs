@@ -39,8 +39,14 @@ fn a_hosted_client_acquires_through_its_model_library_and_reads_the_resource() {
     let names = node_names(run.model.services(&run.params), w.clients);
     assert_eq!(names.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["server-0", "client-0", "resource"]);
     let lib = Redlock.build(&run.params, w).clients.remove(0);
-    let mut node =
-        RealtimeNode::client(lib, w.clone(), stream(0, "client-0", "workload"), stream(0, "client-0", "model"), &names, 1);
+    let mut node = RealtimeNode::client(
+        lib,
+        w.clone(),
+        stream(0, "client-0", "workload"),
+        stream(0, "client-0", "model"),
+        &names,
+        1,
+    );
     let mut out = node.start(at(0.0));
     // think_ms = 0: the acquire is one timer away, due now.
     assert_eq!(node.next_deadline(), Some(0));
@@ -60,7 +66,8 @@ fn a_hosted_client_acquires_through_its_model_library_and_reads_the_resource() {
         "one master of one granted: {out:?}"
     );
     assert!(
-        out.iter().any(|o| matches!(o, Output::Send { to: 2, msg: Wire::Resource(ResourceMsg::Read { key: 0, .. }), .. })),
+        out.iter()
+            .any(|o| matches!(o, Output::Send { to: 2, msg: Wire::Resource(ResourceMsg::Read { key: 0, .. }), .. })),
         "the critical section reads the resource: {out:?}"
     );
     // The hold timer (5 ms) is armed on the node's clock, after the grant.
