@@ -38,11 +38,12 @@ pub trait Backend: Sync {
 }
 
 /// The models live mode runs today.
-pub const LIVE_MODELS: &[&str] = &["redis", "redlock"];
+pub const LIVE_MODELS: &[&str] = &["db", "redis", "redlock"];
 
 /// The backend for a model, or why there is none.
 pub fn backend_for(model: &str) -> Result<&'static dyn Backend, String> {
     match model {
+        "db" => Ok(&crate::backends::db::DbBackend),
         "redis" => Ok(&RedisBackend),
         "redlock" => Ok(&RedlockBackend),
         other => Err(format!(

@@ -3,9 +3,11 @@
 //! holds no lock logic: the recipe (what to send, when, and what a reply means) is the model's
 //! client library, run unchanged by [`crate::client`].
 //!
+//! - [`db`]: the `db` model's statements as SQL on a MariaDB table, on the `mysql` crate
 //! - [`redis`]: the `redis` model's commands and Redisson's scripts, on the `redis` crate
 //! - [`redlock`]: Redlock's `SET NX PX` and unlock script on each master, on the `redis` crate
 
+pub mod db;
 pub mod redis;
 pub mod redlock;
 

@@ -1,7 +1,9 @@
 //! One live backend per model that live mode runs (see [`crate::backend::backend_for`]).
 //!
+//! - [`db`]: one MariaDB server (`mariadbd`) holding the model's lock table
 //! - [`redis`]: one `redis-server`; plain `SET NX PX` and Redisson
 //! - [`redlock`]: `masters` independent `redis-server`s
 
+pub mod db;
 pub mod redis;
 pub mod redlock;
