@@ -38,13 +38,14 @@ pub trait Backend: Sync {
 }
 
 /// The models live mode runs today.
-pub const LIVE_MODELS: &[&str] = &["redis", "redlock"];
+pub const LIVE_MODELS: &[&str] = &["redis", "redlock", "zookeeper"];
 
 /// The backend for a model, or why there is none.
 pub fn backend_for(model: &str) -> Result<&'static dyn Backend, String> {
     match model {
         "redis" => Ok(&RedisBackend),
         "redlock" => Ok(&RedlockBackend),
+        "zookeeper" => Ok(&crate::backends::zookeeper::ZooKeeperBackend),
         other => Err(format!(
             "live mode does not run the `{other}` model yet (it runs: {}); its servers and client library adapter are not written",
             LIVE_MODELS.join(", ")

@@ -2,6 +2,8 @@
 //!
 //! - [`redis`]: one `redis-server`; plain `SET NX PX` and Redisson
 //! - [`redlock`]: `masters` independent `redis-server`s
+//! - [`zookeeper`]: an ensemble of `servers` ZooKeeper 3.8 JVMs
 
 pub mod redis;
 pub mod redlock;
+pub mod zookeeper;
