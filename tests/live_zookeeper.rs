@@ -161,3 +161,23 @@ fn zookeeper_paused_holder_live() {
     assert_eq!(r["stale_unfenced"]["runs"], 0, "{r}");
     assert!(processes_mentioning(&dir).is_empty());
 }
+
+/// What the real ensemble cannot be configured to do is refused before anything starts.
+#[test]
+fn zookeeper_configurations_live_mode_cannot_run_are_refused() {
+    let dir = fresh_dir("live-zookeeper", "refused");
+    for (edit, expected) in [
+        ("election_ms = 1_000", "FastLeaderElection"),
+        ("servers = 7", "live mode starts at most 5"),
+        ("tick_ms = 500.5", "whole milliseconds"),
+    ] {
+        let file = edited("zookeeper-no-faults.toml", &dir, false, |t| {
+            t.replacen("servers = 3\n", if edit.starts_with("servers") { "" } else { "servers = 3\n" }, 1)
+                .replacen("[models.zookeeper]\n", &format!("[models.zookeeper]\n{edit}\n"), 1)
+                .replacen("tick_ms = 500\n", if edit.starts_with("tick_ms") { "" } else { "tick_ms = 500\n" }, 1)
+        });
+        let (code, stdout, stderr) = sim(&["live", &s(&file), "--algorithm", "zookeeper"]);
+        assert_eq!(code, 2, "{edit}: {stdout}{stderr}");
+        assert!(stderr.contains(expected), "{edit}: {stderr}");
+    }
+}
