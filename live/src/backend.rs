@@ -38,7 +38,7 @@ pub trait Backend: Sync {
 }
 
 /// The models live mode runs today.
-pub const LIVE_MODELS: &[&str] = &["db", "redis", "redlock"];
+pub const LIVE_MODELS: &[&str] = &["db", "redis", "redlock", "zookeeper"];
 
 /// The backend for a model, or why there is none.
 pub fn backend_for(model: &str) -> Result<&'static dyn Backend, String> {
@@ -46,6 +46,7 @@ pub fn backend_for(model: &str) -> Result<&'static dyn Backend, String> {
         "db" => Ok(&crate::backends::db::DbBackend),
         "redis" => Ok(&RedisBackend),
         "redlock" => Ok(&RedlockBackend),
+        "zookeeper" => Ok(&crate::backends::zookeeper::ZooKeeperBackend),
         other => Err(format!(
             "live mode does not run the `{other}` model yet (it runs: {}); its servers and client library adapter are not written",
             LIVE_MODELS.join(", ")

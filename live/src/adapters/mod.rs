@@ -6,10 +6,12 @@
 //! - [`db`]: the `db` model's statements as SQL on a MariaDB table, on the `mysql` crate
 //! - [`redis`]: the `redis` model's commands and Redisson's scripts, on the `redis` crate
 //! - [`redlock`]: Redlock's `SET NX PX` and unlock script on each master, on the `redis` crate
+//! - [`zookeeper`]: the model's session requests and recipe operations, on the `zookeeper-client` crate
 
 pub mod db;
 pub mod redis;
 pub mod redlock;
+pub mod zookeeper;
 
 use std::sync::mpsc::Sender;
 

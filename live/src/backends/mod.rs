@@ -3,7 +3,9 @@
 //! - [`db`]: one MariaDB server (`mariadbd`) holding the model's lock table
 //! - [`redis`]: one `redis-server`; plain `SET NX PX` and Redisson
 //! - [`redlock`]: `masters` independent `redis-server`s
+//! - [`zookeeper`]: an ensemble of `servers` ZooKeeper 3.8 JVMs
 
 pub mod db;
 pub mod redis;
 pub mod redlock;
+pub mod zookeeper;
