@@ -33,6 +33,14 @@ pub trait Backend: Sync {
     fn leader(&self, servers: &[Server]) -> Option<String> {
         servers.first().map(|s| s.node.clone())
     }
+    /// `sim compare`'s calibration: the median round trip, in milliseconds, of `n` requests of
+    /// the kind that names the model's `service_ms` (see each backend), sent to the first of the
+    /// started, ready `servers` from a connection thread as a live client sends them, with what
+    /// the request was. `None`: not measured for this model.
+    fn probe_request_ms(&self, servers: &[Server], n: usize) -> Option<Result<(f64, &'static str), String>> {
+        let _ = (servers, n);
+        None
+    }
     /// What the live run does differently from the model, shown with the results.
     fn boundary(&self) -> &'static str;
 }

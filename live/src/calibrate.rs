@@ -1,8 +1,10 @@
 //! What `sim compare` measures before it simulates, so that the simulated side describes this
-//! machine: the loopback round trip (a TCP echo on 127.0.0.1: its median and spread) and a real
-//! server's service time per request: the median `SET` round trip on a fresh `redis-server`, sent
-//! the way a live client sends it (from its event loop through the adapter's connection thread
-//! and back), less the loopback round trip. So the client process's own hops are counted in the
+//! machine: the loopback round trip (a TCP echo on 127.0.0.1: its median and spread) and the real
+//! servers' service time per request: the median round trip of the request the model's
+//! `service_ms` stands for (each backend's `probe_request_ms`: a Redis `SET`, a committed MariaDB
+//! `REPLACE`, a ZooKeeper `exists`), on servers started for the purpose from the row's
+//! parameters, sent the way a live client sends it (from its event loop through a connection
+//! thread and back), less the loopback round trip. So the client process's own hops are counted in the
 //! service time, not left out. The simulation then runs with a one-way latency drawn uniformly
 //! between half the 10th and half the 90th percentile round trip (a constant would make
 //! simultaneous wake-ups tie, which a real network never does) and the measured service time as
@@ -12,7 +14,6 @@ use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
-use crate::servers;
 use crate::supervisor::Supervisor;
 
 /// The figures measured.
@@ -27,6 +28,8 @@ pub struct Calibration {
     /// Median service time of one request on the real server, milliseconds (`None`: not measured
     /// for this model).
     pub service_ms: Option<f64>,
+    /// The request timed for `service_ms`.
+    pub probe: Option<&'static str>,
 }
 
 fn quantile(v: &[f64], q: f64) -> f64 {
@@ -65,51 +68,66 @@ pub fn loopback_rtt_samples_ms(n: usize) -> Result<Vec<f64>, String> {
     Ok(samples)
 }
 
-/// The median round trip of `n` `SET` commands on a fresh `redis-server`, milliseconds, each
-/// sent as a live client sends it: handed to a connection thread, answered back over a channel.
-pub fn redis_set_rtt_ms(n: usize) -> Result<f64, String> {
-    let root = std::env::temp_dir().join(format!("locksim-calibrate-{}", std::process::id()));
-    let mut sup = Supervisor::default();
-    let mut server = servers::redis_server(&root, "server-0", "none")?;
-    server.start(&mut sup)?;
-    let result = (|| {
-        let client = redis::Client::open(format!("redis://{}/", server.addr())).map_err(|e| e.to_string())?;
-        let mut con = client.get_connection_with_timeout(Duration::from_secs(2)).map_err(|e| e.to_string())?;
-        let (req_tx, req_rx) = std::sync::mpsc::channel::<usize>();
-        let (rep_tx, rep_rx) = std::sync::mpsc::channel::<Result<(), String>>();
-        let worker = std::thread::spawn(move || {
-            for i in req_rx {
-                let r = redis::cmd("SET").arg("calibrate").arg(i).query::<()>(&mut con).map_err(|e| e.to_string());
-                if rep_tx.send(r).is_err() {
-                    return;
-                }
-            }
-        });
-        let mut samples = Vec::with_capacity(n);
-        for i in 0..n + 100 {
-            let t = Instant::now();
-            req_tx.send(i).map_err(|e| e.to_string())?;
-            rep_rx.recv().map_err(|e| e.to_string())??;
-            if i >= 100 {
-                samples.push(t.elapsed().as_secs_f64() * 1e3);
+/// The median of `samples`.
+pub fn median_ms(samples: &[f64]) -> f64 {
+    quantile(samples, 0.5)
+}
+
+/// Times `n` requests (after 50 unmeasured ones) made by `call`, each handed to a worker thread
+/// and answered over a channel, as a live client's event loop hands its requests to an adapter's
+/// connection thread; the median, milliseconds.
+pub fn through_a_thread(
+    n: usize,
+    mut call: impl FnMut(usize) -> Result<(), String> + Send + 'static,
+) -> Result<f64, String> {
+    let (req_tx, req_rx) = std::sync::mpsc::channel::<usize>();
+    let (rep_tx, rep_rx) = std::sync::mpsc::channel::<Result<(), String>>();
+    let worker = std::thread::spawn(move || {
+        for i in req_rx {
+            if rep_tx.send(call(i)).is_err() {
+                return;
             }
         }
-        drop(req_tx);
-        let _ = worker.join();
-        Ok(quantile(&samples, 0.5))
+    });
+    let mut samples = Vec::with_capacity(n);
+    for i in 0..n + 50 {
+        let t = Instant::now();
+        req_tx.send(i).map_err(|e| e.to_string())?;
+        rep_rx.recv().map_err(|e| e.to_string())??;
+        if i >= 50 {
+            samples.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    drop(req_tx);
+    let _ = worker.join();
+    Ok(median_ms(&samples))
+}
+
+/// Measures this machine for `run`: the loopback round trip, and (for a model whose backend
+/// probes) its servers' service time per request, on servers started for the purpose from the
+/// row's parameters and stopped again.
+pub fn calibrate(run: &locksim_simulator::scenario::RunSpec) -> Result<Calibration, String> {
+    let samples = loopback_rtt_samples_ms(1000)?;
+    let rtt_ms = quantile(&samples, 0.5);
+    let backend = crate::backend::backend_for(run.model.name())?;
+    let root = std::env::temp_dir().join(format!("locksim-calibrate-{}-{}", std::process::id(), run.label));
+    let mut sup = Supervisor::default();
+    let probed = (|| {
+        let mut servers = backend.servers(&run.params, &root)?;
+        for s in servers.iter_mut() {
+            s.start(&mut sup)?;
+        }
+        backend.ready(&servers)?;
+        backend.probe_request_ms(&servers, 1000).transpose()
     })();
     sup.stop_all();
     let _ = std::fs::remove_dir_all(&root);
-    result
-}
-
-/// Measures this machine for `model` (a model backed by `redis-server` gets its service time).
-pub fn calibrate(model: &str) -> Result<Calibration, String> {
-    let samples = loopback_rtt_samples_ms(1000)?;
-    let rtt_ms = quantile(&samples, 0.5);
-    let service_ms = match model {
-        "redis" | "redlock" => Some((redis_set_rtt_ms(2000)? - rtt_ms).max(0.001)),
-        _ => None,
-    };
-    Ok(Calibration { rtt_ms, rtt_ms_p10: quantile(&samples, 0.1), rtt_ms_p90: quantile(&samples, 0.9), service_ms })
+    let probed = probed?;
+    Ok(Calibration {
+        rtt_ms,
+        rtt_ms_p10: quantile(&samples, 0.1),
+        rtt_ms_p90: quantile(&samples, 0.9),
+        service_ms: probed.map(|(ms, _)| (ms - rtt_ms).max(0.001)),
+        probe: probed.map(|(_, what)| what),
+    })
 }

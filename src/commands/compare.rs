@@ -72,9 +72,8 @@ pub fn compare_cmd(args: CompareArgs) -> Result<i32, CliError> {
     let mut text = String::new();
     let mut disagreements = 0;
     for run in &runs {
-        let model = run.model.name();
-        eprintln!("compare: {}: measuring this machine…", run.label);
-        let cal = calibrate(model).map_err(|m| CliError { code: MODEL_FAILED, message: m })?;
+        eprintln!("compare: {}: measuring this machine (starting its servers once)…", run.label);
+        let cal = calibrate(run).map_err(|m| CliError { code: MODEL_FAILED, message: m })?;
         // The simulated side, on this machine's figures.
         let mut simulated = scenario.clone();
         let (lo_ms, hi_ms) = (cal.rtt_ms_p10 / 2.0, cal.rtt_ms_p90.max(cal.rtt_ms_p10 * 1.01) / 2.0);
@@ -91,9 +90,12 @@ pub fn compare_cmd(args: CompareArgs) -> Result<i32, CliError> {
             cal.rtt_ms,
             cal.rtt_ms_p10,
             cal.rtt_ms_p90,
-            cal.service_ms.map_or(String::new(), |s| format!(
-                "; service time {s:.3} ms per request (service_ms: a SET's round trip through a live client's connection thread, less the loopback's)"
-            ))
+            match (cal.service_ms, cal.probe) {
+                (Some(s), Some(what)) => format!(
+                    "; service time {s:.3} ms per request (service_ms: {what}'s round trip through a live client's connection thread, less the loopback's)"
+                ),
+                _ => "; service time not measured for this model (its service_ms default kept)".to_string(),
+            }
         );
         text.push_str(&header);
         text.push('\n');

@@ -284,6 +284,20 @@ be run live: MariaDB 10.11 writes the AUTO_INCREMENT counter to the redo log and
         client::run_typed(&Db, setup, run, spec, |servers, tx| Box::new(DbAdapter::new(servers, tx, reentrant)))
     }
 
+    fn probe_request_ms(&self, servers: &[Server], n: usize) -> Option<Result<(f64, &'static str), String>> {
+        // A committed single-row write, as the lock row's INSERT, UPDATE and DELETE are.
+        let probe = || {
+            let addr = servers.first().ok_or("no server started")?.addr();
+            let mut c = mysql::Conn::new(connect_opts(&addr)?).map_err(|e| e.to_string())?;
+            c.query_drop("CREATE TABLE IF NOT EXISTS calibrate (id INT PRIMARY KEY, v BIGINT) ENGINE=InnoDB")
+                .map_err(|e| e.to_string())?;
+            let ms = crate::calibrate::through_a_thread(n, move |i| {
+                c.exec_drop("REPLACE INTO calibrate VALUES (1, ?)", (i as u64,)).map_err(|e| e.to_string())
+            })?;
+            Ok((ms, "a committed single-row REPLACE"))
+        };
+        Some(probe())
+    }
     fn boundary(&self) -> &'static str {
         "the model's client library (INSERT and poll, reentry, release, heartbeat, its connections, statement ids and \
 timeouts) runs unchanged; each statement is the real SQL on a real MariaDB table through the `mysql` crate (one \

@@ -42,8 +42,22 @@ impl Backend for RedisBackend {
     fn client(&self, setup: &Setup, run: &RunSpec, spec: &ClientSpec) -> Result<(), String> {
         client::run_typed(&Redis, setup, run, spec, |servers, tx| Box::new(RedisAdapter::new(servers, tx)))
     }
+    fn probe_request_ms(&self, servers: &[Server], n: usize) -> Option<Result<(f64, &'static str), String>> {
+        Some(probe_set(servers, n))
+    }
     fn boundary(&self) -> &'static str {
         "the model's client library (SET NX PX or Redisson: lock, watchdog, pub/sub wait, unlock) runs unchanged; \
 its commands are sent by the `redis` crate as the real scripts; the server is a real redis-server with the model's persistence"
     }
+}
+
+/// The median round trip of `SET` on the first server, through a connection thread.
+pub(crate) fn probe_set(servers: &[Server], n: usize) -> Result<(f64, &'static str), String> {
+    let addr = servers.first().ok_or("no server started")?.addr();
+    let client = redis::Client::open(format!("redis://{addr}/")).map_err(|e| e.to_string())?;
+    let mut con = client.get_connection_with_timeout(std::time::Duration::from_secs(2)).map_err(|e| e.to_string())?;
+    let ms = crate::calibrate::through_a_thread(n, move |i| {
+        redis::cmd("SET").arg("calibrate").arg(i).query::<()>(&mut con).map_err(|e| e.to_string())
+    })?;
+    Ok((ms, "a SET"))
 }

@@ -31,6 +31,9 @@ impl Backend for RedlockBackend {
     fn client(&self, setup: &Setup, run: &RunSpec, spec: &ClientSpec) -> Result<(), String> {
         client::run_typed(&Redlock, setup, run, spec, |servers, tx| Box::new(RedlockAdapter::new(servers, tx)))
     }
+    fn probe_request_ms(&self, servers: &[Server], n: usize) -> Option<Result<(f64, &'static str), String>> {
+        Some(super::redis::probe_set(servers, n))
+    }
     fn boundary(&self) -> &'static str {
         "the model's Redlock library (quorum, validity arithmetic, retries) runs unchanged; SET NX PX and the unlock \
 script go to real redis-servers through the `redis` crate; clocks are the machine's (no drift can be injected)"

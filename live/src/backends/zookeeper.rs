@@ -207,6 +207,20 @@ impl Backend for ZooKeeperBackend {
         })
     }
 
+    fn probe_request_ms(&self, servers: &[Server], n: usize) -> Option<Result<(f64, &'static str), String>> {
+        // A read served by the member itself (`exists /`): the model's service_ms is a server's
+        // own processing; a write's quorum round is the model's consensus messages, not this.
+        let probe = || {
+            let addr = servers.first().ok_or("no server started")?.addr();
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
+            let client = rt.block_on(zookeeper_client::Client::connect(&addr)).map_err(|e| e.to_string())?;
+            let ms = crate::calibrate::through_a_thread(n, move |_| {
+                rt.block_on(client.check_stat("/")).map(|_| ()).map_err(|e| e.to_string())
+            })?;
+            Ok((ms, "an exists /"))
+        };
+        Some(probe())
+    }
     fn boundary(&self) -> &'static str {
         "the model's Curator recipes and its connection layer (server choice, back-off, read timeout, ping schedule, \
 SUSPENDED/LOST) run unchanged; the session belongs to the real ensemble and the zookeeper-client crate: each model connect \
