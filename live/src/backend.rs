@@ -8,6 +8,7 @@ use locksim_simulator::model::Params;
 use locksim_simulator::scenario::RunSpec;
 use locksim_simulator::setup::Setup;
 
+use crate::backends::etcd::EtcdBackend;
 use crate::backends::redis::RedisBackend;
 use crate::backends::redlock::RedlockBackend;
 use crate::client::ClientSpec;
@@ -38,13 +39,14 @@ pub trait Backend: Sync {
 }
 
 /// The models live mode runs today.
-pub const LIVE_MODELS: &[&str] = &["redis", "redlock"];
+pub const LIVE_MODELS: &[&str] = &["redis", "redlock", "etcd"];
 
 /// The backend for a model, or why there is none.
 pub fn backend_for(model: &str) -> Result<&'static dyn Backend, String> {
     match model {
         "redis" => Ok(&RedisBackend),
         "redlock" => Ok(&RedlockBackend),
+        "etcd" => Ok(&EtcdBackend),
         other => Err(format!(
             "live mode does not run the `{other}` model yet (it runs: {}); its servers and client library adapter are not written",
             LIVE_MODELS.join(", ")
