@@ -70,9 +70,20 @@ impl Backend for EtcdBackend {
     fn servers(&self, params: &Params, root: &Path) -> Result<Vec<Server>, String> {
         let binary = servers::find_binary("etcd", "etcd-server")?.display().to_string();
         let n = params.int("servers") as usize;
+        // Two ports per member (clients, peers), all distinct: a port the OS just handed out may
+        // come back from the next question once its listener is closed.
+        let mut taken = std::collections::BTreeSet::new();
+        let mut fresh = || -> Result<u16, String> {
+            loop {
+                let p = servers::free_port()?;
+                if taken.insert(p) {
+                    return Ok(p);
+                }
+            }
+        };
         let mut ports = Vec::with_capacity(n);
         for _ in 0..n {
-            ports.push((servers::free_port()?, servers::free_port()?));
+            ports.push((fresh()?, fresh()?));
         }
         let peer_url = |p: u16| format!("http://127.0.0.1:{p}");
         let cluster: Vec<String> =
