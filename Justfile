@@ -30,3 +30,9 @@ ci:
 # Every known-outcome scenario at the full seed counts of docs/models.md (Known outcomes; slow).
 known-full:
     for f in scenarios/known/*.toml; do cargo run --release -- run "$f" --seeds 10000 || exit 1; done
+
+# Every fidelity scenario simulated and run live on this machine (needs redis-server), side by
+# side: writes docs/fidelity.md (the explanations in docs/fidelity-notes.md, then the tables).
+fidelity:
+    cargo build --release
+    { cat docs/fidelity-notes.md; echo; echo "## The tables, from \`just fidelity\` on $(date -u +%Y-%m-%d)"; for f in scenarios/fidelity/*.toml; do echo; echo "### \`$f\`"; echo; echo '```'; ./target/release/sim compare "$f" --seeds 2 2>/dev/null || exit 1; echo '```'; done; } > docs/fidelity.md.tmp && mv docs/fidelity.md.tmp docs/fidelity.md

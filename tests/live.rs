@@ -216,9 +216,9 @@ fn what_live_mode_cannot_do_is_refused_with_the_reason() {
         assert!(stderr.contains(&s(&path)), "{name}: the message names the file: {stderr}");
     }
     // A model live mode does not run yet.
-    let (code, _, stderr) = sim(&["live", "scenarios/known/06-zookeeper-no-faults.toml"]);
+    let (code, _, stderr) = sim(&["live", "scenarios/known/12-kubernetes-paused-leader.toml"]);
     assert_eq!(code, 2);
-    assert!(stderr.contains("live mode does not run the `zookeeper` model yet"), "{stderr}");
+    assert!(stderr.contains("live mode does not run the `kubernetes` model yet"), "{stderr}");
 }
 
 #[test]

@@ -277,7 +277,8 @@ fn resume_after_ctrl_c_gives_the_uninterrupted_files() {
     assert_eq!(code, 130, "a Ctrl-C'd sweep exits 130");
     assert!((1..8).contains(&recorded), "recorded {recorded} of 8 points");
     let cut_json = std::fs::read_to_string(cut.join("out/sweep.json")).unwrap();
-    assert!(cut_json.contains("\"interrupted\": true"));
+    let cut_doc: serde_json::Value = serde_json::from_str(&cut_json).unwrap();
+    assert_eq!(cut_doc["interrupted"], true);
 
     // Resuming another sweep in the same directory is refused, and changes nothing.
     let mut other = args.to_vec();
@@ -293,9 +294,11 @@ fn resume_after_ctrl_c_gives_the_uninterrupted_files() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(err.contains(&format!("resume: {recorded} of 8 points already finished")), "{err}");
     assert_same_files(&whole.join("out"), &cut.join("out"), &sweep_files);
-    // Its record now holds every point, so resuming again runs nothing and changes nothing.
+    // The finished sweep removed its record (neither directory keeps one), so resuming again
+    // runs every point, to the same files.
+    assert!(!cut.join("out/sweep-progress.jsonl").exists() && !whole.join("out/sweep-progress.jsonl").exists());
     let (code, _, err) = sim_in(&cut, &[&args[..], &["--resume"]].concat());
     assert_eq!(code, 0);
-    assert!(err.contains("resume: 8 of 8 points already finished"), "{err}");
+    assert!(err.contains("resume: no progress record in"), "{err}");
     assert_same_files(&whole.join("out"), &cut.join("out"), &sweep_files);
 }

@@ -1,7 +1,7 @@
 //! Redisson's `lock()` with the watchdog, checked on times and counts:
 //! - the lease (30 s) is renewed every lease/3 after the previous renewal completed;
 //! - a renewal that finds the key gone stops silently: no more renewals, the holder is not told,
-//!   and a waiter gets the lock while the holder still holds it;
+//!   and a waiter gets the lock while the holder still holds it; the holder's unlock then throws;
 //! - reentrancy: a holder that locks 3 times and unlocks twice still holds (count 1), others are
 //!   refused; the third unlock frees the key and publishes, and the waiter is woken at once.
 
@@ -106,6 +106,15 @@ fn a_renewal_that_finds_the_key_gone_stops_silently_and_the_holder_is_not_told()
         let second = granted[1].at_ns as f64 / 1e6;
         assert!(second > 29_990.0 && second < 30_010.0, "seed {seed}: second grant at {second}");
         assert_eq!(out.metrics.overlap_events, 1);
+        // At ~60 s the first holder unlocks a hash whose only field is the second holder's: the
+        // script answers nil and Redisson's unlock() throws (IllegalMonitorStateException).
+        let failed = events(&out, |e| {
+            matches!(e, HistoryEvent::ReleaseFailed { reason: locksim_simulator::history::FailReason::Refused, .. })
+        });
+        assert_eq!(failed.len(), 1, "seed {seed}");
+        assert_eq!(failed[0].node, granted[0].node);
+        assert!(failed[0].at_ns as f64 / 1e6 > 60_000.0);
+        assert_eq!(out.metrics.failed_releases, 1);
     }
 }
 

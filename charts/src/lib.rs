@@ -15,6 +15,7 @@
 //! | `layout` | sizes, colours, number formats, axis ticks, titles, legend rows, hatching |
 //! | `raster` | coalescing timeline spans into pixel columns, so dense timelines stay small |
 //! | [`bars`] | horizontal bar panels; [`throughput_chart`] |
+//! | [`compare`] | [`compare_chart`]: `sim compare`'s live runs against the simulated range, metric by metric |
 //! | [`cdf`] | [`latency_cdf_chart`], [`wait_cdf_chart`]: acquire-latency or wait CDFs on a log time axis |
 //! | [`violations`] | [`violations_chart`]: overlap and stale-write rates with 95% intervals |
 //! | [`cost`] | [`cost_chart`]: messages per acquisition and wake-ups per release |
@@ -34,6 +35,7 @@
 pub mod atomic;
 pub mod bars;
 pub mod cdf;
+pub mod compare;
 pub mod cost;
 pub mod data;
 pub mod font;
@@ -48,6 +50,7 @@ pub mod violations;
 pub use atomic::write_atomic;
 pub use bars::throughput_chart;
 pub use cdf::{latency_cdf_chart, wait_cdf_chart};
+pub use compare::{compare_chart, CompareChart, CompareMetric};
 pub use cost::cost_chart;
 pub use data::{
     AlgorithmChartData, FaultWindow, FencedRate, Hold, Interval95, Lane, Span, SweepChart, SweepPoint, SweepSeries,

@@ -39,13 +39,15 @@ pub trait Backend: Sync {
 }
 
 /// The models live mode runs today.
-pub const LIVE_MODELS: &[&str] = &["redis", "redlock", "etcd"];
+pub const LIVE_MODELS: &[&str] = &["db", "redis", "redlock", "zookeeper", "etcd"];
 
 /// The backend for a model, or why there is none.
 pub fn backend_for(model: &str) -> Result<&'static dyn Backend, String> {
     match model {
+        "db" => Ok(&crate::backends::db::DbBackend),
         "redis" => Ok(&RedisBackend),
         "redlock" => Ok(&RedlockBackend),
+        "zookeeper" => Ok(&crate::backends::zookeeper::ZooKeeperBackend),
         "etcd" => Ok(&EtcdBackend),
         other => Err(format!(
             "live mode does not run the `{other}` model yet (it runs: {}); its servers and client library adapter are not written",

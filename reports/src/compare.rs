@@ -158,3 +158,70 @@ pub fn render(label: &str, sim_runs: usize, live_runs: usize, rows: &[Compared])
     }
     out
 }
+
+/// One row of a comparison, for the report.
+pub struct ComparedRow {
+    /// The row's label.
+    pub label: String,
+    /// The calibration line printed above its table.
+    pub header: String,
+    /// Simulated seeds run.
+    pub sim_runs: usize,
+    /// Live runs.
+    pub live_runs: usize,
+    /// The metrics compared.
+    pub metrics: Vec<Compared>,
+}
+
+/// Writes `DIR/index.html` (each row's calibration, table and chart) and one chart per row
+/// (`compare-LABEL.svg` and `.png`); returns the page's path.
+pub fn write_compare_report(
+    dir: &std::path::Path,
+    file: &str,
+    rows: &[ComparedRow],
+) -> Result<std::path::PathBuf, String> {
+    use crate::report::html::escape;
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let mut body = String::new();
+    for row in rows {
+        let chart = locksim_charts::CompareChart {
+            title: format!("{}: live against simulated ({} seeds)", row.label, row.sim_runs),
+            metrics: row
+                .metrics
+                .iter()
+                .filter(|m| m.judged == Judged::Value)
+                .map(|m| locksim_charts::CompareMetric {
+                    metric: m.metric.to_string(),
+                    sim_mid: m.sim_mid,
+                    sim_lo: m.sim_lo,
+                    sim_hi: m.sim_hi,
+                    live: m.live.clone(),
+                    inside: m.inside(),
+                })
+                .collect(),
+        };
+        let name: String = format!("compare-{}", row.label)
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+            .collect();
+        let files = locksim_charts::compare_chart(dir, &name, &chart).map_err(|e| e.to_string())?;
+        let svg = files.svg.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        body.push_str(&format!(
+            "<h2>{}</h2>\n<p>{}</p>\n<pre>{}</pre>\n<img src=\"{}\" alt=\"{} compared\" width=\"1000\">\n",
+            escape(&row.label),
+            escape(&row.header),
+            escape(&render(&row.label, row.sim_runs, row.live_runs, &row.metrics)),
+            escape(&svg),
+            escape(&row.label)
+        ));
+    }
+    let page = format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>sim compare: {f}</title>\
+<style>body{{font-family:sans-serif;max-width:1040px;margin:2em auto;color:#222}}pre{{background:#f6f6f6;padding:.6em;overflow-x:auto}}</style></head>\n\
+<body><h1>Simulated and live: {f}</h1>\n<p>Rates: the live share's Wilson 95% interval must meet the simulated one. Values: every live run must fall in the middle 95% of the simulated runs.</p>\n{body}</body></html>\n",
+        f = escape(file)
+    );
+    let index = dir.join("index.html");
+    crate::write_atomic(&index, page).map_err(|e| format!("cannot write {}: {e}", index.display()))?;
+    Ok(index)
+}

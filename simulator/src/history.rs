@@ -83,7 +83,8 @@ pub enum HistoryEvent {
         key: LockKey,
         /// What the library reported (`Timeout`: no answer in time; `Unavailable`: the
         /// connection was lost or the server answered with an error; `SessionLost`: the session
-        /// behind the lock ended first).
+        /// behind the lock ended first; `Refused`: the server said the lock was not this
+        /// client's any more, and the library throws, as Redisson's unlock does).
         reason: FailReason,
     },
     /// The library said the lock is lost and the model's policy honours it: the interval ends and

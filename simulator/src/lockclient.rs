@@ -35,7 +35,8 @@ pub enum LockEvent {
     ReleaseFailed {
         /// The key whose release failed.
         key: LockKey,
-        /// What went wrong (`Timeout`, `Unavailable`, `SessionLost`).
+        /// What went wrong (`Timeout`, `Unavailable`, `SessionLost`, `Refused`: not held any
+        /// more, as Redisson's IllegalMonitorStateException).
         reason: FailReason,
     },
     /// The library believes the lock is lost. `honour` says whether the model's policy makes the

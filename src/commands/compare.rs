@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use locksim_live::{calibrate::calibrate, check_row, run_live, LiveError};
-use locksim_reports::compare::{compare, render};
+use locksim_reports::compare::{compare, render, write_compare_report, ComparedRow};
 use locksim_simulator::batch::{run_seed_caught, SeedResult};
 use locksim_simulator::dist::Dist;
 use locksim_simulator::model::ParamValue;
@@ -30,6 +30,10 @@ pub struct CompareArgs {
     /// Compare only this algorithm or variant label (repeatable).
     #[arg(long = "algorithm", value_name = "LABEL")]
     pub algorithms: Vec<String>,
+    /// Also write DIR/index.html: each row's table and a chart of the live runs against the
+    /// simulated range (compare-LABEL.svg and .png).
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<PathBuf>,
     /// Worker threads for the simulated seeds (default: all cores).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
@@ -58,7 +62,11 @@ pub fn compare_cmd(args: CompareArgs) -> Result<i32, CliError> {
     for run in &runs {
         check_row(&scenario, run).map_err(|e| CliError::bad_input(format!("{}: {e}", args.file.display())))?;
     }
+    if let Some(dir) = &args.report {
+        crate::out_dir::prepare(dir, "--report").map_err(CliError::bad_input)?;
+    }
     let pool = thread_pool(args.threads)?;
+    let mut report_rows = Vec::new();
     let sim = std::env::current_exe().map_err(|e| CliError::bad_input(format!("cannot find the sim binary: {e}")))?;
     let stop = interrupt::stop_flag();
     let mut text = String::new();
@@ -69,19 +77,26 @@ pub fn compare_cmd(args: CompareArgs) -> Result<i32, CliError> {
         let cal = calibrate(model).map_err(|m| CliError { code: MODEL_FAILED, message: m })?;
         // The simulated side, on this machine's figures.
         let mut simulated = scenario.clone();
-        simulated.setup.network.latency_ms = Dist::Const(cal.rtt_ms / 2.0);
+        let (lo_ms, hi_ms) = (cal.rtt_ms_p10 / 2.0, cal.rtt_ms_p90.max(cal.rtt_ms_p10 * 1.01) / 2.0);
+        // Spread, not a constant: with one fixed latency every waiter woken by the same release
+        // would answer at the same instant, and the server's tie order would pick the winner.
+        simulated.setup.network.latency_ms = Dist::Uniform(lo_ms, hi_ms);
         let mut sim_run = (*run).clone();
         if let (Some(service), true) = (cal.service_ms, sim_run.params.values.contains_key("service_ms")) {
             sim_run.params.values.insert("service_ms".to_string(), ParamValue::Num(service));
         }
-        text.push_str(&format!(
-            "# {}: loopback round trip {:.3} ms (simulated latency {:.3} ms each way){}\n",
+        let header = format!(
+            "# {}: loopback round trip {:.3} ms median, {:.3}-{:.3} ms p10-p90; simulated latency uniform {lo_ms:.3}-{hi_ms:.3} ms each way{}",
             run.label,
             cal.rtt_ms,
-            cal.rtt_ms / 2.0,
-            cal.service_ms
-                .map_or(String::new(), |s| format!(", server service time {s:.3} ms per request (service_ms)"))
-        ));
+            cal.rtt_ms_p10,
+            cal.rtt_ms_p90,
+            cal.service_ms.map_or(String::new(), |s| format!(
+                "; service time {s:.3} ms per request (service_ms: a SET's round trip through a live client's connection thread, less the loopback's)"
+            ))
+        );
+        text.push_str(&header);
+        text.push('\n');
         eprintln!("compare: {}: simulating {} seeds…", run.label, sim_seeds.end - sim_seeds.start);
         let sim_metrics: Vec<_> = pool.install(|| {
             use rayon::prelude::*;
@@ -110,11 +125,23 @@ pub fn compare_cmd(args: CompareArgs) -> Result<i32, CliError> {
         disagreements += rows.iter().filter(|r| !r.inside()).count();
         text.push_str(&render(&run.label, sim_metrics.len(), live_metrics.len(), &rows));
         text.push('\n');
+        report_rows.push(ComparedRow {
+            label: run.label.clone(),
+            header: header.trim_start_matches("# ").to_string(),
+            sim_runs: sim_metrics.len(),
+            live_runs: live_metrics.len(),
+            metrics: rows,
+        });
     }
     text.push_str(&format!(
         "{disagreements} live value(s) outside the simulated interval. Rates: the live share's Wilson 95% interval must meet the \
 simulated one; values: every live run must fall in the middle 95% of the simulated runs.\n"
     ));
     print_out(&text);
+    if let Some(dir) = &args.report {
+        let index = write_compare_report(dir, &args.file.display().to_string(), &report_rows)
+            .map_err(|m| CliError { code: MODEL_FAILED, message: m })?;
+        eprintln!("report: {}", index.display());
+    }
     Ok(if interrupt::interrupted() { INTERRUPTED } else { OK })
 }

@@ -76,7 +76,8 @@ Several machines and interruptions:
                      only DIR/shard-K-of-N.json; `sim merge` folds the N files into the files
                      above, byte-identical to a sweep on one machine
   --resume           every finished point is recorded in DIR/sweep-progress.jsonl as it
-                     completes (DIR/shard-K-of-N.progress.jsonl for a shard); --resume skips
+                     completes (DIR/shard-K-of-N.progress.jsonl for a shard; removed when the
+                     sweep finishes); --resume skips
                      the points recorded there by the same sweep (same scenario text, --param,
                      --seeds, --algorithm, --shard; another is refused with exit 2) and gives
                      exactly the files of an uninterrupted sweep
@@ -172,11 +173,17 @@ pub fn sweep(args: SweepArgs) -> Result<i32, CliError> {
         Origin::new(crate::commands::run::VERSION, &file, &text, seeds.clone(), &args.algorithms, &args.params);
     let resumed =
         if args.resume { Progress::resume(&args.out, &origin, shard).map_err(CliError::bad_input)? } else { None };
+    let found = resumed.is_some();
     let (mut record, recorded) = match resumed {
         Some(found) => found,
         None => (Progress::start(&args.out, &origin, shard).map_err(CliError::bad_input)?, Vec::new()),
     };
-    if args.resume {
+    if args.resume && !found {
+        eprintln!(
+            "resume: no progress record in {} (the sweep finished, or never started): running every point",
+            args.out.display()
+        );
+    } else if args.resume {
         eprintln!(
             "resume: {} of {} points already finished (recorded in {})",
             recorded.len().min(points.len()),
@@ -218,7 +225,11 @@ pub fn sweep(args: SweepArgs) -> Result<i32, CliError> {
     progress.finish_and_clear();
 
     if let Some(shard) = shard {
-        return write_shard(&args.out, origin, shard, run_seeds, done, interrupted, points.len());
+        let code = write_shard(&args.out, origin, shard, run_seeds, done, interrupted, points.len())?;
+        if !interrupted {
+            forget_progress(record.path());
+        }
+        return Ok(code);
     }
     let sweep = SweepRun {
         out: &args.out,
@@ -230,7 +241,23 @@ pub fn sweep(args: SweepArgs) -> Result<i32, CliError> {
         has_expect: !base.expect.is_empty(),
         full: args.full,
     };
-    finish(&sweep, done, interrupted, finished, total)
+    let code = finish(&sweep, done, interrupted, finished, total)?;
+    if !interrupted {
+        forget_progress(record.path());
+    }
+    Ok(code)
+}
+
+/// Removes a finished sweep's progress record: it exists only so that `--resume` can pick up an
+/// interrupted sweep, and it holds every point's exact state (histograms included, about 4.6 KB
+/// per row per point), several times the size of the outputs themselves. A `--resume` of a
+/// finished sweep then runs it again, to the same files.
+fn forget_progress(path: &Path) {
+    if let Err(e) = std::fs::remove_file(path) {
+        if e.kind() != std::io::ErrorKind::NotFound {
+            eprintln!("note: could not remove the finished sweep's progress record {}: {e}", path.display());
+        }
+    }
 }
 
 /// A sweep's outputs and what they describe.

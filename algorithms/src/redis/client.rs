@@ -488,6 +488,18 @@ impl RedisLockClient {
             ReqKind::Unlock if !matches!(r.answer, Answer::Reply(_)) => {
                 out.push(LockEvent::ReleaseFailed { key, reason: FailReason::Unavailable })
             }
+            // Redisson's unlock script answers nil when the hash has no field for this owner (the
+            // lease expired, or another owner holds it): `RedissonBaseLock.unlockAsync0` fails the
+            // call with IllegalMonitorStateException ("attempt to unlock lock, not locked by current
+            // thread"), so `unlock()` throws to the application (Redisson 3.x).
+            ReqKind::Unlock if self.cfg.watchdog && r.answer == Answer::Reply(Reply::Nil) => {
+                ctx.note(|| {
+                    format!(
+                        "lock {key}: unlock script found no hold of ours: unlock() throws IllegalMonitorStateException"
+                    )
+                });
+                out.push(LockEvent::ReleaseFailed { key, reason: FailReason::Refused })
+            }
             ReqKind::Unlock => out.push(LockEvent::Released { key }),
             ReqKind::Cleanup | ReqKind::Unsubscribe | ReqKind::Resubscribe => {}
             ReqKind::Renew { seq } => {

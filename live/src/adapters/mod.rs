@@ -3,13 +3,17 @@
 //! holds no lock logic: the recipe (what to send, when, and what a reply means) is the model's
 //! client library, run unchanged by [`crate::client`].
 //!
+//! - [`db`]: the `db` model's statements as SQL on a MariaDB table, on the `mysql` crate
 //! - [`redis`]: the `redis` model's commands and Redisson's scripts, on the `redis` crate
 //! - [`redlock`]: Redlock's `SET NX PX` and unlock script on each master, on the `redis` crate
+//! - [`zookeeper`]: the model's session requests and recipe operations, on the `zookeeper-client` crate
 //! - [`etcd`]: clientv3's calls for the Session and Mutex, on etcd's gRPC-JSON gateway (`hyper`)
 
+pub mod db;
 pub mod etcd;
 pub mod redis;
 pub mod redlock;
+pub mod zookeeper;
 
 use std::sync::mpsc::Sender;
 

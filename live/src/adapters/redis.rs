@@ -231,69 +231,75 @@ enum PubSubOp {
 /// One server's pub/sub connection, run by its own thread: (un)subscribes as asked and turns
 /// every unlock message into the model's `UnlockMessage`.
 fn pubsub_link(peer: NodeId, addr: String, rx: Receiver<PubSubOp>, tx: Sender<Inbound<RedisMsg>>) {
-    let mut con = loop {
-        match connect(&addr) {
-            Ok(c) => break c,
-            Err(_) => match rx.recv() {
-                // Nothing to do until asked; a request while the server is down gets a reset.
-                Ok(_) => reset(&tx, peer),
-                Err(_) => return,
-            },
+    // Like Redisson's pub/sub connection, it reconnects after a failure; the library, told of the
+    // reset, subscribes again on its next wait.
+    loop {
+        let mut con = loop {
+            match connect(&addr) {
+                Ok(c) => break c,
+                Err(_) => match rx.recv() {
+                    // Nothing to do until asked; a request while the server is down is refused.
+                    Ok(_) => reset(&tx, peer),
+                    Err(_) => return,
+                },
+            }
+        };
+        match serve_pubsub(peer, &mut con, &rx, &tx) {
+            PubSubEnd::Failed => reset(&tx, peer),
+            PubSubEnd::Closed => return,
         }
-    };
+    }
+}
+
+/// Why [`serve_pubsub`] stopped.
+enum PubSubEnd {
+    /// The connection failed: reconnect.
+    Failed,
+    /// The client is ending.
+    Closed,
+}
+
+/// Serves one pub/sub connection until it fails or the client ends.
+fn serve_pubsub(
+    peer: NodeId,
+    con: &mut redis::Connection,
+    rx: &Receiver<PubSubOp>,
+    tx: &Sender<Inbound<RedisMsg>>,
+) -> PubSubEnd {
     let mut ps = con.as_pubsub();
     // The connection is read with a 1 ms timeout between checks for (un)subscribe requests: the
     // `redis` crate's pub/sub connection cannot be written while another thread reads it, and a
     // longer timeout would delay every SUBSCRIBE (Redisson subscribes at each wait) by up to it.
     if ps.set_read_timeout(Some(Duration::from_millis(1))).is_err() {
-        return;
+        return PubSubEnd::Failed;
     }
     loop {
-        match rx.try_recv() {
-            Ok(PubSubOp::Subscribe(req, key)) => {
-                if ps.subscribe(channel(key)).is_err() {
-                    reset(&tx, peer);
-                    return;
+        let (req, result) = match rx.try_recv() {
+            Ok(PubSubOp::Subscribe(req, key)) => (req, ps.subscribe(channel(key))),
+            Ok(PubSubOp::Unsubscribe(req, key)) => (req, ps.unsubscribe(channel(key))),
+            Err(TryRecvError::Disconnected) => return PubSubEnd::Closed,
+            Err(TryRecvError::Empty) => {
+                match ps.get_message() {
+                    Ok(m) => {
+                        let name = m.get_channel_name().to_string();
+                        if let Some(key) = name
+                            .strip_prefix("redisson_lock__channel:{lock:")
+                            .and_then(|s| s.strip_suffix('}'))
+                            .and_then(|s| s.parse::<LockKey>().ok())
+                        {
+                            deliver(tx, peer, RedisMsg::UnlockMessage(UnlockMessage { key }));
+                        }
+                    }
+                    Err(e) if e.is_timeout() => {}
+                    Err(_) => return PubSubEnd::Failed,
                 }
-                deliver(
-                    &tx,
-                    peer,
-                    RedisMsg::Response(Response { id: req.id, answer: Answer::Subscribed, synced: None }),
-                );
                 continue;
             }
-            Ok(PubSubOp::Unsubscribe(req, key)) => {
-                if ps.unsubscribe(channel(key)).is_err() {
-                    reset(&tx, peer);
-                    return;
-                }
-                deliver(
-                    &tx,
-                    peer,
-                    RedisMsg::Response(Response { id: req.id, answer: Answer::Subscribed, synced: None }),
-                );
-                continue;
-            }
-            Err(TryRecvError::Disconnected) => return,
-            Err(TryRecvError::Empty) => {}
+        };
+        if result.is_err() {
+            return PubSubEnd::Failed;
         }
-        match ps.get_message() {
-            Ok(m) => {
-                let name = m.get_channel_name().to_string();
-                if let Some(key) = name
-                    .strip_prefix("redisson_lock__channel:{lock:")
-                    .and_then(|s| s.strip_suffix('}'))
-                    .and_then(|s| s.parse::<LockKey>().ok())
-                {
-                    deliver(&tx, peer, RedisMsg::UnlockMessage(UnlockMessage { key }));
-                }
-            }
-            Err(e) if e.is_timeout() => {}
-            Err(_) => {
-                reset(&tx, peer);
-                return;
-            }
-        }
+        deliver(tx, peer, RedisMsg::Response(Response { id: req.id, answer: Answer::Subscribed, synced: None }));
     }
 }
 

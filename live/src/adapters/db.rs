@@ -1,0 +1,373 @@
+//! The `db` model's statements on a real MariaDB server, through the `mysql` crate (pure Rust,
+//! synchronous: one `mysql::Conn` is one TCP connection whose statements go out and come back in
+//! order, as a JDBC connection's do).
+//!
+//! The model's client library manages its own connections: it numbers them ([`ConnId`]), opens a
+//! new one after a failure, numbers the statements on each, retransmits an unanswered one and
+//! closes a connection it gives up on. Here each model connection is one real connection, opened
+//! (the handshake) by its first statement and run by its own thread, so a statement that blocks in
+//! the server (`GET_LOCK` with a timeout, a locking read) holds up only its own connection, as
+//! in the model. What the model does at the TCP layer the kernel does here: a retransmitted
+//! statement id is not sent again (the real socket already carries it once), and a close is
+//! answered `Closed` once the real connection is shut (`COM_QUIT`).
+//!
+//! Each statement is the SQL the model says it stands for ([`Stmt`]'s documentation), on the
+//! table `locksim.locks` that [`crate::backends::db`] creates at every start (the model's schema,
+//! `algorithms/src/db/table.rs`):
+//!
+//! | model statement | SQL | model answer |
+//! |---|---|---|
+//! | `Insert` | `INSERT INTO locks (name, owner, count) VALUES (?, ?, 1)` | `Inserted { id: LAST_INSERT_ID() }`; error 1062: `Duplicate`; error 1213: `LockWaitTimeout` |
+//! | `Reenter` | in one transaction: `UPDATE locks SET count = count + 1 WHERE name = ? AND owner = ?`, then `SELECT id, count` of that row | `Updated { rows, id, count }`; error 1213: `LockWaitTimeout` |
+//! | `Touch` | in one transaction: `UPDATE locks SET update_time = NOW(6) WHERE name = ? AND owner = ?`, then `SELECT id, count` | `Updated { rows, id, count }` |
+//! | `Release` (reentrant) | in one transaction: `SELECT count … FOR UPDATE`, `DELETE … AND count <= 1`, `UPDATE … SET count = count - 1 … AND count > 1` | `Released { left }` |
+//! | `Release` (not reentrant) | `DELETE FROM locks WHERE name = ? AND owner = ?` | `Released { left: Some(0) }` or `None` |
+//! | `GetLock` | `SELECT GET_LOCK(?, timeout_s)` | `GetLock { got }` |
+//! | `ReleaseLock` | `SELECT RELEASE_LOCK(?)` | `ReleaseLock { result }` (1, 0, NULL) |
+//! | `SelectForUpdate` | `BEGIN`, `SELECT id FROM locks WHERE name = ? FOR UPDATE` | `RowLocked`; error 1205: `LockWaitTimeout` (then `ROLLBACK`) |
+//! | `Commit` | `SELECT trx_rows_locked` of this session's transaction, `COMMIT` | `Committed { released }` |
+//!
+//! The cleanup job (the expiry) is not a client statement: it is a MariaDB event inside the
+//! server ([`crate::backends::db`]). A connection that fails (refused, reset, closed: the server
+//! was killed or is down) is an [`Inbound::Reset`], the library's `on_reset`, as Connector/J's
+//! `CommunicationsException` is; a statement on a connection already failed gets the same.
+
+use std::collections::BTreeMap;
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::time::Duration;
+
+use locksim_algorithms::db::protocol::{DbMsg, Outcome, Stmt};
+use locksim_algorithms::db::table::{ConnId, Owner};
+use locksim_simulator::history::LockKey;
+use locksim_simulator::process::NodeId;
+use mysql::consts::CapabilityFlags;
+use mysql::prelude::Queryable;
+use mysql::{Conn, OptsBuilder, TxOpts};
+
+use super::{deliver, reset, Adapter, Inbound};
+
+/// The database the backend creates (`locksim`).
+pub const DATABASE: &str = "locksim";
+
+/// Error 1062, `ER_DUP_ENTRY`: the unique name is taken.
+const ER_DUP_ENTRY: u16 = 1062;
+/// Error 1205, `ER_LOCK_WAIT_TIMEOUT`: `innodb_lock_wait_timeout` ran out.
+const ER_LOCK_WAIT_TIMEOUT: u16 = 1205;
+/// Error 1213, `ER_LOCK_DEADLOCK`: InnoDB chose this transaction as a deadlock victim and rolled
+/// it back.
+const ER_LOCK_DEADLOCK: u16 = 1213;
+
+/// An acquisition statement (`Insert`, `Reenter`) that InnoDB rolled back as a deadlock victim.
+///
+/// The model has no deadlocks, but InnoDB has one in this very pattern: when the holder DELETEs
+/// the row, the INSERTs that were waiting on its duplicate-key check each hold a shared lock on
+/// the deleted record and each need an insert-intention lock the others' shared locks block; all
+/// but one are rolled back with error 1213 (MySQL reference manual, 17.7.3 "Locks Set by
+/// Different SQL Statements in InnoDB", the INSERT of a duplicate key). It is answered as the
+/// model's other lock-conflict error, 1205 (`LockWaitTimeout`): both roll the attempt back, both
+/// are `PessimisticLockingFailureException`s, transient, that Spring's `JdbcLock.lock()` catches
+/// and tries again, which is what the library does with 1205 (sleep `poll_ms`, try again).
+fn deadlock_is_a_conflict(r: mysql::Result<Outcome>) -> Result<Outcome, Failure> {
+    match r {
+        Err(e) if code(&e) == Some(ER_LOCK_DEADLOCK) => Ok(Outcome::LockWaitTimeout),
+        other => other.map_err(failure),
+    }
+}
+
+/// The lock row's `name` is this prefix and the key's number (`k0`, `k1`, …).
+pub const NAME_PREFIX: &str = "k";
+
+/// The lock row's `name` (and, after `locksim.`, the `GET_LOCK` name) for a lock key.
+pub fn lock_name(key: LockKey) -> String {
+    format!("{NAME_PREFIX}{key}")
+}
+
+/// How the library connects: TCP to `addr` as `root` (the throwaway instance's passwordless
+/// account), the `locksim` database, and `CLIENT_FOUND_ROWS`, so an UPDATE reports the rows it
+/// matched rather than the rows it changed: Connector/J's default (`useAffectedRows=false`),
+/// which Spring's `JdbcLockRegistry` runs on.
+pub fn connect_opts(addr: &str) -> Result<OptsBuilder, String> {
+    let (host, port) = addr.rsplit_once(':').ok_or_else(|| format!("bad address {addr}"))?;
+    let port: u16 = port.parse().map_err(|_| format!("bad port in {addr}"))?;
+    Ok(OptsBuilder::new()
+        .ip_or_hostname(Some(host))
+        .tcp_port(port)
+        .user(Some("root"))
+        .db_name(Some(DATABASE))
+        // Stay on the TCP connection: by default the crate switches to the server's Unix socket
+        // when it finds the server on this host.
+        .prefer_socket(false)
+        .tcp_connect_timeout(Some(Duration::from_secs(1)))
+        .additional_capabilities(CapabilityFlags::CLIENT_FOUND_ROWS))
+}
+
+/// How a statement failed.
+enum Failure {
+    /// The connection is gone (refused, reset, closed, a protocol error): a reset.
+    Connection,
+    /// A server error the model has no answer for (a deadlock victim, …): reported on stderr,
+    /// and answered as a lost session (`Gone`), so the library drops the connection.
+    Unexpected(String),
+}
+
+fn failure(e: mysql::Error) -> Failure {
+    match e {
+        mysql::Error::MySqlError(m) => Failure::Unexpected(format!("server error {}: {}", m.code, m.message)),
+        mysql::Error::IoError(_) | mysql::Error::CodecError(_) | mysql::Error::DriverError(_) => Failure::Connection,
+        other => Failure::Unexpected(other.to_string()),
+    }
+}
+
+/// The server error code, if `e` is a server error.
+fn code(e: &mysql::Error) -> Option<u16> {
+    match e {
+        mysql::Error::MySqlError(m) => Some(m.code),
+        _ => None,
+    }
+}
+
+/// `SELECT id, count` of the owner's row inside the transaction `tx` (after its UPDATE).
+fn id_and_count(tx: &mut mysql::Transaction, name: &str, owner: Owner) -> mysql::Result<(u64, u32)> {
+    let row: Option<(u64, u32)> =
+        tx.exec_first("SELECT id, count FROM locks WHERE name = ? AND owner = ?", (name, owner))?;
+    Ok(row.unwrap_or((0, 0)))
+}
+
+/// An UPDATE of the owner's row and the row it left, in one transaction: `Updated`.
+fn update_owned(con: &mut Conn, set: &str, name: &str, owner: Owner) -> mysql::Result<Outcome> {
+    let mut tx = con.start_transaction(TxOpts::default())?;
+    tx.exec_drop(format!("UPDATE locks SET {set} WHERE name = ? AND owner = ?"), (name, owner))?;
+    let rows = tx.affected_rows() as u32;
+    let (id, count) = if rows > 0 { id_and_count(&mut tx, name, owner)? } else { (0, 0) };
+    tx.commit()?;
+    Ok(Outcome::Updated { rows, id, count })
+}
+
+/// Runs one statement and reads its result back as the model's answer.
+fn run(con: &mut Conn, stmt: Stmt, reentrant: bool) -> Result<Outcome, Failure> {
+    match stmt {
+        Stmt::Insert { key, owner } => {
+            let r = con.exec_drop("INSERT INTO locks (name, owner, count) VALUES (?, ?, 1)", (lock_name(key), owner));
+            deadlock_is_a_conflict(match r {
+                Ok(()) => Ok(Outcome::Inserted { id: con.last_insert_id() }),
+                Err(e) if code(&e) == Some(ER_DUP_ENTRY) => Ok(Outcome::Duplicate),
+                Err(e) => Err(e),
+            })
+        }
+        Stmt::Reenter { key, owner } => {
+            deadlock_is_a_conflict(update_owned(con, "count = count + 1", &lock_name(key), owner))
+        }
+        Stmt::Touch { key, owner } => {
+            update_owned(con, "update_time = NOW(6)", &lock_name(key), owner).map_err(failure)
+        }
+        Stmt::Release { key, owner } => release(con, &lock_name(key), owner, reentrant).map_err(failure),
+        Stmt::GetLock { key, wait_ns } => {
+            // MariaDB takes a fractional timeout in seconds.
+            let timeout_s = wait_ns as f64 / 1e9;
+            let got: Option<Option<i64>> = con
+                .exec_first("SELECT GET_LOCK(?, ?)", (format!("locksim.{}", lock_name(key)), timeout_s))
+                .map_err(failure)?;
+            match got.flatten() {
+                // MariaDB does not report the session's nesting count; the library reads only
+                // whether it got the lock.
+                Some(1) => Ok(Outcome::GetLock { got: Some(1) }),
+                Some(_) => Ok(Outcome::GetLock { got: None }),
+                None => Err(Failure::Unexpected("GET_LOCK returned NULL".to_string())),
+            }
+        }
+        Stmt::ReleaseLock { key } => {
+            let r: Option<Option<i64>> =
+                con.exec_first("SELECT RELEASE_LOCK(?)", (format!("locksim.{}", lock_name(key)),)).map_err(failure)?;
+            Ok(Outcome::ReleaseLock { result: r.flatten().map(|v| v == 1) })
+        }
+        Stmt::SelectForUpdate { key } => {
+            con.query_drop("BEGIN").map_err(failure)?;
+            match con.exec_first::<u64, _, _>("SELECT id FROM locks WHERE name = ? FOR UPDATE", (lock_name(key),)) {
+                Ok(Some(_)) => Ok(Outcome::RowLocked),
+                Ok(None) => {
+                    let _ = con.query_drop("ROLLBACK");
+                    Err(Failure::Unexpected(format!(
+                        "no row {} in locks: select_for_update's rows are created for keys 0..{}",
+                        lock_name(key),
+                        crate::backends::db::FOR_UPDATE_ROWS
+                    )))
+                }
+                Err(e) if code(&e) == Some(ER_LOCK_WAIT_TIMEOUT) => {
+                    // InnoDB rolled back the statement, not the transaction (innodb_rollback_on_timeout
+                    // is off): end it, as a JDBC caller does on the exception.
+                    con.query_drop("ROLLBACK").map_err(failure)?;
+                    Ok(Outcome::LockWaitTimeout)
+                }
+                Err(e) => Err(failure(e)),
+            }
+        }
+        Stmt::Commit { .. } => {
+            let locked: Option<u64> = con
+                .query_first(
+                    "SELECT trx_rows_locked FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = CONNECTION_ID()",
+                )
+                .map_err(failure)?;
+            con.query_drop("COMMIT").map_err(failure)?;
+            Ok(Outcome::Committed { released: locked.unwrap_or(0) > 0 })
+        }
+    }
+}
+
+/// The release transaction (`table.rs`, `LockTable::release`): reentrant, the count is read
+/// under the row's lock and the row decremented or deleted; not reentrant, the DELETE alone.
+fn release(con: &mut Conn, name: &str, owner: Owner, reentrant: bool) -> mysql::Result<Outcome> {
+    if !reentrant {
+        con.exec_drop("DELETE FROM locks WHERE name = ? AND owner = ?", (name, owner))?;
+        let left = (con.affected_rows() > 0).then_some(0);
+        return Ok(Outcome::Released { left });
+    }
+    let mut tx = con.start_transaction(TxOpts::default())?;
+    let count: Option<u32> =
+        tx.exec_first("SELECT count FROM locks WHERE name = ? AND owner = ? FOR UPDATE", (name, owner))?;
+    let left = match count {
+        None => None,
+        Some(n) if n <= 1 => {
+            tx.exec_drop("DELETE FROM locks WHERE name = ? AND owner = ?", (name, owner))?;
+            Some(0)
+        }
+        Some(n) => {
+            tx.exec_drop("UPDATE locks SET count = count - 1 WHERE name = ? AND owner = ?", (name, owner))?;
+            Some(n - 1)
+        }
+    };
+    tx.commit()?;
+    Ok(Outcome::Released { left })
+}
+
+/// What a connection's thread is asked to do.
+enum Job {
+    /// Run statement `id`.
+    Stmt { id: u64, stmt: Stmt },
+    /// Close the connection (`COM_QUIT`) and acknowledge.
+    Close,
+}
+
+/// One model connection: a real connection, opened by its first statement, run by this thread.
+fn connection(
+    peer: NodeId,
+    addr: String,
+    conn: ConnId,
+    reentrant: bool,
+    rx: Receiver<Job>,
+    tx: Sender<Inbound<DbMsg>>,
+) {
+    let mut con: Option<Conn> = None;
+    // Once the connection failed, every later statement on it fails the same way.
+    let mut failed = false;
+    for job in rx {
+        let (id, stmt) = match job {
+            Job::Close => {
+                drop(con.take());
+                deliver(&tx, peer, DbMsg::Closed { conn });
+                return;
+            }
+            Job::Stmt { id, stmt } => (id, stmt),
+        };
+        if failed {
+            reset(&tx, peer);
+            continue;
+        }
+        if con.is_none() {
+            match connect_opts(&addr).and_then(|o| Conn::new(o).map_err(|e| e.to_string())) {
+                Ok(c) => con = Some(c),
+                Err(_) => {
+                    // Refused (the server is down) or cut during the handshake.
+                    failed = true;
+                    reset(&tx, peer);
+                    continue;
+                }
+            }
+        }
+        let c = con.as_mut().expect("connected above");
+        match run(c, stmt, reentrant) {
+            Ok(outcome) => deliver(&tx, peer, DbMsg::Response { conn, id, outcome }),
+            Err(Failure::Connection) => {
+                con = None;
+                failed = true;
+                reset(&tx, peer);
+            }
+            Err(Failure::Unexpected(why)) => {
+                eprintln!("db adapter: {stmt:?} on connection {conn:x}: {why}: answered as a lost session");
+                deliver(&tx, peer, DbMsg::Response { conn, id, outcome: Outcome::Gone });
+            }
+        }
+    }
+}
+
+/// A model connection as the adapter knows it.
+struct Link {
+    /// The highest statement id put on it (a lower or equal one is a retransmission).
+    last_id: u64,
+    jobs: Sender<Job>,
+}
+
+/// The adapter: one real connection per model connection.
+pub struct DbAdapter {
+    servers: BTreeMap<NodeId, String>,
+    links: BTreeMap<ConnId, Link>,
+    reentrant: bool,
+    tx: Sender<Inbound<DbMsg>>,
+    sent: u64,
+}
+
+impl DbAdapter {
+    /// Connections to `servers` (node id and `127.0.0.1:port`), answering into `tx`;
+    /// `reentrant` is the model's parameter (which release statement to run).
+    pub fn new(servers: &[(NodeId, String)], tx: &Sender<Inbound<DbMsg>>, reentrant: bool) -> Self {
+        DbAdapter {
+            servers: servers.iter().cloned().collect(),
+            links: BTreeMap::new(),
+            reentrant,
+            tx: tx.clone(),
+            sent: 0,
+        }
+    }
+}
+
+impl Adapter<DbMsg> for DbAdapter {
+    fn send(&mut self, to: NodeId, msg: DbMsg) {
+        match msg {
+            DbMsg::Request { conn, first, id, stmt } => {
+                if let Some(link) = self.links.get_mut(&conn) {
+                    if id <= link.last_id {
+                        return; // a retransmission: the kernel's TCP already carries the statement
+                    }
+                    link.last_id = id;
+                    self.sent += 1;
+                    let _ = link.jobs.send(Job::Stmt { id, stmt });
+                    return;
+                }
+                let Some(addr) = self.servers.get(&to).cloned() else { return };
+                if !first {
+                    // A connection this process never opened: as a closed socket.
+                    reset(&self.tx, to);
+                    return;
+                }
+                let (jobs, rx) = mpsc::channel();
+                let (t, r) = (self.tx.clone(), self.reentrant);
+                std::thread::spawn(move || connection(to, addr, conn, r, rx, t));
+                self.sent += 1;
+                let _ = jobs.send(Job::Stmt { id, stmt });
+                self.links.insert(conn, Link { last_id: id, jobs });
+            }
+            DbMsg::Close { conn } => match self.links.remove(&conn) {
+                Some(link) => {
+                    let _ = link.jobs.send(Job::Close);
+                }
+                // Never opened here (its first statement was refused): nothing to shut.
+                None => deliver(&self.tx, to, DbMsg::Closed { conn }),
+            },
+            // Replication and the failover manager are refused before a live run starts.
+            _ => {}
+        }
+    }
+
+    fn sent(&self) -> u64 {
+        self.sent
+    }
+}

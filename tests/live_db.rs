@@ -1,0 +1,192 @@
+//! `sim live` of the `db` model against a real MariaDB server on this machine: the no-fault
+//! fidelity scenario (the lock row and `GET_LOCK`: no overlap, acquisitions, every process
+//! stopped), the server killed and back (InnoDB's crash recovery: grants after the restart,
+//! tokens never going back), a holder paused past `expire_ms` (the cleanup event deletes its row:
+//! overlap, as simulated), and the configurations refused with their reasons. Without
+//! `mariadbd` (Debian package mariadb-server) the server tests print `SKIPPED:` and pass.
+
+#[path = "support/cli.rs"]
+#[allow(dead_code)]
+mod cli;
+
+use std::path::{Path, PathBuf};
+
+use cli::{fresh_dir, s, sim};
+
+/// Whether `mariadbd` can be found as the backend finds it: on PATH, or in /usr/sbin.
+fn have_mariadbd() -> bool {
+    let on_path =
+        std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("mariadbd").is_file()));
+    on_path || Path::new("/usr/sbin/mariadbd").is_file()
+}
+
+fn skip(test: &str) -> bool {
+    if have_mariadbd() {
+        return false;
+    }
+    println!("SKIPPED: {test}: `mariadbd` is not on PATH nor in /usr/sbin (Debian package mariadb-server)");
+    true
+}
+
+/// A copy of a fidelity scenario in `dir` with `duration_ms` shortened, its text edited by
+/// `edit`; the `[expect]` block is dropped (it is sized for the full duration) unless `keep_expect`.
+fn shortened(name: &str, dir: &Path, duration_ms: i64, keep_expect: bool, edit: impl Fn(String) -> String) -> PathBuf {
+    let text = edit(std::fs::read_to_string(Path::new("scenarios/fidelity").join(name)).unwrap());
+    let mut doc: toml_edit::DocumentMut = text.parse().unwrap();
+    doc["duration_ms"] = toml_edit::value(duration_ms);
+    if !keep_expect {
+        doc.remove("expect");
+    }
+    let path = dir.join(name);
+    std::fs::write(&path, doc.to_string()).unwrap();
+    path
+}
+
+/// Every process whose command line mentions `dir` (the servers' data directories are kept
+/// under it): none may be left running.
+fn processes_mentioning(dir: &Path) -> Vec<String> {
+    let needle = dir.display().to_string();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.chars().all(|c| c.is_ascii_digit()) || name == std::process::id().to_string() {
+            continue;
+        }
+        if let Ok(cmd) = std::fs::read(entry.path().join("cmdline")) {
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            if cmd.contains(&needle) && !cmd.contains("cargo") {
+                found.push(format!("{name}: {cmd}"));
+            }
+        }
+    }
+    found
+}
+
+fn results(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn row<'a>(json: &'a serde_json::Value, label: &str) -> &'a serde_json::Value {
+    json["algorithms"].as_array().unwrap().iter().find(|a| a["label"] == label).unwrap()
+}
+
+#[test]
+fn db_no_faults_live() {
+    if skip("db_no_faults_live") {
+        return;
+    }
+    let dir = fresh_dir("live-db", "no-faults");
+    let file = shortened("db-no-faults.toml", &dir, 3_000, false, |t| t);
+    let out = dir.join("results.json");
+    let keep = dir.join("servers");
+    let (code, stdout, stderr) = sim(&["live", &s(&file), "--json", &s(&out), "--keep-dir", &s(&keep)]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(stdout.contains("# live: real servers on this machine (mariadbd: "), "{stdout}");
+    let json = results(&out);
+    assert_eq!(json["mode"], "live");
+    assert!(json["servers"][0]["version"].as_str().unwrap().contains("MariaDB"), "{json}");
+    for label in ["db", "db-get-lock"] {
+        let r = row(&json, label);
+        assert_eq!(r["runs"], 1, "{r}");
+        assert_eq!(r["overlap"]["runs"], 0, "{label}: {r}");
+        let acquisitions = r["acquisitions"].as_u64().unwrap();
+        assert!(acquisitions > 20, "{label}: only {acquisitions} acquisitions in 3 s live: {r}");
+    }
+    assert_eq!(row(&json, "db")["token_regressions_runs"], 0, "the AUTO_INCREMENT ids only grow");
+    let left = processes_mentioning(&dir);
+    assert!(left.is_empty(), "processes left running after sim live: {left:?}");
+}
+
+/// The history lines `--history` wrote: (label, history).
+fn histories(path: &Path) -> Vec<(String, serde_json::Value)> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (v["label"].as_str().unwrap().to_string(), v["history"].clone())
+        })
+        .collect()
+}
+
+/// Grants recorded after `after_ns`.
+fn grants_after(history: &serde_json::Value, after_ns: u64) -> usize {
+    history["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["event"] == "granted" && e["at_ns"].as_u64().unwrap() > after_ns)
+        .count()
+}
+
+#[test]
+fn db_server_killed_comes_back_live() {
+    if skip("db_server_killed_comes_back_live") {
+        return;
+    }
+    let dir = fresh_dir("live-db", "killed");
+    let file = shortened("db-server-killed.toml", &dir, 5_000, false, |t| {
+        t.replace("at_ms = 3_000", "at_ms = 1_500").replace("duration_ms = 2_000", "duration_ms = 1_500")
+    });
+    let history = dir.join("history.jsonl");
+    let out = dir.join("results.json");
+    let keep = dir.join("servers");
+    let (code, stdout, stderr) =
+        sim(&["live", &s(&file), "--history", &s(&history), "--json", &s(&out), "--keep-dir", &s(&keep)]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    for (label, h) in histories(&history) {
+        let faults = h["faults"].as_array().unwrap();
+        assert_eq!(faults.len(), 1, "{label}: one crash: {faults:?}");
+        assert_eq!(faults[0]["kind"], "crash");
+        assert_eq!(faults[0]["targets"], "server-0");
+        let end = faults[0]["end_ns"].as_u64().expect("the crash ended with a restart");
+        let start = faults[0]["start_ns"].as_u64().unwrap();
+        assert!(end - start >= 1_400_000_000, "{label}: the server was down {} ms", (end - start) / 1_000_000);
+        let after = grants_after(&h, end);
+        assert!(after > 10, "{label}: only {after} grants after the restart: the service did not come back\n{stdout}");
+    }
+    let r = row(&results(&out), "db").clone();
+    assert_eq!(r["overlap"]["runs"], 0, "{r}");
+    assert_eq!(r["token_regressions_runs"], 0, "crash recovery keeps the AUTO_INCREMENT counter: {r}");
+    assert!(processes_mentioning(&dir).is_empty());
+}
+
+/// A holder stopped past `expire_ms`: the cleanup event deletes its row, the next poller inserts
+/// its own, and the resumed holder writes: an overlap, as simulated.
+#[test]
+fn db_paused_holder_overlaps_live() {
+    if skip("db_paused_holder_overlaps_live") {
+        return;
+    }
+    let dir = fresh_dir("live-db", "paused");
+    let file = shortened("db-paused-holder.toml", &dir, 6_000, true, |t| t);
+    let out = dir.join("results.json");
+    let keep = dir.join("servers");
+    let (code, stdout, stderr) = sim(&["live", &s(&file), "--json", &s(&out), "--keep-dir", &s(&keep)]);
+    assert_eq!(code, 0, "every expectation (overlap and stale write in every run) holds live\n{stdout}\n{stderr}");
+    let json = results(&out);
+    assert_eq!(row(&json, "db")["overlap"]["runs"], 1);
+    assert_eq!(row(&json, "db")["stale_unfenced"]["runs"], 1);
+    assert!(processes_mentioning(&dir).is_empty());
+}
+
+#[test]
+fn db_configurations_live_mode_cannot_run_are_refused_with_the_reason() {
+    let dir = fresh_dir("live-db", "refusals");
+    let cases: &[(&str, &str, &str)] = &[
+        ("replication", "replication = \"semisync\"", "a replica, its binlog shipping and the failover manager"),
+        ("autoinc", "autoinc_persistent = false", "MDEV-6076"),
+        ("lock-wait", "lock_wait_timeout_ms = 1500", "innodb_lock_wait_timeout takes whole seconds"),
+        ("cleanup", "expire_ms = 2_000\ncleanup_every_ms = 500", "scheduled in whole seconds"),
+    ];
+    for (name, params, expected) in cases {
+        let text = std::fs::read_to_string("scenarios/fidelity/db-no-faults.toml")
+            .unwrap()
+            .replace("[models.db]\npoll_ms = 20", &format!("[models.db]\npoll_ms = 20\n{params}"));
+        let path = dir.join(format!("{name}.toml"));
+        std::fs::write(&path, text).unwrap();
+        let (code, stdout, stderr) = sim(&["live", &s(&path), "--algorithm", "db"]);
+        assert_eq!(code, 2, "{name}: {stdout}{stderr}");
+        assert!(stderr.contains(expected), "{name}: {stderr}");
+    }
+}
