@@ -8,6 +8,7 @@ use locksim_simulator::model::Params;
 use locksim_simulator::scenario::RunSpec;
 use locksim_simulator::setup::Setup;
 
+use crate::backends::etcd::EtcdBackend;
 use crate::backends::redis::RedisBackend;
 use crate::backends::redlock::RedlockBackend;
 use crate::client::ClientSpec;
@@ -46,7 +47,7 @@ pub trait Backend: Sync {
 }
 
 /// The models live mode runs today.
-pub const LIVE_MODELS: &[&str] = &["db", "redis", "redlock", "zookeeper"];
+pub const LIVE_MODELS: &[&str] = &["db", "redis", "redlock", "zookeeper", "etcd"];
 
 /// The backend for a model, or why there is none.
 pub fn backend_for(model: &str) -> Result<&'static dyn Backend, String> {
@@ -55,6 +56,7 @@ pub fn backend_for(model: &str) -> Result<&'static dyn Backend, String> {
         "redis" => Ok(&RedisBackend),
         "redlock" => Ok(&RedlockBackend),
         "zookeeper" => Ok(&crate::backends::zookeeper::ZooKeeperBackend),
+        "etcd" => Ok(&EtcdBackend),
         other => Err(format!(
             "live mode does not run the `{other}` model yet (it runs: {}); its servers and client library adapter are not written",
             LIVE_MODELS.join(", ")

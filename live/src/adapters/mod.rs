@@ -7,8 +7,10 @@
 //! - [`redis`]: the `redis` model's commands and Redisson's scripts, on the `redis` crate
 //! - [`redlock`]: Redlock's `SET NX PX` and unlock script on each master, on the `redis` crate
 //! - [`zookeeper`]: the model's session requests and recipe operations, on the `zookeeper-client` crate
+//! - [`etcd`]: clientv3's calls for the Session and Mutex, on etcd's gRPC-JSON gateway (`hyper`)
 
 pub mod db;
+pub mod etcd;
 pub mod redis;
 pub mod redlock;
 pub mod zookeeper;

@@ -4,8 +4,10 @@
 //! - [`redis`]: one `redis-server`; plain `SET NX PX` and Redisson
 //! - [`redlock`]: `masters` independent `redis-server`s
 //! - [`zookeeper`]: an ensemble of `servers` ZooKeeper 3.8 JVMs
+//! - [`etcd`]: `servers` etcd members on loopback, with the model's Raft timing
 
 pub mod db;
+pub mod etcd;
 pub mod redis;
 pub mod redlock;
 pub mod zookeeper;

@@ -1,0 +1,191 @@
+//! `sim live` for the `etcd` model against a real three-member etcd cluster on this machine
+//! (Debian's `etcd-server`): no faults (no overlap, acquisitions, every process stopped), the
+//! leader killed (the service comes back), a holder paused past its lease (the overlap, as
+//! simulated), and the configurations refused with their reason. Without `etcd` on PATH the
+//! cluster tests print `SKIPPED:` and pass.
+
+#[path = "support/cli.rs"]
+#[allow(dead_code)]
+mod cli;
+
+use std::path::{Path, PathBuf};
+
+use cli::{fresh_dir, s, sim};
+
+/// Whether `etcd` is on PATH; if not, says the test skipped.
+fn skip(test: &str) -> bool {
+    let on_path = std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("etcd").is_file()));
+    if !on_path {
+        println!("SKIPPED: {test}: `etcd` is not on PATH (Debian package etcd-server)");
+    }
+    !on_path
+}
+
+/// A copy of a fidelity scenario in `dir` with `duration_ms` set; its `[expect]` block is kept
+/// only when `keep_expect` (the file's claims are sized for its full duration).
+fn copy(name: &str, dir: &Path, duration_ms: i64, keep_expect: bool) -> PathBuf {
+    let text = std::fs::read_to_string(Path::new("scenarios/fidelity").join(name)).unwrap();
+    let mut doc: toml_edit::DocumentMut = text.parse().unwrap();
+    doc["duration_ms"] = toml_edit::value(duration_ms);
+    if !keep_expect {
+        doc.remove("expect");
+    }
+    let path = dir.join(name);
+    std::fs::write(&path, doc.to_string()).unwrap();
+    path
+}
+
+/// Every process whose command line mentions `dir` (the members' data directories and the
+/// clients' specifications name it): none may be left running.
+fn processes_mentioning(dir: &Path) -> Vec<String> {
+    let needle = dir.display().to_string();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.chars().all(|c| c.is_ascii_digit()) || name == std::process::id().to_string() {
+            continue;
+        }
+        let state = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        // A zombie has exited; its parent (not this test) reaps it.
+        if state.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')) {
+            continue;
+        }
+        if let Ok(cmd) = std::fs::read(entry.path().join("cmdline")) {
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            if cmd.contains(&needle) && !cmd.contains("cargo") {
+                found.push(format!("{name}: {cmd}"));
+            }
+        }
+    }
+    found
+}
+
+fn results(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The one history `--history` wrote.
+fn history(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap();
+    let line = text.lines().next().expect("one history");
+    serde_json::from_str::<serde_json::Value>(line).unwrap()["history"].clone()
+}
+
+/// Grant times, in ns from the run's start.
+fn grants(history: &serde_json::Value) -> Vec<u64> {
+    history["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["event"] == "granted")
+        .map(|e| e["at_ns"].as_u64().unwrap())
+        .collect()
+}
+
+#[test]
+fn etcd_no_faults_live() {
+    if skip("etcd_no_faults_live") {
+        return;
+    }
+    let dir = fresh_dir("live-etcd", "no-faults");
+    let file = copy("etcd-no-faults.toml", &dir, 4_000, false);
+    let out = dir.join("results.json");
+    let keep = dir.join("servers");
+    let (code, stdout, stderr) = sim(&["live", &s(&file), "--json", &s(&out), "--keep-dir", &s(&keep)]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(stdout.contains("# live: real servers on this machine (etcd: etcd Version: 3.4"), "{stdout}");
+    let json = results(&out);
+    assert_eq!(json["mode"], "live");
+    let r = &json["algorithms"][0];
+    assert_eq!(r["label"], "etcd");
+    assert_eq!(r["runs"], 1, "{r}");
+    assert_eq!(r["overlap"]["runs"], 0, "{r}");
+    assert_eq!(r["token_regressions_runs"], 0, "{r}");
+    let acquisitions = r["acquisitions"].as_u64().unwrap();
+    assert!(acquisitions > 20, "only {acquisitions} acquisitions in 4 s live: {r}");
+    // Three members, each in its own directory with its write-ahead log.
+    for i in 0..3 {
+        assert!(keep.join("etcd-0").join(format!("server-{i}")).join("data").join("member").is_dir());
+    }
+    let left = processes_mentioning(&dir);
+    assert!(left.is_empty(), "processes left running after sim live: {left:?}");
+}
+
+/// The leader is killed with `mode = "process"` and restarted 3 s later: grants go on after the
+/// election (or, when the holder's Unlock was lost with the leader, after the 7 s request
+/// timeout, as simulated), and no two clients hold at once.
+#[test]
+fn etcd_leader_killed_comes_back_live() {
+    if skip("etcd_leader_killed_comes_back_live") {
+        return;
+    }
+    let dir = fresh_dir("live-etcd", "leader-killed");
+    let file = copy("etcd-leader-killed.toml", &dir, 12_000, false);
+    let hist = dir.join("history.jsonl");
+    let out = dir.join("results.json");
+    let (code, stdout, stderr) = sim(&["live", &s(&file), "--history", &s(&hist), "--json", &s(&out)]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let h = history(&hist);
+    let faults = h["faults"].as_array().unwrap();
+    assert_eq!(faults.len(), 1, "one crash: {faults:?}");
+    assert_eq!(faults[0]["kind"], "crash");
+    assert!(faults[0]["targets"].as_str().unwrap().starts_with("server-"), "{faults:?}");
+    let start = faults[0]["start_ns"].as_u64().unwrap();
+    let end = faults[0]["end_ns"].as_u64().expect("the crash ended with a restart");
+    assert!(end - start >= 2_900_000_000, "the leader was down {} ms", (end - start) / 1_000_000);
+    let grants = grants(&h);
+    assert!(grants.iter().any(|t| *t < start), "no grant before the kill\n{stdout}");
+    let after = grants.iter().filter(|t| **t > start).count();
+    assert!(after > 10, "only {after} grants after the kill: the service did not come back\n{stdout}");
+    let r = &results(&out)["algorithms"][0];
+    assert_eq!(r["overlap"]["runs"], 0, "{r}");
+    assert!(processes_mentioning(&dir).is_empty());
+}
+
+/// A holder stopped past its 2 s lease: the leader revokes it and the next waiter holds while the
+/// stopped one still believes it does (the overlap), and the resumed client drops the lock without
+/// writing, as simulated: the file's own expectations hold live.
+#[test]
+fn etcd_paused_holder_overlaps_live() {
+    if skip("etcd_paused_holder_overlaps_live") {
+        return;
+    }
+    let dir = fresh_dir("live-etcd", "paused");
+    let file = copy("etcd-paused-holder.toml", &dir, 6_000, true);
+    let out = dir.join("results.json");
+    let (code, stdout, stderr) = sim(&["live", &s(&file), "--json", &s(&out)]);
+    assert_eq!(code, 0, "every expectation holds live\n{stdout}\n{stderr}");
+    let r = &results(&out)["algorithms"][0];
+    assert_eq!(r["overlap"]["runs"], 1, "{r}");
+    assert_eq!(r["stale_unfenced"]["runs"], 0, "{r}");
+    assert!(processes_mentioning(&dir).is_empty());
+}
+
+#[test]
+fn what_etcd_cannot_run_live_is_refused_with_the_reason() {
+    let dir = fresh_dir("live-etcd", "refusals");
+    // (case, the paused-holder file's TTL line replaced by, what the refusal says)
+    let cases: &[(&str, &str, &str)] = &[
+        ("ttl", "lease_ttl_ms = 2_500", "etcd grants lease TTLs in whole seconds"),
+        ("ping", "lease_ttl_ms = 2_000\nkeepalive_time_ms = 10_000", "has no keepalive ping"),
+        ("check", "lease_ttl_ms = 2_000\nlease_check_ms = 100", "every 500 ms"),
+    ];
+    for (name, params, expected) in cases {
+        let text = std::fs::read_to_string("scenarios/fidelity/etcd-paused-holder.toml").unwrap();
+        let text = text.replace("lease_ttl_ms = 2_000", params);
+        let path = dir.join(format!("{name}.toml"));
+        std::fs::write(&path, text).unwrap();
+        let (code, stdout, stderr) = sim(&["live", &s(&path)]);
+        assert_eq!(code, 2, "{name}: {stdout}{stderr}");
+        assert!(stderr.contains(expected), "{name}: {stderr}");
+    }
+    // Without the binary, the message names Debian's package.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sim"))
+        .args(["live", "scenarios/fidelity/etcd-no-faults.toml"])
+        .env("PATH", &dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("needs the Debian package `etcd-server`"), "{stderr}");
+}
