@@ -54,7 +54,7 @@ enum Command {
     Shrink(commands::shrink::ShrinkArgs),
     /// Swarm testing: an extra random fault schedule per seed; every violation found, shrunk.
     Explore(commands::explore::ExploreArgs),
-    /// Run a scenario against real servers started on this machine (redis, redlock), in real time.
+    /// Run a scenario against real servers started on this machine (Redis, MariaDB, ZooKeeper, etcd).
     Live(commands::live::LiveArgs),
     /// Simulate a scenario and run it live, and print each metric side by side.
     Compare(commands::compare::CompareArgs),

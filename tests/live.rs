@@ -11,6 +11,13 @@ use std::path::{Path, PathBuf};
 
 use cli::{fresh_dir, s, sim};
 
+/// One live test at a time in this file: each starts real servers (JVMs, a database, a cluster),
+/// and several at once on a 2-core machine stretch their timings past what the tests assert.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Whether `binary` is on PATH.
 fn on_path(binary: &str) -> bool {
     std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(binary).is_file()))
@@ -91,6 +98,7 @@ fn live_no_faults(model: &str, labels: &[&str]) {
 
 #[test]
 fn redis_no_faults_live() {
+    let _serial = serial();
     if skip_without("redis-server", "redis_no_faults_live") {
         return;
     }
@@ -99,6 +107,7 @@ fn redis_no_faults_live() {
 
 #[test]
 fn redlock_no_faults_live() {
+    let _serial = serial();
     if skip_without("redis-server", "redlock_no_faults_live") {
         return;
     }
@@ -153,6 +162,7 @@ fn killed_server_comes_back(model: &str, file_name: &str) {
 
 #[test]
 fn redis_server_killed_comes_back_live() {
+    let _serial = serial();
     if skip_without("redis-server", "redis_server_killed_comes_back_live") {
         return;
     }
@@ -161,6 +171,7 @@ fn redis_server_killed_comes_back_live() {
 
 #[test]
 fn redlock_master_killed_comes_back_live() {
+    let _serial = serial();
     if skip_without("redis-server", "redlock_master_killed_comes_back_live") {
         return;
     }
@@ -170,6 +181,7 @@ fn redlock_master_killed_comes_back_live() {
 /// A holder stopped past its TTL overlaps with the next holder on a real Redis, as simulated.
 #[test]
 fn redis_paused_holder_overlaps_live() {
+    let _serial = serial();
     if skip_without("redis-server", "redis_paused_holder_overlaps_live") {
         return;
     }
@@ -187,6 +199,7 @@ fn redis_paused_holder_overlaps_live() {
 
 #[test]
 fn what_live_mode_cannot_do_is_refused_with_the_reason() {
+    let _serial = serial();
     let dir = fresh_dir("live", "refusals");
     let cases: &[(&str, &str, &str)] = &[
         (
@@ -223,6 +236,7 @@ fn what_live_mode_cannot_do_is_refused_with_the_reason() {
 
 #[test]
 fn a_missing_server_binary_names_its_package() {
+    let _serial = serial();
     let dir = fresh_dir("live", "missing");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_sim"))
         .args(["live", "scenarios/fidelity/redlock-no-faults.toml"])

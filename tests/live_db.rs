@@ -13,6 +13,13 @@ use std::path::{Path, PathBuf};
 
 use cli::{fresh_dir, s, sim};
 
+/// One live test at a time in this file: each starts real servers (JVMs, a database, a cluster),
+/// and several at once on a 2-core machine stretch their timings past what the tests assert.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Whether `mariadbd` can be found as the backend finds it: on PATH, or in /usr/sbin.
 fn have_mariadbd() -> bool {
     let on_path =
@@ -72,6 +79,7 @@ fn row<'a>(json: &'a serde_json::Value, label: &str) -> &'a serde_json::Value {
 
 #[test]
 fn db_no_faults_live() {
+    let _serial = serial();
     if skip("db_no_faults_live") {
         return;
     }
@@ -121,6 +129,7 @@ fn grants_after(history: &serde_json::Value, after_ns: u64) -> usize {
 
 #[test]
 fn db_server_killed_comes_back_live() {
+    let _serial = serial();
     if skip("db_server_killed_comes_back_live") {
         return;
     }
@@ -155,6 +164,7 @@ fn db_server_killed_comes_back_live() {
 /// its own, and the resumed holder writes: an overlap, as simulated.
 #[test]
 fn db_paused_holder_overlaps_live() {
+    let _serial = serial();
     if skip("db_paused_holder_overlaps_live") {
         return;
     }
@@ -172,6 +182,7 @@ fn db_paused_holder_overlaps_live() {
 
 #[test]
 fn db_configurations_live_mode_cannot_run_are_refused_with_the_reason() {
+    let _serial = serial();
     let dir = fresh_dir("live-db", "refusals");
     let cases: &[(&str, &str, &str)] = &[
         ("replication", "replication = \"semisync\"", "a replica, its binlog shipping and the failover manager"),

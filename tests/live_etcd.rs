@@ -12,6 +12,13 @@ use std::path::{Path, PathBuf};
 
 use cli::{fresh_dir, s, sim};
 
+/// One live test at a time in this file: each starts real servers (JVMs, a database, a cluster),
+/// and several at once on a 2-core machine stretch their timings past what the tests assert.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Whether `etcd` is on PATH; if not, says the test skipped.
 fn skip(test: &str) -> bool {
     let on_path = std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("etcd").is_file()));
@@ -84,6 +91,7 @@ fn grants(history: &serde_json::Value) -> Vec<u64> {
 
 #[test]
 fn etcd_no_faults_live() {
+    let _serial = serial();
     if skip("etcd_no_faults_live") {
         return;
     }
@@ -116,6 +124,7 @@ fn etcd_no_faults_live() {
 /// timeout, as simulated), and no two clients hold at once.
 #[test]
 fn etcd_leader_killed_comes_back_live() {
+    let _serial = serial();
     if skip("etcd_leader_killed_comes_back_live") {
         return;
     }
@@ -147,6 +156,7 @@ fn etcd_leader_killed_comes_back_live() {
 /// writing, as simulated: the file's own expectations hold live.
 #[test]
 fn etcd_paused_holder_overlaps_live() {
+    let _serial = serial();
     if skip("etcd_paused_holder_overlaps_live") {
         return;
     }
@@ -163,6 +173,7 @@ fn etcd_paused_holder_overlaps_live() {
 
 #[test]
 fn what_etcd_cannot_run_live_is_refused_with_the_reason() {
+    let _serial = serial();
     let dir = fresh_dir("live-etcd", "refusals");
     // (case, the paused-holder file's TTL line replaced by, what the refusal says)
     let cases: &[(&str, &str, &str)] = &[

@@ -14,6 +14,13 @@ use std::path::{Path, PathBuf};
 
 use cli::{fresh_dir, s, sim};
 
+/// One live test at a time in this file: each starts real servers (JVMs, a database, a cluster),
+/// and several at once on a 2-core machine stretch their timings past what the tests assert.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 const ZOOKEEPER_JAR: &str = "/usr/share/java/zookeeper.jar";
 
 fn skip_without_zookeeper(test: &str) -> bool {
@@ -78,6 +85,7 @@ fn grants_between(history: &serde_json::Value, from_ns: u64, to_ns: u64) -> usiz
 
 #[test]
 fn zookeeper_no_faults_live() {
+    let _serial = serial();
     if skip_without_zookeeper("zookeeper_no_faults_live") {
         return;
     }
@@ -109,6 +117,7 @@ fn zookeeper_no_faults_live() {
 
 #[test]
 fn zookeeper_leader_killed_live() {
+    let _serial = serial();
     if skip_without_zookeeper("zookeeper_leader_killed_live") {
         return;
     }
@@ -145,6 +154,7 @@ fn zookeeper_leader_killed_live() {
 /// writing (Curator's SUSPENDED check), as simulated.
 #[test]
 fn zookeeper_paused_holder_live() {
+    let _serial = serial();
     if skip_without_zookeeper("zookeeper_paused_holder_live") {
         return;
     }
@@ -165,6 +175,7 @@ fn zookeeper_paused_holder_live() {
 /// What the real ensemble cannot be configured to do is refused before anything starts.
 #[test]
 fn zookeeper_configurations_live_mode_cannot_run_are_refused() {
+    let _serial = serial();
     let dir = fresh_dir("live-zookeeper", "refused");
     for (edit, expected) in [
         ("election_ms = 1_000", "FastLeaderElection"),

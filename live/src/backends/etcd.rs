@@ -167,6 +167,24 @@ impl Backend for EtcdBackend {
         })
     }
 
+    fn probe_request_ms(&self, servers: &[Server], n: usize) -> Option<Result<(f64, &'static str), String>> {
+        // A serializable range, served by the member itself: the model's service_ms is a
+        // member's own processing; a write's Raft round is the model's consensus messages.
+        let probe = || {
+            let addr = servers.first().ok_or("no server started")?.addr();
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
+            let pool = crate::adapters::etcd::gateway::Pool::new(&addr);
+            let body = json!({ "key": b64("calibrate"), "serializable": true });
+            let ms =
+                crate::calibrate::through_a_thread(n, move |_| match rt.block_on(pool.post("/v3/kv/range", &body)) {
+                    Ok(Ok(_)) => Ok(()),
+                    Ok(Err(e)) => Err(format!("range: {} (gRPC code {})", e.message, e.code)),
+                    Err(f) => Err(format!("range: {f}")),
+                })?;
+            Ok((ms, "a serializable range"))
+        };
+        Some(probe())
+    }
     fn boundary(&self) -> &'static str {
         "the model's clientv3 Session and Mutex (keep-alive loop, lock transaction, waitDeletes, recheck, endpoint \
 switching) run unchanged; each call is the request clientv3 makes, sent to real etcd members through etcd's gRPC-JSON \
