@@ -1,5 +1,6 @@
-//! Ctrl-C: the first one asks the run to stop after the seeds in progress (so the results of the
-//! finished seeds are still printed); a second one quits at once.
+//! Ctrl-C (or SIGTERM): the first one asks the run to stop after the seeds in progress (so the
+//! results of the finished seeds are still printed; a live run stops its servers and clients); a
+//! second one quits at once, killing whatever real servers and clients live mode had started.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Once;
@@ -17,6 +18,8 @@ pub fn stop_flag() -> &'static AtomicBool {
         let _ = ctrlc::set_handler(|| {
             if STOP.swap(true, Ordering::SeqCst) {
                 eprintln!("\ninterrupted again: quitting without results");
+                // process::exit runs no destructor: stop live mode's processes here.
+                locksim_live::supervisor::kill_every_started_process();
                 std::process::exit(INTERRUPTED);
             }
             eprintln!(

@@ -247,3 +247,40 @@ fn a_missing_server_binary_names_its_package() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("needs the Debian package `redis-server`"), "{stderr}");
 }
+
+/// SIGTERM (or Ctrl-C) in the middle of a live run: the run stops early, its table is still
+/// printed, exit 130, and every server and client it started is gone.
+#[test]
+// Real time: the test watches a real run and bounds how long it takes to stop.
+#[allow(clippy::disallowed_methods)]
+fn a_terminated_live_run_stops_every_process_it_started() {
+    let _serial = serial();
+    if skip_without("redis-server", "a_terminated_live_run_stops_every_process_it_started") {
+        return;
+    }
+    let dir = fresh_dir("live", "terminated");
+    let file = shortened("redlock-no-faults.toml", &dir, 30_000, false);
+    let keep = dir.join("servers");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_sim"))
+        .args(["live", &s(&file), "--keep-dir", &s(&keep)])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the run is under way (the clients are up), then terminate it.
+    let start = std::time::Instant::now();
+    while processes_mentioning(&dir).iter().filter(|p| p.contains("live-client")).count() < 5 {
+        assert!(start.elapsed() < std::time::Duration::from_secs(20), "the clients never started");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let killed = std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(130), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("# interrupted: 0 of 1 live runs finished") || stdout.contains("redlock "), "{stdout}");
+    let left = processes_mentioning(&dir);
+    assert!(left.is_empty(), "processes left running after SIGTERM: {left:?}");
+    assert!(start.elapsed() < std::time::Duration::from_secs(25), "stopped early, not at the 30 s end");
+}

@@ -264,8 +264,12 @@ fn run_inside(
         }
         windows[window].end_ns = Some(epoch.mono_ns().min(end_ns));
     }
+    // At the end the clients stop by themselves (their workload ends at the run's end); after a
+    // Ctrl-C they are killed now. Every event they recorded is already on their stdout: each
+    // line is flushed as it is written.
+    let grace = if stop.load(Ordering::Relaxed) { Duration::ZERO } else { Duration::from_secs(5) };
     for id in &clients {
-        sup.wait_or_kill(*id, Duration::from_secs(5));
+        sup.wait_or_kill(*id, grace);
     }
     for r in readers {
         let _ = r.join();

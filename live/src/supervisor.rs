@@ -3,9 +3,33 @@
 //! interrupted), stopping every one still running and reaping it. Nothing is left behind.
 
 use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
 
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
+
+/// Every pid any supervisor of this process started and has not yet seen end: what
+/// [`kill_every_started_process`] stops when `sim` must quit at once (a second Ctrl-C), where no
+/// destructor runs.
+static STARTED: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+fn started() -> std::sync::MutexGuard<'static, Vec<u32>> {
+    STARTED.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Kills (SIGCONT, then SIGKILL) every process a supervisor started and that may still run. For
+/// an exit that skips destructors; the normal end of a run stops its processes itself.
+pub fn kill_every_started_process() {
+    for pid in started().drain(..) {
+        let pid = Pid::from_raw(pid as i32);
+        let _ = kill(pid, Signal::SIGCONT);
+        let _ = kill(pid, Signal::SIGKILL);
+    }
+}
+
+fn forget(pid: u32) {
+    started().retain(|p| *p != pid);
+}
 
 /// A started process: its name in the run and its OS handle.
 struct Managed {
@@ -31,6 +55,7 @@ impl Supervisor {
             .stdin(Stdio::null())
             .spawn()
             .map_err(|e| format!("cannot start {name} ({:?}): {e}", cmd.get_program()))?;
+        started().push(child.id());
         self.procs.push(Managed { name: name.to_string(), child, running: true });
         Ok(ProcId(self.procs.len() - 1))
     }
@@ -75,6 +100,7 @@ impl Supervisor {
         let _ = m.child.kill();
         m.child.wait().map_err(|e| format!("waiting for {} (pid {}): {e}", m.name, m.child.id()))?;
         m.running = false;
+        forget(m.child.id());
         Ok(())
     }
 
@@ -83,6 +109,7 @@ impl Supervisor {
         let m = &mut self.procs[id.0];
         if m.running && matches!(m.child.try_wait(), Ok(Some(_))) {
             m.running = false;
+            forget(m.child.id());
         }
         !m.running
     }
