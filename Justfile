@@ -31,8 +31,10 @@ ci:
 known-full:
     for f in scenarios/known/*.toml; do cargo run --release -- run "$f" --seeds 10000 || exit 1; done
 
-# Every fidelity scenario simulated and run live on this machine (needs redis-server), side by
-# side: writes docs/fidelity.md (the explanations in docs/fidelity-notes.md, then the tables).
+# Every fidelity scenario simulated and run live on this machine (needs redis-server,
+# mariadb-server, zookeeper and etcd-server), side by side: writes docs/fidelity.md (the
+# explanations kept in docs/fidelity-notes.md, then the tables). About 12 minutes; keep the
+# machine otherwise idle, since the live side's timings are this machine's.
 fidelity:
     cargo build --release
-    { cat docs/fidelity-notes.md; echo; echo "## The tables, from \`just fidelity\` on $(date -u +%Y-%m-%d)"; for f in scenarios/fidelity/*.toml; do echo; echo "### \`$f\`"; echo; echo '```'; ./target/release/sim compare "$f" --seeds 2 2>/dev/null || exit 1; echo '```'; done; } > docs/fidelity.md.tmp && mv docs/fidelity.md.tmp docs/fidelity.md
+    { cat docs/fidelity-notes.md; echo; echo "## The tables, from \`just fidelity\` on $(date -u +%Y-%m-%d) (2 live runs against 20 simulated seeds per row)"; for f in scenarios/fidelity/*.toml; do echo; echo "### \`$f\`"; echo; echo '```'; ./target/release/sim compare "$f" --seeds 2 2>/dev/null || exit 1; echo '```'; done; } > docs/fidelity.md.tmp && mv docs/fidelity.md.tmp docs/fidelity.md

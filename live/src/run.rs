@@ -288,6 +288,7 @@ fn run_inside(
     let history = History {
         events: c.events,
         messages,
+        client_messages: messages,
         duration_ns: end_ns,
         final_counter,
         clients: names.iter().enumerate().filter(|(_, (_, k))| *k == NodeKind::Client).map(|(i, _)| i).collect(),

@@ -158,6 +158,10 @@ pub struct History {
     pub events: Vec<Stamped>,
     /// Messages sent on the simulated network (every send, dropped or not).
     pub messages: u64,
+    /// Of those, the ones a client sent or was sent: servers' traffic among themselves left out,
+    /// which is all a live run can count (`sim compare` compares this one).
+    #[serde(default)]
+    pub client_messages: u64,
     /// The run's simulated length.
     pub duration_ns: Nanos,
     /// Final counter of the unfenced resource, per key.

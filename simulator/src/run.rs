@@ -137,6 +137,7 @@ pub fn run_typed<M: Model>(model: &M, setup: &Setup, params: &Params, seed: u64,
     let history = History {
         events: result.history,
         messages: result.messages,
+        client_messages: result.client_messages,
         duration_ns: end_ns,
         final_counter,
         clients,

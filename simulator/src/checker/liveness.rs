@@ -19,6 +19,7 @@ pub fn count(history: &History, timeline: &Timeline, m: &mut SeedMetrics) {
         }
     }
     m.messages = history.messages;
+    m.client_messages = history.client_messages;
     // One interval per non-nested grant, so counting intervals counts acquisitions; only those
     // ended by a release completed their critical section (abandoned, crashed or cut off by the
     // end of the run did not).

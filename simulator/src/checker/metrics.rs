@@ -163,6 +163,8 @@ pub struct SeedMetrics {
     pub fairness: Option<f64>,
     /// Messages sent on the simulated network (every send, dropped or not).
     pub messages: u64,
+    /// Of those, the ones a client sent or was sent (see [`crate::history::History`]).
+    pub client_messages: u64,
     /// Watch or pub/sub wake-ups that reached a waiting client.
     pub notifications: u64,
     /// Lock requests refused by a server (failed INSERTs, SET NX on a taken key).
@@ -211,6 +213,7 @@ impl SeedMetrics {
             outage_ns: 0,
             fairness: None,
             messages: 0,
+            client_messages: 0,
             notifications: 0,
             refused_attempts: 0,
             violations: Vec::new(),

@@ -221,6 +221,8 @@ pub struct World<P: Protocol> {
     fault_windows: Vec<FaultWindow>,
     window_of: Vec<Option<usize>>,
     messages: u64,
+    /// Messages a client sent or was sent (what a client process can count in live mode).
+    client_messages: u64,
     events_processed: u64,
     /// Timers cancelled (or dropped by a crash) since the last purge: about how many dead events
     /// the queue holds.
@@ -256,6 +258,8 @@ pub struct WorldResult {
     pub faults: Vec<FaultWindow>,
     /// Messages sent (every send, dropped or not).
     pub messages: u64,
+    /// Of those, the ones a client sent or was sent.
+    pub client_messages: u64,
     /// Events taken from the queue up to the end of the run; dead timer events count, purged
     /// ones included.
     pub events_processed: u64,
@@ -304,6 +308,7 @@ impl<P: Protocol> World<P> {
             fault_windows: Vec::new(),
             window_of,
             messages: 0,
+            client_messages: 0,
             events_processed: 0,
             dead_timers: 0,
             trace: cfg.tracing.then(Trace::default),
@@ -360,6 +365,7 @@ impl<P: Protocol> World<P> {
             history: self.history,
             faults: self.fault_windows,
             messages: self.messages,
+            client_messages: self.client_messages,
             events_processed: self.events_processed,
             trace: self.trace,
         }
@@ -419,6 +425,9 @@ impl<P: Protocol> World<P> {
 
     fn send(&mut self, from: NodeId, to: NodeId, msg: Wire<P::Msg>, after_ns: Nanos) {
         self.messages += 1;
+        if self.dir.kind_of(from) == NodeKind::Client || self.dir.kind_of(to) == NodeKind::Client {
+            self.client_messages += 1;
+        }
         // A node back from a host failure opens a new connection to `to`; the model does not
         // tell connections apart, so `to`'s old one counts as replaced.
         self.clear_bit(Bits::Stale, from, to);
