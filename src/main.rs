@@ -32,9 +32,9 @@ use exit::CliError;
 /// Exit codes: 0 ran and every expectation held; 1 an [expect] assertion failed (for `sim
 /// explore`: a violation was found); 2 bad command line, scenario, or an output that cannot be
 /// written; 3 a model or the simulator panicked in
-/// some seed (the others still ran), `--verify` found a seed that ran differently twice, or a
-/// chart failed to draw; 130 interrupted by Ctrl-C (the finished seeds' results are still
-/// printed).
+/// some seed (the others still ran), `--verify` found a seed that ran differently twice, a
+/// chart failed to draw, or a live run's server failed to start; 130 interrupted by Ctrl-C or
+/// SIGTERM (the finished seeds' results are still printed).
 #[derive(Parser, Debug)]
 #[command(name = "sim", version, propagate_version = true, max_term_width = 100)]
 struct Cli {
