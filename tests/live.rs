@@ -6,22 +6,14 @@
 #[path = "support/cli.rs"]
 #[allow(dead_code)]
 mod cli;
+#[path = "support/live.rs"]
+#[allow(dead_code)]
+mod live_support;
 
 use std::path::{Path, PathBuf};
 
 use cli::{fresh_dir, s, sim};
-
-/// One live test at a time in this file: each starts real servers (JVMs, a database, a cluster),
-/// and several at once on a 2-core machine stretch their timings past what the tests assert.
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Whether `binary` is on PATH.
-fn on_path(binary: &str) -> bool {
-    std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(binary).is_file()))
-}
+use live_support::*;
 
 fn skip_without(binary: &str, test: &str) -> bool {
     if on_path(binary) {
@@ -44,30 +36,6 @@ fn shortened(name: &str, dir: &Path, duration_ms: i64, keep_expect: bool) -> Pat
     let path = dir.join(name);
     std::fs::write(&path, doc.to_string()).unwrap();
     path
-}
-
-/// Every process whose command line mentions `dir` (servers' data directories and client
-/// specifications name it): none may be left running.
-fn processes_mentioning(dir: &Path) -> Vec<String> {
-    let needle = dir.display().to_string();
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if !name.chars().all(|c| c.is_ascii_digit()) || name == std::process::id().to_string() {
-            continue;
-        }
-        if let Ok(cmd) = std::fs::read(entry.path().join("cmdline")) {
-            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-            if cmd.contains(&needle) && !cmd.contains("cargo") {
-                found.push(format!("{name}: {cmd}"));
-            }
-        }
-    }
-    found
-}
-
-fn results(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 fn row<'a>(json: &'a serde_json::Value, label: &str) -> &'a serde_json::Value {

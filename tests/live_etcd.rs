@@ -7,17 +7,14 @@
 #[path = "support/cli.rs"]
 #[allow(dead_code)]
 mod cli;
+#[path = "support/live.rs"]
+#[allow(dead_code)]
+mod live_support;
 
 use std::path::{Path, PathBuf};
 
 use cli::{fresh_dir, s, sim};
-
-/// One live test at a time in this file: each starts real servers (JVMs, a database, a cluster),
-/// and several at once on a 2-core machine stretch their timings past what the tests assert.
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
+use live_support::*;
 
 /// Whether `etcd` is on PATH; if not, says the test skipped.
 fn skip(test: &str) -> bool {
@@ -40,35 +37,6 @@ fn copy(name: &str, dir: &Path, duration_ms: i64, keep_expect: bool) -> PathBuf 
     let path = dir.join(name);
     std::fs::write(&path, doc.to_string()).unwrap();
     path
-}
-
-/// Every process whose command line mentions `dir` (the members' data directories and the
-/// clients' specifications name it): none may be left running.
-fn processes_mentioning(dir: &Path) -> Vec<String> {
-    let needle = dir.display().to_string();
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if !name.chars().all(|c| c.is_ascii_digit()) || name == std::process::id().to_string() {
-            continue;
-        }
-        let state = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        // A zombie has exited; its parent (not this test) reaps it.
-        if state.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')) {
-            continue;
-        }
-        if let Ok(cmd) = std::fs::read(entry.path().join("cmdline")) {
-            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-            if cmd.contains(&needle) && !cmd.contains("cargo") {
-                found.push(format!("{name}: {cmd}"));
-            }
-        }
-    }
-    found
-}
-
-fn results(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 /// The one history `--history` wrote.

@@ -9,17 +9,14 @@
 #[path = "support/cli.rs"]
 #[allow(dead_code)]
 mod cli;
+#[path = "support/live.rs"]
+#[allow(dead_code)]
+mod live_support;
 
 use std::path::{Path, PathBuf};
 
 use cli::{fresh_dir, s, sim};
-
-/// One live test at a time in this file: each starts real servers (JVMs, a database, a cluster),
-/// and several at once on a 2-core machine stretch their timings past what the tests assert.
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
+use live_support::*;
 
 const ZOOKEEPER_JAR: &str = "/usr/share/java/zookeeper.jar";
 
@@ -43,25 +40,6 @@ fn edited(name: &str, dir: &Path, keep_expect: bool, edit: impl Fn(String) -> St
     let path = dir.join(name);
     std::fs::write(&path, doc.to_string()).unwrap();
     path
-}
-
-/// Every process whose command line mentions `dir`: none may be left running.
-fn processes_mentioning(dir: &Path) -> Vec<String> {
-    let needle = dir.display().to_string();
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if !name.chars().all(|c| c.is_ascii_digit()) || name == std::process::id().to_string() {
-            continue;
-        }
-        if let Ok(cmd) = std::fs::read(entry.path().join("cmdline")) {
-            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-            if cmd.contains(&needle) && !cmd.contains("cargo") {
-                found.push(format!("{name}: {cmd}"));
-            }
-        }
-    }
-    found
 }
 
 fn row(json: &serde_json::Value, label: &str) -> serde_json::Value {
