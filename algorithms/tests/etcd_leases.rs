@@ -164,6 +164,23 @@ fn keep_alives_go_out_a_third_of_the_ttl_after_each_answer() {
     }
 }
 
+/// `keepalive_fraction = 0.8` (an application renewing its lease itself, late): every gap between
+/// two keep-alives is 0.8 × TTL after the answer, on the 500 ms send loop: [48 s, 48.5 s].
+#[test]
+fn keep_alives_go_out_at_the_configured_fraction_of_the_ttl() {
+    let text = STEADY.replace("[workload]", "[models.etcd]\nkeepalive_fraction = 0.8\n\n[workload]");
+    let out = run(&text, "etcd", 3);
+    for client in ["client-0", "client-1"] {
+        let sends: Vec<f64> =
+            trace(&out, "send", "KeepAlive").into_iter().filter(|(_, n, _)| n == client).map(|(t, _, _)| t).collect();
+        assert!(sends.len() >= 3, "{client}: {sends:?}");
+        for w in sends.windows(2) {
+            let gap = w[1] - w[0];
+            assert!((48_000.0..=48_500.0 + 5.0).contains(&gap), "{client}: keep-alive gap {gap} ms");
+        }
+    }
+}
+
 const ISOLATED_HOLDER: &str = r#"
 name = "etcd-session-lost"
 duration_ms = 40_000
@@ -211,5 +228,30 @@ fn a_client_gives_its_session_up_a_ttl_after_the_last_answer() {
         let late_writes = events(&out, |e| matches!(e, HistoryEvent::ResourceWrite { client, .. } if *client == node));
         assert!(late_writes.iter().all(|e| (e.at_ns as f64 / 1e6) < 2_000.0), "seed {seed}");
         assert_eq!(out.metrics.stale_unfenced_events, 0);
+    }
+}
+
+/// The same cut-off holder in a program that ignores the session's end
+/// (`on_session_lost = "proceed"`): the library still says the session is over a TTL after the
+/// last answer, but the section goes on: no `Abandoned`, and the holder's write goes out after
+/// the cut (the resource is cut off too, so it is sent after the heal or lost with the cut).
+#[test]
+fn an_application_that_ignores_the_session_end_does_not_abandon_its_section() {
+    let text = ISOLATED_HOLDER.replace("lease_ttl_ms = 5_000", "lease_ttl_ms = 5_000\non_session_lost = \"proceed\"");
+    for seed in 0..5 {
+        let out = run(&text, "etcd", seed);
+        let holder = fault_target(&out, "isolate");
+        let node = out.history.clients[holder.trim_start_matches("client-").parse::<usize>().unwrap()];
+        assert!(trace(&out, "note", "session over").iter().any(|(_, n, _)| *n == holder), "seed {seed}");
+        let notices = events(&out, |e| matches!(e, HistoryEvent::LostNotice { .. }));
+        assert!(notices.iter().any(|e| e.node == node), "seed {seed}: the library told the application");
+        let abandoned = events(&out, |e| matches!(e, HistoryEvent::Abandoned { .. }));
+        assert!(abandoned.iter().all(|e| e.node != node), "seed {seed}: the section was abandoned");
+        let released =
+            events(&out, |e| matches!(e, HistoryEvent::Released { .. } | HistoryEvent::ReleaseFailed { .. }));
+        assert!(
+            released.iter().any(|e| e.node == node && e.at_ns > 2_000_000_000),
+            "seed {seed}: finished the section"
+        );
     }
 }

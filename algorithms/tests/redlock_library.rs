@@ -108,6 +108,21 @@ fn node_redlock_unlocks_once_after_its_last_attempt_the_others_after_each() {
 }
 
 #[test]
+fn a_preset_keeps_a_value_the_scenario_set_even_to_redlock_rbs_default() {
+    // `retries = 3` is redlock-rb's default; written in the file with `client = "redsync"` it
+    // must stay 3 (three attempts, redsync counts attempts), not become redsync's 32. Left out,
+    // the preset's 32 attempts run (here cut short by the run's end, so at least 4).
+    let attempts_of = |extra: &str| {
+        let out = run(&one_client(extra, "", MINORITY), "redlock", 0);
+        let entries: Vec<_> = out.trace.as_ref().unwrap().entries.iter().filter(|e| e.node == "client-0").collect();
+        let end = entries.iter().position(|e| e.detail.starts_with("AcquireFailed")).unwrap_or(entries.len());
+        entries[..end].iter().filter(|e| matches!(e.kind, "send" | "drop") && e.detail.contains(" SET ")).count() / 5
+    };
+    assert_eq!(attempts_of("client = \"redsync\"\nretries = 3\nnode_timeout_ms = 50"), 3);
+    assert!(attempts_of("client = \"redsync\"\nnode_timeout_ms = 50") > 3);
+}
+
+#[test]
 fn an_unlock_after_the_keys_expired_raises_in_redsync_and_node_redlock_not_in_redlock_rb() {
     // A 300 ms TTL and a 1 s critical section: at release every key has expired, so the unlock
     // script deletes nothing anywhere.

@@ -85,8 +85,8 @@ fn three_retries_are_four_attempts_with_random_waits_then_a_refusal() {
 #[test]
 fn redsync_counts_attempts_and_node_redlock_counts_retries() {
     let models = locksim_algorithms::registry();
-    // retries = 4, not 3: a value equal to the schema default (redlock-rb's 3) reads as unset and
-    // takes the library's own default (redsync 32, node-redlock 10).
+    // retries = 4, set in the file, overrides the library's own default (redsync 32,
+    // node-redlock 10); redlock_library.rs checks the same for a value equal to redlock-rb's.
     for (client, attempts) in [("redsync", 4), ("node-redlock", 5)] {
         let text = MINORITY.replace(
             "service_ms = 0",

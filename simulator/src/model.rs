@@ -3,7 +3,7 @@
 //! same model with its protocol types erased ([`DynModel`]), which is what a parsed row carries
 //! and what runs a seed. The registry that maps names to models lives in `locksim-algorithms`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use serde::Serialize;
@@ -97,6 +97,10 @@ pub enum ParamValue {
 pub struct Params {
     /// Each parameter's value, by its name.
     pub values: BTreeMap<String, ParamValue>,
+    /// The keys the scenario set itself (even to the default's value): a preset that fills in
+    /// defaults (Redlock's `client`) must not overwrite a value the user wrote.
+    #[serde(skip)]
+    pub explicit: BTreeSet<String>,
 }
 
 impl Params {
@@ -142,6 +146,15 @@ impl Params {
             ParamValue::Str(v) => v,
             other => panic!("parameter `{key}` is not a string: {other:?}"),
         }
+    }
+    /// Whether the scenario set `key` itself, rather than leaving it at the schema default.
+    pub fn is_explicit(&self, key: &str) -> bool {
+        self.explicit.contains(key)
+    }
+    /// Sets `key` as the scenario would: the value, marked explicit.
+    pub fn set_explicit(&mut self, key: &str, value: ParamValue) {
+        self.values.insert(key.to_string(), value);
+        self.explicit.insert(key.to_string());
     }
     /// The parameters whose values differ from the schema defaults (for the results JSON `params`).
     pub fn overrides(&self, defaults: &Params) -> BTreeMap<String, ParamValue> {

@@ -4,11 +4,13 @@
 //!
 //! Session: `Lease.Grant(ttl)` then `KeepAlive`: a keep-alive is sent at once, then whenever
 //! `nextKeepAlive` has passed, checked every 500 ms (`retryConnWait`); each answer sets
-//! `nextKeepAlive = now + TTL/3` and `deadline = now + TTL` (the first deadline is 5 s,
+//! `nextKeepAlive = now + TTL/3` (`keepalive_fraction` changes the third, for an application
+//! that renews its lease itself, later) and `deadline = now + TTL` (the first deadline is 5 s,
 //! `defaultTTL`). Every second (`deadlineLoop`) a passed deadline closes the keep-alive: the
 //! session is over (`Session.Done()`); so is an answer with TTL 0 (lease gone). The application
 //! then stops treating a held lock as held (`Lost { honour: true }`, as programs that select on
-//! `Session.Done()` do) and opens a new session for its next lock.
+//! `Session.Done()` do; `on_session_lost = "proceed"` is the program that does not) and opens a
+//! new session for its next lock.
 //!
 //! Mutex.Lock: one transaction puts `prefix/<lease hex>` under the lease if it has no create
 //! revision yet, and reads the key with the lowest create revision under the prefix; `myRev` is
@@ -21,6 +23,20 @@
 //! (`m.Unlock`) before Lock returns; a Lock called meanwhile starts after that delete, so the
 //! delete can never remove the next Lock's key. Unlock deletes the own key. The token is `myRev`.
 //! Every watch DELETE event reaching the waiter is a `Notified`.
+//!
+//! RWMutex (`recipe = "rwmutex"`; etcd 3.5 `client/v3/experimental/recipes/rwmutex.go`, `key.go`):
+//! `RLock` and `Lock` put a new key under the session's lease, `<pfx>read/…` or `<pfx>write/…`
+//! (`newUniqueEphemeralKey`: a fresh key per call, so a key left by a failed unlock stays in the
+//! queue until the lease ends), then loop on `waitOnLastRev`: get the last key created before their
+//! own under `<pfx>write` (a reader) or `<pfx>` (a writer), watch it from the own key's revision
+//! until a DELETE, repeat; none left: held. There is no recheck of the own key after waiting (the
+//! recipe has none), so a waiter whose lease ran out while it waited is told it holds, as
+//! `recheck_after_wait = false` is for the Mutex. A failed wait returns its error without deleting
+//! the own key, and a failed unlock (not resent, as for the Mutex) leaves it too: the session keeps
+//! the key alive, and every later key of the lock waits behind it until the session ends. The
+//! recipe's calls take no context (`context.TODO()`); the workload's `acquire_timeout_ms` cancels
+//! a wait as it does the Mutex's (deleting the own key), which the recipe itself cannot do. The model's put is the Mutex's transaction, whose
+//! extra read of the lowest key the RWMutex ignores (one round trip either way).
 //!
 //! Connection: the client knows every member and talks to one at a time (`client-i` starts at
 //! member i mod n; clientv3 3.5 balances unary calls round-robin, which this model does not). It
@@ -98,6 +114,15 @@ pub struct ClientConfig {
     pub keepalive_time_ns: Option<Nanos>,
     /// A ping unanswered this long closes the connection (`Config.DialKeepAliveTimeout`).
     pub keepalive_timeout_ns: Nanos,
+    /// When the next keep-alive is due after an answer, as a fraction of the TTL; `None` is
+    /// clientv3's `TTL / 3` (`keepalive_fraction`).
+    pub keepalive_fraction: Option<f64>,
+    /// The application stops a held section when the session ends (it selects on
+    /// `Session.Done()`); `false`: it ignores the end and finishes the section
+    /// (`on_session_lost = "proceed"`).
+    pub stop_on_session_lost: bool,
+    /// The recipes package's `RWMutex` instead of `concurrency.Mutex` (`recipe = "rwmutex"`).
+    pub rw_recipe: bool,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -166,6 +191,8 @@ struct Mutex {
     my_key: Arc<str>,
     my_rev: Revision,
     step: Step,
+    /// The RWMutex's lock kind (`None`: `concurrency.Mutex`).
+    rw: Option<LockMode>,
 }
 
 #[derive(Clone, Debug)]
@@ -315,18 +342,23 @@ impl EtcdClient {
             ctx.note(|| "keep-alive answered TTL 0: lease gone, session over".to_string());
             return self.session_lost(ctx, out);
         }
-        *next_keepalive_ns = now + ttl_ns / 3;
+        *next_keepalive_ns = now
+            + match self.cfg.keepalive_fraction {
+                None => ttl_ns / 3,
+                Some(fraction) => (ttl_ns as f64 * fraction) as Nanos,
+            };
         *deadline_ns = now + ttl_ns;
         *unanswered_since = None;
     }
 
-    /// `Session.Done()`: the application stops treating its lock as held; the mutex's wait, if
-    /// any, goes on (it is not tied to the session).
+    /// `Session.Done()`: the application stops treating its lock as held (unless it ignores the
+    /// session's end: `on_session_lost = "proceed"`); the mutex's wait, if any, goes on (it is
+    /// not tied to the session).
     fn session_lost(&mut self, _ctx: &mut Ctx<Etcd>, out: &mut LockEvents) {
         self.v.session = Session::None;
         if let Some(m) = &self.v.mutex {
             if m.step == Step::Held {
-                out.push(LockEvent::Lost { key: m.key, honour: true });
+                out.push(LockEvent::Lost { key: m.key, honour: self.cfg.stop_on_session_lost });
             }
         }
         if matches!(&self.v.call, Some(c) if c.purpose == Purpose::Grant) {
@@ -398,8 +430,18 @@ impl EtcdClient {
             return self.open_session(ctx);
         };
         let _ = out;
+        if matches!(&self.v.mutex, Some(m) if m.rw.is_some()) {
+            self.next_id += 1;
+        }
+        let unique = self.next_id;
         let Some(m) = self.v.mutex.as_mut() else { return };
-        m.my_key = format!("{}{:x}", m.prefix, lease).into();
+        m.my_key = match m.rw {
+            None => format!("{}{:x}", m.prefix, lease).into(),
+            // recipes/key.go newUniqueEphemeralKey: `<pfx>read/<n>` or `<pfx>write/<n>`, a new key
+            // per call (etcd names it by time.Now().UnixNano(); here by the client's call counter).
+            Some(LockMode::Shared) => format!("{}read/{:x}-{unique}", m.prefix, lease).into(),
+            Some(LockMode::Exclusive) => format!("{}write/{:x}-{unique}", m.prefix, lease).into(),
+        };
         m.step = Step::Txn;
         let op = Op::MutexTxn { my_key: m.my_key.clone(), prefix: m.prefix.clone(), lease };
         self.call(ctx, Purpose::Txn, op, 0);
@@ -408,13 +450,21 @@ impl EtcdClient {
     fn wait_get(&mut self, ctx: &mut Ctx<Etcd>) {
         let Some(m) = self.v.mutex.as_mut() else { return };
         m.step = Step::WaitGet;
-        let op = Op::LastCreateBelow { prefix: m.prefix.clone(), max_create_rev: m.my_rev.saturating_sub(1) };
+        // RWMutex.waitOnLastRev: a reader waits only on keys under `<pfx>write`, a writer on every
+        // key under the lock's prefix.
+        let prefix = match m.rw {
+            Some(LockMode::Shared) => format!("{}write", m.prefix).into(),
+            _ => m.prefix.clone(),
+        };
+        let op = Op::LastCreateBelow { prefix, max_create_rev: m.my_rev.saturating_sub(1) };
         self.call(ctx, Purpose::WaitGet, op, 0);
     }
 
-    /// waitDeletes returned: recheck the own key (fixed versions) or hold at once (3.4.3).
+    /// waitDeletes returned: recheck the own key (fixed versions) or hold at once (3.4.3, and
+    /// the RWMutex, whose `RLock`/`Lock` return as soon as nothing older blocks them).
     fn waited(&mut self, ctx: &mut Ctx<Etcd>, out: &mut LockEvents) {
-        if self.cfg.recheck_after_wait {
+        let rw = matches!(&self.v.mutex, Some(m) if m.rw.is_some());
+        if self.cfg.recheck_after_wait && !rw {
             let Some(m) = self.v.mutex.as_mut() else { return };
             m.step = Step::Recheck;
             let op = Op::Get { key: m.my_key.clone() };
@@ -499,7 +549,8 @@ impl EtcdClient {
             (Purpose::Txn, Reply::Txn { my_create_rev, owner, .. }) => {
                 let Some(m) = self.v.mutex.as_mut() else { return };
                 m.my_rev = my_create_rev;
-                let holds = owner.as_ref().is_none_or(|o: &KeyInfo| o.create_rev == my_create_rev);
+                // The RWMutex does not look at the lowest key: it always asks what blocks it.
+                let holds = m.rw.is_none() && owner.as_ref().is_none_or(|o: &KeyInfo| o.create_rev == my_create_rev);
                 if holds {
                     self.granted(ctx, out);
                 } else {
@@ -515,7 +566,10 @@ impl EtcdClient {
                     ctx.note(|| {
                         format!("lock {key}: waiting for {} (create revision {}) to go", pred.key, pred.create_rev)
                     });
-                    self.start_watch(ctx, pred.key, header_rev);
+                    // Mutex.waitDelete watches from the get's revision, RWMutex's WaitEvents from
+                    // its own key's.
+                    let from = if m.rw.is_some() { m.my_rev } else { header_rev };
+                    self.start_watch(ctx, pred.key, from);
                 }
             },
             (Purpose::Recheck, Reply::Range { kv }) => {
@@ -568,7 +622,12 @@ impl EtcdClient {
                 self.lock_failed(ctx, out, reason, false);
             }
             Purpose::WaitGet | Purpose::Recheck if retry_read => self.retry_later(ctx, call),
-            Purpose::WaitGet | Purpose::Recheck => self.lock_failed(ctx, out, FailReason::Unavailable, true),
+            // Mutex.Lock deletes its key when the wait fails; RWMutex.RLock/Lock return the error
+            // and leave it (rwmutex.go), in the queue until the session's lease ends.
+            Purpose::WaitGet | Purpose::Recheck => {
+                let cleanup = !matches!(&self.v.mutex, Some(m) if m.rw.is_some());
+                self.lock_failed(ctx, out, FailReason::Unavailable, cleanup)
+            }
             // Mutex.Unlock returns the Delete's error: clientv3 never resends a Delete that may
             // have reached a member (`retry_interceptor.go`: `isSafeRetryMutableRPC`), and the
             // application moves on. The own key stays until the session's lease ends; the next
@@ -657,11 +716,12 @@ impl LockClient<Etcd> for EtcdClient {
         self.open_session(ctx);
     }
 
-    fn acquire(&mut self, ctx: &mut Ctx<Etcd>, out: &mut LockEvents, key: LockKey, _mode: LockMode) {
+    fn acquire(&mut self, ctx: &mut Ctx<Etcd>, out: &mut LockEvents, key: LockKey, mode: LockMode) {
         let cleaning = matches!(&self.v.call, Some(c) if matches!(c.purpose, Purpose::Cleanup { .. }));
         let step = if cleaning { Step::AfterCleanup } else { Step::Session };
         let prefix = format!("/lock/{key}/").into();
-        self.v.mutex = Some(Mutex { key, prefix, my_key: "".into(), my_rev: 0, step });
+        let rw = self.cfg.rw_recipe.then_some(mode);
+        self.v.mutex = Some(Mutex { key, prefix, my_key: "".into(), my_rev: 0, step, rw });
         if !cleaning {
             self.start_lock(ctx, out);
         }

@@ -119,6 +119,24 @@ const PARAMS: &[ParamSpec] = &[
         default: "0.05",
         meaning: "a member's processing time per client request or watch event",
     },
+    ParamSpec {
+        name: "recipe",
+        kind: ParamKind::Choice(&["mutex", "rwmutex"]),
+        default: "\"mutex\"",
+        meaning: "concurrency.Mutex, or the read-write lock of clientv3's recipes (recipe.RWMutex: a reader waits only for older writers; needed for read_fraction > 0)",
+    },
+    ParamSpec {
+        name: "keepalive_fraction",
+        kind: ParamKind::Number { min: 0.01, max: 1.0 },
+        default: "0.3333333333333333",
+        meaning: "when the next lease keep-alive is due, as a fraction of the TTL after the last answer (clientv3 lease.go recvKeepAlive: nextKeepAlive = now + TTL/3; a hand-rolled renewal at 0.8 × TTL is 0.8)",
+    },
+    ParamSpec {
+        name: "on_session_lost",
+        kind: ParamKind::Choice(&["stop", "proceed"]),
+        default: "\"stop\"",
+        meaning: "what the application does when its session ends while it holds the lock: stop (it selects on Session.Done(), as concurrency's docs advise) or proceed (it ignores the lost lease and finishes the section)",
+    },
 ];
 
 /// etcd's minimum lease TTL: `(3 × electionTicks / 2) × heartbeat`, rounded up to whole seconds
@@ -144,6 +162,12 @@ pub const GRPC_MIN_PING_NS: Nanos = 10 * NS_PER_SEC;
 /// least grpc-go's 10 s floor.
 pub fn keepalive_time_ns(keepalive_time_ms: f64) -> Option<Nanos> {
     (keepalive_time_ms > 0.0).then(|| ms_to_ns(keepalive_time_ms).max(GRPC_MIN_PING_NS))
+}
+
+/// The keep-alive schedule: `None` for clientv3's own `TTL / 3` (the schema default, computed in
+/// whole nanoseconds as Go's `time.Duration` division does), else the fraction of the TTL.
+pub fn keepalive_fraction(fraction: f64) -> Option<f64> {
+    ((fraction - 1.0 / 3.0).abs() > 1e-9).then_some(fraction)
 }
 
 /// The members' names, `server-0 …`, in Raft member order.
@@ -210,10 +234,20 @@ impl Model for Etcd {
                 "keepalive_time_ms = {ka_ms} is below grpc-go's 10 s minimum ping interval: the client pings every 10 s"
             ));
         }
+        if params.str("recipe") == "rwmutex" && workload.acquire_timeout_ms.is_some() {
+            notes.push(
+                "recipe = \"rwmutex\": RLock and Lock take no context (rwmutex.go uses context.TODO()), so a real application cannot cancel them; acquire_timeout_ms cancels the wait and deletes the own key as Mutex.Lock does".into(),
+            );
+        }
         if ttl_ms.fract() != 0.0 || !(ttl_ms as u64).is_multiple_of(1000) {
             notes.push(format!("etcd lease TTLs are whole seconds; lease_ttl_ms = {ttl_ms} is used as given"));
         }
         notes
+    }
+
+    fn shared_locks(&self, params: &Params) -> bool {
+        // Only the recipes package's RWMutex grants shared locks.
+        params.str("recipe") == "rwmutex"
     }
 
     fn fenced(&self, _params: &Params) -> bool {
@@ -253,6 +287,9 @@ impl Model for Etcd {
             request_timeout_ns: request_timeout_ns(el_ms),
             keepalive_time_ns: keepalive_time_ns(params.f64("keepalive_time_ms")),
             keepalive_timeout_ns: ms_to_ns(params.f64("keepalive_timeout_ms")),
+            keepalive_fraction: keepalive_fraction(params.f64("keepalive_fraction")),
+            stop_on_session_lost: params.str("on_session_lost") == "stop",
+            rw_recipe: params.str("recipe") == "rwmutex",
         };
         let clients = (0..workload.clients)
             .map(|i| Box::new(EtcdClient::new(i, client_cfg.clone())) as Box<dyn LockClient<Etcd>>)

@@ -147,32 +147,30 @@ fn preset(lib: Library) -> Preset {
     }
 }
 
-/// The parameters after the preset: every preset parameter left at its schema default (which is
-/// redlock-rb's value) takes the chosen library's value. The engine's `Params` do not record
-/// which keys a scenario set, so an explicit value equal to redlock-rb's default cannot be told
-/// apart from an unset one (see the model's limitations).
+/// The parameters after the preset: every preset parameter the scenario did not set itself
+/// ([`Params::is_explicit`]) takes the chosen library's value; one it set, even to redlock-rb's
+/// value, is kept.
 pub fn resolve(params: &Params) -> Params {
     use locksim_simulator::model::ParamValue as V;
     let lib = Library::parse(params.str("client"));
     if lib == Library::RedlockRb {
         return params.clone();
     }
-    let base = preset(Library::RedlockRb);
     let p = preset(lib);
     let mut out = params.clone();
-    let mut set = |key: &str, unset: bool, value: V| {
-        if unset {
+    let mut fill = |key: &str, value: V| {
+        if !params.is_explicit(key) {
             out.values.insert(key.to_string(), value);
         }
     };
-    set("elapsed_clock", params.str("elapsed_clock") == base.elapsed_clock, V::Str(p.elapsed_clock.into()));
-    set("retries", params.int("retries") == base.retries, V::Int(p.retries));
-    set("retry_delay_ms", params.dist("retry_delay_ms") == base.retry_delay_ms, V::Dist(p.retry_delay_ms.clone()));
+    fill("elapsed_clock", V::Str(p.elapsed_clock.into()));
+    fill("retries", V::Int(p.retries));
+    fill("retry_delay_ms", V::Dist(p.retry_delay_ms.clone()));
     let timeout_ms = p.node_timeout_ms.unwrap_or(params.f64("ttl_ms") * REDSYNC_TIMEOUT_FACTOR);
-    set("node_timeout_ms", Some(params.f64("node_timeout_ms")) == base.node_timeout_ms, V::Num(timeout_ms));
-    set("drift_factor", params.f64("drift_factor") == base.drift_factor, V::Num(p.drift_factor));
-    set("drift_extra_ms", params.f64("drift_extra_ms") == base.drift_extra_ms, V::Num(p.drift_extra_ms));
-    set("requests", params.str("requests") == base.requests, V::Str(p.requests.into()));
+    fill("node_timeout_ms", V::Num(timeout_ms));
+    fill("drift_factor", V::Num(p.drift_factor));
+    fill("drift_extra_ms", V::Num(p.drift_extra_ms));
+    fill("requests", V::Str(p.requests.into()));
     out
 }
 

@@ -216,7 +216,7 @@ impl Model for Redlock {
         let library = Library::parse(params.str("client"));
         if library != Library::RedlockRb {
             notes.push(format!(
-                "client = \"{}\" fills the library-dependent parameters left at their defaults; one set explicitly to redlock-rb's default value is taken as unset (the engine does not say which keys a scenario set)",
+                "client = \"{}\" fills the library-dependent parameters the scenario does not set; a value it sets is kept",
                 params.str("client")
             ));
         }

@@ -106,7 +106,7 @@ pub(crate) fn apply(
                 ),
             ));
         };
-        params.values.insert(key.clone(), value(src, spec, node)?);
+        params.set_explicit(key, value(src, spec, node)?);
     }
     Ok(())
 }
