@@ -36,11 +36,15 @@
 //!
 //! Both: `fencing_counter = true` makes the acquiring script `INCR` a token key on the same primary
 //! (RedissonFencedLock's script; for the plain pattern the same `INCR` in a script with the `SET`),
-//! so the token is replicated asynchronously like the lock. `replica_ack = true` is Redisson's
-//! `checkLockSyncedSlaves`: the acquiring script is pipelined with `WAIT <available replicas>
-//! 1000` (`syncSlaves`); if no replica acknowledged, the acquisition fails and the lock just taken
-//! is unlocked. With no replica available (none configured, or all reported down) there is no
-//! `WAIT`, as in Redisson.
+//! so the token is replicated asynchronously like the lock. `replica_ack` is Redisson's
+//! `checkLockSyncedSlaves`, on by default as in Redisson (`config/Config`: `checkLockSyncedSlaves
+//! = true` and `slavesSyncTimeout = 1000` since the setting came in 3.17.0, CHANGELOG 20-Mar-2022;
+//! unchanged in the 2024 source read): the acquiring script is pipelined with `WAIT <available
+//! replicas> 1000` (`syncedEval`); if no replica acknowledged ("None of slaves were synced"), the
+//! acquisition fails and the lock just taken is unlocked (`handleNoSync`). With no replica
+//! available (none configured, or all reported down) there is no `WAIT`, as in Redisson. The model
+//! applies it to the plain pattern too (the redis.io pattern itself has no `WAIT`: `replica_ack =
+//! false`).
 //!
 //! Commands and retries (Redisson 3.x `RedisExecutor`, read at the 2021 source: `execute`,
 //! `scheduleRetryTimeout`, `scheduleResponseTimeout`, `isResendAllowed`; defaults from
@@ -78,7 +82,7 @@ use super::protocol::*;
 use super::Redis;
 use crate::smallmap::SmallMap;
 
-/// Redisson's `slavesSyncTimeout`: the `WAIT` timeout.
+/// Redisson's `slavesSyncTimeout` (`Config` default, 1000 ms): the `WAIT` timeout.
 pub const WAIT_TIMEOUT_MS: u64 = 1_000;
 
 /// How a lock is released.

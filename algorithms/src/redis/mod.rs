@@ -15,7 +15,9 @@
 //! failover-based implementations are not enough"), the `WAIT` and `SET` command pages, the Redis
 //! source (`db.c` expiry, `expire.c` active cycle, `replication.c`, `sentinel.c`), and Redisson
 //! (`RedissonLock`, `RedissonBaseLock`, `RedissonFencedLock`, `renewal/LockTask`,
-//! `renewal/RenewalTask`, `Config`). Each module's header says what it follows.
+//! `renewal/RenewalTask`, `Config`), and for the two-command forms of the plain pattern
+//! (`acquire = "setnx_then_expire"`, `unlock = "get_then_del"`) J. Carlson, "Redis in Action"
+//! (sections 6.2.3 and 6.2.5). Each module's header says what it follows.
 //!
 //! Every link is a TCP connection (client↔server, the replication link, Sentinel's links), so
 //! links are ordered (`ordered_links`): the replication stream relies on it, and an unlock sent
