@@ -175,9 +175,10 @@ fn the_old_primary_comes_back_as_a_replica_and_drops_its_data() {
     use Step::*;
     // client-0 takes the lock at ~0.5 ms; the primary crashes at 2 ms (inside the lag) and comes
     // back at 20 s with its AOF (persistence always: it still has the lock); by then server-1
-    // has been promoted (down-after 5 s) and client-1 holds the lock there.
+    // has been promoted (down-after 5 s) and client-1 holds the lock there. No WAIT
+    // (replica_ack = false), so that client-0 is granted before the crash.
     let trace = scripted(
-        "replicas = 1\ndown_after_ms = 5000\npersistence = \"always\"",
+        "replicas = 1\ndown_after_ms = 5000\npersistence = \"always\"\nreplica_ack = false",
         vec![vec![(0.0, Acquire(0))], vec![(9000.0, Acquire(0))]],
         vec![fault(FaultKind::Crash { mode: CrashKind::Process }, "server-0", 2.0, Some(20_000.0))],
         40_000.0,

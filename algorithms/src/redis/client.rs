@@ -6,6 +6,21 @@
 //! release runs the compare-and-delete script (`unlock = "compare_and_delete"`) or a plain `DEL`
 //! (`unlock = "del"`, which deletes whoever's lock is there).
 //!
+//! Two known-unsafe forms of the plain pattern, each a separate round trip where the safe form has
+//! one atomic command:
+//! - `acquire = "setnx_then_expire"` (the lock of "Redis in Action", J. Carlson, section 6.2.5
+//!   `acquire_lock_with_timeout`, before Redis 2.6.12 gave `SET` its `NX`/`PX` options): `SETNX key
+//!   random`, and once it answers 1, `PEXPIRE key ttl_ms`; `lock()` returns when the `PEXPIRE`
+//!   answers (whatever it answers, as the book's code ignores it). A client that crashes after the
+//!   `SETNX` ran and before its `PEXPIRE` left leaves a key with no time to live: nobody acquires
+//!   again. The book's repair (a refused client that finds no TTL sets one) is not modelled: the
+//!   option is the pattern without it.
+//! - `unlock = "get_then_del"`: `GET key`, and if it answers this attempt's value, `DEL key` in a
+//!   second round trip. Between the two the key can expire and another client take it; the `DEL`
+//!   then deletes that client's lock. The check and the delete must be one step: the redis.io
+//!   compare-and-delete script, or "Redis in Action" 6.2.3's `WATCH`/`MULTI`/`EXEC`
+//!   `release_lock`.
+//!
 //! Redisson `lock()` (`watchdog = true`; RedissonLock, RedissonBaseLock, RedissonFencedLock,
 //! renewal/LockTask and RenewalTask, Redisson 3.x):
 //! - The lock is a hash `owner → count`; `owner` is the Redisson instance id plus the thread
@@ -21,11 +36,15 @@
 //!
 //! Both: `fencing_counter = true` makes the acquiring script `INCR` a token key on the same primary
 //! (RedissonFencedLock's script; for the plain pattern the same `INCR` in a script with the `SET`),
-//! so the token is replicated asynchronously like the lock. `replica_ack = true` is Redisson's
-//! `checkLockSyncedSlaves`: the acquiring script is pipelined with `WAIT <available replicas>
-//! 1000` (`syncSlaves`); if no replica acknowledged, the acquisition fails and the lock just taken
-//! is unlocked. With no replica available (none configured, or all reported down) there is no
-//! `WAIT`, as in Redisson.
+//! so the token is replicated asynchronously like the lock. `replica_ack` is Redisson's
+//! `checkLockSyncedSlaves`, on by default as in Redisson (`config/Config`: `checkLockSyncedSlaves
+//! = true` and `slavesSyncTimeout = 1000` since the setting came in 3.17.0, CHANGELOG 20-Mar-2022;
+//! unchanged in the 2024 source read): the acquiring script is pipelined with `WAIT <available
+//! replicas> 1000` (`syncedEval`); if no replica acknowledged ("None of slaves were synced"), the
+//! acquisition fails and the lock just taken is unlocked (`handleNoSync`). With no replica
+//! available (none configured, or all reported down) there is no `WAIT`, as in Redisson. The model
+//! applies it to the plain pattern too (the redis.io pattern itself has no `WAIT`: `replica_ack =
+//! false`).
 //!
 //! Commands and retries (Redisson 3.x `RedisExecutor`, read at the 2021 source: `execute`,
 //! `scheduleRetryTimeout`, `scheduleResponseTimeout`, `isResendAllowed`; defaults from
@@ -63,7 +82,7 @@ use super::protocol::*;
 use super::Redis;
 use crate::smallmap::SmallMap;
 
-/// Redisson's `slavesSyncTimeout`: the `WAIT` timeout.
+/// Redisson's `slavesSyncTimeout` (`Config` default, 1000 ms): the `WAIT` timeout.
 pub const WAIT_TIMEOUT_MS: u64 = 1_000;
 
 /// How a lock is released.
@@ -73,6 +92,17 @@ pub enum UnlockMode {
     CompareAndDelete,
     /// A plain `DEL`: deletes whoever's lock is there (with the watchdog, Redisson `forceUnlock`).
     Del,
+    /// `GET`, and if it answers this attempt's value, `DEL` in a second round trip (plain pattern).
+    GetThenDel,
+}
+
+/// How the plain pattern takes a lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AcquireMode {
+    /// `SET key value NX PX ttl`: the key and its time to live in one command.
+    SetNxPx,
+    /// `SETNX key value`, then `PEXPIRE key ttl` once the `SETNX` answered 1.
+    SetNxThenExpire,
 }
 
 /// The parts of the model's parameters the library uses.
@@ -82,6 +112,8 @@ pub struct ClientConfig {
     pub ttl_ms: u64,
     /// How a lock is released (`unlock`).
     pub unlock: UnlockMode,
+    /// How the plain pattern takes a lock (`acquire`).
+    pub acquire: AcquireMode,
     /// The plain pattern's sleep after a refused `SET NX`, milliseconds.
     pub retry_ms: Dist,
     /// Redisson's `lock()` with its watchdog instead of the plain pattern.
@@ -131,6 +163,17 @@ enum ReqKind {
     },
     /// A release call: answered with `Released`.
     Unlock,
+    /// The `PEXPIRE` after a `SETNX` that took the lock: its answer completes the acquisition.
+    Expire {
+        value: u64,
+        token: Option<u64>,
+    },
+    /// The `GET` of a GET-then-DEL unlock; `cleanup`: nobody waits for the release (as
+    /// [`ReqKind::Cleanup`]).
+    UnlockGet {
+        value: u64,
+        cleanup: bool,
+    },
     /// An unlock nobody waits for (a grant refused by `replica_ack`, or one that came after the
     /// acquisition was cancelled).
     Cleanup,
@@ -148,6 +191,10 @@ enum ReqKind {
 enum Acq {
     Idle,
     Requested {
+        req: u64,
+    },
+    /// `setnx_then_expire`: the `SETNX` took the key; waiting for the `PEXPIRE`'s answer.
+    Expiring {
         req: u64,
     },
     /// Plain pattern: sleeping `retry_ms`.
@@ -323,6 +370,7 @@ impl RedisLockClient {
         let st = self.state(p.key);
         match st.acq {
             Acq::Requested { req } if req == id => st.acq = Acq::Requested { req: new_id },
+            Acq::Expiring { req } if req == id => st.acq = Acq::Expiring { req: new_id },
             Acq::Subscribing { req } if req == id => st.acq = Acq::Subscribing { req: new_id },
             _ => {}
         }
@@ -336,10 +384,11 @@ impl RedisLockClient {
     /// One acquisition attempt: the lock script (and `WAIT` with `replica_ack`).
     fn attempt(&mut self, ctx: &mut Ctx<Redis>, key: LockKey, nested: bool) {
         let value: u64 = ctx.rng().gen();
-        let cmd = if self.cfg.watchdog {
-            Command::HLock { key, owner: self.v.owner, lease_ms: self.cfg.ttl_ms, fence: self.cfg.fencing }
-        } else {
-            Command::SetNxPx { key, value, px_ms: self.cfg.ttl_ms, fence: self.cfg.fencing }
+        let fence = self.cfg.fencing;
+        let cmd = match (self.cfg.watchdog, self.cfg.acquire) {
+            (true, _) => Command::HLock { key, owner: self.v.owner, lease_ms: self.cfg.ttl_ms, fence },
+            (false, AcquireMode::SetNxPx) => Command::SetNxPx { key, value, px_ms: self.cfg.ttl_ms, fence },
+            (false, AcquireMode::SetNxThenExpire) => Command::SetNx { key, value, fence },
         };
         let available = self.available_replicas();
         let wait = (self.cfg.replica_ack && available > 0)
@@ -348,16 +397,80 @@ impl RedisLockClient {
         self.state(key).acq = Acq::Requested { req };
     }
 
-    /// The unlock command for a lock this library holds (or just took).
-    fn unlock_cmd(&self, key: LockKey, value: u64) -> Command {
-        match (self.cfg.watchdog, self.cfg.unlock) {
+    /// Sends the (first) unlock command for a lock this library holds or just took: a release
+    /// call's (`cleanup = false`, answered with `Released`) or one nobody waits for.
+    fn send_unlock(&mut self, ctx: &mut Ctx<Redis>, key: LockKey, value: u64, cleanup: bool) {
+        let done = if cleanup { ReqKind::Cleanup } else { ReqKind::Unlock };
+        let (cmd, kind) = match (self.cfg.watchdog, self.cfg.unlock) {
             (true, UnlockMode::CompareAndDelete) => {
-                Command::HUnlock { key, owner: self.v.owner, lease_ms: self.cfg.ttl_ms }
+                (Command::HUnlock { key, owner: self.v.owner, lease_ms: self.cfg.ttl_ms }, done)
             }
             // Redisson `forceUnlock`: DEL and publish.
-            (true, UnlockMode::Del) => Command::Del { key, publish: true },
-            (false, UnlockMode::CompareAndDelete) => Command::DelIfEquals { key, value },
-            (false, UnlockMode::Del) => Command::Del { key, publish: false },
+            (true, UnlockMode::Del) => (Command::Del { key, publish: true }, done),
+            (false, UnlockMode::CompareAndDelete) => (Command::DelIfEquals { key, value }, done),
+            (false, UnlockMode::Del) => (Command::Del { key, publish: false }, done),
+            // The model refuses it with the watchdog (a Redisson hash has no string to GET).
+            (_, UnlockMode::GetThenDel) => (Command::Get { key }, ReqKind::UnlockGet { value, cleanup }),
+        };
+        self.request(ctx, key, cmd, None, kind);
+    }
+
+    /// The `GET` of a GET-then-DEL unlock answered. Our value: the `DEL` follows in a second round
+    /// trip and deletes whatever is there when it arrives. Another value or none: the lock is not
+    /// ours any more and the release returns (as the compare-and-delete script's 0 does).
+    fn on_unlock_get(&mut self, ctx: &mut Ctx<Redis>, out: &mut LockEvents, key: LockKey, kind: ReqKind, r: Response) {
+        let ReqKind::UnlockGet { value, cleanup } = kind else { return };
+        match r.answer {
+            Answer::Reply(Reply::Value(v)) if v == value => {
+                ctx.note(|| format!("lock {key}: GET found our value; DEL follows"));
+                let done = if cleanup { ReqKind::Cleanup } else { ReqKind::Unlock };
+                self.request(ctx, key, Command::Del { key, publish: false }, None, done);
+            }
+            _ if cleanup => {}
+            Answer::Reply(_) => out.push(LockEvent::Released { key }),
+            _ => out.push(LockEvent::ReleaseFailed { key, reason: FailReason::Unavailable }),
+        }
+    }
+
+    /// The acquisition succeeded: the application holds the lock.
+    fn grant(&mut self, ctx: &mut Ctx<Redis>, out: &mut LockEvents, key: LockKey, value: u64, token: Option<u64>) {
+        let st = self.state(key);
+        let first = st.held.is_none();
+        let held = st.held.get_or_insert(Held { value, token, count: 0 });
+        held.count += 1;
+        if token.is_some() {
+            held.token = token;
+        }
+        let token = held.token;
+        if self.cfg.watchdog && first {
+            self.start_watchdog(ctx, key);
+        }
+        out.push(LockEvent::Granted { key, token });
+    }
+
+    /// The `PEXPIRE` after a successful `SETNX` answered: `lock()` returns, whatever the answer
+    /// (the pattern does not check it). An error reply fails the call; the key keeps no TTL.
+    fn on_expire_answer(
+        &mut self,
+        ctx: &mut Ctx<Redis>,
+        out: &mut LockEvents,
+        id: u64,
+        key: LockKey,
+        kind: ReqKind,
+        r: Response,
+    ) {
+        let ReqKind::Expire { value, token } = kind else { return };
+        if self.state(key).acq != (Acq::Expiring { req: id }) {
+            // The acquisition was given up meanwhile: hand the lock straight back.
+            self.send_unlock(ctx, key, value, true);
+            return;
+        }
+        match r.answer {
+            Answer::Reply(_) => {
+                self.state(key).acq = Acq::Idle;
+                self.grant(ctx, out, key, value, token);
+            }
+            _ => self.fail(ctx, out, key, false),
         }
     }
 
@@ -392,33 +505,27 @@ impl RedisLockClient {
             Answer::Reply(Reply::Acquired { token }) => {
                 if !current {
                     // The acquisition was given up meanwhile: hand the lock straight back.
-                    let cmd = self.unlock_cmd(key, value);
-                    self.request(ctx, key, cmd, None, ReqKind::Cleanup);
+                    self.send_unlock(ctx, key, value, true);
                     return;
                 }
                 self.state(key).acq = Acq::Idle;
                 if waited && r.synced.unwrap_or(0) == 0 {
                     // checkLockSyncedSlaves: "None of slaves were synced". Fail and unlock.
                     ctx.note(|| format!("lock {key}: no replica acknowledged the grant (WAIT): failing and unlocking"));
-                    let cmd = self.unlock_cmd(key, value);
-                    self.request(ctx, key, cmd, None, ReqKind::Cleanup);
+                    self.send_unlock(ctx, key, value, true);
                     self.unsubscribe(ctx, key);
                     out.push(LockEvent::Failed { key, reason: FailReason::Refused });
                     return;
                 }
                 self.unsubscribe(ctx, key);
-                let st = self.state(key);
-                let first = st.held.is_none();
-                let held = st.held.get_or_insert(Held { value, token, count: 0 });
-                held.count += 1;
-                if token.is_some() {
-                    held.token = token;
+                if !self.cfg.watchdog && self.cfg.acquire == AcquireMode::SetNxThenExpire {
+                    // The key has no time to live yet: the second command gives it one.
+                    let cmd = Command::PExpire { key, ttl_ms: self.cfg.ttl_ms };
+                    let req = self.request(ctx, key, cmd, None, ReqKind::Expire { value, token });
+                    self.state(key).acq = Acq::Expiring { req };
+                    return;
                 }
-                let token = held.token;
-                if self.cfg.watchdog && first {
-                    self.start_watchdog(ctx, key);
-                }
-                out.push(LockEvent::Granted { key, token });
+                self.grant(ctx, out, key, value, token);
             }
             Answer::Reply(Reply::Taken { pttl_ms }) => {
                 if !current {
@@ -483,6 +590,8 @@ impl RedisLockClient {
         let key = p.key;
         match p.kind {
             ReqKind::Lock { .. } => self.on_lock_answer(ctx, out, r.id, key, p.kind, r),
+            ReqKind::Expire { .. } => self.on_expire_answer(ctx, out, r.id, key, p.kind, r),
+            ReqKind::UnlockGet { .. } => self.on_unlock_get(ctx, out, key, p.kind, r),
             // An error reply (READONLY after a failover) is raised by unlock(): not retried
             // (RedisExecutor retries timeouts and connection errors only).
             ReqKind::Unlock if !matches!(r.answer, Answer::Reply(_)) => {
@@ -541,8 +650,15 @@ impl RedisLockClient {
                     self.fail(ctx, out, key, nested);
                 }
             }
+            ReqKind::Expire { .. } => {
+                if self.state(key).acq == (Acq::Expiring { req: id }) {
+                    self.fail(ctx, out, key, false);
+                }
+            }
             // unlock() raises the error: the application gives the lock up and moves on.
-            ReqKind::Unlock => out.push(LockEvent::ReleaseFailed { key, reason: FailReason::Unavailable }),
+            ReqKind::Unlock | ReqKind::UnlockGet { cleanup: false, .. } => {
+                out.push(LockEvent::ReleaseFailed { key, reason: FailReason::Unavailable })
+            }
             ReqKind::Renew { seq } => {
                 // RenewalTask: log the error and schedule the next renewal.
                 if self.state(key).renew_seq == Some(seq) {
@@ -556,7 +672,10 @@ impl RedisLockClient {
                     self.fail(ctx, out, key, false);
                 }
             }
-            ReqKind::Cleanup | ReqKind::Unsubscribe | ReqKind::Resubscribe => {}
+            ReqKind::Cleanup
+            | ReqKind::UnlockGet { cleanup: true, .. }
+            | ReqKind::Unsubscribe
+            | ReqKind::Resubscribe => {}
         }
     }
 
@@ -631,7 +750,7 @@ impl LockClient<Redis> for RedisLockClient {
             out.push(LockEvent::Released { key });
             return;
         };
-        let cmd = self.unlock_cmd(key, held.value);
+        let value = held.value;
         held.count = held.count.saturating_sub(1);
         let all = held.count == 0 || self.cfg.unlock == UnlockMode::Del || !self.cfg.watchdog;
         let st = self.state(key);
@@ -641,7 +760,7 @@ impl LockClient<Redis> for RedisLockClient {
         } else {
             st.held = Some(held);
         }
-        self.request(ctx, key, cmd, None, ReqKind::Unlock);
+        self.send_unlock(ctx, key, value, false);
     }
 
     fn cancel(&mut self, ctx: &mut Ctx<Redis>, _out: &mut LockEvents, key: LockKey) {

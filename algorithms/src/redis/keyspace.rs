@@ -15,7 +15,11 @@
 //! `RedissonFencedLock`, `RedissonBaseLock`, `renewal/LockTask`):
 //! - [`Keyspace::set_nx_px`]: `SET key value NX PX ttl`, and with a fencing counter the script
 //!   `if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return redis.call('incr', KEYS[2]) end`.
+//! - [`Keyspace::set_nx`] and [`Keyspace::pexpire`]: `SETNX key value` and, as a separate
+//!   command, `PEXPIRE key ttl` (the pre-2.6.12 two-command lock; with a fencing counter the
+//!   `SETNX` and the `INCR` run in one script, the `PEXPIRE` stays separate).
 //! - [`Keyspace::del_if_equals`]: the compare-and-delete unlock script of redis.io.
+//! - [`Keyspace::get`]: plain `GET` (the first half of the GET-then-DEL unlock).
 //! - [`Keyspace::del`]: plain `DEL` (the unsafe unlock; Redisson `forceUnlock` also publishes).
 //! - [`Keyspace::hlock`]: Redisson's lock script: if the key is absent or the hash has our
 //!   owner field, `HINCRBY` it and `PEXPIRE` the lease (RedissonFencedLock also `INCR`s the token
@@ -114,9 +118,11 @@ pub enum Reply {
         /// The holder's remaining time to live, milliseconds (Redisson's script only).
         pttl_ms: Option<i64>,
     },
-    /// An integer: 1 or 0 from the unlock, delete and renewal scripts.
+    /// An integer: 1 or 0 from the unlock, delete, expire and renewal scripts.
     Int(i64),
-    /// Nil: Redisson's unlock script when the lock is not ours.
+    /// A bulk string: `GET`'s answer when the key holds a lock value.
+    Value(u64),
+    /// Nil: Redisson's unlock script when the lock is not ours; `GET` of a missing key.
     Nil,
 }
 
@@ -244,6 +250,46 @@ impl Keyspace {
         ops.push(set);
         let token = fence.then(|| self.incr_fence(lock, &mut ops));
         (Reply::Acquired { token }, ops)
+    }
+
+    /// `SETNX lock value` (no expiry), then `INCR` of the token key when `fence` (one script).
+    /// The key lives until something deletes it or a later `PEXPIRE` gives it a time to live.
+    pub fn set_nx(&mut self, lock: LockKey, value: u64, fence: bool, now_wall_ns: i64) -> (Reply, Vec<WriteOp>) {
+        let key = Key::Lock(lock);
+        let mut ops = Vec::new();
+        self.expire_if_needed(key, now_wall_ns, &mut ops);
+        if self.entries.contains_key(&key) {
+            return (Reply::Taken { pttl_ms: None }, ops);
+        }
+        ops.extend(self.commit(vec![WriteOp::Set { key, value: Value::Str(value), expire_at_wall_ns: None }]));
+        let token = fence.then(|| self.incr_fence(lock, &mut ops));
+        (Reply::Acquired { token }, ops)
+    }
+
+    /// `PEXPIRE lock ttl_ms`: 1 and a new absolute expiry if the key exists (whoever's it is), else 0.
+    pub fn pexpire(&mut self, lock: LockKey, ttl_ms: u64, now_wall_ns: i64) -> (Reply, Vec<WriteOp>) {
+        let key = Key::Lock(lock);
+        let mut ops = Vec::new();
+        self.expire_if_needed(key, now_wall_ns, &mut ops);
+        if !self.entries.contains_key(&key) {
+            return (Reply::Int(0), ops);
+        }
+        let at = now_wall_ns + ttl_ms as i64 * NS_PER_MS;
+        ops.extend(self.commit(vec![WriteOp::PExpireAt { key, at_wall_ns: at }]));
+        (Reply::Int(1), ops)
+    }
+
+    /// `GET lock`: the lock's value, or nil. On a primary a read of an expired key deletes it
+    /// first (`expireIfNeeded`), and that `DEL` is replicated.
+    pub fn get(&mut self, lock: LockKey, now_wall_ns: i64) -> (Reply, Vec<WriteOp>) {
+        let key = Key::Lock(lock);
+        let mut ops = Vec::new();
+        self.expire_if_needed(key, now_wall_ns, &mut ops);
+        let reply = match self.entries.get(&key) {
+            Some(Entry { value: Value::Str(v), .. }) => Reply::Value(*v),
+            _ => Reply::Nil,
+        };
+        (reply, ops)
     }
 
     /// The redis.io unlock script: `if get(key) == value then return del(key) else return 0`.
@@ -397,6 +443,30 @@ mod tests {
         // DEL deletes whatever is there.
         ks.set_nx_px(0, 9, 10_000, false, 2 * MS);
         assert_eq!(ks.del(0, 3 * MS).0, Reply::Int(1));
+    }
+
+    #[test]
+    fn setnx_sets_no_expiry_until_a_separate_pexpire() {
+        let mut ks = Keyspace::default();
+        let (r, ops) = ks.set_nx(0, 7, true, 0);
+        assert_eq!(r, Reply::Acquired { token: Some(1) });
+        assert_eq!(ks.raw(&Key::Lock(0)).unwrap().expire_at_wall_ns, None);
+        assert_eq!(ops.len(), 2, "SET and INCR are replicated");
+        // Without the PEXPIRE the key is there for ever.
+        assert_eq!(ks.set_nx(0, 8, true, i64::MAX / 2).0, Reply::Taken { pttl_ms: None });
+        assert_eq!(ks.pexpire(0, 10_000, MS).0, Reply::Int(1));
+        assert_eq!(ks.raw(&Key::Lock(0)).unwrap().expire_at_wall_ns, Some(10_001 * MS));
+        assert_eq!(ks.pexpire(1, 10_000, MS).0, Reply::Int(0), "no key, no expiry");
+    }
+
+    #[test]
+    fn get_answers_the_value_and_expires_lazily() {
+        let mut ks = Keyspace::default();
+        ks.set_nx_px(0, 7, 10, false, 0);
+        assert_eq!(ks.get(0, MS).0, Reply::Value(7));
+        let (r, ops) = ks.get(0, 11 * MS);
+        assert_eq!(r, Reply::Nil);
+        assert_eq!(ops, vec![WriteOp::Del { key: Key::Lock(0) }]);
     }
 
     #[test]

@@ -15,7 +15,9 @@
 //! failover-based implementations are not enough"), the `WAIT` and `SET` command pages, the Redis
 //! source (`db.c` expiry, `expire.c` active cycle, `replication.c`, `sentinel.c`), and Redisson
 //! (`RedissonLock`, `RedissonBaseLock`, `RedissonFencedLock`, `renewal/LockTask`,
-//! `renewal/RenewalTask`, `Config`). Each module's header says what it follows.
+//! `renewal/RenewalTask`, `Config`), and for the two-command forms of the plain pattern
+//! (`acquire = "setnx_then_expire"`, `unlock = "get_then_del"`) J. Carlson, "Redis in Action"
+//! (sections 6.2.3 and 6.2.5). Each module's header says what it follows.
 //!
 //! Every link is a TCP connection (client↔server, the replication link, Sentinel's links), so
 //! links are ordered (`ordered_links`): the replication stream relies on it, and an unlock sent
@@ -33,7 +35,7 @@ use locksim_simulator::model::{Cluster, Model, ParamKind, ParamProblem, ParamSpe
 use locksim_simulator::process::{NodeKind, Process};
 use locksim_simulator::setup::WorkloadSpec;
 
-use client::{ClientConfig, RedisLockClient, UnlockMode};
+use client::{AcquireMode, ClientConfig, RedisLockClient, UnlockMode};
 use persistence::Persistence;
 use sentinel::{Sentinel, SentinelConfig};
 use server::{RedisServer, ServerConfig};
@@ -53,9 +55,15 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "unlock",
-        kind: ParamKind::Choice(&["compare_and_delete", "del"]),
+        kind: ParamKind::Choice(&["compare_and_delete", "del", "get_then_del"]),
         default: "\"compare_and_delete\"",
-        meaning: "release by the compare-and-delete script (Redisson: its owner-checked unlock script), or by a plain DEL that deletes whoever's lock is there (Redisson: forceUnlock)",
+        meaning: "release by the compare-and-delete script (Redisson: its owner-checked unlock script), by a plain DEL that deletes whoever's lock is there (Redisson: forceUnlock), or (plain pattern) by GET and, if it answers our value, a separate DEL, which deletes another client's lock taken in between (the race the redis.io script and Redis in Action 6.2.3's WATCH/MULTI release_lock close)",
+    },
+    ParamSpec {
+        name: "acquire",
+        kind: ParamKind::Choice(&["set_nx_px", "setnx_then_expire"]),
+        default: "\"set_nx_px\"",
+        meaning: "plain pattern: one SET NX PX (redis.io, Redis 2.6.12+), or SETNX and then a separate PEXPIRE (Redis in Action 6.2.5: a client crashing between the two leaves a key that never expires)",
     },
     ParamSpec {
         name: "retry_ms",
@@ -102,8 +110,8 @@ const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "replica_ack",
         kind: ParamKind::Bool,
-        default: "false",
-        meaning: "Redisson checkLockSyncedSlaves: WAIT for the available replicas (1000 ms) after acquiring; none acknowledged: fail and unlock",
+        default: "true",
+        meaning: "Redisson checkLockSyncedSlaves (Config: true by default since it was added in 3.17.0; slavesSyncTimeout 1000 ms): WAIT for the available replicas (1000 ms) after acquiring; none acknowledged: fail and unlock. Applies to the plain pattern too: false is the redis.io pattern, which does not WAIT",
     },
     ParamSpec {
         name: "fencing_counter",
@@ -160,7 +168,16 @@ impl Redis {
         let replicas = params.int("replicas") as usize;
         ClientConfig {
             ttl_ms: params.f64("ttl_ms").round() as u64,
-            unlock: if params.str("unlock") == "del" { UnlockMode::Del } else { UnlockMode::CompareAndDelete },
+            unlock: match params.str("unlock") {
+                "del" => UnlockMode::Del,
+                "get_then_del" => UnlockMode::GetThenDel,
+                _ => UnlockMode::CompareAndDelete,
+            },
+            acquire: if params.str("acquire") == "setnx_then_expire" {
+                AcquireMode::SetNxThenExpire
+            } else {
+                AcquireMode::SetNxPx
+            },
             retry_ms: params.dist("retry_ms"),
             watchdog: params.bool("watchdog"),
             replica_ack: params.bool("replica_ack"),
@@ -199,6 +216,21 @@ impl Model for Redis {
                 message: format!("quorum = {quorum} is more than the {sentinels} sentinels: the primary could never be objectively down"),
             });
         }
+        if params.bool("watchdog") {
+            // Redisson's lock is a hash taken by its own script: neither two-command form applies.
+            if params.str("unlock") == "get_then_del" {
+                problems.push(ParamProblem {
+                    key: "unlock".into(),
+                    message: "get_then_del is the plain pattern's release (GET of a string value): with watchdog = true (Redisson's hash lock) use compare_and_delete or del".into(),
+                });
+            }
+            if params.str("acquire") != "set_nx_px" {
+                problems.push(ParamProblem {
+                    key: "acquire".into(),
+                    message: "acquire chooses the plain pattern's command: with watchdog = true Redisson's lock script takes the lock".into(),
+                });
+            }
+        }
         if params.f64("ttl_ms") < 3.0 && params.bool("watchdog") {
             problems.push(ParamProblem {
                 key: "ttl_ms".into(),
@@ -218,9 +250,10 @@ impl Model for Redis {
             );
         }
         let replicas = params.int("replicas");
-        if params.bool("replica_ack") && replicas == 0 {
+        if params.bool("replica_ack") && replicas > 0 && !params.bool("watchdog") {
             notes.push(
-                "replica_ack with replicas = 0: no replica is available, so Redisson skips the WAIT check".into(),
+                "replica_ack (Redisson's checkLockSyncedSlaves, on by default) also WAITs after the plain pattern's SET NX: the redis.io pattern as published does not (replica_ack = false)"
+                    .into(),
             );
         }
         if replicas == 0 && params.int("sentinels") != 3 {

@@ -26,6 +26,27 @@ pub enum Command {
         /// Also `INCR` the lock's token key, in the same script.
         fence: bool,
     },
+    /// `SETNX lock value` (+ `INCR` of the token key in the same script when `fence`): no expiry.
+    SetNx {
+        /// The lock.
+        key: LockKey,
+        /// This attempt's random value.
+        value: u64,
+        /// Also `INCR` the lock's token key, in the same script.
+        fence: bool,
+    },
+    /// `PEXPIRE lock ttl_ms`, sent after a `SETNX` that succeeded.
+    PExpire {
+        /// The lock.
+        key: LockKey,
+        /// The TTL, milliseconds.
+        ttl_ms: u64,
+    },
+    /// `GET lock`: the first half of the GET-then-DEL unlock.
+    Get {
+        /// The lock.
+        key: LockKey,
+    },
     /// The compare-and-delete unlock script.
     DelIfEquals {
         /// The lock.

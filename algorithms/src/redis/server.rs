@@ -368,6 +368,9 @@ impl RedisServer {
     fn note_expiry(&self, ctx: &mut Ctx<Redis>, cmd: &Command, now_wall: i64) {
         let key = match *cmd {
             Command::SetNxPx { key, .. }
+            | Command::SetNx { key, .. }
+            | Command::PExpire { key, .. }
+            | Command::Get { key }
             | Command::DelIfEquals { key, .. }
             | Command::Del { key, .. }
             | Command::HLock { key, .. }
@@ -388,6 +391,18 @@ impl RedisServer {
         match *cmd {
             Command::SetNxPx { key, value, px_ms, fence } => {
                 let (r, ops) = d.set_nx_px(key, value, px_ms, fence, now_wall);
+                (r, ops, None)
+            }
+            Command::SetNx { key, value, fence } => {
+                let (r, ops) = d.set_nx(key, value, fence, now_wall);
+                (r, ops, None)
+            }
+            Command::PExpire { key, ttl_ms } => {
+                let (r, ops) = d.pexpire(key, ttl_ms, now_wall);
+                (r, ops, None)
+            }
+            Command::Get { key } => {
+                let (r, ops) = d.get(key, now_wall);
                 (r, ops, None)
             }
             Command::DelIfEquals { key, value } => {

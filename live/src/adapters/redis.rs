@@ -2,8 +2,8 @@
 //! used Rust Redis client; its synchronous connection keeps each server's commands in order on
 //! one TCP connection, as Redisson's and the plain clients' do).
 //!
-//! Each command is sent as the real library sends it: `SET key value NX PX ttl`; the redis.io
-//! compare-and-delete script; Redisson 3.x's lock, renewal and unlock scripts
+//! Each command is sent as the real library sends it: `SET key value NX PX ttl`, or `SETNX` and a
+//! separate `PEXPIRE`; the redis.io compare-and-delete script, or `GET` and a separate `DEL`; Redisson 3.x's lock, renewal and unlock scripts
 //! (`RedissonLock.tryLockInnerAsync`, `RedissonBaseLock.renewExpirationAsync`,
 //! `RedissonLock.unlockInnerAsync`) and `forceUnlock`; `WAIT` pipelined after the command when
 //! the model asks for it; `SUBSCRIBE` on a separate pub/sub connection, as Redisson keeps one.
@@ -39,6 +39,11 @@ fn channel(key: LockKey) -> String {
 /// The fenced `SET NX PX`: set, and on success `INCR` the token in the same script.
 const SET_NX_FENCED: &str = "if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then \
 return redis.call('incr', KEYS[2]) end return false";
+
+/// The fenced `SETNX`: set with no expiry, and on success `INCR` the token in the same script
+/// (the `PEXPIRE` that follows is a separate command, as in the two-command lock).
+const SETNX_FENCED: &str =
+    "if redis.call('setnx', KEYS[1], ARGV[1]) == 1 then return redis.call('incr', KEYS[2]) end return false";
 
 /// redis.io's unlock script.
 const DEL_IF_EQUALS: &str =
@@ -111,6 +116,28 @@ fn run(con: &mut redis::Connection, cmd: &Command) -> redis::RedisResult<Reply> 
                 Some(t) => Reply::Acquired { token: Some(t as u64) },
                 None => Reply::Taken { pttl_ms: None },
             }
+        }
+        Command::SetNx { key, value, fence: false } => {
+            let set: i64 = redis::cmd("SETNX").arg(lock_key(key)).arg(value).query(con)?;
+            if set == 1 {
+                Reply::Acquired { token: None }
+            } else {
+                Reply::Taken { pttl_ms: None }
+            }
+        }
+        Command::SetNx { key, value, fence: true } => {
+            let v: Value = eval(SETNX_FENCED, &[lock_key(key), token_key(key)], &[value.to_string()]).query(con)?;
+            match int(&v) {
+                Some(t) => Reply::Acquired { token: Some(t as u64) },
+                None => Reply::Taken { pttl_ms: None },
+            }
+        }
+        Command::PExpire { key, ttl_ms } => {
+            Reply::Int(redis::cmd("PEXPIRE").arg(lock_key(key)).arg(ttl_ms).query(con)?)
+        }
+        Command::Get { key } => {
+            let v: Option<u64> = redis::cmd("GET").arg(lock_key(key)).query(con)?;
+            v.map_or(Reply::Nil, Reply::Value)
         }
         Command::DelIfEquals { key, value } => {
             let v: Value = eval(DEL_IF_EQUALS, &[lock_key(key)], &[value.to_string()]).query(con)?;
