@@ -23,7 +23,9 @@
 //!   applied up to the commit index seen when the read arrived.
 //!
 //! - optionally, a fresh group starts with a given member leading term 1 ([`Core::bootstrap`]),
-//!   as a cluster that had already elected it.
+//!   as a cluster that had already elected it;
+//! - optionally ([`Pattern::Zab`], ZooKeeper's opt-in; etcd keeps [`Pattern::Raft`]), the normal
+//!   case sends ZAB's messages instead of Raft's: see [`zab`].
 //!
 //! Not modelled: pre-vote (off by default in etcd 3.4), leadership transfer, membership change,
 //! log compaction and snapshots (the log is kept whole), flow-control windows (in-flight limits),
@@ -36,6 +38,21 @@ use locksim_simulator::process::NodeId;
 use locksim_simulator::time::Nanos;
 
 use super::msg::{ConsensusMsg, Entry, LogIndex, Term};
+
+mod zab;
+
+/// Whose normal-case message pattern the log follows (elections are Raft's in both).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pattern {
+    /// etcd's raft: the leader sends an AppendEntries to every follower each heartbeat, idle or
+    /// not, and tells a new commit index with AppendEntries that are answered.
+    Raft,
+    /// ZooKeeper's ZAB broadcast phase: a proposal (an AppendEntries carrying the entry) and its
+    /// ack, then a [`ConsensusMsg::Commit`] nobody answers; no heartbeat of its own (the owner's
+    /// ping feeds the failure detector through [`Core::leader_ping`] and
+    /// [`Core::ping_answered`]); entries resent only to a follower that has stalled. See [`zab`].
+    Zab,
+}
 
 /// Timing and behaviour of a replica.
 #[derive(Clone, Debug)]
@@ -59,12 +76,21 @@ pub struct Config {
     /// for as long. Elections themselves (after a lost leader or a failed round) still wait the
     /// randomised `election_ns`. `None`: Raft's randomised election timeout does all of it.
     pub leader_timeout_ns: Option<Nanos>,
+    /// The normal-case messages: Raft's (etcd) or ZAB's (ZooKeeper's opt-in).
+    pub pattern: Pattern,
 }
 
 impl Config {
     /// etcd's defaults shape: check quorum on, 256 entries per message.
     pub fn new(heartbeat_ns: Nanos, election_ns: Nanos) -> Config {
-        Config { heartbeat_ns, election_ns, check_quorum: true, max_entries_per_msg: 256, leader_timeout_ns: None }
+        Config {
+            heartbeat_ns,
+            election_ns,
+            check_quorum: true,
+            max_entries_per_msg: 256,
+            leader_timeout_ns: None,
+            pattern: Pattern::Raft,
+        }
     }
 }
 
@@ -110,6 +136,9 @@ struct Progress {
     acked_seq: u64,
     /// When this peer last answered the leader (only read with `leader_timeout_ns`).
     heard_ns: Nanos,
+    /// [`Pattern::Zab`]: the link to this peer broke, so the next round resends from `matched`
+    /// (with the commit index) whatever it had.
+    resync: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -150,6 +179,12 @@ pub struct Core<C> {
     read_seq: u64,
     pending_reads: Vec<PendingRead>,
     finished_reads: Vec<(u64, Result<LogIndex, NotLeader>)>,
+    /// Follower: the highest index its log is known to share with its term's leader (from the
+    /// appends it accepted in this term); how far a [`ConsensusMsg::Commit`] may commit.
+    leader_match: LogIndex,
+    /// Leader, [`Pattern::Zab`]: the last index at the previous heartbeat round; a follower that
+    /// has not acknowledged up to it by the next round has stalled and gets its entries again.
+    round_last: LogIndex,
     /// Scratch space for `maybe_commit` (kept to reuse its allocation).
     matched_scratch: Vec<LogIndex>,
 }
@@ -174,12 +209,17 @@ impl<C: Clone> Core<C> {
             election_deadline_ns: Nanos::MAX,
             heard_leader_ns: None,
             votes: Vec::new(),
-            progress: vec![Progress { next: 1, matched: 0, active: false, acked_seq: 0, heard_ns: 0 }; n],
+            progress: vec![
+                Progress { next: 1, matched: 0, active: false, acked_seq: 0, heard_ns: 0, resync: false };
+                n
+            ],
             heartbeat_due_ns: Nanos::MAX,
             quorum_check_due_ns: Nanos::MAX,
             read_seq: 0,
             pending_reads: Vec::new(),
             finished_reads: Vec::new(),
+            leader_match: 0,
+            round_last: 0,
             matched_scratch: Vec::new(),
         }
     }
@@ -297,6 +337,7 @@ impl<C: Clone> Core<C> {
         self.pending_reads.clear();
         self.finished_reads.clear();
         self.read_seq = 0;
+        self.leader_match = 0;
     }
 
     /// Hands out every committed entry again from the start on the next `take_committed*` (for an
@@ -438,7 +479,10 @@ impl<C: Clone> Core<C> {
                 }
                 if now >= self.heartbeat_due_ns {
                     self.heartbeat_due_ns = now + self.cfg.heartbeat_ns;
-                    self.heartbeat(out);
+                    match self.cfg.pattern {
+                        Pattern::Raft => self.heartbeat(out),
+                        Pattern::Zab => self.resend_stalled(out),
+                    }
                 }
             }
         }
@@ -488,6 +532,7 @@ impl<C: Clone> Core<C> {
         if term != self.term {
             self.term = term;
             self.voted_for = None;
+            self.leader_match = 0;
         }
         if self.role == Role::Leader {
             self.fail_reads();
@@ -528,7 +573,7 @@ impl<C: Clone> Core<C> {
         self.read_seq = 0;
         let last = self.last_index();
         for p in self.progress.iter_mut() {
-            *p = Progress { next: last + 1, matched: 0, active: false, acked_seq: 0, heard_ns: now };
+            *p = Progress { next: last + 1, matched: 0, active: false, acked_seq: 0, heard_ns: now, resync: false };
         }
         // The empty entry of the new term: committing it commits everything before it.
         self.log.push(Entry { term: self.term, cmd: None });
@@ -537,6 +582,7 @@ impl<C: Clone> Core<C> {
         self.progress[me].matched = last;
         self.progress[me].next = last + 1;
         self.progress[me].active = true;
+        self.round_last = last;
         self.heartbeat_due_ns = now + self.cfg.heartbeat_ns;
         // With ZooKeeper's detector the quorum is checked at each heartbeat instead.
         self.quorum_check_due_ns =
@@ -607,7 +653,10 @@ impl<C: Clone> Core<C> {
                 }
             }
             if self.members.len() > 1 {
-                self.broadcast_append(out);
+                match self.cfg.pattern {
+                    Pattern::Raft => self.broadcast_append(out),
+                    Pattern::Zab => self.broadcast_commit(out),
+                }
             }
         }
     }
@@ -641,12 +690,17 @@ impl<C: Clone> Core<C> {
                     return;
                 }
             }
-            let leader = if matches!(msg, ConsensusMsg::Append { .. }) { Some(from) } else { None };
+            let leader = if matches!(msg, ConsensusMsg::Append { .. } | ConsensusMsg::Commit { .. }) {
+                Some(from)
+            } else {
+                None
+            };
             self.become_follower(now, rng, mterm, leader);
         } else if mterm < self.term {
             // Tell a deposed leader about the newer term so it steps down (etcd answers stale
-            // appends when check quorum is on; a stale vote request is ignored).
-            if let ConsensusMsg::Append { .. } = msg {
+            // appends when check quorum is on, a stale commit likewise; a stale vote request is
+            // ignored).
+            if let ConsensusMsg::Append { .. } | ConsensusMsg::Commit { .. } = msg {
                 out.push((
                     from,
                     ConsensusMsg::AppendReply {
@@ -682,15 +736,16 @@ impl<C: Clone> Core<C> {
                 }
             }
             ConsensusMsg::Append { term, prev_index, prev_term, entries, commit, read_seq } => {
-                if self.role != Role::Follower {
-                    // A candidate (or, impossibly, a leader) meets the term's leader.
-                    self.become_follower(now, rng, term, Some(from));
-                }
-                self.leader = Some(from);
-                self.heard_leader_ns = Some(now);
-                self.election_deadline_ns = now + self.cfg.leader_timeout_ns.unwrap_or(self.randomized_election_ns);
+                self.heard_from_leader(now, rng, from, term);
                 let reply = self.handle_append(prev_index, prev_term, entries, commit, read_seq);
+                if let ConsensusMsg::AppendReply { success: true, index, .. } = reply {
+                    self.leader_match = self.leader_match.max(index);
+                }
                 out.push((from, reply));
+            }
+            ConsensusMsg::Commit { term, commit } => {
+                self.heard_from_leader(now, rng, from, term);
+                self.commit_to(commit);
             }
             ConsensusMsg::AppendReply { success, index, last_index, read_seq, .. } => {
                 if self.role != Role::Leader {
@@ -717,6 +772,18 @@ impl<C: Clone> Core<C> {
                 self.settle_reads();
             }
         }
+    }
+
+    /// A message from `from`, the leader of `term` (this replica's term): follow it and restart
+    /// the wait for its next message.
+    fn heard_from_leader<R: Rng + ?Sized>(&mut self, now: Nanos, rng: &mut R, from: NodeId, term: Term) {
+        if self.role != Role::Follower {
+            // A candidate (or, impossibly, a leader) meets the term's leader.
+            self.become_follower(now, rng, term, Some(from));
+        }
+        self.leader = Some(from);
+        self.heard_leader_ns = Some(now);
+        self.election_deadline_ns = now + self.cfg.leader_timeout_ns.unwrap_or(self.randomized_election_ns);
     }
 
     fn handle_append(

@@ -14,6 +14,9 @@
 //! leadership()                 -> r.leadership()              (Some(term) while leading)
 //! r.leader_lost(ctx, peer)     -> a follower whose leader's connection was reset campaigns soon
 //!                                 (opt-in, with Config::leader_timeout_ns: ZooKeeper's detector)
+//! r.peer_reset(ctx, peer)      -> the same, and a Pattern::Zab leader resends to that follower
+//! r.leader_ping(ctx, from, term)   -> Pattern::Zab follower: the owner got its leader's ping
+//! r.ping_answered(ctx, from, term) -> Pattern::Zab leader: a follower answered the owner's ping
 //! r.propose(ctx, cmd)          -> Ok(index) | Err(NotLeader { leader_hint })
 //! r.take_committed()           -> Vec<(LogIndex, Cmd)>, in log order, each once
 //! r.take_committed_entries()   -> the same with the leaders' empty entries (`cmd: None`) and terms
@@ -46,6 +49,9 @@
 //! - [`core`]: the pure Raft state machine (time, randomness and outbox passed in), for harnesses
 //!
 //! The protocol itself is described in [`core`]'s header, with what it follows from etcd's raft.
+//! `Config::pattern` chooses the normal-case messages: Raft's (etcd, the default) or ZAB's
+//! (ZooKeeper: proposal, ack, commit, and no heartbeat of the log's own; the owner's ping keeps
+//! the failure detector fed through `leader_ping` / `ping_answered`).
 
 pub mod core;
 pub mod msg;
@@ -55,7 +61,7 @@ use std::fmt::Debug;
 use locksim_simulator::process::{Ctx, NodeId, Protocol, TimerId};
 use locksim_simulator::time::Nanos;
 
-pub use self::core::{Committed, Config, Core, NotLeader, Outbox, Role};
+pub use self::core::{Committed, Config, Core, NotLeader, Outbox, Pattern, Role};
 pub use self::msg::{ConsensusMsg, Entry, LogIndex, Term};
 
 /// The one timer a [`Replica`] sets (its next election or heartbeat deadline). The owner's timer
@@ -158,6 +164,34 @@ impl<C: Clone + Debug + Send + 'static> Replica<C> {
             core.leader_lost(now, ctx.rng(), peer);
         }
         self.flush(ctx);
+    }
+
+    /// The connection to `peer` was reset: a follower whose leader it is campaigns soon (as
+    /// [`Replica::leader_lost`]); a [`Pattern::Zab`] leader resends to that follower at its next
+    /// round what the link may have lost.
+    pub fn peer_reset<P: Carries<C>>(&mut self, ctx: &mut Ctx<P>, peer: NodeId) {
+        if let Some(core) = self.core.as_mut() {
+            let now = ctx.now_mono_ns();
+            core.peer_reset(now, ctx.rng(), peer);
+        }
+        self.flush(ctx);
+    }
+
+    /// [`Pattern::Zab`] follower: the owner received the ping of `from`, leader of `term` (see
+    /// [`Core::leader_ping`]).
+    pub fn leader_ping<P: Carries<C>>(&mut self, ctx: &mut Ctx<P>, from: NodeId, term: Term) {
+        let Some(core) = self.core.as_mut() else { return };
+        let now = ctx.now_mono_ns();
+        core.leader_ping(now, ctx.rng(), from, term, &mut self.out);
+        self.flush(ctx);
+    }
+
+    /// [`Pattern::Zab`] leader: `from` answered the owner's ping of `term` (see
+    /// [`Core::ping_answered`]).
+    pub fn ping_answered<P: Carries<C>>(&mut self, ctx: &mut Ctx<P>, from: NodeId, term: Term) {
+        if let Some(core) = self.core.as_mut() {
+            core.ping_answered(ctx.now_mono_ns(), from, term);
+        }
     }
 
     /// Appends a command (leader only); it commits once a majority has it.

@@ -1,5 +1,6 @@
-//! The messages replicas exchange (Raft's RequestVote and AppendEntries and their replies) and the
-//! log entry they carry. Their `Debug` text is what the trace prints, so it is short.
+//! The messages replicas exchange (Raft's RequestVote and AppendEntries and their replies, and
+//! ZAB's COMMIT when the log follows ZooKeeper's pattern) and the log entry they carry. Their
+//! `Debug` text is what the trace prints, so it is short.
 
 use std::fmt;
 
@@ -78,6 +79,15 @@ pub enum ConsensusMsg<C> {
         /// The `read_seq` of the append being answered (0 in the answer to a stale leader).
         read_seq: u64,
     },
+    /// ZAB's COMMIT (only under [`Pattern::Zab`](super::Pattern)): the leader's commit index,
+    /// sent to every follower when it advances (ZooKeeper `Leader.commit`); not answered.
+    Commit {
+        /// The leader's term.
+        term: Term,
+        /// The leader's commit index; a follower commits up to it as far as its log is known
+        /// to match the leader's.
+        commit: LogIndex,
+    },
 }
 
 impl<C: fmt::Debug> fmt::Debug for ConsensusMsg<C> {
@@ -106,6 +116,7 @@ impl<C: fmt::Debug> fmt::Debug for ConsensusMsg<C> {
                     write!(f, "AppendReject t{term} prev={index} last={last_index} rs={read_seq}")
                 }
             }
+            ConsensusMsg::Commit { term, commit } => write!(f, "Commit t{term} commit={commit}"),
         }
     }
 }
@@ -117,7 +128,8 @@ impl<C> ConsensusMsg<C> {
             ConsensusMsg::Vote { term, .. }
             | ConsensusMsg::VoteReply { term, .. }
             | ConsensusMsg::Append { term, .. }
-            | ConsensusMsg::AppendReply { term, .. } => *term,
+            | ConsensusMsg::AppendReply { term, .. }
+            | ConsensusMsg::Commit { term, .. } => *term,
         }
     }
 }

@@ -32,12 +32,17 @@
 //!
 //! Approximations, and what is not modelled (also in [`Model::limitations`] where a
 //! configuration makes them matter):
-//! - ZAB is the shared Raft log: a leader, quorum commit. Leader loss is detected as ZooKeeper
-//!   does (opt-in `leader_timeout_ns` of the log): `sync_limit × tick_ms` of silence (a paused
-//!   or lost leader, a partition), or at once when a killed leader's connection resets; the
-//!   log's heartbeat is the leader's ping every half tick. The election itself is Raft's, in a
+//! - ZAB is the shared Raft log: a leader, quorum commit, sending ZAB's messages (opt-in
+//!   `Pattern::Zab` of the log): a write is a proposal to each follower, its ack, and a commit
+//!   to each follower nobody answers (6 messages with 3 servers); idle, the servers exchange only
+//!   the leader's ping every half tick and each follower's answer, which also feed the log's
+//!   failure detector. Leader loss is detected as ZooKeeper does (opt-in `leader_timeout_ns` of
+//!   the log): `sync_limit × tick_ms` of silence (a paused or lost leader, a partition), or at
+//!   once when a killed leader's connection resets. The election itself is Raft's, in a
 //!   randomised `election_ms` to twice it, standing for FastLeaderElection plus the discovery
-//!   and synchronisation phases (`initLimit` is not modelled). The zxid is (term, log index).
+//!   and synchronisation phases (`initLimit` is not modelled); catching up a follower that
+//!   stalled or whose link broke is the log's resend, not ZooKeeper's DIFF / TRUNC / SNAP. The
+//!   zxid is (term, log index).
 //! - A killed server process resets its connections (clients and followers react at once); a
 //!   lost or frozen host tells nobody: they notice through their timeouts. A message the
 //!   network drops on a TCP link breaks that
@@ -198,7 +203,7 @@ impl Model for ZooKeeper {
             notes.push("the naive recipe is not reentrant (a second create finds the node taken): nested acquisitions are skipped".into());
         }
         notes.push(
-            "replication is the shared Raft log standing in for ZAB (leader, quorum commit); ZooKeeper's failure detection (sync_limit × tick_ms of silence, or a reset from a killed leader) starts an election that takes election_ms to twice it, without FastLeaderElection's vote rounds or the discovery and synchronisation phases (initLimit)"
+            "replication is the shared Raft log standing in for ZAB (leader, quorum commit, ZAB's proposal / ack / commit messages and half-tick pings); a follower that stalled or whose link broke is caught up by the log's resend, not ZooKeeper's DIFF / TRUNC / SNAP; ZooKeeper's failure detection (sync_limit × tick_ms of silence, or a reset from a killed leader) starts an election that takes election_ms to twice it, without FastLeaderElection's vote rounds or the discovery and synchronisation phases (initLimit)"
                 .into(),
         );
         notes

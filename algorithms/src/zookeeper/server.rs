@@ -1,7 +1,8 @@
 //! One ensemble server: the replicated log (the shared Raft in [`crate::consensus`], standing in
-//! for ZAB: a leader, quorum commit, a new leader when the leader is lost), the data tree it
-//! applies, and the per-server parts of ZooKeeper that are not replicated: client connections,
-//! watches, the follower's session touch table and, on the leader, the session tracker.
+//! for ZAB: a leader, quorum commit with ZAB's proposal / ack / commit messages, a new leader
+//! when the leader is lost), the data tree it applies, and the per-server parts of ZooKeeper
+//! that are not replicated: client connections, watches, the follower's session touch table
+//! and, on the leader, the session tracker.
 //!
 //! What it follows:
 //! - Writes (create, delete, createSession, closeSession) are proposed by the leader; a follower
@@ -15,7 +16,9 @@
 //!   leader's monotonic clock and proposes `closeSession`, whose application deletes the
 //!   session's ephemeral nodes. Followers collect the sessions their clients touched and hand
 //!   them to the leader in answer to its ping every `tick_ms / 2` (`LearnerSessionTracker`
-//!   touch table, `Leader.lead`'s ping loop). A new leader tracks every open session afresh
+//!   touch table, `Leader.lead`'s ping loop). That ping and its answer are also the log's only
+//!   traffic when idle: they restart the follower's `syncLimit` wait and count as the
+//!   follower heard for the leader's quorum check (`LearnerHandler.ping`, `Learner.ping`). A new leader tracks every open session afresh
 //!   with its full timeout (`SessionTrackerImpl` is rebuilt from the data tree). A reconnecting
 //!   client's session is revalidated by the leader (`REVALIDATE`).
 //! - A server serves clients only while it leads or follows a known leader; when that changes
@@ -53,7 +56,7 @@ use super::protocol::{
 use super::session::{negotiate_timeout_ms, SessionTracker};
 use super::tree::{Applied, DataTree};
 use super::ZooKeeper;
-use crate::consensus::{Committed, Config, Replica, Role, Term};
+use crate::consensus::{Committed, Config, Pattern, Replica, Role, Term};
 use crate::smallmap::SmallMap;
 
 /// How an ensemble server is set up.
@@ -160,12 +163,15 @@ impl ZkServer {
         let election_ns = (cfg.election_ms * NS_PER_MS as f64).round() as Nanos;
         let tick_ns = cfg.tick_ms * NS_PER_MS;
         // The leader pings its learners every half tick (`Leader.lead`: `wait(self.tickTime /
-        // 2)` between `learnerHandler.ping()` rounds), so the log's heartbeat is that; a
-        // follower's socket to the leader times out after `tickTime * syncLimit`
+        // 2)` between `learnerHandler.ping()` rounds): that ping is this server's `LeaderPing`,
+        // and the log's heartbeat round keeps the same period but sends nothing of its own
+        // (ZAB's pattern: proposal, ack, commit; see `consensus::core::zab`). A follower's
+        // socket to the leader times out after `tickTime * syncLimit`
         // (`Learner.connectToLeader`: `sock.setSoTimeout(self.tickTime * self.syncLimit)`), and
         // the leader counts a learner synced while its last ack is under `syncLimit` ticks old.
         let mut config = Config::new((tick_ns / 2).max(1), election_ns.max(1));
         config.leader_timeout_ns = Some((tick_ns * cfg.sync_limit).max(1));
+        config.pattern = Pattern::Zab;
         let replica = Replica::new(cfg.index, cfg.members.clone(), config);
         ZkServer { cfg, replica, tree: DataTree::new(), v: Volatile::default() }
     }
@@ -596,6 +602,11 @@ impl ZkServer {
 
     /// Follower: the leader's ping; answer with the sessions touched since the last one.
     fn on_leader_ping(&mut self, ctx: &mut Ctx<ZooKeeper>, from: NodeId, p: LeaderPing) {
+        // The ping is also the log's sign of life from its leader (ZAB sends no heartbeat of
+        // its own): it restarts the follower's `syncLimit` wait, or makes a server that does
+        // not know this leader yet (it restarted) follow it.
+        self.replica.leader_ping(ctx, from, p.term);
+        self.settle(ctx);
         if self.v.serving.is_some_and(|(_, l)| l == from) {
             let touches: Vec<(SessionId, u64)> = std::mem::take(&mut self.v.touches).into_iter().collect();
             let (stream, forwarded) = (self.v.fwd_stream, self.v.fwd_seq);
@@ -613,6 +624,8 @@ impl ZkServer {
 
     /// Leader: a follower's answer to the ping, with its clients' session touches.
     fn on_ping_touches(&mut self, ctx: &mut Ctx<ZooKeeper>, from: NodeId, p: PingTouches) {
+        // The answer is the follower's sign of life for the leader's quorum check.
+        self.replica.ping_answered(ctx, from, p.term);
         if let Some(t) = self.v.tracker.as_mut() {
             let now = ctx.now_mono_ns();
             for (s, _) in &p.touches {
@@ -714,8 +727,9 @@ impl Process<ZooKeeper> for ZkServer {
             // The leader's process died (or it restarted and refused our old connection): a
             // follower reading from its socket gets the end of stream at once and goes LOOKING
             // (`Follower.followLeader` catches the `IOException` and returns to
-            // `QuorumPeer.run`, which starts `FastLeaderElection.lookForLeader`).
-            self.replica.leader_lost(ctx, peer);
+            // `QuorumPeer.run`, which starts `FastLeaderElection.lookForLeader`). A leader
+            // resends to that follower at its next round what the broken link may have lost.
+            self.replica.peer_reset(ctx, peer);
             return self.settle(ctx);
         }
         // A client's connection closed (its process died): `NIOServerCnxn.close` drops the

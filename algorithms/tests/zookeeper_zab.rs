@@ -1,0 +1,244 @@
+//! ZAB's message pattern on the shared log, counted from the engine's trace: once a leader is
+//! established, a write costs one proposal, one ack and one commit per follower (6 messages with
+//! 3 servers) and nothing more among the servers (a follower's client adds its REQUEST to the
+//! leader); an idle ensemble sends only the leader's ping to each follower every `tickTime / 2`
+//! and the follower's answer. And the log under ZAB's pattern keeps Raft's safety through
+//! crashes, pauses, partitions, loss and duplication (a follower commits on a COMMIT only as far
+//! as its log is known to match the leader's).
+
+#[path = "consensus_common/mod.rs"]
+mod consensus_common;
+mod zookeeper_common;
+
+use std::collections::BTreeMap;
+
+use consensus_common::{World, MS};
+use locksim_algorithms::consensus::{Config, Pattern};
+use locksim_simulator::rng::stream;
+use locksim_simulator::run::SeedOutcome;
+use rand::Rng;
+use zookeeper_common::*;
+
+/// A message one server sent another: true time (ms), sender, receiver, the message as traced.
+#[derive(Clone, Debug)]
+struct Sent {
+    at_ms: f64,
+    from: String,
+    to: String,
+    msg: String,
+}
+
+/// Every server-to-server send in the trace, in order.
+fn server_sends(out: &SeedOutcome) -> Vec<Sent> {
+    trace(out, "send", "→ server-")
+        .into_iter()
+        .filter(|(_, node, _)| node.starts_with("server-"))
+        .map(|(at_ms, from, detail)| {
+            // "→ server-1 Append t1 … (arrives 12.345 ms)"
+            let rest = detail.trim_start_matches("→ ");
+            let (to, msg) = rest.split_once(' ').expect("a receiver and a message");
+            let msg = msg.rsplit_once(" (arrives").map(|(m, _)| m).unwrap_or(msg);
+            Sent { at_ms, from, to: to.to_string(), msg: msg.to_string() }
+        })
+        .collect()
+}
+
+/// The server leading at the end and when it started leading (its last `zk: leading` note).
+fn last_leader(out: &SeedOutcome) -> (f64, String) {
+    let (at, node, _) = trace(out, "note", "zk: leading").pop().expect("a leader");
+    (at, node)
+}
+
+fn is_log_message(msg: &str) -> bool {
+    ["Vote", "Append", "Commit"].iter().any(|k| msg.starts_with(k))
+}
+
+/// One client taking and releasing the lock for 8 s: a stream of writes (createSession,
+/// create, delete), one at a time.
+const WRITES: &str = r#"
+name = "zk-writes"
+duration_ms = 8000
+algorithms = ["zookeeper"]
+[workload]
+clients = 1
+hold_ms = 5
+think_ms = 20
+"#;
+
+#[test]
+fn a_write_costs_a_proposal_an_ack_and_a_commit_per_follower() {
+    for seed in 0..4 {
+        let out = run(WRITES, "zookeeper", seed);
+        let (since_ms, leader) = last_leader(&out);
+        let sends: Vec<Sent> = server_sends(&out).into_iter().filter(|s| s.at_ms > since_ms).collect();
+        let log: Vec<&Sent> = sends.iter().filter(|s| is_log_message(&s.msg)).collect();
+        // Each entry proposed after the leader was established: its proposal to each follower.
+        let mut proposals: BTreeMap<u64, Vec<&str>> = BTreeMap::new();
+        for s in &log {
+            if let Some(entry) = s.msg.strip_prefix("Append ").and_then(|m| m.split(" entry ").nth(1)) {
+                assert_eq!(s.from, leader, "seed {seed}: {s:?}");
+                proposals.entry(entry.parse().expect("an index")).or_default().push(&s.to);
+            }
+        }
+        let writes = proposals.len();
+        assert!(writes > 50, "seed {seed}: only {writes} writes");
+        for (index, to) in &proposals {
+            assert_eq!(to.len(), 2, "seed {seed}: entry {index} proposed to {to:?}");
+            let acks =
+                log.iter().filter(|s| s.msg.starts_with("AppendOk") && s.msg.contains(&format!(" match={index} ")));
+            assert_eq!(acks.count(), 2, "seed {seed}: acks of entry {index}");
+            let commits =
+                log.iter().filter(|s| s.msg.starts_with("Commit ") && s.msg.ends_with(&format!(" commit={index}")));
+            assert_eq!(commits.count(), 2, "seed {seed}: commits of entry {index}");
+        }
+        // Nothing else of the log: no heartbeat appends, no commit-carrying appends, no answer
+        // to a commit. 6 messages per write.
+        assert_eq!(log.len(), 6 * writes, "seed {seed}: {} log messages for {writes} writes", log.len());
+        // Besides the log: the leader's pings and their answers, and the REQUEST a follower
+        // forwards for its client (at most one per write).
+        let forwards = sends.iter().filter(|s| s.msg.starts_with("FORWARD")).count();
+        assert!(forwards <= writes, "seed {seed}: {forwards} forwards");
+        let other: Vec<&Sent> = sends
+            .iter()
+            .filter(|s| !is_log_message(&s.msg))
+            .filter(|s| !s.msg.starts_with("LeaderPing") && !s.msg.starts_with("PingTouches"))
+            .filter(|s| !s.msg.starts_with("FORWARD"))
+            .collect();
+        assert!(other.is_empty(), "seed {seed}: unexpected server messages {other:?}");
+    }
+}
+
+/// No acquisition at all (the client's first think outlasts the run): after the client's
+/// session is created, the ensemble is idle for the rest of the 30 s.
+fn idle(servers: u32, tick_ms: u32) -> String {
+    format!(
+        r#"
+name = "zk-idle"
+duration_ms = 30000
+[[variants]]
+name = "idle"
+model = "zookeeper"
+servers = {servers}
+tick_ms = {tick_ms}
+session_timeout_ms = {session_ms}
+[workload]
+clients = 1
+think_ms = 60000
+"#,
+        session_ms = 10 * tick_ms
+    )
+}
+
+#[test]
+fn an_idle_ensemble_sends_only_the_leaders_ping_every_half_tick_and_its_answers() {
+    for (servers, tick_ms) in [(3, 2000), (5, 500)] {
+        for seed in 0..3 {
+            let out = run(&idle(servers, tick_ms), "idle", seed);
+            let (_, leader) = last_leader(&out);
+            let sends: Vec<Sent> = server_sends(&out).into_iter().filter(|s| s.at_ms > 5000.0).collect();
+            let half_tick_ms = tick_ms as f64 / 2.0;
+            // 20 s from half a period before a ping round: exactly 20 s / (tick / 2) rounds.
+            let first = sends.iter().find(|s| s.msg.starts_with("LeaderPing")).expect("a ping").at_ms;
+            let (from_ms, to_ms) = (first - half_tick_ms / 2.0, first - half_tick_ms / 2.0 + 20_000.0);
+            let window: Vec<&Sent> = sends.iter().filter(|s| s.at_ms >= from_ms && s.at_ms < to_ms).collect();
+            let rounds = (20_000.0 / half_tick_ms) as usize;
+            let followers: Vec<String> =
+                (0..servers).map(|i| format!("server-{i}")).filter(|name| *name != leader).collect();
+            for f in &followers {
+                let pings: Vec<f64> = window
+                    .iter()
+                    .filter(|s| s.msg.starts_with("LeaderPing") && s.from == leader && s.to == *f)
+                    .map(|s| s.at_ms)
+                    .collect();
+                assert_eq!(pings.len(), rounds, "seed {seed}, tick {tick_ms}: pings to {f}");
+                for pair in pings.windows(2) {
+                    let gap = pair[1] - pair[0];
+                    assert!((gap - half_tick_ms).abs() < 1e-3, "seed {seed}: pings to {f} {gap} ms apart");
+                }
+                let answers =
+                    window.iter().filter(|s| s.msg.starts_with("PingTouches") && s.from == *f && s.to == leader);
+                assert_eq!(answers.count(), rounds, "seed {seed}, tick {tick_ms}: answers from {f}");
+            }
+            // Nothing else: no heartbeat of the log's own, nothing between followers.
+            assert_eq!(
+                window.len(),
+                2 * rounds * followers.len(),
+                "seed {seed}, tick {tick_ms}: {:?}",
+                window
+                    .iter()
+                    .filter(|s| !s.msg.starts_with("LeaderPing") && !s.msg.starts_with("PingTouches"))
+                    .take(4)
+                    .collect::<Vec<_>>()
+            );
+        }
+    }
+}
+
+/// Random faults on the log alone (no owner, so no pings: proposals every 5-40 ms and the
+/// commits keep followers in touch), as `consensus_raft` runs Raft's pattern: one leader per
+/// term, no committed entry lost or changed, logs agree up to every commit index (checked by
+/// `World` after every step); after the faults stop, a leader commits again.
+#[test]
+fn the_log_keeps_raft_safety_under_zab_messages() {
+    let mut total_committed = 0u64;
+    for seed in 0..400u64 {
+        let n = if seed % 2 == 0 { 3 } else { 5 };
+        let mut cfg = Config::new(1000 * MS, 1000 * MS);
+        cfg.pattern = Pattern::Zab;
+        cfg.leader_timeout_ns = Some(4000 * MS);
+        let mut w = World::new(seed, n, cfg);
+        w.loss = 0.02;
+        w.duplicate = 0.02;
+        w.delay_ms = (0.05, 3.0);
+        let mut frng = stream(seed, "faults", "test");
+        let fault_end = 20_000 * MS;
+        let mut next_fault = frng.gen_range(500..3000) * MS;
+        let mut heal_at = u64::MAX;
+        while w.now < fault_end {
+            if w.now >= next_fault {
+                let victim = frng.gen_range(0..n);
+                match frng.gen_range(0..3) {
+                    0 if !w.nodes[victim].down => {
+                        let back = w.now + frng.gen_range(100..4000) * MS;
+                        w.crash(victim, back);
+                    }
+                    0 => {}
+                    1 => {
+                        let until = w.now + frng.gen_range(100..4000) * MS;
+                        w.pause(victim, until);
+                    }
+                    _ => {
+                        let groups: Vec<u32> = (0..n).map(|_| frng.gen_range(0..2)).collect();
+                        w.partition(&groups);
+                        heal_at = w.now + frng.gen_range(200..5000) * MS;
+                    }
+                }
+                next_fault = w.now + frng.gen_range(300..3000) * MS;
+            }
+            if w.now >= heal_at {
+                w.heal();
+                heal_at = u64::MAX;
+            }
+            w.propose();
+            let t = w.now + frng.gen_range(5..40) * MS;
+            w.run_until(t);
+        }
+        w.heal();
+        w.loss = 0.0;
+        w.duplicate = 0.0;
+        let mut proposed = None;
+        for _ in 0..400 {
+            let t = w.now + 50 * MS;
+            w.run_until(t);
+            if let Some((_, ix, _)) = w.propose() {
+                proposed = Some(ix);
+            }
+        }
+        let ix = proposed.unwrap_or_else(|| panic!("seed {seed}: no leader after the faults stopped"));
+        w.run_until(w.now + 3000 * MS);
+        assert!(w.max_committed() >= ix, "seed {seed}: nothing commits after healing");
+        w.check_all();
+        total_committed += w.max_committed();
+    }
+    assert!(total_committed > 400 * 200, "only {total_committed} entries committed");
+}
