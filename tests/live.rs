@@ -156,13 +156,32 @@ fn redis_paused_holder_overlaps_live() {
     let dir = fresh_dir("live", "redis-paused");
     let file = shortened("redis-paused-holder.toml", &dir, 6_000, true);
     let out = dir.join("results.json");
-    let (code, stdout, stderr) = sim(&["live", &s(&file), "--json", &s(&out)]);
+    let report = dir.join("report");
+    let (code, stdout, stderr) = sim(&["live", &s(&file), "--json", &s(&out), "--report", &s(&report)]);
     assert_eq!(code, 0, "every expectation (overlap and stale write in every run) holds live\n{stdout}\n{stderr}");
     let json = results(&out);
     for label in ["redis", "redisson"] {
         assert_eq!(row(&json, label)["overlap"]["runs"], 1, "{label}");
         assert_eq!(row(&json, label)["stale_unfenced"]["runs"], 1, "{label}");
     }
+    // The report's timeline is the recorded live run (it cannot be replayed): both rows' panels,
+    // a lane per client, and the overlap the checker found, marked.
+    let svg = std::fs::read_to_string(report.join("timeline.svg")).expect("a timeline");
+    assert!(svg.contains("live run, seed 0"), "the title says it is the live run");
+    // The legend's swatch, then the overlap on the two clients' lanes of each of the two rows.
+    let marks = svg.matches("opacity=\"0.45\" fill=\"#D62728\"").count();
+    assert_eq!(marks, 1 + 2 * 2, "overlap rectangles in the timeline");
+    for lane in ["client-0", "client-1"] {
+        assert!(svg.contains(lane), "{lane}'s lane");
+    }
+    let page = std::fs::read_to_string(report.join("index.html")).unwrap();
+    assert!(page.contains("One live run"), "the caption says it is the recorded run");
+    // `sim report` on the live results draws no simulated stand-in for the run.
+    let again = dir.join("again");
+    let (code, _, stderr) = sim(&["report", &s(&out), "--out", &s(&again)]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("cannot be replayed"), "{stderr}");
+    assert!(!again.join("timeline.svg").exists(), "no re-simulated timeline for a live run");
 }
 
 #[test]

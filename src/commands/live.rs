@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use locksim_live::{check_row, run_live, LiveError};
-use locksim_reports::report::{timeline_note, write_report};
+use locksim_reports::report::{timeline_note, write_report, RecordedHistory, TimelineSource};
 use locksim_reports::{evaluate, params_json, render_table, AlgorithmTotals, ResultsJson, ServerVersion};
 use locksim_simulator::scenario::load_file_with_text;
 
@@ -80,6 +80,8 @@ pub fn live(args: LiveArgs) -> Result<i32, CliError> {
     let mut versions: Vec<ServerVersion> = Vec::new();
     let mut finished = 0u64;
     let mut histories = String::new();
+    // Kept for the report's timeline (a live run cannot be replayed to draw it).
+    let mut recorded: Vec<RecordedHistory> = Vec::new();
     let total = (seeds.end - seeds.start) * runs.len() as u64;
     for run in &runs {
         let model = run.model;
@@ -120,6 +122,9 @@ pub fn live(args: LiveArgs) -> Result<i32, CliError> {
                 histories.push('\n');
             }
             totals.add(&outcome.metrics);
+            if args.report.is_some() {
+                recorded.push(RecordedHistory { label: run.label.clone(), seed, history: outcome.history });
+            }
             finished += 1;
         }
         all_totals.push(totals);
@@ -165,8 +170,7 @@ pub fn live(args: LiveArgs) -> Result<i32, CliError> {
             })?;
         }
         if let Some(dir) = &args.report {
-            let written =
-                write_report(dir, &json, Err("a live run's timeline is not drawn (it cannot be replayed)"), None)?;
+            let written = write_report(dir, &json, TimelineSource::Recorded(&recorded), None)?;
             eprintln!("report: {}{}", written.index.display(), timeline_note(written.timeline_seed));
         }
     }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use locksim_reports::json::ResultsJson;
-use locksim_reports::report::{timeline_note, write_report};
+use locksim_reports::report::{timeline_note, write_report, TimelineSource};
 use locksim_simulator::scenario::{load_file, parse_str, Scenario};
 
 use crate::exit::{CliError, OK};
@@ -60,11 +60,22 @@ fn scenario_of(results: &ResultsJson, results_path: &Path) -> Result<Scenario, S
 pub fn report(args: ReportArgs) -> Result<i32, CliError> {
     let results = read_results(&args.results)?;
     crate::out_dir::prepare(&args.out, "--out").map_err(CliError::bad_input)?;
-    let scenario = scenario_of(&results, &args.results);
+    // A live run cannot be replayed: re-simulating its scenario would draw a run that never
+    // happened. Its timeline is drawn by `sim live --report`, from the recorded histories.
+    let scenario = if results.mode.as_deref() == Some("live") {
+        Err("these are a live run's results, which cannot be replayed (sim live --report draws the recorded run)"
+            .to_string())
+    } else {
+        scenario_of(&results, &args.results)
+    };
     if let Err(why) = &scenario {
         eprintln!("note: no timeline: {why}");
     }
-    let written = write_report(&args.out, &results, scenario.as_ref().map_err(String::as_str), args.timeline_seed)?;
+    let source = match &scenario {
+        Ok(s) => TimelineSource::Replay(s),
+        Err(why) => TimelineSource::Unavailable(why),
+    };
+    let written = write_report(&args.out, &results, source, args.timeline_seed)?;
     println!("report: {}{}", written.index.display(), timeline_note(written.timeline_seed));
     Ok(OK)
 }

@@ -7,7 +7,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use locksim_reports::report::{timeline_note, write_report};
+use locksim_reports::report::{timeline_note, write_report, TimelineSource};
 use locksim_reports::shard::{Origin, PartialResults, Shard};
 use locksim_reports::{evaluate, render_table, ResultsJson};
 use locksim_simulator::batch::run_seed;
@@ -177,7 +177,7 @@ pub(crate) fn finish(
             })?;
         }
         if let Some(dir) = &outputs.report {
-            let written = write_report(dir, &json, Ok(scenario), outputs.timeline_seed)?;
+            let written = write_report(dir, &json, TimelineSource::Replay(scenario), outputs.timeline_seed)?;
             eprintln!("report: {}{}", written.index.display(), timeline_note(written.timeline_seed));
         }
     }

@@ -6,7 +6,8 @@
 //!
 //! - [`chart_data`]: results rows as chart data
 //! - [`explained`]: each row's first violation explained (narrative and space-time diagram)
-//! - [`timeline`]: one seed of every row re-run and turned into lanes, faults and overlaps
+//! - [`timeline`]: one seed of every row (re-run, or as a live run recorded it) turned into lanes,
+//!   faults and overlaps
 //! - [`html`]: the page
 
 pub mod chart_data;
@@ -17,11 +18,34 @@ pub mod timeline;
 use std::path::{Path, PathBuf};
 
 use locksim_charts::{ChartError, ChartFiles};
+use locksim_simulator::history::History;
 use locksim_simulator::scenario::Scenario;
 
 use crate::json::ResultsJson;
 use chart_data::{algorithm_chart_data, CdfSource};
 use html::{index_html, ChartSection};
+
+/// One run's history as a live run recorded it (live runs cannot be replayed).
+pub struct RecordedHistory {
+    /// The row's label.
+    pub label: String,
+    /// The seed (it fixed the workload's draws and the fault schedule).
+    pub seed: u64,
+    /// What the run recorded.
+    pub history: History,
+}
+
+/// Where the report's timeline (and the explanations of violations) come from.
+pub enum TimelineSource<'a> {
+    /// Re-run a seed of the scenario: simulated runs are exact replays, so the timeline and the
+    /// explanations are of the very runs the results counted.
+    Replay(&'a Scenario),
+    /// The histories a live run recorded: the timeline is drawn from them; violations are not
+    /// explained (the narrative reads a replay's trace, which a live run does not have).
+    Recorded(&'a [RecordedHistory]),
+    /// Neither: the page says why in place of the timeline.
+    Unavailable(&'a str),
+}
 
 /// Where the report went.
 pub struct ReportWritten {
@@ -81,13 +105,12 @@ fn section(files: &ChartFiles, heading: &str, caption: &str) -> Result<ChartSect
     Ok(ChartSection { heading: heading.to_string(), caption: caption.to_string(), svg, png_name })
 }
 
-/// Writes the whole report into `dir` (which the caller has checked exists and can be written).
-/// `scenario` is what the timeline re-runs; when there is none, the error says why, and the page
-/// shows that reason in place of the timeline.
+/// Writes the whole report into `dir` (which the caller has checked exists and can be written),
+/// with the timeline from `source`.
 pub fn write_report(
     dir: &Path,
     results: &ResultsJson,
-    scenario: Result<&Scenario, &str>,
+    source: TimelineSource<'_>,
     asked_seed: Option<u64>,
 ) -> Result<ReportWritten, ReportError> {
     write_file(&dir.join("results.json"), &results.to_pretty_string())?;
@@ -140,8 +163,8 @@ pub fn write_report(
     let mut notes = Vec::new();
     let mut drawn_seed = None;
     let mut explained = Vec::new();
-    match scenario {
-        Ok(scenario) => {
+    match source {
+        TimelineSource::Replay(scenario) => {
             let (rows, why_not) = explained::explain_rows(dir, results, scenario)?;
             explained = rows;
             notes.extend(why_not);
@@ -164,7 +187,28 @@ pub fn write_report(
             )?);
             drawn_seed = Some(seed);
         }
-        Err(why) => notes.push(format!("No timeline and no explanations: {why}.")),
+        TimelineSource::Recorded(histories) => {
+            notes.push(
+                "Violations of a live run are not explained: the narrative reads a replayed run's trace, and a \
+                 live run cannot be replayed."
+                    .to_string(),
+            );
+            let (seed, why) = timeline_seed(results, asked_seed);
+            let labels: Vec<String> = results.algorithms.iter().map(|a| a.label.clone()).collect();
+            let chart = timeline::recorded_chart(&results.scenario, results.duration_ms, &labels, seed, histories);
+            let f = locksim_charts::timeline_chart(dir, "timeline", &chart).map_err(chart_error)?;
+            sections.push(section(
+                &f,
+                "Timeline",
+                &format!(
+                    "One live run ({why}) of every algorithm against the real servers, as recorded on this \
+                     machine's monotonic clock: a lane per client, waiting (light) and holding (solid); faults \
+                     shaded; overlaps in red on the two clients' lanes."
+                ),
+            )?);
+            drawn_seed = Some(seed);
+        }
+        TimelineSource::Unavailable(why) => notes.push(format!("No timeline and no explanations: {why}.")),
     }
     let index = dir.join("index.html");
     write_file(&index, &index_html(results, &sections, &explained, &notes))?;

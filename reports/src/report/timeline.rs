@@ -1,5 +1,5 @@
 //! The timeline of one seed: every row of the results re-run at that seed (runs are exact
-//! replays), and each run's history turned into lanes (a client's waiting and holding), the
+//! replays), or as a live run recorded it, and each run's history turned into lanes (a client's waiting and holding), the
 //! fault windows, and the overlaps, for `locksim_charts::timeline_chart`.
 //!
 //! Holds and waits are the checker's own ([`locksim_simulator::checker::Timeline`]): a hold is a
@@ -120,6 +120,23 @@ pub fn timeline_chart(
         duration_ms: scenario.setup.duration_ms,
         panels,
     }
+}
+
+/// The chart of `seed` from histories a live run recorded, one panel per row named in `labels`
+/// (in that order); a row with no history recorded for that seed is left out.
+pub fn recorded_chart(
+    name: &str,
+    duration_ms: f64,
+    labels: &[String],
+    seed: u64,
+    histories: &[crate::report::RecordedHistory],
+) -> TimelineChart {
+    let panels = labels
+        .iter()
+        .filter_map(|label| histories.iter().find(|r| &r.label == label && r.seed == seed))
+        .map(|r| panel(&r.label, seed, &r.history))
+        .collect();
+    TimelineChart { title: format!("{name}: live run, seed {seed}, one panel per algorithm"), duration_ms, panels }
 }
 
 #[cfg(test)]
