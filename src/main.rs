@@ -64,6 +64,14 @@ enum Command {
         /// The client's specification (JSON).
         spec: String,
     },
+    /// Starts a live run's server so that it dies with `sim` (started by `sim live`; not for
+    /// direct use): PR_SET_PDEATHSIG, then the program replaces this process.
+    #[command(hide = true)]
+    LiveExec {
+        /// The program and its arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+        command: Vec<std::ffi::OsString>,
+    },
     /// Charts and an HTML page from saved results (`sim run --json FILE`).
     Report(commands::report::ReportArgs),
     /// Explain one violation of one seed: a numbered narrative and a space-time diagram.
@@ -107,6 +115,7 @@ fn main() {
         Command::Live(args) => commands::live::live(args),
         Command::Compare(args) => commands::compare::compare_cmd(args),
         Command::LiveClient { spec } => commands::live::live_client(&spec),
+        Command::LiveExec { command } => commands::live::live_exec(&command),
         Command::Explain(args) => commands::explain::run(args),
         Command::Check(args) => commands::check::check(&args),
         Command::List { model } => commands::list::list(model.as_deref()),

@@ -30,6 +30,8 @@ pub use run::{check_row, run_live, LiveError, LiveOutcome};
 
 /// The entry of a client process (`sim live-client SPEC`): runs its workload until the run's end.
 pub fn client_main(spec_json: &str) -> Result<(), String> {
+    // A `sim live` killed outright must not leave its clients running.
+    supervisor::die_with_parent()?;
     let spec: client::ClientSpec =
         serde_json::from_str(spec_json).map_err(|e| format!("sim live-client: bad specification: {e}"))?;
     let models = locksim_algorithms::registry();

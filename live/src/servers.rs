@@ -48,7 +48,7 @@ impl Server {
     pub fn start(&mut self, sup: &mut Supervisor) -> Result<(), String> {
         let log = std::fs::File::create(self.dir.join("stdout.log")).map_err(|e| e.to_string())?;
         let err = log.try_clone().map_err(|e| e.to_string())?;
-        let mut cmd = Command::new(&self.command[0]);
+        let mut cmd = crate::supervisor::command_for(&self.command[0]);
         cmd.args(&self.command[1..]).current_dir(&self.dir).stdout(Stdio::from(log)).stderr(Stdio::from(err));
         let id = sup.spawn(&self.node, &mut cmd)?;
         self.proc = Some(id);

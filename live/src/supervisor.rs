@@ -1,12 +1,71 @@
 //! Every process a live run starts (servers and clients), by pid: pausing (SIGSTOP / SIGCONT),
 //! killing (SIGKILL) and, when the supervisor is dropped (the run ended, failed or was
-//! interrupted), stopping every one still running and reaping it. Nothing is left behind.
+//! interrupted), stopping every one still running and reaping it. Nothing is left behind, even
+//! when `sim` itself is killed with SIGKILL (no handler, no destructor runs): every process is
+//! started through `sim live-exec`, which asks the kernel to kill it when the thread that started
+//! it ends (`PR_SET_PDEATHSIG`), then becomes the server program (the pid stays the same, so
+//! pausing and killing by pid are unchanged).
 
+use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
+
+/// The program whose `live-exec` subcommand starts servers (the running `sim`), once set.
+static EXEC_WRAPPER: OnceLock<PathBuf> = OnceLock::new();
+
+/// Starts every server from now on through `sim_binary live-exec`, so that it dies with the
+/// thread that started it even if `sim` is killed outright. The thread that calls
+/// [`crate::servers::Server::start`] must then live as long as the servers should (live runs
+/// start them from the command's own thread). Without this (a library test), servers are
+/// started directly.
+pub fn start_servers_through(sim_binary: PathBuf) {
+    let _ = EXEC_WRAPPER.set(sim_binary);
+}
+
+/// A command that runs `program`: through `sim live-exec` when [`start_servers_through`] was
+/// called, else directly. Arguments, directory and standard streams are the caller's to add.
+pub fn command_for(program: &str) -> Command {
+    match EXEC_WRAPPER.get() {
+        Some(sim) => {
+            let mut cmd = Command::new(sim);
+            cmd.arg("live-exec").arg("--").arg(program);
+            cmd
+        }
+        None => Command::new(program),
+    }
+}
+
+/// Asks the kernel to SIGKILL this process when the thread that started it ends (a live run's
+/// client processes call it first thing; `live-exec` before it becomes a server). If that thread
+/// is already gone, the process has been handed to another parent: it exits at once.
+pub fn die_with_parent() -> Result<(), String> {
+    let parent = nix::unistd::getppid();
+    nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(|e| format!("prctl(PR_SET_PDEATHSIG): {e}"))?;
+    // The parent may have died between our start and the prctl: then we were re-parented and no
+    // signal will come.
+    if nix::unistd::getppid() != parent || parent == Pid::from_raw(1) {
+        std::process::exit(1);
+    }
+    Ok(())
+}
+
+/// `sim live-exec -- PROGRAM ARGS…`: [`die_with_parent`], then become PROGRAM. Returns only on
+/// failure, with the reason.
+pub fn exec_dying_with_parent(command: &[OsString]) -> String {
+    let Some((program, args)) = command.split_first() else {
+        return "live-exec: no program given".to_string();
+    };
+    if let Err(e) = die_with_parent() {
+        return e;
+    }
+    let err = Command::new(program).args(args).exec();
+    format!("live-exec: cannot run {}: {err}", program.to_string_lossy())
+}
 
 /// Every pid any supervisor of this process started and has not yet seen end: what
 /// [`kill_every_started_process`] stops when `sim` must quit at once (a second Ctrl-C), where no

@@ -68,6 +68,9 @@ pub fn compare_cmd(args: CompareArgs) -> Result<i32, CliError> {
     let pool = thread_pool(args.threads)?;
     let mut report_rows = Vec::new();
     let sim = std::env::current_exe().map_err(|e| CliError::bad_input(format!("cannot find the sim binary: {e}")))?;
+    // Servers are started through `sim live-exec`, so they die with this thread even if `sim` is
+    // killed outright.
+    locksim_live::supervisor::start_servers_through(sim.clone());
     let stop = interrupt::stop_flag();
     let mut text = String::new();
     let mut disagreements = 0;

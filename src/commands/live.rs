@@ -75,6 +75,9 @@ pub fn live(args: LiveArgs) -> Result<i32, CliError> {
         crate::out_dir::prepare(dir, "--report").map_err(CliError::bad_input)?;
     }
     let sim = std::env::current_exe().map_err(|e| CliError::bad_input(format!("cannot find the sim binary: {e}")))?;
+    // Servers are started through `sim live-exec`, so they die with this thread even if `sim` is
+    // killed outright.
+    locksim_live::supervisor::start_servers_through(sim.clone());
     let stop = interrupt::stop_flag();
     let mut all_totals = Vec::new();
     let mut versions: Vec<ServerVersion> = Vec::new();
@@ -181,6 +184,13 @@ pub fn live(args: LiveArgs) -> Result<i32, CliError> {
     } else {
         OK
     })
+}
+
+/// `sim live-exec -- PROGRAM ARGS…`: becomes PROGRAM, set to die with the `sim` that started it.
+/// Returns only when that fails.
+pub fn live_exec(command: &[std::ffi::OsString]) -> Result<i32, CliError> {
+    let why = locksim_live::supervisor::exec_dying_with_parent(command);
+    Err(CliError { code: MODEL_FAILED, message: why })
 }
 
 /// `sim live-client SPEC`: one client process of a live run.

@@ -41,6 +41,27 @@ pub fn processes_mentioning(dir: &Path) -> Vec<String> {
     found
 }
 
+/// Every live (not zombie) process whose working directory is under `dir`: the servers run in
+/// their data directories, and some (redis-server) rewrite their command line, so
+/// [`processes_mentioning`] does not see them.
+pub fn processes_working_in(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.chars().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        let state = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        if state.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')) {
+            continue;
+        }
+        if std::fs::read_link(entry.path().join("cwd")).is_ok_and(|cwd| cwd.starts_with(dir)) {
+            found.push(format!("{name}: {}", state.split(')').next().unwrap_or_default()));
+        }
+    }
+    found
+}
+
 pub fn results(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
