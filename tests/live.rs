@@ -236,6 +236,24 @@ fn a_missing_server_binary_names_its_package() {
     assert!(stderr.contains("needs the Debian package `redis-server`"), "{stderr}");
 }
 
+/// Starts `sim live FILE --keep-dir KEEP` (output piped) and returns once its five clients run.
+// Real time: waiting for real processes.
+#[allow(clippy::disallowed_methods)]
+fn start_live_run(dir: &Path, file: &Path, keep: &Path) -> std::process::Child {
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_sim"))
+        .args(["live", &s(file), "--keep-dir", &s(keep)])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while processes_mentioning(dir).iter().filter(|p| p.contains("live-client")).count() < 5 {
+        assert!(start.elapsed() < std::time::Duration::from_secs(20), "the clients never started");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    child
+}
+
 /// SIGTERM (or Ctrl-C) in the middle of a live run: the run stops early, its table is still
 /// printed, exit 130, and every server and client it started is gone.
 #[test]
@@ -249,18 +267,8 @@ fn a_terminated_live_run_stops_every_process_it_started() {
     let dir = fresh_dir("live", "terminated");
     let file = shortened("redlock-no-faults.toml", &dir, 30_000, false);
     let keep = dir.join("servers");
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_sim"))
-        .args(["live", &s(&file), "--keep-dir", &s(&keep)])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Wait until the run is under way (the clients are up), then terminate it.
     let start = std::time::Instant::now();
-    while processes_mentioning(&dir).iter().filter(|p| p.contains("live-client")).count() < 5 {
-        assert!(start.elapsed() < std::time::Duration::from_secs(20), "the clients never started");
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+    let child = start_live_run(&dir, &file, &keep);
     std::thread::sleep(std::time::Duration::from_secs(1));
     let killed = std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
     assert!(killed.success());
@@ -287,17 +295,7 @@ fn a_live_run_killed_outright_leaves_no_process() {
     let dir = fresh_dir("live", "sigkilled");
     let file = shortened("redlock-no-faults.toml", &dir, 30_000, false);
     let keep = dir.join("servers");
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sim"))
-        .args(["live", &s(&file), "--keep-dir", &s(&keep)])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let start = std::time::Instant::now();
-    while processes_mentioning(&dir).iter().filter(|p| p.contains("live-client")).count() < 5 {
-        assert!(start.elapsed() < std::time::Duration::from_secs(20), "the clients never started");
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+    let mut child = start_live_run(&dir, &file, &keep);
     // Five Redis masters run in their directories under `keep`.
     assert_eq!(processes_working_in(&keep).len(), 5, "{:?}", processes_working_in(&keep));
     child.kill().unwrap(); // SIGKILL

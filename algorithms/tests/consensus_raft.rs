@@ -6,8 +6,6 @@ mod consensus_common;
 
 use consensus_common::{World, MS};
 use locksim_algorithms::consensus::Config;
-use locksim_simulator::rng::stream;
-use rand::Rng;
 
 const ELECTION: u64 = 1000 * MS;
 const HEARTBEAT: u64 = 100 * MS;
@@ -40,47 +38,9 @@ fn safety_holds_under_random_faults_over_many_seeds() {
     for seed in 0..1500u64 {
         let n = if seed % 2 == 0 { 3 } else { 5 };
         let mut w = World::new(seed, n, cfg());
-        w.loss = 0.02;
-        w.duplicate = 0.02;
-        w.delay_ms = (0.05, 3.0);
-        let mut frng = stream(seed, "faults", "test");
         let fault_end = 20_000 * MS;
-        let mut next_fault = frng.gen_range(500..3000) * MS;
-        let mut heal_at = u64::MAX;
-        while w.now < fault_end {
-            if w.now >= next_fault {
-                let victim = frng.gen_range(0..n);
-                match frng.gen_range(0..3) {
-                    0 => {
-                        if !w.nodes[victim].down {
-                            let back = w.now + frng.gen_range(100..4000) * MS;
-                            w.crash(victim, back);
-                        }
-                    }
-                    1 => {
-                        let until = w.now + frng.gen_range(100..4000) * MS;
-                        w.pause(victim, until);
-                    }
-                    _ => {
-                        let groups: Vec<u32> = (0..n).map(|_| frng.gen_range(0..2)).collect();
-                        w.partition(&groups);
-                        heal_at = w.now + frng.gen_range(200..5000) * MS;
-                    }
-                }
-                next_fault = w.now + frng.gen_range(300..3000) * MS;
-            }
-            if w.now >= heal_at {
-                w.heal();
-                heal_at = u64::MAX;
-            }
-            w.propose();
-            let t = w.now + frng.gen_range(5..40) * MS;
-            w.run_until(t);
-        }
+        w.run_random_faults(seed, fault_end);
         // Quiet period: everything heals and restarts.
-        w.heal();
-        w.loss = 0.0;
-        w.duplicate = 0.0;
         w.run_until(fault_end + 6000 * MS);
         let limit = w.now + 20 * ELECTION;
         assert!(until_leader(&mut w, limit).is_some(), "seed {seed}: no leader after the faults stopped");

@@ -14,9 +14,7 @@ use std::collections::BTreeMap;
 
 use consensus_common::{World, MS};
 use locksim_algorithms::consensus::{Config, Pattern};
-use locksim_simulator::rng::stream;
 use locksim_simulator::run::SeedOutcome;
-use rand::Rng;
 use zookeeper_common::*;
 
 /// A message one server sent another: true time (ms), sender, receiver, the message as traced.
@@ -187,45 +185,8 @@ fn the_log_keeps_raft_safety_under_zab_messages() {
         cfg.pattern = Pattern::Zab;
         cfg.leader_timeout_ns = Some(4000 * MS);
         let mut w = World::new(seed, n, cfg);
-        w.loss = 0.02;
-        w.duplicate = 0.02;
-        w.delay_ms = (0.05, 3.0);
-        let mut frng = stream(seed, "faults", "test");
         let fault_end = 20_000 * MS;
-        let mut next_fault = frng.gen_range(500..3000) * MS;
-        let mut heal_at = u64::MAX;
-        while w.now < fault_end {
-            if w.now >= next_fault {
-                let victim = frng.gen_range(0..n);
-                match frng.gen_range(0..3) {
-                    0 if !w.nodes[victim].down => {
-                        let back = w.now + frng.gen_range(100..4000) * MS;
-                        w.crash(victim, back);
-                    }
-                    0 => {}
-                    1 => {
-                        let until = w.now + frng.gen_range(100..4000) * MS;
-                        w.pause(victim, until);
-                    }
-                    _ => {
-                        let groups: Vec<u32> = (0..n).map(|_| frng.gen_range(0..2)).collect();
-                        w.partition(&groups);
-                        heal_at = w.now + frng.gen_range(200..5000) * MS;
-                    }
-                }
-                next_fault = w.now + frng.gen_range(300..3000) * MS;
-            }
-            if w.now >= heal_at {
-                w.heal();
-                heal_at = u64::MAX;
-            }
-            w.propose();
-            let t = w.now + frng.gen_range(5..40) * MS;
-            w.run_until(t);
-        }
-        w.heal();
-        w.loss = 0.0;
-        w.duplicate = 0.0;
+        w.run_random_faults(seed, fault_end);
         let mut proposed = None;
         for _ in 0..400 {
             let t = w.now + 50 * MS;

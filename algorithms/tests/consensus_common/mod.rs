@@ -284,6 +284,54 @@ impl World {
     }
 
     /// Log matching over every replica's whole committed prefix.
+    /// The fault schedule both logs' safety tests run, drawn from the seed's `faults` stream:
+    /// 2% loss and duplication, 0.05-3 ms links; until `fault_end`, every 0.3-3 s a random node is
+    /// crashed (back 0.1-4 s later), paused (0.1-4 s) or the group split in two (healed 0.2-5 s
+    /// later), while a proposal goes in every 5-40 ms. Ends healed, with loss and duplication
+    /// off.
+    pub fn run_random_faults(&mut self, seed: u64, fault_end: u64) {
+        let n = self.nodes.len();
+        self.loss = 0.02;
+        self.duplicate = 0.02;
+        self.delay_ms = (0.05, 3.0);
+        let mut frng = stream(seed, "faults", "test");
+        let mut next_fault = frng.gen_range(500..3000) * MS;
+        let mut heal_at = u64::MAX;
+        while self.now < fault_end {
+            if self.now >= next_fault {
+                let victim = frng.gen_range(0..n);
+                match frng.gen_range(0..3) {
+                    0 => {
+                        if !self.nodes[victim].down {
+                            let back = self.now + frng.gen_range(100..4000) * MS;
+                            self.crash(victim, back);
+                        }
+                    }
+                    1 => {
+                        let until = self.now + frng.gen_range(100..4000) * MS;
+                        self.pause(victim, until);
+                    }
+                    _ => {
+                        let groups: Vec<u32> = (0..n).map(|_| frng.gen_range(0..2)).collect();
+                        self.partition(&groups);
+                        heal_at = self.now + frng.gen_range(200..5000) * MS;
+                    }
+                }
+                next_fault = self.now + frng.gen_range(300..3000) * MS;
+            }
+            if self.now >= heal_at {
+                self.heal();
+                heal_at = u64::MAX;
+            }
+            self.propose();
+            let t = self.now + frng.gen_range(5..40) * MS;
+            self.run_until(t);
+        }
+        self.heal();
+        self.loss = 0.0;
+        self.duplicate = 0.0;
+    }
+
     pub fn check_all(&self) {
         for i in 0..self.nodes.len() {
             let commit = self.nodes[i].core.commit_index();
