@@ -146,6 +146,35 @@ fn redlock_master_killed_comes_back_live() {
     killed_server_comes_back("redlock", "redlock-master-killed.toml");
 }
 
+/// With replicas, real Sentinels fail the killed primary over: the clients, told by the Sentinels'
+/// `+switch-master`, are granted by the promoted replica while the old primary is still down,
+/// with no overlap (the replica had every lock key: Redisson's WAIT).
+#[test]
+fn redis_sentinel_fails_the_killed_primary_over_live() {
+    let _serial = serial();
+    if skip_without("redis-server", "redis_sentinel_fails_the_killed_primary_over_live")
+        || skip_without("redis-sentinel", "redis_sentinel_fails_the_killed_primary_over_live")
+    {
+        return;
+    }
+    let dir = fresh_dir("live", "redis-sentinel");
+    let file = shortened("redis-sentinel-primary-killed.toml", &dir, 15_000, true);
+    let history = dir.join("history.jsonl");
+    let out = dir.join("results.json");
+    let (code, stdout, stderr) = sim(&["live", &s(&file), "--history", &s(&history), "--json", &s(&out)]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    for (label, h) in histories(&history) {
+        let faults = h["faults"].as_array().unwrap();
+        assert_eq!(faults.len(), 1, "{label}: one crash: {faults:?}");
+        assert_eq!(faults[0]["targets"], "server-0", "{label}: the leader selector asked the Sentinels");
+        let (start, end) = (faults[0]["start_ns"].as_u64().unwrap(), faults[0]["end_ns"].as_u64().unwrap());
+        // Grants while server-0 was down can only come from the promoted replica.
+        let during = grants_after(&h, start) - grants_after(&h, end);
+        assert!(during > 10, "{label}: {during} grants while the old primary was down: no failover\n{stdout}");
+    }
+    assert!(processes_mentioning(&dir).is_empty());
+}
+
 /// A holder stopped past its TTL overlaps with the next holder on a real Redis, as simulated.
 #[test]
 fn redis_paused_holder_overlaps_live() {

@@ -63,8 +63,6 @@ one machine: killing a process closes its sockets at once; use mode = \"process\
         for t in &f.targets {
             let bad = match (t, &f.kind) {
                 (Selector::Named(n), _) if n == "resource" => Some("the resource is served by sim live itself"),
-                (Selector::Named(n), _) if n.starts_with("sentinel-") => Some("live mode starts no Sentinel yet"),
-                (Selector::AllOf(NodeKind::Sentinel), _) => Some("live mode starts no Sentinel yet"),
                 (Selector::All, _) => Some("`*` includes the resource, which sim live serves itself"),
                 (Selector::Named(n), FaultKind::Crash { .. }) if n.starts_with("client-") => Some(CLIENT_CRASH),
                 (

@@ -119,3 +119,32 @@ pub fn redis_server(root: &Path, node: &str, persistence: &str) -> Result<Server
     command.extend(redis_persistence_args(persistence));
     Ok(Server { node: node.to_string(), port, dir, command, proc: None })
 }
+
+/// A `redis-sentinel` for node `node`, in `root/node`, not yet started, watching the primary on
+/// `primary_port` as `mymaster` with the model's `quorum` and `down-after-milliseconds`
+/// (`parallel-syncs 1` and `failover-timeout` 180 s are Sentinel's defaults, as the model's).
+/// Sentinel rewrites its configuration file as it learns, so the file lives in its directory.
+pub fn redis_sentinel(
+    root: &Path,
+    node: &str,
+    primary_port: u16,
+    quorum: u32,
+    down_after_ms: u64,
+) -> Result<Server, String> {
+    let binary = find_binary("redis-sentinel", "redis-sentinel")?;
+    let port = free_port()?;
+    let dir = root.join(node);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let conf = dir.join("sentinel.conf");
+    let text = format!(
+        "port {port}\nbind 127.0.0.1\nprotected-mode no\ndaemonize no\ndir {dir}\nlogfile {log}\n\
+sentinel monitor mymaster 127.0.0.1 {primary_port} {quorum}\n\
+sentinel down-after-milliseconds mymaster {down_after_ms}\n\
+sentinel failover-timeout mymaster 180000\nsentinel parallel-syncs mymaster 1\n",
+        dir = dir.display(),
+        log = dir.join("sentinel.log").display(),
+    );
+    std::fs::write(&conf, text).map_err(|e| format!("cannot write {}: {e}", conf.display()))?;
+    let command = vec![binary.display().to_string(), conf.display().to_string()];
+    Ok(Server { node: node.to_string(), port, dir, command, proc: None })
+}

@@ -8,13 +8,21 @@
 //! `RedissonLock.unlockInnerAsync`) and `forceUnlock`; `WAIT` pipelined after the command when
 //! the model asks for it; `SUBSCRIBE` on a separate pub/sub connection, as Redisson keeps one.
 //! The fenced variants add an `INCR` of the lock's token key inside the same script.
+//!
+//! With replicas, the library's questions to a Sentinel (`GetMasterAddr`) are asked of the real
+//! `redis-sentinel` (`SENTINEL get-master-addr-by-name` and its configuration epoch), and each
+//! Sentinel's `+switch-master`, `+sdown` and `-sdown` events (its pub/sub channels, as Redisson's
+//! `SentinelConnectionManager` subscribes to them) reach the library as the model's
+//! `SentinelEvent`s from that Sentinel.
 
 use std::collections::BTreeMap;
 use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::time::Duration;
 
 use locksim_algorithms::redis::keyspace::Reply;
-use locksim_algorithms::redis::protocol::{Answer, Command, RedisMsg, Request, Response, UnlockMessage};
+use locksim_algorithms::redis::protocol::{
+    Answer, Command, MasterAddr, RedisMsg, Request, Response, SentinelEvent, UnlockMessage,
+};
 use locksim_simulator::history::LockKey;
 use locksim_simulator::process::NodeId;
 use redis::Value;
@@ -330,19 +338,149 @@ fn serve_pubsub(
     }
 }
 
-/// The adapter: one command connection and one pub/sub connection per server.
+/// The name the Sentinels monitor the primary under.
+pub const MASTER_NAME: &str = "mymaster";
+
+/// What a Sentinel says of the primary it monitors (`SENTINEL master mymaster`).
+#[derive(Clone, Debug)]
+pub struct SentinelView {
+    /// The primary's port.
+    pub primary_port: u16,
+    /// The configuration epoch of the Sentinel's view.
+    pub config_epoch: u64,
+    /// The replicas it knows.
+    pub replicas: usize,
+    /// The other Sentinels it knows.
+    pub other_sentinels: usize,
+}
+
+/// Asks the Sentinel at `addr` about the primary.
+pub fn sentinel_master(addr: &str) -> Result<SentinelView, String> {
+    let mut con = connect(addr).map_err(|e| e.to_string())?;
+    let _ = con.set_read_timeout(Some(Duration::from_secs(1)));
+    let fields: Vec<String> =
+        redis::cmd("SENTINEL").arg("master").arg(MASTER_NAME).query(&mut con).map_err(|e| e.to_string())?;
+    let get = |name: &str| -> Result<u64, String> {
+        fields
+            .chunks(2)
+            .find(|kv| kv[0] == name)
+            .and_then(|kv| kv.get(1))
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| format!("SENTINEL master: no {name}"))
+    };
+    Ok(SentinelView {
+        primary_port: get("port")? as u16,
+        config_epoch: get("config-epoch")?,
+        replicas: get("num-slaves")? as usize,
+        other_sentinels: get("num-other-sentinels")? as usize,
+    })
+}
+
+/// The port of a `127.0.0.1:port` address.
+fn port_of(addr: &str) -> Option<u16> {
+    addr.rsplit(':').next().and_then(|p| p.parse().ok())
+}
+
+/// One Sentinel's command connection: answers the library's `GetMasterAddr` with the primary the
+/// real Sentinel names (and its configuration epoch).
+fn sentinel_link(peer: NodeId, addr: String, rx: Receiver<()>, tx: Sender<Inbound<RedisMsg>>, ports: PortMap) {
+    for () in rx {
+        // A Sentinel that does not answer (killed, paused) leaves the question unanswered, as a
+        // real one does; the library asks every Sentinel.
+        let Ok(view) = sentinel_master(&addr) else { continue };
+        if let Some(&primary) = ports.get(&view.primary_port) {
+            deliver(&tx, peer, RedisMsg::MasterAddr(MasterAddr { config_epoch: view.config_epoch, primary }));
+        }
+    }
+}
+
+/// Server ports to node ids.
+type PortMap = BTreeMap<u16, NodeId>;
+
+/// One Sentinel's events: subscribes to `+switch-master`, `+sdown` and `-sdown` and turns each
+/// into the model's `SentinelEvent` from that Sentinel; reconnects when the Sentinel goes away.
+fn sentinel_events(peer: NodeId, addr: String, tx: Sender<Inbound<RedisMsg>>, ports: PortMap) -> ! {
+    loop {
+        if let Ok(mut con) = connect(&addr) {
+            let mut ps = con.as_pubsub();
+            let subscribed = ps.subscribe(&["+switch-master", "+sdown", "-sdown"]).is_ok()
+                && ps.set_read_timeout(Some(Duration::from_millis(200))).is_ok();
+            if !subscribed {
+                std::thread::sleep(Duration::from_millis(100));
+                continue;
+            }
+            // Until the connection fails (then reconnect below).
+            loop {
+                let m = match ps.get_message() {
+                    Ok(m) => m,
+                    Err(e) if e.is_timeout() => continue,
+                    Err(_) => break,
+                };
+                let channel = m.get_channel_name().to_string();
+                let text: String = m.get_payload().unwrap_or_default();
+                let words: Vec<&str> = text.split(' ').collect();
+                let event = match channel.as_str() {
+                    // `mymaster <old ip> <old port> <new ip> <new port>`
+                    "+switch-master" => {
+                        words.get(4).and_then(|p| p.parse().ok()).and_then(|p| ports.get(&p)).map(|&primary| {
+                            let config_epoch = sentinel_master(&addr).map(|v| v.config_epoch).unwrap_or(0);
+                            SentinelEvent::SwitchMaster { config_epoch, primary }
+                        })
+                    }
+                    // `slave <ip:port> <ip> <port> @ mymaster <ip> <port>`
+                    "+sdown" | "-sdown" if words.first() == Some(&"slave") => {
+                        words.get(3).and_then(|p| p.parse().ok()).and_then(|p| ports.get(&p)).map(|&node| {
+                            if channel == "+sdown" {
+                                SentinelEvent::ReplicaDown { node }
+                            } else {
+                                SentinelEvent::ReplicaUp { node }
+                            }
+                        })
+                    }
+                    _ => None,
+                };
+                if let Some(e) = event {
+                    deliver(&tx, peer, RedisMsg::SentinelEvent(e));
+                }
+            }
+        }
+        // Gone (killed, restarting): listen again shortly. The thread ends with the client
+        // process.
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The adapter: one command connection and one pub/sub connection per server; per Sentinel, a
+/// command connection for the library's questions and one listening to its events.
 pub struct RedisAdapter {
     commands: BTreeMap<NodeId, Sender<Request>>,
     pubsub: BTreeMap<NodeId, Sender<PubSubOp>>,
+    sentinels: BTreeMap<NodeId, Sender<()>>,
     sent: u64,
 }
 
 impl RedisAdapter {
-    /// Connections to `servers` (node id and `127.0.0.1:port`), answering into `tx`.
-    pub fn new(servers: &[(NodeId, String)], tx: &Sender<Inbound<RedisMsg>>) -> Self {
+    /// Connections to `servers` (node id and `127.0.0.1:port`; those in `sentinels` are
+    /// Sentinels), answering into `tx`.
+    pub fn new(servers: &[(NodeId, String)], sentinels: &[NodeId], tx: &Sender<Inbound<RedisMsg>>) -> Self {
         let mut commands = BTreeMap::new();
         let mut pubsub = BTreeMap::new();
+        let mut sentinel_links = BTreeMap::new();
+        let ports: PortMap = servers
+            .iter()
+            .filter(|(id, _)| !sentinels.contains(id))
+            .filter_map(|(id, addr)| port_of(addr).map(|p| (p, *id)))
+            .collect();
         for (peer, addr) in servers {
+            if sentinels.contains(peer) {
+                let (stx, srx) = mpsc::channel();
+                let (p, a, t, m) = (*peer, addr.clone(), tx.clone(), ports.clone());
+                std::thread::spawn(move || sentinel_link(p, a, srx, t, m));
+                let (p, a, t, m) = (*peer, addr.clone(), tx.clone(), ports.clone());
+                std::thread::spawn(move || sentinel_events(p, a, t, m));
+                sentinel_links.insert(*peer, stx);
+                continue;
+            }
             let (ctx, crx) = mpsc::channel();
             let (ptx, prx) = mpsc::channel();
             let (p, a, t) = (*peer, addr.clone(), tx.clone());
@@ -352,14 +490,24 @@ impl RedisAdapter {
             commands.insert(*peer, ctx);
             pubsub.insert(*peer, ptx);
         }
-        RedisAdapter { commands, pubsub, sent: 0 }
+        RedisAdapter { commands, pubsub, sentinels: sentinel_links, sent: 0 }
     }
 }
 
 impl Adapter<RedisMsg> for RedisAdapter {
     fn send(&mut self, to: NodeId, msg: RedisMsg) {
-        // A client sends only requests; Sentinel traffic is refused before a live run starts.
-        let RedisMsg::Request(req) = msg else { return };
+        let req = match msg {
+            RedisMsg::Request(req) => req,
+            RedisMsg::GetMasterAddr(_) => {
+                if let Some(s) = self.sentinels.get(&to) {
+                    self.sent += 1;
+                    let _ = s.send(());
+                }
+                return;
+            }
+            // A client sends nothing else.
+            _ => return,
+        };
         self.sent += 1;
         match req.cmd {
             Command::Subscribe { key } => {
