@@ -10,7 +10,7 @@ mod cli;
 #[allow(dead_code)]
 mod live_support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use cli::{fresh_dir, s, sim};
 use live_support::*;
@@ -23,28 +23,9 @@ fn skip_without(binary: &str, test: &str) -> bool {
     true
 }
 
-/// A copy of a fidelity scenario in `dir` with `duration_ms` shortened and keys replaced.
-/// The shortened run is judged by the test, not by the file's `[expect]` (sized for the full
-/// duration), unless `keep_expect`.
-fn shortened(name: &str, dir: &Path, duration_ms: i64, keep_expect: bool) -> PathBuf {
-    let text = std::fs::read_to_string(Path::new("scenarios/fidelity").join(name)).unwrap();
-    let mut doc: toml_edit::DocumentMut = text.parse().unwrap();
-    doc["duration_ms"] = toml_edit::value(duration_ms);
-    if !keep_expect {
-        doc.remove("expect");
-    }
-    let path = dir.join(name);
-    std::fs::write(&path, doc.to_string()).unwrap();
-    path
-}
-
-fn row<'a>(json: &'a serde_json::Value, label: &str) -> &'a serde_json::Value {
-    json["algorithms"].as_array().unwrap().iter().find(|a| a["label"] == label).unwrap()
-}
-
 fn live_no_faults(model: &str, labels: &[&str]) {
     let dir = fresh_dir("live", &format!("{model}-no-faults"));
-    let file = shortened(&format!("{model}-no-faults.toml"), &dir, 3_000, false);
+    let file = fidelity_copy(&format!("{model}-no-faults.toml"), &dir, Some(3_000), false, |t| t);
     let out = dir.join("results.json");
     let keep = dir.join("servers");
     let (code, stdout, stderr) = sim(&["live", &s(&file), "--json", &s(&out), "--keep-dir", &s(&keep)]);
@@ -82,31 +63,9 @@ fn redlock_no_faults_live() {
     live_no_faults("redlock", &["redlock"]);
 }
 
-/// The history lines `--history` wrote: (label, history).
-fn histories(path: &Path) -> Vec<(String, serde_json::Value)> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            (v["label"].as_str().unwrap().to_string(), v["history"].clone())
-        })
-        .collect()
-}
-
-/// Grants recorded after `after_ns`.
-fn grants_after(history: &serde_json::Value, after_ns: u64) -> usize {
-    history["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["event"] == "granted" && e["at_ns"].as_u64().unwrap() > after_ns)
-        .count()
-}
-
 fn killed_server_comes_back(model: &str, file_name: &str) {
     let dir = fresh_dir("live", &format!("{model}-killed"));
-    let file = shortened(file_name, &dir, 5_000, false);
+    let file = fidelity_copy(file_name, &dir, Some(5_000), false, |t| t);
     let edit = |text: String| {
         text.replace("at_ms = 3_000", "at_ms = 1_500").replace("duration_ms = 2_000", "duration_ms = 1_500")
     };
@@ -158,7 +117,7 @@ fn redis_sentinel_fails_the_killed_primary_over_live() {
         return;
     }
     let dir = fresh_dir("live", "redis-sentinel");
-    let file = shortened("redis-sentinel-primary-killed.toml", &dir, 15_000, true);
+    let file = fidelity_copy("redis-sentinel-primary-killed.toml", &dir, Some(15_000), true, |t| t);
     let history = dir.join("history.jsonl");
     let out = dir.join("results.json");
     let (code, stdout, stderr) = sim(&["live", &s(&file), "--history", &s(&history), "--json", &s(&out)]);
@@ -183,7 +142,7 @@ fn redis_paused_holder_overlaps_live() {
         return;
     }
     let dir = fresh_dir("live", "redis-paused");
-    let file = shortened("redis-paused-holder.toml", &dir, 6_000, true);
+    let file = fidelity_copy("redis-paused-holder.toml", &dir, Some(6_000), true, |t| t);
     let out = dir.join("results.json");
     let report = dir.join("report");
     let (code, stdout, stderr) = sim(&["live", &s(&file), "--json", &s(&out), "--report", &s(&report)]);
@@ -294,7 +253,7 @@ fn a_terminated_live_run_stops_every_process_it_started() {
         return;
     }
     let dir = fresh_dir("live", "terminated");
-    let file = shortened("redlock-no-faults.toml", &dir, 30_000, false);
+    let file = fidelity_copy("redlock-no-faults.toml", &dir, Some(30_000), false, |t| t);
     let keep = dir.join("servers");
     let start = std::time::Instant::now();
     let child = start_live_run(&dir, &file, &keep);
@@ -322,7 +281,7 @@ fn a_live_run_killed_outright_leaves_no_process() {
         return;
     }
     let dir = fresh_dir("live", "sigkilled");
-    let file = shortened("redlock-no-faults.toml", &dir, 30_000, false);
+    let file = fidelity_copy("redlock-no-faults.toml", &dir, Some(30_000), false, |t| t);
     let keep = dir.join("servers");
     let mut child = start_live_run(&dir, &file, &keep);
     // Five Redis masters run in their directories under `keep`.

@@ -12,7 +12,7 @@ mod cli;
 #[allow(dead_code)]
 mod live_support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use cli::{fresh_dir, s, sim};
 use live_support::*;
@@ -32,24 +32,6 @@ fn skip(test: &str) -> bool {
     true
 }
 
-/// A copy of a fidelity scenario in `dir` with `duration_ms` shortened, its text edited by
-/// `edit`; the `[expect]` block is dropped (it is sized for the full duration) unless `keep_expect`.
-fn shortened(name: &str, dir: &Path, duration_ms: i64, keep_expect: bool, edit: impl Fn(String) -> String) -> PathBuf {
-    let text = edit(std::fs::read_to_string(Path::new("scenarios/fidelity").join(name)).unwrap());
-    let mut doc: toml_edit::DocumentMut = text.parse().unwrap();
-    doc["duration_ms"] = toml_edit::value(duration_ms);
-    if !keep_expect {
-        doc.remove("expect");
-    }
-    let path = dir.join(name);
-    std::fs::write(&path, doc.to_string()).unwrap();
-    path
-}
-
-fn row<'a>(json: &'a serde_json::Value, label: &str) -> &'a serde_json::Value {
-    json["algorithms"].as_array().unwrap().iter().find(|a| a["label"] == label).unwrap()
-}
-
 #[test]
 fn db_no_faults_live() {
     let _serial = serial();
@@ -57,7 +39,7 @@ fn db_no_faults_live() {
         return;
     }
     let dir = fresh_dir("live-db", "no-faults");
-    let file = shortened("db-no-faults.toml", &dir, 3_000, false, |t| t);
+    let file = fidelity_copy("db-no-faults.toml", &dir, Some(3_000), false, |t| t);
     let out = dir.join("results.json");
     let keep = dir.join("servers");
     let (code, stdout, stderr) = sim(&["live", &s(&file), "--json", &s(&out), "--keep-dir", &s(&keep)]);
@@ -78,28 +60,6 @@ fn db_no_faults_live() {
     assert!(left.is_empty(), "processes left running after sim live: {left:?}");
 }
 
-/// The history lines `--history` wrote: (label, history).
-fn histories(path: &Path) -> Vec<(String, serde_json::Value)> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            (v["label"].as_str().unwrap().to_string(), v["history"].clone())
-        })
-        .collect()
-}
-
-/// Grants recorded after `after_ns`.
-fn grants_after(history: &serde_json::Value, after_ns: u64) -> usize {
-    history["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["event"] == "granted" && e["at_ns"].as_u64().unwrap() > after_ns)
-        .count()
-}
-
 #[test]
 fn db_server_killed_comes_back_live() {
     let _serial = serial();
@@ -107,7 +67,7 @@ fn db_server_killed_comes_back_live() {
         return;
     }
     let dir = fresh_dir("live-db", "killed");
-    let file = shortened("db-server-killed.toml", &dir, 5_000, false, |t| {
+    let file = fidelity_copy("db-server-killed.toml", &dir, Some(5_000), false, |t| {
         t.replace("at_ms = 3_000", "at_ms = 1_500").replace("duration_ms = 2_000", "duration_ms = 1_500")
     });
     let history = dir.join("history.jsonl");
@@ -142,7 +102,7 @@ fn db_paused_holder_overlaps_live() {
         return;
     }
     let dir = fresh_dir("live-db", "paused");
-    let file = shortened("db-paused-holder.toml", &dir, 6_000, true, |t| t);
+    let file = fidelity_copy("db-paused-holder.toml", &dir, Some(6_000), true, |t| t);
     let out = dir.join("results.json");
     let keep = dir.join("servers");
     let (code, stdout, stderr) = sim(&["live", &s(&file), "--json", &s(&out), "--keep-dir", &s(&keep)]);

@@ -11,8 +11,6 @@ mod cli;
 #[allow(dead_code)]
 mod live_support;
 
-use std::path::{Path, PathBuf};
-
 use cli::{fresh_dir, s, sim};
 use live_support::*;
 
@@ -25,38 +23,6 @@ fn skip(test: &str) -> bool {
     !on_path
 }
 
-/// A copy of a fidelity scenario in `dir` with `duration_ms` set; its `[expect]` block is kept
-/// only when `keep_expect` (the file's claims are sized for its full duration).
-fn copy(name: &str, dir: &Path, duration_ms: i64, keep_expect: bool) -> PathBuf {
-    let text = std::fs::read_to_string(Path::new("scenarios/fidelity").join(name)).unwrap();
-    let mut doc: toml_edit::DocumentMut = text.parse().unwrap();
-    doc["duration_ms"] = toml_edit::value(duration_ms);
-    if !keep_expect {
-        doc.remove("expect");
-    }
-    let path = dir.join(name);
-    std::fs::write(&path, doc.to_string()).unwrap();
-    path
-}
-
-/// The one history `--history` wrote.
-fn history(path: &Path) -> serde_json::Value {
-    let text = std::fs::read_to_string(path).unwrap();
-    let line = text.lines().next().expect("one history");
-    serde_json::from_str::<serde_json::Value>(line).unwrap()["history"].clone()
-}
-
-/// Grant times, in ns from the run's start.
-fn grants(history: &serde_json::Value) -> Vec<u64> {
-    history["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["event"] == "granted")
-        .map(|e| e["at_ns"].as_u64().unwrap())
-        .collect()
-}
-
 #[test]
 fn etcd_no_faults_live() {
     let _serial = serial();
@@ -64,7 +30,7 @@ fn etcd_no_faults_live() {
         return;
     }
     let dir = fresh_dir("live-etcd", "no-faults");
-    let file = copy("etcd-no-faults.toml", &dir, 4_000, false);
+    let file = fidelity_copy("etcd-no-faults.toml", &dir, Some(4_000), false, |t| t);
     let out = dir.join("results.json");
     let keep = dir.join("servers");
     let (code, stdout, stderr) = sim(&["live", &s(&file), "--json", &s(&out), "--keep-dir", &s(&keep)]);
@@ -97,12 +63,12 @@ fn etcd_leader_killed_comes_back_live() {
         return;
     }
     let dir = fresh_dir("live-etcd", "leader-killed");
-    let file = copy("etcd-leader-killed.toml", &dir, 12_000, false);
+    let file = fidelity_copy("etcd-leader-killed.toml", &dir, Some(12_000), false, |t| t);
     let hist = dir.join("history.jsonl");
     let out = dir.join("results.json");
     let (code, stdout, stderr) = sim(&["live", &s(&file), "--history", &s(&hist), "--json", &s(&out)]);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
-    let h = history(&hist);
+    let h = first_history(&hist);
     let faults = h["faults"].as_array().unwrap();
     assert_eq!(faults.len(), 1, "one crash: {faults:?}");
     assert_eq!(faults[0]["kind"], "crash");
@@ -110,7 +76,7 @@ fn etcd_leader_killed_comes_back_live() {
     let start = faults[0]["start_ns"].as_u64().unwrap();
     let end = faults[0]["end_ns"].as_u64().expect("the crash ended with a restart");
     assert!(end - start >= 2_900_000_000, "the leader was down {} ms", (end - start) / 1_000_000);
-    let grants = grants(&h);
+    let grants = grant_times(&h);
     assert!(grants.iter().any(|t| *t < start), "no grant before the kill\n{stdout}");
     let after = grants.iter().filter(|t| **t > start).count();
     assert!(after > 10, "only {after} grants after the kill: the service did not come back\n{stdout}");
@@ -129,7 +95,7 @@ fn etcd_paused_holder_overlaps_live() {
         return;
     }
     let dir = fresh_dir("live-etcd", "paused");
-    let file = copy("etcd-paused-holder.toml", &dir, 6_000, true);
+    let file = fidelity_copy("etcd-paused-holder.toml", &dir, Some(6_000), true, |t| t);
     let out = dir.join("results.json");
     let (code, stdout, stderr) = sim(&["live", &s(&file), "--json", &s(&out)]);
     assert_eq!(code, 0, "every expectation holds live\n{stdout}\n{stderr}");

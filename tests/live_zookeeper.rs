@@ -13,7 +13,7 @@ mod cli;
 #[allow(dead_code)]
 mod live_support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use cli::{fresh_dir, s, sim};
 use live_support::*;
@@ -29,38 +29,6 @@ fn skip_without_zookeeper(test: &str) -> bool {
     true
 }
 
-/// A copy of a fidelity scenario in `dir` with its text edited by `edit`; the run is judged by
-/// the test, not by the file's `[expect]` (sized for the full duration), unless `keep_expect`.
-fn edited(name: &str, dir: &Path, keep_expect: bool, edit: impl Fn(String) -> String) -> PathBuf {
-    let text = edit(std::fs::read_to_string(Path::new("scenarios/fidelity").join(name)).unwrap());
-    let mut doc: toml_edit::DocumentMut = text.parse().unwrap();
-    if !keep_expect {
-        doc.remove("expect");
-    }
-    let path = dir.join(name);
-    std::fs::write(&path, doc.to_string()).unwrap();
-    path
-}
-
-fn row(json: &serde_json::Value, label: &str) -> serde_json::Value {
-    json["algorithms"].as_array().unwrap().iter().find(|a| a["label"] == label).unwrap().clone()
-}
-
-fn history_of(path: &Path) -> serde_json::Value {
-    let line = std::fs::read_to_string(path).unwrap();
-    let v: serde_json::Value = serde_json::from_str(line.lines().next().unwrap()).unwrap();
-    v["history"].clone()
-}
-
-fn grants_between(history: &serde_json::Value, from_ns: u64, to_ns: u64) -> usize {
-    history["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["event"] == "granted" && (from_ns..to_ns).contains(&e["at_ns"].as_u64().unwrap()))
-        .count()
-}
-
 #[test]
 fn zookeeper_no_faults_live() {
     let _serial = serial();
@@ -68,8 +36,9 @@ fn zookeeper_no_faults_live() {
         return;
     }
     let dir = fresh_dir("live-zookeeper", "no-faults");
-    let file =
-        edited("zookeeper-no-faults.toml", &dir, false, |t| t.replace("duration_ms = 15_000", "duration_ms = 4_000"));
+    let file = fidelity_copy("zookeeper-no-faults.toml", &dir, None, false, |t| {
+        t.replace("duration_ms = 15_000", "duration_ms = 4_000")
+    });
     let out = dir.join("results.json");
     let keep = dir.join("servers");
     let (code, stdout, stderr) =
@@ -100,7 +69,7 @@ fn zookeeper_leader_killed_live() {
         return;
     }
     let dir = fresh_dir("live-zookeeper", "leader-killed");
-    let file = edited("zookeeper-leader-killed.toml", &dir, false, |t| {
+    let file = fidelity_copy("zookeeper-leader-killed.toml", &dir, None, false, |t| {
         t.replace("duration_ms = 15_000", "duration_ms = 8_000")
             .replace("at_ms = 5_000", "at_ms = 2_000")
             .replace("duration_ms = 3_000", "duration_ms = 4_000")
@@ -113,7 +82,7 @@ fn zookeeper_leader_killed_live() {
     let r = row(&json, "zookeeper");
     assert_eq!(r["overlap"]["runs"], 0, "{r}");
     assert_eq!(r["token_regressions_runs"], 0, "{r}");
-    let h = history_of(&history);
+    let h = first_history(&history);
     let faults = h["faults"].as_array().unwrap();
     assert_eq!(faults.len(), 1, "one crash: {faults:?}");
     assert_eq!(faults[0]["kind"], "crash");
@@ -137,7 +106,7 @@ fn zookeeper_paused_holder_live() {
         return;
     }
     let dir = fresh_dir("live-zookeeper", "paused");
-    let file = edited("zookeeper-paused-holder.toml", &dir, true, |t| {
+    let file = fidelity_copy("zookeeper-paused-holder.toml", &dir, None, true, |t| {
         t.replace("duration_ms = 15_000", "duration_ms = 10_000")
     });
     let out = dir.join("results.json");
@@ -160,7 +129,7 @@ fn zookeeper_configurations_live_mode_cannot_run_are_refused() {
         ("servers = 7", "live mode starts at most 5"),
         ("tick_ms = 500.5", "whole milliseconds"),
     ] {
-        let file = edited("zookeeper-no-faults.toml", &dir, false, |t| {
+        let file = fidelity_copy("zookeeper-no-faults.toml", &dir, None, false, |t| {
             t.replacen("servers = 3\n", if edit.starts_with("servers") { "" } else { "servers = 3\n" }, 1)
                 .replacen("[models.zookeeper]\n", &format!("[models.zookeeper]\n{edit}\n"), 1)
                 .replacen("tick_ms = 500\n", if edit.starts_with("tick_ms") { "" } else { "tick_ms = 500\n" }, 1)

@@ -62,6 +62,72 @@ pub fn processes_working_in(dir: &Path) -> Vec<String> {
     found
 }
 
+/// A copy of `scenarios/fidelity/NAME` in `dir`, its text edited by `edit`, with `duration_ms`
+/// set when given. The run is judged by the test, not by the file's `[expect]` (sized for the
+/// full duration), unless `keep_expect`.
+pub fn fidelity_copy(
+    name: &str,
+    dir: &Path,
+    duration_ms: Option<i64>,
+    keep_expect: bool,
+    edit: impl Fn(String) -> String,
+) -> std::path::PathBuf {
+    let text = edit(std::fs::read_to_string(Path::new("scenarios/fidelity").join(name)).unwrap());
+    let mut doc: toml_edit::DocumentMut = text.parse().unwrap();
+    if let Some(ms) = duration_ms {
+        doc["duration_ms"] = toml_edit::value(ms);
+    }
+    if !keep_expect {
+        doc.remove("expect");
+    }
+    let path = dir.join(name);
+    std::fs::write(&path, doc.to_string()).unwrap();
+    path
+}
+
+/// A row of a results JSON, by label.
+pub fn row<'a>(json: &'a serde_json::Value, label: &str) -> &'a serde_json::Value {
+    json["algorithms"].as_array().unwrap().iter().find(|a| a["label"] == label).unwrap()
+}
+
+/// The history lines `--history` wrote: (label, history).
+pub fn histories(path: &Path) -> Vec<(String, serde_json::Value)> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (v["label"].as_str().unwrap().to_string(), v["history"].clone())
+        })
+        .collect()
+}
+
+/// The first history `--history` wrote.
+pub fn first_history(path: &Path) -> serde_json::Value {
+    histories(path).into_iter().next().expect("one history").1
+}
+
+/// Grant times, in ns from the run's start.
+pub fn grant_times(history: &serde_json::Value) -> Vec<u64> {
+    history["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["event"] == "granted")
+        .map(|e| e["at_ns"].as_u64().unwrap())
+        .collect()
+}
+
+/// Grants recorded after `after_ns`.
+pub fn grants_after(history: &serde_json::Value, after_ns: u64) -> usize {
+    grant_times(history).into_iter().filter(|&t| t > after_ns).count()
+}
+
+/// Grants recorded in `[from_ns, to_ns)`.
+pub fn grants_between(history: &serde_json::Value, from_ns: u64, to_ns: u64) -> usize {
+    grant_times(history).into_iter().filter(|t| (from_ns..to_ns).contains(t)).count()
+}
+
 pub fn results(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
