@@ -72,9 +72,11 @@ impl Backend for RedisBackend {
         }
         Ok(all)
     }
-    /// Without replicas, the open port. With them, every Sentinel must know every replica and
-    /// every other Sentinel (they find each other through the primary's hello channel, every 2 s):
-    /// until then a failover could not happen as the model's would.
+    /// Without replicas, the open port. With them, every replica must be online on the primary
+    /// (its initial sync done: until then Redisson's WAIT finds no replica and every acquisition
+    /// fails), and every Sentinel must know every replica and every other Sentinel (they find
+    /// each other through the primary's hello channel, every 2 s): until then a failover could
+    /// not happen as the model's would.
     fn ready(&self, servers: &[Server]) -> Result<(), String> {
         let sentinels: Vec<&Server> = servers.iter().filter(|s| s.node.starts_with("sentinel-")).collect();
         if sentinels.is_empty() {
@@ -84,6 +86,19 @@ impl Backend for RedisBackend {
         let start = Instant::now();
         let mut last = String::from("no Sentinel answered");
         while start.elapsed() < READY_LIMIT {
+            match replicas_online(&servers[0].addr()) {
+                Ok(n) if n == replicas => {}
+                Ok(n) => {
+                    last = format!("{n} of {replicas} replicas online on the primary");
+                    std::thread::sleep(Duration::from_millis(100));
+                    continue;
+                }
+                Err(e) => {
+                    last = e;
+                    std::thread::sleep(Duration::from_millis(100));
+                    continue;
+                }
+            }
             let views: Result<Vec<_>, String> = sentinels.iter().map(|s| sentinel_master(&s.addr())).collect();
             match views {
                 Ok(v) if v.iter().all(|m| m.replicas == replicas && m.other_sentinels == sentinels.len() - 1) => {
@@ -139,6 +154,14 @@ runs unchanged; its commands are sent by the `redis` crate as the real scripts; 
 model's persistence, and with replicas real redis-sentinels (the model's quorum and down-after; Sentinel's own \
 failover-timeout and timings); the replication delay is the real one, not replication_lag_ms"
     }
+}
+
+/// Replicas the primary at `addr` reports online (`INFO replication`: `slaveN:…,state=online,…`).
+fn replicas_online(addr: &str) -> Result<usize, String> {
+    let client = redis::Client::open(format!("redis://{addr}/")).map_err(|e| e.to_string())?;
+    let mut con = client.get_connection_with_timeout(Duration::from_secs(1)).map_err(|e| e.to_string())?;
+    let info: String = redis::cmd("INFO").arg("replication").query(&mut con).map_err(|e| e.to_string())?;
+    Ok(info.lines().filter(|l| l.starts_with("slave") && l.contains("state=online")).count())
 }
 
 /// The median round trip of `SET` on the first server, through a connection thread.
