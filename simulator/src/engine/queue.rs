@@ -11,8 +11,8 @@
 //! Both common cases are cheap: a far-off timeout (a request timeout, a lease) is usually the
 //! latest event yet and is appended at the back, and a message due soon goes near the head,
 //! where the few events due before it step down one place into the room the pops left; further
-//! in, a binary search finds the place and the shorter side shifts. (A vector
-//! sorted latest first, popped at its end, had to shift nearly the whole queue for each timeout.)
+//! in, a binary search finds the place and the shorter side shifts. (A vector sorted latest
+//! first, popped at its end, had to shift nearly the whole queue for each timeout.)
 //! Should a queue grow long (thousands of nodes), shifting would cost more than it saves: past
 //! [`SORTED_MAX`] events the vector is turned into a 4-ary min-heap (ascending order already is
 //! one), and back into a sorted vector once it is short again.
@@ -110,6 +110,7 @@ pub struct EventQueue<M> {
     /// `nodes[head..]` sorted earliest first (`heap == false`), or a 4-ary min-heap on the key
     /// (`heap == true`, `head == 0`). Places before `head` were popped and hold nothing live.
     nodes: Vec<Node>,
+    /// Where the sorted events start: the next to pop.
     head: usize,
     heap: bool,
     kinds: Vec<Option<EventKind<M>>>,
