@@ -212,8 +212,9 @@ impl Process<Redlock> for RedisMaster {
         let start = v.busy_until_mono_ns.max(now_mono);
         v.busy_until_mono_ns = start + service_ns;
         let key = req.cmd.key();
-        let holder = v.store.get(key, now_wall);
-        ctx.note(|| match holder {
+        // The lookup is only for the trace: inside the note, it costs nothing when not tracing.
+        let store = &v.store;
+        ctx.note(|| match store.get(key, now_wall) {
             Some(v) => format!("lock{key} = {:08x}", v as u32),
             None => format!("lock{key} unset"),
         });

@@ -4,13 +4,18 @@
 //! Built for the engine's hot loop. Events wait in a slab reused through a free list; the order
 //! is kept over small copyable nodes (time, sequence, slot), so nothing is allocated per event
 //! in steady state and only 24-byte nodes move. A run's queue is short (tens of events: every
-//! node's next timer and the messages in flight), and for a short queue a vector sorted latest
-//! first is the fastest order: the next event is popped off the end, and a new event is placed by
-//! comparing its time alone (its sequence number is the highest yet, so it goes before every
-//! queued event of the same time), shifting the events due before it one place up. Should a
-//! queue grow long (thousands of nodes), shifting would cost more than it saves: past
-//! [`SORTED_MAX`] events the vector is turned into a 4-ary min-heap (reversed, the sorted vector
-//! already is one), and back into a sorted vector once it is short again.
+//! node's next timer and the messages in flight), and for a short queue a vector sorted earliest
+//! first, read from a moving head, is the fastest order: the next event is taken at the head (the
+//! head moves up, nothing shifts), and a new event is placed by comparing its time alone (its
+//! sequence number is the highest yet, so it goes after every queued event of the same time).
+//! Both common cases are cheap: a far-off timeout (a request timeout, a lease) is usually the
+//! latest event yet and is appended at the back, and a message due soon goes near the head,
+//! where the few events due before it step down one place into the room the pops left; further
+//! in, a binary search finds the place and the shorter side shifts. (A vector sorted latest
+//! first, popped at its end, had to shift nearly the whole queue for each timeout.)
+//! Should a queue grow long (thousands of nodes), shifting would cost more than it saves: past
+//! [`SORTED_MAX`] events the vector is turned into a 4-ary min-heap (ascending order already is
+//! one), and back into a sorted vector once it is short again.
 //! Either way events come out in exactly the same (time, sequence) order.
 //!
 //! [`EventQueue::purge`] drops events the engine knows are dead (cancelled timers) in one linear
@@ -92,15 +97,21 @@ pub const SORTED_MAX: usize = 256;
 /// A heap this short becomes a sorted vector again (well below [`SORTED_MAX`], so a queue hovering
 /// around the limit does not switch back and forth).
 const SORTED_AGAIN: usize = SORTED_MAX / 4;
-/// How far back a new event is placed by stepping before a binary search takes over.
+/// How far from either end a new event is placed by stepping before a binary search takes over.
 const SHORT_WALK: usize = 8;
+/// Popped places before the head are reclaimed once there are at least this many and they are
+/// at least half the vector (so each node is moved by reclaiming about once).
+const RECLAIM_MIN: usize = 64;
 /// Children per heap node: a shallower heap than a binary one.
 const ARITY: usize = 4;
 
 /// The engine's pending events, earliest first, ties in push order.
 pub struct EventQueue<M> {
-    /// Sorted latest first (`heap == false`), or a 4-ary min-heap on the key (`heap == true`).
+    /// `nodes[head..]` sorted earliest first (`heap == false`), or a 4-ary min-heap on the key
+    /// (`heap == true`, `head == 0`). Places before `head` were popped and hold nothing live.
     nodes: Vec<Node>,
+    /// Where the sorted events start: the next to pop.
+    head: usize,
     heap: bool,
     kinds: Vec<Option<EventKind<M>>>,
     free: Vec<u32>,
@@ -109,7 +120,7 @@ pub struct EventQueue<M> {
 
 impl<M> Default for EventQueue<M> {
     fn default() -> Self {
-        EventQueue { nodes: Vec::new(), heap: false, kinds: Vec::new(), free: Vec::new(), next_seq: 0 }
+        EventQueue { nodes: Vec::new(), head: 0, heap: false, kinds: Vec::new(), free: Vec::new(), next_seq: 0 }
     }
 }
 
@@ -134,35 +145,63 @@ impl<M> EventQueue<M> {
             self.sift_up(self.nodes.len() - 1);
             return;
         }
-        // The new node goes after every node due later and before every other (those due
+        if self.head >= RECLAIM_MIN && self.head * 2 >= self.nodes.len() {
+            self.nodes.drain(..self.head);
+            self.head = 0;
+        }
+        // The new node goes before every node due later and after every other (those due
         // earlier, and those due at the same time, which all have a lower sequence number).
-        // A message due soon goes near the end: walk back a few places shifting the events
-        // due earlier up by one (cheaper than a binary search, whose branches the CPU cannot
-        // predict, and a call to memmove); further back, search and shift in bulk.
+        let head = self.head;
         let nodes = &mut self.nodes;
         let len = nodes.len();
-        nodes.push(node);
-        let mut i = len;
-        while i > 0 && len - i < SHORT_WALK && nodes[i - 1].at_ns <= at_ns {
-            nodes[i] = nodes[i - 1];
-            i -= 1;
+        let live = len - head;
+        if live == 0 || nodes[len - 1].at_ns <= at_ns {
+            // The latest event yet (a timeout, usually): no search, nothing moves.
+            nodes.push(node);
+        } else if head > 0 && (live <= SHORT_WALK || nodes[head + SHORT_WALK].at_ns > at_ns) {
+            // Its place is among the first few: step the events due before it down one place
+            // into the room the pops left (cheaper than a search and a call to memmove). The
+            // last event is due later, so the walk stops.
+            let mut i = head;
+            while nodes[i].at_ns <= at_ns {
+                nodes[i - 1] = nodes[i];
+                i += 1;
+            }
+            nodes[i - 1] = node;
+            self.head -= 1;
+        } else if live <= SHORT_WALK || nodes[len - 1 - SHORT_WALK].at_ns <= at_ns {
+            // Its place is among the last few: step the events due after it up one place.
+            nodes.push(node);
+            let mut i = len;
+            while i > head && nodes[i - 1].at_ns > at_ns {
+                nodes[i] = nodes[i - 1];
+                i -= 1;
+            }
+            nodes[i] = node;
+        } else {
+            // Further in: search, and shift the shorter side in bulk.
+            let pos = head + nodes[head..].partition_point(|n| n.at_ns <= at_ns);
+            if head > 0 && pos - head <= len - pos {
+                nodes.copy_within(head..pos, head - 1);
+                nodes[pos - 1] = node;
+                self.head -= 1;
+            } else {
+                nodes.push(node);
+                nodes.copy_within(pos..len, pos + 1);
+                nodes[pos] = node;
+            }
         }
-        if i > 0 && len - i == SHORT_WALK && nodes[i - 1].at_ns <= at_ns {
-            let pos = nodes[..i].partition_point(|n| n.at_ns > at_ns);
-            nodes.copy_within(pos..i, pos + 1);
-            i = pos;
-        }
-        nodes[i] = node;
-        if self.nodes.len() > SORTED_MAX {
+        if self.nodes.len() - self.head > SORTED_MAX {
             // Ascending order is a valid heap.
-            self.nodes.reverse();
+            self.nodes.drain(..self.head);
+            self.head = 0;
             self.heap = true;
         }
     }
 
     /// Takes the earliest event (ties: the first pushed); `None`: the queue is empty.
     pub fn pop(&mut self) -> Option<Event<M>> {
-        let top = if self.heap { self.heap_pop()? } else { self.nodes.pop()? };
+        let top = if self.heap { self.heap_pop()? } else { self.sorted_pop()? };
         let kind = self.kinds[top.slot as usize].take().expect("a queued node has its event");
         self.free.push(top.slot);
         Some(Event { at_ns: top.at_ns, seq: top.seq, kind })
@@ -170,27 +209,27 @@ impl<M> EventQueue<M> {
 
     /// The time of the event `pop` would return; `None`: the queue is empty.
     pub fn peek_time(&self) -> Option<Nanos> {
-        if self.heap {
-            self.nodes.first().map(|n| n.at_ns)
-        } else {
-            self.nodes.last().map(|n| n.at_ns)
-        }
+        // The heap's top is at 0, which is `head` in heap mode.
+        self.nodes.get(self.head).map(|n| n.at_ns)
     }
 
     /// How many events are queued (dead timer events not yet purged included).
     pub fn len(&self) -> usize {
-        self.nodes.len()
+        self.nodes.len() - self.head
     }
 
     /// Whether no event is queued.
     pub fn is_empty(&self) -> bool {
-        self.nodes.is_empty()
+        self.len() == 0
     }
 
     /// Removes every event for which `dead` says true, and returns how many of them were due at
     /// or before `until_ns` (those the run would otherwise have popped and ignored).
     pub fn purge(&mut self, until_ns: Nanos, mut dead: impl FnMut(&EventKind<M>) -> bool) -> u64 {
         let mut due = 0;
+        // The popped places hold slots since reused: drop them first.
+        self.nodes.drain(..self.head);
+        self.head = 0;
         let kinds = &mut self.kinds;
         let free = &mut self.free;
         // `retain` keeps the survivors in their order: a sorted vector stays sorted.
@@ -223,8 +262,18 @@ impl<M> EventQueue<M> {
     }
 
     fn make_sorted(&mut self) {
-        self.nodes.sort_unstable_by_key(|n| std::cmp::Reverse(n.key()));
+        self.nodes.sort_unstable_by_key(|n| n.key());
         self.heap = false;
+    }
+
+    fn sorted_pop(&mut self) -> Option<Node> {
+        let top = *self.nodes.get(self.head)?;
+        self.head += 1;
+        if self.head == self.nodes.len() {
+            self.nodes.clear();
+            self.head = 0;
+        }
+        Some(top)
     }
 
     fn heap_pop(&mut self) -> Option<Node> {
@@ -350,6 +399,32 @@ mod tests {
             assert_eq!((got.at_ns, got.seq, node_of(&got)), want);
         }
         assert!(q.pop().is_none() && q.is_empty());
+    }
+
+    /// A new event lands in each place `push` treats apart (after everything, among the first
+    /// few, among the last few, in the middle, each also tying with a queued event), with room
+    /// before the head and without: the queue pops in (time, sequence) order every time.
+    #[test]
+    fn each_placement_keeps_the_order() {
+        for popped_first in [0usize, 10] {
+            for at in [0, 5, 10, 50, 55, 100, 105, 150, 200, 305, 390, 395, 1000] {
+                let mut q: EventQueue<()> = EventQueue::default();
+                let mut reference: Vec<(Nanos, u64)> = Vec::new();
+                for i in 0..40u64 {
+                    q.push(i * 10, EventKind::Start { node: 0 });
+                    reference.push((i * 10, i));
+                }
+                for want in reference.drain(..popped_first) {
+                    let got = q.pop().expect("queued");
+                    assert_eq!((got.at_ns, got.seq), want);
+                }
+                q.push(at, EventKind::Start { node: 0 });
+                reference.push((at, 40));
+                reference.sort();
+                let got: Vec<(Nanos, u64)> = std::iter::from_fn(|| q.pop()).map(|e| (e.at_ns, e.seq)).collect();
+                assert_eq!(got, reference, "new event at {at}, {popped_first} popped before");
+            }
+        }
     }
 
     #[test]
