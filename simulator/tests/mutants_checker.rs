@@ -230,3 +230,42 @@ fn a_lost_update_is_described_by_its_first_clobber() {
     assert_eq!((v.kind, v.at_ns), ("lost_update", 15 * NS_PER_MS));
     assert!(v.detail.ends_with("first at 15.000 ms: client 2 wrote 1 over 1 (written by client 1)"), "{}", v.detail);
 }
+
+// ---- overlap of holds that begin together (checker/overlap.rs: for_each_pair) ----
+
+/// Two holds granted at the same instant overlap if the later one lasts; one granted and ended
+/// in that instant does not (the strict test `a.start < b.end`). Kills `b.end_ns > b.start_ns`
+/// made `==` or `<` (the lasting pair would be missed) or `>=`, and `a.start_ns < b.start_ns`
+/// made `<=` (the empty hold would be counted).
+#[test]
+fn holds_that_begin_together_overlap_only_if_the_later_lasts() {
+    let h =
+        history(100, vec![(10, A, grant(0, 1, 1)), (10, B, grant(0, 2, 1)), (15, B, release(0)), (20, A, release(0))]);
+    assert_eq!(check(0, &h).overlap_events, 1);
+    let h =
+        history(100, vec![(10, A, grant(0, 1, 1)), (10, B, grant(0, 2, 1)), (10, B, release(0)), (20, A, release(0))]);
+    assert_eq!(check(0, &h).overlap_events, 0);
+}
+
+// ---- the bar's holder after an equal token (checker/tokens.rs) ----
+
+/// B wrongly granted A's token 5 is a regression; B granted 5 again, nobody else in between,
+/// is B's own leaked lock: the equal token moved the bar's holder to B. Kills `t < max` before
+/// `continue` made `<=` or `==` (the bar would still name A, and B's second grant would be a
+/// second regression).
+#[test]
+fn an_equal_token_moves_the_bar_to_its_new_holder() {
+    let h = history(
+        100,
+        vec![
+            (0, A, grant(0, 5, 1)),
+            (5, A, release(0)),
+            (10, B, grant(0, 5, 1)),
+            (15, B, release(0)),
+            (20, B, grant(0, 5, 2)),
+            (25, B, release(0)),
+        ],
+    );
+    let m = check(0, &h);
+    assert_eq!((m.token_regressions, m.leaked_regrants), (1, 1));
+}
