@@ -38,3 +38,28 @@ known-full:
 fidelity:
     cargo build --release
     { cat docs/fidelity-notes.md; echo; echo "## The tables, from \`just fidelity\` on $(date -u +%Y-%m-%d) (2 live runs against 20 simulated seeds per row)"; for f in scenarios/fidelity/*.toml; do echo; echo "### \`$f\`"; echo; echo '```'; ./target/release/sim compare "$f" --seeds 2 2>/dev/null || exit 1; echo '```'; done; } > docs/fidelity.md.tmp && mv docs/fidelity.md.tmp docs/fidelity.md
+
+# Mutation testing (cargo-mutants; `cargo install cargo-mutants --locked`) of one area of the
+# simulator crate against that crate's tests: checkers, workload, engine (the fault handling:
+# the fault schedule, the fault rules of the network, and the engine's fault start/end, crash,
+# restart and resume) or parser (the scenario parser's validation). Too slow for CI: run
+# it per area. Writes mutants.out/AREA/mutants.out/ (caught.txt, missed.txt, timeout.txt,
+# unviable.txt); the figures and the missed mutants are in docs/testing.md.
+mutants area="checkers":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    case "{{area}}" in
+        checkers) files=(--file 'simulator/src/checker/**') ;;
+        workload) files=(--file simulator/src/workload.rs) ;;
+        engine) files=(--file simulator/src/engine/schedule.rs --file simulator/src/engine/network.rs --file simulator/src/engine/mod.rs
+            --re 'schedule\.rs|network\.rs.*(Cut|Slow|Loss|add_rule|remove_rules|is_cut)|mod\.rs.*(fault_start|fault_end|retry_fault|::crash|::restart|::unpause|set_drift|_reset|on_crash|on_restart)') ;;
+        # The checks of the scenario parser; walk.rs (spans and key paths), syntax.rs (the key
+        # path of a TOML syntax error) and error.rs (the message) only carry the reports.
+        parser) files=(--file 'simulator/src/scenario/**' --exclude walk.rs --exclude syntax.rs --exclude error.rs) ;;
+        *) echo "unknown area {{area}}: checkers, workload, engine or parser" >&2; exit 2 ;;
+    esac
+    # Some mutants loop while growing a string or a list, and take every byte of memory before
+    # the timeout: 6 GB of address space per process stops them (the build needs far less).
+    ulimit -v 6291456
+    mkdir -p "mutants.out/{{area}}"
+    cargo mutants --package locksim-simulator "${files[@]}" --jobs 1 --timeout 120 --copy-target true --output "mutants.out/{{area}}"
