@@ -3,7 +3,8 @@
 //!
 //! Module map:
 //! - [`clock`]: the machine clock every process of a run shares, measured from the run's start
-//! - [`supervisor`]: every process a run starts, by pid: pause, resume, kill, stop all
+//! - [`supervisor`]: every process a run starts, by pid: pause, resume, kill, stop all; servers
+//!   and clients die with `sim` even when it is killed outright (`sim live-exec`)
 //! - [`servers`]: starting real servers on free loopback ports, configured from the model
 //! - [`adapters`]: a model's messages as real requests on a real client library, and back
 //! - [`client`]: a client process: the model's library under the workload driver, on real time
