@@ -163,13 +163,14 @@ pub fn write_report(
     let mut notes = Vec::new();
     let mut drawn_seed = None;
     let mut explained = Vec::new();
+    // Both timelines show the same seed of every row.
+    let (seed, why) = timeline_seed(results, asked_seed);
+    let labels: Vec<String> = results.algorithms.iter().map(|a| a.label.clone()).collect();
     match source {
         TimelineSource::Replay(scenario) => {
             let (rows, why_not) = explained::explain_rows(dir, results, scenario)?;
             explained = rows;
             notes.extend(why_not);
-            let (seed, why) = timeline_seed(results, asked_seed);
-            let labels: Vec<String> = results.algorithms.iter().map(|a| a.label.clone()).collect();
             // A row's overlaps link to its explanation when that is of the seed drawn.
             let link_of = |label: &str| {
                 explained.iter().find(|e| e.label == label && e.seed == seed).map(|e| format!("#{}", e.anchor))
@@ -193,8 +194,6 @@ pub fn write_report(
                  live run cannot be replayed."
                     .to_string(),
             );
-            let (seed, why) = timeline_seed(results, asked_seed);
-            let labels: Vec<String> = results.algorithms.iter().map(|a| a.label.clone()).collect();
             let chart = timeline::recorded_chart(&results.scenario, results.duration_ms, &labels, seed, histories);
             let f = locksim_charts::timeline_chart(dir, "timeline", &chart).map_err(chart_error)?;
             sections.push(section(
