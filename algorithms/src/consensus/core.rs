@@ -10,7 +10,11 @@
 //! - AppendEntries with the (prev index, prev term) consistency check, truncation of a
 //!   conflicting suffix (never below the commit index), and a rejection hint (the follower's last
 //!   index) for the leader's next probe; entries sent are assumed delivered (etcd's replicate
-//!   state), and each heartbeat resends what a follower has not acknowledged (messages may be lost);
+//!   state), and each heartbeat resends what a follower has not acknowledged (messages may be lost)
+//!   if it answered since the heartbeat before; one that did not (down, cut off) is probed with an
+//!   empty append and gets its entries when it answers (etcd's probe state: `MsgAppFlowPaused`
+//!   until `handleHeartbeatResponse` calls `sendAppend`), so a dead follower costs a heartbeat, not
+//!   a full message of entries, every round;
 //! - a new leader appends an empty entry of its term; the leader commits only entries of its own
 //!   term by quorum (earlier ones commit with them) and tells followers at once (etcd
 //!   `bcastAppend` after `maybeCommit`);
@@ -139,6 +143,9 @@ struct Progress {
     /// [`Pattern::Zab`]: the link to this peer broke, so the next round resends from `matched`
     /// (with the commit index) whatever it had.
     resync: bool,
+    /// [`Pattern::Raft`]: probed at the last heartbeat because it had not answered since the one
+    /// before; it gets no entries until it answers (etcd's `StateProbe` with `MsgAppFlowPaused`).
+    paused: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -175,6 +182,9 @@ pub struct Core<C> {
     votes: Vec<NodeId>,
     progress: Vec<Progress>,
     heartbeat_due_ns: Nanos,
+    /// Leader: when the previous heartbeat round went out; a follower not heard from since is
+    /// probed instead of sent its entries again.
+    last_heartbeat_ns: Nanos,
     quorum_check_due_ns: Nanos,
     read_seq: u64,
     pending_reads: Vec<PendingRead>,
@@ -210,10 +220,19 @@ impl<C: Clone> Core<C> {
             heard_leader_ns: None,
             votes: Vec::new(),
             progress: vec![
-                Progress { next: 1, matched: 0, active: false, acked_seq: 0, heard_ns: 0, resync: false };
+                Progress {
+                    next: 1,
+                    matched: 0,
+                    active: false,
+                    acked_seq: 0,
+                    heard_ns: 0,
+                    resync: false,
+                    paused: false
+                };
                 n
             ],
             heartbeat_due_ns: Nanos::MAX,
+            last_heartbeat_ns: 0,
             quorum_check_due_ns: Nanos::MAX,
             read_seq: 0,
             pending_reads: Vec::new(),
@@ -480,7 +499,7 @@ impl<C: Clone> Core<C> {
                 if now >= self.heartbeat_due_ns {
                     self.heartbeat_due_ns = now + self.cfg.heartbeat_ns;
                     match self.cfg.pattern {
-                        Pattern::Raft => self.heartbeat(out),
+                        Pattern::Raft => self.heartbeat(now, out),
                         Pattern::Zab => self.resend_stalled(out),
                     }
                 }
@@ -573,7 +592,15 @@ impl<C: Clone> Core<C> {
         self.read_seq = 0;
         let last = self.last_index();
         for p in self.progress.iter_mut() {
-            *p = Progress { next: last + 1, matched: 0, active: false, acked_seq: 0, heard_ns: now, resync: false };
+            *p = Progress {
+                next: last + 1,
+                matched: 0,
+                active: false,
+                acked_seq: 0,
+                heard_ns: now,
+                resync: false,
+                paused: false,
+            };
         }
         // The empty entry of the new term: committing it commits everything before it.
         self.log.push(Entry { term: self.term, cmd: None });
@@ -584,6 +611,7 @@ impl<C: Clone> Core<C> {
         self.progress[me].active = true;
         self.round_last = last;
         self.heartbeat_due_ns = now + self.cfg.heartbeat_ns;
+        self.last_heartbeat_ns = now;
         // With ZooKeeper's detector the quorum is checked at each heartbeat instead.
         self.quorum_check_due_ns =
             if self.cfg.leader_timeout_ns.is_some() { Nanos::MAX } else { now + self.cfg.election_ns };
@@ -616,23 +644,54 @@ impl<C: Clone> Core<C> {
     fn broadcast_append(&mut self, out: &mut Outbox<C>) {
         for slot in 0..self.members.len() {
             let m = self.members[slot];
-            if m != self.me {
+            if m != self.me && !self.progress[slot].paused {
                 let msg = self.append_for(slot);
                 out.push((m, msg));
             }
         }
     }
 
-    /// The heartbeat: every peer gets an AppendEntries; one that has not acknowledged
-    /// everything gets the unacknowledged entries again (messages may have been lost).
-    fn heartbeat(&mut self, out: &mut Outbox<C>) {
+    /// The heartbeat: every peer gets an AppendEntries. One that has not acknowledged everything
+    /// gets the unacknowledged entries again (messages may have been lost) if it answered since
+    /// the previous round; one that did not is probed with no entries at what it acknowledged,
+    /// and its answer brings the entries (etcd: a follower in `StateProbe` is paused until a
+    /// heartbeat response, `handleHeartbeatResponse` → `sendAppend`).
+    fn heartbeat(&mut self, now: Nanos, out: &mut Outbox<C>) {
         let last = self.last_index();
-        for p in self.progress.iter_mut() {
+        let since = self.last_heartbeat_ns;
+        self.last_heartbeat_ns = now;
+        for slot in 0..self.members.len() {
+            let m = self.members[slot];
+            if m == self.me {
+                continue;
+            }
+            let p = &mut self.progress[slot];
             if p.matched < last {
                 p.next = p.matched + 1;
+                if p.heard_ns < since {
+                    p.paused = true;
+                    let probe = self.probe_for(slot);
+                    out.push((m, probe));
+                    continue;
+                }
             }
+            let msg = self.append_for(slot);
+            out.push((m, msg));
         }
-        self.broadcast_append(out);
+    }
+
+    /// An AppendEntries with no entries at what `slot` acknowledged, leaving `next` there.
+    fn probe_for(&self, slot: usize) -> ConsensusMsg<C> {
+        let prev_index = self.progress[slot].next - 1;
+        let prev_term = self.term_at(prev_index).expect("leader has every entry before next");
+        ConsensusMsg::Append {
+            term: self.term,
+            prev_index,
+            prev_term,
+            entries: Vec::new(),
+            commit: self.commit,
+            read_seq: self.read_seq,
+        }
     }
 
     fn maybe_commit(&mut self, out: &mut Outbox<C>) {
@@ -754,12 +813,19 @@ impl<C: Clone> Core<C> {
                 let p = &mut self.progress[from_slot];
                 p.active = true;
                 p.heard_ns = now;
+                p.paused = false;
                 p.acked_seq = p.acked_seq.max(read_seq);
                 if success {
                     if index > p.matched {
                         p.matched = index;
                     }
                     p.next = p.next.max(p.matched + 1);
+                    // The answer to a probe: what it lacks was not sent yet.
+                    let unsent = p.next == p.matched + 1 && p.matched < self.last_index();
+                    if unsent && self.cfg.pattern == Pattern::Raft {
+                        let msg = self.append_for(from_slot);
+                        out.push((from, msg));
+                    }
                     self.maybe_commit(out);
                 } else if index >= p.matched && index < p.next {
                     // A fresh rejection of the probe at `index`: step back (to the follower's last
