@@ -269,3 +269,44 @@ fn an_equal_token_moves_the_bar_to_its_new_holder() {
     let m = check(0, &h);
     assert_eq!((m.token_regressions, m.leaked_regrants), (1, 1));
 }
+
+// ---- which leaked re-grant the notes describe (checker/tokens.rs: check_key) ----
+
+/// Client A leaks key 0 (its own token 5 again at `a_ms`) and client B leaks key 1 (token 7
+/// again at `b_ms`).
+fn two_leaks(a_ms: u64, b_ms: u64) -> SeedMetrics {
+    let mut events = vec![
+        (0, A, grant(0, 5, 1)),
+        (1, B, grant(1, 7, 1)),
+        (2, A, release(0)),
+        (3, B, release(1)),
+        (a_ms, A, grant(0, 5, 2)),
+        (b_ms, B, grant(1, 7, 2)),
+        (50, A, release(0)),
+        (50, B, release(1)),
+    ];
+    // The history is in time order (a stable sort: A's re-grant first on a tie).
+    events.sort_by_key(|e| e.0);
+    check(0, &history(100, events))
+}
+
+/// Two keys leaked at the same instant: the note keeps the first key judged (key 0), as a tie
+/// must not move it. Kills `iv.start_ns < v.at_ns` made `<=` in `check_key`.
+#[test]
+fn of_two_leaks_at_one_instant_the_first_key_is_described() {
+    let m = two_leaks(10, 10);
+    assert_eq!(m.leaked_regrants, 2);
+    let leak = m.first_leaked_regrant.as_ref().expect("a leaked re-grant");
+    assert!(leak.detail.starts_with("key 0: client 1 granted token 5 at 10.000 ms"), "{}", leak.detail);
+}
+
+/// A later key's earlier leak replaces the first key's later one: the note is the earliest.
+/// Kills `iv.start_ns < v.at_ns` made `==` (and `>`) in `check_key`.
+#[test]
+fn the_earliest_leak_is_described_whatever_its_key() {
+    let m = two_leaks(20, 10);
+    assert_eq!(m.leaked_regrants, 2);
+    let leak = m.first_leaked_regrant.as_ref().expect("a leaked re-grant");
+    assert!(leak.detail.starts_with("key 1: client 2 granted token 7 at 10.000 ms"), "{}", leak.detail);
+    assert_eq!(leak.at_ns, 10 * NS_PER_MS);
+}
