@@ -134,3 +134,38 @@ fn what_etcd_cannot_run_live_is_refused_with_the_reason() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("needs the Debian package `etcd-server`"), "{stderr}");
 }
+
+/// `sim compare` measures each request kind on the real cluster's leader (a serializable range
+/// for `service_ms`, a put for `fsync_ms`), prints both and what it set, simulates with them and
+/// prints the side-by-side table; every server process it started (for the calibration and for
+/// the live run) is stopped.
+#[test]
+fn etcd_compare_calibrates_each_request_kind() {
+    let _serial = serial();
+    if skip("etcd_compare_calibrates_each_request_kind") {
+        return;
+    }
+    let dir = fresh_dir("live-etcd", "compare");
+    let file = fidelity_copy("etcd-no-faults.toml", &dir, Some(3_000), false, |t| t.replace("seeds = 20", "seeds = 4"));
+    let (code, stdout, stderr) = sim(&["compare", &s(&file), "--seeds", "1"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let header = stdout.lines().find(|l| l.starts_with("# etcd: loopback round trip")).expect(&stdout);
+    let figure = |after: &str| -> f64 {
+        let rest = header.split(after).nth(1).unwrap_or_else(|| panic!("no `{after}` in {header}"));
+        rest.trim_start().split(' ').next().unwrap().trim_end_matches([',', ';']).parse().unwrap()
+    };
+    let (read, write) = (figure("a serializable range"), figure("a put"));
+    let (service, sync) = (figure("service_ms"), figure("fsync_ms"));
+    // A put waits for a follower's round trip and its WAL fsync, a serializable range for neither.
+    assert!(write > read, "{header}");
+    assert!(service > 0.0 && service < read, "{header}");
+    assert!(sync >= 0.0 && sync < write, "{header}");
+    assert!(stdout.contains("etcd: simulated 4 seeds, live 1 run(s)"), "{stdout}");
+    for metric in ["overlap", "throughput_per_s", "wait_ms_p50", "client_messages_per_acquisition"] {
+        assert!(stdout.lines().any(|l| l.trim_start().starts_with(metric)), "no {metric} row:\n{stdout}");
+    }
+    for started in ["locksim-calibrate-", "locksim-live-"] {
+        let left = processes_mentioning(&std::env::temp_dir().join(started));
+        assert!(left.is_empty(), "servers left running ({started}…): {left:?}");
+    }
+}

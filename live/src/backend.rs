@@ -35,15 +35,37 @@ pub trait Backend: Sync {
         servers.first().map(|s| s.node.clone())
     }
     /// `sim compare`'s calibration: the median round trip, in milliseconds, of `n` requests of
-    /// the kind that names the model's `service_ms` (see each backend), sent to the first of the
-    /// started, ready `servers` from a connection thread as a live client sends them, with what
-    /// the request was. `None`: not measured for this model.
-    fn probe_request_ms(&self, servers: &[Server], n: usize) -> Option<Result<(f64, &'static str), String>> {
-        let _ = (servers, n);
+    /// each kind the row's recipe sends that a model parameter stands for (see each backend),
+    /// sent to the started, ready `servers` (the leader where there is one) from a connection
+    /// thread as a live client sends them. `None`: not measured for this model.
+    fn probe_requests_ms(&self, params: &Params, servers: &[Server], n: usize) -> Option<Result<Vec<Probe>, String>> {
+        let _ = (params, servers, n);
         None
     }
     /// What the live run does differently from the model, shown with the results.
     fn boundary(&self) -> &'static str;
+}
+
+/// One kind of request `sim compare` timed on the real servers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Probe {
+    /// The request, as the output names it (`a committed single-row REPLACE`).
+    pub what: &'static str,
+    /// Its median round trip through a live client's connection thread, milliseconds.
+    pub round_trip_ms: f64,
+    /// Which model parameter it measures.
+    pub sets: ProbeSets,
+}
+
+/// What a [`Probe`] measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProbeSets {
+    /// `service_ms`: the round trip less the loopback's.
+    Service,
+    /// `fsync_ms`: a write through the replicated log, sent to the leader: its round trip less
+    /// the [`ProbeSets::Service`] probe's (the member's own handling) and less one loopback
+    /// round trip (the leader's to a follower and back) is the follower's sync.
+    LogWrite,
 }
 
 /// The models live mode runs today.

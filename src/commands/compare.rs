@@ -84,8 +84,10 @@ pub fn compare_cmd(args: CompareArgs) -> Result<i32, CliError> {
         // would answer at the same instant, and the server's tie order would pick the winner.
         simulated.setup.network.latency_ms = Dist::Uniform(lo_ms, hi_ms);
         let mut sim_run = (*run).clone();
-        if let (Some(service), true) = (cal.service_ms, sim_run.params.values.contains_key("service_ms")) {
-            sim_run.params.values.insert("service_ms".to_string(), ParamValue::Num(service));
+        for (param, value) in [("service_ms", cal.service_ms), ("fsync_ms", cal.fsync_ms)] {
+            if let (Some(ms), true) = (value, sim_run.params.values.contains_key(param)) {
+                sim_run.params.values.insert(param.to_string(), ParamValue::Num(ms));
+            }
         }
         let header = format!(
             "# {}: loopback round trip {:.3} ms median, {:.3}-{:.3} ms p10-p90; simulated latency uniform {lo_ms:.3}-{hi_ms:.3} ms each way{}",
@@ -93,12 +95,7 @@ pub fn compare_cmd(args: CompareArgs) -> Result<i32, CliError> {
             cal.rtt_ms,
             cal.rtt_ms_p10,
             cal.rtt_ms_p90,
-            match (cal.service_ms, cal.probe) {
-                (Some(s), Some(what)) => format!(
-                    "; service time {s:.3} ms per request (service_ms: {what}'s round trip through a live client's connection thread, less the loopback's)"
-                ),
-                _ => "; service time not measured for this model (its service_ms default kept)".to_string(),
-            }
+            calibration_text(&cal)
         );
         text.push_str(&header);
         text.push('\n');
@@ -149,4 +146,21 @@ simulated one; values: every live run must fall in the middle 95% of the simulat
         eprintln!("report: {}", index.display());
     }
     Ok(if interrupt::interrupted() { INTERRUPTED } else { OK })
+}
+
+/// What the calibration measured per request kind and what the simulation takes from it.
+fn calibration_text(cal: &locksim_live::calibrate::Calibration) -> String {
+    if cal.probes.is_empty() {
+        return "; service time not measured for this model (its service_ms default kept)".to_string();
+    }
+    let kinds: Vec<String> = cal.probes.iter().map(|p| format!("{} {:.3} ms", p.what, p.round_trip_ms)).collect();
+    let mut text = format!(
+        "; round trips through a live client's connection thread: {}; service_ms {:.3}",
+        kinds.join(", "),
+        cal.service_ms.unwrap_or(0.0)
+    );
+    if let Some(sync) = cal.fsync_ms {
+        text.push_str(&format!(", fsync_ms {sync:.3} (the write less the read and one round trip)"));
+    }
+    text
 }

@@ -38,6 +38,7 @@
 
 use rand::Rng;
 
+use locksim_simulator::dist::Dist;
 use locksim_simulator::process::NodeId;
 use locksim_simulator::time::Nanos;
 
@@ -82,6 +83,10 @@ pub struct Config {
     pub leader_timeout_ns: Option<Nanos>,
     /// The normal-case messages: Raft's (etcd) or ZAB's (ZooKeeper's opt-in).
     pub pattern: Pattern,
+    /// Milliseconds a follower's disk takes to make the entries of an AppendEntries durable; its
+    /// messages wait for it (see [`super::Replica`]). `Dist::Const(0.0)`: a sync that costs
+    /// nothing (draws nothing).
+    pub fsync_ms: Dist,
 }
 
 impl Config {
@@ -94,6 +99,7 @@ impl Config {
             max_entries_per_msg: 256,
             leader_timeout_ns: None,
             pattern: Pattern::Raft,
+            fsync_ms: Dist::Const(0.0),
         }
     }
 }

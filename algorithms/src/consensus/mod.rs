@@ -33,6 +33,16 @@
 //! see have been handed out). Use either `take_committed` or `take_committed_entries`, not both:
 //! they drain the same queue.
 //!
+//! Disk: with `Config::fsync_ms` set, a follower that appended entries from an AppendEntries
+//! sends nothing more until its disk has synced them (one sync after another, each drawn from
+//! `fsync_ms`): its acknowledgement, and anything it sends meanwhile, leave when the sync is
+//! done. That is etcd's follower (`etcdserver/raft.go`, `raftNode.start`: a follower sends a
+//! `Ready`'s messages only after `r.storage.Save` has written and fsynced its entries) and
+//! ZooKeeper's (`SyncRequestProcessor` flushes the txn log before `SendAckRequestProcessor`
+//! acks the proposal). A leader's own write is not charged: etcd 3.4/3.5's leader counts its
+//! entries as matched on append and writes its WAL in parallel with replication, and a ZooKeeper
+//! leader's own sync runs alongside its followers'. A vote is not charged either.
+//!
 //! Durability: `on_crash` keeps what etcd's WAL and HardState keep (term, vote, log, commit index)
 //! and the applied mark, so entries already handed out are not handed out again: the owner keeps
 //! its applied state across a crash (etcd's backend, ZooKeeper's snapshot plus log replay give the
@@ -58,8 +68,9 @@ pub mod msg;
 
 use std::fmt::Debug;
 
+use locksim_simulator::dist::Dist;
 use locksim_simulator::process::{Ctx, NodeId, Protocol, TimerId};
-use locksim_simulator::time::Nanos;
+use locksim_simulator::time::{ms_to_ns, Nanos};
 
 pub use self::core::{Committed, Config, Core, NotLeader, Outbox, Pattern, Role};
 pub use self::msg::{ConsensusMsg, Entry, LogIndex, Term};
@@ -85,6 +96,8 @@ pub struct Replica<C> {
     /// The armed timer and its deadline (monotonic).
     armed: Option<(TimerId, Nanos)>,
     out: Outbox<C>,
+    /// When the disk finishes the last sync asked of it (monotonic; with `Config::fsync_ms`).
+    disk_busy_until_ns: Nanos,
 }
 
 impl<C: Clone + Debug + Send + 'static> Replica<C> {
@@ -92,7 +105,16 @@ impl<C: Clone + Debug + Send + 'static> Replica<C> {
     /// list, in the same order, on every member).
     pub fn new(me_index: usize, member_names: Vec<String>, config: Config) -> Replica<C> {
         assert!(me_index < member_names.len(), "replica index out of the group");
-        Replica { me_index, member_names, config, core: None, initial_leader: None, armed: None, out: Vec::new() }
+        Replica {
+            me_index,
+            member_names,
+            config,
+            core: None,
+            initial_leader: None,
+            armed: None,
+            out: Vec::new(),
+            disk_busy_until_ns: 0,
+        }
     }
 
     /// The group starts with member `leader_index` leading term 1 (every member must be built
@@ -132,7 +154,13 @@ impl<C: Clone + Debug + Send + 'static> Replica<C> {
     pub fn on_message<P: Carries<C>>(&mut self, ctx: &mut Ctx<P>, from: NodeId, msg: ConsensusMsg<C>) {
         let Some(core) = self.core.as_mut() else { return };
         let now = ctx.now_mono_ns();
+        let appends = matches!(&msg, ConsensusMsg::Append { entries, .. } if !entries.is_empty());
         core.step(now, ctx.rng(), from, msg, &mut self.out);
+        if appends && self.config.fsync_ms != Dist::Const(0.0) {
+            // One sync after another: this one starts when the disk is done with the last.
+            let sync_ns = ms_to_ns(self.config.fsync_ms.sample_non_negative(ctx.rng()));
+            self.disk_busy_until_ns = self.disk_busy_until_ns.max(now) + sync_ns;
+        }
         self.flush(ctx);
     }
 
@@ -153,6 +181,7 @@ impl<C: Clone + Debug + Send + 'static> Replica<C> {
         }
         self.armed = None;
         self.out.clear();
+        self.disk_busy_until_ns = 0;
     }
 
     /// The connection to `peer` was reset: if it is this follower's leader, stop following it
@@ -283,8 +312,13 @@ impl<C: Clone + Debug + Send + 'static> Replica<C> {
 
     /// Sends what the core queued and keeps one timer armed for its next deadline.
     fn flush<P: Carries<C>>(&mut self, ctx: &mut Ctx<P>) {
+        let hold_ns = self.disk_busy_until_ns.saturating_sub(ctx.now_mono_ns());
         for (to, msg) in self.out.drain(..) {
-            ctx.send(to, msg);
+            if hold_ns > 0 {
+                ctx.send_after(hold_ns, to, msg);
+            } else {
+                ctx.send(to, msg);
+            }
         }
         let Some(core) = self.core.as_ref() else { return };
         let due = core.next_deadline();

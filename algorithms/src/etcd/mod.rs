@@ -120,6 +120,12 @@ const PARAMS: &[ParamSpec] = &[
         meaning: "a member's processing time per client request or watch event",
     },
     ParamSpec {
+        name: "fsync_ms",
+        kind: ParamKind::Dist { min: 0.0, max: 1e6 },
+        default: "0",
+        meaning: "a follower's WAL fsync of appended entries before it answers the leader (etcdserver raft.go: a follower sends after storage.Save); 0: a sync that costs nothing; sim compare measures this machine's",
+    },
+    ParamSpec {
         name: "recipe",
         kind: ParamKind::Choice(&["mutex", "rwmutex"]),
         default: "\"mutex\"",
@@ -267,7 +273,8 @@ impl Model for Etcd {
         let (hb_ms, el_ms) = (params.f64("heartbeat_ms"), params.f64("election_ms"));
         let members = member_names(params);
         let servers = members.len();
-        let raft = crate::consensus::Config::new(ms_to_ns(hb_ms), ms_to_ns(el_ms));
+        let mut raft = crate::consensus::Config::new(ms_to_ns(hb_ms), ms_to_ns(el_ms));
+        raft.fsync_ms = params.dist("fsync_ms");
         let server_cfg = ServerConfig {
             service_ms: params.dist("service_ms"),
             lease_check_ns: ms_to_ns(params.f64("lease_check_ms")),

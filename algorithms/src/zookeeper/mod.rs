@@ -149,6 +149,12 @@ const PARAMS: &[ParamSpec] = &[
         default: "0.05",
         meaning: "a server's processing time per reply or watch event",
     },
+    ParamSpec {
+        name: "fsync_ms",
+        kind: ParamKind::Dist { min: 0.0, max: 1e6 },
+        default: "0",
+        meaning: "a follower's txn-log sync before it acks a proposal (SyncRequestProcessor, then SendAckRequestProcessor); 0: a sync that costs nothing; sim compare measures this machine's",
+    },
 ];
 
 fn recipe_of(params: &Params) -> Recipe {
@@ -237,6 +243,7 @@ impl Model for ZooKeeper {
                     election_ms: params.f64("election_ms"),
                     sync_limit: params.int("sync_limit") as u64,
                     service_ms: params.dist("service_ms"),
+                    fsync_ms: params.dist("fsync_ms"),
                 };
                 Box::new(ZkServer::new(cfg)) as Box<dyn Process<ZooKeeper>>
             })

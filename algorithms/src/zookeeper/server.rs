@@ -78,6 +78,8 @@ pub struct ServerConfig {
     pub sync_limit: u64,
     /// Processing time of each reply or watch event (`service_ms`).
     pub service_ms: Dist,
+    /// Time a follower's txn log takes to sync a proposal before it acks (`fsync_ms`).
+    pub fsync_ms: Dist,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -172,6 +174,7 @@ impl ZkServer {
         let mut config = Config::new((tick_ns / 2).max(1), election_ns.max(1));
         config.leader_timeout_ns = Some((tick_ns * cfg.sync_limit).max(1));
         config.pattern = Pattern::Zab;
+        config.fsync_ms = cfg.fsync_ms.clone();
         let replica = Replica::new(cfg.index, cfg.members.clone(), config);
         ZkServer { cfg, replica, tree: DataTree::new(), v: Volatile::default() }
     }

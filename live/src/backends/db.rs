@@ -32,7 +32,7 @@ use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 
 use crate::adapters::db::{connect_opts, DbAdapter, DATABASE, NAME_PREFIX};
-use crate::backend::Backend;
+use crate::backend::{Backend, Probe, ProbeSets};
 use crate::client::{self, ClientSpec};
 use crate::servers::{self, Server};
 
@@ -284,17 +284,32 @@ be run live: MariaDB 10.11 writes the AUTO_INCREMENT counter to the redo log and
         client::run_typed(&Db, setup, run, spec, |servers, tx| Box::new(DbAdapter::new(servers, tx, reentrant)))
     }
 
-    fn probe_request_ms(&self, servers: &[Server], n: usize) -> Option<Result<(f64, &'static str), String>> {
-        // A committed single-row write, as the lock row's INSERT, UPDATE and DELETE are.
+    fn probe_requests_ms(&self, params: &Params, servers: &[Server], n: usize) -> Option<Result<Vec<Probe>, String>> {
+        // The statement kind the row's recipe sends: with `mode = "get_lock"` the named-lock
+        // calls (in memory, nothing committed), else a committed single-row write, as the lock
+        // row's INSERT, UPDATE and DELETE (and select_for_update's transaction) are.
+        let get_lock = params.str("mode") == "get_lock";
         let probe = || {
             let addr = servers.first().ok_or("no server started")?.addr();
             let mut c = mysql::Conn::new(connect_opts(&addr)?).map_err(|e| e.to_string())?;
+            if get_lock {
+                let ms = crate::calibrate::through_a_thread(n, move |i| {
+                    let stmt =
+                        if i % 2 == 0 { "SELECT GET_LOCK('calibrate', 0)" } else { "SELECT RELEASE_LOCK('calibrate')" };
+                    c.query_drop(stmt).map_err(|e| e.to_string())
+                })?;
+                return Ok(vec![Probe {
+                    what: "a GET_LOCK or RELEASE_LOCK",
+                    round_trip_ms: ms,
+                    sets: ProbeSets::Service,
+                }]);
+            }
             c.query_drop("CREATE TABLE IF NOT EXISTS calibrate (id INT PRIMARY KEY, v BIGINT) ENGINE=InnoDB")
                 .map_err(|e| e.to_string())?;
             let ms = crate::calibrate::through_a_thread(n, move |i| {
                 c.exec_drop("REPLACE INTO calibrate VALUES (1, ?)", (i as u64,)).map_err(|e| e.to_string())
             })?;
-            Ok((ms, "a committed single-row REPLACE"))
+            Ok(vec![Probe { what: "a committed single-row REPLACE", round_trip_ms: ms, sets: ProbeSets::Service }])
         };
         Some(probe())
     }

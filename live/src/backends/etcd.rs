@@ -13,7 +13,7 @@ use serde_json::json;
 
 use crate::adapters::etcd::gateway::{b64, blocking_post, field};
 use crate::adapters::etcd::EtcdAdapter;
-use crate::backend::Backend;
+use crate::backend::{Backend, Probe, ProbeSets};
 use crate::client::{self, ClientSpec};
 use crate::servers::{self, Server};
 
@@ -167,21 +167,26 @@ impl Backend for EtcdBackend {
         })
     }
 
-    fn probe_request_ms(&self, servers: &[Server], n: usize) -> Option<Result<(f64, &'static str), String>> {
-        // A serializable range, served by the member itself: the model's service_ms is a
-        // member's own processing; a write's Raft round is the model's consensus messages.
+    fn probe_requests_ms(&self, _: &Params, servers: &[Server], n: usize) -> Option<Result<Vec<Probe>, String>> {
+        // On the leader, so that a write is not forwarded: a serializable range, served by the
+        // member itself (the model's service_ms: a member's own processing), and a put, which
+        // adds the Raft round to a follower and that follower's WAL fsync (the model's
+        // consensus messages, and its fsync_ms).
         let probe = || {
-            let addr = servers.first().ok_or("no server started")?.addr();
-            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
-            let pool = crate::adapters::etcd::gateway::Pool::new(&addr);
-            let body = json!({ "key": b64("calibrate"), "serializable": true });
-            let ms =
-                crate::calibrate::through_a_thread(n, move |_| match rt.block_on(pool.post("/v3/kv/range", &body)) {
-                    Ok(Ok(_)) => Ok(()),
-                    Ok(Err(e)) => Err(format!("range: {} (gRPC code {})", e.message, e.code)),
-                    Err(f) => Err(format!("range: {f}")),
-                })?;
-            Ok((ms, "a serializable range"))
+            let leader = self.leader(servers).ok_or("no member names itself leader")?;
+            let addr = servers.iter().find(|s| s.node == leader).ok_or("the leader is not a started member")?.addr();
+            let read =
+                time_post(&addr, "/v3/kv/range", n, |_| json!({ "key": b64("calibrate"), "serializable": true }))?;
+            let write = time_post(
+                &addr,
+                "/v3/kv/put",
+                n,
+                |i| json!({ "key": b64("calibrate"), "value": b64(&i.to_string()) }),
+            )?;
+            Ok(vec![
+                Probe { what: "a serializable range", round_trip_ms: read, sets: ProbeSets::Service },
+                Probe { what: "a put", round_trip_ms: write, sets: ProbeSets::LogWrite },
+            ])
         };
         Some(probe())
     }
@@ -192,6 +197,23 @@ gateway (HTTP/1.1, one connection per call in flight, a watch on its own stream)
 gRPC sees it, by its connection closing; the members run the model's heartbeat and election timeout; their service \
 time is the real one, not service_ms"
     }
+}
+
+/// The median round trip of `n` posts to `path` on the member at `addr`, each body made by `body`
+/// from the request's number, through a connection thread.
+fn time_post(
+    addr: &str,
+    path: &'static str,
+    n: usize,
+    body: impl Fn(usize) -> serde_json::Value + Send + 'static,
+) -> Result<f64, String> {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
+    let pool = crate::adapters::etcd::gateway::Pool::new(addr);
+    crate::calibrate::through_a_thread(n, move |i| match rt.block_on(pool.post(path, &body(i))) {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => Err(format!("{path}: {} (gRPC code {})", e.message, e.code)),
+        Err(f) => Err(format!("{path}: {f}")),
+    })
 }
 
 /// Whether every member names the same leader and answers a linearizable read; else why not.

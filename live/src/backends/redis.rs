@@ -14,7 +14,7 @@ use locksim_simulator::scenario::RunSpec;
 use locksim_simulator::setup::Setup;
 
 use crate::adapters::redis::{sentinel_master, RedisAdapter};
-use crate::backend::Backend;
+use crate::backend::{Backend, Probe, ProbeSets};
 use crate::client::{self, ClientSpec};
 use crate::servers::{self, Server};
 
@@ -145,8 +145,10 @@ impl Backend for RedisBackend {
             Box::new(RedisAdapter::new(servers, &sentinels, tx))
         })
     }
-    fn probe_request_ms(&self, servers: &[Server], n: usize) -> Option<Result<(f64, &'static str), String>> {
-        Some(probe_set(servers, n))
+    fn probe_requests_ms(&self, _: &Params, servers: &[Server], n: usize) -> Option<Result<Vec<Probe>, String>> {
+        // One kind: every command is served from memory by one thread, as the model's
+        // service_ms is per command.
+        Some(probe_set(servers, n).map(|p| vec![p]))
     }
     fn boundary(&self) -> &'static str {
         "the model's client library (SET NX PX or Redisson: lock, watchdog, pub/sub wait, unlock, following Sentinel) \
@@ -165,12 +167,12 @@ fn replicas_online(addr: &str) -> Result<usize, String> {
 }
 
 /// The median round trip of `SET` on the first server, through a connection thread.
-pub(crate) fn probe_set(servers: &[Server], n: usize) -> Result<(f64, &'static str), String> {
+pub(crate) fn probe_set(servers: &[Server], n: usize) -> Result<Probe, String> {
     let addr = servers.first().ok_or("no server started")?.addr();
     let client = redis::Client::open(format!("redis://{addr}/")).map_err(|e| e.to_string())?;
     let mut con = client.get_connection_with_timeout(Duration::from_secs(2)).map_err(|e| e.to_string())?;
     let ms = crate::calibrate::through_a_thread(n, move |i| {
         redis::cmd("SET").arg("calibrate").arg(i).query::<()>(&mut con).map_err(|e| e.to_string())
     })?;
-    Ok((ms, "a SET"))
+    Ok(Probe { what: "a SET", round_trip_ms: ms, sets: ProbeSets::Service })
 }

@@ -10,7 +10,7 @@ use locksim_simulator::setup::Setup;
 
 use super::redis::redis_version;
 use crate::adapters::redlock::RedlockAdapter;
-use crate::backend::Backend;
+use crate::backend::{Backend, Probe};
 use crate::client::{self, ClientSpec};
 use crate::servers::{self, Server};
 
@@ -31,8 +31,8 @@ impl Backend for RedlockBackend {
     fn client(&self, setup: &Setup, run: &RunSpec, spec: &ClientSpec) -> Result<(), String> {
         client::run_typed(&Redlock, setup, run, spec, |servers, tx| Box::new(RedlockAdapter::new(servers, tx)))
     }
-    fn probe_request_ms(&self, servers: &[Server], n: usize) -> Option<Result<(f64, &'static str), String>> {
-        Some(super::redis::probe_set(servers, n))
+    fn probe_requests_ms(&self, _: &Params, servers: &[Server], n: usize) -> Option<Result<Vec<Probe>, String>> {
+        Some(super::redis::probe_set(servers, n).map(|p| vec![p]))
     }
     fn boundary(&self) -> &'static str {
         "the model's Redlock library (quorum, validity arithmetic, retries) runs unchanged; SET NX PX and the unlock \

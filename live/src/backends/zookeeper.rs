@@ -16,7 +16,7 @@ use locksim_simulator::scenario::RunSpec;
 use locksim_simulator::setup::Setup;
 
 use crate::adapters::zookeeper::ZkAdapter;
-use crate::backend::Backend;
+use crate::backend::{Backend, Probe, ProbeSets};
 use crate::client::{self, ClientSpec};
 use crate::servers::{self, Server};
 
@@ -207,17 +207,38 @@ impl Backend for ZooKeeperBackend {
         })
     }
 
-    fn probe_request_ms(&self, servers: &[Server], n: usize) -> Option<Result<(f64, &'static str), String>> {
-        // A read served by the member itself (`exists /`): the model's service_ms is a server's
-        // own processing; a write's quorum round is the model's consensus messages, not this.
+    fn probe_requests_ms(&self, _: &Params, servers: &[Server], n: usize) -> Option<Result<Vec<Probe>, String>> {
+        // On the leader, so that a write is not forwarded: `exists /`, served by the server
+        // itself (the model's service_ms), and a `setData`, which adds the proposal's round to a
+        // follower and that follower's txn-log sync (the model's ZAB messages, and its fsync_ms).
         let probe = || {
-            let addr = servers.first().ok_or("no server started")?.addr();
+            let leader = self.leader(servers).ok_or("no server is leading")?;
+            let addr = servers.iter().find(|s| s.node == leader).ok_or("the leader is not a started server")?.addr();
             let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
             let client = rt.block_on(zookeeper_client::Client::connect(&addr)).map_err(|e| e.to_string())?;
-            let ms = crate::calibrate::through_a_thread(n, move |_| {
-                rt.block_on(client.check_stat("/")).map(|_| ()).map_err(|e| e.to_string())
+            let acls = zookeeper_client::Acls::anyone_all();
+            match rt.block_on(client.create(
+                "/calibrate",
+                b"",
+                &zookeeper_client::CreateMode::Persistent.with_acls(acls),
+            )) {
+                Ok(_) | Err(zookeeper_client::Error::NodeExists) => {}
+                Err(e) => return Err(format!("create /calibrate: {e}")),
+            }
+            let rt = std::sync::Arc::new(rt);
+            let (read_rt, read_client) = (rt.clone(), client.clone());
+            let read = crate::calibrate::through_a_thread(n, move |_| {
+                read_rt.block_on(read_client.check_stat("/")).map(|_| ()).map_err(|e| e.to_string())
             })?;
-            Ok((ms, "an exists /"))
+            let write = crate::calibrate::through_a_thread(n, move |i| {
+                rt.block_on(client.set_data("/calibrate", i.to_string().as_bytes(), None))
+                    .map(|_| ())
+                    .map_err(|e| e.to_string())
+            })?;
+            Ok(vec![
+                Probe { what: "an exists /", round_trip_ms: read, sets: ProbeSets::Service },
+                Probe { what: "a setData", round_trip_ms: write, sets: ProbeSets::LogWrite },
+            ])
         };
         Some(probe())
     }

@@ -1,0 +1,89 @@
+//! A follower's disk sync (`fsync_ms`, etcd and ZooKeeper): a write commits only once a quorum
+//! has it on disk, so each write a lock acquisition makes waits one sync longer, and the
+//! follower's acknowledgement leaves when its sync is done. With `fsync_ms = 0` (the default)
+//! nothing changes and nothing is drawn.
+
+mod common;
+
+use common::{events, run, trace};
+use locksim_simulator::history::HistoryEvent;
+use locksim_simulator::run::SeedOutcome;
+
+/// One client taking one lock in turn on three members: no contention, so a section's wait is
+/// the recipe's own calls.
+fn scenario(model: &str, fsync: &str) -> String {
+    format!(
+        r#"
+name = "fsync"
+duration_ms = 20_000
+algorithms = ["{model}"]
+
+[network]
+latency_ms = 1
+
+[models.{model}]
+fsync_ms = {fsync}
+
+[workload]
+clients = 1
+hold_ms = 50
+think_ms = 50
+"#
+    )
+}
+
+/// Median time (ms) from each section's first acquire call to its grant. (The first section
+/// also opens the session and, in ZooKeeper, creates the lock's parent node: more writes.)
+fn median_wait_ms(out: &SeedOutcome) -> f64 {
+    let starts = events(out, |e| matches!(e, HistoryEvent::AcquireStart { .. }));
+    let grants = events(out, |e| matches!(e, HistoryEvent::Granted { nested: false, .. }));
+    assert!(grants.len() > 50, "{} grants", grants.len());
+    let mut waits: Vec<f64> = starts.iter().zip(&grants).map(|(s, g)| (g.at_ns - s.at_ns) as f64 / 1e6).collect();
+    waits.sort_by(f64::total_cmp);
+    waits[waits.len() / 2]
+}
+
+/// etcd's Mutex.Lock is one write (the lock transaction) and reads: with a 20 ms sync every
+/// section waits 20 ms longer (both followers sync in parallel; the leader needs one).
+#[test]
+fn an_etcd_lock_waits_one_sync_longer() {
+    let fast = median_wait_ms(&run(&scenario("etcd", "0"), "etcd", 1));
+    let synced = median_wait_ms(&run(&scenario("etcd", "20"), "etcd", 1));
+    let extra = synced - fast;
+    assert!((19.9..20.1).contains(&extra), "wait {fast:.3} ms without a sync, {synced:.3} ms with: {extra:.3} ms more");
+}
+
+/// Curator's lock makes one write (its ephemeral sequential node) and reads (the children):
+/// one sync longer, as in etcd.
+#[test]
+fn a_zookeeper_lock_waits_one_sync_longer() {
+    let fast = median_wait_ms(&run(&scenario("zookeeper", "0"), "zookeeper", 1));
+    let synced = median_wait_ms(&run(&scenario("zookeeper", "20"), "zookeeper", 1));
+    let extra = synced - fast;
+    assert!((19.9..20.1).contains(&extra), "wait {fast:.3} ms without a sync, {synced:.3} ms with: {extra:.3} ms more");
+}
+
+/// The follower's acknowledgement of an append with entries leaves when its sync is done: 20 ms
+/// after the append arrived, once the start-up's syncs (which queue one behind another) are
+/// over.
+#[test]
+fn a_follower_acknowledges_entries_after_its_sync() {
+    let out = run(&scenario("etcd", "20"), "etcd", 1);
+    let appends: Vec<(f64, String)> = trace(&out, "deliver", " entr")
+        .into_iter()
+        .filter(|(t, node, d)| *t > 1000.0 && node != "server-0" && d.contains("Append t"))
+        .map(|(t, node, _)| (t, node))
+        .collect();
+    assert!(appends.len() > 50, "{} appends with entries", appends.len());
+    let acks = trace(&out, "send", "AppendOk");
+    let mut checked = 0;
+    for (at, node) in appends.iter().take(40) {
+        let ack = acks.iter().find(|(t, n, _)| n == node && *t >= *at).expect("an acknowledgement");
+        // Traced when it is handed to the network: its arrival says when it left.
+        let arrives: f64 = ack.2.split("arrives ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+        let left = arrives - 1.0;
+        assert!((left - at - 20.0).abs() < 0.01, "{node}: append at {at:.3} ms, ack left at {left:.3} ms");
+        checked += 1;
+    }
+    assert_eq!(checked, 40);
+}
