@@ -601,3 +601,122 @@ fn a_paused_peer_learns_of_the_reset_when_it_resumes() {
         notes(&trace, "client-0").iter().filter(|(_, n)| n.starts_with("reset by")).map(|(t, _)| *t).collect();
     assert_eq!(resets.first(), Some(&(7 * MS)), "{trace:#?}");
 }
+
+// ---- what a crash clears, and faults that wait for a role (the engine's mutants that no
+// test caught: docs/testing.md, "Mutation testing") ----
+
+/// `client-0` (id 0) connected to `server-b` (id 1) and `server-a` (id 3) at start, `server-x`
+/// (id 2) that nobody talks to, and enough idle probes to need two words per node in the
+/// connection bits (66 nodes).
+fn wide_world(faults: Vec<FaultSpec>) -> Vec<TraceEntry> {
+    let client = Probe { sends: vec![(1, "b"), (3, "a")], ..Probe::default() };
+    let idle: Vec<String> = (0..62).map(|i| format!("idle-{i}")).collect();
+    let mut nodes = vec![
+        ("client-0", NodeKind::Client, client, 0.0),
+        ("server-b", NodeKind::Server, Probe::default(), 0.0),
+        ("server-x", NodeKind::Server, Probe::default(), 0.0),
+        ("server-a", NodeKind::Server, Probe::default(), 0.0),
+    ];
+    nodes.extend(idle.iter().map(|n| (n.as_str(), NodeKind::Client, Probe::default(), 0.0)));
+    run_world(nodes, faults, 60)
+}
+
+fn resets_seen(trace: &[TraceEntry], node: &str) -> Vec<(u64, String)> {
+    notes(trace, node).into_iter().filter(|(_, n)| n.starts_with("reset by")).map(|(t, n)| (t, n.to_string())).collect()
+}
+
+/// A killed process resets only the connections it had: `client-0`'s (opened at start), not the
+/// idle nodes'; killing one server forgets no other node's connections. Kills `crash`'s `p !=
+/// node && self.bit(..)` made `||` (every node reset) and two mutants of the row it clears
+/// (`node * w..(node + 1) * w` with either `*` as `/`): a wider range forgets `server-b`'s
+/// connection, a reversed one panics.
+#[test]
+fn a_kill_resets_the_connections_it_had_and_forgets_them() {
+    let kill = |name: &str, at_ms: f64, for_ms: f64| {
+        fault(FaultKind::Crash { mode: CrashKind::Process }, named(name), at_ms, Some(for_ms))
+    };
+    let trace = wide_world(vec![kill("server-a", 5.0, 5.0), kill("server-b", 20.0, 5.0), kill("server-a", 30.0, 5.0)]);
+    let to_client = resets_seen(&trace, "client-0");
+    assert_eq!(
+        to_client,
+        vec![(6 * MS, "reset by server-a".to_string()), (21 * MS, "reset by server-b".to_string())],
+        "client-0's resets"
+    );
+    for node in ["server-x", "idle-0", "idle-61"] {
+        assert!(resets_seen(&trace, node).is_empty(), "{node} was reset: {:?}", resets_seen(&trace, node));
+    }
+}
+
+/// A kill whose resets cannot reach the peer (its link is cut) still ends the connections: the
+/// restarted process has none, so a second kill resets nobody. Kills the two mutants that
+/// empty or shift the row a crash clears (`node * w` as `node + w`, `(node + 1) * w` as `(node
+/// * 1) * w`; `server-b` is id 1, whose row is words 2 and 3): a delivered reset clears the
+/// bits anyway, so only an undelivered one shows it.
+#[test]
+fn a_kill_ends_the_connections_even_when_its_resets_are_lost() {
+    let kill = |name: &str, at_ms: f64, for_ms: f64| {
+        fault(FaultKind::Crash { mode: CrashKind::Process }, named(name), at_ms, Some(for_ms))
+    };
+    let trace = wide_world(vec![
+        fault(FaultKind::Isolate, named("client-0"), 4.0, Some(4.0)),
+        kill("server-b", 5.0, 5.0),
+        kill("server-b", 30.0, 5.0),
+    ]);
+    assert_eq!(resets_seen(&trace, "client-0"), vec![], "client-0's resets");
+    assert_eq!(
+        find(&trace, "server-b", "drop", "connection reset (link cut)").len(),
+        1,
+        "the first kill's reset, lost"
+    );
+}
+
+/// A crashed client is recorded as such in the history; a crashed server is not. Kills
+/// `crash`'s `kind_of(node) == NodeKind::Client` made `!=`.
+#[test]
+fn only_a_client_crash_is_recorded_as_one() {
+    let trace = run_world(
+        vec![
+            ("client-0", NodeKind::Client, Probe::default(), 0.0),
+            ("server-0", NodeKind::Server, Probe::default(), 0.0),
+        ],
+        vec![
+            fault(FaultKind::Crash { mode: CrashKind::Process }, named("client-0"), 5.0, None),
+            fault(FaultKind::Crash { mode: CrashKind::Process }, named("server-0"), 6.0, None),
+        ],
+        20,
+    );
+    let crashed: Vec<&str> = trace
+        .iter()
+        .filter(|e| e.kind == "history" && e.detail.contains("ClientCrashed"))
+        .map(|e| e.node.as_str())
+        .collect();
+    assert_eq!(crashed, vec!["client-0"], "{trace:#?}");
+}
+
+/// A fault aimed at `leader` while no leader is up waits, says so once (at its start), and
+/// starts within a millisecond of a leader coming back. Kills `retry_fault`'s `now + ROLE_RETRY`
+/// made `*` (never retried) and its trace test `trace.is_some() && start == now` made `||` or
+/// `!=` (the line repeated at every retry, or written only at the retries).
+#[test]
+fn a_fault_waiting_for_a_leader_starts_when_one_is_back() {
+    let leader = Probe { leadership: Some(1), ..Default::default() };
+    let trace = run_world(
+        vec![("server-0", NodeKind::Server, leader, 0.0), ("client-0", NodeKind::Client, Probe::default(), 0.0)],
+        vec![
+            // The leader is down from 2 to 20 ms; a pause aimed at the leader is due at 5 ms.
+            fault(FaultKind::Crash { mode: CrashKind::Process }, named("server-0"), 2.0, Some(18.0)),
+            fault(FaultKind::Pause, vec![Selector::Leader], 5.0, Some(3.0)),
+        ],
+        60,
+    );
+    let waits: Vec<u64> = trace
+        .iter()
+        .filter(|e| e.kind == "fault" && e.detail.contains("waits for a `leader`"))
+        .map(|e| e.at_ns)
+        .collect();
+    assert_eq!(waits, vec![5 * MS], "the wait is said once, when the fault is due");
+    let started: Vec<u64> =
+        trace.iter().filter(|e| e.kind == "fault" && e.detail.starts_with("pause starts")).map(|e| e.at_ns).collect();
+    assert_eq!(started.len(), 1, "{trace:#?}");
+    assert!((20 * MS..=21 * MS).contains(&started[0]), "the pause started at {} ns", started[0]);
+}
