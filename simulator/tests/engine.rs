@@ -649,9 +649,9 @@ fn a_kill_resets_the_connections_it_had_and_forgets_them() {
 
 /// A kill whose resets cannot reach the peer (its link is cut) still ends the connections: the
 /// restarted process has none, so a second kill resets nobody. Kills the two mutants that
-/// empty or shift the row a crash clears (`node * w` as `node + w`, `(node + 1) * w` as `(node
-/// * 1) * w`; `server-b` is id 1, whose row is words 2 and 3): a delivered reset clears the
-/// bits anyway, so only an undelivered one shows it.
+/// empty or shift the row a crash clears (`node * w` as `node + w`, and `(node + 1) * w` as
+/// `(node * 1) * w`; `server-b` is id 1, whose row is words 2 and 3): a delivered reset clears
+/// the bits anyway, so only an undelivered one shows it.
 #[test]
 fn a_kill_ends_the_connections_even_when_its_resets_are_lost() {
     let kill = |name: &str, at_ms: f64, for_ms: f64| {
