@@ -720,3 +720,27 @@ fn a_fault_waiting_for_a_leader_starts_when_one_is_back() {
     assert_eq!(started.len(), 1, "{trace:#?}");
     assert!((20 * MS..=21 * MS).contains(&started[0]), "the pause started at {} ns", started[0]);
 }
+
+/// Two isolations that overlap: the end of the first lifts only its own cut. `client-0`
+/// (isolated 1-10 ms) reaches `server-0` at 12 ms; `client-1` (isolated 5-20 ms) does not.
+/// Kills `remove_rules`' `*o != owner` made `==` (the end of the first would lift the second's
+/// cut and keep its own).
+#[test]
+fn the_end_of_a_fault_lifts_only_its_own_rules() {
+    let sender =
+        |text: &'static str| Probe { timers_ms: vec![12], timer_sends: vec![(12, 2, text)], ..Probe::default() };
+    let trace = run_world(
+        vec![
+            ("client-0", NodeKind::Client, sender("from-0"), 0.0),
+            ("client-1", NodeKind::Client, sender("from-1"), 0.0),
+            ("server-0", NodeKind::Server, Probe::default(), 0.0),
+        ],
+        vec![
+            fault(FaultKind::Isolate, named("client-0"), 1.0, Some(9.0)),
+            fault(FaultKind::Isolate, named("client-1"), 5.0, Some(15.0)),
+        ],
+        40,
+    );
+    let got: Vec<&str> = notes(&trace, "server-0").iter().map(|(_, n)| *n).collect();
+    assert_eq!(got, vec!["got Ping(\"from-0\")"], "{trace:#?}");
+}
