@@ -11,11 +11,13 @@
 //!
 //! With replicas, the library's questions to a Sentinel (`GetMasterAddr`) are asked of the real
 //! `redis-sentinel` (`SENTINEL get-master-addr-by-name` and its configuration epoch), and each
-//! Sentinel's `+switch-master`, `+sdown` and `-sdown` events (its pub/sub channels, as Redisson's
-//! `SentinelConnectionManager` subscribes to them) reach the library as the model's
-//! `SentinelEvent`s from that Sentinel.
+//! Sentinel's `+switch-master`, `+sdown` and `-sdown` events (its pub/sub channels) reach the
+//! library as the model's `SentinelEvent`s from that Sentinel. A replica's `-sdown` counts only
+//! once `SENTINEL REPLICAS` shows it replicating the current primary, as Redisson's
+//! `SentinelConnectionManager.checkSlavesChange` decides (an old primary back from a crash
+//! answers again while it still claims the primary role).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::time::Duration;
 
@@ -397,9 +399,41 @@ fn sentinel_link(peer: NodeId, addr: String, rx: Receiver<()>, tx: Sender<Inboun
 /// Server ports to node ids.
 type PortMap = BTreeMap<u16, NodeId>;
 
+/// The replicas this Sentinel counts usable for the current primary, as Redisson's
+/// `SentinelConnectionManager.checkSlavesChange` reads them from `SENTINEL REPLICAS`: not flagged
+/// `s_down` or `disconnected`, and replicating the primary the Sentinel names (`isUseSameMaster`;
+/// an old primary back from a crash reports no master, `?`, until the Sentinels convert it).
+fn usable_replicas(addr: &str) -> Result<BTreeSet<u16>, String> {
+    let primary = sentinel_master(addr)?.primary_port;
+    let mut con = connect(addr).map_err(|e| e.to_string())?;
+    let _ = con.set_read_timeout(Some(Duration::from_secs(1)));
+    let replicas: Vec<Vec<String>> =
+        redis::cmd("SENTINEL").arg("replicas").arg(MASTER_NAME).query(&mut con).map_err(|e| e.to_string())?;
+    let field = |fields: &[String], name: &str| -> String {
+        fields.chunks(2).find(|kv| kv[0] == name).and_then(|kv| kv.get(1)).cloned().unwrap_or_default()
+    };
+    Ok(replicas
+        .iter()
+        .filter(|r| {
+            let flags = field(r, "flags");
+            !flags.contains("s_down")
+                && !flags.contains("disconnected")
+                && field(r, "master-port").parse::<u16>().ok() == Some(primary)
+        })
+        .filter_map(|r| field(r, "port").parse().ok())
+        .collect())
+}
+
 /// One Sentinel's events: subscribes to `+switch-master`, `+sdown` and `-sdown` and turns each
 /// into the model's `SentinelEvent` from that Sentinel; reconnects when the Sentinel goes away.
+/// A replica is announced up (`-sdown`) only once it replicates the current primary, checked
+/// every second (Redisson's `scanInterval`) as Redisson checks it: an old primary back from a
+/// crash answers pings (`-sdown`) while it still claims the primary role, and Redisson does not
+/// count it until it follows the new primary.
 fn sentinel_events(peer: NodeId, addr: String, tx: Sender<Inbound<RedisMsg>>, ports: PortMap) -> ! {
+    // Replicas the Sentinel reported up again that do not replicate the primary yet.
+    let mut pending_up: BTreeSet<u16> = BTreeSet::new();
+    let mut last_check = std::time::Instant::now();
     loop {
         if let Ok(mut con) = connect(&addr) {
             let mut ps = con.as_pubsub();
@@ -411,6 +445,17 @@ fn sentinel_events(peer: NodeId, addr: String, tx: Sender<Inbound<RedisMsg>>, po
             }
             // Until the connection fails (then reconnect below).
             loop {
+                if !pending_up.is_empty() && last_check.elapsed() >= Duration::from_secs(1) {
+                    last_check = std::time::Instant::now();
+                    if let Ok(usable) = usable_replicas(&addr) {
+                        for port in pending_up.intersection(&usable).copied().collect::<Vec<_>>() {
+                            pending_up.remove(&port);
+                            if let Some(&node) = ports.get(&port) {
+                                deliver(&tx, peer, RedisMsg::SentinelEvent(SentinelEvent::ReplicaUp { node }));
+                            }
+                        }
+                    }
+                }
                 let m = match ps.get_message() {
                     Ok(m) => m,
                     Err(e) if e.is_timeout() => continue,
@@ -428,14 +473,19 @@ fn sentinel_events(peer: NodeId, addr: String, tx: Sender<Inbound<RedisMsg>>, po
                         })
                     }
                     // `slave <ip:port> <ip> <port> @ mymaster <ip> <port>`
-                    "+sdown" | "-sdown" if words.first() == Some(&"slave") => {
-                        words.get(3).and_then(|p| p.parse().ok()).and_then(|p| ports.get(&p)).map(|&node| {
-                            if channel == "+sdown" {
-                                SentinelEvent::ReplicaDown { node }
-                            } else {
-                                SentinelEvent::ReplicaUp { node }
-                            }
+                    "+sdown" if words.first() == Some(&"slave") => {
+                        words.get(3).and_then(|p| p.parse::<u16>().ok()).and_then(|p| {
+                            pending_up.remove(&p);
+                            ports.get(&p).map(|&node| SentinelEvent::ReplicaDown { node })
                         })
+                    }
+                    "-sdown" if words.first() == Some(&"slave") => {
+                        if let Some(p) = words.get(3).and_then(|p| p.parse::<u16>().ok()) {
+                            pending_up.insert(p);
+                            // Checked at once, then every second until it qualifies.
+                            last_check = std::time::Instant::now() - Duration::from_secs(1);
+                        }
+                        None
                     }
                     _ => None,
                 };
