@@ -16,8 +16,10 @@ impl Protocol for NoWire {
     type Timer = ();
 }
 
-static PARAMS: &[ParamSpec] =
-    &[ParamSpec { name: "servers", kind: ParamKind::Int { min: 1, max: 20 }, default: "3", meaning: "servers" }];
+static PARAMS: &[ParamSpec] = &[
+    ParamSpec { name: "servers", kind: ParamKind::Int { min: 1, max: 20 }, default: "3", meaning: "servers" },
+    ParamSpec { name: "wait_ms", kind: ParamKind::Dist { min: 1.0, max: 100.0 }, default: "10", meaning: "a wait" },
+];
 
 /// `servers` servers; `panics` makes its parameter check panic.
 struct Fake {
@@ -193,4 +195,29 @@ fn the_node_list_is_cut_after_twelve_services() {
 fn a_panicking_model_check_is_reported_with_its_text() {
     let m = message(parse("name = \"t\"\nduration_ms = 1000\nalgorithms = [\"falls-over\"]\n"));
     assert!(m.contains("model `falls-over` failed while checking its parameters: the check fell over"), "{m}");
+}
+
+/// `wait_ms` (a distribution in [1, 100]) set to `value`: the error, or "" when accepted.
+fn wait(value: &str) -> String {
+    with(&format!("[models.fake]\nwait_ms = {value}")).err().map(|e| e.to_string()).unwrap_or_default()
+}
+
+/// A distribution may reach its parameter's maximum, not pass it; the message says what was
+/// out of range: nothing more for a constant, the value it can draw for a range, the median of
+/// a log-normal whose median is too low and the mean of one whose mean is too high. Kills
+/// `check_dist`'s `hi > max` made `==` or `>=`, the deletion of its `Dist::Const` arm, and its
+/// log-normal guard `what == lo` made `true`, `false` or `!=`.
+#[test]
+fn a_distribution_out_of_its_range_says_which_value() {
+    assert_eq!(wait("100"), "");
+    assert_eq!(wait("{ uniform = [1, 100] }"), "");
+    let constant = wait("500");
+    assert!(constant.ends_with("found 500"), "{constant}");
+    let range = wait("{ uniform = [50, 200] }");
+    assert!(range.ends_with("found { uniform = [50, 200] } (it can draw 200)"), "{range}");
+    let low_median = wait("{ lognormal = { median = 0.5, p99 = 2 } }");
+    assert!(low_median.ends_with("(its median is 0.5)"), "{low_median}");
+    // Median 50 (in range), p99 5000: the mean is far above 100.
+    let high_mean = wait("{ lognormal = { median = 50, p99 = 5000 } }");
+    assert!(high_mean.contains("(its mean is ") && !high_mean.contains("median is"), "{high_mean}");
 }
