@@ -221,3 +221,14 @@ fn a_distribution_out_of_its_range_says_which_value() {
     let high_mean = wait("{ lognormal = { median = 50, p99 = 5000 } }");
     assert!(high_mean.contains("(its mean is ") && !high_mean.contains("median is"), "{high_mean}");
 }
+
+/// A plain number may sit on its lower bound, not below it: a fault's `probability` of 0 is
+/// accepted, -0.5 is not. Kills `number_in`'s `v < min` made `<=` or `==`.
+#[test]
+fn a_number_may_sit_on_its_lower_bound() {
+    let fault =
+        |p: &str| with(&format!("[[faults]]\nkind = \"pause\"\ntarget = \"server-0\"\nat_ms = 10\nprobability = {p}"));
+    assert!(fault("0").is_ok());
+    assert!(fault("1").is_ok());
+    assert!(message(fault("-0.5")).contains("expected a number in [0, 1], found -0.5"));
+}
