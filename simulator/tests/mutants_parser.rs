@@ -232,3 +232,11 @@ fn a_number_may_sit_on_its_lower_bound() {
     assert!(fault("1").is_ok());
     assert!(message(fault("-0.5")).contains("expected a number in [0, 1], found -0.5"));
 }
+
+/// An integer may sit on its upper bound, not above it: `servers = 20` is accepted, 21 is not.
+/// Kills `int_in`'s `v > max` made `>=`.
+#[test]
+fn an_integer_may_sit_on_its_upper_bound() {
+    assert!(with("[models.fake]\nservers = 20").is_ok());
+    assert!(message(with("[models.fake]\nservers = 21")).contains("expected an integer in [1, 20], found 21"));
+}
