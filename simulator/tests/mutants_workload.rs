@@ -3,7 +3,7 @@
 //! the per-client quota, the key and mode draws. Each test says which mutant it kills.
 
 use locksim_simulator::batch::run_seed;
-use locksim_simulator::history::{History, HistoryEvent, LockKey, LockMode};
+use locksim_simulator::history::{FailReason, History, HistoryEvent, LockKey, LockMode};
 use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
 use locksim_simulator::model::{Cluster, DynModel, Model, ParamSpec, Params, Topology};
 use locksim_simulator::process::{Crash, Ctx, NodeId, NodeKind, Protocol, TimerId};
@@ -242,4 +242,291 @@ fn a_duplicate_grant_is_not_recorded_as_nested() {
     let grants = grants(&h, h.clients[0]).len();
     assert_eq!(nested, 0, "nested grants recorded with reentry 0 ({grants} sections)");
     assert!(grants > 100, "{grants} sections");
+}
+
+/// What the scripted fake does beyond granting at once.
+#[derive(Clone, Copy, Default)]
+struct Script {
+    /// It is reentrant: a nested acquire is granted (or failed, below) at once.
+    reentrant: bool,
+    /// A nested acquire fails instead.
+    nested_fails: bool,
+    /// Every other outer acquire fails (the first fails).
+    every_other_fails: bool,
+    /// Right after each grant it reports the lock lost, with this `honour`.
+    lost: Option<bool>,
+    /// It never answers an acquire.
+    silent: bool,
+}
+
+/// A library following a [`Script`]; it counts the releases it is asked for.
+struct Scripted {
+    script: Script,
+    holds: u32,
+    asked: u64,
+    next_token: u64,
+}
+
+impl LockClient<Instant> for Scripted {
+    fn on_start(&mut self, _: &mut Ctx<Instant>, _: &mut LockEvents) {}
+    fn acquire(&mut self, ctx: &mut Ctx<Instant>, out: &mut LockEvents, key: LockKey, _: LockMode) {
+        if self.script.silent {
+            return;
+        }
+        let nested = self.holds > 0;
+        if nested && self.script.nested_fails {
+            out.push(LockEvent::Failed { key, reason: FailReason::Refused });
+            return;
+        }
+        if !nested && self.script.every_other_fails {
+            self.asked += 1;
+            if self.asked % 2 == 1 {
+                out.push(LockEvent::Failed { key, reason: FailReason::Unavailable });
+                return;
+            }
+        }
+        self.holds += 1;
+        self.next_token += 1;
+        out.push(LockEvent::Granted { key, token: Some(self.next_token) });
+        if let (Some(honour), false) = (self.script.lost, nested) {
+            out.push(LockEvent::Lost { key, honour });
+        }
+        ctx.note(|| format!("holds {}", self.holds));
+    }
+    fn release(&mut self, ctx: &mut Ctx<Instant>, out: &mut LockEvents, key: LockKey) {
+        self.holds = self.holds.saturating_sub(1);
+        ctx.note(|| "release asked".to_string());
+        out.push(LockEvent::Released { key });
+    }
+    fn cancel(&mut self, _: &mut Ctx<Instant>, _: &mut LockEvents, _: LockKey) {}
+    fn on_message(&mut self, _: &mut Ctx<Instant>, _: &mut LockEvents, _: NodeId, _: ()) {}
+    fn on_timer(&mut self, _: &mut Ctx<Instant>, _: &mut LockEvents, _: TimerId, _: ()) {}
+    fn on_crash(&mut self, _: &Crash) {}
+    fn reentrant(&self) -> bool {
+        self.script.reentrant
+    }
+}
+
+struct ScriptedModel(Script, &'static str);
+
+impl Model for ScriptedModel {
+    type Protocol = Instant;
+    fn name(&self) -> &'static str {
+        self.1
+    }
+    fn summary(&self) -> &'static str {
+        "a lock library following a script"
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        &[]
+    }
+    fn fenced(&self, _: &Params) -> bool {
+        true
+    }
+    fn services(&self, _: &Params) -> Vec<(String, NodeKind)> {
+        Vec::new()
+    }
+    fn topology(&self, _: &Params) -> Topology {
+        Topology { ordered_links: false, leaderless: false }
+    }
+    fn build(&self, _: &Params, w: &WorkloadSpec) -> Cluster<Instant> {
+        let script = self.0;
+        let clients = (0..w.clients)
+            .map(|_| Box::new(Scripted { script, holds: 0, asked: 0, next_token: 0 }) as Box<dyn LockClient<Instant>>)
+            .collect();
+        Cluster { services: Vec::new(), clients }
+    }
+}
+
+static REENTRANT: ScriptedModel = ScriptedModel(
+    Script { reentrant: true, nested_fails: false, every_other_fails: false, lost: None, silent: false },
+    "reentrant",
+);
+static NOT_REENTRANT: ScriptedModel = ScriptedModel(
+    Script { reentrant: false, nested_fails: false, every_other_fails: false, lost: None, silent: false },
+    "not-reentrant",
+);
+static NESTED_FAILS: ScriptedModel = ScriptedModel(
+    Script { reentrant: true, nested_fails: true, every_other_fails: false, lost: None, silent: false },
+    "nested-fails",
+);
+static FLAKY: ScriptedModel = ScriptedModel(
+    Script { reentrant: false, nested_fails: false, every_other_fails: true, lost: None, silent: false },
+    "flaky",
+);
+static LOST_HONOURED: ScriptedModel = ScriptedModel(
+    Script { reentrant: false, nested_fails: false, every_other_fails: false, lost: Some(true), silent: false },
+    "lost-honoured",
+);
+static LOST_IGNORED: ScriptedModel = ScriptedModel(
+    Script { reentrant: false, nested_fails: false, every_other_fails: false, lost: Some(false), silent: false },
+    "lost-ignored",
+);
+
+static SILENT: ScriptedModel = ScriptedModel(
+    Script { reentrant: false, nested_fails: false, every_other_fails: false, lost: None, silent: true },
+    "silent",
+);
+
+/// Seed 0 of one client under `model`, with `workload` lines added.
+fn run_scripted(model: &'static ScriptedModel, workload: &str) -> (History, Vec<String>) {
+    run_scripted_with(model, workload, "")
+}
+
+/// As [`run_scripted`], with `more` (faults, say) after the `[workload]` table.
+fn run_scripted_with(model: &'static ScriptedModel, workload: &str, more: &str) -> (History, Vec<String>) {
+    let models: Vec<&'static dyn DynModel> = vec![model];
+    let text = format!(
+        "name = \"t\"\nduration_ms = 2000\nalgorithms = [\"{}\"]\n\n[workload]\nclients = 1\nthink_ms = 5\n{}{workload}\n{more}\n",
+        model.1,
+        if workload.contains("hold_ms") { "" } else { "hold_ms = 5\n" }
+    );
+    let scenario = parse_str("t.toml", &text, &models).expect("valid scenario");
+    let out = run_seed(&scenario, &scenario.runs[0], 0, &RunOptions { trace: true }).expect("no panic");
+    // The library's notes, and the fault lines (as "fault: …").
+    let notes = out
+        .trace
+        .map(|t| {
+            t.entries
+                .into_iter()
+                .filter(|e| e.kind == "note" || e.kind == "fault")
+                .map(|e| if e.kind == "fault" { format!("fault: {}", e.detail) } else { e.detail })
+                .collect()
+        })
+        .unwrap_or_default();
+    (out.history, notes)
+}
+
+fn count(h: &History, f: impl Fn(&HistoryEvent) -> bool) -> usize {
+    h.events.iter().filter(|e| f(&e.event)).count()
+}
+
+/// With `reentry = 1` and a reentrant library every section takes the lock twice: a nested grant
+/// is recorded after the outer one, both are released (the nested first), and the library is
+/// asked for two releases per section. Kills the reentry draw's `<` made `==`, `>` or `<=`
+/// (the last only with `reentry = 0`, below), `nest`'s `&&` made `||`, `on_granted`'s nested
+/// guard made `false` or with `==` as `!=` or `&&` as `||`, and `release`'s `1 + nested` made
+/// `1 - nested` (an overflow) and its `!h.abandoned` made `h.abandoned`.
+#[test]
+fn a_reentrant_section_takes_and_releases_the_lock_twice() {
+    let (h, notes) = run_scripted(&REENTRANT, "resource = false\nreentry = 1.0");
+    let sections = count(&h, |e| matches!(e, HistoryEvent::Granted { nested: false, .. }));
+    assert!(sections > 50, "{sections} sections");
+    assert_eq!(count(&h, |e| matches!(e, HistoryEvent::Granted { nested: true, .. })), sections);
+    assert_eq!(count(&h, |e| matches!(e, HistoryEvent::Released { nested: true, .. })), sections);
+    assert_eq!(count(&h, |e| matches!(e, HistoryEvent::Released { nested: false, .. })), sections);
+    let releases = notes.iter().filter(|n| *n == "release asked").count();
+    assert!((2 * sections..=2 * sections + 2).contains(&releases), "{releases} releases for {sections} sections");
+    // With reentry 0 nothing nests, reentrant or not; with reentry 1 a library that is not
+    // reentrant is never asked to nest.
+    let (h, _) = run_scripted(&REENTRANT, "resource = false\nreentry = 0.0");
+    assert_eq!(count(&h, |e| matches!(e, HistoryEvent::Granted { nested: true, .. })), 0);
+    let (h, notes) = run_scripted(&NOT_REENTRANT, "resource = false\nreentry = 1.0");
+    assert_eq!(count(&h, |e| matches!(e, HistoryEvent::Granted { nested: true, .. })), 0);
+    assert!(notes.iter().all(|n| n != "holds 2"), "a non-reentrant library was asked to nest");
+}
+
+/// A nested acquire that fails leaves the section as it was: no nested grant, one release. Kills
+/// `on_failed`'s nested guard made `false` (or with `==` as `!=`, `&&` as `||`): the pending
+/// nesting would stay and the section would be released twice.
+#[test]
+fn a_failed_nested_acquire_leaves_one_level_to_release() {
+    let (h, notes) = run_scripted(&NESTED_FAILS, "resource = false\nreentry = 1.0");
+    let sections = count(&h, |e| matches!(e, HistoryEvent::Granted { nested: false, .. }));
+    assert!(sections > 50, "{sections} sections");
+    assert_eq!(count(&h, |e| matches!(e, HistoryEvent::Granted { nested: true, .. })), 0);
+    let releases = notes.iter().filter(|n| *n == "release asked").count();
+    assert!((sections..=sections + 1).contains(&releases), "{releases} releases for {sections} sections");
+}
+
+/// A failed acquisition is recorded and the client thinks and tries again: every other call
+/// fails, so failures and grants alternate. Kills `on_failed` made empty and its waiting guard
+/// made `false` or `!=` (the client would wait for ever after the first failure).
+#[test]
+fn a_failed_acquisition_is_recorded_and_retried() {
+    let (h, _) = run_scripted(&FLAKY, "resource = false");
+    let failed = count(&h, |e| matches!(e, HistoryEvent::AcquireFailed { .. }));
+    let granted = count(&h, |e| matches!(e, HistoryEvent::Granted { .. }));
+    assert!(failed > 50 && failed.abs_diff(granted) <= 1, "{failed} failures, {granted} grants");
+}
+
+/// A lost lock whose loss the policy honours ends the section at once (abandoned, released, not
+/// recorded as released); one it does not honour is only noted. Kills `on_lost` made empty, its
+/// `!(holding && honour)` without the `!` or with `||`.
+#[test]
+fn a_lost_lock_ends_the_section_only_when_honoured() {
+    let (h, _) = run_scripted(&LOST_HONOURED, "hold_ms = 100");
+    let sections = count(&h, |e| matches!(e, HistoryEvent::Granted { .. }));
+    assert!(sections > 50, "{sections} sections: each should end at once, not after 100 ms");
+    assert_eq!(count(&h, |e| matches!(e, HistoryEvent::Abandoned { .. })), sections);
+    assert_eq!(count(&h, |e| matches!(e, HistoryEvent::Released { .. })), 0);
+    assert_eq!(
+        count(&h, |e| matches!(e, HistoryEvent::ResourceWrite { .. })),
+        0,
+        "an abandoned section writes nothing"
+    );
+    let (h, _) = run_scripted(&LOST_IGNORED, "hold_ms = 100");
+    let sections = count(&h, |e| matches!(e, HistoryEvent::Granted { .. }));
+    assert!((10..25).contains(&sections), "{sections} sections of 100 ms in 2 s");
+    assert_eq!(count(&h, |e| matches!(e, HistoryEvent::LostNotice { .. })), sections);
+    assert_eq!(count(&h, |e| matches!(e, HistoryEvent::Abandoned { .. })), 0);
+}
+
+/// Without the resource a section is released when its hold ends, whatever its mode. Kills
+/// `end_of_hold`'s `!resource || shared` made `&&` (an exclusive section would wait 1 s for a
+/// read it never sent).
+#[test]
+fn without_the_resource_a_section_ends_with_its_hold() {
+    let (h, _) = run_scripted(&NOT_REENTRANT, "resource = false");
+    let sections = count(&h, |e| matches!(e, HistoryEvent::Granted { .. }));
+    assert!(sections > 150, "{sections} sections of 5 ms (+5 ms thinking) in 2 s");
+}
+
+/// A library that never answers: with `acquire_timeout_ms = 50` each call is given up after
+/// 50 ms, recorded as a timeout, and tried again after thinking. Kills the deletion of
+/// `on_timer`'s `AcquireTimeout` arm and its `*timeout == Some(timer)` made `!=`.
+#[test]
+fn an_acquisition_nobody_answers_times_out_and_is_retried() {
+    let (h, _) = run_scripted(&SILENT, "resource = false\nacquire_timeout_ms = 50");
+    let timeouts = count(&h, |e| matches!(e, HistoryEvent::AcquireFailed { reason: FailReason::Timeout, .. }));
+    assert!((30..=40).contains(&timeouts), "{timeouts} timeouts of 50 ms (+5 ms thinking) in 2 s");
+}
+
+/// A client waiting for the lock is a `waiter`: a pause aimed at one starts on it. Kills the
+/// deletion of `client_state`'s `Phase::Waiting` arm (the fault would wait for ever).
+#[test]
+fn a_waiting_client_is_a_waiter() {
+    let (_, notes) = run_scripted_with(
+        &SILENT,
+        "resource = false",
+        "[[faults]]\nkind = \"pause\"\ntarget = \"waiter\"\nat_ms = 100\nduration_ms = 10",
+    );
+    assert!(notes.iter().any(|n| n.starts_with("fault: pause starts on [client-0]")), "{notes:?}");
+}
+
+/// A resource that does not answer a read within 1 s: the section is released without writing,
+/// and the next one begins. Kills the deletion of `on_timer`'s `ResourceTimeout` arm (the section
+/// would never end).
+#[test]
+fn a_section_whose_read_is_not_answered_ends_after_a_second() {
+    let (h, notes) =
+        run_scripted_with(&NOT_REENTRANT, "", "[[faults]]\nkind = \"isolate\"\ntarget = \"resource\"\nat_ms = 0");
+    let sections = count(&h, |e| matches!(e, HistoryEvent::Granted { .. }));
+    assert_eq!(sections, 2, "two sections of 1 s in 2 s");
+    assert_eq!(count(&h, |e| matches!(e, HistoryEvent::ResourceWrite { .. })), 0);
+    assert!(notes.iter().any(|n| n == "resource did not answer: releasing without writing"), "{notes:?}");
+}
+
+/// A client crashed and restarted takes up its loop again. Kills `on_restart` made empty (the
+/// client would never acquire again).
+#[test]
+fn a_restarted_client_acquires_again() {
+    let (h, _) = run_scripted_with(
+        &NOT_REENTRANT,
+        "resource = false",
+        "[[faults]]\nkind = \"crash\"\ntarget = \"client-0\"\nat_ms = 500\nduration_ms = 100",
+    );
+    let after =
+        h.events.iter().filter(|e| e.at_ns > 700_000_000 && matches!(e.event, HistoryEvent::Granted { .. })).count();
+    assert!(after > 50, "{after} grants after the restart");
 }
