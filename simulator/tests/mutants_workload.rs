@@ -133,6 +133,8 @@ enum Stray {
     OtherKeyFirst,
     /// The grant twice, as a library that answered one call two times would.
     Twice,
+    /// A failure of the other key first, as a late answer to an abandoned call would be.
+    OtherKeyFailsFirst,
 }
 
 /// Grants at once like [`InstantClient`], with a stray grant around each real one.
@@ -153,6 +155,10 @@ impl LockClient<Instant> for StrayClient {
             }
             Stray::Twice => {
                 out.push(LockEvent::Granted { key, token });
+                out.push(LockEvent::Granted { key, token });
+            }
+            Stray::OtherKeyFailsFirst => {
+                out.push(LockEvent::Failed { key: 1 - key, reason: FailReason::Unavailable });
                 out.push(LockEvent::Granted { key, token });
             }
         }
@@ -199,6 +205,7 @@ impl Model for StrayModel {
 
 static OTHER_KEY_FIRST: StrayModel = StrayModel(Stray::OtherKeyFirst, "other-key-first");
 static TWICE: StrayModel = StrayModel(Stray::Twice, "twice");
+static OTHER_KEY_FAILS_FIRST: StrayModel = StrayModel(Stray::OtherKeyFailsFirst, "other-key-fails-first");
 
 /// Seed 0 of one client on two locks under `model`.
 fn run_stray(model: &'static StrayModel) -> History {
@@ -529,4 +536,97 @@ fn a_restarted_client_acquires_again() {
     let after =
         h.events.iter().filter(|e| e.at_ns > 700_000_000 && matches!(e.event, HistoryEvent::Granted { .. })).count();
     assert!(after > 50, "{after} grants after the restart");
+}
+
+/// Tokens shared by every client of [`SharedTokens`]: one counter, so a later grant always has
+/// a higher token, whoever gets it.
+static NEXT_TOKEN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Grants at once (no exclusion at all) with tokens from one shared counter, releases at once.
+struct SharedTokenClient;
+
+impl LockClient<Instant> for SharedTokenClient {
+    fn on_start(&mut self, _: &mut Ctx<Instant>, _: &mut LockEvents) {}
+    fn acquire(&mut self, _: &mut Ctx<Instant>, out: &mut LockEvents, key: LockKey, _: LockMode) {
+        let token = NEXT_TOKEN.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        out.push(LockEvent::Granted { key, token: Some(token) });
+    }
+    fn release(&mut self, _: &mut Ctx<Instant>, out: &mut LockEvents, key: LockKey) {
+        out.push(LockEvent::Released { key });
+    }
+    fn cancel(&mut self, _: &mut Ctx<Instant>, _: &mut LockEvents, _: LockKey) {}
+    fn on_message(&mut self, _: &mut Ctx<Instant>, _: &mut LockEvents, _: NodeId, _: ()) {}
+    fn on_timer(&mut self, _: &mut Ctx<Instant>, _: &mut LockEvents, _: TimerId, _: ()) {}
+    fn on_crash(&mut self, _: &Crash) {}
+}
+
+struct SharedTokens;
+
+impl Model for SharedTokens {
+    type Protocol = Instant;
+    fn name(&self) -> &'static str {
+        "shared-tokens"
+    }
+    fn summary(&self) -> &'static str {
+        "grants everyone at once, tokens from one counter"
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        &[]
+    }
+    fn fenced(&self, _: &Params) -> bool {
+        true
+    }
+    fn services(&self, _: &Params) -> Vec<(String, NodeKind)> {
+        Vec::new()
+    }
+    fn topology(&self, _: &Params) -> Topology {
+        Topology { ordered_links: false, leaderless: false }
+    }
+    fn build(&self, _: &Params, w: &WorkloadSpec) -> Cluster<Instant> {
+        let clients = (0..w.clients).map(|_| Box::new(SharedTokenClient) as Box<dyn LockClient<Instant>>).collect();
+        Cluster { services: Vec::new(), clients }
+    }
+}
+
+static SHARED_TOKENS: SharedTokens = SharedTokens;
+
+/// The fenced resource accepts a write whose token is at least the highest it accepted for the
+/// key, and refuses a lower one; the unfenced one takes every write. Three clients hold at once
+/// with tokens from one counter, their holds drawn, so writes arrive out of token order: the
+/// recorded verdicts are checked against that rule, write by write. Kills the deletion of the
+/// resource's `(Some(t), Some(h))` arm (every write accepted) and its `t >= h` made `<`.
+#[test]
+fn the_fenced_resource_refuses_a_token_below_the_highest_it_accepted() {
+    NEXT_TOKEN.store(0, std::sync::atomic::Ordering::SeqCst);
+    let models: Vec<&'static dyn DynModel> = vec![&SHARED_TOKENS];
+    let text = "name = \"t\"\nduration_ms = 2000\nalgorithms = [\"shared-tokens\"]\n\n[workload]\nclients = 3\nhold_ms = { uniform = [1, 20] }\nthink_ms = 1\n";
+    let scenario = parse_str("t.toml", text, &models).expect("valid scenario");
+    let h = run_seed(&scenario, &scenario.runs[0], 0, &RunOptions { trace: false }).expect("no panic").history;
+    let mut highest: Option<u64> = None;
+    let (mut accepted, mut refused) = (0, 0);
+    for e in &h.events {
+        if let HistoryEvent::ResourceWrite { token: Some(t), fenced_accepted, .. } = e.event {
+            let expected = highest.is_none_or(|h| t >= h);
+            assert_eq!(fenced_accepted, expected, "token {t} against highest {highest:?}");
+            if expected {
+                highest = Some(highest.map_or(t, |h| h.max(t)));
+                accepted += 1;
+            } else {
+                refused += 1;
+            }
+        }
+    }
+    assert!(accepted > 100 && refused > 20, "{accepted} writes accepted, {refused} refused");
+}
+
+/// A failure for a key the client is not waiting for is not taken as the answer: no failure is
+/// recorded, and every section is granted. Kills `on_failed`'s `Phase::Waiting` guard `*k == key`
+/// made `true`.
+#[test]
+fn a_failure_of_another_key_is_not_taken_as_the_answer() {
+    let h = run_stray(&OTHER_KEY_FAILS_FIRST);
+    let failed = h.events.iter().filter(|e| matches!(e.event, HistoryEvent::AcquireFailed { .. })).count();
+    let granted = h.events.iter().filter(|e| matches!(e.event, HistoryEvent::Granted { .. })).count();
+    assert_eq!(failed, 0, "{failed} failures recorded ({granted} grants)");
+    assert!(granted > 100, "{granted} grants");
 }
