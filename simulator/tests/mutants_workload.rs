@@ -308,7 +308,10 @@ impl LockClient<Instant> for Scripted {
     fn cancel(&mut self, _: &mut Ctx<Instant>, _: &mut LockEvents, _: LockKey) {}
     fn on_message(&mut self, _: &mut Ctx<Instant>, _: &mut LockEvents, _: NodeId, _: ()) {}
     fn on_timer(&mut self, _: &mut Ctx<Instant>, _: &mut LockEvents, _: TimerId, _: ()) {}
-    fn on_crash(&mut self, _: &Crash) {}
+    fn on_crash(&mut self, _: &Crash) {
+        // What it held is gone with the process.
+        self.holds = 0;
+    }
     fn reentrant(&self) -> bool {
         self.script.reentrant
     }
@@ -629,4 +632,227 @@ fn a_failure_of_another_key_is_not_taken_as_the_answer() {
     let granted = h.events.iter().filter(|e| matches!(e.event, HistoryEvent::Granted { .. })).count();
     assert_eq!(failed, 0, "{failed} failures recorded ({granted} grants)");
     assert!(granted > 100, "{granted} grants");
+}
+
+// ---- answers that come later: a fake with timers ----
+
+/// The timed fake's protocol: no messages; a timer carries the answer it will give.
+struct Clocked;
+impl Protocol for Clocked {
+    type Msg = ();
+    type Timer = Later;
+}
+
+/// An answer the timed fake gives when its timer fires.
+#[derive(Clone, Copy, Debug)]
+enum Later {
+    Granted(LockKey),
+    Released(LockKey),
+}
+
+/// What the timed fake does.
+#[derive(Clone, Copy)]
+enum Plan {
+    /// Each section's release sends a stray grant of the key at once, and answers 10 ms later;
+    /// the release asked for because of that grant answers 30 ms later.
+    StrayGrantInRelease,
+    /// Reentrant: a nested acquire fails, and a grant of it comes 1 ms later anyway.
+    NestedFailsThenGrants,
+    /// Reentrant: a nested acquire is answered with a failure of the other key at once, then
+    /// granted 1 ms later.
+    OtherKeyFailsWhileNesting,
+}
+
+struct TimedClient {
+    plan: Plan,
+    holds: u32,
+    releasing: bool,
+    next_token: u64,
+}
+
+impl LockClient<Clocked> for TimedClient {
+    fn on_start(&mut self, _: &mut Ctx<Clocked>, _: &mut LockEvents) {}
+    fn acquire(&mut self, ctx: &mut Ctx<Clocked>, out: &mut LockEvents, key: LockKey, _: LockMode) {
+        self.next_token += 1;
+        let nested = self.holds > 0;
+        match (self.plan, nested) {
+            (Plan::NestedFailsThenGrants, true) => {
+                out.push(LockEvent::Failed { key, reason: FailReason::Refused });
+                ctx.set_timer(1_000_000, Later::Granted(key));
+            }
+            (Plan::OtherKeyFailsWhileNesting, true) => {
+                out.push(LockEvent::Failed { key: 1 - key, reason: FailReason::Unavailable });
+                self.holds += 1;
+                ctx.set_timer(1_000_000, Later::Granted(key));
+            }
+            _ => {
+                self.holds += 1;
+                out.push(LockEvent::Granted { key, token: Some(self.next_token) });
+            }
+        }
+    }
+    fn release(&mut self, ctx: &mut Ctx<Clocked>, out: &mut LockEvents, key: LockKey) {
+        self.holds = self.holds.saturating_sub(1);
+        match self.plan {
+            Plan::StrayGrantInRelease if !self.releasing => {
+                self.releasing = true;
+                out.push(LockEvent::Granted { key, token: Some(self.next_token) });
+                ctx.set_timer(10_000_000, Later::Released(key));
+            }
+            Plan::StrayGrantInRelease => {
+                self.releasing = false;
+                ctx.set_timer(30_000_000, Later::Released(key));
+            }
+            _ => out.push(LockEvent::Released { key }),
+        }
+    }
+    fn cancel(&mut self, _: &mut Ctx<Clocked>, _: &mut LockEvents, _: LockKey) {}
+    fn on_message(&mut self, _: &mut Ctx<Clocked>, _: &mut LockEvents, _: NodeId, _: ()) {}
+    fn on_timer(&mut self, _: &mut Ctx<Clocked>, out: &mut LockEvents, _: TimerId, later: Later) {
+        match later {
+            Later::Granted(key) => out.push(LockEvent::Granted { key, token: Some(self.next_token) }),
+            Later::Released(key) => out.push(LockEvent::Released { key }),
+        }
+    }
+    fn on_crash(&mut self, _: &Crash) {}
+    fn reentrant(&self) -> bool {
+        !matches!(self.plan, Plan::StrayGrantInRelease)
+    }
+}
+
+struct TimedModel(Plan, &'static str);
+
+impl Model for TimedModel {
+    type Protocol = Clocked;
+    fn name(&self) -> &'static str {
+        self.1
+    }
+    fn summary(&self) -> &'static str {
+        "a lock library whose answers follow a plan, some later"
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        &[]
+    }
+    fn fenced(&self, _: &Params) -> bool {
+        true
+    }
+    fn services(&self, _: &Params) -> Vec<(String, NodeKind)> {
+        Vec::new()
+    }
+    fn topology(&self, _: &Params) -> Topology {
+        Topology { ordered_links: false, leaderless: false }
+    }
+    fn build(&self, _: &Params, w: &WorkloadSpec) -> Cluster<Clocked> {
+        let plan = self.0;
+        let clients = (0..w.clients)
+            .map(|_| {
+                Box::new(TimedClient { plan, holds: 0, releasing: false, next_token: 0 })
+                    as Box<dyn LockClient<Clocked>>
+            })
+            .collect();
+        Cluster { services: Vec::new(), clients }
+    }
+}
+
+static STRAY_GRANT_IN_RELEASE: TimedModel = TimedModel(Plan::StrayGrantInRelease, "stray-grant-in-release");
+static NESTED_FAILS_THEN_GRANTS: TimedModel = TimedModel(Plan::NestedFailsThenGrants, "nested-fails-then-grants");
+static OTHER_KEY_FAILS_WHILE_NESTING: TimedModel =
+    TimedModel(Plan::OtherKeyFailsWhileNesting, "other-key-fails-while-nesting");
+
+/// Seed 0 of one client on two locks under `model`, with `workload` lines added.
+fn run_timed(model: &'static TimedModel, workload: &str) -> History {
+    let models: Vec<&'static dyn DynModel> = vec![model];
+    let text = format!(
+        "name = \"t\"\nduration_ms = 2000\nalgorithms = [\"{}\"]\n\n[workload]\nclients = 1\nlocks = 2\nthink_ms = 5\nresource = false\n{}{workload}\n",
+        model.1,
+        if workload.contains("hold_ms") { "" } else { "hold_ms = 5\n" }
+    );
+    let scenario = parse_str("t.toml", &text, &models).expect("valid scenario");
+    run_seed(&scenario, &scenario.runs[0], 0, &RunOptions { trace: false }).expect("no panic").history
+}
+
+/// A grant that arrives while the client releases is handed back, and the client waits for
+/// that release's answer too (30 ms) before its next section: a section every 40 ms, not
+/// every 20. Kills `on_granted`'s `*remaining += 1` made `-=` or `*=`.
+#[test]
+fn a_grant_during_a_release_is_handed_back_and_waited_for() {
+    let h = run_timed(&STRAY_GRANT_IN_RELEASE, "");
+    let sections = count(&h, |e| matches!(e, HistoryEvent::Granted { .. }));
+    assert!((45..=52).contains(&sections), "{sections} sections of 40 ms in 2 s");
+}
+
+/// A nested acquire that failed and is granted later anyway is not taken as the nested grant.
+/// Kills `on_failed`'s nested guard made `false` or with `==` as `!=` (the pending nesting
+/// would stay and take the late grant).
+#[test]
+fn a_late_grant_after_a_failed_nested_acquire_is_not_nested() {
+    let h = run_timed(&NESTED_FAILS_THEN_GRANTS, "reentry = 1.0\nhold_ms = 10");
+    let sections = count(&h, |e| matches!(e, HistoryEvent::Granted { nested: false, .. }));
+    assert!(sections > 50, "{sections} sections");
+    assert_eq!(count(&h, |e| matches!(e, HistoryEvent::Granted { nested: true, .. })), 0);
+}
+
+/// A failure of another key while a nested acquire is pending does not cancel it: the nested
+/// grant that follows is recorded. Kills `on_failed`'s nested guard made `true` or with `&&` as
+/// `||`.
+#[test]
+fn a_failure_of_another_key_leaves_a_pending_nested_acquire() {
+    let h = run_timed(&OTHER_KEY_FAILS_WHILE_NESTING, "reentry = 1.0\nhold_ms = 10");
+    let sections = count(&h, |e| matches!(e, HistoryEvent::Granted { nested: false, .. }));
+    assert!(sections > 50, "{sections} sections");
+    // (The last section's nested grant may fall after the run's end.)
+    let nested = count(&h, |e| matches!(e, HistoryEvent::Granted { nested: true, .. }));
+    assert!(nested + 1 >= sections && nested <= sections, "{nested} nested grants in {sections} sections");
+}
+
+/// Every read and write to the resource 600 ms slower each way: every read is answered after
+/// the 1 s time-out, when the client already holds a later grant, and must be ignored: no
+/// section ever writes. Kills `on_resource`'s read guard `key == h.key && grant == h.grant`
+/// made `true` or with `&&` as `||`.
+#[test]
+fn a_read_answered_after_its_section_ended_is_ignored() {
+    let (h, _) = run_scripted_with(
+        &NOT_REENTRANT,
+        "",
+        "[[faults]]\nkind = \"slow\"\ntarget = \"resource\"\nat_ms = 0\nlatency_ms = 600",
+    );
+    assert!(count(&h, |e| matches!(e, HistoryEvent::Granted { .. })) >= 1);
+    assert_eq!(count(&h, |e| matches!(e, HistoryEvent::ResourceWrite { .. })), 0);
+}
+
+/// A read answered while the client still works (before its hold ends) does not end the hold
+/// early; one answered after the hold ended does end it, and the write follows. With 50 ms holds
+/// and a fast resource: about 36 sections in 2 s; with 5 ms holds and a resource 30 ms slower
+/// each way, every section still writes. Kills `on_resource`'s `h.step == AwaitRead &&
+/// !h.abandoned` with `==` as `!=`, `&&` as `||`, or without the `!`.
+#[test]
+fn a_read_reply_ends_the_hold_only_when_the_hold_waits_for_it() {
+    let (h, _) = run_scripted(&NOT_REENTRANT, "hold_ms = 50");
+    let sections = count(&h, |e| matches!(e, HistoryEvent::Granted { .. }));
+    assert!((33..=38).contains(&sections), "{sections} sections of 50 ms (+5 ms thinking) in 2 s");
+    let (h, _) = run_scripted_with(
+        &NOT_REENTRANT,
+        "",
+        "[[faults]]\nkind = \"slow\"\ntarget = \"resource\"\nat_ms = 0\nlatency_ms = 30",
+    );
+    let sections = count(&h, |e| matches!(e, HistoryEvent::Granted { .. }));
+    let writes = count(&h, |e| matches!(e, HistoryEvent::ResourceWrite { .. }));
+    assert!(sections > 10 && writes + 1 >= sections, "{writes} writes in {sections} sections");
+}
+
+/// A client crashed in a section restarts with its library's state gone: the library, which
+/// fails nested acquires, is not asked to nest after the restart, and every later acquisition is
+/// granted. Kills `on_crash` made empty (the library would still count the lost hold, and fail
+/// every acquisition as nested).
+#[test]
+fn a_crash_clears_the_library_state() {
+    let (h, _) = run_scripted_with(
+        &NESTED_FAILS,
+        "resource = false\nhold_ms = 50",
+        "[[faults]]\nkind = \"crash\"\ntarget = \"client-0\"\nat_ms = 520\nduration_ms = 100",
+    );
+    let after =
+        h.events.iter().filter(|e| e.at_ns > 620_000_000 && matches!(e.event, HistoryEvent::Granted { .. })).count();
+    assert!(after > 20, "{after} grants after the restart");
+    assert_eq!(count(&h, |e| matches!(e, HistoryEvent::AcquireFailed { .. })), 0);
 }
