@@ -856,3 +856,81 @@ fn a_crash_clears_the_library_state() {
     assert!(after > 20, "{after} grants after the restart");
     assert_eq!(count(&h, |e| matches!(e, HistoryEvent::AcquireFailed { .. })), 0);
 }
+
+// ---- a connection reset reaches the library ----
+
+/// A server that does nothing but accept connections.
+struct IdleServer;
+
+impl locksim_simulator::process::Process<Instant> for IdleServer {
+    fn on_start(&mut self, _: &mut Ctx<Instant>) {}
+    fn on_message(&mut self, _: &mut Ctx<Instant>, _: NodeId, _: ()) {}
+    fn on_timer(&mut self, _: &mut Ctx<Instant>, _: TimerId, _: ()) {}
+    fn on_crash(&mut self, _: &Crash) {}
+}
+
+/// Connects to `server-0` at start (one message) and notes every reset it is told of.
+struct ResetWatcher;
+
+impl LockClient<Instant> for ResetWatcher {
+    fn on_start(&mut self, ctx: &mut Ctx<Instant>, _: &mut LockEvents) {
+        let server = ctx.node_named("server-0").expect("server-0");
+        ctx.send(server, ());
+    }
+    fn acquire(&mut self, _: &mut Ctx<Instant>, _: &mut LockEvents, _: LockKey, _: LockMode) {}
+    fn release(&mut self, _: &mut Ctx<Instant>, out: &mut LockEvents, key: LockKey) {
+        out.push(LockEvent::Released { key });
+    }
+    fn cancel(&mut self, _: &mut Ctx<Instant>, _: &mut LockEvents, _: LockKey) {}
+    fn on_message(&mut self, _: &mut Ctx<Instant>, _: &mut LockEvents, _: NodeId, _: ()) {}
+    fn on_timer(&mut self, _: &mut Ctx<Instant>, _: &mut LockEvents, _: TimerId, _: ()) {}
+    fn on_crash(&mut self, _: &Crash) {}
+    fn on_reset(&mut self, ctx: &mut Ctx<Instant>, _: &mut LockEvents, peer: NodeId) {
+        let name = ctx.name_of(peer).to_string();
+        ctx.note(|| format!("library told: reset by {name}"));
+    }
+}
+
+struct WithServer;
+
+impl Model for WithServer {
+    type Protocol = Instant;
+    fn name(&self) -> &'static str {
+        "with-server"
+    }
+    fn summary(&self) -> &'static str {
+        "one idle server; the library notes resets"
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        &[]
+    }
+    fn fenced(&self, _: &Params) -> bool {
+        true
+    }
+    fn services(&self, _: &Params) -> Vec<(String, NodeKind)> {
+        vec![("server-0".to_string(), NodeKind::Server)]
+    }
+    fn topology(&self, _: &Params) -> Topology {
+        Topology { ordered_links: true, leaderless: true }
+    }
+    fn build(&self, _: &Params, w: &WorkloadSpec) -> Cluster<Instant> {
+        let clients = (0..w.clients).map(|_| Box::new(ResetWatcher) as Box<dyn LockClient<Instant>>).collect();
+        Cluster { services: vec![Box::new(IdleServer)], clients }
+    }
+}
+
+static WITH_SERVER: WithServer = WithServer;
+
+/// A server's process killed: the client's library is told its connection was reset. Kills
+/// `on_reset` made empty and its resource test `peer == ctx.resource()` made `!=` (the
+/// server's reset would be dropped).
+#[test]
+fn a_reset_from_a_server_reaches_the_library() {
+    let models: Vec<&'static dyn DynModel> = vec![&WITH_SERVER];
+    let text = "name = \"t\"\nduration_ms = 1000\nalgorithms = [\"with-server\"]\n\n[workload]\nclients = 1\nresource = false\n\n[[faults]]\nkind = \"crash\"\nmode = \"process\"\ntarget = \"server-0\"\nat_ms = 100\n";
+    let scenario = parse_str("t.toml", text, &models).expect("valid scenario");
+    let out = run_seed(&scenario, &scenario.runs[0], 0, &RunOptions { trace: true }).expect("no panic");
+    let told =
+        out.trace.expect("trace").entries.iter().filter(|e| e.detail == "library told: reset by server-0").count();
+    assert_eq!(told, 1);
+}
