@@ -57,6 +57,11 @@ enum Command {
     /// Run a scenario against real servers started on this machine (Redis, MariaDB, ZooKeeper, etcd).
     Live(commands::live::LiveArgs),
     /// Simulate a scenario and run it live, and print each metric side by side.
+    ///
+    /// First it measures this machine: the loopback round trip, and on servers started from each
+    /// row's parameters the round trip of each request kind a model parameter stands for
+    /// (`service_ms`; for ZooKeeper and etcd also `fsync_ms`, from a write on the leader). The
+    /// simulation runs with those figures, which each row's header prints.
     Compare(commands::compare::CompareArgs),
     /// One client process of a live run (started by `sim live`; not for direct use).
     #[command(hide = true)]
