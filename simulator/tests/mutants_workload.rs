@@ -934,3 +934,48 @@ fn a_reset_from_a_server_reaches_the_library() {
         out.trace.expect("trace").entries.iter().filter(|e| e.detail == "library told: reset by server-0").count();
     assert_eq!(told, 1);
 }
+
+/// Resource messages slowed by up to 1.5 s each (drawn per message): some writes are answered
+/// after the section's 1 s time-out, while the client holds a later grant. Such a late reply must
+/// not end that later section: a section released before its own write reached the resource
+/// (or that never wrote) was released by a time-out, at least 1 s after its grant. Kills `on_resource`'s write-reply
+/// guard (`key == h.key && grant == h.grant && h.step == AwaitWrite`) made `true` or with
+/// either `&&` as `||`.
+#[test]
+fn a_late_write_reply_does_not_end_a_later_section() {
+    let models: Vec<&'static dyn DynModel> = vec![&NOT_REENTRANT];
+    let text = "name = \"t\"\nduration_ms = 60000\nalgorithms = [\"not-reentrant\"]\n\n[workload]\nclients = 1\nhold_ms = 1\nthink_ms = 1\n\n[[faults]]\nkind = \"slow\"\ntarget = \"resource\"\nat_ms = 0\nlatency_ms = { uniform = [0, 1500] }\n";
+    let scenario = parse_str("t.toml", text, &models).expect("valid scenario");
+    let h = run_seed(&scenario, &scenario.runs[0], 0, &RunOptions { trace: false }).expect("no panic").history;
+    let client = h.clients[0];
+    // Each section: its grant time and number, then its release time.
+    let mut sections: Vec<(u64, u64, u64)> = Vec::new();
+    let mut open: Option<(u64, u64)> = None;
+    let mut landed: std::collections::BTreeMap<u64, u64> = Default::default();
+    for e in &h.events {
+        match e.event {
+            HistoryEvent::Granted { grant, nested: false, .. } if e.node == client => open = Some((e.at_ns, grant)),
+            HistoryEvent::Released { nested: false, .. } if e.node == client => {
+                if let Some((at, grant)) = open.take() {
+                    sections.push((at, grant, e.at_ns));
+                }
+            }
+            HistoryEvent::ResourceWrite { grant, .. } => {
+                landed.insert(grant, e.at_ns);
+            }
+            _ => {}
+        }
+    }
+    let late_writes = sections.iter().filter(|(_, g, released)| landed.get(g).is_some_and(|w| w > released)).count();
+    assert!(late_writes > 0 && sections.len() > 5, "{late_writes} late writes in {} sections", sections.len());
+    // A section that never wrote, or whose write landed after it ended, ended by a time-out.
+    for (granted, grant, released) in &sections {
+        if landed.get(grant).is_none_or(|w| w > released) {
+            assert!(
+                released - granted >= 1_000_000_000,
+                "grant {grant} released {} ms after it, before its write landed or without one",
+                (released - granted) / 1_000_000
+            );
+        }
+    }
+}
