@@ -310,3 +310,25 @@ fn the_earliest_leak_is_described_whatever_its_key() {
     assert!(leak.detail.starts_with("key 1: client 2 granted token 7 at 10.000 ms"), "{}", leak.detail);
     assert_eq!(leak.at_ns, 10 * NS_PER_MS);
 }
+
+// ---- the longest outage (checker/unavailable.rs: check_key) ----
+
+/// B waits from 0 to 100 ms while A holds for no time at all at 50 ms (granted and released in
+/// the same instant): the outage is not broken, it lasts the whole 100 ms. Kills the sweep's
+/// `at > prev` made `>=` (the empty hold's second boundary would end the stretch at 50 ms).
+#[test]
+fn an_empty_hold_does_not_break_an_outage() {
+    let h = history(
+        200,
+        vec![
+            (0, B, AcquireStart { key: 0, mode: Exclusive }),
+            (50, A, grant(0, 1, 1)),
+            (50, A, release(0)),
+            (100, B, grant(0, 2, 1)),
+            (150, B, release(0)),
+        ],
+    );
+    let m = check(0, &h);
+    assert_eq!(m.unavailable_ns, 100 * NS_PER_MS);
+    assert_eq!(m.outage_ns, 100 * NS_PER_MS);
+}
