@@ -144,7 +144,8 @@ struct Progress {
     active: bool,
     /// Highest read-index round this peer acknowledged in the current term.
     acked_seq: u64,
-    /// When this peer last answered the leader (only read with `leader_timeout_ns`).
+    /// When this peer last answered the leader: ZooKeeper's quorum check (`leader_timeout_ns`)
+    /// and, under [`Pattern::Raft`], whether a heartbeat probes it instead of resending entries.
     heard_ns: Nanos,
     /// [`Pattern::Zab`]: the link to this peer broke, so the next round resends from `matched`
     /// (with the commit index) whatever it had.

@@ -96,7 +96,11 @@ pub struct Replica<C> {
     /// The armed timer and its deadline (monotonic).
     armed: Option<(TimerId, Nanos)>,
     out: Outbox<C>,
-    /// When the disk finishes the last sync asked of it (monotonic; with `Config::fsync_ms`).
+    /// Whether appended entries cost a sync (`Config::fsync_ms` is not a constant 0), decided
+    /// once so the message path does not compare distributions.
+    syncs: bool,
+    /// When the disk finishes the last sync asked of it (monotonic; 0: never asked, or since a
+    /// crash).
     disk_busy_until_ns: Nanos,
 }
 
@@ -105,6 +109,7 @@ impl<C: Clone + Debug + Send + 'static> Replica<C> {
     /// list, in the same order, on every member).
     pub fn new(me_index: usize, member_names: Vec<String>, config: Config) -> Replica<C> {
         assert!(me_index < member_names.len(), "replica index out of the group");
+        let syncs = config.fsync_ms != Dist::Const(0.0);
         Replica {
             me_index,
             member_names,
@@ -113,6 +118,7 @@ impl<C: Clone + Debug + Send + 'static> Replica<C> {
             initial_leader: None,
             armed: None,
             out: Vec::new(),
+            syncs,
             disk_busy_until_ns: 0,
         }
     }
@@ -154,9 +160,9 @@ impl<C: Clone + Debug + Send + 'static> Replica<C> {
     pub fn on_message<P: Carries<C>>(&mut self, ctx: &mut Ctx<P>, from: NodeId, msg: ConsensusMsg<C>) {
         let Some(core) = self.core.as_mut() else { return };
         let now = ctx.now_mono_ns();
-        let appends = matches!(&msg, ConsensusMsg::Append { entries, .. } if !entries.is_empty());
+        let appends = self.syncs && matches!(&msg, ConsensusMsg::Append { entries, .. } if !entries.is_empty());
         core.step(now, ctx.rng(), from, msg, &mut self.out);
-        if appends && self.config.fsync_ms != Dist::Const(0.0) {
+        if appends {
             // One sync after another: this one starts when the disk is done with the last.
             let sync_ns = ms_to_ns(self.config.fsync_ms.sample_non_negative(ctx.rng()));
             self.disk_busy_until_ns = self.disk_busy_until_ns.max(now) + sync_ns;
@@ -312,7 +318,11 @@ impl<C: Clone + Debug + Send + 'static> Replica<C> {
 
     /// Sends what the core queued and keeps one timer armed for its next deadline.
     fn flush<P: Carries<C>>(&mut self, ctx: &mut Ctx<P>) {
-        let hold_ns = self.disk_busy_until_ns.saturating_sub(ctx.now_mono_ns());
+        // Nothing to wait for unless a sync was ever asked (no clock reading otherwise).
+        let hold_ns = match self.disk_busy_until_ns {
+            0 => 0,
+            busy_until => busy_until.saturating_sub(ctx.now_mono_ns()),
+        };
         for (to, msg) in self.out.drain(..) {
             if hold_ns > 0 {
                 ctx.send_after(hold_ns, to, msg);

@@ -463,8 +463,7 @@ impl EtcdClient {
     /// waitDeletes returned: recheck the own key (fixed versions) or hold at once (3.4.3, and
     /// the RWMutex, whose `RLock`/`Lock` return as soon as nothing older blocks them).
     fn waited(&mut self, ctx: &mut Ctx<Etcd>, out: &mut LockEvents) {
-        let rw = matches!(&self.v.mutex, Some(m) if m.rw.is_some());
-        if self.cfg.recheck_after_wait && !rw {
+        if self.cfg.recheck_after_wait && !self.cfg.rw_recipe {
             let Some(m) = self.v.mutex.as_mut() else { return };
             m.step = Step::Recheck;
             let op = Op::Get { key: m.my_key.clone() };
@@ -625,8 +624,7 @@ impl EtcdClient {
             // Mutex.Lock deletes its key when the wait fails; RWMutex.RLock/Lock return the error
             // and leave it (rwmutex.go), in the queue until the session's lease ends.
             Purpose::WaitGet | Purpose::Recheck => {
-                let cleanup = !matches!(&self.v.mutex, Some(m) if m.rw.is_some());
-                self.lock_failed(ctx, out, FailReason::Unavailable, cleanup)
+                self.lock_failed(ctx, out, FailReason::Unavailable, !self.cfg.rw_recipe)
             }
             // Mutex.Unlock returns the Delete's error: clientv3 never resends a Delete that may
             // have reached a member (`retry_interceptor.go`: `isSafeRetryMutableRPC`), and the

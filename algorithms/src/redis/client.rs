@@ -186,6 +186,18 @@ enum ReqKind {
     Resubscribe,
 }
 
+impl ReqKind {
+    /// The unlock that ends a release: a release call's (answered with `Released`), or one nobody
+    /// waits for (`cleanup`).
+    fn release(cleanup: bool) -> ReqKind {
+        if cleanup {
+            ReqKind::Cleanup
+        } else {
+            ReqKind::Unlock
+        }
+    }
+}
+
 /// What an acquisition is doing.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Acq {
@@ -400,7 +412,7 @@ impl RedisLockClient {
     /// Sends the (first) unlock command for a lock this library holds or just took: a release
     /// call's (`cleanup = false`, answered with `Released`) or one nobody waits for.
     fn send_unlock(&mut self, ctx: &mut Ctx<Redis>, key: LockKey, value: u64, cleanup: bool) {
-        let done = if cleanup { ReqKind::Cleanup } else { ReqKind::Unlock };
+        let done = ReqKind::release(cleanup);
         let (cmd, kind) = match (self.cfg.watchdog, self.cfg.unlock) {
             (true, UnlockMode::CompareAndDelete) => {
                 (Command::HUnlock { key, owner: self.v.owner, lease_ms: self.cfg.ttl_ms }, done)
@@ -423,8 +435,7 @@ impl RedisLockClient {
         match r.answer {
             Answer::Reply(Reply::Value(v)) if v == value => {
                 ctx.note(|| format!("lock {key}: GET found our value; DEL follows"));
-                let done = if cleanup { ReqKind::Cleanup } else { ReqKind::Unlock };
-                self.request(ctx, key, Command::Del { key, publish: false }, None, done);
+                self.request(ctx, key, Command::Del { key, publish: false }, None, ReqKind::release(cleanup));
             }
             _ if cleanup => {}
             Answer::Reply(_) => out.push(LockEvent::Released { key }),
