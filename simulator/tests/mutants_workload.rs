@@ -6,7 +6,7 @@ use locksim_simulator::batch::run_seed;
 use locksim_simulator::history::{FailReason, History, HistoryEvent, LockKey, LockMode};
 use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
 use locksim_simulator::model::{Cluster, DynModel, Model, ParamSpec, Params, Topology};
-use locksim_simulator::process::{Crash, Ctx, NodeId, NodeKind, Protocol, TimerId};
+use locksim_simulator::process::{Crash, Ctx, NodeId, NodeKind, Process, Protocol, TimerId};
 use locksim_simulator::run::RunOptions;
 use locksim_simulator::scenario::parse_str;
 use locksim_simulator::setup::WorkloadSpec;
@@ -39,15 +39,24 @@ impl LockClient<Instant> for InstantClient {
     fn on_crash(&mut self, _: &Crash) {}
 }
 
-struct InstantModel;
+/// Every fake of this file as a model: its name, how each client's library is made, and at most
+/// one server. No parameters; fenced; shared locks allowed.
+struct Fake<P: Protocol> {
+    name: &'static str,
+    library: fn() -> Box<dyn LockClient<P>>,
+    server: Option<MakeServer<P>>,
+}
 
-impl Model for InstantModel {
-    type Protocol = Instant;
+/// How a fake's one server is made.
+type MakeServer<P> = fn() -> Box<dyn Process<P>>;
+
+impl<P: Protocol> Model for Fake<P> {
+    type Protocol = P;
     fn name(&self) -> &'static str {
-        "instant"
+        self.name
     }
     fn summary(&self) -> &'static str {
-        "a lock library that grants and releases at once"
+        "a fake lock library"
     }
     fn params(&self) -> &'static [ParamSpec] {
         &[]
@@ -59,19 +68,23 @@ impl Model for InstantModel {
         true
     }
     fn services(&self, _: &Params) -> Vec<(String, NodeKind)> {
-        Vec::new()
+        self.server.iter().map(|_| ("server-0".to_string(), NodeKind::Server)).collect()
     }
     fn topology(&self, _: &Params) -> Topology {
-        Topology { ordered_links: false, leaderless: false }
+        // With a server, as the real models' TCP links; without, no links but the resource's.
+        let server = self.server.is_some();
+        Topology { ordered_links: server, leaderless: server }
     }
-    fn build(&self, _: &Params, w: &WorkloadSpec) -> Cluster<Instant> {
-        let clients =
-            (0..w.clients).map(|_| Box::new(InstantClient::default()) as Box<dyn LockClient<Instant>>).collect();
-        Cluster { services: Vec::new(), clients }
+    fn build(&self, _: &Params, w: &WorkloadSpec) -> Cluster<P> {
+        Cluster {
+            services: self.server.iter().map(|make| make()).collect(),
+            clients: (0..w.clients).map(|_| (self.library)()).collect(),
+        }
     }
 }
 
-static INSTANT: InstantModel = InstantModel;
+/// Grants and releases at once.
+static INSTANT: Fake<Instant> = Fake { name: "instant", library: || Box::new(InstantClient::default()), server: None };
 
 /// Seed 0 of a scenario running the fake, with `workload` as its `[workload]` table.
 fn run(workload: &str) -> History {
@@ -172,47 +185,22 @@ impl LockClient<Instant> for StrayClient {
     fn on_crash(&mut self, _: &Crash) {}
 }
 
-struct StrayModel(Stray, &'static str);
-
-impl Model for StrayModel {
-    type Protocol = Instant;
-    fn name(&self) -> &'static str {
-        self.1
-    }
-    fn summary(&self) -> &'static str {
-        "a lock library that grants at once and sends a stray grant with each"
-    }
-    fn params(&self) -> &'static [ParamSpec] {
-        &[]
-    }
-    fn fenced(&self, _: &Params) -> bool {
-        true
-    }
-    fn services(&self, _: &Params) -> Vec<(String, NodeKind)> {
-        Vec::new()
-    }
-    fn topology(&self, _: &Params) -> Topology {
-        Topology { ordered_links: false, leaderless: false }
-    }
-    fn build(&self, _: &Params, w: &WorkloadSpec) -> Cluster<Instant> {
-        let stray = self.0;
-        let clients = (0..w.clients)
-            .map(|_| Box::new(StrayClient { stray, next_token: 0 }) as Box<dyn LockClient<Instant>>)
-            .collect();
-        Cluster { services: Vec::new(), clients }
-    }
+fn stray(stray: Stray) -> Box<dyn LockClient<Instant>> {
+    Box::new(StrayClient { stray, next_token: 0 })
 }
 
-static OTHER_KEY_FIRST: StrayModel = StrayModel(Stray::OtherKeyFirst, "other-key-first");
-static TWICE: StrayModel = StrayModel(Stray::Twice, "twice");
-static OTHER_KEY_FAILS_FIRST: StrayModel = StrayModel(Stray::OtherKeyFailsFirst, "other-key-fails-first");
+static OTHER_KEY_FIRST: Fake<Instant> =
+    Fake { name: "other-key-first", library: || stray(Stray::OtherKeyFirst), server: None };
+static TWICE: Fake<Instant> = Fake { name: "twice", library: || stray(Stray::Twice), server: None };
+static OTHER_KEY_FAILS_FIRST: Fake<Instant> =
+    Fake { name: "other-key-fails-first", library: || stray(Stray::OtherKeyFailsFirst), server: None };
 
 /// Seed 0 of one client on two locks under `model`.
-fn run_stray(model: &'static StrayModel) -> History {
+fn run_stray(model: &'static Fake<Instant>) -> History {
     let models: Vec<&'static dyn DynModel> = vec![model];
     let text = format!(
         "name = \"t\"\nduration_ms = 2000\nalgorithms = [\"{}\"]\n\n[workload]\nclients = 1\nlocks = 2\nhold_ms = 5\nthink_ms = 5\n",
-        model.1
+        model.name
     );
     let scenario = parse_str("t.toml", &text, &models).expect("valid scenario");
     run_seed(&scenario, &scenario.runs[0], 0, &RunOptions { trace: false }).expect("no panic").history
@@ -317,78 +305,42 @@ impl LockClient<Instant> for Scripted {
     }
 }
 
-struct ScriptedModel(Script, &'static str);
+/// The script that only grants and releases; the others change one thing.
+const PLAIN: Script =
+    Script { reentrant: false, nested_fails: false, every_other_fails: false, lost: None, silent: false };
 
-impl Model for ScriptedModel {
-    type Protocol = Instant;
-    fn name(&self) -> &'static str {
-        self.1
-    }
-    fn summary(&self) -> &'static str {
-        "a lock library following a script"
-    }
-    fn params(&self) -> &'static [ParamSpec] {
-        &[]
-    }
-    fn fenced(&self, _: &Params) -> bool {
-        true
-    }
-    fn services(&self, _: &Params) -> Vec<(String, NodeKind)> {
-        Vec::new()
-    }
-    fn topology(&self, _: &Params) -> Topology {
-        Topology { ordered_links: false, leaderless: false }
-    }
-    fn build(&self, _: &Params, w: &WorkloadSpec) -> Cluster<Instant> {
-        let script = self.0;
-        let clients = (0..w.clients)
-            .map(|_| Box::new(Scripted { script, holds: 0, asked: 0, next_token: 0 }) as Box<dyn LockClient<Instant>>)
-            .collect();
-        Cluster { services: Vec::new(), clients }
-    }
+fn scripted(script: Script) -> Box<dyn LockClient<Instant>> {
+    Box::new(Scripted { script, holds: 0, asked: 0, next_token: 0 })
 }
 
-static REENTRANT: ScriptedModel = ScriptedModel(
-    Script { reentrant: true, nested_fails: false, every_other_fails: false, lost: None, silent: false },
-    "reentrant",
-);
-static NOT_REENTRANT: ScriptedModel = ScriptedModel(
-    Script { reentrant: false, nested_fails: false, every_other_fails: false, lost: None, silent: false },
-    "not-reentrant",
-);
-static NESTED_FAILS: ScriptedModel = ScriptedModel(
-    Script { reentrant: true, nested_fails: true, every_other_fails: false, lost: None, silent: false },
-    "nested-fails",
-);
-static FLAKY: ScriptedModel = ScriptedModel(
-    Script { reentrant: false, nested_fails: false, every_other_fails: true, lost: None, silent: false },
-    "flaky",
-);
-static LOST_HONOURED: ScriptedModel = ScriptedModel(
-    Script { reentrant: false, nested_fails: false, every_other_fails: false, lost: Some(true), silent: false },
-    "lost-honoured",
-);
-static LOST_IGNORED: ScriptedModel = ScriptedModel(
-    Script { reentrant: false, nested_fails: false, every_other_fails: false, lost: Some(false), silent: false },
-    "lost-ignored",
-);
-
-static SILENT: ScriptedModel = ScriptedModel(
-    Script { reentrant: false, nested_fails: false, every_other_fails: false, lost: None, silent: true },
-    "silent",
-);
+static REENTRANT: Fake<Instant> =
+    Fake { name: "reentrant", library: || scripted(Script { reentrant: true, ..PLAIN }), server: None };
+static NOT_REENTRANT: Fake<Instant> = Fake { name: "not-reentrant", library: || scripted(PLAIN), server: None };
+static NESTED_FAILS: Fake<Instant> = Fake {
+    name: "nested-fails",
+    library: || scripted(Script { reentrant: true, nested_fails: true, ..PLAIN }),
+    server: None,
+};
+static FLAKY: Fake<Instant> =
+    Fake { name: "flaky", library: || scripted(Script { every_other_fails: true, ..PLAIN }), server: None };
+static LOST_HONOURED: Fake<Instant> =
+    Fake { name: "lost-honoured", library: || scripted(Script { lost: Some(true), ..PLAIN }), server: None };
+static LOST_IGNORED: Fake<Instant> =
+    Fake { name: "lost-ignored", library: || scripted(Script { lost: Some(false), ..PLAIN }), server: None };
+static SILENT: Fake<Instant> =
+    Fake { name: "silent", library: || scripted(Script { silent: true, ..PLAIN }), server: None };
 
 /// Seed 0 of one client under `model`, with `workload` lines added.
-fn run_scripted(model: &'static ScriptedModel, workload: &str) -> (History, Vec<String>) {
+fn run_scripted(model: &'static Fake<Instant>, workload: &str) -> (History, Vec<String>) {
     run_scripted_with(model, workload, "")
 }
 
 /// As [`run_scripted`], with `more` (faults, say) after the `[workload]` table.
-fn run_scripted_with(model: &'static ScriptedModel, workload: &str, more: &str) -> (History, Vec<String>) {
+fn run_scripted_with(model: &'static Fake<Instant>, workload: &str, more: &str) -> (History, Vec<String>) {
     let models: Vec<&'static dyn DynModel> = vec![model];
     let text = format!(
         "name = \"t\"\nduration_ms = 2000\nalgorithms = [\"{}\"]\n\n[workload]\nclients = 1\nthink_ms = 5\n{}{workload}\n{more}\n",
-        model.1,
+        model.name,
         if workload.contains("hold_ms") { "" } else { "hold_ms = 5\n" }
     );
     let scenario = parse_str("t.toml", &text, &models).expect("valid scenario");
@@ -541,7 +493,7 @@ fn a_restarted_client_acquires_again() {
     assert!(after > 50, "{after} grants after the restart");
 }
 
-/// Tokens shared by every client of [`SharedTokens`]: one counter, so a later grant always has
+/// Tokens shared by every client of [`SHARED_TOKENS`]: one counter, so a later grant always has
 /// a higher token, whoever gets it.
 static NEXT_TOKEN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
@@ -563,35 +515,9 @@ impl LockClient<Instant> for SharedTokenClient {
     fn on_crash(&mut self, _: &Crash) {}
 }
 
-struct SharedTokens;
-
-impl Model for SharedTokens {
-    type Protocol = Instant;
-    fn name(&self) -> &'static str {
-        "shared-tokens"
-    }
-    fn summary(&self) -> &'static str {
-        "grants everyone at once, tokens from one counter"
-    }
-    fn params(&self) -> &'static [ParamSpec] {
-        &[]
-    }
-    fn fenced(&self, _: &Params) -> bool {
-        true
-    }
-    fn services(&self, _: &Params) -> Vec<(String, NodeKind)> {
-        Vec::new()
-    }
-    fn topology(&self, _: &Params) -> Topology {
-        Topology { ordered_links: false, leaderless: false }
-    }
-    fn build(&self, _: &Params, w: &WorkloadSpec) -> Cluster<Instant> {
-        let clients = (0..w.clients).map(|_| Box::new(SharedTokenClient) as Box<dyn LockClient<Instant>>).collect();
-        Cluster { services: Vec::new(), clients }
-    }
-}
-
-static SHARED_TOKENS: SharedTokens = SharedTokens;
+/// Grants everyone at once, with tokens from one counter.
+static SHARED_TOKENS: Fake<Instant> =
+    Fake { name: "shared-tokens", library: || Box::new(SharedTokenClient), server: None };
 
 /// The fenced resource accepts a write whose token is at least the highest it accepted for the
 /// key, and refuses a lower one; the unfenced one takes every write. Three clients hold at once
@@ -720,51 +646,23 @@ impl LockClient<Clocked> for TimedClient {
     }
 }
 
-struct TimedModel(Plan, &'static str);
-
-impl Model for TimedModel {
-    type Protocol = Clocked;
-    fn name(&self) -> &'static str {
-        self.1
-    }
-    fn summary(&self) -> &'static str {
-        "a lock library whose answers follow a plan, some later"
-    }
-    fn params(&self) -> &'static [ParamSpec] {
-        &[]
-    }
-    fn fenced(&self, _: &Params) -> bool {
-        true
-    }
-    fn services(&self, _: &Params) -> Vec<(String, NodeKind)> {
-        Vec::new()
-    }
-    fn topology(&self, _: &Params) -> Topology {
-        Topology { ordered_links: false, leaderless: false }
-    }
-    fn build(&self, _: &Params, w: &WorkloadSpec) -> Cluster<Clocked> {
-        let plan = self.0;
-        let clients = (0..w.clients)
-            .map(|_| {
-                Box::new(TimedClient { plan, holds: 0, releasing: false, next_token: 0 })
-                    as Box<dyn LockClient<Clocked>>
-            })
-            .collect();
-        Cluster { services: Vec::new(), clients }
-    }
+fn timed(plan: Plan) -> Box<dyn LockClient<Clocked>> {
+    Box::new(TimedClient { plan, holds: 0, releasing: false, next_token: 0 })
 }
 
-static STRAY_GRANT_IN_RELEASE: TimedModel = TimedModel(Plan::StrayGrantInRelease, "stray-grant-in-release");
-static NESTED_FAILS_THEN_GRANTS: TimedModel = TimedModel(Plan::NestedFailsThenGrants, "nested-fails-then-grants");
-static OTHER_KEY_FAILS_WHILE_NESTING: TimedModel =
-    TimedModel(Plan::OtherKeyFailsWhileNesting, "other-key-fails-while-nesting");
+static STRAY_GRANT_IN_RELEASE: Fake<Clocked> =
+    Fake { name: "stray-grant-in-release", library: || timed(Plan::StrayGrantInRelease), server: None };
+static NESTED_FAILS_THEN_GRANTS: Fake<Clocked> =
+    Fake { name: "nested-fails-then-grants", library: || timed(Plan::NestedFailsThenGrants), server: None };
+static OTHER_KEY_FAILS_WHILE_NESTING: Fake<Clocked> =
+    Fake { name: "other-key-fails-while-nesting", library: || timed(Plan::OtherKeyFailsWhileNesting), server: None };
 
 /// Seed 0 of one client on two locks under `model`, with `workload` lines added.
-fn run_timed(model: &'static TimedModel, workload: &str) -> History {
+fn run_timed(model: &'static Fake<Clocked>, workload: &str) -> History {
     let models: Vec<&'static dyn DynModel> = vec![model];
     let text = format!(
         "name = \"t\"\nduration_ms = 2000\nalgorithms = [\"{}\"]\n\n[workload]\nclients = 1\nlocks = 2\nthink_ms = 5\nresource = false\n{}{workload}\n",
-        model.1,
+        model.name,
         if workload.contains("hold_ms") { "" } else { "hold_ms = 5\n" }
     );
     let scenario = parse_str("t.toml", &text, &models).expect("valid scenario");
@@ -862,7 +760,7 @@ fn a_crash_clears_the_library_state() {
 /// A server that does nothing but accept connections.
 struct IdleServer;
 
-impl locksim_simulator::process::Process<Instant> for IdleServer {
+impl Process<Instant> for IdleServer {
     fn on_start(&mut self, _: &mut Ctx<Instant>) {}
     fn on_message(&mut self, _: &mut Ctx<Instant>, _: NodeId, _: ()) {}
     fn on_timer(&mut self, _: &mut Ctx<Instant>, _: TimerId, _: ()) {}
@@ -891,35 +789,9 @@ impl LockClient<Instant> for ResetWatcher {
     }
 }
 
-struct WithServer;
-
-impl Model for WithServer {
-    type Protocol = Instant;
-    fn name(&self) -> &'static str {
-        "with-server"
-    }
-    fn summary(&self) -> &'static str {
-        "one idle server; the library notes resets"
-    }
-    fn params(&self) -> &'static [ParamSpec] {
-        &[]
-    }
-    fn fenced(&self, _: &Params) -> bool {
-        true
-    }
-    fn services(&self, _: &Params) -> Vec<(String, NodeKind)> {
-        vec![("server-0".to_string(), NodeKind::Server)]
-    }
-    fn topology(&self, _: &Params) -> Topology {
-        Topology { ordered_links: true, leaderless: true }
-    }
-    fn build(&self, _: &Params, w: &WorkloadSpec) -> Cluster<Instant> {
-        let clients = (0..w.clients).map(|_| Box::new(ResetWatcher) as Box<dyn LockClient<Instant>>).collect();
-        Cluster { services: vec![Box::new(IdleServer)], clients }
-    }
-}
-
-static WITH_SERVER: WithServer = WithServer;
+/// One idle server; the library notes resets.
+static WITH_SERVER: Fake<Instant> =
+    Fake { name: "with-server", library: || Box::new(ResetWatcher), server: Some(|| Box::new(IdleServer)) };
 
 /// A server's process killed: the client's library is told its connection was reset. Kills
 /// `on_reset` made empty and its resource test `peer == ctx.resource()` made `!=` (the
