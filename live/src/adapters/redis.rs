@@ -358,17 +358,22 @@ pub struct SentinelView {
 
 /// Asks the Sentinel at `addr` about the primary.
 pub fn sentinel_master(addr: &str) -> Result<SentinelView, String> {
-    let mut con = connect(addr).map_err(|e| e.to_string())?;
+    master_view(&mut sentinel_connection(addr)?)
+}
+
+/// A command connection to the Sentinel at `addr`, answering within a second.
+fn sentinel_connection(addr: &str) -> Result<redis::Connection, String> {
+    let con = connect(addr).map_err(|e| e.to_string())?;
     let _ = con.set_read_timeout(Some(Duration::from_secs(1)));
+    Ok(con)
+}
+
+/// `SENTINEL master` on a Sentinel connection.
+fn master_view(con: &mut redis::Connection) -> Result<SentinelView, String> {
     let fields: Vec<String> =
-        redis::cmd("SENTINEL").arg("master").arg(MASTER_NAME).query(&mut con).map_err(|e| e.to_string())?;
+        redis::cmd("SENTINEL").arg("master").arg(MASTER_NAME).query(con).map_err(|e| e.to_string())?;
     let get = |name: &str| -> Result<u64, String> {
-        fields
-            .chunks(2)
-            .find(|kv| kv[0] == name)
-            .and_then(|kv| kv.get(1))
-            .and_then(|v| v.parse().ok())
-            .ok_or_else(|| format!("SENTINEL master: no {name}"))
+        sentinel_field(&fields, name).and_then(|v| v.parse().ok()).ok_or_else(|| format!("SENTINEL master: no {name}"))
     };
     Ok(SentinelView {
         primary_port: get("port")? as u16,
@@ -376,6 +381,11 @@ pub fn sentinel_master(addr: &str) -> Result<SentinelView, String> {
         replicas: get("num-slaves")? as usize,
         other_sentinels: get("num-other-sentinels")? as usize,
     })
+}
+
+/// A field of a Sentinel reply given as a flat list of names and values.
+fn sentinel_field<'a>(fields: &'a [String], name: &str) -> Option<&'a str> {
+    fields.chunks(2).find(|kv| kv[0] == name).and_then(|kv| kv.get(1)).map(String::as_str)
 }
 
 /// The port of a `127.0.0.1:port` address.
@@ -404,23 +414,19 @@ type PortMap = BTreeMap<u16, NodeId>;
 /// `s_down` or `disconnected`, and replicating the primary the Sentinel names (`isUseSameMaster`;
 /// an old primary back from a crash reports no master, `?`, until the Sentinels convert it).
 fn usable_replicas(addr: &str) -> Result<BTreeSet<u16>, String> {
-    let primary = sentinel_master(addr)?.primary_port;
-    let mut con = connect(addr).map_err(|e| e.to_string())?;
-    let _ = con.set_read_timeout(Some(Duration::from_secs(1)));
+    let mut con = sentinel_connection(addr)?;
+    let primary = master_view(&mut con)?.primary_port;
     let replicas: Vec<Vec<String>> =
         redis::cmd("SENTINEL").arg("replicas").arg(MASTER_NAME).query(&mut con).map_err(|e| e.to_string())?;
-    let field = |fields: &[String], name: &str| -> String {
-        fields.chunks(2).find(|kv| kv[0] == name).and_then(|kv| kv.get(1)).cloned().unwrap_or_default()
-    };
     Ok(replicas
         .iter()
         .filter(|r| {
-            let flags = field(r, "flags");
+            let flags = sentinel_field(r, "flags").unwrap_or_default();
             !flags.contains("s_down")
                 && !flags.contains("disconnected")
-                && field(r, "master-port").parse::<u16>().ok() == Some(primary)
+                && sentinel_field(r, "master-port").and_then(|p| p.parse::<u16>().ok()) == Some(primary)
         })
-        .filter_map(|r| field(r, "port").parse().ok())
+        .filter_map(|r| sentinel_field(r, "port").and_then(|p| p.parse().ok()))
         .collect())
 }
 
