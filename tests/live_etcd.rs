@@ -155,11 +155,13 @@ fn etcd_compare_calibrates_each_request_kind() {
         rest.trim_start().split(' ').next().unwrap().trim_end_matches([',', ';']).parse().unwrap()
     };
     let (read, write) = (figure("a serializable range"), figure("a put"));
-    let (service, sync) = (figure("service_ms"), figure("fsync_ms"));
     // A put waits for a follower's round trip and its WAL fsync, a serializable range for neither.
     assert!(write > read, "{header}");
-    assert!(service > 0.0 && service < read, "{header}");
-    assert!(sync >= 0.0 && sync < write, "{header}");
+    // The header names what the simulated etcd was given: both parameters, from these figures.
+    let given = header.split("simulated with ").nth(1).expect(header);
+    let (service, sync) = (figure("simulated with service_ms"), figure("fsync_ms"));
+    assert!(given.starts_with("service_ms ") && given.contains(", fsync_ms "), "{header}");
+    assert!(service < read && sync < write - read, "{header}");
     assert!(stdout.contains("etcd: simulated 4 seeds, live 1 run(s)"), "{stdout}");
     for metric in ["overlap", "throughput_per_s", "wait_ms_p50", "client_messages_per_acquisition"] {
         assert!(stdout.lines().any(|l| l.trim_start().starts_with(metric)), "no {metric} row:\n{stdout}");

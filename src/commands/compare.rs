@@ -84,9 +84,12 @@ pub fn compare_cmd(args: CompareArgs) -> Result<i32, CliError> {
         // would answer at the same instant, and the server's tie order would pick the winner.
         simulated.setup.network.latency_ms = Dist::Uniform(lo_ms, hi_ms);
         let mut sim_run = (*run).clone();
+        // What the simulation is given, as the header reports it: only parameters the model has.
+        let mut applied = Vec::new();
         for (param, value) in [("service_ms", cal.service_ms), ("fsync_ms", cal.fsync_ms)] {
             if let (Some(ms), true) = (value, sim_run.params.values.contains_key(param)) {
                 sim_run.params.values.insert(param.to_string(), ParamValue::Num(ms));
+                applied.push((param, ms));
             }
         }
         let header = format!(
@@ -95,7 +98,7 @@ pub fn compare_cmd(args: CompareArgs) -> Result<i32, CliError> {
             cal.rtt_ms,
             cal.rtt_ms_p10,
             cal.rtt_ms_p90,
-            calibration_text(&cal)
+            calibration_text(&cal, &applied)
         );
         text.push_str(&header);
         text.push('\n');
@@ -148,19 +151,23 @@ simulated one; values: every live run must fall in the middle 95% of the simulat
     Ok(if interrupt::interrupted() { INTERRUPTED } else { OK })
 }
 
-/// What the calibration measured per request kind and what the simulation takes from it.
-fn calibration_text(cal: &locksim_live::calibrate::Calibration) -> String {
+/// What the calibration measured per request kind, and the parameters the simulation was given
+/// from it (`applied`).
+fn calibration_text(cal: &locksim_live::calibrate::Calibration, applied: &[(&str, f64)]) -> String {
     if cal.probes.is_empty() {
         return "; service time not measured for this model (its service_ms default kept)".to_string();
     }
     let kinds: Vec<String> = cal.probes.iter().map(|p| format!("{} {:.3} ms", p.what, p.round_trip_ms)).collect();
-    let mut text = format!(
-        "; round trips through a live client's connection thread: {}; service_ms {:.3}",
+    let set: Vec<String> = applied
+        .iter()
+        .map(|(param, ms)| match *param {
+            "fsync_ms" => format!("{param} {ms:.3} (the write less the read and one round trip)"),
+            _ => format!("{param} {ms:.3}"),
+        })
+        .collect();
+    format!(
+        "; round trips through a live client's connection thread: {}; simulated with {}",
         kinds.join(", "),
-        cal.service_ms.unwrap_or(0.0)
-    );
-    if let Some(sync) = cal.fsync_ms {
-        text.push_str(&format!(", fsync_ms {sync:.3} (the write less the read and one round trip)"));
-    }
-    text
+        set.join(", ")
+    )
 }
