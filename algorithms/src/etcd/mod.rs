@@ -8,6 +8,7 @@
 //!   forwarding; the model's message and timer types
 //! - [`mvcc`]: the revisioned key space (create revisions, prefix ranges, watch history)
 //! - [`lessor`]: leases: TTLs, the primary's expiry clock, promotion and demotion
+//! - [`applied`]: which proposals were applied (a duplicated proposal takes effect once)
 //! - [`server`]: one member: Raft replica, store, lessor, watches, forwarding, read index
 //! - [`client`]: the client library: keep-alive loop, Session, Mutex, endpoint switching
 //!
@@ -43,6 +44,7 @@
 //!   resends it 500 ms later) rather than held;
 //! - Raft as in [`crate::consensus`]: no pre-vote, no leadership transfer, no compaction.
 
+pub mod applied;
 pub mod client;
 pub mod lessor;
 pub mod mvcc;

@@ -34,6 +34,7 @@ use locksim_simulator::dist::Dist;
 use locksim_simulator::process::{Crash, Ctx, NodeId, Process, TimerId};
 use locksim_simulator::time::{ms_to_ns, Nanos};
 
+use super::applied::AppliedOrigins;
 use super::lessor::{Lessor, Renewal};
 use super::mvcc::Store;
 use super::protocol::{
@@ -94,7 +95,7 @@ pub struct EtcdServer {
     /// Origins of the entries applied so far (replicated state): an entry proposed twice (the
     /// network duplicated the forwarded proposal) takes effect once, as a request sent once over
     /// TCP would.
-    applied_origins: BTreeSet<Origin>,
+    applied_origins: AppliedOrigins,
     // Kept across a crash though not etcd state: they keep a restarted member from taking a
     // message meant for its previous incarnation as one of its own (a TCP connection dies with
     // its process, so nothing sent on the old one reaches the new one).
@@ -155,7 +156,7 @@ impl EtcdServer {
             store: Store::new(),
             lessor: Lessor::default(),
             incarnation: 0,
-            applied_origins: BTreeSet::new(),
+            applied_origins: AppliedOrigins::default(),
             seen: BTreeMap::new(),
             next_rid: 0,
             v: Volatile::default(),
