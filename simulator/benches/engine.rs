@@ -1,13 +1,17 @@
 //! Criterion benchmarks of the bare engine: the event queue alone (a run's steady state, and a
 //! queue grown to 50 000 events), and the standard engine workload (timers and messages only, no
 //! lock model). `sim bench engine` reports the same workload as messages and events per
-//! wall-second. The models' benchmarks are in `algorithms/benches/models.rs`.
+//! wall-second. The draws: a link's log-normal latency as the network takes it, and `exp` alone,
+//! ours against libm's. The models' benchmarks are in `algorithms/benches/models.rs`.
 
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use locksim_simulator::dist::{Dist, Sampler};
 use locksim_simulator::engine::queue::{EventKind, EventQueue};
 use locksim_simulator::enginebench::run_engine_workload;
+use locksim_simulator::portable;
+use locksim_simulator::rng::stream;
 
 fn queue(c: &mut Criterion) {
     let mut g = c.benchmark_group("event_queue");
@@ -59,5 +63,28 @@ fn engine(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, queue, engine);
+fn draws(c: &mut Criterion) {
+    let mut g = c.benchmark_group("draws");
+    g.throughput(Throughput::Elements(10_000));
+    g.warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
+    // The default link latency, drawn as `Network::route` draws it.
+    let latency = Sampler::new(&Dist::LogNormal { median: 0.25, p99: 1.0 });
+    g.bench_function("lognormal_latency_ns_10k", |b| {
+        let mut rng = stream(1, "bench", "draws");
+        b.iter(|| (0..10_000).map(|_| latency.sample_ns(&mut rng)).fold(0u64, u64::wrapping_add))
+    });
+    // Arguments as a latency draw's: ln(0.25 ms) plus a few standard deviations. Each call waits
+    // for the one before (as a draw's rounding and the queue push wait for its exp), so this is
+    // latency, not throughput.
+    let args: Vec<f64> = (0..10_000).map(|i| -1.386 + (i % 200) as f64 * 0.02 - 2.0).collect();
+    g.bench_function("portable_exp_10k", |b| {
+        b.iter(|| args.iter().fold(0.0, |acc, x| acc * 1e-300 + portable::exp(*x + acc * 1e-300)))
+    });
+    g.bench_function("libm_exp_10k", |b| {
+        b.iter(|| args.iter().fold(0.0, |acc, x| acc * 1e-300 + libm::exp(*x + acc * 1e-300)))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, queue, engine, draws);
 criterion_main!(benches);
