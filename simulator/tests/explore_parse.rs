@@ -2,49 +2,19 @@
 //! of error with the file, line:column, key and the valid choices in the message. A fake model
 //! (three servers) stands in for the real ones, so these tests pin the parser alone.
 
-use locksim_simulator::model::{Cluster, DynModel, Model, ParamKind, ParamSpec, Params, Topology};
-use locksim_simulator::process::{NodeKind, Protocol};
+use locksim_simulator::model::{DynModel, ParamKind, ParamSpec};
 use locksim_simulator::scenario::explore::{DEFAULT_TARGETS, EXPLORE_KINDS};
 use locksim_simulator::scenario::{parse_str, ExploreSpec, Scenario, ScenarioError, Selector};
-use locksim_simulator::setup::WorkloadSpec;
 
-struct NoWire;
-impl Protocol for NoWire {
-    type Msg = ();
-    type Timer = ();
-}
+#[path = "support/parse_fake.rs"]
+mod parse_fake;
+use parse_fake::ParseFake;
 
 static PARAMS: &[ParamSpec] =
     &[ParamSpec { name: "servers", kind: ParamKind::Int { min: 1, max: 7 }, default: "3", meaning: "members" }];
 
 /// A model with `server-0 … server-2`; never run.
-struct Fake;
-impl Model for Fake {
-    type Protocol = NoWire;
-    fn name(&self) -> &'static str {
-        "etcd"
-    }
-    fn summary(&self) -> &'static str {
-        "fake"
-    }
-    fn params(&self) -> &'static [ParamSpec] {
-        PARAMS
-    }
-    fn fenced(&self, _: &Params) -> bool {
-        true
-    }
-    fn services(&self, p: &Params) -> Vec<(String, NodeKind)> {
-        (0..p.int("servers")).map(|i| (format!("server-{i}"), NodeKind::Server)).collect()
-    }
-    fn topology(&self, _: &Params) -> Topology {
-        Topology { ordered_links: false, leaderless: false }
-    }
-    fn build(&self, _: &Params, _: &WorkloadSpec) -> Cluster<NoWire> {
-        unreachable!("the parser builds nothing")
-    }
-}
-
-static FAKE: Fake = Fake;
+static FAKE: ParseFake = ParseFake::new("etcd", PARAMS);
 
 fn parse(text: &str) -> Result<Scenario, ScenarioError> {
     let models: Vec<&'static dyn DynModel> = vec![&FAKE];

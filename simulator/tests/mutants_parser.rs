@@ -5,61 +5,21 @@
 //! Each test names the mutants it kills. A fake model with `servers` servers stands in for the
 //! real ones.
 
-use locksim_simulator::model::{Cluster, DynModel, Model, ParamKind, ParamProblem, ParamSpec, Params, Topology};
-use locksim_simulator::process::{NodeKind, Protocol};
+use locksim_simulator::model::{DynModel, ParamKind, ParamSpec};
 use locksim_simulator::scenario::{parse_str, CompareOp, Scenario, ScenarioError};
-use locksim_simulator::setup::WorkloadSpec;
 
-struct NoWire;
-impl Protocol for NoWire {
-    type Msg = ();
-    type Timer = ();
-}
+#[path = "support/parse_fake.rs"]
+mod parse_fake;
+use parse_fake::ParseFake;
 
 static PARAMS: &[ParamSpec] = &[
     ParamSpec { name: "servers", kind: ParamKind::Int { min: 1, max: 20 }, default: "3", meaning: "servers" },
     ParamSpec { name: "wait_ms", kind: ParamKind::Dist { min: 1.0, max: 100.0 }, default: "10", meaning: "a wait" },
 ];
 
-/// `servers` servers; `panics` makes its parameter check panic.
-struct Fake {
-    name: &'static str,
-    panics: bool,
-}
-
-impl Model for Fake {
-    type Protocol = NoWire;
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn summary(&self) -> &'static str {
-        "fake"
-    }
-    fn params(&self) -> &'static [ParamSpec] {
-        PARAMS
-    }
-    fn validate(&self, _: &Params, _: &WorkloadSpec) -> Vec<ParamProblem> {
-        if self.panics {
-            panic!("the check fell over");
-        }
-        Vec::new()
-    }
-    fn fenced(&self, _: &Params) -> bool {
-        true
-    }
-    fn services(&self, p: &Params) -> Vec<(String, NodeKind)> {
-        (0..p.int("servers")).map(|i| (format!("server-{i}"), NodeKind::Server)).collect()
-    }
-    fn topology(&self, _: &Params) -> Topology {
-        Topology { ordered_links: false, leaderless: false }
-    }
-    fn build(&self, _: &Params, _: &WorkloadSpec) -> Cluster<NoWire> {
-        Cluster { services: Vec::new(), clients: Vec::new() }
-    }
-}
-
-static FAKE: Fake = Fake { name: "fake", panics: false };
-static FALLS_OVER: Fake = Fake { name: "falls-over", panics: true };
+/// `servers` servers; `FALLS_OVER`'s parameter check panics.
+static FAKE: ParseFake = ParseFake::new("fake", PARAMS);
+static FALLS_OVER: ParseFake = ParseFake { name: "falls-over", params: PARAMS, check_panics: true };
 
 fn parse(text: &str) -> Result<Scenario, ScenarioError> {
     let models: Vec<&'static dyn DynModel> = vec![&FAKE, &FALLS_OVER];

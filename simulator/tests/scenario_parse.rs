@@ -4,10 +4,8 @@
 //! Fake models stand in for the real ones so these tests pin the parser alone.
 
 use locksim_simulator::dist::Dist;
-use locksim_simulator::model::{
-    Cluster, DynModel, Model, ParamKind, ParamProblem, ParamSpec, ParamValue, Params, Topology,
-};
-use locksim_simulator::process::{CrashKind, NodeKind, Protocol};
+use locksim_simulator::model::{Cluster, DynModel, Model, ParamKind, ParamSpec, ParamValue, Params, Topology};
+use locksim_simulator::process::{CrashKind, NodeKind};
 use locksim_simulator::scenario::{
     load_file, parse_str, CompareOp, ExpectOp, FaultKind, Scenario, ScenarioError, Selector,
 };
@@ -15,12 +13,9 @@ use locksim_simulator::setup::WorkloadSpec;
 
 // ---------------------------------------------------------------- fake models
 
-/// The fakes' protocol: they are never run, only parsed against.
-struct NoWire;
-impl Protocol for NoWire {
-    type Msg = ();
-    type Timer = ();
-}
+#[path = "support/parse_fake.rs"]
+mod parse_fake;
+use parse_fake::{NoWire, ParseFake};
 
 const ANY_MS: ParamKind = ParamKind::Dist { min: 0.0, max: 1e9 };
 
@@ -66,65 +61,6 @@ static REDLOCK: &[ParamSpec] = &[
 static CONSENSUS: &[ParamSpec] =
     &[ParamSpec { name: "servers", kind: ParamKind::Int { min: 1, max: 7 }, default: "3", meaning: "ensemble" }];
 
-/// A model whose nodes are `server-0 …` (and sentinels for redis with replicas), and whose
-/// validation checks redis's quorum against its sentinels.
-struct Fake {
-    name: &'static str,
-    params: &'static [ParamSpec],
-}
-
-impl Model for Fake {
-    type Protocol = NoWire;
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn summary(&self) -> &'static str {
-        "fake"
-    }
-    fn params(&self) -> &'static [ParamSpec] {
-        self.params
-    }
-    fn validate(&self, p: &Params, _: &WorkloadSpec) -> Vec<ParamProblem> {
-        if self.name == "redis" && p.int("quorum") > p.int("sentinels") {
-            return vec![ParamProblem { key: "quorum".into(), message: "quorum is above the sentinel count".into() }];
-        }
-        Vec::new()
-    }
-    fn fenced(&self, _: &Params) -> bool {
-        true
-    }
-    /// Every fake but `redlock` has shared locks, so the fixtures may set `read_fraction` and one
-    /// model is left to be refused it.
-    fn shared_locks(&self, _: &Params) -> bool {
-        self.name != "redlock"
-    }
-    fn services(&self, p: &Params) -> Vec<(String, NodeKind)> {
-        let (servers, sentinels) = match self.name {
-            "redis" => {
-                let r = p.int("replicas") as usize;
-                (1 + r, if r > 0 { p.int("sentinels") as usize } else { 0 })
-            }
-            "redlock" => (p.int("masters") as usize, 0),
-            "db" => (1, 0),
-            _ => (p.int("servers") as usize, 0),
-        };
-        let mut services: Vec<(String, NodeKind)> = Vec::new();
-        for i in 0..servers {
-            services.push((format!("server-{i}"), NodeKind::Server));
-        }
-        for i in 0..sentinels {
-            services.push((format!("sentinel-{i}"), NodeKind::Sentinel));
-        }
-        services
-    }
-    fn topology(&self, _: &Params) -> Topology {
-        Topology { ordered_links: false, leaderless: self.name == "redlock" }
-    }
-    fn build(&self, _: &Params, _: &WorkloadSpec) -> Cluster<NoWire> {
-        unreachable!("the parser builds nothing")
-    }
-}
-
 /// A model with no service nodes at all (everything it has is its clients).
 struct Serverless;
 impl Model for Serverless {
@@ -152,12 +88,12 @@ impl Model for Serverless {
     }
 }
 
-static FAKES: [Fake; 5] = [
-    Fake { name: "db", params: DB },
-    Fake { name: "redis", params: REDIS },
-    Fake { name: "redlock", params: REDLOCK },
-    Fake { name: "zookeeper", params: CONSENSUS },
-    Fake { name: "etcd", params: CONSENSUS },
+static FAKES: [ParseFake; 5] = [
+    ParseFake::new("db", DB),
+    ParseFake::new("redis", REDIS),
+    ParseFake::new("redlock", REDLOCK),
+    ParseFake::new("zookeeper", CONSENSUS),
+    ParseFake::new("etcd", CONSENSUS),
 ];
 
 fn models() -> Vec<&'static dyn DynModel> {
