@@ -44,7 +44,11 @@ pub fn check_key(kt: &KeyTimeline, hist: &mut Histogram<u64>) {
             continue; // someone still held the key when this grant came
         }
         while next_wait < waits.len() && waits[next_wait].start_ns <= r {
-            waiting.push(Reverse((waits[next_wait].end_ns, next_wait)));
+            // A wait already over by `r` would be popped at once, and `r` only grows: it never
+            // counts, so it never enters the heap (most of them, where failed calls retry fast).
+            if waits[next_wait].end_ns >= r {
+                waiting.push(Reverse((waits[next_wait].end_ns, next_wait)));
+            }
             next_wait += 1;
         }
         while waiting.peek().is_some_and(|Reverse((end, _))| *end < r) {
@@ -53,6 +57,93 @@ pub fn check_key(kt: &KeyTimeline, hist: &mut Histogram<u64>) {
         // What is left was waiting at `r`; at most one wait per client, so this is short.
         if waiting.iter().any(|Reverse((_, i))| waits[*i].client != ender) {
             record_ns(hist, g - r);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checker::intervals::{EndCause, Interval, Wait, WaitOutcome};
+    use crate::checker::metrics::new_histogram;
+    use crate::history::LockMode;
+    use proptest::prelude::*;
+
+    /// The module's definition read literally, every interval and wait looked at for each grant.
+    fn by_definition(kt: &KeyTimeline) -> Vec<Nanos> {
+        let mut out = Vec::new();
+        for iv in &kt.intervals {
+            let g = iv.start_ns;
+            let before: Vec<&Interval> = kt.intervals.iter().filter(|p| p.start_ns < g).collect();
+            if before.is_empty() || before.iter().any(|p| p.end_ns > g) {
+                continue;
+            }
+            let r = before.iter().map(|p| p.end_ns).max().expect("not empty");
+            // The ender: the last listed of those ending at r.
+            let ender = before.iter().rev().find(|p| p.end_ns == r).expect("one ends at r").client;
+            if kt.waits.iter().any(|w| w.start_ns <= r && w.end_ns >= r && w.client != ender) {
+                out.push(g - r);
+            }
+        }
+        out
+    }
+
+    /// Intervals and waits listed in start order, as `Timeline` lists them; clients 0-3. Times
+    /// are given in whole milliseconds, so that ends and starts often coincide (the edges).
+    fn timeline(holds: &[(Nanos, Nanos, usize)], waits: &[(Nanos, Nanos, usize)]) -> KeyTimeline {
+        let ms = |v: &[(Nanos, Nanos, usize)]| {
+            v.iter().map(|&(s, l, c)| (s * 1_000_000, l * 1_000_000, c)).collect::<Vec<_>>()
+        };
+        let mut holds = ms(holds);
+        let mut waits = ms(waits);
+        holds.sort_by_key(|h| h.0);
+        waits.sort_by_key(|w| w.0);
+        KeyTimeline {
+            intervals: holds
+                .iter()
+                .map(|&(s, len, client)| Interval {
+                    client,
+                    key: 0,
+                    mode: LockMode::Exclusive,
+                    token: None,
+                    grant: 0,
+                    start_ns: s,
+                    end_ns: s + len,
+                    end: EndCause::Released,
+                })
+                .collect(),
+            waits: waits
+                .iter()
+                .map(|&(s, len, client)| Wait {
+                    client,
+                    key: 0,
+                    start_ns: s,
+                    end_ns: s + len,
+                    outcome: WaitOutcome::Failed,
+                })
+                .collect(),
+            attempts: Vec::new(),
+        }
+    }
+
+    proptest! {
+        /// The sweep (waits that ended before a release never enter its heap) records exactly
+        /// the handoffs the definition names, in microseconds.
+        #[test]
+        fn the_sweep_records_what_the_definition_names(
+            holds in proptest::collection::vec((0u64..200, 0u64..30, 0usize..4), 0..30),
+            waits in proptest::collection::vec((0u64..200, 0u64..30, 0usize..4), 0..60),
+        ) {
+            let kt = timeline(&holds, &waits);
+            let mut swept = new_histogram();
+            check_key(&kt, &mut swept);
+            let mut defined = new_histogram();
+            for ns in by_definition(&kt) {
+                record_ns(&mut defined, ns);
+            }
+            prop_assert_eq!(swept.len(), defined.len());
+            let as_list = |h: &Histogram<u64>| h.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect::<Vec<_>>();
+            prop_assert_eq!(as_list(&swept), as_list(&defined));
         }
     }
 }
