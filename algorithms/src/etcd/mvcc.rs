@@ -44,6 +44,11 @@ impl Store {
         self.keys.get(key).map(|kv| KeyInfo { key: key.to_string(), create_rev: kv.create_rev, lease: kv.lease })
     }
 
+    /// The create revision of `key`, if it exists (a `Get` that allocates nothing).
+    pub fn create_rev(&self, key: &str) -> Option<Revision> {
+        self.keys.get(key).map(|kv| kv.create_rev)
+    }
+
     /// Puts `key` under `lease` in a transaction of its own: the revision goes up by one. A new
     /// key's create revision is that revision.
     pub fn put(&mut self, key: &str, lease: LeaseId) -> Revision {
@@ -138,6 +143,7 @@ mod tests {
         // A re-created key gets a new create revision.
         assert_eq!(s.put("/l/a", 7), 6);
         assert_eq!(s.get("/l/a").unwrap().create_rev, 6);
+        assert_eq!((s.create_rev("/l/a"), s.create_rev("/l/b")), (Some(6), None));
         assert!(s.first_create("/m/").is_none());
     }
 }

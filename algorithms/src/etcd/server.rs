@@ -349,6 +349,9 @@ impl EtcdServer {
                 return;
             }
         }
+        // Every member applies the entry; only the one that proposed it for a client still
+        // waiting answers, so only that one works out the answer's read-only parts.
+        let answers = cmd.origin.is_some_and(|o| o.server == self.me && self.v.waiting.contains_key(&o.tag));
         let result = match cmd.kind {
             CmdKind::LeaseGrant { ttl_ns } => {
                 let ttl_ns = ttl_ns.max(self.cfg.min_ttl_ns);
@@ -370,7 +373,7 @@ impl EtcdServer {
                 }
                 Ok(Reply::Deleted { count })
             }
-            CmdKind::MutexTxn { my_key, prefix, lease } => match self.store.get(&my_key) {
+            CmdKind::MutexTxn { my_key, prefix, lease } => match self.store.create_rev(&my_key) {
                 None => {
                     // A put under a lease the member no longer has fails the whole transaction.
                     if self.lessor.get(lease).is_none() {
@@ -379,13 +382,13 @@ impl EtcdServer {
                         let rev = self.store.put(&my_key, lease);
                         self.lessor.attach(lease, &my_key);
                         self.notify(ctx, &my_key, rev, false);
-                        let owner = self.store.first_create(&prefix);
+                        let owner = if answers { self.store.first_create(&prefix) } else { None };
                         Ok(Reply::Txn { succeeded: true, my_create_rev: rev, owner })
                     }
                 }
-                Some(kv) => {
-                    let owner = self.store.first_create(&prefix);
-                    Ok(Reply::Txn { succeeded: false, my_create_rev: kv.create_rev, owner })
+                Some(create_rev) => {
+                    let owner = if answers { self.store.first_create(&prefix) } else { None };
+                    Ok(Reply::Txn { succeeded: false, my_create_rev: create_rev, owner })
                 }
             },
             CmdKind::Delete { key } => {
