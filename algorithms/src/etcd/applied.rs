@@ -1,34 +1,26 @@
 //! Which proposals have been applied: an entry proposed twice (the network duplicated a forwarded
 //! proposal) must take effect once. A member applies thousands of entries per run and asks this
-//! at every one, so the set is kept per proposer as a sorted vector of tags: a proposer's tags
-//! grow (a counter, the incarnation in the high bits) and the log mostly applies them in that
-//! order, so nearly every insert is a comparison with the last tag and a push.
+//! at every one, so the tags are kept per proposer in a [`SmallMap`]: a proposer's tags grow (a
+//! counter, the incarnation in the high bits) and the log mostly applies them in that order, so
+//! nearly every insert is a comparison with the last tag and a push.
 
 use super::protocol::Origin;
+use crate::smallmap::SmallMap;
 
 /// The origins of every entry applied so far.
 #[derive(Clone, Debug, Default)]
 pub struct AppliedOrigins {
-    /// Per proposing member (by node id): its applied tags, ascending.
-    by_server: Vec<Vec<u64>>,
+    /// Per proposing member (by node id): its applied tags.
+    by_server: Vec<SmallMap<u64, ()>>,
 }
 
 impl AppliedOrigins {
     /// Records `o` as applied; `false` if it already was (the entry is a duplicate).
     pub fn insert(&mut self, o: Origin) -> bool {
         if self.by_server.len() <= o.server {
-            self.by_server.resize_with(o.server + 1, Vec::new);
+            self.by_server.resize_with(o.server + 1, SmallMap::new);
         }
-        let tags = &mut self.by_server[o.server];
-        match tags.last() {
-            None => tags.push(o.tag),
-            Some(&last) if last < o.tag => tags.push(o.tag),
-            Some(_) => match tags.binary_search(&o.tag) {
-                Ok(_) => return false,
-                Err(at) => tags.insert(at, o.tag),
-            },
-        }
-        true
+        self.by_server[o.server].insert(o.tag, ()).is_none()
     }
 }
 

@@ -349,9 +349,10 @@ impl EtcdServer {
                 return;
             }
         }
-        // Every member applies the entry; only the one that proposed it for a client still
-        // waiting answers, so only that one works out the answer's read-only parts.
-        let answers = cmd.origin.is_some_and(|o| o.server == self.me && self.v.waiting.contains_key(&o.tag));
+        // Every member applies the entry; only the one that proposed it, for a client still
+        // waiting, answers, so only that one works out the answer's read-only parts.
+        let waiter = cmd.origin.filter(|o| o.server == self.me).and_then(|o| self.v.waiting.remove(&o.tag));
+        let answers = waiter.is_some();
         let result = match cmd.kind {
             CmdKind::LeaseGrant { ttl_ns } => {
                 let ttl_ns = ttl_ns.max(self.cfg.min_ttl_ns);
@@ -396,12 +397,8 @@ impl EtcdServer {
                 Ok(Reply::Deleted { count: n })
             }
         };
-        if let Some(o) = cmd.origin {
-            if o.server == self.me {
-                if let Some((client, id)) = self.v.waiting.remove(&o.tag) {
-                    self.respond(ctx, client, id, result);
-                }
-            }
+        if let Some((client, id)) = waiter {
+            self.respond(ctx, client, id, result);
         }
     }
 
