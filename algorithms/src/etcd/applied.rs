@@ -1,6 +1,6 @@
 //! Which proposals have been applied: an entry proposed twice (the network duplicated a forwarded
 //! proposal) must take effect once. A member applies thousands of entries per run and asks this
-//! at every one, so the tags are kept per proposer in a [`SmallMap`]: a proposer's tags grow (a
+//! at every one, so the tags are kept per proposer in a `SmallMap`: a proposer's tags grow (a
 //! counter, the incarnation in the high bits) and the log mostly applies them in that order, so
 //! nearly every insert is a comparison with the last tag and a push.
 
