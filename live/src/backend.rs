@@ -34,6 +34,11 @@ pub trait Backend: Sync {
     fn leader(&self, servers: &[Server]) -> Option<String> {
         servers.first().map(|s| s.node.clone())
     }
+    /// The client address of the started server [`Backend::leader`] names.
+    fn leader_addr(&self, servers: &[Server]) -> Result<String, String> {
+        let leader = self.leader(servers).ok_or("no server names itself leader")?;
+        Ok(servers.iter().find(|s| s.node == leader).ok_or("the leader is not a started server")?.addr())
+    }
     /// `sim compare`'s calibration: the median round trip, in milliseconds, of `n` requests of
     /// each kind the row's recipe sends that a model parameter stands for (see each backend),
     /// sent to the started, ready `servers` (the leader where there is one) from a connection

@@ -160,6 +160,11 @@ fn named(name: &str) -> Vec<Selector> {
     vec![Selector::Named(name.into())]
 }
 
+/// A process kill of `name` at `at_ms`, restarted after `for_ms` (`None`: never).
+fn kill(name: &str, at_ms: f64, for_ms: Option<f64>) -> FaultSpec {
+    fault(FaultKind::Crash { mode: CrashKind::Process }, named(name), at_ms, for_ms)
+}
+
 #[test]
 fn a_fast_clock_fires_its_timers_early_in_true_time() {
     let fast = Probe { timers_ms: vec![10_000], ..Default::default() };
@@ -231,7 +236,7 @@ fn a_fault_at_time_zero_holds_the_nodes_start() {
     // Paused at 0: it starts when it resumes, and only then sends.
     let paused = Probe { sends: vec![(0, "late")], ..Default::default() };
     let faults = vec![
-        fault(FaultKind::Crash { mode: CrashKind::Process }, vec![Selector::Named("server-0".into())], 0.0, Some(10.0)),
+        kill("server-0", 0.0, Some(10.0)),
         fault(FaultKind::Pause, vec![Selector::Named("server-1".into())], 0.0, Some(20.0)),
     ];
     let trace = run_world(
@@ -372,10 +377,10 @@ fn a_crash_during_a_pause_drops_the_backlog_and_the_pauses_end_resumes_nothing()
     let two = Probe { timers_ms: vec![10], ..Default::default() };
     let faults = vec![
         fault(FaultKind::Pause, named("server-1"), 0.5, Some(100.0)),
-        fault(FaultKind::Crash { mode: CrashKind::Process }, named("server-1"), 20.0, Some(40.0)),
+        kill("server-1", 20.0, Some(40.0)),
         fault(FaultKind::Pause, named("server-1"), 105.0, Some(15.0)),
         fault(FaultKind::Pause, named("server-2"), 0.5, Some(30.0)),
-        fault(FaultKind::Crash { mode: CrashKind::Process }, named("server-2"), 20.0, Some(60.0)),
+        kill("server-2", 20.0, Some(60.0)),
     ];
     let trace = run_world(
         vec![
@@ -534,7 +539,7 @@ fn a_killed_process_resets_its_connections_and_refuses_while_down() {
             ("client-0", NodeKind::Client, pinging_client(), 0.0),
             ("server-0", NodeKind::Server, Probe::default(), 0.0),
         ],
-        vec![fault(FaultKind::Crash { mode: CrashKind::Process }, named("server-0"), 5.0, Some(10.0))],
+        vec![kill("server-0", 5.0, Some(10.0))],
         40,
     );
     let resets: Vec<u64> =
@@ -575,10 +580,7 @@ fn a_reset_does_not_cross_a_cut_link() {
             ("client-0", NodeKind::Client, pinging_client(), 0.0),
             ("server-0", NodeKind::Server, Probe::default(), 0.0),
         ],
-        vec![
-            fault(FaultKind::Isolate, named("client-0"), 3.0, Some(30.0)),
-            fault(FaultKind::Crash { mode: CrashKind::Process }, named("server-0"), 5.0, Some(10.0)),
-        ],
+        vec![fault(FaultKind::Isolate, named("client-0"), 3.0, Some(30.0)), kill("server-0", 5.0, Some(10.0))],
         40,
     );
     assert!(notes(&trace, "client-0").iter().all(|(_, n)| !n.starts_with("reset")), "{trace:#?}");
@@ -591,10 +593,7 @@ fn a_paused_peer_learns_of_the_reset_when_it_resumes() {
             ("client-0", NodeKind::Client, pinging_client(), 0.0),
             ("server-0", NodeKind::Server, Probe::default(), 0.0),
         ],
-        vec![
-            fault(FaultKind::Pause, named("client-0"), 3.0, Some(4.0)),
-            fault(FaultKind::Crash { mode: CrashKind::Process }, named("server-0"), 5.0, Some(10.0)),
-        ],
+        vec![fault(FaultKind::Pause, named("client-0"), 3.0, Some(4.0)), kill("server-0", 5.0, Some(10.0))],
         40,
     );
     let resets: Vec<u64> =
@@ -632,10 +631,11 @@ fn resets_seen(trace: &[TraceEntry], node: &str) -> Vec<(u64, String)> {
 /// connection, a reversed one panics.
 #[test]
 fn a_kill_resets_the_connections_it_had_and_forgets_them() {
-    let kill = |name: &str, at_ms: f64, for_ms: f64| {
-        fault(FaultKind::Crash { mode: CrashKind::Process }, named(name), at_ms, Some(for_ms))
-    };
-    let trace = wide_world(vec![kill("server-a", 5.0, 5.0), kill("server-b", 20.0, 5.0), kill("server-a", 30.0, 5.0)]);
+    let trace = wide_world(vec![
+        kill("server-a", 5.0, Some(5.0)),
+        kill("server-b", 20.0, Some(5.0)),
+        kill("server-a", 30.0, Some(5.0)),
+    ]);
     let to_client = resets_seen(&trace, "client-0");
     assert_eq!(
         to_client,
@@ -654,13 +654,10 @@ fn a_kill_resets_the_connections_it_had_and_forgets_them() {
 /// the bits anyway, so only an undelivered one shows it.
 #[test]
 fn a_kill_ends_the_connections_even_when_its_resets_are_lost() {
-    let kill = |name: &str, at_ms: f64, for_ms: f64| {
-        fault(FaultKind::Crash { mode: CrashKind::Process }, named(name), at_ms, Some(for_ms))
-    };
     let trace = wide_world(vec![
         fault(FaultKind::Isolate, named("client-0"), 4.0, Some(4.0)),
-        kill("server-b", 5.0, 5.0),
-        kill("server-b", 30.0, 5.0),
+        kill("server-b", 5.0, Some(5.0)),
+        kill("server-b", 30.0, Some(5.0)),
     ]);
     assert_eq!(resets_seen(&trace, "client-0"), vec![], "client-0's resets");
     assert_eq!(
@@ -679,10 +676,7 @@ fn only_a_client_crash_is_recorded_as_one() {
             ("client-0", NodeKind::Client, Probe::default(), 0.0),
             ("server-0", NodeKind::Server, Probe::default(), 0.0),
         ],
-        vec![
-            fault(FaultKind::Crash { mode: CrashKind::Process }, named("client-0"), 5.0, None),
-            fault(FaultKind::Crash { mode: CrashKind::Process }, named("server-0"), 6.0, None),
-        ],
+        vec![kill("client-0", 5.0, None), kill("server-0", 6.0, None)],
         20,
     );
     let crashed: Vec<&str> = trace
@@ -704,7 +698,7 @@ fn a_fault_waiting_for_a_leader_starts_when_one_is_back() {
         vec![("server-0", NodeKind::Server, leader, 0.0), ("client-0", NodeKind::Client, Probe::default(), 0.0)],
         vec![
             // The leader is down from 2 to 20 ms; a pause aimed at the leader is due at 5 ms.
-            fault(FaultKind::Crash { mode: CrashKind::Process }, named("server-0"), 2.0, Some(18.0)),
+            kill("server-0", 2.0, Some(18.0)),
             fault(FaultKind::Pause, vec![Selector::Leader], 5.0, Some(3.0)),
         ],
         60,

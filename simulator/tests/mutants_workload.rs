@@ -363,6 +363,14 @@ fn count(h: &History, f: impl Fn(&HistoryEvent) -> bool) -> usize {
     h.events.iter().filter(|e| f(&e.event)).count()
 }
 
+/// Grants after true time `after_ms`.
+fn grants_after(h: &History, after_ms: u64) -> usize {
+    h.events
+        .iter()
+        .filter(|e| e.at_ns > after_ms * 1_000_000 && matches!(e.event, HistoryEvent::Granted { .. }))
+        .count()
+}
+
 /// With `reentry = 1` and a reentrant library every section takes the lock twice: a nested grant
 /// is recorded after the outer one, both are released (the nested first), and the library is
 /// asked for two releases per section. Kills the reentry draw's `<` made `==`, `>` or `<=`
@@ -488,8 +496,7 @@ fn a_restarted_client_acquires_again() {
         "resource = false",
         "[[faults]]\nkind = \"crash\"\ntarget = \"client-0\"\nat_ms = 500\nduration_ms = 100",
     );
-    let after =
-        h.events.iter().filter(|e| e.at_ns > 700_000_000 && matches!(e.event, HistoryEvent::Granted { .. })).count();
+    let after = grants_after(&h, 700);
     assert!(after > 50, "{after} grants after the restart");
 }
 
@@ -749,8 +756,7 @@ fn a_crash_clears_the_library_state() {
         "resource = false\nhold_ms = 50",
         "[[faults]]\nkind = \"crash\"\ntarget = \"client-0\"\nat_ms = 520\nduration_ms = 100",
     );
-    let after =
-        h.events.iter().filter(|e| e.at_ns > 620_000_000 && matches!(e.event, HistoryEvent::Granted { .. })).count();
+    let after = grants_after(&h, 620);
     assert!(after > 20, "{after} grants after the restart");
     assert_eq!(count(&h, |e| matches!(e, HistoryEvent::AcquireFailed { .. })), 0);
 }

@@ -173,8 +173,7 @@ impl Backend for EtcdBackend {
         // adds the Raft round to a follower and that follower's WAL fsync (the model's
         // consensus messages, and its fsync_ms).
         let probe = || {
-            let leader = self.leader(servers).ok_or("no member names itself leader")?;
-            let addr = servers.iter().find(|s| s.node == leader).ok_or("the leader is not a started member")?.addr();
+            let addr = self.leader_addr(servers)?;
             let read =
                 time_post(&addr, "/v3/kv/range", n, |_| json!({ "key": b64("calibrate"), "serializable": true }))?;
             let write = time_post(

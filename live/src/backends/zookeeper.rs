@@ -212,8 +212,7 @@ impl Backend for ZooKeeperBackend {
         // itself (the model's service_ms), and a `setData`, which adds the proposal's round to a
         // follower and that follower's txn-log sync (the model's ZAB messages, and its fsync_ms).
         let probe = || {
-            let leader = self.leader(servers).ok_or("no server is leading")?;
-            let addr = servers.iter().find(|s| s.node == leader).ok_or("the leader is not a started server")?.addr();
+            let addr = self.leader_addr(servers)?;
             let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
             let client = rt.block_on(zookeeper_client::Client::connect(&addr)).map_err(|e| e.to_string())?;
             let acls = zookeeper_client::Acls::anyone_all();

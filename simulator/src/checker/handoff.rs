@@ -64,9 +64,8 @@ pub fn check_key(kt: &KeyTimeline, hist: &mut Histogram<u64>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checker::intervals::{EndCause, Interval, Wait, WaitOutcome};
+    use crate::checker::intervals::{Interval, Wait, WaitOutcome};
     use crate::checker::metrics::new_histogram;
-    use crate::history::LockMode;
     use proptest::prelude::*;
 
     /// The module's definition read literally, every interval and wait looked at for each grant.
@@ -99,19 +98,7 @@ mod tests {
         holds.sort_by_key(|h| h.0);
         waits.sort_by_key(|w| w.0);
         KeyTimeline {
-            intervals: holds
-                .iter()
-                .map(|&(s, len, client)| Interval {
-                    client,
-                    key: 0,
-                    mode: LockMode::Exclusive,
-                    token: None,
-                    grant: 0,
-                    start_ns: s,
-                    end_ns: s + len,
-                    end: EndCause::Released,
-                })
-                .collect(),
+            intervals: holds.iter().map(|&(s, len, client)| Interval::released(client, s, s + len)).collect(),
             waits: waits
                 .iter()
                 .map(|&(s, len, client)| Wait {

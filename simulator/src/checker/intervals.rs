@@ -70,6 +70,24 @@ pub struct Interval {
     pub end: EndCause,
 }
 
+#[cfg(test)]
+impl Interval {
+    /// A released exclusive hold of key 0 by `client` over `[start_ns, end_ns)`, with no token:
+    /// what the checkers' unit tests build their timelines from.
+    pub(crate) fn released(client: NodeId, start_ns: Nanos, end_ns: Nanos) -> Interval {
+        Interval {
+            client,
+            key: 0,
+            mode: LockMode::Exclusive,
+            token: None,
+            grant: 0,
+            start_ns,
+            end_ns,
+            end: EndCause::Released,
+        }
+    }
+}
+
 /// One acquire call in progress, `[start_ns, end_ns)`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Wait {

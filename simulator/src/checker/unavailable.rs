@@ -88,8 +88,7 @@ fn nearly_sorted(mut v: Vec<Nanos>) -> Vec<Nanos> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checker::intervals::{Attempt, EndCause, Interval};
-    use crate::history::LockMode;
+    use crate::checker::intervals::{Attempt, Interval};
     use proptest::prelude::*;
 
     /// The plain definition: every boundary in one list, sorted, swept once.
@@ -130,19 +129,7 @@ mod tests {
         holds.sort_by_key(|h| h.0);
         waits.sort_by_key(|w| w.0);
         KeyTimeline {
-            intervals: holds
-                .iter()
-                .map(|&(s, len)| Interval {
-                    client: 1,
-                    key: 0,
-                    mode: LockMode::Exclusive,
-                    token: None,
-                    grant: 0,
-                    start_ns: s,
-                    end_ns: s + len,
-                    end: EndCause::Released,
-                })
-                .collect(),
+            intervals: holds.iter().map(|&(s, len)| Interval::released(1, s, s + len)).collect(),
             waits: Vec::new(),
             attempts: waits.iter().map(|&(s, len)| Attempt { client: 2, start_ns: s, end_ns: s + len }).collect(),
         }
