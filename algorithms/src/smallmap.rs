@@ -1,10 +1,10 @@
 //! A map for a handful of entries (a client's outstanding requests, its armed timers, a server's
 //! statements in progress), or for many whose keys arrive in order (an etcd member's applied
-//! proposal tags, [`crate::etcd::applied`]): a vector kept sorted by key. It behaves as a `BTreeMap` does
-//! (iteration in key order), so it replaces one without changing what a model does, but for the
-//! few entries these maps hold it is much cheaper: a `BTreeMap` allocates a node for its first
-//! entry and frees it with its last, while this vector keeps its allocation, and the keys these
-//! maps see (increasing request ids and tags) are appended at the end.
+//! proposal tags, [`crate::etcd::applied`]): a vector kept sorted by key. It behaves as a
+//! `BTreeMap` does (iteration in key order), so it replaces one without changing what a model
+//! does, but for the few entries these maps hold it is much cheaper: a `BTreeMap` allocates a
+//! node for its first entry and frees it with its last, while this vector keeps its allocation,
+//! and the keys these maps see (increasing request ids and tags) are appended at the end.
 
 use std::ops::Index;
 

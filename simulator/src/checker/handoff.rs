@@ -129,7 +129,9 @@ mod tests {
                 record_ns(&mut defined, ns);
             }
             prop_assert_eq!(swept.len(), defined.len());
-            let as_list = |h: &Histogram<u64>| h.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect::<Vec<_>>();
+            let as_list = |h: &Histogram<u64>| {
+                h.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect::<Vec<_>>()
+            };
             prop_assert_eq!(as_list(&swept), as_list(&defined));
         }
     }
