@@ -203,3 +203,51 @@ fn the_log_keeps_raft_safety_under_zab_messages() {
     }
     assert!(total_committed > 400 * 200, "only {total_committed} entries committed");
 }
+
+/// The write stream of [`WRITES`] for 12 s, with a follower's process killed from 3 s to 8 s.
+const FOLLOWER_KILLED: &str = r#"
+name = "zk-follower-killed"
+duration_ms = 12000
+algorithms = ["zookeeper"]
+[workload]
+clients = 1
+hold_ms = 5
+think_ms = 20
+[[faults]]
+kind = "crash"
+target = "follower"
+at_ms = 3000
+duration_ms = 5000
+mode = "process"
+"#;
+
+/// A killed follower's connection resets, and ZooKeeper's leader drops its `LearnerHandler`
+/// (`Leader.removeLearnerHandler`): no PROPOSAL or COMMIT goes to it while it is down. The log's
+/// catch-up still tries it once a half-tick round (it stands for the follower reconnecting),
+/// and once it is back it acknowledges and gets every proposal again.
+#[test]
+fn a_killed_follower_gets_no_proposals_or_commits_until_it_answers() {
+    for seed in 0..4 {
+        let out = run(FOLLOWER_KILLED, "zookeeper", seed);
+        let fault = trace(&out, "fault", "crash (process) starts on [").pop().expect("the crash");
+        let victim = fault.2.split('[').nth(1).and_then(|r| r.split(']').next()).expect("a node").to_string();
+        let (down_ms, up_ms) = (fault.0, fault.0 + 5000.0);
+        let (_, leader) = last_leader(&out);
+        assert_ne!(leader, victim, "seed {seed}: the follower's death moved the leadership");
+        let to_victim: Vec<Sent> =
+            server_sends(&out).into_iter().filter(|s| s.from == leader && s.to == victim).collect();
+        // While it is down: after the first message its reset answers, at most one resend per
+        // half-tick round (tick_ms 2000 by default: 5 rounds in 5 s) and the pings.
+        let down: Vec<&Sent> =
+            to_victim.iter().filter(|s| s.at_ms > down_ms + 5.0 && s.at_ms < up_ms && is_log_message(&s.msg)).collect();
+        let writes =
+            trace(&out, "history", "AcquireStart").iter().filter(|(t, _, _)| *t > down_ms && *t < up_ms).count();
+        assert!(writes > 50, "seed {seed}: only {writes} acquisitions while the follower was down");
+        assert!(down.len() <= 6, "seed {seed}: {} log messages to the dead {victim}: {:?}", down.len(), down);
+        assert!(down.iter().all(|s| s.msg.starts_with("Append")), "seed {seed}: {down:?}");
+        // Back: it acknowledges, and proposals and commits reach it again.
+        let after: Vec<&Sent> = to_victim.iter().filter(|s| s.at_ms > up_ms + 2000.0).collect();
+        assert!(after.iter().filter(|s| s.msg.starts_with("Commit")).count() > 20, "seed {seed}: {after:?}");
+        assert!(after.iter().any(|s| s.msg.contains(" entry ")), "seed {seed}: no proposal after the restart");
+    }
+}

@@ -150,8 +150,10 @@ struct Progress {
     /// [`Pattern::Zab`]: the link to this peer broke, so the next round resends from `matched`
     /// (with the commit index) whatever it had.
     resync: bool,
+    /// Gets no entries (and, under [`Pattern::Zab`], no commits) until it answers.
     /// [`Pattern::Raft`]: probed at the last heartbeat because it had not answered since the one
-    /// before; it gets no entries until it answers (etcd's `StateProbe` with `MsgAppFlowPaused`).
+    /// before (etcd's `StateProbe` with `MsgAppFlowPaused`). [`Pattern::Zab`]: its link broke
+    /// (ZooKeeper's leader drops the follower's `LearnerHandler`).
     paused: bool,
 }
 

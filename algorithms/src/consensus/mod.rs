@@ -14,7 +14,8 @@
 //! leadership()                 -> r.leadership()              (Some(term) while leading)
 //! r.leader_lost(ctx, peer)     -> a follower whose leader's connection was reset campaigns soon
 //!                                 (opt-in, with Config::leader_timeout_ns: ZooKeeper's detector)
-//! r.peer_reset(ctx, peer)      -> the same, and a Pattern::Zab leader resends to that follower
+//! r.peer_reset(ctx, peer)      -> the same; a Pattern::Zab leader stops sending to that follower
+//!                                 until it answers the next round's resend
 //! r.leader_ping(ctx, from, term)   -> Pattern::Zab follower: the owner got its leader's ping
 //! r.ping_answered(ctx, from, term) -> Pattern::Zab leader: a follower answered the owner's ping
 //! r.propose(ctx, cmd)          -> Ok(index) | Err(NotLeader { leader_hint })
@@ -202,8 +203,8 @@ impl<C: Clone + Debug + Send + 'static> Replica<C> {
     }
 
     /// The connection to `peer` was reset: a follower whose leader it is campaigns soon (as
-    /// [`Replica::leader_lost`]); a [`Pattern::Zab`] leader resends to that follower at its next
-    /// round what the link may have lost.
+    /// [`Replica::leader_lost`]); a [`Pattern::Zab`] leader sends that follower nothing until it
+    /// answers, and resends at its next round what the link may have lost.
     pub fn peer_reset<P: Carries<C>>(&mut self, ctx: &mut Ctx<P>, peer: NodeId) {
         if let Some(core) = self.core.as_mut() {
             let now = ctx.now_mono_ns();

@@ -15,10 +15,18 @@
 //!   restarts the follower's wait, any packet from a follower (ack, ping answer) counts as heard
 //!   (`LearnerHandler.run` moves `tickOfNextAckDeadline` on every packet it reads).
 //!
+//! - a follower whose connection broke ([`Core::peer_reset`]: its process died, or restarted
+//!   and refused the old connection) gets no PROPOSAL and no COMMIT until it answers again:
+//!   its `LearnerHandler` ends on the socket error (`LearnerHandler.shutdown` →
+//!   `Leader.removeLearnerHandler` takes it out of `forwardingFollowers`).
+//!
 //! Not ZAB's, kept from the log: catch-up. A follower that has not acknowledged what the leader
-//! had a whole heartbeat round ago, or whose link broke ([`Core::peer_reset`]), gets the missing
-//! entries again, with the commit index, at the next round (ZooKeeper would drop the learner's
-//! connection and resynchronise it with DIFF / TRUNC / SNAP in `LearnerHandler.syncFollower`).
+//! had a whole heartbeat round ago, or whose link broke, gets the missing entries again, with
+//! the commit index, at the next round (ZooKeeper would drop the learner's connection and
+//! resynchronise it with DIFF / TRUNC / SNAP in `LearnerHandler.syncFollower`). For a follower
+//! whose link broke that round's resend stands for its reconnecting: the leader tries it once a
+//! round (a dead one refuses it) where in ZooKeeper the restarted follower connects to the
+//! leader (`Learner.connectToLeader`).
 //! The new leader's empty entry stands for NEWLEADER and costs a proposal round; one COMMIT may
 //! cover several entries when one ack completes them (ZooKeeper sends one per zxid).
 
@@ -34,9 +42,9 @@ impl<C: Clone> Core<C> {
     /// Leader: the commit index advanced; tell every follower (ZooKeeper `Leader.commit`).
     pub(super) fn broadcast_commit(&mut self, out: &mut Outbox<C>) {
         let (term, commit) = (self.term, self.commit);
-        for &m in &self.members {
-            if m != self.me {
-                out.push((m, ConsensusMsg::Commit { term, commit }));
+        for (m, p) in self.members.iter().zip(&self.progress) {
+            if *m != self.me && !p.paused {
+                out.push((*m, ConsensusMsg::Commit { term, commit }));
             }
         }
     }
@@ -115,15 +123,20 @@ impl<C: Clone> Core<C> {
     }
 
     /// The connection to `peer` was reset. A follower whose leader it is goes looking for
-    /// another ([`Core::leader_lost`]); a [`Pattern::Zab`] leader resends to that follower at the
-    /// next round whatever it may have lost (with Raft every heartbeat does). Anything else
-    /// ignores it.
+    /// another ([`Core::leader_lost`]); a [`Pattern::Zab`] leader sends that follower nothing
+    /// more until it answers, and resends at the next round whatever it may have lost (with Raft
+    /// every heartbeat does). Anything else ignores it.
     pub fn peer_reset<R: Rng + ?Sized>(&mut self, now: Nanos, rng: &mut R, peer: NodeId) {
         match self.role {
             Role::Follower => self.leader_lost(now, rng, peer),
             Role::Leader if self.cfg.pattern == Pattern::Zab && peer != self.me => {
                 if let Some(slot) = self.slot(peer) {
-                    self.progress[slot].resync = true;
+                    // ZooKeeper's `LearnerHandler` for that follower ends on the socket error and
+                    // `Leader.removeLearnerHandler` takes it out of `forwardingFollowers`: no
+                    // PROPOSAL or COMMIT goes to it until it is back (here: until it answers).
+                    let p = &mut self.progress[slot];
+                    p.resync = true;
+                    p.paused = true;
                 }
             }
             _ => {}
