@@ -236,8 +236,9 @@ fn a_killed_follower_gets_no_proposals_or_commits_until_it_answers() {
         assert_ne!(leader, victim, "seed {seed}: the follower's death moved the leadership");
         let to_victim: Vec<Sent> =
             server_sends(&out).into_iter().filter(|s| s.from == leader && s.to == victim).collect();
-        // While it is down: after the first message its reset answers, at most one resend per
-        // half-tick round (tick_ms 2000 by default: 5 rounds in 5 s) and the pings.
+        // While it is down (from 5 ms in, when its reset has come back): no proposal, no
+        // commit, at most one resend per half-tick round (tick_ms 2000 by default: 5 rounds in
+        // 5 s). Pings are not log messages and are not counted.
         let down: Vec<&Sent> =
             to_victim.iter().filter(|s| s.at_ms > down_ms + 5.0 && s.at_ms < up_ms && is_log_message(&s.msg)).collect();
         let writes =

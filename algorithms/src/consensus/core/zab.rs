@@ -1,5 +1,5 @@
 //! ZAB's broadcast-phase messages on the shared log ([`Pattern::Zab`], ZooKeeper's opt-in; etcd
-//! keeps Raft's): what the leader sends for a write and what it sends when idle.
+//! keeps Raft's): what the leader sends for a write, when idle, and to a follower it lost.
 //!
 //! What it follows (apache/zookeeper 3.8, `org.apache.zookeeper.server.quorum`):
 //! - a write is `Leader.propose`: one PROPOSAL to each follower (`sendPacket` to every
@@ -14,7 +14,6 @@
 //!   and [`Core::ping_answered`] (leader); any packet from the leader (proposal, commit, ping)
 //!   restarts the follower's wait, any packet from a follower (ack, ping answer) counts as heard
 //!   (`LearnerHandler.run` moves `tickOfNextAckDeadline` on every packet it reads).
-//!
 //! - a follower whose connection broke ([`Core::peer_reset`]: its process died, or restarted
 //!   and refused the old connection) gets no PROPOSAL and no COMMIT until it answers again:
 //!   its `LearnerHandler` ends on the socket error (`LearnerHandler.shutdown` →
