@@ -252,3 +252,50 @@ fn a_killed_follower_gets_no_proposals_or_commits_until_it_answers() {
         assert!(after.iter().any(|s| s.msg.contains(" entry ")), "seed {seed}: no proposal after the restart");
     }
 }
+
+/// The write stream of [`WRITES`] for 30 s, with a follower's host lost from 3 s to 23 s: nobody
+/// is told, its messages are lost.
+const FOLLOWER_HOST_LOST: &str = r#"
+name = "zk-follower-host-lost"
+duration_ms = 30000
+algorithms = ["zookeeper"]
+[workload]
+clients = 1
+hold_ms = 5
+think_ms = 20
+[[faults]]
+kind = "crash"
+target = "follower"
+at_ms = 3000
+duration_ms = 20000
+mode = "machine"
+"#;
+
+/// A follower silent for `syncLimit` ticks (5 × 2 000 ms by default) is dropped: ZooKeeper's
+/// `LearnerHandler` reads its socket with that timeout and ends on it. Until then the leader
+/// sends it every proposal and commit (the connection looks alive); after it, at most one resend
+/// a round; once the host is back, proposals and commits again.
+#[test]
+fn a_silent_follower_is_dropped_after_sync_limit_ticks() {
+    for seed in 0..4 {
+        let out = run(FOLLOWER_HOST_LOST, "zookeeper", seed);
+        let fault = trace(&out, "fault", "crash (machine) starts on [").pop().expect("the crash");
+        let victim = fault.2.split('[').nth(1).and_then(|r| r.split(']').next()).expect("a node").to_string();
+        let (down_ms, up_ms) = (fault.0, fault.0 + 20_000.0);
+        let (_, leader) = last_leader(&out);
+        assert_ne!(leader, victim, "seed {seed}: the follower's loss moved the leadership");
+        let to_victim: Vec<Sent> = server_sends(&out)
+            .into_iter()
+            .filter(|s| s.from == leader && s.to == victim && is_log_message(&s.msg))
+            .collect();
+        let between =
+            |from_ms: f64, to_ms: f64| to_victim.iter().filter(|s| s.at_ms > from_ms && s.at_ms < to_ms).count();
+        // Its last answer came just before the loss; the leader drops it at the first ping round
+        // 10 s after that (a round is 1 s).
+        let before_drop = between(down_ms + 1000.0, down_ms + 9000.0);
+        let after_drop = between(down_ms + 11_500.0, up_ms);
+        assert!(before_drop > 200, "seed {seed}: only {before_drop} log messages in the first 8 s of silence");
+        assert!(after_drop <= 9, "seed {seed}: {after_drop} log messages to the dropped {victim}");
+        assert!(between(up_ms + 2000.0, 30_000.0) > 50, "seed {seed}: nothing reaches {victim} once it is back");
+    }
+}

@@ -152,8 +152,9 @@ struct Progress {
     resync: bool,
     /// Gets no entries (and, under [`Pattern::Zab`], no commits) until it answers.
     /// [`Pattern::Raft`]: probed at the last heartbeat because it had not answered since the one
-    /// before (etcd's `StateProbe` with `MsgAppFlowPaused`). [`Pattern::Zab`]: its link broke
-    /// (ZooKeeper's leader drops the follower's `LearnerHandler`).
+    /// before (etcd's `StateProbe` with `MsgAppFlowPaused`). [`Pattern::Zab`]: its link broke,
+    /// or it was silent for `leader_timeout_ns` (ZooKeeper's leader drops the follower's
+    /// `LearnerHandler`).
     paused: bool,
 }
 
@@ -509,7 +510,7 @@ impl<C: Clone> Core<C> {
                     self.heartbeat_due_ns = now + self.cfg.heartbeat_ns;
                     match self.cfg.pattern {
                         Pattern::Raft => self.heartbeat(now, out),
-                        Pattern::Zab => self.resend_stalled(out),
+                        Pattern::Zab => self.resend_stalled(now, out),
                     }
                 }
             }

@@ -15,7 +15,8 @@
 //! r.leader_lost(ctx, peer)     -> a follower whose leader's connection was reset campaigns soon
 //!                                 (opt-in, with Config::leader_timeout_ns: ZooKeeper's detector)
 //! r.peer_reset(ctx, peer)      -> the same; a Pattern::Zab leader stops sending to that follower
-//!                                 until it answers the next round's resend
+//!                                 until it answers the next round's resend (as it does to one
+//!                                 silent for Config::leader_timeout_ns)
 //! r.leader_ping(ctx, from, term)   -> Pattern::Zab follower: the owner got its leader's ping
 //! r.ping_answered(ctx, from, term) -> Pattern::Zab leader: a follower answered the owner's ping
 //! r.propose(ctx, cmd)          -> Ok(index) | Err(NotLeader { leader_hint })

@@ -42,9 +42,9 @@
 //!   randomised `election_ms` to twice it, standing for FastLeaderElection plus the discovery
 //!   and synchronisation phases (`initLimit` is not modelled); catching up a follower that
 //!   stalled or whose link broke is the log's resend, not ZooKeeper's DIFF / TRUNC / SNAP. A
-//!   follower whose link broke gets no proposal or commit until it answers (ZooKeeper's leader
-//!   drops its `LearnerHandler`); the leader's resend once a round stands for the restarted
-//!   follower connecting to it. The zxid is (term, log index).
+//!   follower whose link broke, or that was silent for `sync_limit × tick_ms`, gets no proposal
+//!   or commit until it answers (ZooKeeper's leader drops its `LearnerHandler`); the leader's
+//!   resend once a round stands for the follower connecting to it again. The zxid is (term, log index).
 //! - A killed server process resets its connections (clients and followers react at once); a
 //!   lost or frozen host tells nobody: they notice through their timeouts. A message the
 //!   network drops on a TCP link breaks that
@@ -211,7 +211,7 @@ impl Model for ZooKeeper {
             notes.push("the naive recipe is not reentrant (a second create finds the node taken): nested acquisitions are skipped".into());
         }
         notes.push(
-            "replication is the shared Raft log standing in for ZAB (leader, quorum commit, ZAB's proposal / ack / commit messages and half-tick pings); a follower that stalled or whose link broke is caught up by the log's resend once a heartbeat round, not ZooKeeper's DIFF / TRUNC / SNAP (one whose link broke gets nothing else until it answers that resend, where in ZooKeeper it reconnects itself); ZooKeeper's failure detection (sync_limit × tick_ms of silence, or a reset from a killed leader) starts an election that takes election_ms to twice it, without FastLeaderElection's vote rounds or the discovery and synchronisation phases (initLimit)"
+            "replication is the shared Raft log standing in for ZAB (leader, quorum commit, ZAB's proposal / ack / commit messages and half-tick pings); a follower that stalled or whose link broke is caught up by the log's resend once a heartbeat round, not ZooKeeper's DIFF / TRUNC / SNAP (one whose link broke, or that was silent for sync_limit × tick_ms, gets nothing else until it answers that resend, where in ZooKeeper it reconnects itself); ZooKeeper's failure detection (sync_limit × tick_ms of silence, or a reset from a killed leader) starts an election that takes election_ms to twice it, without FastLeaderElection's vote rounds or the discovery and synchronisation phases (initLimit)"
                 .into(),
         );
         notes

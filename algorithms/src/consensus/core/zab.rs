@@ -15,15 +15,17 @@
 //!   restarts the follower's wait, any packet from a follower (ack, ping answer) counts as heard
 //!   (`LearnerHandler.run` moves `tickOfNextAckDeadline` on every packet it reads).
 //! - a follower whose connection broke ([`Core::peer_reset`]: its process died, or restarted
-//!   and refused the old connection) gets no PROPOSAL and no COMMIT until it answers again:
-//!   its `LearnerHandler` ends on the socket error (`LearnerHandler.shutdown` →
-//!   `Leader.removeLearnerHandler` takes it out of `forwardingFollowers`).
+//!   and refused the old connection), or that was silent for `syncLimit` ticks (the
+//!   `LearnerHandler` reads with that socket timeout), gets no PROPOSAL and no COMMIT until it
+//!   answers again: its `LearnerHandler` ends on the socket error or the timeout
+//!   (`LearnerHandler.shutdown` → `Leader.removeLearnerHandler` takes it out of
+//!   `forwardingFollowers`).
 //!
 //! Not ZAB's, kept from the log: catch-up. A follower that has not acknowledged what the leader
 //! had a whole heartbeat round ago, or whose link broke, gets the missing entries again, with
 //! the commit index, at the next round (ZooKeeper would drop the learner's connection and
 //! resynchronise it with DIFF / TRUNC / SNAP in `LearnerHandler.syncFollower`). For a follower
-//! whose link broke that round's resend stands for its reconnecting: the leader tries it once a
+//! whose link broke or that was dropped, that round's resend stands for its reconnecting: the leader tries it once a
 //! round (a dead one refuses it) where in ZooKeeper the restarted follower connects to the
 //! leader (`Learner.connectToLeader`).
 //! The new leader's empty entry stands for NEWLEADER and costs a proposal round; one COMMIT may
@@ -58,13 +60,27 @@ impl<C: Clone> Core<C> {
     }
 
     /// Leader, each heartbeat round: resend to the followers that stalled (nothing acknowledged
-    /// of what was there a round ago) or whose link broke; nothing to the others.
-    pub(super) fn resend_stalled(&mut self, out: &mut Outbox<C>) {
+    /// of what was there a round ago) or whose link broke; nothing to the others. A follower
+    /// silent for `leader_timeout_ns` (ZooKeeper's `syncLimit` ticks) is dropped first, as one
+    /// whose link broke.
+    pub(super) fn resend_stalled(&mut self, now: Nanos, out: &mut Outbox<C>) {
         let stalled_below = self.round_last;
+        let silence_limit_ns = self.cfg.leader_timeout_ns;
         for slot in 0..self.members.len() {
             let m = self.members[slot];
+            if m == self.me {
+                continue;
+            }
             let p = &mut self.progress[slot];
-            if m == self.me || !(p.resync || p.matched < stalled_below) {
+            // ZooKeeper's `LearnerHandler` reads its follower's socket with a timeout of
+            // `syncLimit` ticks (`sock.setSoTimeout(learnerMaster.syncTimeout())` once synced);
+            // the timeout ends it (`shutdown` → `Leader.removeLearnerHandler`), so a follower
+            // that went silent (a lost host, a partition, a long pause) gets nothing more.
+            if silence_limit_ns.is_some_and(|limit| now.saturating_sub(p.heard_ns) >= limit) {
+                p.paused = true;
+                p.resync = true;
+            }
+            if !(p.resync || p.matched < stalled_below) {
                 continue;
             }
             p.resync = false;
