@@ -25,9 +25,9 @@
 //! had a whole heartbeat round ago, or whose link broke, gets the missing entries again, with
 //! the commit index, at the next round (ZooKeeper would drop the learner's connection and
 //! resynchronise it with DIFF / TRUNC / SNAP in `LearnerHandler.syncFollower`). For a follower
-//! whose link broke or that was dropped, that round's resend stands for its reconnecting: the leader tries it once a
-//! round (a dead one refuses it) where in ZooKeeper the restarted follower connects to the
-//! leader (`Learner.connectToLeader`).
+//! whose link broke or that was dropped, that round's resend stands for its reconnecting: the
+//! leader tries it once a round (a dead process refuses it, a lost host loses it) where in
+//! ZooKeeper the follower connects to the leader again (`Learner.connectToLeader`).
 //! The new leader's empty entry stands for NEWLEADER and costs a proposal round; one COMMIT may
 //! cover several entries when one ack completes them (ZooKeeper sends one per zxid).
 
