@@ -204,10 +204,13 @@ fn the_log_keeps_raft_safety_under_zab_messages() {
     assert!(total_committed > 400 * 200, "only {total_committed} entries committed");
 }
 
-/// The write stream of [`WRITES`] for 12 s, with a follower's process killed from 3 s to 8 s.
-const FOLLOWER_KILLED: &str = r#"
-name = "zk-follower-killed"
-duration_ms = 12000
+/// The write stream of [`WRITES`] for `run_ms`, with a follower crashed (`mode`) from 3 s for
+/// `down_ms`.
+fn follower_crashed(mode: &str, run_ms: u32, down_ms: u32) -> String {
+    format!(
+        r#"
+name = "zk-follower-crashed"
+duration_ms = {run_ms}
 algorithms = ["zookeeper"]
 [workload]
 clients = 1
@@ -217,9 +220,42 @@ think_ms = 20
 kind = "crash"
 target = "follower"
 at_ms = 3000
-duration_ms = 5000
-mode = "process"
-"#;
+duration_ms = {down_ms}
+mode = "{mode}"
+"#
+    )
+}
+
+/// A run of [`follower_crashed`] as the leader saw it: the crashed follower, when it went down
+/// and came back (ms), and the log messages the last leader sent it.
+struct CrashedFollower {
+    victim: String,
+    down_ms: f64,
+    up_ms: f64,
+    log_to_victim: Vec<Sent>,
+}
+
+impl CrashedFollower {
+    fn of(out: &SeedOutcome, mode: &str, down_for_ms: f64, seed: u64) -> CrashedFollower {
+        let (down_ms, detail) = trace(out, "fault", &format!("crash ({mode}) starts on ["))
+            .pop()
+            .map(|(at, _, detail)| (at, detail))
+            .expect("the crash");
+        let victim = detail.split('[').nth(1).and_then(|r| r.split(']').next()).expect("a node").to_string();
+        let (_, leader) = last_leader(out);
+        assert_ne!(leader, victim, "seed {seed}: the follower's crash moved the leadership");
+        let log_to_victim = server_sends(out)
+            .into_iter()
+            .filter(|s| s.from == leader && s.to == victim && is_log_message(&s.msg))
+            .collect();
+        CrashedFollower { victim, down_ms, up_ms: down_ms + down_for_ms, log_to_victim }
+    }
+
+    /// The log messages sent to the follower strictly between two true times (ms).
+    fn between(&self, from_ms: f64, to_ms: f64) -> Vec<&Sent> {
+        self.log_to_victim.iter().filter(|s| s.at_ms > from_ms && s.at_ms < to_ms).collect()
+    }
+}
 
 /// A killed follower's connection resets, and ZooKeeper's leader drops its `LearnerHandler`
 /// (`Leader.removeLearnerHandler`): no PROPOSAL or COMMIT goes to it while it is down. The log's
@@ -227,75 +263,44 @@ mode = "process"
 /// and once it is back it acknowledges and gets every proposal again.
 #[test]
 fn a_killed_follower_gets_no_proposals_or_commits_until_it_answers() {
+    let scenario = follower_crashed("process", 12_000, 5_000);
     for seed in 0..4 {
-        let out = run(FOLLOWER_KILLED, "zookeeper", seed);
-        let fault = trace(&out, "fault", "crash (process) starts on [").pop().expect("the crash");
-        let victim = fault.2.split('[').nth(1).and_then(|r| r.split(']').next()).expect("a node").to_string();
-        let (down_ms, up_ms) = (fault.0, fault.0 + 5000.0);
-        let (_, leader) = last_leader(&out);
-        assert_ne!(leader, victim, "seed {seed}: the follower's death moved the leadership");
-        let to_victim: Vec<Sent> =
-            server_sends(&out).into_iter().filter(|s| s.from == leader && s.to == victim).collect();
+        let out = run(&scenario, "zookeeper", seed);
+        let f = CrashedFollower::of(&out, "process", 5_000.0, seed);
         // While it is down (from 5 ms in, when its reset has come back): no proposal, no
         // commit, at most one resend per half-tick round (tick_ms 2000 by default: 5 rounds in
         // 5 s). Pings are not log messages and are not counted.
-        let down: Vec<&Sent> =
-            to_victim.iter().filter(|s| s.at_ms > down_ms + 5.0 && s.at_ms < up_ms && is_log_message(&s.msg)).collect();
+        let down = f.between(f.down_ms + 5.0, f.up_ms);
         let writes =
-            trace(&out, "history", "AcquireStart").iter().filter(|(t, _, _)| *t > down_ms && *t < up_ms).count();
+            trace(&out, "history", "AcquireStart").iter().filter(|(t, _, _)| *t > f.down_ms && *t < f.up_ms).count();
         assert!(writes > 50, "seed {seed}: only {writes} acquisitions while the follower was down");
-        assert!(down.len() <= 6, "seed {seed}: {} log messages to the dead {victim}: {:?}", down.len(), down);
+        assert!(down.len() <= 6, "seed {seed}: {} log messages to the dead {}: {down:?}", down.len(), f.victim);
         assert!(down.iter().all(|s| s.msg.starts_with("Append")), "seed {seed}: {down:?}");
         // Back: it acknowledges, and proposals and commits reach it again.
-        let after: Vec<&Sent> = to_victim.iter().filter(|s| s.at_ms > up_ms + 2000.0).collect();
+        let after = f.between(f.up_ms + 2000.0, f64::INFINITY);
         assert!(after.iter().filter(|s| s.msg.starts_with("Commit")).count() > 20, "seed {seed}: {after:?}");
         assert!(after.iter().any(|s| s.msg.contains(" entry ")), "seed {seed}: no proposal after the restart");
     }
 }
 
-/// The write stream of [`WRITES`] for 30 s, with a follower's host lost from 3 s to 23 s: nobody
-/// is told, its messages are lost.
-const FOLLOWER_HOST_LOST: &str = r#"
-name = "zk-follower-host-lost"
-duration_ms = 30000
-algorithms = ["zookeeper"]
-[workload]
-clients = 1
-hold_ms = 5
-think_ms = 20
-[[faults]]
-kind = "crash"
-target = "follower"
-at_ms = 3000
-duration_ms = 20000
-mode = "machine"
-"#;
-
 /// A follower silent for `syncLimit` ticks (5 × 2 000 ms by default) is dropped: ZooKeeper's
 /// `LearnerHandler` reads its socket with that timeout and ends on it. Until then the leader
 /// sends it every proposal and commit (the connection looks alive); after it, at most one resend
-/// a round; once the host is back, proposals and commits again.
+/// a round; once the host is back, proposals and commits again. Its host is lost for 20 s:
+/// nobody is told, its messages are lost.
 #[test]
 fn a_silent_follower_is_dropped_after_sync_limit_ticks() {
+    let scenario = follower_crashed("machine", 30_000, 20_000);
     for seed in 0..4 {
-        let out = run(FOLLOWER_HOST_LOST, "zookeeper", seed);
-        let fault = trace(&out, "fault", "crash (machine) starts on [").pop().expect("the crash");
-        let victim = fault.2.split('[').nth(1).and_then(|r| r.split(']').next()).expect("a node").to_string();
-        let (down_ms, up_ms) = (fault.0, fault.0 + 20_000.0);
-        let (_, leader) = last_leader(&out);
-        assert_ne!(leader, victim, "seed {seed}: the follower's loss moved the leadership");
-        let to_victim: Vec<Sent> = server_sends(&out)
-            .into_iter()
-            .filter(|s| s.from == leader && s.to == victim && is_log_message(&s.msg))
-            .collect();
-        let between =
-            |from_ms: f64, to_ms: f64| to_victim.iter().filter(|s| s.at_ms > from_ms && s.at_ms < to_ms).count();
+        let out = run(&scenario, "zookeeper", seed);
+        let f = CrashedFollower::of(&out, "machine", 20_000.0, seed);
         // Its last answer came just before the loss; the leader drops it at the first ping round
         // 10 s after that (a round is 1 s).
-        let before_drop = between(down_ms + 1000.0, down_ms + 9000.0);
-        let after_drop = between(down_ms + 11_500.0, up_ms);
+        let before_drop = f.between(f.down_ms + 1000.0, f.down_ms + 9000.0).len();
+        let after_drop = f.between(f.down_ms + 11_500.0, f.up_ms).len();
         assert!(before_drop > 200, "seed {seed}: only {before_drop} log messages in the first 8 s of silence");
-        assert!(after_drop <= 9, "seed {seed}: {after_drop} log messages to the dropped {victim}");
-        assert!(between(up_ms + 2000.0, 30_000.0) > 50, "seed {seed}: nothing reaches {victim} once it is back");
+        assert!(after_drop <= 9, "seed {seed}: {after_drop} log messages to the dropped {}", f.victim);
+        let back = f.between(f.up_ms + 2000.0, f64::INFINITY);
+        assert!(back.len() > 50, "seed {seed}: nothing reaches {} once it is back", f.victim);
     }
 }

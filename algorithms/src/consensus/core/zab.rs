@@ -71,15 +71,15 @@ impl<C: Clone> Core<C> {
             if m == self.me {
                 continue;
             }
-            let p = &mut self.progress[slot];
             // ZooKeeper's `LearnerHandler` reads its follower's socket with a timeout of
             // `syncLimit` ticks (`sock.setSoTimeout(learnerMaster.syncTimeout())` once synced);
             // the timeout ends it (`shutdown` → `Leader.removeLearnerHandler`), so a follower
             // that went silent (a lost host, a partition, a long pause) gets nothing more.
-            if silence_limit_ns.is_some_and(|limit| now.saturating_sub(p.heard_ns) >= limit) {
-                p.paused = true;
-                p.resync = true;
+            let heard_ns = self.progress[slot].heard_ns;
+            if silence_limit_ns.is_some_and(|limit| now.saturating_sub(heard_ns) >= limit) {
+                self.drop_follower(slot);
             }
+            let p = &mut self.progress[slot];
             if !(p.resync || p.matched < stalled_below) {
                 continue;
             }
@@ -89,6 +89,15 @@ impl<C: Clone> Core<C> {
             out.push((m, msg));
         }
         self.round_last = self.last_index();
+    }
+
+    /// Leader: the follower at `slot` is dropped, as ZooKeeper's `Leader.removeLearnerHandler`
+    /// takes its handler out of `forwardingFollowers`: no PROPOSAL or COMMIT goes to it until it
+    /// answers, and the next round resends what it may lack (standing for its reconnecting).
+    fn drop_follower(&mut self, slot: usize) {
+        let p = &mut self.progress[slot];
+        p.paused = true;
+        p.resync = true;
     }
 
     /// Follower: its owner received the ping of `from`, leader of `term` (ZooKeeper
@@ -146,12 +155,8 @@ impl<C: Clone> Core<C> {
             Role::Follower => self.leader_lost(now, rng, peer),
             Role::Leader if self.cfg.pattern == Pattern::Zab && peer != self.me => {
                 if let Some(slot) = self.slot(peer) {
-                    // ZooKeeper's `LearnerHandler` for that follower ends on the socket error and
-                    // `Leader.removeLearnerHandler` takes it out of `forwardingFollowers`: no
-                    // PROPOSAL or COMMIT goes to it until it is back (here: until it answers).
-                    let p = &mut self.progress[slot];
-                    p.resync = true;
-                    p.paused = true;
+                    // ZooKeeper's `LearnerHandler` for that follower ends on the socket error.
+                    self.drop_follower(slot);
                 }
             }
             _ => {}
