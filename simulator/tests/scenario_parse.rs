@@ -856,7 +856,7 @@ fn expect_label_unknown() {
         &text,
         &pos(&text, "zookeeper]"),
         Some("expect.zookeeper"),
-        &["unknown label `zookeeper`", "this scenario's labels: redis, redlock"],
+        &["unknown label `zookeeper`", "this scenario's labels: `redis`, `redlock`"],
     );
 }
 

@@ -48,7 +48,12 @@ pub(crate) fn expectations(src: &Source, root: &Tab, labels: &[String]) -> Res<V
         if !labels.contains(label) {
             return Err(block.key_err(
                 src,
-                format!("unknown label `{label}` in [expect.{label}]; this scenario's labels: {}", labels.join(", ")),
+                // The labels are the file's own names, which may hold any character (a name
+                // ending in `:` too): quoted, so each reads as what it is.
+                format!(
+                    "unknown label `{label}` in [expect.{label}]; this scenario's labels: {}",
+                    labels.iter().map(|l| format!("`{l}`")).collect::<Vec<_>>().join(", ")
+                ),
             ));
         }
         let block = block.as_table(src, &format!("a table of metric = expectation for {label}"))?;
