@@ -121,10 +121,75 @@ const EXP_LN2_LO: f64 = f64::from_bits(0x3dea_39ef_3579_3c76) / EXP_TABLE as f64
 /// Below this magnitude [`exp`]'s result is a normal double and its scaling is one exponent.
 const EXP_FAST_LIMIT: f64 = 700.0;
 
-fn exp_table() -> &'static [f64; EXP_TABLE] {
-    static TABLE: std::sync::OnceLock<[f64; EXP_TABLE]> = std::sync::OnceLock::new();
-    TABLE.get_or_init(|| std::array::from_fn(|j| libm::exp2(j as f64 / EXP_TABLE as f64)))
-}
+/// `2^(j / EXP_TABLE)` for `j` in `0..EXP_TABLE`, as the bits `libm::exp2` gives (a test checks
+/// each against it). Written out rather than computed at first use, so a draw does not check
+/// whether the table is ready yet (a load and a branch on every message's latency).
+const EXP2_FRACTION_BITS: [u64; EXP_TABLE] = [
+    0x3ff0000000000000,
+    0x3ff02c9a3e778061,
+    0x3ff059b0d3158574,
+    0x3ff0874518759bc8,
+    0x3ff0b5586cf9890f,
+    0x3ff0e3ec32d3d1a2,
+    0x3ff11301d0125b51,
+    0x3ff1429aaea92de0,
+    0x3ff172b83c7d517b,
+    0x3ff1a35beb6fcb75,
+    0x3ff1d4873168b9aa,
+    0x3ff2063b88628cd6,
+    0x3ff2387a6e756238,
+    0x3ff26b4565e27cdd,
+    0x3ff29e9df51fdee1,
+    0x3ff2d285a6e4030b,
+    0x3ff306fe0a31b715,
+    0x3ff33c08b26416ff,
+    0x3ff371a7373aa9cb,
+    0x3ff3a7db34e59ff7,
+    0x3ff3dea64c123422,
+    0x3ff4160a21f72e2a,
+    0x3ff44e086061892d,
+    0x3ff486a2b5c13cd0,
+    0x3ff4bfdad5362a27,
+    0x3ff4f9b2769d2ca7,
+    0x3ff5342b569d4f82,
+    0x3ff56f4736b527da,
+    0x3ff5ab07dd485429,
+    0x3ff5e76f15ad2148,
+    0x3ff6247eb03a5585,
+    0x3ff6623882552225,
+    0x3ff6a09e667f3bcd,
+    0x3ff6dfb23c651a2f,
+    0x3ff71f75e8ec5f74,
+    0x3ff75feb564267c9,
+    0x3ff7a11473eb0187,
+    0x3ff7e2f336cf4e62,
+    0x3ff82589994cce13,
+    0x3ff868d99b4492ed,
+    0x3ff8ace5422aa0db,
+    0x3ff8f1ae99157736,
+    0x3ff93737b0cdc5e5,
+    0x3ff97d829fde4e50,
+    0x3ff9c49182a3f090,
+    0x3ffa0c667b5de565,
+    0x3ffa5503b23e255d,
+    0x3ffa9e6b5579fdbf,
+    0x3ffae89f995ad3ad,
+    0x3ffb33a2b84f15fb,
+    0x3ffb7f76f2fb5e47,
+    0x3ffbcc1e904bc1d2,
+    0x3ffc199bdd85529c,
+    0x3ffc67f12e57d14b,
+    0x3ffcb720dcef9069,
+    0x3ffd072d4a07897c,
+    0x3ffd5818dcfba487,
+    0x3ffda9e603db3285,
+    0x3ffdfc97337b9b5f,
+    0x3ffe502ee78b3ff6,
+    0x3ffea4afa2a490da,
+    0x3ffefa1bee615a27,
+    0x3fff50765b6e4540,
+    0x3fffa7c1819e90d8,
+];
 
 /// `exp`, the same on every platform, within one unit in the last place of `libm::exp` (the
 /// tests sweep it). Every log-normal draw (each message's latency) ends in one `exp`; libm's
@@ -132,7 +197,7 @@ fn exp_table() -> &'static [f64; EXP_TABLE] {
 /// argument is split as `x = (64 k + j) ln 2 / 64 + r` with `|r| <= ln 2 / 128`, and
 /// `exp(x) = 2^k * 2^(j/64) * exp(r)`, `exp(r)` by its Taylor polynomial to `r^5` (the first
 /// term left out, `r^6 / 720`, is below 3.5e-17, a sixth of an ulp of 1) and `2^(j/64)` from a
-/// table libm computes once. Only `+ - *` and bit operations, in a fixed order (Rust never fuses
+/// table of libm's values. Only `+ - *` and bit operations, in a fixed order (Rust never fuses
 /// a multiply and an add on its own), so every platform gets the same bits. Arguments at or beyond
 /// +-700 (or NaN) go to libm, which handles overflow, subnormals and NaN.
 #[inline]
@@ -149,7 +214,7 @@ pub fn exp(x: f64) -> f64 {
     // of dependent operations is four deep instead of Horner's six.
     let r2 = r * r;
     let em1 = r + (r2 * (0.5 + r * (1.0 / 6.0)) + (r2 * r2) * (1.0 / 24.0 + r * (1.0 / 120.0)));
-    let t = exp_table()[(k & (EXP_TABLE as i64 - 1)) as usize];
+    let t = f64::from_bits(EXP2_FRACTION_BITS[(k & (EXP_TABLE as i64 - 1)) as usize]);
     // |x| < 700 keeps the binary exponent k / 64 well inside the normal range (-1022..=1023).
     let scale = f64::from_bits((((k >> 6) + 1023) as u64) << 52);
     (t + t * em1) * scale
@@ -229,6 +294,14 @@ mod tests {
     }
 
     /// Pinned like the draws: what every platform must produce.
+    #[test]
+    fn exp_table_holds_libms_powers_of_two() {
+        for (j, bits) in EXP2_FRACTION_BITS.iter().enumerate() {
+            let want = libm::exp2(j as f64 / EXP_TABLE as f64);
+            assert_eq!(*bits, want.to_bits(), "2^({j}/64): table {} against libm {want}", f64::from_bits(*bits));
+        }
+    }
+
     #[test]
     fn exp_is_pinned_bit_for_bit() {
         let got: Vec<u64> = [-3.2, -0.7, 0.3, 2.9, 11.5].iter().map(|x| exp(*x).to_bits()).collect();

@@ -548,8 +548,13 @@ impl Process<Etcd> for EtcdServer {
             }
             EtcdTimer::Server(ServerTimer::Dispatch) if self.v.dispatch_timer == Some(timer) => {
                 self.v.dispatch_timer = None;
-                for (client, req) in std::mem::take(&mut self.v.inbox) {
+                let mut inbox = std::mem::take(&mut self.v.inbox);
+                for (client, req) in inbox.drain(..) {
                     self.on_request(ctx, client, req);
+                }
+                // The emptied buffer goes back, so the next request does not allocate a new one.
+                if self.v.inbox.is_empty() {
+                    self.v.inbox = inbox;
                 }
                 self.settle(ctx);
             }
