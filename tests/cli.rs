@@ -227,13 +227,20 @@ fn bench_commands_write_their_figures() {
     for key in ["messages_per_s", "events_per_s", "sim_seconds_per_wall_second"] {
         assert!(e[key].as_f64().unwrap() > 0.0, "{key}: {e}");
     }
+    // Figures of different builds are not comparable: each bench names its build, and a test
+    // build (debug assertions on) must not pass for a release one.
+    let build = if cfg!(debug_assertions) { "debug" } else { "release" };
+    assert!(e["build"].as_str().is_some_and(|b| b.starts_with(build)), "{e}");
+    assert!(out.contains(&format!("build: {build}")), "{out}");
     // Every message is delivered as an event, and the clients' timers add more.
     assert!(e["events"].as_u64().unwrap() > e["messages"].as_u64().unwrap(), "{e}");
 
     let scen = dir.join("scenario.json").display().to_string();
-    let (code, _, err) = sim(&["bench", "scenario", &f, "--seeds", "2", "--repeat", "1", "--json", &scen]);
+    let (code, out, err) = sim(&["bench", "scenario", &f, "--seeds", "2", "--repeat", "1", "--json", &scen]);
     assert_eq!(code, 0, "{err}");
+    assert!(out.lines().next().is_some_and(|l| l.contains(&format!("build: {build}"))), "{out}");
     let s = read("scenario.json");
+    assert!(s["build"].as_str().is_some_and(|b| b.starts_with(build)), "{s}");
     assert_eq!(s["algorithms"][0]["label"], "redlock", "{s}");
     assert!(s["algorithms"][0]["sim_seconds_per_wall_second_1_thread"].as_f64().unwrap() > 0.0, "{s}");
 

@@ -76,6 +76,17 @@ fn reset_peak_rss() -> bool {
     std::fs::write("/proc/self/clear_refs", "5").is_ok()
 }
 
+/// Which build is measuring. Figures from a debug build, a plain release build and a
+/// profile-guided one are not comparable, so every bench names its build (in its first line and
+/// its JSON). `scripts/build-pgo` sets `LOCKSIM_BUILD` when it compiles the profile-guided one.
+fn build_label() -> &'static str {
+    match option_env!("LOCKSIM_BUILD") {
+        Some(label) => label,
+        None if cfg!(debug_assertions) => "debug (assertions on: slow; measure a --release build)",
+        None => "release",
+    }
+}
+
 fn write_json(path: &Option<PathBuf>, value: &serde_json::Value) -> Result<(), CliError> {
     if let Some(p) = path {
         locksim_reports::write_atomic(p, serde_json::to_string_pretty(value).expect("json") + "\n")
@@ -93,6 +104,7 @@ pub fn bench(cmd: BenchCommand) -> Result<i32, CliError> {
             let r = run_engine_workload(1, SIMULATED_S);
             let wall_s = start.elapsed().as_secs_f64();
             let figures = json!({
+                "build": build_label(),
                 "workload": format!("{SERVERS} servers, {CLIENTS} clients, uniform 1-10 ms links, {SIMULATED_S} simulated s, seed 1"),
                 "messages": r.messages,
                 "events": r.events,
@@ -101,7 +113,13 @@ pub fn bench(cmd: BenchCommand) -> Result<i32, CliError> {
                 "events_per_s": (r.events as f64 / wall_s).round(),
                 "sim_seconds_per_wall_second": (r.simulated_s as f64 / wall_s).round(),
             });
-            println!("engine workload: {} messages, {} events in {:.3} s wall", r.messages, r.events, wall_s);
+            println!(
+                "engine workload: {} messages, {} events in {:.3} s wall; build: {}",
+                r.messages,
+                r.events,
+                wall_s,
+                build_label()
+            );
             println!("  messages_per_s              {:>14.0}", r.messages as f64 / wall_s);
             println!("  events_per_s                {:>14.0}", r.events as f64 / wall_s);
             println!("  sim_seconds_per_wall_second {:>14.0}", r.simulated_s as f64 / wall_s);
@@ -121,10 +139,11 @@ pub fn bench(cmd: BenchCommand) -> Result<i32, CliError> {
             let stop = AtomicBool::new(false);
             let mut rows = Vec::new();
             println!(
-                "{}: {} seeds of {} simulated s each, best of {repeat}",
+                "{}: {} seeds of {} simulated s each, best of {repeat}; build: {}",
                 file.display(),
                 seeds,
-                scenario.setup.duration_ms / 1000.0
+                scenario.setup.duration_ms / 1000.0,
+                build_label()
             );
             println!(
                 "{:<16} {:>14} {:>14} {:>14} {:>8}",
@@ -178,6 +197,7 @@ pub fn bench(cmd: BenchCommand) -> Result<i32, CliError> {
             write_json(
                 &json,
                 &json!({
+                    "build": build_label(),
                     "file": file.display().to_string(),
                     "seeds": seeds,
                     "repeat": repeat,
