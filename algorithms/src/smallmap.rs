@@ -24,6 +24,12 @@ impl<K: Ord, V> SmallMap<K, V> {
         Self::default()
     }
 
+    /// An empty map with room for `n` entries: one allocation for a map whose size is known (a
+    /// Redlock round's one request per master), where growing would take two.
+    pub(crate) fn with_capacity(n: usize) -> Self {
+        SmallMap { entries: Vec::with_capacity(n) }
+    }
+
     /// Where `key` is (Ok) or would go (Err). Keys usually arrive in increasing order, so the
     /// last entry is checked first.
     fn find(&self, key: &K) -> Result<usize, usize> {
@@ -73,6 +79,11 @@ impl<K: Ord, V> SmallMap<K, V> {
             }
         };
         &mut self.entries[i].1
+    }
+
+    /// Keeps the entries `keep` says yes to, in key order (`BTreeMap::retain`).
+    pub(crate) fn retain(&mut self, mut keep: impl FnMut(&K, &mut V) -> bool) {
+        self.entries.retain_mut(|(k, v)| keep(k, v));
     }
 
     pub(crate) fn clear(&mut self) {

@@ -226,8 +226,10 @@ impl<'a, P: Protocol> Ctx<'a, P> {
     pub fn node_named(&self, name: &str) -> Option<NodeId> {
         self.names.id_of(name)
     }
-    /// The name of a node.
-    pub fn name_of(&self, id: NodeId) -> &str {
+    /// The name of a node. It borrows the run's directory, not the context, so a note's text can
+    /// use it without copying it first (`let name = ctx.name_of(peer); ctx.note(|| …name…)`):
+    /// a copy would be made on every call, traced or not.
+    pub fn name_of(&self, id: NodeId) -> &'a str {
         self.names.name_of(id)
     }
     /// The resource node's id.

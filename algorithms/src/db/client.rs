@@ -300,7 +300,7 @@ impl DbClient {
         self.v.primary = Some(primary);
         self.v.epoch = self.v.epoch.max(epoch);
         if moved {
-            let (from, to) = (ctx.name_of(was).to_string(), ctx.name_of(primary).to_string());
+            let (from, to) = (ctx.name_of(was), ctx.name_of(primary));
             ctx.note(|| format!("primary moved from {from} to {to} (epoch {epoch}): reconnecting"));
             self.drop_connection(ctx, out, FailReason::Unavailable, false);
         }
@@ -603,7 +603,7 @@ impl LockClient<Db> for DbClient {
         if !on_peer {
             return;
         }
-        let name = ctx.name_of(peer).to_string();
+        let name = ctx.name_of(peer);
         ctx.note(|| format!("connection to {name} reset: communications failure"));
         self.drop_connection(ctx, out, FailReason::Unavailable, true);
         self.pump(ctx);

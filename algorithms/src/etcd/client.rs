@@ -383,7 +383,7 @@ impl EtcdClient {
         if gone != Gone::Restarted {
             self.v.endpoint = (self.v.endpoint + 1) % self.servers.len();
         }
-        let name = ctx.name_of(self.server()).to_string();
+        let name = ctx.name_of(self.server());
         ctx.note(|| format!("{why}: connecting to {name}"));
         self.v.conn_incarnation = None;
         self.v.ping_since = None;

@@ -724,7 +724,7 @@ impl RedisLockClient {
         self.v.replicas_down.insert(old);
         self.v.replicas_down.remove(&primary);
         self.v.primary = primary;
-        let name = ctx.name_of(primary).to_string();
+        let name = ctx.name_of(primary);
         ctx.note(|| format!("primary is now {name} (config epoch {config_epoch})"));
         // Redisson re-subscribes its channels on the new primary.
         let waiting: Vec<LockKey> = self.v.keys.iter().filter(|(_, s)| s.subscribed).map(|(k, _)| *k).collect();

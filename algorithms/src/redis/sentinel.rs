@@ -254,7 +254,7 @@ impl Sentinel {
                 inst.sdown = sdown;
                 inst.down_changed_at = Some(now);
                 let id = inst.id;
-                let name = ctx.name_of(id).to_string();
+                let name = ctx.name_of(id);
                 ctx.note(|| format!("{}sdown {name}", if sdown { "+" } else { "-" }));
                 if sdown && id != primary && inst.announced_up {
                     inst.announced_up = false;
@@ -295,7 +295,7 @@ impl Sentinel {
         let odown = sdown && votes_down >= self.cfg.quorum;
         if odown != self.v.odown {
             self.v.odown = odown;
-            let name = ctx.name_of(self.primary()).to_string();
+            let name = ctx.name_of(self.primary());
             ctx.note(|| {
                 format!("{}odown {name} ({votes_down}/{} agree)", if odown { "+" } else { "-" }, self.cfg.quorum)
             });
@@ -339,7 +339,7 @@ impl Sentinel {
         let leader_epoch = self.vote.map_or(0, |(_, e)| e);
         if leader_epoch < req_epoch && self.current_epoch <= req_epoch {
             self.vote = Some((candidate, self.current_epoch));
-            let name = ctx.name_of(candidate).to_string();
+            let name = ctx.name_of(candidate);
             ctx.note(|| format!("+vote-for-leader {name} (epoch {req_epoch})"));
             if candidate != self.v.me {
                 let desync = ctx.rng().gen_range(0..MAX_DESYNC_MS) * NS_PER_MS;
@@ -383,7 +383,7 @@ impl Sentinel {
                     ctx.note(|| format!("+elected-leader (epoch {epoch})"));
                     match self.select_replica(now) {
                         Some(r) => {
-                            let name = ctx.name_of(r).to_string();
+                            let name = ctx.name_of(r);
                             ctx.note(|| format!("+selected-slave {name}; REPLICAOF NO ONE"));
                             ctx.send(r, ReplicaOf { primary: None, epoch });
                             self.v.failover = Failover::WaitPromotion { replica: r, since: now };
@@ -442,7 +442,7 @@ impl Sentinel {
             inst.sdown = false;
             inst.role_reported_at = now;
         }
-        let (from, to) = (ctx.name_of(old).to_string(), ctx.name_of(primary).to_string());
+        let (from, to) = (ctx.name_of(old), ctx.name_of(primary));
         ctx.note(|| format!("+switch-master {from} -> {to} (config epoch {config_epoch})"));
         for &c in &self.v.clients {
             ctx.send(c, SentinelEvent::SwitchMaster { config_epoch, primary });
@@ -512,7 +512,7 @@ impl Sentinel {
             && now - inst.role_reported_at > FAILOVER_TIMEOUT_NS;
         if (convert || misdirected) && inst.last_reconf_sent.is_none_or(|t| now - t >= PING_PERIOD_NS) {
             self.v.instances[i].last_reconf_sent = Some(now);
-            let name = ctx.name_of(from).to_string();
+            let name = ctx.name_of(from);
             ctx.note(|| format!("+convert-to-slave {name}"));
             ctx.send(from, ReplicaOf { primary: Some(primary), epoch: self.config_epoch });
         }

@@ -173,7 +173,7 @@ impl RedisServer {
         let role = match self.conf_role {
             Some(r) => r,
             None => {
-                let me = ctx.name_of(ctx.me()).to_string();
+                let me = ctx.name_of(ctx.me());
                 let r = if me == self.cfg.initial_primary {
                     Role::Primary
                 } else {
@@ -535,7 +535,7 @@ impl RedisServer {
                         ctx.cancel_timer(w.timer);
                         ctx.send(w.client, Response { id: w.request, answer: Answer::ReadOnly, synced: Some(0) });
                     }
-                    let name = ctx.name_of(p).to_string();
+                    let name = ctx.name_of(p);
                     ctx.note(|| format!("now a replica of {name}{}", if was_primary { " (demoted)" } else { "" }));
                     ctx.send(p, Psync);
                 }

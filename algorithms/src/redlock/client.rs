@@ -267,12 +267,20 @@ pub struct RedlockClient {
     /// never match a request of the restarted one.
     next_request_id: u64,
     v: Volatile,
+    /// A scratch buffer for `on_reset`, empty between calls (so a crash has nothing to clear).
+    reset_keys: Vec<LockKey>,
 }
 
 impl RedlockClient {
     /// A client library; it finds the masters (`server-0 …`) by name when it starts.
     pub fn new(cfg: ClientConfig) -> RedlockClient {
-        RedlockClient { cfg, master_ids: Vec::new(), next_request_id: 1, v: Volatile::default() }
+        RedlockClient {
+            cfg,
+            master_ids: Vec::new(),
+            next_request_id: 1,
+            v: Volatile::default(),
+            reset_keys: Vec::new(),
+        }
     }
 
     fn resolve_masters(&mut self, ctx: &mut Ctx<Redlock>) {
@@ -316,7 +324,7 @@ impl RedlockClient {
             purpose,
             start: Instant::now(ctx),
             next: 0,
-            outstanding: SmallMap::new(),
+            outstanding: SmallMap::with_capacity(self.cfg.masters),
             ok: 0,
             nil: 0,
             failed: 0,
@@ -578,21 +586,33 @@ impl LockClient<Redlock> for RedlockClient {
         // count it as an error). Only requests still outstanding count, so a repeated reset
         // changes nothing.
         let Some(m) = self.master_ids.iter().position(|&id| id == peer) else { return };
-        let keys: Vec<LockKey> = self.v.locks.keys().copied().collect();
-        for key in keys {
+        // The keys as they are now (advancing one lock may change the map), in a buffer kept
+        // between calls: a reset comes with every refused connection, and allocating a list for
+        // each was a tenth of a Redlock run's allocations.
+        let mut keys = std::mem::take(&mut self.reset_keys);
+        keys.clear();
+        keys.extend(self.v.locks.keys().copied());
+        for &key in &keys {
             let Some(Lock { phase: Phase::Round(round), .. }) = self.v.locks.get_mut(&key) else { continue };
-            let ids: Vec<u64> = round.outstanding.iter().filter(|(_, &mi)| mi == m).map(|(&id, _)| id).collect();
-            if ids.is_empty() {
+            let pending = &mut self.v.pending;
+            let before = round.outstanding.len();
+            round.outstanding.retain(|id, mi| {
+                let on_m = *mi == m;
+                if on_m {
+                    pending.remove(id);
+                }
+                !on_m
+            });
+            let failed = before - round.outstanding.len();
+            if failed == 0 {
                 continue;
             }
-            for id in ids {
-                round.outstanding.remove(&id);
-                self.v.pending.remove(&id);
-                round.failed += 1;
-            }
+            round.failed += failed;
             ctx.note(|| format!("connection to server-{m} reset: its request for lock{key} failed"));
             self.advance(ctx, out, key);
         }
+        keys.clear();
+        self.reset_keys = keys;
     }
 
     fn on_crash(&mut self, _crash: &Crash) {

@@ -187,6 +187,9 @@ pub struct ZkClient {
     cfg: ClientConfig,
     /// Everything else: a client library keeps nothing across a crash.
     v: Volatile,
+    /// A scratch buffer for the connection's events of one call, empty between calls (so a
+    /// crash has nothing to clear): one per message was a fifth of a ZooKeeper run's allocations.
+    conn_events: Vec<ConnEvent>,
 }
 
 /// The library's state, all of it lost in a crash.
@@ -217,7 +220,7 @@ impl ZkClient {
     /// A lock client; it connects when it starts.
     pub fn new(cfg: ClientConfig) -> Self {
         let v = Volatile::new(&cfg);
-        ZkClient { cfg, v }
+        ZkClient { cfg, v, conn_events: Vec::new() }
     }
 
     fn call(&mut self, ctx: &mut Ctx<ZooKeeper>, purpose: Purpose, op: Op) {
@@ -534,8 +537,22 @@ impl ZkClient {
         }
     }
 
-    fn on_conn_events(&mut self, ctx: &mut Ctx<ZooKeeper>, out: &mut LockEvents, events: Vec<ConnEvent>) {
-        for e in events {
+    /// Runs `call` on the connection and handles the events it gives, in order.
+    fn with_conn(
+        &mut self,
+        ctx: &mut Ctx<ZooKeeper>,
+        out: &mut LockEvents,
+        call: impl FnOnce(&mut Connection, &mut Ctx<ZooKeeper>, &mut Vec<ConnEvent>),
+    ) {
+        let mut events = std::mem::take(&mut self.conn_events);
+        call(&mut self.v.conn, ctx, &mut events);
+        self.on_conn_events(ctx, out, &mut events);
+        self.conn_events = events;
+    }
+
+    /// Handles (and empties) `events`.
+    fn on_conn_events(&mut self, ctx: &mut Ctx<ZooKeeper>, out: &mut LockEvents, events: &mut Vec<ConnEvent>) {
+        for e in events.drain(..) {
             match e {
                 ConnEvent::Reply { tag, outcome } => {
                     if let Some(p) = self.v.purposes.remove(&tag.0) {
@@ -649,24 +666,18 @@ impl LockClient<ZooKeeper> for ZkClient {
     }
 
     fn on_message(&mut self, ctx: &mut Ctx<ZooKeeper>, out: &mut LockEvents, from: NodeId, msg: ZkMsg) {
-        let mut ev = Vec::new();
-        self.v.conn.on_message(ctx, from, msg, &mut ev);
-        self.on_conn_events(ctx, out, ev);
+        self.with_conn(ctx, out, |conn, ctx, ev| conn.on_message(ctx, from, msg, ev));
     }
 
     fn on_reset(&mut self, ctx: &mut Ctx<ZooKeeper>, out: &mut LockEvents, peer: NodeId) {
-        let mut ev = Vec::new();
-        self.v.conn.on_reset(ctx, peer, &mut ev);
-        self.on_conn_events(ctx, out, ev);
+        self.with_conn(ctx, out, |conn, ctx, ev| conn.on_reset(ctx, peer, ev));
     }
 
     fn on_timer(&mut self, ctx: &mut Ctx<ZooKeeper>, out: &mut LockEvents, _timer: TimerId, tag: ZkTimer) {
         let ZkTimer::Client(timer) = tag else { return };
         match timer {
             ClientTimer::Connection(t) => {
-                let mut ev = Vec::new();
-                self.v.conn.on_timer(ctx, t, &mut ev);
-                self.on_conn_events(ctx, out, ev);
+                self.with_conn(ctx, out, |conn, ctx, ev| conn.on_timer(ctx, t, ev));
             }
             ClientTimer::Backoff { key, gen } => {
                 let Some(st) = self.v.keys.get(&key) else { return };
@@ -688,9 +699,7 @@ impl LockClient<ZooKeeper> for ZkClient {
     /// Did the application see a state its policy honours (SUSPENDED under `suspended`, LOST
     /// under either) since the grant? Then it does not write.
     fn check_before_write(&mut self, ctx: &mut Ctx<ZooKeeper>, out: &mut LockEvents, key: LockKey) -> bool {
-        let mut ev = Vec::new();
-        self.v.conn.catch_up(ctx, &mut ev);
-        self.on_conn_events(ctx, out, ev);
+        self.with_conn(ctx, out, |conn, ctx, ev| conn.catch_up(ctx, ev));
         let saw_loss = self.v.keys.get(&key).is_some_and(|st| st.honoured);
         ctx.note(|| {
             format!(

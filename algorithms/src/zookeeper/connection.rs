@@ -448,7 +448,7 @@ impl Connection {
                 let now = ctx.now_mono_ns();
                 self.last_recv_ns = now;
                 self.last_send_ns = now;
-                let name = ctx.name_of(from).to_string();
+                let name = ctx.name_of(from);
                 ctx.note(|| format!("zk: connected to {name} session {session:x} timeout {timeout_ms} ms"));
                 if self.curator != CuratorState::Connected {
                     self.curator = CuratorState::Connected;

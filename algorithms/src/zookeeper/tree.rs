@@ -73,13 +73,16 @@ pub enum Applied {
 
 impl Applied {
     /// The watch triggers this change fires: (path, event).
-    pub fn triggers(&self) -> Vec<(ZPath, EventType)> {
-        match self {
-            Applied::Created { path, .. } => vec![(*path, EventType::NodeCreated)],
-            Applied::Deleted { path } => vec![(*path, EventType::NodeDeleted)],
-            Applied::SessionClosed { deleted, .. } => deleted.iter().map(|p| (*p, EventType::NodeDeleted)).collect(),
-            _ => Vec::new(),
-        }
+    /// (An iterator, not a list: it runs at every applied transaction, and nearly every one fires
+    /// one trigger or none.)
+    pub fn triggers(&self) -> impl Iterator<Item = (ZPath, EventType)> + '_ {
+        let (one, deleted): (Option<(ZPath, EventType)>, &[ZPath]) = match self {
+            Applied::Created { path, .. } => (Some((*path, EventType::NodeCreated)), &[]),
+            Applied::Deleted { path } => (Some((*path, EventType::NodeDeleted)), &[]),
+            Applied::SessionClosed { deleted, .. } => (None, deleted),
+            _ => (None, &[]),
+        };
+        one.into_iter().chain(deleted.iter().map(|p| (*p, EventType::NodeDeleted)))
     }
 }
 
@@ -262,7 +265,10 @@ mod tests {
         };
         let closed = t.apply(6, &Txn::CloseSession { session: 1 });
         assert_eq!(closed, Applied::SessionClosed { session: 1, deleted: vec![p1, n1] });
-        assert_eq!(closed.triggers(), vec![(p1, EventType::NodeDeleted), (n1, EventType::NodeDeleted)]);
+        assert_eq!(
+            closed.triggers().collect::<Vec<_>>(),
+            vec![(p1, EventType::NodeDeleted), (n1, EventType::NodeDeleted)]
+        );
         assert!(t.node(&p2).is_some() && t.node(&p1).is_none());
         // A write from the closed session is refused: no ephemeral outlives its session.
         assert_eq!(t.apply(7, &seq_create(1, 9)), Applied::Failed(ErrCode::SessionExpired));
