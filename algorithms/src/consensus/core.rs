@@ -413,7 +413,7 @@ impl<C: Clone> Core<C> {
         Ok(last)
     }
 
-    /// Asks for a linearizable read (leader only); the answer comes from [`Core::take_reads`] under
+    /// Asks for a linearizable read (leader only); the answer comes from [`Core::take_reads_into`] under
     /// `id`, `Ok(index)` once the state machine has applied everything committed when the read
     /// arrived, `Err` if leadership is lost first.
     pub fn read_index(&mut self, id: u64, out: &mut Outbox<C>) -> Result<(), NotLeader> {
@@ -432,10 +432,11 @@ impl<C: Clone> Core<C> {
         Ok(())
     }
 
-    /// Reads that finished since the last call: `Ok(read index)` or `Err(NotLeader)`.
-    pub fn take_reads(&mut self) -> Vec<(u64, Result<LogIndex, NotLeader>)> {
+    /// Reads that finished since the last call, `Ok(read index)` or `Err(NotLeader)`, appended to
+    /// `out` (a buffer the owner reuses: it drains after every message).
+    pub fn take_reads_into(&mut self, out: &mut Vec<(u64, Result<LogIndex, NotLeader>)>) {
         self.settle_reads();
-        std::mem::take(&mut self.finished_reads)
+        out.append(&mut self.finished_reads);
     }
 
     fn settle_reads(&mut self) {

@@ -23,15 +23,16 @@
 //! r.take_committed()           -> Vec<(LogIndex, Cmd)>, in log order, each once
 //! r.take_committed_entries()   -> the same with the leaders' empty entries (`cmd: None`) and terms
 //! r.take_committed_entries_into(&mut buf)  -> the same, appended to a buffer the owner reuses
-//! r.read_index(ctx, id)        -> Ok(()) | Err(NotLeader); later r.take_reads() yields
-//!                                 (id, Ok(read_index)) once applied ≥ read_index, or (id, Err(..))
+//! r.read_index(ctx, id)        -> Ok(()) | Err(NotLeader); later r.take_reads_into(&mut buf)
+//!                                 appends (id, Ok(read_index)) once applied ≥ read_index, or
+//!                                 (id, Err(..))
 //! r.is_leader(), r.term(), r.leader_hint(), r.role(), r.commit_index(), r.core()
 //! Replica::new(..).with_initial_leader(0)   (optional: the group starts with member 0 leading
 //!                                 term 1, as a cluster that had already elected it)
 //! ```
 //!
 //! After any call that may commit (on_message, on_timer, propose), drain `take_committed*()` and
-//! apply the commands, then drain `take_reads()` (a read is reported only once the entries it must
+//! apply the commands, then drain `take_reads_into()` (a read is reported only once the entries it must
 //! see have been handed out). Use either `take_committed` or `take_committed_entries`, not both:
 //! they drain the same queue.
 //!
@@ -265,9 +266,12 @@ impl<C: Clone + Debug + Send + 'static> Replica<C> {
         }
     }
 
-    /// Reads that finished: `(id, Ok(read index))` or `(id, Err(NotLeader))`.
-    pub fn take_reads(&mut self) -> Vec<(u64, Result<LogIndex, NotLeader>)> {
-        self.core.as_mut().map(|c| c.take_reads()).unwrap_or_default()
+    /// Reads that finished, `(id, Ok(read index))` or `(id, Err(NotLeader))`, appended to `out`
+    /// (a buffer the owner reuses).
+    pub fn take_reads_into(&mut self, out: &mut Vec<(u64, Result<LogIndex, NotLeader>)>) {
+        if let Some(c) = self.core.as_mut() {
+            c.take_reads_into(out);
+        }
     }
 
     /// Hands out every committed entry again (for an owner that rebuilds its state on restart).

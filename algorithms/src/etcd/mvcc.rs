@@ -76,18 +76,22 @@ impl Store {
 
     /// Deletes these keys in one transaction: one new revision if any existed, none otherwise.
     /// Returns the keys deleted and the revision of the deletion.
-    pub fn delete(&mut self, keys: &[String]) -> (Vec<KeyInfo>, Revision) {
-        let present: Vec<KeyInfo> = keys.iter().filter_map(|k| self.get(k)).collect();
-        if present.is_empty() {
-            return (present, self.rev);
+    /// (The keys are distinct: a lease's key set, or one key.)
+    pub fn delete<K: AsRef<str>>(&mut self, keys: &[K]) -> (Vec<KeyInfo>, Revision) {
+        if !keys.iter().any(|k| self.keys.contains_key(k.as_ref())) {
+            return (Vec::new(), self.rev);
         }
         self.rev += 1;
         let rev = self.rev;
-        for k in &present {
-            self.keys.remove(&k.key);
-            self.push_history(&k.key, (rev, true));
+        let mut gone = Vec::with_capacity(keys.len());
+        for k in keys {
+            // The store's own copy of the key goes into the answer: no new string.
+            if let Some((key, kv)) = self.keys.remove_entry(k.as_ref()) {
+                self.push_history(&key, (rev, true));
+                gone.push(KeyInfo { key, create_rev: kv.create_rev, lease: kv.lease });
+            }
         }
-        (present, rev)
+        (gone, rev)
     }
 
     fn under<'a>(&'a self, prefix: &'a str) -> impl Iterator<Item = (&'a String, &'a Kv)> + 'a {
@@ -137,8 +141,8 @@ mod tests {
         assert_eq!(s.last_create_below("/l/", c - 1).unwrap().key, "/l/b");
         assert_eq!(s.last_create_below("/l/", a - 1), None);
         // Deleting nothing keeps the revision; deleting two keys takes one revision.
-        assert_eq!(s.delete(&["/l/x".into()]).1, 4);
-        let (gone, rev) = s.delete(&["/l/a".into(), "/l/b".into()]);
+        assert_eq!(s.delete(&["/l/x"]).1, 4);
+        let (gone, rev) = s.delete(&["/l/a", "/l/b"]);
         assert_eq!((gone.len(), rev), (2, 5));
         assert_eq!(s.events_since("/l/a", 3), vec![(5, true)]);
         assert_eq!(s.events_since("/l/a", 2), vec![(2, false), (5, true)]);

@@ -42,7 +42,7 @@ use super::protocol::{
     ServerTimer, WatchCreated, WatchEvent,
 };
 use super::Etcd;
-use crate::consensus::{Committed, Replica};
+use crate::consensus::{Committed, LogIndex, NotLeader, Replica};
 use crate::smallmap::SmallMap;
 
 /// TCP's minimum retransmission timeout (Linux `TCP_RTO_MIN`, 200 ms).
@@ -109,6 +109,10 @@ pub struct EtcdServer {
     v: Volatile,
     /// The batch `settle` is applying (scratch, always drained: kept to reuse its allocation).
     committed: Vec<Committed<Cmd>>,
+    /// The reads `settle` is finishing (scratch, as `committed`).
+    finished_reads: Vec<(u64, Result<LogIndex, NotLeader>)>,
+    /// The indexed reads `settle` serves now (scratch, as `committed`).
+    ready_reads: Vec<(u64, NodeId, Request)>,
 }
 
 /// What a member loses in a crash.
@@ -161,6 +165,8 @@ impl EtcdServer {
             next_rid: 0,
             v: Volatile::default(),
             committed: Vec::new(),
+            finished_reads: Vec::new(),
+            ready_reads: Vec::new(),
         }
     }
 
@@ -393,7 +399,7 @@ impl EtcdServer {
                 }
             },
             CmdKind::Delete { key } => {
-                let n = self.delete_keys(ctx, &[key.to_string()]);
+                let n = self.delete_keys(ctx, std::slice::from_ref(&key));
                 Ok(Reply::Deleted { count: n })
             }
         };
@@ -403,7 +409,7 @@ impl EtcdServer {
     }
 
     /// Deletes keys in one revision, detaches them from their leases and fires the watches.
-    fn delete_keys(&mut self, ctx: &mut Ctx<Etcd>, keys: &[String]) -> u64 {
+    fn delete_keys<K: AsRef<str>>(&mut self, ctx: &mut Ctx<Etcd>, keys: &[K]) -> u64 {
         let (gone, rev) = self.store.delete(keys);
         for kv in &gone {
             self.lessor.detach(kv.lease, &kv.key);
@@ -462,7 +468,9 @@ impl EtcdServer {
             self.apply(ctx, entry);
         }
         self.committed = committed;
-        for (rid, r) in self.replica.take_reads() {
+        let mut finished = std::mem::take(&mut self.finished_reads);
+        self.replica.take_reads_into(&mut finished);
+        for (rid, r) in finished.drain(..) {
             if let Some((client, req)) = self.v.reads.remove(&rid) {
                 match r {
                     Ok(ix) => self.v.indexed_reads.push((ix, client, req)),
@@ -472,14 +480,17 @@ impl EtcdServer {
                 ctx.send(peer, Peer::ReadIndexReply { rid: prid, index: r.ok() });
             }
         }
+        self.finished_reads = finished;
         let applied = self.replica.core().map(|c| c.applied_index()).unwrap_or(0);
         if self.v.indexed_reads.iter().any(|(ix, _, _)| *ix <= applied) {
-            let (ready, later): (Vec<_>, Vec<_>) =
-                std::mem::take(&mut self.v.indexed_reads).into_iter().partition(|(ix, _, _)| *ix <= applied);
-            self.v.indexed_reads = later;
-            for (_, client, req) in ready {
+            // The reads now applied, in arrival order, out of the waiting list (the others keep
+            // their order).
+            let mut ready = std::mem::take(&mut self.ready_reads);
+            ready.extend(self.v.indexed_reads.extract_if(.., |(ix, _, _)| *ix <= applied));
+            for (_, client, req) in ready.drain(..) {
                 self.serve_read(ctx, client, req);
             }
+            self.ready_reads = ready;
         }
         if self.lessor.is_primary() && !self.replica.is_leader() {
             self.lessor.demote();

@@ -261,7 +261,9 @@ impl World {
             let e = self.committed.entry(c.index).or_insert((c.term, c.cmd));
             assert_eq!(*e, (c.term, c.cmd), "index {} committed twice differently", c.index);
         }
-        for (id, r) in core.take_reads() {
+        let mut finished = Vec::new();
+        core.take_reads_into(&mut finished);
+        for (id, r) in finished {
             self.reads.push((node, id, r));
         }
         // Entries at or below a commit index never change (the core asserts it never truncates
