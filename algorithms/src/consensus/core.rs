@@ -413,9 +413,9 @@ impl<C: Clone> Core<C> {
         Ok(last)
     }
 
-    /// Asks for a linearizable read (leader only); the answer comes from [`Core::take_reads_into`] under
-    /// `id`, `Ok(index)` once the state machine has applied everything committed when the read
-    /// arrived, `Err` if leadership is lost first.
+    /// Asks for a linearizable read (leader only); the answer comes from
+    /// [`Core::take_reads_into`] under `id`, `Ok(index)` once the state machine has applied
+    /// everything committed when the read arrived, `Err` if leadership is lost first.
     pub fn read_index(&mut self, id: u64, out: &mut Outbox<C>) -> Result<(), NotLeader> {
         if self.role != Role::Leader {
             return Err(NotLeader { leader_hint: self.leader });

@@ -32,9 +32,9 @@
 //! ```
 //!
 //! After any call that may commit (on_message, on_timer, propose), drain `take_committed*()` and
-//! apply the commands, then drain `take_reads_into()` (a read is reported only once the entries it must
-//! see have been handed out). Use either `take_committed` or `take_committed_entries`, not both:
-//! they drain the same queue.
+//! apply the commands, then drain `take_reads_into()` (a read is reported only once the entries
+//! it must see have been handed out). Use either `take_committed` or `take_committed_entries`,
+//! not both: they drain the same queue.
 //!
 //! Disk: with `Config::fsync_ms` set, a follower that appended entries from an AppendEntries
 //! sends nothing more until its disk has synced them (one sync after another, each drawn from

@@ -587,8 +587,8 @@ impl LockClient<Redlock> for RedlockClient {
         // changes nothing.
         let Some(m) = self.master_ids.iter().position(|&id| id == peer) else { return };
         // The keys as they are now (advancing one lock may change the map), in a buffer kept
-        // between calls: a reset comes with every refused connection, and allocating a list for
-        // each was a tenth of a Redlock run's allocations.
+        // between calls: a reset comes with every refused connection, so a new list for each
+        // would be an allocation per refused request.
         let mut keys = std::mem::take(&mut self.reset_keys);
         keys.clear();
         keys.extend(self.v.locks.keys().copied());

@@ -188,7 +188,7 @@ pub struct ZkClient {
     /// Everything else: a client library keeps nothing across a crash.
     v: Volatile,
     /// A scratch buffer for the connection's events of one call, empty between calls (so a
-    /// crash has nothing to clear): one per message was a fifth of a ZooKeeper run's allocations.
+    /// crash has nothing to clear): a new one per message was an allocation per message.
     conn_events: Vec<ConnEvent>,
 }
 
