@@ -20,7 +20,8 @@ use crate::runner::{progress_bar, run_rows, thread_pool};
 #[derive(Subcommand, Debug)]
 pub enum BenchCommand {
     /// The standard engine workload (5 servers each guarding a lock, 20 clients, 1–10 ms links,
-    /// 60 simulated seconds, one seed, one core): messages and events per wall-second.
+    /// 60 simulated seconds, one seed, one core): messages and events per wall-second. Names the
+    /// build measuring (release, profile-guided by scripts/build-pgo, or a slow debug build).
     Engine {
         /// Also write the figures as JSON to this file.
         #[arg(long, value_name = "FILE")]
@@ -28,7 +29,8 @@ pub enum BenchCommand {
     },
     /// Simulated seconds per wall-second for each algorithm of a scenario and for the whole
     /// scenario (the aggregate: all simulated seconds over all wall seconds, one thread), and
-    /// seed-runs per second on 1 thread and on all threads (each the best of `--repeat`).
+    /// seed-runs per second on 1 thread and on all threads (each the best of `--repeat`). Names
+    /// the build measuring, as `bench engine` does.
     Scenario {
         /// The scenario file (TOML).
         file: PathBuf,
