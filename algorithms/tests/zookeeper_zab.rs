@@ -235,6 +235,21 @@ struct CrashedFollower {
     log_to_victim: Vec<Sent>,
 }
 
+/// Seeds 0 to 3 of [`follower_crashed`]: each seed's run and what its last leader sent the
+/// crashed follower.
+fn crashed_follower_runs(
+    mode: &'static str,
+    run_ms: u32,
+    down_ms: u32,
+) -> impl Iterator<Item = (u64, SeedOutcome, CrashedFollower)> {
+    let scenario = follower_crashed(mode, run_ms, down_ms);
+    (0..4).map(move |seed| {
+        let out = run(&scenario, "zookeeper", seed);
+        let f = CrashedFollower::of(&out, mode, f64::from(down_ms), seed);
+        (seed, out, f)
+    })
+}
+
 impl CrashedFollower {
     fn of(out: &SeedOutcome, mode: &str, down_for_ms: f64, seed: u64) -> CrashedFollower {
         let (down_ms, detail) = trace(out, "fault", &format!("crash ({mode}) starts on ["))
@@ -263,10 +278,7 @@ impl CrashedFollower {
 /// and once it is back it acknowledges and gets every proposal again.
 #[test]
 fn a_killed_follower_gets_no_proposals_or_commits_until_it_answers() {
-    let scenario = follower_crashed("process", 12_000, 5_000);
-    for seed in 0..4 {
-        let out = run(&scenario, "zookeeper", seed);
-        let f = CrashedFollower::of(&out, "process", 5_000.0, seed);
+    for (seed, out, f) in crashed_follower_runs("process", 12_000, 5_000) {
         // While it is down (from 5 ms in, when its reset has come back): no proposal, no
         // commit, at most one resend per half-tick round (tick_ms 2000 by default: 5 rounds in
         // 5 s). Pings are not log messages and are not counted.
@@ -290,10 +302,7 @@ fn a_killed_follower_gets_no_proposals_or_commits_until_it_answers() {
 /// nobody is told, its messages are lost.
 #[test]
 fn a_silent_follower_is_dropped_after_sync_limit_ticks() {
-    let scenario = follower_crashed("machine", 30_000, 20_000);
-    for seed in 0..4 {
-        let out = run(&scenario, "zookeeper", seed);
-        let f = CrashedFollower::of(&out, "machine", 20_000.0, seed);
+    for (seed, _, f) in crashed_follower_runs("machine", 30_000, 20_000) {
         // Its last answer came just before the loss; the leader drops it at the first ping round
         // 10 s after that (a round is 1 s).
         let before_drop = f.between(f.down_ms + 1000.0, f.down_ms + 9000.0).len();

@@ -44,7 +44,8 @@
 //!   stalled or whose link broke is the log's resend, not ZooKeeper's DIFF / TRUNC / SNAP. A
 //!   follower whose link broke, or that was silent for `sync_limit × tick_ms`, gets no proposal
 //!   or commit until it answers (ZooKeeper's leader drops its `LearnerHandler`); the leader's
-//!   resend once a round stands for the follower connecting to it again. The zxid is (term, log index).
+//!   resend once a round stands for the follower connecting to it again. The zxid is (term,
+//!   log index).
 //! - A killed server process resets its connections (clients and followers react at once); a
 //!   lost or frozen host tells nobody: they notice through their timeouts. A message the
 //!   network drops on a TCP link breaks that
