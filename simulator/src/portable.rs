@@ -60,16 +60,28 @@ fn open_unit<R: Rng + ?Sized>(rng: &mut R) -> f64 {
 /// Samples", 2005) states it, 128 layers. About 99% of draws take one 64-bit draw and a
 /// comparison (the low 7 bits pick the layer, the top 53 the position, so the two are
 /// independent); the rest evaluate the density with libm.
-#[inline]
+#[inline(always)]
 pub fn standard_normal<R: Rng + ?Sized>(rng: &mut R) -> f64 {
     let z = ziggurat();
+    let (i, u) = layer_and_position(rng.next_u64());
+    if u.abs() < z.ratio[i] {
+        return u * z.x[i];
+    }
+    normal_beyond_the_core(rng, z, i, u)
+}
+
+/// A ziggurat draw's layer (the low 7 bits) and position on (-1, 1) (the top 53 bits).
+#[inline(always)]
+fn layer_and_position(bits: u64) -> (usize, f64) {
+    ((bits & (ZIG_LAYERS as u64 - 1)) as usize, 2.0 * ((bits >> 11) as f64 * UNIT_53) - 1.0)
+}
+
+/// The rest of [`standard_normal`]'s loop, from a first draw `(i, u)` that fell outside its
+/// layer's core: out of line and cold, so the inlined common case stays a few instructions.
+#[cold]
+#[inline(never)]
+fn normal_beyond_the_core<R: Rng + ?Sized>(rng: &mut R, z: &Ziggurat, mut i: usize, mut u: f64) -> f64 {
     loop {
-        let bits = rng.next_u64();
-        let i = (bits & (ZIG_LAYERS as u64 - 1)) as usize;
-        let u = 2.0 * ((bits >> 11) as f64 * UNIT_53) - 1.0;
-        if u.abs() < z.ratio[i] {
-            return u * z.x[i];
-        }
         if i == 0 {
             return normal_tail(rng, u < 0.0);
         }
@@ -79,6 +91,10 @@ pub fn standard_normal<R: Rng + ?Sized>(rng: &mut R) -> f64 {
         let f1 = libm::exp(-0.5 * (z.x[i + 1] * z.x[i + 1] - x * x));
         if f1 + rng.gen::<f64>() * (f0 - f1) < 1.0 {
             return x;
+        }
+        (i, u) = layer_and_position(rng.next_u64());
+        if u.abs() < z.ratio[i] {
+            return u * z.x[i];
         }
     }
 }

@@ -192,23 +192,28 @@ impl<'a, P: Protocol> Ctx<'a, P> {
         self.rng
     }
     /// Sends a message over the simulated network (which may delay, drop or duplicate it).
+    #[inline]
     pub fn send(&mut self, to: NodeId, msg: impl Into<P::Msg>) {
         self.effects.push(Effect::Send { to, msg: Wire::Model(msg.into()), after_ns: 0 });
     }
     /// Sends a message that leaves this node after `after_ns` of processing time (a server's
     /// `service_ms`, a database commit), then crosses the network as usual.
+    #[inline]
     pub fn send_after(&mut self, after_ns: Nanos, to: NodeId, msg: impl Into<P::Msg>) {
         self.effects.push(Effect::Send { to, msg: Wire::Model(msg.into()), after_ns });
     }
     /// Sets a timer that fires after `after_ns` of this node's monotonic clock.
+    #[inline]
     pub fn set_timer(&mut self, after_ns: Nanos, timer: impl Into<P::Timer>) -> TimerId {
         self.arm(after_ns, Tag::Model(timer.into()))
     }
     /// Cancels a timer; cancelling one that already fired or was cancelled does nothing.
+    #[inline]
     pub fn cancel_timer(&mut self, id: TimerId) {
         self.effects.push(Effect::CancelTimer { id });
     }
     /// Records a history event (the engine stamps it with true time and this node).
+    #[inline]
     pub fn record(&mut self, event: HistoryEvent) {
         self.effects.push(Effect::Record(event));
     }
@@ -245,6 +250,9 @@ impl<'a, P: Protocol> Ctx<'a, P> {
     pub(crate) fn set_driver_timer(&mut self, after_ns: Nanos, timer: DriverTimer) -> TimerId {
         self.arm(after_ns, Tag::Driver(timer))
     }
+    // Inlined: the tag is then built into the effect in place, not written and read back
+    // through the stack (a store-forwarding stall on every timer).
+    #[inline(always)]
     fn arm(&mut self, after_ns: Nanos, tag: Tag<P::Timer>) -> TimerId {
         let id = self.timer_ids.allocate(self.node);
         self.effects.push(Effect::ArmTimer { id, deadline_mono_ns: self.mono_ns + after_ns, tag });

@@ -38,6 +38,7 @@ impl<T> Default for TimerSlab<T> {
 
 impl<T: Clone> TimerSlab<T> {
     /// Reserves an id for a timer that `node` is about to arm.
+    #[inline]
     pub fn allocate(&mut self, node: NodeId) -> TimerId {
         let slot = match self.free.pop() {
             Some(s) => s,
@@ -65,6 +66,7 @@ impl<T: Clone> TimerSlab<T> {
 
     /// Arms the timer reserved as `id`: it is due when the node's monotonic clock reads
     /// `deadline_mono_ns`, which is true time `due_true_ns`. An id no longer current does nothing.
+    #[inline]
     pub fn arm(&mut self, id: TimerId, deadline_mono_ns: Nanos, due_true_ns: Nanos, tag: T) {
         if let Some(s) = self.slot_mut(id) {
             s.live = true;

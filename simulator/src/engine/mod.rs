@@ -416,10 +416,7 @@ impl<P: Protocol> World<P> {
     }
 
     fn record(&mut self, node: NodeId, event: HistoryEvent) {
-        if self.trace.is_some() {
-            let detail = self.describe(&event);
-            self.trace_at(Some(node), "history", || detail);
-        }
+        self.trace_with(Some(node), "history", |w| w.describe(&event));
         self.history.push(Stamped { at_ns: self.now_ns, node, event });
     }
 
@@ -434,29 +431,27 @@ impl<P: Protocol> World<P> {
         let leave_ns = self.now_ns + after_ns;
         match self.network.route(from, to, leave_ns, &mut self.net_rng) {
             Route::Drop(reason) => {
-                if self.trace.is_some() {
-                    let detail = format!("→ {} {:?} ({})", self.dir.name_of(to), msg, reason.as_str());
-                    self.trace_at(Some(from), "drop", || detail);
-                }
+                self.trace_with(Some(from), "drop", |w| {
+                    format!("→ {} {:?} ({})", w.dir.name_of(to), msg, reason.as_str())
+                });
             }
             Route::Dead { dead_at_ns } => {
-                if self.trace.is_some() {
-                    let detail = format!(
+                self.trace_with(Some(from), "drop", |w| {
+                    format!(
                         "→ {} {:?} (every TCP retransmission lost: the connection dies at {:.3} ms)",
-                        self.dir.name_of(to),
+                        w.dir.name_of(to),
                         msg,
                         dead_at_ns as f64 / 1e6
-                    );
-                    self.trace_at(Some(from), "drop", || detail);
-                }
+                    )
+                });
                 // The sender's own stack gives up: its library sees the error as a reset.
                 self.queue.push(dead_at_ns, EventKind::Reset { from: to, to: from });
             }
             Route::Deliver { at_ns, duplicate_at_ns, retransmits } => {
-                if self.trace.is_some() {
-                    let detail = format!(
+                self.trace_with(Some(from), "send", |w| {
+                    format!(
                         "→ {} {:?} (arrives {:.3} ms{}{})",
-                        self.dir.name_of(to),
+                        w.dir.name_of(to),
                         msg,
                         at_ns as f64 / 1e6,
                         if duplicate_at_ns.is_some() { ", duplicated" } else { "" },
@@ -465,9 +460,8 @@ impl<P: Protocol> World<P> {
                             1 => ", lost once and retransmitted".to_string(),
                             n => format!(", lost and retransmitted {n} times"),
                         }
-                    );
-                    self.trace_at(Some(from), "send", || detail);
-                }
+                    )
+                });
                 if let Some(dup_ns) = duplicate_at_ns {
                     self.queue.push(dup_ns, EventKind::Deliver { from, to, msg: msg.clone() });
                 }
@@ -478,49 +472,37 @@ impl<P: Protocol> World<P> {
 
     fn deliver(&mut self, from: NodeId, to: NodeId, msg: Wire<P::Msg>) {
         if self.network.is_cut(from, to) {
-            if self.trace.is_some() {
-                let detail = format!("← {} {:?} (link cut in flight)", self.dir.name_of(from), msg);
-                self.trace_at(Some(to), "drop", || detail);
-            }
+            self.trace_with(Some(to), "drop", |w| format!("← {} {:?} (link cut in flight)", w.dir.name_of(from), msg));
             return;
         }
         if self.nodes[to].status != Status::Crashed && self.bit(Bits::Stale, to, from) {
             // The host restarted since this connection was opened: its kernel answers with a reset.
             self.clear_bit(Bits::Stale, to, from);
-            if self.trace.is_some() {
-                let detail =
-                    format!("← {} {:?} (refused: connection from before a host failure)", self.dir.name_of(from), msg);
-                self.trace_at(Some(to), "drop", || detail);
-            }
+            self.trace_with(Some(to), "drop", |w| {
+                format!("← {} {:?} (refused: connection from before a host failure)", w.dir.name_of(from), msg)
+            });
             self.send_reset(to, from);
             return;
         }
         match self.nodes[to].status {
             Status::Crashed => {
                 let refused = self.nodes[to].crash_kind == CrashKind::Process;
-                if self.trace.is_some() {
-                    let why = if refused { "refused: process down" } else { "host down" };
-                    let detail = format!("← {} {:?} ({why})", self.dir.name_of(from), msg);
-                    self.trace_at(Some(to), "drop", || detail);
-                }
+                let why = if refused { "refused: process down" } else { "host down" };
+                self.trace_with(Some(to), "drop", |w| format!("← {} {:?} ({why})", w.dir.name_of(from), msg));
                 if refused {
                     self.send_reset(to, from);
                 }
             }
             Status::Paused => {
                 self.set_bit(Bits::Conns, to, from);
-                if self.trace.is_some() {
-                    let detail = format!("← {} {:?} (queued: paused)", self.dir.name_of(from), msg);
-                    self.trace_at(Some(to), "queued", || detail);
-                }
+                self.trace_with(Some(to), "queued", |w| {
+                    format!("← {} {:?} (queued: paused)", w.dir.name_of(from), msg)
+                });
                 self.nodes[to].backlog.push(Backlogged::Message { from, msg });
             }
             Status::Up => {
                 self.set_bit(Bits::Conns, to, from);
-                if self.trace.is_some() {
-                    let detail = format!("← {} {:?}", self.dir.name_of(from), msg);
-                    self.trace_at(Some(to), "deliver", || detail);
-                }
+                self.trace_with(Some(to), "deliver", |w| format!("← {} {:?}", w.dir.name_of(from), msg));
                 self.dispatch(to, |p, ctx| p.on_message(ctx, from, msg));
             }
         }
@@ -536,10 +518,7 @@ impl<P: Protocol> World<P> {
             Status::Paused => self.nodes[node].backlog.push(Backlogged::Timer { id }),
             Status::Up => {
                 let Some((_, tag)) = self.timers.take(id) else { return };
-                if self.trace.is_some() {
-                    let detail = format!("{tag:?}");
-                    self.trace_at(Some(node), "timer", || detail);
-                }
+                self.trace_with(Some(node), "timer", |_| format!("{tag:?}"));
                 self.dispatch(node, |p, ctx| p.on_timer(ctx, id, tag));
             }
         }
@@ -767,28 +746,22 @@ impl<P: Protocol> World<P> {
     fn send_reset(&mut self, from: NodeId, to: NodeId) {
         match self.network.route_reset(from, to, self.now_ns, &mut self.reset_rng) {
             Some(at_ns) => {
-                if self.trace.is_some() {
-                    let detail =
-                        format!("→ {} connection reset (arrives {:.3} ms)", self.dir.name_of(to), at_ns as f64 / 1e6);
-                    self.trace_at(Some(from), "reset", || detail);
-                }
+                self.trace_with(Some(from), "reset", |w| {
+                    format!("→ {} connection reset (arrives {:.3} ms)", w.dir.name_of(to), at_ns as f64 / 1e6)
+                });
                 self.queue.push(at_ns, EventKind::Reset { from, to });
             }
             None => {
-                if self.trace.is_some() {
-                    let detail = format!("→ {} connection reset (link cut)", self.dir.name_of(to));
-                    self.trace_at(Some(from), "drop", || detail);
-                }
+                self.trace_with(Some(from), "drop", |w| format!("→ {} connection reset (link cut)", w.dir.name_of(to)));
             }
         }
     }
 
     fn deliver_reset(&mut self, from: NodeId, to: NodeId) {
         if self.network.is_cut(from, to) {
-            if self.trace.is_some() {
-                let detail = format!("← {} connection reset (link cut in flight)", self.dir.name_of(from));
-                self.trace_at(Some(to), "drop", || detail);
-            }
+            self.trace_with(Some(to), "drop", |w| {
+                format!("← {} connection reset (link cut in flight)", w.dir.name_of(from))
+            });
             return;
         }
         self.clear_bit(Bits::Conns, to, from);
@@ -797,10 +770,7 @@ impl<P: Protocol> World<P> {
             Status::Crashed => {}
             Status::Paused => self.nodes[to].backlog.push(Backlogged::Reset { peer: from }),
             Status::Up => {
-                if self.trace.is_some() {
-                    let detail = format!("connection to {} reset", self.dir.name_of(from));
-                    self.trace_at(Some(to), "reset", || detail);
-                }
+                self.trace_with(Some(to), "reset", |w| format!("connection to {} reset", w.dir.name_of(from)));
                 self.dispatch(to, |p, ctx| p.on_reset(ctx, from));
             }
         }
@@ -873,25 +843,20 @@ impl<P: Protocol> World<P> {
                     self.dispatch(node, |p, ctx| p.on_start(ctx));
                 }
                 Backlogged::Message { from, msg } => {
-                    if self.trace.is_some() {
-                        let detail = format!("← {} {:?} (after pause)", self.dir.name_of(from), msg);
-                        self.trace_at(Some(node), "deliver", || detail);
-                    }
+                    self.trace_with(Some(node), "deliver", |w| {
+                        format!("← {} {:?} (after pause)", w.dir.name_of(from), msg)
+                    });
                     self.dispatch(node, |p, ctx| p.on_message(ctx, from, msg));
                 }
                 Backlogged::Reset { peer } => {
-                    if self.trace.is_some() {
-                        let detail = format!("connection to {} reset (after pause)", self.dir.name_of(peer));
-                        self.trace_at(Some(node), "reset", || detail);
-                    }
+                    self.trace_with(Some(node), "reset", |w| {
+                        format!("connection to {} reset (after pause)", w.dir.name_of(peer))
+                    });
                     self.dispatch(node, |p, ctx| p.on_reset(ctx, peer));
                 }
                 Backlogged::Timer { id } => {
                     if let Some((_, tag)) = self.timers.take(id) {
-                        if self.trace.is_some() {
-                            let detail = format!("{tag:?} (after pause)");
-                            self.trace_at(Some(node), "timer", || detail);
-                        }
+                        self.trace_with(Some(node), "timer", |_| format!("{tag:?} (after pause)"));
                         self.dispatch(node, |p, ctx| p.on_timer(ctx, id, tag));
                     }
                 }
@@ -978,7 +943,28 @@ impl<P: Protocol> World<P> {
         }
     }
 
+    /// Adds a trace line while a trace is being recorded; `detail` is not called otherwise.
+    #[inline(always)]
     fn trace_at(&mut self, node: Option<NodeId>, kind: &'static str, detail: impl FnOnce() -> String) {
+        self.trace_with(node, kind, |_| detail());
+    }
+
+    /// [`Self::trace_at`] whose detail reads the world (node names, say).
+    ///
+    /// The test is inline and the rest out of line and marked cold: an untraced run only pays
+    /// the test, and the formatting code is not laid out in, nor counted against the inlining of,
+    /// the hot functions that trace (send, deliver, fire a timer).
+    #[inline(always)]
+    fn trace_with(&mut self, node: Option<NodeId>, kind: &'static str, detail: impl FnOnce(&Self) -> String) {
+        if self.trace.is_some() {
+            self.push_trace(node, kind, detail);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn push_trace(&mut self, node: Option<NodeId>, kind: &'static str, detail: impl FnOnce(&Self) -> String) {
+        let detail = detail(self);
         let Some(trace) = self.trace.as_mut() else { return };
         let (name, mono_ns, wall_ns) = match node {
             Some(n) => (
@@ -988,7 +974,7 @@ impl<P: Protocol> World<P> {
             ),
             None => ("-".to_string(), self.now_ns, self.now_ns as i64),
         };
-        trace.push(TraceEntry { at_ns: self.now_ns, node: name, mono_ns, wall_ns, kind, detail: detail() });
+        trace.push(TraceEntry { at_ns: self.now_ns, node: name, mono_ns, wall_ns, kind, detail });
     }
 }
 
