@@ -28,6 +28,12 @@ impl From<locksim_simulator::scenario::ScenarioError> for CliError {
 }
 
 /// A report that cannot be written is the user's side (2); a chart that fails to draw is ours (3).
+impl From<locksim_simulator::scenario::UnknownLabel> for CliError {
+    fn from(e: locksim_simulator::scenario::UnknownLabel) -> Self {
+        CliError::bad_input(e.to_string())
+    }
+}
+
 impl From<locksim_reports::ReportError> for CliError {
     fn from(e: locksim_reports::ReportError) -> Self {
         match e {

@@ -47,18 +47,7 @@ pub fn compare_cmd(args: CompareArgs) -> Result<i32, CliError> {
         Some(t) => parse_seeds(t)?,
         None => 0..scenario.seeds,
     };
-    let labels: Vec<&str> = scenario.runs.iter().map(|r| r.label.as_str()).collect();
-    for w in &args.algorithms {
-        if !labels.contains(&w.as_str()) {
-            return Err(CliError::bad_input(format!(
-                "--algorithm {w}: no such algorithm or variant in {}; valid labels: {}",
-                scenario.file.display(),
-                labels.join(", ")
-            )));
-        }
-    }
-    let runs: Vec<_> =
-        scenario.runs.iter().filter(|r| args.algorithms.is_empty() || args.algorithms.contains(&r.label)).collect();
+    let runs = scenario.rows_labelled(&args.algorithms)?;
     for run in &runs {
         check_row(&scenario, run).map_err(|e| CliError::bad_input(format!("{}: {e}", args.file.display())))?;
     }

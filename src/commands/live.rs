@@ -48,18 +48,7 @@ pub fn live(args: LiveArgs) -> Result<i32, CliError> {
     let models = locksim_algorithms::registry();
     let (scenario, scenario_text) = load_file_with_text(&args.file, &models)?;
     let seeds = parse_seeds(&args.seeds)?;
-    let labels: Vec<&str> = scenario.runs.iter().map(|r| r.label.as_str()).collect();
-    for w in &args.algorithms {
-        if !labels.contains(&w.as_str()) {
-            return Err(CliError::bad_input(format!(
-                "--algorithm {w}: no such algorithm or variant in {}; valid labels: {}",
-                scenario.file.display(),
-                labels.join(", ")
-            )));
-        }
-    }
-    let runs: Vec<_> =
-        scenario.runs.iter().filter(|r| args.algorithms.is_empty() || args.algorithms.contains(&r.label)).collect();
+    let runs = scenario.rows_labelled(&args.algorithms)?;
     // Everything is checked before any server starts.
     let mut notes: Vec<String> = Vec::new();
     for run in &runs {

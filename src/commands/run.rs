@@ -65,21 +65,6 @@ pub struct RunArgs {
     pub shard: Option<String>,
 }
 
-/// The rows to run, after `--algorithm` filtering.
-fn select_runs<'a>(scenario: &'a Scenario, wanted: &[String]) -> Result<Vec<&'a RunSpec>, CliError> {
-    let labels: Vec<&str> = scenario.runs.iter().map(|r| r.label.as_str()).collect();
-    for w in wanted {
-        if !labels.contains(&w.as_str()) {
-            return Err(CliError::bad_input(format!(
-                "--algorithm {w}: no such algorithm or variant in {}; valid labels: {}",
-                scenario.file.display(),
-                labels.join(", ")
-            )));
-        }
-    }
-    Ok(scenario.runs.iter().filter(|r| wanted.is_empty() || wanted.contains(&r.label)).collect())
-}
-
 pub fn run(args: RunArgs) -> Result<i32, CliError> {
     let models = locksim_algorithms::registry();
     let (scenario, scenario_text) = load_file_with_text(&args.file, &models)?;
@@ -90,7 +75,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     };
     let shard = args.shard.as_deref().map(Shard::parse).transpose().map_err(CliError::bad_input)?;
     let pool = thread_pool(args.threads)?;
-    let runs = select_runs(&scenario, &args.algorithms)?;
+    let runs = scenario.rows_labelled(&args.algorithms)?;
     if let Some(shard) = shard {
         return run_shard(&args, &scenario, &scenario_text, &runs, seeds, shard, &pool);
     }

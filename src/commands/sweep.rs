@@ -22,7 +22,7 @@ use locksim_reports::sweep::progress::Progress;
 use locksim_reports::sweep::summary::{notes, summary_table, written_files};
 use locksim_reports::sweep::values::{describe_point, SweepParam};
 use locksim_reports::AlgorithmTotals;
-use locksim_simulator::scenario::{load_file, RunSpec, Scenario};
+use locksim_simulator::scenario::{load_file, RunSpec};
 
 use crate::exit::{CliError, MODEL_FAILED, OK};
 use crate::interrupt::INTERRUPTED;
@@ -127,24 +127,6 @@ pub struct SweepArgs {
     pub full: bool,
 }
 
-/// A point's rows, after `--algorithm` filtering; every wanted label must exist at every point.
-fn select_runs<'a>(
-    scenario: &'a Scenario,
-    wanted: &[String],
-    at: &dyn Fn() -> String,
-) -> Result<Vec<&'a RunSpec>, CliError> {
-    let labels: Vec<&str> = scenario.runs.iter().map(|r| r.label.as_str()).collect();
-    if let Some(w) = wanted.iter().find(|w| !labels.contains(&w.as_str())) {
-        return Err(CliError::bad_input(format!(
-            "--algorithm {w}: no such algorithm or variant in {}{}; valid labels: {}",
-            scenario.file.display(),
-            at(),
-            labels.join(", ")
-        )));
-    }
-    Ok(scenario.runs.iter().filter(|r| wanted.is_empty() || wanted.contains(&r.label)).collect())
-}
-
 pub fn sweep(args: SweepArgs) -> Result<i32, CliError> {
     let models = locksim_algorithms::registry();
     // The file as written must be valid on its own (its errors keep their real lines).
@@ -162,8 +144,12 @@ pub fn sweep(args: SweepArgs) -> Result<i32, CliError> {
     let points = point_scenarios(&file, &text, &params, &values, &models).map_err(CliError::bad_input)?;
     let mut runs: Vec<Vec<&RunSpec>> = Vec::with_capacity(points.len());
     for point in &points {
-        let at = || format!(" with {}", describe_point(&params, &point.values));
-        runs.push(select_runs(&point.scenario, &args.algorithms, &at)?);
+        // Every wanted label must exist at every point; the error names the point.
+        let rows = point.scenario.rows_labelled(&args.algorithms).map_err(|mut e| {
+            e.file = format!("{} with {}", e.file, describe_point(&params, &point.values));
+            e
+        })?;
+        runs.push(rows);
     }
     let shard = args.shard.as_deref().map(Shard::parse).transpose().map_err(CliError::bad_input)?;
     let pool = thread_pool(args.threads)?;

@@ -22,7 +22,7 @@ use locksim_simulator::batch::run_seed;
 use locksim_simulator::checker::{Timeline, Violation};
 use locksim_simulator::history::History;
 use locksim_simulator::run::RunOptions;
-use locksim_simulator::scenario::Scenario;
+use locksim_simulator::scenario::{Scenario, UnknownLabel};
 use locksim_simulator::trace::Trace;
 
 pub use fmt::{fmt_ms, ms_number};
@@ -33,15 +33,8 @@ pub use story::{Fact, FactKind};
 #[derive(Debug, thiserror::Error)]
 pub enum ExplainError {
     /// The scenario has no row with this label.
-    #[error("--algorithm {label}: no such algorithm or variant in {file}; valid labels: {valid}")]
-    NoSuchLabel {
-        /// The label asked for.
-        label: String,
-        /// The scenario file.
-        file: String,
-        /// The labels it has, comma-separated.
-        valid: String,
-    },
+    #[error(transparent)]
+    NoSuchLabel(#[from] UnknownLabel),
     /// The seed ran clean: nothing to explain.
     #[error(
         "{label} seed {seed} of {file} has no violation to explain; `sim run {file} --algorithm {label}` lists the \
@@ -105,10 +98,7 @@ pub struct Explanation {
 /// Re-runs `seed` of row `label` with its trace and explains violation `index` (0: the first).
 pub fn explain(scenario: &Scenario, label: &str, seed: u64, index: usize) -> Result<Explanation, ExplainError> {
     let file = scenario.file.display().to_string();
-    let Some(run) = scenario.runs.iter().find(|r| r.label == label) else {
-        let valid = scenario.runs.iter().map(|r| r.label.as_str()).collect::<Vec<_>>().join(", ");
-        return Err(ExplainError::NoSuchLabel { label: label.to_string(), file, valid });
-    };
+    let run = scenario.row_labelled(label)?;
     let outcome = run_seed(scenario, run, seed, &RunOptions { trace: true })
         .map_err(|message| ExplainError::Panicked { label: label.to_string(), seed, message })?;
     let trace = outcome.trace.unwrap_or_default();

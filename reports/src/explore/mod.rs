@@ -94,15 +94,8 @@ pub fn explore(
     each_seed: &mut dyn FnMut(u64, usize),
 ) -> Result<Explored, String> {
     let base = parse_str(file, text, models).map_err(|e| e.to_string())?;
-    let all: Vec<&str> = base.runs.iter().map(|r| r.label.as_str()).collect();
-    if let Some(bad) = labels.iter().find(|l| !all.contains(&l.as_str())) {
-        return Err(format!(
-            "--algorithm {bad}: no such algorithm or variant in {file}; valid labels: {}",
-            all.join(", ")
-        ));
-    }
     let selected: Vec<String> =
-        all.iter().filter(|l| labels.is_empty() || labels.iter().any(|w| w == *l)).map(|l| l.to_string()).collect();
+        base.rows_labelled(labels).map_err(|e| e.to_string())?.iter().map(|r| r.label.clone()).collect();
     let spec = bounds(&base);
     let doc: DocumentMut = text.parse().map_err(|e| format!("{file}: {e}"))?;
     let duration_ms = base.setup.duration_ms;

@@ -91,15 +91,7 @@ pub fn shrink(
     progress: &mut dyn FnMut(&str),
 ) -> Result<Shrunk, String> {
     let original = parse_str(req.file, req.text, req.models).map_err(|e| e.to_string())?;
-    let Some(run) = original.runs.iter().find(|r| r.label == req.label) else {
-        let labels: Vec<&str> = original.runs.iter().map(|r| r.label.as_str()).collect();
-        return Err(format!(
-            "--algorithm {}: no such algorithm or variant in {}; valid labels: {}",
-            req.label,
-            req.file,
-            labels.join(", ")
-        ));
-    };
+    let run = original.row_labelled(req.label).map_err(|e| e.to_string())?;
     let kind = first_kind(req, &original)?;
     let Some(witness) = run_one(&original, req.label, req.seed, kind) else {
         return Err(format!("seed {} of {} in {} shows no {kind} violation", req.seed, req.label, req.file));

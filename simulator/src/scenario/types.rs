@@ -29,6 +29,43 @@ pub struct Scenario {
     pub explore: Option<ExploreSpec>,
 }
 
+impl Scenario {
+    /// The rows labelled in `wanted` (every row when it is empty), in file order. A label that
+    /// names no row is an error listing the valid ones: how every command answers a bad
+    /// `--algorithm`.
+    pub fn rows_labelled(&self, wanted: &[String]) -> Result<Vec<&RunSpec>, UnknownLabel> {
+        if let Some(w) = wanted.iter().find(|w| !self.runs.iter().any(|r| &r.label == *w)) {
+            return Err(self.unknown_label(w));
+        }
+        Ok(self.runs.iter().filter(|r| wanted.is_empty() || wanted.contains(&r.label)).collect())
+    }
+
+    /// The row labelled `label`, or the error listing the valid labels.
+    pub fn row_labelled(&self, label: &str) -> Result<&RunSpec, UnknownLabel> {
+        self.runs.iter().find(|r| r.label == label).ok_or_else(|| self.unknown_label(label))
+    }
+
+    fn unknown_label(&self, label: &str) -> UnknownLabel {
+        UnknownLabel {
+            label: label.to_string(),
+            file: self.file.display().to_string(),
+            valid: self.runs.iter().map(|r| r.label.as_str()).collect::<Vec<_>>().join(", "),
+        }
+    }
+}
+
+/// An `--algorithm` label that names no row of the scenario.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("--algorithm {label}: no such algorithm or variant in {file}; valid labels: {valid}")]
+pub struct UnknownLabel {
+    /// The label asked for.
+    pub label: String,
+    /// The scenario file, as the user named it (a sweep adds the point it was looking at).
+    pub file: String,
+    /// The scenario's labels, in file order, comma-separated.
+    pub valid: String,
+}
+
 /// The `[explore]` table: the bounds within which `sim explore` draws an extra fault schedule per
 /// seed (see docs/scenario-format.md). Times in milliseconds.
 #[derive(Clone, Debug, PartialEq)]
