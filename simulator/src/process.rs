@@ -1,7 +1,9 @@
 //! The sans-IO interface every simulated service node implements, and the context through which a
 //! handler acts. A handler never touches real time, threads, I/O or global randomness: it reads
-//! its own clocks, draws from its own stream, and pushes effects (sends, timers, history) that the
-//! engine applies after the handler returns.
+//! its own clocks, draws from its own stream, and pushes effects (sends, timer events, history)
+//! that the engine applies after the handler returns, in order. A timer is armed and cancelled in
+//! the run's timer slab at once (only its queue event is an effect), so a timer's tag is stored
+//! once and a cancellation costs no effect.
 //!
 //! Everything is typed by the model's [`Protocol`]: a server receives its model's message enum
 //! and its timers' enum, never a boxed value to downcast.
@@ -14,6 +16,7 @@
 
 use std::fmt::Debug;
 
+use crate::clock::NodeClock;
 use crate::directory::Directory;
 use crate::history::HistoryEvent;
 use crate::rng::ChaCha8Rng;
@@ -142,19 +145,12 @@ pub enum Effect<P: Protocol> {
         /// Processing time (true time) before the message leaves this node; 0: it leaves now.
         after_ns: Nanos,
     },
-    /// Arm a timer for when the node's monotonic clock reaches `deadline_mono_ns`.
-    ArmTimer {
-        /// The id [`Ctx`] reserved for it.
+    /// Queue the event of a timer [`Ctx`] has armed (its slot holds the tag and due time).
+    QueueTimer {
+        /// The timer.
         id: TimerId,
-        /// The node's monotonic reading at which it fires.
-        deadline_mono_ns: Nanos,
-        /// What the timer is for, handed back when it fires.
-        tag: Tag<P::Timer>,
-    },
-    /// Cancel a timer (nothing if it already fired or was cancelled).
-    CancelTimer {
-        /// The timer to cancel.
-        id: TimerId,
+        /// When it is due, in true time (in live mode, on the node's monotonic clock).
+        due_ns: Nanos,
     },
     /// Append an event to the history, stamped with the current true time and this node.
     Record(HistoryEvent),
@@ -170,6 +166,13 @@ pub struct Ctx<'a, P: Protocol> {
     pub(crate) rng: &'a mut ChaCha8Rng,
     pub(crate) effects: &'a mut Vec<Effect<P>>,
     pub(crate) timer_ids: &'a mut TimerSlab<Tag<P::Timer>>,
+    /// The node's clock, to place a timer in true time; `None`: its monotonic clock is the time
+    /// the caller queues by (live mode).
+    pub(crate) clock: Option<&'a NodeClock>,
+    /// True time now (when `clock` is given).
+    pub(crate) true_ns: Nanos,
+    /// Live timers this handler cancelled: their queued events are now dead.
+    pub(crate) cancelled: usize,
     pub(crate) names: &'a Directory,
     pub(crate) tracing: bool,
 }
@@ -210,7 +213,9 @@ impl<'a, P: Protocol> Ctx<'a, P> {
     /// Cancels a timer; cancelling one that already fired or was cancelled does nothing.
     #[inline]
     pub fn cancel_timer(&mut self, id: TimerId) {
-        self.effects.push(Effect::CancelTimer { id });
+        if self.timer_ids.cancel(id) {
+            self.cancelled += 1;
+        }
     }
     /// Records a history event (the engine stamps it with true time and this node).
     #[inline]
@@ -254,8 +259,14 @@ impl<'a, P: Protocol> Ctx<'a, P> {
     // through the stack (a store-forwarding stall on every timer).
     #[inline(always)]
     fn arm(&mut self, after_ns: Nanos, tag: Tag<P::Timer>) -> TimerId {
+        let deadline_mono_ns = self.mono_ns + after_ns;
+        let due_ns = match self.clock {
+            Some(clock) => clock.true_time_of_mono(deadline_mono_ns, self.true_ns),
+            None => deadline_mono_ns,
+        };
         let id = self.timer_ids.allocate(self.node);
-        self.effects.push(Effect::ArmTimer { id, deadline_mono_ns: self.mono_ns + after_ns, tag });
+        self.timer_ids.arm(id, deadline_mono_ns, due_ns, tag);
+        self.effects.push(Effect::QueueTimer { id, due_ns });
         id
     }
 }

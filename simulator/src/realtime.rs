@@ -125,6 +125,9 @@ impl<P: Protocol> RealtimeNode<P> {
             rng,
             effects,
             timer_ids: timers,
+            clock: None,
+            true_ns: 0,
+            cancelled: 0,
             names,
             tracing: *tracing,
         };
@@ -133,13 +136,10 @@ impl<P: Protocol> RealtimeNode<P> {
         for effect in std::mem::take(&mut self.effects) {
             match effect {
                 Effect::Send { to, msg, after_ns } => out.push(Output::Send { to, msg, after_ns }),
-                Effect::ArmTimer { id, deadline_mono_ns, tag } => {
-                    self.timers.arm(id, deadline_mono_ns, deadline_mono_ns, tag);
+                // Armed in the slab already; a cancelled one is skipped when it comes due.
+                Effect::QueueTimer { id, due_ns } => {
                     self.armed += 1;
-                    self.due.insert((deadline_mono_ns, self.armed, id));
-                }
-                Effect::CancelTimer { id } => {
-                    self.timers.cancel(id);
+                    self.due.insert((due_ns, self.armed, id));
                 }
                 Effect::Record(e) => out.push(Output::Record(e)),
                 Effect::Note(n) => out.push(Output::Note(n)),

@@ -378,7 +378,7 @@ impl<P: Protocol> World<P> {
         let n = &mut self.nodes[node];
         let mono_ns = n.clock.mono_ns(self.now_ns);
         let wall_ns = n.clock.wall_ns(self.now_ns);
-        {
+        let cancelled = {
             let mut ctx = Ctx {
                 node,
                 mono_ns,
@@ -386,29 +386,27 @@ impl<P: Protocol> World<P> {
                 rng: &mut n.rng,
                 effects: &mut effects,
                 timer_ids: &mut self.timers,
+                clock: Some(&n.clock),
+                true_ns: self.now_ns,
+                cancelled: 0,
                 names: &self.dir,
                 tracing: self.trace.is_some(),
             };
             f(&mut n.behaviour, &mut ctx);
-        }
+            ctx.cancelled
+        };
         self.apply_effects(node, &mut effects);
         self.effects = effects;
+        if cancelled > 0 {
+            self.note_dead_timers(cancelled);
+        }
     }
 
     fn apply_effects(&mut self, node: NodeId, effects: &mut Vec<Effect<P>>) {
         for effect in effects.drain(..) {
             match effect {
                 Effect::Send { to, msg, after_ns } => self.send(node, to, msg, after_ns),
-                Effect::ArmTimer { id, deadline_mono_ns, tag } => {
-                    let due = self.nodes[node].clock.true_time_of_mono(deadline_mono_ns, self.now_ns);
-                    self.timers.arm(id, deadline_mono_ns, due, tag);
-                    self.queue.push(due, EventKind::Timer { id });
-                }
-                Effect::CancelTimer { id } => {
-                    if self.timers.cancel(id) {
-                        self.note_dead_timers(1);
-                    }
-                }
+                Effect::QueueTimer { id, due_ns } => self.queue.push(due_ns, EventKind::Timer { id }),
                 Effect::Record(event) => self.record(node, event),
                 Effect::Note(text) => self.trace_at(Some(node), "note", || text),
             }
