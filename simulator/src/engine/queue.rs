@@ -127,9 +127,10 @@ impl<M> Default for EventQueue<M> {
 impl<M> EventQueue<M> {
     /// Queues an event at true time `at_ns`, after every event already queued for that time.
     ///
-    /// Inlined, so the caller's event is built straight into its slot: passed to a call, it was
-    /// written to the stack field by field and read back in wider loads, which stalls
-    /// (store-to-load forwarding fails). The ordering is one out-of-line call on plain numbers.
+    /// Inlined: out of line, the event was handed over on the stack and read back in wider
+    /// loads than the caller had just stored it with, which stalls (store-to-load forwarding
+    /// fails; the costliest instruction of the call in a profile). The ordering is one
+    /// out-of-line call on plain numbers.
     #[inline(always)]
     pub fn push(&mut self, at_ns: Nanos, kind: EventKind<M>) {
         let slot = match self.free.pop() {
