@@ -309,7 +309,6 @@ mod tests {
         assert!(exp(f64::NAN).is_nan());
     }
 
-    /// Pinned like the draws: what every platform must produce.
     #[test]
     fn exp_table_holds_libms_powers_of_two() {
         for (j, bits) in EXP2_FRACTION_BITS.iter().enumerate() {
@@ -318,6 +317,7 @@ mod tests {
         }
     }
 
+    /// Pinned like the draws: what every platform must produce.
     #[test]
     fn exp_is_pinned_bit_for_bit() {
         let got: Vec<u64> = [-3.2, -0.7, 0.3, 2.9, 11.5].iter().map(|x| exp(*x).to_bits()).collect();

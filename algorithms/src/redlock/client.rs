@@ -590,7 +590,6 @@ impl LockClient<Redlock> for RedlockClient {
         // between calls: a reset comes with every refused connection, so a new list for each
         // would be an allocation per refused request.
         let mut keys = std::mem::take(&mut self.reset_keys);
-        keys.clear();
         keys.extend(self.v.locks.keys().copied());
         for &key in &keys {
             let Some(Lock { phase: Phase::Round(round), .. }) = self.v.locks.get_mut(&key) else { continue };
