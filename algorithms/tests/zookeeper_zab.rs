@@ -89,9 +89,19 @@ fn a_write_costs_a_proposal_an_ack_and_a_commit_per_follower() {
                 log.iter().filter(|s| s.msg.starts_with("Commit ") && s.msg.ends_with(&format!(" commit={index}")));
             assert_eq!(commits.count(), 2, "seed {seed}: commits of entry {index}");
         }
+        // The entry that established the leader (ZAB's NEWLEADER) was proposed before the
+        // window opens at its quorum; a follower slower than the quorum acks it inside the
+        // window. Only such answers about earlier entries may be left over.
+        let first_index = *proposals.keys().next().expect("a proposal");
+        let earlier = |s: &&&Sent| {
+            let acked = s.msg.strip_prefix("AppendOk ").and_then(|m| m.split_once("match=")).map(|(_, rest)| rest);
+            acked.and_then(|rest| rest.split(' ').next()?.parse::<u64>().ok()).is_some_and(|i| i < first_index)
+        };
+        let late = log.iter().filter(earlier).count();
+        assert!(late <= 2, "seed {seed}: {late} answers about entries before the window");
         // Nothing else of the log: no heartbeat appends, no commit-carrying appends, no answer
         // to a commit. 6 messages per write.
-        assert_eq!(log.len(), 6 * writes, "seed {seed}: {} log messages for {writes} writes", log.len());
+        assert_eq!(log.len() - late, 6 * writes, "seed {seed}: {} log messages for {writes} writes", log.len() - late);
         // Besides the log: the leader's pings and their answers, and the REQUEST a follower
         // forwards for its client (at most one per write).
         let forwards = sends.iter().filter(|s| s.msg.starts_with("FORWARD")).count();

@@ -6,6 +6,7 @@ use rand::distributions::Distribution;
 use rand::Rng;
 use serde::Serialize;
 
+use crate::lognormal_ns::LogNormalNs;
 use crate::portable;
 
 use crate::time::{Nanos, NS_PER_MS};
@@ -119,8 +120,9 @@ impl Dist {
 }
 
 /// A [`Dist`] prepared for many draws: its parameters (logarithms, reciprocals, ranges) worked out
-/// once. Draws are the same as [`Dist::sample`]'s, bit for bit and draw for draw, from the same
-/// stream; hot paths (network latency, workload draws) use it.
+/// once. [`Sampler::sample`]'s draws are the same as [`Dist::sample`]'s, bit for bit and draw for
+/// draw, from the same stream; so are [`Sampler::sample_ns`]'s, except a log-normal's, which come
+/// from its quantile table ([`LogNormalNs`]). Hot paths (network latency, workload draws) use it.
 #[derive(Clone, Debug)]
 pub struct Sampler(Prepared);
 
@@ -131,10 +133,11 @@ enum Prepared {
     Uniform(rand::distributions::Uniform<f64>),
     /// Exponential with this mean.
     Exp(f64),
-    /// `exp(mu + sigma * z)`, `z` standard normal.
+    /// `exp(mu + sigma * z)`, `z` standard normal; in nanoseconds from its quantile table.
     LogNormal {
         mu: f64,
         sigma: f64,
+        table: LogNormalNs,
     },
     /// `mean + sd * z`.
     Normal {
@@ -161,7 +164,7 @@ impl Sampler {
             Dist::Exponential(mean) if *mean <= 0.0 => Prepared::Const(0.0),
             Dist::Exponential(mean) => Prepared::Exp(*mean),
             Dist::LogNormal { median, p99 } => match lognormal_params(*median, *p99) {
-                Some((mu, sigma)) => Prepared::LogNormal { mu, sigma },
+                Some((mu, sigma)) => Prepared::LogNormal { mu, sigma, table: LogNormalNs::new(mu, sigma) },
                 None => Prepared::Const(*median),
             },
             Dist::Normal { mean, sd } => match normal_sd(*sd) {
@@ -180,7 +183,7 @@ impl Sampler {
             Prepared::Const(v) => *v,
             Prepared::Uniform(u) => u.sample(rng),
             Prepared::Exp(mean) => draw_exponential(*mean, rng),
-            Prepared::LogNormal { mu, sigma } => draw_lognormal(*mu, *sigma, rng),
+            Prepared::LogNormal { mu, sigma, .. } => draw_lognormal(*mu, *sigma, rng),
             Prepared::Normal { mean, sd } => draw_normal(*mean, *sd, rng),
             Prepared::Choice(values) => values[rng.gen_range(0..values.len())],
             Prepared::Unprepared(d) => d.sample(rng),
@@ -193,10 +196,16 @@ impl Sampler {
         self.sample(rng).max(0.0)
     }
 
-    /// A draw in milliseconds as nanoseconds: `ms_to_ns(self.sample_non_negative(rng))`.
+    /// A draw in milliseconds as nanoseconds: `ms_to_ns(self.sample_non_negative(rng))`, except
+    /// for a log-normal, which draws from its quantile table ([`LogNormalNs`]: the same
+    /// distribution, exact at every 1/1024 of probability and linear between, and one integer
+    /// interpolation instead of a chain of floating-point functions).
     #[inline]
     pub fn sample_ns<R: Rng + ?Sized>(&self, rng: &mut R) -> Nanos {
-        ms_to_ns_inline(self.sample_non_negative(rng))
+        match &self.0 {
+            Prepared::LogNormal { table, .. } => table.sample_ns(rng),
+            _ => ms_to_ns_inline(self.sample_non_negative(rng)),
+        }
     }
 }
 

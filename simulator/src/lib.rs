@@ -7,6 +7,7 @@
 //! - [`clock`]: per-node monotonic and wall clocks with drift and jumps
 //! - [`rng`]: seeded ChaCha8 streams per node and purpose
 //! - [`portable`]: normal and exponential draws, `ln` and `exp`, the same on every platform (libm)
+//! - [`lognormal_ns`]: a log-normal drawn in nanoseconds from its quantile table (network latency)
 //! - [`dist`]: the number-or-distribution values of the scenario format
 //! - [`history`]: the recorded history the checkers read
 //! - [`trace`]: the event log and its hash
@@ -41,6 +42,7 @@ pub mod enginebench;
 pub mod estimate;
 pub mod history;
 pub mod lockclient;
+pub mod lognormal_ns;
 pub mod metric;
 pub mod model;
 pub mod outcome;

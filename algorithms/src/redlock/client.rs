@@ -357,7 +357,16 @@ impl RedlockClient {
 
     /// After an answer or a timeout: ask the next master (sequential) or close the round.
     fn advance(&mut self, ctx: &mut Ctx<Redlock>, out: &mut LockEvents, key: LockKey) {
-        let Some(lock) = self.v.locks.get_mut(&key) else { return };
+        let Some(lock) = self.v.locks.get(&key) else { return };
+        // Most answers of a parallel round only count: the round stays as it is, so it is not
+        // moved out and back (a copy of the round each way; 5% of a Redlock run in a profile).
+        if let Phase::Round(round) = &lock.phase {
+            let next_due = self.cfg.requests == RequestMode::Sequential && round.outstanding.is_empty();
+            if !next_due && !self.decided(round) {
+                return;
+            }
+        }
+        let lock = self.v.locks.get_mut(&key).expect("lock");
         let Phase::Round(mut round) = std::mem::replace(&mut lock.phase, Phase::Between) else {
             unreachable!("advance outside a round")
         };
