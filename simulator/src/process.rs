@@ -1,9 +1,9 @@
 //! The sans-IO interface every simulated service node implements, and the context through which a
 //! handler acts. A handler never touches real time, threads, I/O or global randomness: it reads
-//! its own clocks, draws from its own stream, and pushes effects (sends, timer events, history)
-//! that the engine applies after the handler returns, in order. A timer is armed and cancelled in
-//! the run's timer slab at once (only its queue event is an effect), so a timer's tag is stored
-//! once and a cancellation costs no effect.
+//! its own clocks, draws from its own stream, and acts through its [`Outlet`] (sends, timer
+//! events, history, notes), which the engine applies as the handler makes them, in order (live
+//! mode collects them as [`Effect`]s instead). A timer is armed and cancelled in the run's timer
+//! slab at once, so a timer's tag is stored once and a cancellation queues nothing.
 //!
 //! Everything is typed by the model's [`Protocol`]: a server receives its model's message enum
 //! and its timers' enum, never a boxed value to downcast.
@@ -134,7 +134,8 @@ pub trait Process<P: Protocol>: Send {
     }
 }
 
-/// Something a handler asked for; applied by the engine after the handler returns, in order.
+/// Something a handler asked for, as live mode collects it (its runner acts on the list after
+/// the handler returns, in order; the simulator's engine applies each at once instead).
 pub enum Effect<P: Protocol> {
     /// Send a message over the simulated network.
     Send {
@@ -158,13 +159,42 @@ pub enum Effect<P: Protocol> {
     Note(String),
 }
 
-/// The handler's window on the world: its own clocks, its own random stream, and effects.
+/// Where a handler's sends, timers' events, history events and notes go, as the handler makes
+/// them, in order: the engine applies each at once (`engine::post`); live mode collects them as
+/// [`Effect`]s (the impl for `Vec<Effect<P>>`) and acts on them after the handler.
+pub trait Outlet<P: Protocol> {
+    /// A message from the running node to `to`, leaving after `after_ns` of processing time.
+    fn send(&mut self, to: NodeId, msg: Wire<P::Msg>, after_ns: Nanos);
+    /// The event of a timer [`Ctx`] has armed in the slab.
+    fn queue_timer(&mut self, id: TimerId, due_ns: Nanos);
+    /// A history event of the running node, stamped now.
+    fn record(&mut self, event: HistoryEvent);
+    /// A `note` trace line of the running node (only called while a trace is recorded).
+    fn note(&mut self, text: String);
+}
+
+impl<P: Protocol> Outlet<P> for Vec<Effect<P>> {
+    fn send(&mut self, to: NodeId, msg: Wire<P::Msg>, after_ns: Nanos) {
+        self.push(Effect::Send { to, msg, after_ns });
+    }
+    fn queue_timer(&mut self, id: TimerId, due_ns: Nanos) {
+        self.push(Effect::QueueTimer { id, due_ns });
+    }
+    fn record(&mut self, event: HistoryEvent) {
+        self.push(Effect::Record(event));
+    }
+    fn note(&mut self, text: String) {
+        self.push(Effect::Note(text));
+    }
+}
+
+/// The handler's window on the world: its own clocks, its own random stream, and its outlet.
 pub struct Ctx<'a, P: Protocol> {
     pub(crate) node: NodeId,
     pub(crate) mono_ns: Nanos,
     pub(crate) wall_ns: i64,
     pub(crate) rng: &'a mut ChaCha8Rng,
-    pub(crate) effects: &'a mut Vec<Effect<P>>,
+    pub(crate) outlet: &'a mut dyn Outlet<P>,
     pub(crate) timer_ids: &'a mut TimerSlab<Tag<P::Timer>>,
     /// The node's clock, to place a timer in true time; `None`: its monotonic clock is the time
     /// the caller queues by (live mode).
@@ -197,13 +227,13 @@ impl<'a, P: Protocol> Ctx<'a, P> {
     /// Sends a message over the simulated network (which may delay, drop or duplicate it).
     #[inline]
     pub fn send(&mut self, to: NodeId, msg: impl Into<P::Msg>) {
-        self.effects.push(Effect::Send { to, msg: Wire::Model(msg.into()), after_ns: 0 });
+        self.outlet.send(to, Wire::Model(msg.into()), 0);
     }
     /// Sends a message that leaves this node after `after_ns` of processing time (a server's
     /// `service_ms`, a database commit), then crosses the network as usual.
     #[inline]
     pub fn send_after(&mut self, after_ns: Nanos, to: NodeId, msg: impl Into<P::Msg>) {
-        self.effects.push(Effect::Send { to, msg: Wire::Model(msg.into()), after_ns });
+        self.outlet.send(to, Wire::Model(msg.into()), after_ns);
     }
     /// Sets a timer that fires after `after_ns` of this node's monotonic clock.
     #[inline]
@@ -220,12 +250,12 @@ impl<'a, P: Protocol> Ctx<'a, P> {
     /// Records a history event (the engine stamps it with true time and this node).
     #[inline]
     pub fn record(&mut self, event: HistoryEvent) {
-        self.effects.push(Effect::Record(event));
+        self.outlet.record(event);
     }
     /// Adds a line to the trace (only when a trace is being recorded; the closure is not called otherwise).
     pub fn note(&mut self, text: impl FnOnce() -> String) {
         if self.tracing {
-            self.effects.push(Effect::Note(text()));
+            self.outlet.note(text());
         }
     }
     /// Whether a trace is being recorded (to skip building expensive notes).
@@ -250,7 +280,7 @@ impl<'a, P: Protocol> Ctx<'a, P> {
     // The workload driver's and the resource's own traffic (not part of any model's protocol).
 
     pub(crate) fn send_resource(&mut self, to: NodeId, msg: ResourceMsg) {
-        self.effects.push(Effect::Send { to, msg: Wire::Resource(msg), after_ns: 0 });
+        self.outlet.send(to, Wire::Resource(msg), 0);
     }
     pub(crate) fn set_driver_timer(&mut self, after_ns: Nanos, timer: DriverTimer) -> TimerId {
         self.arm(after_ns, Tag::Driver(timer))
@@ -267,7 +297,7 @@ impl<'a, P: Protocol> Ctx<'a, P> {
         };
         let id = self.timer_ids.allocate(self.node);
         self.timer_ids.arm(id, deadline_mono_ns, due_ns, tag);
-        self.effects.push(Effect::QueueTimer { id, due_ns });
+        self.outlet.queue_timer(id, due_ns);
         id
     }
 }

@@ -123,7 +123,7 @@ impl<P: Protocol> RealtimeNode<P> {
             mono_ns: now.mono_ns,
             wall_ns: now.wall_ns,
             rng,
-            effects,
+            outlet: effects,
             timer_ids: timers,
             clock: None,
             true_ns: 0,

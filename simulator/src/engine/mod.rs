@@ -6,6 +6,7 @@
 //! types, queued inline (no box, no downcast).
 //!
 //! - [`queue`]: events ordered by (true time, sequence)
+//! - `post`: a handler's sends, timers, history events and notes, applied as it makes them
 //! - [`network`]: latency, loss, duplication, order, fault rules
 //! - [`schedule`]: fault occurrences drawn from the seed
 //!
@@ -17,6 +18,7 @@
 //! on a connection from before the crash is refused with a reset, as a fresh kernel does.
 
 pub mod network;
+mod post;
 pub mod queue;
 pub mod schedule;
 
@@ -25,7 +27,7 @@ use rand::Rng;
 use crate::clock::NodeClock;
 use crate::directory::Directory;
 use crate::history::{FaultWindow, HistoryEvent, Stamped};
-use crate::process::{ClientState, Crash, CrashKind, Ctx, Effect, NodeId, NodeKind, Process, Protocol, TimerId};
+use crate::process::{ClientState, Crash, CrashKind, Ctx, NodeId, NodeKind, Process, Protocol, TimerId};
 use crate::rng::ChaCha8Rng;
 use crate::setup::{FaultKind, FaultSpec, Selector};
 use crate::time::{ms_to_ns_signed, Nanos, NS_PER_MS};
@@ -33,7 +35,8 @@ use crate::timers::TimerSlab;
 use crate::trace::{Trace, TraceEntry};
 use crate::wire::{Tag, Wire};
 use crate::workload::{ClientNode, ResourceNode};
-use network::{Cut, Loss, Network, Route, Slow};
+use network::{Cut, Loss, Network, Slow};
+use post::Post;
 use queue::{EventKind, EventQueue};
 use schedule::Occurrence;
 
@@ -199,7 +202,6 @@ pub struct World<P: Protocol> {
     nodes: Vec<Node<P>>,
     dir: Directory,
     timers: TimerSlab<Tag<P::Timer>>,
-    effects: Vec<Effect<P>>,
     network: Network,
     net_rng: ChaCha8Rng,
     /// The stream for connection resets' latency: separate, so a model that ignores resets
@@ -292,7 +294,6 @@ impl<P: Protocol> World<P> {
             nodes,
             dir,
             timers: TimerSlab::default(),
-            effects: Vec::new(),
             network: cfg.network,
             net_rng: cfg.net_rng,
             reset_rng,
@@ -373,99 +374,68 @@ impl<P: Protocol> World<P> {
 
     // ----- dispatch -------------------------------------------------------------------------
 
+    /// Runs a handler of `node`: what it sends, arms and records is applied as it asks
+    /// ([`post::Post`]).
     fn dispatch(&mut self, node: NodeId, f: impl FnOnce(&mut Behaviour<P>, &mut Ctx<P>)) {
-        let mut effects = std::mem::take(&mut self.effects);
-        let n = &mut self.nodes[node];
-        let mono_ns = n.clock.mono_ns(self.now_ns);
-        let wall_ns = n.clock.wall_ns(self.now_ns);
-        let cancelled = {
-            let mut ctx = Ctx {
-                node,
-                mono_ns,
-                wall_ns,
-                rng: &mut n.rng,
-                effects: &mut effects,
-                timer_ids: &mut self.timers,
-                clock: Some(&n.clock),
-                true_ns: self.now_ns,
-                cancelled: 0,
-                names: &self.dir,
-                tracing: self.trace.is_some(),
-            };
-            f(&mut n.behaviour, &mut ctx);
-            ctx.cancelled
+        let tracing = self.trace.is_some();
+        let World {
+            now_ns,
+            nodes,
+            dir,
+            timers,
+            queue,
+            network,
+            net_rng,
+            stale,
+            words,
+            history,
+            trace,
+            messages,
+            client_messages,
+            ..
+        } = self;
+        let n = &mut nodes[node];
+        let mono_ns = n.clock.mono_ns(*now_ns);
+        let wall_ns = n.clock.wall_ns(*now_ns);
+        let mut post = Post {
+            now_ns: *now_ns,
+            node,
+            mono_ns,
+            wall_ns,
+            dir,
+            queue,
+            network,
+            net_rng,
+            stale,
+            words: *words,
+            history,
+            trace,
+            messages,
+            client_messages,
         };
-        self.apply_effects(node, &mut effects);
-        self.effects = effects;
+        let mut ctx = Ctx {
+            node,
+            mono_ns,
+            wall_ns,
+            rng: &mut n.rng,
+            outlet: &mut post,
+            timer_ids: timers,
+            clock: Some(&n.clock),
+            true_ns: *now_ns,
+            cancelled: 0,
+            names: dir,
+            tracing,
+        };
+        f(&mut n.behaviour, &mut ctx);
+        let cancelled = ctx.cancelled;
         if cancelled > 0 {
             self.note_dead_timers(cancelled);
         }
     }
 
-    fn apply_effects(&mut self, node: NodeId, effects: &mut Vec<Effect<P>>) {
-        for effect in effects.drain(..) {
-            match effect {
-                Effect::Send { to, msg, after_ns } => self.send(node, to, msg, after_ns),
-                Effect::QueueTimer { id, due_ns } => self.queue.push(due_ns, EventKind::Timer { id }),
-                Effect::Record(event) => self.record(node, event),
-                Effect::Note(text) => self.trace_at(Some(node), "note", || text),
-            }
-        }
-    }
-
     fn record(&mut self, node: NodeId, event: HistoryEvent) {
-        self.trace_with(Some(node), "history", |w| w.describe(&event));
+        self.trace_with(Some(node), "history", |w| post::describe(&w.dir, &event));
         self.history.push(Stamped { at_ns: self.now_ns, node, event });
-    }
-
-    fn send(&mut self, from: NodeId, to: NodeId, msg: Wire<P::Msg>, after_ns: Nanos) {
-        self.messages += 1;
-        if self.dir.kind_of(from) == NodeKind::Client || self.dir.kind_of(to) == NodeKind::Client {
-            self.client_messages += 1;
-        }
-        // A node back from a host failure opens a new connection to `to`; the model does not
-        // tell connections apart, so `to`'s old one counts as replaced.
-        self.clear_bit(Bits::Stale, from, to);
-        let leave_ns = self.now_ns + after_ns;
-        match self.network.route(from, to, leave_ns, &mut self.net_rng) {
-            Route::Drop(reason) => {
-                self.trace_with(Some(from), "drop", |w| {
-                    format!("→ {} {:?} ({})", w.dir.name_of(to), msg, reason.as_str())
-                });
-            }
-            Route::Dead { dead_at_ns } => {
-                self.trace_with(Some(from), "drop", |w| {
-                    format!(
-                        "→ {} {:?} (every TCP retransmission lost: the connection dies at {:.3} ms)",
-                        w.dir.name_of(to),
-                        msg,
-                        dead_at_ns as f64 / 1e6
-                    )
-                });
-                // The sender's own stack gives up: its library sees the error as a reset.
-                self.queue.push(dead_at_ns, EventKind::Reset { from: to, to: from });
-            }
-            Route::Deliver { at_ns, duplicate_at_ns, retransmits } => {
-                self.trace_with(Some(from), "send", |w| {
-                    format!(
-                        "→ {} {:?} (arrives {:.3} ms{}{})",
-                        w.dir.name_of(to),
-                        msg,
-                        at_ns as f64 / 1e6,
-                        if duplicate_at_ns.is_some() { ", duplicated" } else { "" },
-                        match retransmits {
-                            0 => String::new(),
-                            1 => ", lost once and retransmitted".to_string(),
-                            n => format!(", lost and retransmitted {n} times"),
-                        }
-                    )
-                });
-                if let Some(dup_ns) = duplicate_at_ns {
-                    self.queue.push(dup_ns, EventKind::Deliver { from, to, msg: msg.clone() });
-                }
-                self.queue.push(at_ns, EventKind::Deliver { from, to, msg });
-            }
-        }
     }
 
     fn deliver(&mut self, from: NodeId, to: NodeId, msg: Wire<P::Msg>) {
@@ -931,16 +901,6 @@ impl<P: Protocol> World<P> {
 
     /// A history event as a trace line: as its `Debug`, but naming a client node by its name
     /// (`client: client-2`, not its node id).
-    fn describe(&self, event: &HistoryEvent) -> String {
-        let text = format!("{event:?}");
-        match event {
-            HistoryEvent::ResourceRead { client, .. } | HistoryEvent::ResourceWrite { client, .. } => {
-                text.replacen(&format!("client: {client},"), &format!("client: {},", self.dir.name_of(*client)), 1)
-            }
-            _ => text,
-        }
-    }
-
     /// Adds a trace line while a trace is being recorded; `detail` is not called otherwise.
     #[inline(always)]
     fn trace_at(&mut self, node: Option<NodeId>, kind: &'static str, detail: impl FnOnce() -> String) {
