@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::lognormal_ns::LogNormalNs;
 use crate::portable;
 
-use crate::time::{Nanos, NS_PER_MS};
+use crate::time::{ms_to_ns, Nanos};
 
 /// z-score of the 99th percentile of the standard normal distribution.
 const Z_P99: f64 = 2.326_347_874_040_841;
@@ -204,7 +204,7 @@ impl Sampler {
     pub fn sample_ns<R: Rng + ?Sized>(&self, rng: &mut R) -> Nanos {
         match &self.0 {
             Prepared::LogNormal { table, .. } => table.sample_ns(rng),
-            _ => ms_to_ns_inline(self.sample_non_negative(rng)),
+            _ => ms_to_ns(self.sample_non_negative(rng)),
         }
     }
 }
@@ -240,26 +240,6 @@ fn draw_lognormal<R: Rng + ?Sized>(mu: f64, sigma: f64, rng: &mut R) -> f64 {
 #[inline]
 fn draw_normal<R: Rng + ?Sized>(mean: f64, sd: f64, rng: &mut R) -> f64 {
     mean + sd * portable::standard_normal(rng)
-}
-
-/// [`crate::time::ms_to_ns`], with the rounding done inline (`f64::round` is a library call on
-/// the default x86-64 target): the same result for every input.
-#[inline]
-fn ms_to_ns_inline(ms: f64) -> Nanos {
-    if ms.is_nan() || ms <= 0.0 {
-        return 0;
-    }
-    let x = ms * NS_PER_MS as f64;
-    // From 2^52 on every double is a whole number: nothing to round (the cast saturates as
-    // `round() as Nanos` does).
-    if x >= 4_503_599_627_370_496.0 {
-        return x as Nanos;
-    }
-    // Below 2^52 the truncation and the fraction `x - t` are exact, so comparing the fraction
-    // with one half is exactly round-half-away-from-zero. (Signed conversions: one instruction
-    // each way, where unsigned ones take several.)
-    let t = x as i64;
-    (t + (x - t as f64 >= 0.5) as i64) as Nanos
 }
 
 impl From<&Dist> for Sampler {
@@ -343,44 +323,6 @@ mod tests {
             }
             // Same number of draws taken from the stream.
             assert_eq!(rand::RngCore::next_u64(&mut a), rand::RngCore::next_u64(&mut b), "{d:?}");
-        }
-    }
-
-    #[test]
-    fn inline_rounding_matches_ms_to_ns() {
-        let mut rng = stream(9, "t", "round");
-        let mut cases = vec![
-            0.0,
-            -0.0,
-            -1.0,
-            f64::NAN,
-            f64::INFINITY,
-            1e-7,
-            4e-7,
-            5e-7,
-            6e-7,
-            0.25,
-            1.5,
-            2.5e-6,
-            0.0000015,
-            1e7,
-            1e12,
-            4.503_599_627_370_495e9,
-            4.503599627370496e9,
-            1.844_674_407_370_955e13,
-            1e300,
-        ];
-        cases.extend((0..20_000).map(|i| {
-            let x: f64 = rng.gen::<f64>() * 10f64.powi(i % 12 - 4);
-            if i % 3 == 0 {
-                // Exactly half-way nanosecond values.
-                ((x * 1e6).floor() + 0.5) / 1e6
-            } else {
-                x
-            }
-        }));
-        for ms in cases {
-            assert_eq!(ms_to_ns_inline(ms), crate::time::ms_to_ns(ms), "{ms:e}");
         }
     }
 

@@ -41,13 +41,9 @@ fn standard_quantiles() -> &'static [f64; STEPS] {
     })
 }
 
-/// `exp(mu + sigma * z)` milliseconds as whole nanoseconds (as [`crate::time::ms_to_ns`]).
+/// `exp(mu + sigma * z)` milliseconds as whole nanoseconds.
 fn quantile_ns(mu: f64, sigma: f64, z: f64) -> Nanos {
-    let ms = portable::exp(mu + sigma * z);
-    if ms.is_nan() || ms <= 0.0 {
-        return 0;
-    }
-    crate::time::ms_to_ns(ms)
+    crate::time::ms_to_ns(portable::exp(mu + sigma * z))
 }
 
 /// A log-normal in milliseconds (`exp(mu + sigma * z)`, `z` standard normal), drawn in
