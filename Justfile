@@ -23,7 +23,7 @@ docs:
     cargo run --release -- explain scenarios/known/08-zookeeper-pause-beyond-session.toml --algorithm suspended --seed 0 --out docs/explain
     cargo run --release -- sweep scenarios/gc-pause.toml --param faults.0.duration_ms=0..80000:5000 --seeds 20 --out docs/gc-pause-sweep
 
-# The profile-guided release build, target/pgo/sim (about 1.1-1.15x as fast, the same results; about
+# The profile-guided release build, target/pgo/sim (about 1.1-1.18x as fast, the same results; about
 # 7 minutes; needs `rustup component add llvm-tools`).
 pgo:
     scripts/build-pgo
