@@ -1,5 +1,5 @@
 //! A log-normal time drawn in whole nanoseconds by inverse transform from a table of its
-//! quantiles: the hot path's network latency.
+//! quantiles: the network's latency and the workload's times ([`crate::dist::Sampler::sample_ns`]).
 //!
 //! The network draws one latency per message. The exact draw (a ziggurat normal, `exp`, the
 //! rounding to nanoseconds) is a chain of about 25 dependent floating-point operations whose result
