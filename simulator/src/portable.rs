@@ -111,8 +111,8 @@ fn normal_tail<R: Rng + ?Sized>(rng: &mut R, negative: bool) -> f64 {
 }
 
 /// A standard normal draw conditioned on being above `a` (`a > 0`): Marsaglia's tail method
-/// (1964), as [`normal_tail`] with `a` for the ziggurat's `R`. Accepts more than 85% of tries for
-/// `a` ≥ 1.
+/// (1964), as the ziggurat's own tail draw does with its `R`. It accepts a fraction
+/// a·(1 − Φ(a))/φ(a) of its tries: 84% at `a` = 2, 92% at the latency table's edge (3.1).
 pub fn normal_beyond<R: Rng + ?Sized>(rng: &mut R, a: f64) -> f64 {
     loop {
         let x = -libm::log(open_unit(rng)) / a;
