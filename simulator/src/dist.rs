@@ -133,12 +133,9 @@ enum Prepared {
     Uniform(rand::distributions::Uniform<f64>),
     /// Exponential with this mean.
     Exp(f64),
-    /// `exp(mu + sigma * z)`, `z` standard normal; in nanoseconds from its quantile table.
-    LogNormal {
-        mu: f64,
-        sigma: f64,
-        table: LogNormalNs,
-    },
+    /// `exp(mu + sigma * z)`, `z` standard normal (the table keeps `mu` and `sigma`); in
+    /// nanoseconds from its quantile table.
+    LogNormal(LogNormalNs),
     /// `mean + sd * z`.
     Normal {
         mean: f64,
@@ -164,7 +161,7 @@ impl Sampler {
             Dist::Exponential(mean) if *mean <= 0.0 => Prepared::Const(0.0),
             Dist::Exponential(mean) => Prepared::Exp(*mean),
             Dist::LogNormal { median, p99 } => match lognormal_params(*median, *p99) {
-                Some((mu, sigma)) => Prepared::LogNormal { mu, sigma, table: LogNormalNs::new(mu, sigma) },
+                Some((mu, sigma)) => Prepared::LogNormal(LogNormalNs::new(mu, sigma)),
                 None => Prepared::Const(*median),
             },
             Dist::Normal { mean, sd } => match normal_sd(*sd) {
@@ -183,7 +180,7 @@ impl Sampler {
             Prepared::Const(v) => *v,
             Prepared::Uniform(u) => u.sample(rng),
             Prepared::Exp(mean) => draw_exponential(*mean, rng),
-            Prepared::LogNormal { mu, sigma, .. } => draw_lognormal(*mu, *sigma, rng),
+            Prepared::LogNormal(table) => draw_lognormal(table.mu(), table.sigma(), rng),
             Prepared::Normal { mean, sd } => draw_normal(*mean, *sd, rng),
             Prepared::Choice(values) => values[rng.gen_range(0..values.len())],
             Prepared::Unprepared(d) => d.sample(rng),
@@ -203,7 +200,7 @@ impl Sampler {
     #[inline]
     pub fn sample_ns<R: Rng + ?Sized>(&self, rng: &mut R) -> Nanos {
         match &self.0 {
-            Prepared::LogNormal { table, .. } => table.sample_ns(rng),
+            Prepared::LogNormal(table) => table.sample_ns(rng),
             _ => ms_to_ns(self.sample_non_negative(rng)),
         }
     }

@@ -81,6 +81,16 @@ impl LogNormalNs {
         LogNormalNs { mu, sigma, edges_ns, z_low: z[1], z_high: z[STEPS - 1] }
     }
 
+    /// The log of the median, in milliseconds.
+    pub fn mu(&self) -> f64 {
+        self.mu
+    }
+
+    /// The standard deviation of the log.
+    pub fn sigma(&self) -> f64 {
+        self.sigma
+    }
+
     /// One draw, in nanoseconds.
     #[inline]
     pub fn sample_ns<R: Rng + ?Sized>(&self, rng: &mut R) -> Nanos {

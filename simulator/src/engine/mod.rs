@@ -899,8 +899,6 @@ impl<P: Protocol> World<P> {
 
     // ----- trace ----------------------------------------------------------------------------
 
-    /// A history event as a trace line: as its `Debug`, but naming a client node by its name
-    /// (`client: client-2`, not its node id).
     /// Adds a trace line while a trace is being recorded; `detail` is not called otherwise.
     #[inline(always)]
     fn trace_at(&mut self, node: Option<NodeId>, kind: &'static str, detail: impl FnOnce() -> String) {
@@ -924,15 +922,14 @@ impl<P: Protocol> World<P> {
     fn push_trace(&mut self, node: Option<NodeId>, kind: &'static str, detail: impl FnOnce(&Self) -> String) {
         let detail = detail(self);
         let Some(trace) = self.trace.as_mut() else { return };
-        let (name, mono_ns, wall_ns) = match node {
-            Some(n) => (
-                self.dir.name_of(n).to_string(),
-                self.nodes[n].clock.mono_ns(self.now_ns),
-                self.nodes[n].clock.wall_ns(self.now_ns),
-            ),
-            None => ("-".to_string(), self.now_ns, self.now_ns as i64),
-        };
-        trace.push(TraceEntry { at_ns: self.now_ns, node: name, mono_ns, wall_ns, kind, detail });
+        let at_ns = self.now_ns;
+        trace.push(match node {
+            Some(n) => {
+                let clock = &self.nodes[n].clock;
+                post::node_line(&self.dir, at_ns, n, clock.mono_ns(at_ns), clock.wall_ns(at_ns), kind, detail)
+            }
+            None => TraceEntry { at_ns, node: "-".to_string(), mono_ns: at_ns, wall_ns: at_ns as i64, kind, detail },
+        });
     }
 }
 

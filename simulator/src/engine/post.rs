@@ -120,9 +120,22 @@ impl<P: Protocol> Post<'_, P> {
     fn push_trace(&mut self, kind: &'static str, detail: impl FnOnce(&Directory) -> String) {
         let detail = detail(self.dir);
         let Some(trace) = self.trace.as_mut() else { return };
-        let node = self.dir.name_of(self.node).to_string();
-        trace.push(TraceEntry { at_ns: self.now_ns, node, mono_ns: self.mono_ns, wall_ns: self.wall_ns, kind, detail });
+        trace.push(node_line(self.dir, self.now_ns, self.node, self.mono_ns, self.wall_ns, kind, detail));
     }
+}
+
+/// A trace line of `node` at true time `at_ns`: its name and its clocks' readings then (the
+/// world's lines and a running handler's are formed the same way).
+pub(super) fn node_line(
+    dir: &Directory,
+    at_ns: Nanos,
+    node: NodeId,
+    mono_ns: Nanos,
+    wall_ns: i64,
+    kind: &'static str,
+    detail: String,
+) -> TraceEntry {
+    TraceEntry { at_ns, node: dir.name_of(node).to_string(), mono_ns, wall_ns, kind, detail }
 }
 
 /// A history event as its trace line says it: clients by name, not node id.
