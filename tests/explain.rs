@@ -3,7 +3,7 @@
 //! trace of the same seed records; the diagram is a well-formed SVG and a PNG; the same command
 //! gives the same bytes twice; bad labels, clean seeds and indexes out of range are exit 2.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 #[path = "support/cli.rs"]
 #[allow(dead_code)] // each test file uses part of it
@@ -16,7 +16,7 @@ use xml::xml_root;
 const KNOWN_08: &str = "scenarios/known/08-zookeeper-pause-beyond-session.toml";
 const CLEAN_08: &str = "scenarios/known/08-zookeeper-pause-within-session.toml";
 
-fn temp_dir(name: &str) -> PathBuf {
+fn temp_dir(name: &str) -> cli::TestDir {
     cli::fresh_dir("explain", name)
 }
 

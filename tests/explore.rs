@@ -3,7 +3,7 @@
 //! `sim check` accepts; on etcd with pauses far shorter than its lease it finds nothing; the same
 //! inputs find the same failures whatever the thread count; a bad `[explore]` table exits 2.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 #[path = "support/cli.rs"]
 #[allow(dead_code)] // each test file uses part of it
@@ -14,8 +14,8 @@ use cli::sim;
 const REDLOCK: &str = "tests/fixtures/explore-redlock-clocks.toml";
 const ETCD: &str = "tests/fixtures/explore-etcd-short-pauses.toml";
 
-/// A fresh directory for one test.
-fn dir(test: &str) -> PathBuf {
+/// A fresh directory for one test, removed when it ends.
+fn dir(test: &str) -> cli::TestDir {
     cli::fresh_dir("explore", test)
 }
 

@@ -4,7 +4,7 @@
 //! unknown label, a seed without the violation, an unknown kind) exits 2 with a clear message
 //! and writes nothing.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 #[path = "support/cli.rs"]
@@ -16,7 +16,7 @@ use cli::sim;
 const KNOWN_02: &str = "scenarios/known/02-redis-paused-holder.toml";
 
 /// A fresh directory for one test.
-fn dir(test: &str) -> PathBuf {
+fn dir(test: &str) -> cli::TestDir {
     cli::fresh_dir("shrink", test)
 }
 

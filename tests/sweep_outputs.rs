@@ -16,7 +16,7 @@ mod cli;
 use cli::sim;
 
 /// A fresh directory for one test.
-fn dir(test: &str) -> PathBuf {
+fn dir(test: &str) -> cli::TestDir {
     cli::fresh_dir("sweep-outputs", test)
 }
 
