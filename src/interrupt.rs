@@ -1,6 +1,8 @@
-//! Ctrl-C (or SIGTERM): the first one asks the run to stop after the seeds in progress (so the
-//! results of the finished seeds are still printed; a live run stops its servers and clients); a
-//! second one quits at once, killing whatever real servers and clients live mode had started.
+//! Ctrl-C (or SIGTERM): the first one asks the run to stop. The seeds in progress stop within a
+//! few thousand events (the engine polls the flag; well under a second) and are discarded; the
+//! results of the finished seeds are still printed and written, marked interrupted; a live run
+//! stops its servers and clients. A second one quits at once, killing whatever real servers and
+//! clients live mode had started.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Once;
@@ -11,7 +13,7 @@ pub const INTERRUPTED: i32 = 130;
 static STOP: AtomicBool = AtomicBool::new(false);
 static INSTALL: Once = Once::new();
 
-/// The flag the seed runners poll between chunks; set by the first Ctrl-C.
+/// The flag the seed runners and the engine poll; set by the first Ctrl-C or SIGTERM.
 pub fn stop_flag() -> &'static AtomicBool {
     INSTALL.call_once(|| {
         // Without a handler (some sandboxes refuse one) Ctrl-C simply kills the process, as usual.
@@ -23,7 +25,7 @@ pub fn stop_flag() -> &'static AtomicBool {
                 std::process::exit(INTERRUPTED);
             }
             eprintln!(
-                "\ninterrupted: finishing the seeds in progress, then printing what ran (Ctrl-C again to quit now)"
+                "\ninterrupted: stopping the seeds in progress (discarded), then writing the finished ones (Ctrl-C again to quit now)"
             );
         });
     });

@@ -7,7 +7,9 @@ use std::ops::Range;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use locksim_reports::{params_json, AlgorithmTotals};
-use locksim_simulator::batch::{run_ordered, run_seed_caught, verify_seed, SeedResult, TraceDifference};
+use locksim_simulator::batch::{
+    run_ordered_until, run_seed_stoppable, verify_seed_stoppable, SeedResult, TraceDifference,
+};
 use locksim_simulator::scenario::{RunSpec, Scenario};
 
 use crate::exit::CliError;
@@ -82,12 +84,14 @@ pub fn run_rows(
             progress.set_message(format!("running {}; seed-runs with violations so far: {violating_runs}", run.label));
             progress.inc(1);
         };
+        // A stop cuts the seeds in progress (the engine polls the flag), so a Ctrl-C or SIGTERM
+        // takes effect within about a millisecond of each thread's work, not a whole seed's.
         outcome.finished += if verify {
-            run_ordered(
+            run_ordered_until(
                 pool,
                 seeds.clone(),
                 stop,
-                |s| verify_seed(scenario, run, s),
+                |s| verify_seed_stoppable(scenario, run, s, stop),
                 |v| {
                     if let Some(d) = v.difference {
                         outcome.differences.push((run.label.clone(), d));
@@ -96,7 +100,7 @@ pub fn run_rows(
                 },
             )
         } else {
-            run_ordered(pool, seeds.clone(), stop, |s| run_seed_caught(scenario, run, s), &mut fold)
+            run_ordered_until(pool, seeds.clone(), stop, |s| run_seed_stoppable(scenario, run, s, stop), &mut fold)
         };
         outcome.totals.push(totals);
     }

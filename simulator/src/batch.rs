@@ -3,33 +3,54 @@
 //! A bounded window of seeds is in flight at once (a new seed starts as soon as the oldest is
 //! handed over, so no thread idles between batches), and each seed's history is dropped as soon
 //! as it is checked, so memory stays flat however many seeds run. A panic inside a model is
-//! caught per seed.
+//! caught per seed, and so is a seed stuck in a zero-time loop. A stop (Ctrl-C) cuts the seeds
+//! in progress within a few thousand events each: they are discarded, never half-counted.
 
 use std::collections::BTreeMap;
+use std::fmt;
 use std::ops::Range;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 
 use crate::checker::SeedMetrics;
-use crate::outcome::{RunOptions, SeedOutcome};
+use crate::outcome::{Halt, RunOptions, SeedOutcome};
 use crate::run::recycle;
 use crate::scenario::{RunSpec, Scenario};
 
-/// One seed's result: its metrics, or the panic it ended in.
+/// One seed's result: its metrics, or why it failed.
 pub enum SeedResult {
     /// The seed ran to its end.
     Done {
         /// Everything the checkers measured.
         metrics: Box<SeedMetrics>,
     },
-    /// The model panicked while running the seed.
+    /// The seed failed: the model panicked, or the engine stopped it in a zero-time loop
+    /// ([`Halt::Stuck`]). Reported as a panicked seed is (exit 3, `panicked_seeds`).
     Panicked {
-        /// The seed that panicked.
+        /// The seed that failed.
         seed: u64,
-        /// The panic's message.
+        /// The panic's message, or the stuck seed's.
         message: String,
     },
+}
+
+/// Why a seed gave no result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SeedError {
+    /// The model (or the simulator) panicked; the panic's message.
+    Panicked(String),
+    /// The engine stopped the seed: a stop flag, or a zero-time loop.
+    Halted(Halt),
+}
+
+impl fmt::Display for SeedError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SeedError::Panicked(message) => f.write_str(message),
+            SeedError::Halted(halt) => halt.fmt(f),
+        }
+    }
 }
 
 /// Turns a panic payload into its message.
@@ -45,13 +66,30 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 
 /// Runs one seed of a row, with or without its trace. The one place that catches a model's
 /// panic: every caller (a plain run, `--verify`, a replay, a report's timeline) goes through here.
+/// A seed stuck in a zero-time loop is an error too, its message the stuck seed's.
 pub fn run_seed(scenario: &Scenario, run: &RunSpec, seed: u64, opts: &RunOptions) -> Result<SeedOutcome, String> {
-    catch_unwind(AssertUnwindSafe(|| {
+    run_seed_until(scenario, run, seed, opts, None).map_err(|e| e.to_string())
+}
+
+/// As [`run_seed`], with the error kept apart by kind; the seed stops early (no result) when
+/// `stop` becomes true.
+pub fn run_seed_until(
+    scenario: &Scenario,
+    run: &RunSpec,
+    seed: u64,
+    opts: &RunOptions,
+    stop: Option<&AtomicBool>,
+) -> Result<SeedOutcome, SeedError> {
+    let result = catch_unwind(AssertUnwindSafe(|| {
         #[cfg(debug_assertions)]
         test_panic(seed);
-        run.model.run_seed(&scenario.setup, &run.params, seed, opts)
-    }))
-    .map_err(|payload| panic_message(payload.as_ref()))
+        run.model.run_seed_until(&scenario.setup, &run.params, seed, opts, stop)
+    }));
+    match result {
+        Ok(Ok(outcome)) => Ok(outcome),
+        Ok(Err(halt)) => Err(SeedError::Halted(halt)),
+        Err(payload) => Err(SeedError::Panicked(panic_message(payload.as_ref()))),
+    }
 }
 
 /// The variable naming seeds that panic on purpose (debug builds only; see [`test_panic`]).
@@ -76,18 +114,26 @@ fn test_panic(seed: u64) {
 
 /// Runs one seed without a trace, keeping only its metrics.
 pub fn run_seed_caught(scenario: &Scenario, run: &RunSpec, seed: u64) -> SeedResult {
-    match run_seed(scenario, run, seed, &RunOptions::default()) {
+    let never = AtomicBool::new(false);
+    run_seed_stoppable(scenario, run, seed, &never).expect("a stop flag never raised")
+}
+
+/// As [`run_seed_caught`], but `None` when `stop` became true before the seed ended: an
+/// unfinished seed has no result (its partial counts would read as a whole run's).
+pub fn run_seed_stoppable(scenario: &Scenario, run: &RunSpec, seed: u64, stop: &AtomicBool) -> Option<SeedResult> {
+    match run_seed_until(scenario, run, seed, &RunOptions::default(), Some(stop)) {
         Ok(out) => {
             recycle(out.history);
-            SeedResult::Done { metrics: Box::new(out.metrics) }
+            Some(SeedResult::Done { metrics: Box::new(out.metrics) })
         }
-        Err(message) => SeedResult::Panicked { seed, message },
+        Err(SeedError::Halted(Halt::Stopped)) => None,
+        Err(e) => Some(SeedResult::Panicked { seed, message: e.to_string() }),
     }
 }
 
 /// Runs `seeds` of one algorithm on `pool`, calling `each` with every result in seed order.
-/// Stops early (after the seeds in progress) when `stop` becomes true; returns how many seeds
-/// were handed over.
+/// Stops early when `stop` becomes true: the seeds in progress stop within a few thousand events
+/// and are discarded; returns how many seeds were handed over (a prefix of `seeds`).
 pub fn run_seeds(
     pool: &rayon::ThreadPool,
     scenario: &Scenario,
@@ -96,7 +142,7 @@ pub fn run_seeds(
     stop: &AtomicBool,
     each: impl FnMut(SeedResult),
 ) -> u64 {
-    run_ordered(pool, seeds, stop, |s| run_seed_caught(scenario, run, s), each)
+    run_ordered_until(pool, seeds, stop, |s| run_seed_stoppable(scenario, run, s, stop), each)
 }
 
 /// What `--verify` found for one seed: its result from the first run, and where a second run of
@@ -128,13 +174,20 @@ pub struct TraceDifference {
 /// Runs one seed twice with its trace and compares the trace hashes; on a mismatch, finds the
 /// first differing entry. A panic in either run is the seed's result.
 pub fn verify_seed(scenario: &Scenario, run: &RunSpec, seed: u64) -> VerifiedSeed {
+    let never = AtomicBool::new(false);
+    verify_seed_stoppable(scenario, run, seed, &never).expect("a stop flag never raised")
+}
+
+/// As [`verify_seed`], but `None` when `stop` became true before both runs ended.
+pub fn verify_seed_stoppable(scenario: &Scenario, run: &RunSpec, seed: u64, stop: &AtomicBool) -> Option<VerifiedSeed> {
     let traced = RunOptions { trace: true };
-    let both = run_seed(scenario, run, seed, &traced).and_then(|a| Ok((a, run_seed(scenario, run, seed, &traced)?)));
-    let (a, b) = match both {
+    let once = || run_seed_until(scenario, run, seed, &traced, Some(stop));
+    let (a, b) = match once().and_then(|a| Ok((a, once()?))) {
         Ok(pair) => pair,
-        Err(message) => {
-            let result = SeedResult::Panicked { seed, message };
-            return VerifiedSeed { result, difference: None };
+        Err(SeedError::Halted(Halt::Stopped)) => return None,
+        Err(e) => {
+            let result = SeedResult::Panicked { seed, message: e.to_string() };
+            return Some(VerifiedSeed { result, difference: None });
         }
     };
     let difference = (a.trace_hash != b.trace_hash).then(|| {
@@ -150,7 +203,7 @@ pub fn verify_seed(scenario: &Scenario, run: &RunSpec, seed: u64) -> VerifiedSee
             second_hash: b.trace_hash,
         }
     });
-    VerifiedSeed { result: SeedResult::Done { metrics: Box::new(a.metrics) }, difference }
+    Some(VerifiedSeed { result: SeedResult::Done { metrics: Box::new(a.metrics) }, difference })
 }
 
 /// How many seeds per thread may be started and not yet handed over: enough that every thread
@@ -170,12 +223,26 @@ pub fn run_ordered<T: Send>(
     seeds: Range<u64>,
     stop: &AtomicBool,
     work: impl Fn(u64) -> T + Sync,
+    each: impl FnMut(T),
+) -> u64 {
+    run_ordered_until(pool, seeds, stop, |s| Some(work(s)), each)
+}
+
+/// As [`run_ordered`], for work that can itself give up when `stop` is raised: `work` returning
+/// `None` means the seed was cut short, and it counts as skipped (neither it nor any later seed
+/// is handed over), so a stop need not wait for the seeds in progress.
+pub fn run_ordered_until<T: Send>(
+    pool: &rayon::ThreadPool,
+    seeds: Range<u64>,
+    stop: &AtomicBool,
+    work: impl Fn(u64) -> Option<T> + Sync,
     mut each: impl FnMut(T),
 ) -> u64 {
     let window = (pool.current_num_threads() as u64).max(1) * WINDOW_PER_THREAD;
     let work = &work;
-    // Each task reports (seed, None) when it was skipped after a stop, else its result or panic.
-    type Report<T> = (u64, Option<std::thread::Result<T>>);
+    // Each task reports (seed, None) when it was skipped after a stop, else its result (`None`
+    // when the work gave up on a stop) or panic.
+    type Report<T> = (u64, Option<std::thread::Result<Option<T>>>);
     let (tx, rx) = mpsc::channel::<Report<T>>();
     let mut handed = 0;
     pool.in_place_scope(|scope| {
@@ -200,12 +267,12 @@ pub fn run_ordered<T: Send>(
             let (seed, result) = rx.recv().expect("every started seed reports");
             in_flight -= 1;
             match result {
-                Some(Ok(r)) => {
+                Some(Ok(Some(r))) => {
                     ready.insert(seed, r);
                 }
                 // Raised here, on the caller's thread, once the scope's other tasks are done.
                 Some(Err(payload)) => resume_unwind(payload),
-                None => cut = cut.min(seed),
+                Some(Ok(None)) | None => cut = cut.min(seed),
             }
             while expected < cut {
                 let Some(r) = ready.remove(&expected) else { break };

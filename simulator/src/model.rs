@@ -5,13 +5,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+use std::sync::atomic::AtomicBool;
 
 use serde::Serialize;
 
 use crate::directory::NodeKind;
 use crate::dist::Dist;
 use crate::lockclient::LockClient;
-use crate::outcome::{RunOptions, SeedOutcome};
+use crate::outcome::{Halt, RunOptions, SeedOutcome};
 use crate::process::{Process, Protocol};
 use crate::setup::{Setup, WorkloadSpec};
 
@@ -259,6 +260,16 @@ pub trait DynModel: Send + Sync {
     /// Runs one seed of this model with `params` through `setup`. Panics inside the model
     /// propagate: [`crate::batch::run_seed`] is the one place that catches them.
     fn run_seed(&self, setup: &Setup, params: &Params, seed: u64, opts: &RunOptions) -> SeedOutcome;
+    /// As [`DynModel::run_seed`], but a seed that `stop` cuts short or whose simulated time
+    /// stops advancing ends with its [`Halt`] instead of a result.
+    fn run_seed_until(
+        &self,
+        setup: &Setup,
+        params: &Params,
+        seed: u64,
+        opts: &RunOptions,
+        stop: Option<&AtomicBool>,
+    ) -> Result<SeedOutcome, Halt>;
 }
 
 /// A registered model, as a parsed row holds it.

@@ -2,6 +2,7 @@
 //! run it, check its history. Also where a typed [`Model`] becomes a [`DynModel`].
 
 use std::cell::RefCell;
+use std::sync::atomic::AtomicBool;
 
 use crate::checker;
 use crate::clock::NodeClock;
@@ -17,6 +18,7 @@ use crate::time::{ms_to_ns, ms_to_ns_signed};
 use crate::trace::TraceEntry;
 use crate::workload::{ClientNode, ResourceNode};
 
+use crate::outcome::Halt;
 pub use crate::outcome::{RunOptions, SeedOutcome};
 
 thread_local! {
@@ -28,7 +30,10 @@ thread_local! {
 /// is large, and allocating it afresh each time costs page faults. Memory only: nothing of its
 /// contents is kept.
 pub fn recycle(history: History) {
-    let mut events = history.events;
+    recycle_events(history.events);
+}
+
+fn recycle_events(mut events: Vec<Stamped>) {
     events.clear();
     SPARE_HISTORY.with(|s| {
         let mut spare = s.borrow_mut();
@@ -51,8 +56,23 @@ fn node_set(sel: &Selector, names: &[(String, NodeKind)]) -> Vec<bool> {
         .collect()
 }
 
-/// Runs one seed of `model` with `params` through `setup`.
+/// Runs one seed of `model` with `params` through `setup`; a zero-time loop panics with its
+/// message (see [`run_typed_until`]).
 pub fn run_typed<M: Model>(model: &M, setup: &Setup, params: &Params, seed: u64, opts: &RunOptions) -> SeedOutcome {
+    run_typed_until(model, setup, params, seed, opts, None).unwrap_or_else(|halt| panic!("{halt}"))
+}
+
+/// Runs one seed of `model` with `params` through `setup`, unless `stop` becomes true or the
+/// seed's simulated time stops advancing ([`World::run_until`]): then the seed has no result
+/// and its history is not checked.
+pub fn run_typed_until<M: Model>(
+    model: &M,
+    setup: &Setup,
+    params: &Params,
+    seed: u64,
+    opts: &RunOptions,
+    stop: Option<&AtomicBool>,
+) -> Result<SeedOutcome, Halt> {
     let w = &setup.workload;
     let cluster = model.build(params, w);
     let fenced = model.fenced(params);
@@ -124,8 +144,12 @@ pub fn run_typed<M: Model>(model: &M, setup: &Setup, params: &Params, seed: u64,
         },
     )
     .with_history_buffer(spare);
-    world.run();
+    let ended = world.run_until(stop);
     let result = world.finish();
+    if let Err(halt) = ended {
+        recycle_events(result.history);
+        return Err(halt);
+    }
 
     let mut final_counter = vec![0u64; w.locks as usize];
     for e in &result.history {
@@ -164,7 +188,7 @@ pub fn run_typed<M: Model>(model: &M, setup: &Setup, params: &Params, seed: u64,
         t.entries.sort_by_key(|e| e.at_ns);
     }
     let trace_hash = trace.as_ref().map_or(0, |t| t.hash());
-    SeedOutcome { metrics, history, trace, trace_hash, events: result.events_processed }
+    Ok(SeedOutcome { metrics, history, trace, trace_hash, events: result.events_processed })
 }
 
 impl<M: Model> DynModel for M {
@@ -197,5 +221,15 @@ impl<M: Model> DynModel for M {
     }
     fn run_seed(&self, setup: &Setup, params: &Params, seed: u64, opts: &RunOptions) -> SeedOutcome {
         run_typed(self, setup, params, seed, opts)
+    }
+    fn run_seed_until(
+        &self,
+        setup: &Setup,
+        params: &Params,
+        seed: u64,
+        opts: &RunOptions,
+        stop: Option<&AtomicBool>,
+    ) -> Result<SeedOutcome, Halt> {
+        run_typed_until(self, setup, params, seed, opts, stop)
     }
 }

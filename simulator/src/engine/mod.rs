@@ -22,11 +22,14 @@ mod post;
 pub mod queue;
 pub mod schedule;
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use rand::Rng;
 
 use crate::clock::NodeClock;
 use crate::directory::Directory;
 use crate::history::{FaultWindow, HistoryEvent, Stamped};
+use crate::outcome::{Halt, Stuck, STUCK_EVENTS};
 use crate::process::{ClientState, Crash, CrashKind, Ctx, NodeId, NodeKind, Process, Protocol, TimerId};
 use crate::rng::ChaCha8Rng;
 use crate::setup::{FaultKind, FaultSpec, Selector};
@@ -39,6 +42,11 @@ use network::{Cut, Loss, Network, Slow};
 use post::Post;
 use queue::{EventKind, EventQueue};
 use schedule::Occurrence;
+
+/// How often (in events) a run looks at its stop flag and at how long time has stood still:
+/// often enough that a stop takes effect within a millisecond or so of wall time, rarely enough
+/// to cost nothing measurable per event. A power of two, so the test is a mask.
+pub const POLL_EVENTS: u64 = 4096;
 
 /// A role selector with no member yet is tried again this often (true time).
 const ROLE_RETRY_NS: Nanos = NS_PER_MS;
@@ -330,11 +338,34 @@ impl<P: Protocol> World<P> {
         &self.dir
     }
 
-    /// Runs every event up to the end of the run.
+    /// Runs every event up to the end of the run. A zero-time loop panics with its
+    /// [`Stuck`] message (a caller that wants it as a value calls [`World::run_until`]).
     pub fn run(&mut self) {
+        if let Err(halt) = self.run_until(None) {
+            panic!("{halt}");
+        }
+    }
+
+    /// Runs every event up to the end of the run, unless `stop` becomes true (checked every
+    /// [`POLL_EVENTS`] events: [`Halt::Stopped`]) or simulated time stays at one instant for
+    /// [`STUCK_EVENTS`] events ([`Halt::Stuck`]); after a halt the world is unfinished. Neither
+    /// check changes what a run that reaches its end does: both only read.
+    pub fn run_until(&mut self, stop: Option<&AtomicBool>) -> Result<(), Halt> {
+        // The instant of the last event, and the count of events when time last moved. Per
+        // event this costs one compare (and two stores when time moves); the stop flag and the
+        // stuck count are looked at only once every POLL_EVENTS events.
+        let mut last_ns = self.now_ns;
+        let mut moved_at = self.events_processed;
         while let Some(t) = self.queue.peek_time() {
             if t > self.end_ns {
                 break;
+            }
+            if t != last_ns {
+                last_ns = t;
+                moved_at = self.events_processed;
+            }
+            if self.events_processed % POLL_EVENTS == 0 {
+                self.poll(stop, t, moved_at)?;
             }
             let ev = self.queue.pop().expect("peeked");
             self.now_ns = ev.at_ns;
@@ -358,6 +389,21 @@ impl<P: Protocol> World<P> {
             }
         }
         self.now_ns = self.end_ns;
+        Ok(())
+    }
+
+    /// The checks [`World::run_until`] makes every [`POLL_EVENTS`] events, out of the loop.
+    #[cold]
+    #[inline(never)]
+    fn poll(&self, stop: Option<&AtomicBool>, now_ns: Nanos, moved_at: u64) -> Result<(), Halt> {
+        if stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+            return Err(Halt::Stopped);
+        }
+        let still = self.events_processed - moved_at;
+        if still >= STUCK_EVENTS {
+            return Err(Halt::Stuck(Stuck { at_ns: now_ns, events: still }));
+        }
+        Ok(())
     }
 
     /// Ends the world and hands back what it recorded.
