@@ -198,6 +198,9 @@ fn ctrl_c_stops_cleanly_and_prints_the_finished_seeds() {
     let done = |r: &serde_json::Value| r["runs"].as_u64().unwrap() + r["panicked_runs"].as_u64().unwrap();
     assert_eq!(done(&rows[0]), finished, "the JSON's first row covers the finished seeds");
     assert_eq!(done(&rows[1]), 0, "the second row never started");
+    assert_eq!(v["interrupted"], true, "the results say they are cut short");
+    assert_eq!(rows[0]["seeds_finished"], finished);
+    assert_eq!(rows[1]["seeds_finished"], 0);
     assert_eq!(v["expectations"], serde_json::json!([]), "the unstarted row's expectation is not judged");
 
     // The report directory is written too, from the same results.
@@ -207,6 +210,10 @@ fn ctrl_c_stops_cleanly_and_prints_the_finished_seeds() {
     assert_eq!(saved, v, "the report holds the same results as --json");
     let html = std::fs::read_to_string(report.join("index.html")).expect("the report's index.html");
     assert!(html.contains("data-label=\"redlock\""), "the page has the finished row");
+    let header = format!(
+        "interrupted</strong>: seeds 0..100000 asked, seeds finished: redlock {finished} of 100000, redis not run"
+    );
+    assert!(html.contains(&header), "the page's header says what ran: {header}");
     assert!(html.trim_end().ends_with("</html>"), "the page is complete");
 }
 

@@ -15,9 +15,10 @@
 //! `panicked_seeds`, `limitations`, `acquire_latency_cdf_ms` (CDF points for charts), and the
 //! verdict and liveness fields added later (`leaked_regrants`, `leaked_regrants_runs`,
 //! `failed_releases`, `wait_ms`, `wait_cdf_ms`, `outage_ms`, `outage_ms_max`, `fairness`,
-//! `first_leaked_regrants`). Each
-//! expectation also carries `message`. At the top level: `description` and `scenario_text` (the
-//! scenario as run, so a saved results file can be reported on later: `sim report`).
+//! `first_leaked_regrants`), and `seeds_finished`. Each
+//! expectation also carries `message`. At the top level: `description`, `scenario_text` (the
+//! scenario as run, so a saved results file can be reported on later: `sim report`) and
+//! `interrupted` (a run stopped early by Ctrl-C or SIGTERM).
 //!
 //! Every struct here also derives `Deserialize`, so `sim report RESULTS.json` reads saved results.
 //! A field added after the first saved results is read with a default (`null` or empty) from a
@@ -71,6 +72,11 @@ pub struct ResultsJson {
     /// Live mode: what the live runs did differently from the simulation.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub live_notes: Vec<String>,
+    /// The run was stopped early (Ctrl-C, SIGTERM): each row holds only its finished seeds
+    /// (`seeds_finished`), and `seeds` is the range asked for, not the range run. `false` in
+    /// results that predate the field.
+    #[serde(default)]
+    pub interrupted: bool,
 }
 
 /// A real server program a live run started, and its version.
@@ -216,6 +222,10 @@ pub struct AlgorithmJson {
     /// [`AlgorithmTotals::acquire_latency_cdf_ms`]); empty with no acquisition.
     #[serde(default)]
     pub acquire_latency_cdf_ms: Vec<[f64; 2]>,
+    /// Seeds that finished (`runs` plus `panicked_runs`): every seed asked for unless the run was
+    /// interrupted, 0 for a row that never started; `null` in results that predate the field.
+    #[serde(default)]
+    pub seeds_finished: Option<u64>,
     /// Grants of the token of a lock the same client held last (a leaked lock re-entered; not a
     /// violation), over all runs; `null` in results that predate the field.
     #[serde(default)]
@@ -293,6 +303,7 @@ impl AlgorithmJson {
                 .collect(),
             limitations: t.limitations.clone(),
             acquire_latency_cdf_ms: t.acquire_latency_cdf_ms(),
+            seeds_finished: Some(t.runs + t.panicked_runs),
             leaked_regrants: Some(t.leaked_regrants.events),
             leaked_regrants_runs: Some(t.leaked_regrants.runs),
             failed_releases: Some(t.failed_releases),
@@ -328,6 +339,7 @@ impl ResultsJson {
             mode: None,
             servers: Vec::new(),
             live_notes: Vec::new(),
+            interrupted: false,
         }
     }
 
@@ -342,6 +354,23 @@ impl ResultsJson {
         let mut json = Self::new(&scenario.name, &file, scenario.setup.duration_ms, seeds, totals, expectations);
         json.description = scenario.description.clone();
         json
+    }
+
+    /// Marks the results as those of a run stopped early (see [`ResultsJson::interrupted`]).
+    pub fn with_interrupted(mut self, interrupted: bool) -> Self {
+        self.interrupted = interrupted;
+        self
+    }
+
+    /// Each row's label with its finished seeds, when the run was interrupted (`None` for a
+    /// whole run): what a reader must be told before reading the rows as `seeds` runs each.
+    pub fn finished_per_row(&self) -> Option<Vec<(&str, u64)>> {
+        self.interrupted.then(|| {
+            self.algorithms
+                .iter()
+                .map(|a| (a.label.as_str(), a.seeds_finished.unwrap_or(a.runs + a.panicked_runs)))
+                .collect()
+        })
     }
 
     /// Records the scenario file's text (see [`ResultsJson::scenario_text`]).
@@ -626,6 +655,7 @@ mod tests {
     fn a_row_without_the_later_fields_reads_them_as_not_measured() {
         let mut v: Value = serde_json::from_str(&sample().to_pretty_string()).unwrap();
         let later = [
+            "seeds_finished",
             "leaked_regrants",
             "leaked_regrants_runs",
             "failed_releases",
@@ -641,13 +671,36 @@ mod tests {
                 assert!(a.as_object_mut().unwrap().remove(k).is_some(), "{k} was written");
             }
         }
+        assert!(v.as_object_mut().unwrap().remove("interrupted").is_some(), "interrupted was written");
         let old: ResultsJson = serde_json::from_value(v).expect("an older row still reads");
+        assert!(!old.interrupted && old.algorithms[0].seeds_finished.is_none());
         let row = &old.algorithms[0];
         assert_eq!((row.leaked_regrants, row.failed_releases), (None, None));
         assert!(row.wait_ms.is_none() && row.wait_cdf_ms.is_empty() && row.fairness.is_none());
         assert!(row.outage_ms.is_none() && row.outage_ms_max.is_none());
         let again: Value = serde_json::from_str(&old.to_pretty_string()).unwrap();
         assert!(again["algorithms"][0]["leaked_regrants"].is_null());
+    }
+
+    /// An interrupted run says so at the top and gives each row's finished seeds, a row that
+    /// never started included (0); a whole run writes `"interrupted": false`.
+    #[test]
+    fn an_interrupted_run_says_so_with_each_rows_finished_seeds() {
+        let whole: Value = serde_json::from_str(&sample().to_pretty_string()).unwrap();
+        assert_eq!(whole["interrupted"], false);
+        assert_eq!(whole["algorithms"][0]["seeds_finished"], 20);
+        assert_eq!(whole["algorithms"][1]["seeds_finished"], 21, "a panicked seed finished too");
+        let mut cut = sample();
+        cut.algorithms.push(AlgorithmJson::from_totals(
+            &AlgorithmTotals::new("zookeeper", "zookeeper", serde_json::json!({}), true),
+            "x.toml",
+        ));
+        let cut = cut.with_interrupted(true);
+        let v: Value = serde_json::from_str(&cut.to_pretty_string()).unwrap();
+        assert_eq!(v["interrupted"], true);
+        assert_eq!(v["algorithms"][2]["seeds_finished"], 0);
+        assert_eq!(cut.finished_per_row(), Some(vec![("redis", 20), ("redlock", 21), ("zookeeper", 0)]));
+        assert_eq!(sample().finished_per_row(), None);
     }
 
     #[test]

@@ -8,8 +8,8 @@
 //! estimate are the same on every machine; only the wall time, measured by a timer the caller
 //! passes (the library reads no real time), varies.
 
-use crate::batch::run_seed;
-use crate::outcome::RunOptions;
+use crate::batch::{run_seed_until, SeedError};
+use crate::outcome::{Halt, RunOptions};
 use crate::run::recycle;
 use crate::scenario::Scenario;
 
@@ -36,13 +36,16 @@ pub struct RowProbe {
     pub wall_s: f64,
 }
 
-/// A row whose probe panicked: no figure is estimated from it.
+/// A row whose probe panicked, or stopped in a zero-time loop: no figure is estimated from it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ProbePanic {
     /// The row's label.
     pub label: String,
-    /// The panic's message.
+    /// The panic's message (or the zero-time loop's).
     pub message: String,
+    /// The probe's simulated time stood still ([`crate::outcome::Halt::Stuck`]): the scenario
+    /// cannot run as written, which is the user's to fix, not a model failure.
+    pub zero_time: bool,
 }
 
 /// The estimate of one run: `seeds` seeds of every row, each for the scenario's duration.
@@ -135,13 +138,17 @@ fn probe(
     let (mut rows, mut panics) = (Vec::new(), Vec::new());
     for run in &short.runs {
         let mut result = None;
-        let wall_s = time(&mut || result = Some(run_seed(&short, run, 0, &RunOptions::default())));
+        let wall_s = time(&mut || result = Some(run_seed_until(&short, run, 0, &RunOptions::default(), None)));
         match result.expect("the timer runs the probe") {
             Ok(out) => {
                 rows.push(RowProbe { label: run.label.clone(), probe_ms, events: out.events, wall_s });
                 recycle(out.history);
             }
-            Err(message) => panics.push(ProbePanic { label: run.label.clone(), message }),
+            Err(e) => panics.push(ProbePanic {
+                label: run.label.clone(),
+                zero_time: matches!(e, SeedError::Halted(Halt::Stuck(_))),
+                message: e.to_string(),
+            }),
         }
     }
     (rows, panics)

@@ -57,6 +57,15 @@ pub fn check(args: &CheckArgs) -> Result<i32, CliError> {
     for line in estimate_lines(&est) {
         println!("{line}");
     }
+    // A zero-time loop is the scenario's (every time it draws is 0): exit 2, as bad input is.
+    if let Some(stuck) = est.panics.iter().find(|p| p.zero_time) {
+        return Err(CliError::bad_input(format!(
+            "{}: the probe of `{}` (seed 0) stopped: {}",
+            file.display(),
+            stuck.label,
+            stuck.message
+        )));
+    }
     if est.panics.is_empty() {
         Ok(OK)
     } else {

@@ -155,7 +155,8 @@ pub(crate) fn finish(
     print_out(&text);
     if outputs.json.is_some() || outputs.report.is_some() {
         let json = ResultsJson::from_scenario(scenario, seeds.clone(), &all_totals, expectations.clone())
-            .with_scenario_text(scenario_text);
+            .with_scenario_text(scenario_text)
+            .with_interrupted(outcome.interrupted);
         if let Some(path) = &outputs.json {
             locksim_reports::write_atomic(path, json.to_pretty_string()).map_err(|e| {
                 CliError::bad_input(format!("cannot write the results JSON to {}: {e}", path.display()))

@@ -245,6 +245,23 @@ elided; each mark carries its node's wall clock. (<a href=\"{png}\">PNG</a>)</fi
     out
 }
 
+/// The header's seeds: the range run, or, for an interrupted run, the range asked for and what
+/// each row finished of it (a row that never started says so), so a cut run never reads as a
+/// whole one.
+fn seeds_text(results: &ResultsJson) -> String {
+    let range = format!("seeds {}..{}", results.seeds.from, results.seeds.to);
+    let Some(rows) = results.finished_per_row() else { return range };
+    let asked = results.seeds.to.saturating_sub(results.seeds.from);
+    let each: Vec<String> = rows
+        .iter()
+        .map(|(label, n)| match n {
+            0 => format!("{} not run", escape(label)),
+            n => format!("{} {n} of {asked}", escape(label)),
+        })
+        .collect();
+    format!("<strong class=\"fail\">interrupted</strong>: {range} asked, seeds finished: {}", each.join(", "))
+}
+
 /// The whole page. `explained` are the rows' first violations told; `notes` are lines shown
 /// under the charts (e.g. why a timeline is missing).
 pub fn index_html(
@@ -263,10 +280,9 @@ pub fn index_html(
     ));
     out.push_str(&format!("<h1>{}</h1>\n", escape(&results.scenario)));
     out.push_str(&format!(
-        "<p class=\"meta\">{} · seeds {}..{} · {} simulated ms per run</p>\n",
+        "<p class=\"meta\">{} · {} · {} simulated ms per run</p>\n",
         escape(&results.file),
-        results.seeds.from,
-        results.seeds.to,
+        seeds_text(results),
         fmt_num(results.duration_ms)
     ));
     if !results.description.is_empty() {
@@ -333,6 +349,24 @@ mod tests {
         assert!(class_cell(&clean, 100).contains(">0</td>"));
         let seen = ClassJson { runs: 3, events: 5, rate: Some(0.03), ci95: Some([0.01, 0.08]), rules_out: None };
         assert!(class_cell(&seen, 100).starts_with("<td class=\"bad\">3 ("));
+    }
+
+    /// The header of an interrupted run does not claim the seed range asked for: it says
+    /// interrupted, what each row finished, and that a row never started.
+    #[test]
+    fn an_interrupted_header_gives_each_rows_finished_seeds() {
+        use crate::aggregate::tests::clean;
+        use crate::aggregate::AlgorithmTotals;
+        let mut db = AlgorithmTotals::new("db", "db", serde_json::json!({}), true);
+        (0..37).for_each(|seed| db.add(&clean(seed, true)));
+        let redis = AlgorithmTotals::new("redis", "redis", serde_json::json!({}), true);
+        let results = ResultsJson::new("s", "s.toml", 1000.0, 0..200, &[db, redis], vec![]);
+        assert_eq!(seeds_text(&results), "seeds 0..200");
+        let header = seeds_text(&results.with_interrupted(true));
+        assert_eq!(
+            header,
+            "<strong class=\"fail\">interrupted</strong>: seeds 0..200 asked, seeds finished: db 37 of 200, redis not run"
+        );
     }
 
     #[test]

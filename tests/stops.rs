@@ -1,0 +1,97 @@
+//! How a run stops before its end, as a user meets it: SIGTERM (or Ctrl-C) in the middle of a
+//! seed that would run for minutes ends the process within a second, with what finished written
+//! and marked interrupted; a zero-time loop (every time 0) ends its seed with the cause named,
+//! in `sim run` and in `sim check`'s probe, instead of running until memory runs out.
+
+#[path = "support/cli.rs"]
+mod cli;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use cli::{fresh_dir, s, sim};
+
+/// Seeds of about 28 simulated hours with 50 clients: each takes minutes of wall time.
+const LONG: &str = "name = \"long\"\nduration_ms = 100000000\nseeds = 4\nalgorithms = [\"redlock\", \"redis\"]\n\
+                    [workload]\nclients = 50\n[expect.redis]\noverlap = \"none\"\n";
+
+/// The issue's zero-time scenario: latency, service, hold and think all 0.
+const ZERO: &str = "name = \"zero\"\nduration_ms = 60000\nseeds = 3\nalgorithms = [\"redis\"]\n\
+                    [network]\nlatency_ms = 0\n[workload]\nhold_ms = 0\nthink_ms = 0\n\
+                    [models.redis]\nservice_ms = 0\n";
+
+/// SIGTERM while every thread is inside a long seed: the process exits within a second of the
+/// signal, with exit 130; the seeds in progress are discarded, and the results JSON is still
+/// written, saying it was interrupted and how many seeds each row finished (none here).
+#[test]
+// Real time is the point here: the test times the process, not anything inside a run.
+#[allow(clippy::disallowed_methods)]
+fn sigterm_in_a_long_seed_stops_within_a_second_and_writes_what_finished() {
+    let dir = fresh_dir("stops", "sigterm");
+    let file = dir.join("long.toml");
+    std::fs::write(&file, LONG).unwrap();
+    let json = dir.join("results.json");
+    let child = Command::new(env!("CARGO_BIN_EXE_sim"))
+        .args(["run", &s(&file), "--threads", "2", "--json", &s(&json)])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sim starts");
+    // Long enough for the seeds to be well under way (start-up is a few milliseconds).
+    std::thread::sleep(Duration::from_millis(1500));
+    let signalled = Instant::now();
+    let status = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().expect("kill runs");
+    assert!(status.success());
+    let out = child.wait_with_output().expect("sim ends");
+    let took = signalled.elapsed();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(took < Duration::from_secs(1), "exited {took:?} after SIGTERM\n{stdout}{stderr}");
+    assert_eq!(out.status.code(), Some(130), "{stdout}{stderr}");
+    assert!(stdout.contains("# interrupted: 0 of 8 seed-runs finished"), "{stdout}");
+
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("--json written")).expect("--json parses");
+    assert_eq!(v["interrupted"], true, "{v}");
+    for row in v["algorithms"].as_array().expect("rows") {
+        assert_eq!(row["seeds_finished"], 0, "{row}");
+        assert_eq!(row["runs"], 0, "an unfinished seed is not counted as a run: {row}");
+    }
+    assert_eq!(v["expectations"], serde_json::json!([]), "nothing ran, nothing is judged");
+}
+
+/// `sim run` on the zero-time scenario: each seed ends with the cause named (a failed seed, as a
+/// panicked one: exit 3, `panicked_seeds`), in seconds, not after gigabytes.
+#[test]
+#[allow(clippy::disallowed_methods)]
+fn a_zero_time_loop_fails_its_seed_with_the_cause_named() {
+    let dir = fresh_dir("stops", "zero-run");
+    let file = dir.join("zero.toml");
+    std::fs::write(&file, ZERO).unwrap();
+    let json = dir.join("results.json");
+    let started = Instant::now();
+    let (code, out, err) = sim(&["run", &s(&file), "--seeds", "2", "--json", &s(&json)]);
+    assert!(started.elapsed() < Duration::from_secs(60), "took {:?}", started.elapsed());
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(out.contains("simulated time stuck at 0 ms for"), "{out}");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let row = &v["algorithms"][0];
+    assert_eq!(row["panicked_runs"], 2, "{row}");
+    let message = row["panicked_seeds"][0]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("zero-time loop") && message.contains("give one of them a positive value"), "{message}");
+}
+
+/// `sim check` on the zero-time scenario: the probe stops in the loop and the scenario is
+/// refused (exit 2) with the cause, instead of hanging.
+#[test]
+#[allow(clippy::disallowed_methods)]
+fn sim_check_finds_the_zero_time_loop_in_its_probe() {
+    let dir = fresh_dir("stops", "zero-check");
+    let file = dir.join("zero.toml");
+    std::fs::write(&file, ZERO).unwrap();
+    let started = Instant::now();
+    let (code, out, err) = sim(&["check", &s(&file)]);
+    assert!(started.elapsed() < Duration::from_secs(30), "took {:?}", started.elapsed());
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("zero.toml") && err.contains("`redis` (seed 0)"), "{err}");
+    assert!(err.contains("simulated time stuck at 0 ms") && err.contains("zero-time loop"), "{err}");
+}
