@@ -1,20 +1,28 @@
 //! `sim`: the locksim command line. Wiring only: parsing arguments with clap and calling the
 //! simulator, the models and the reports.
 //!
+//! - [`print`]: `outln!`, printing to stdout so that a closed pipe ends quietly
 //! - [`exit`]: the one error type and its exit codes
 //! - [`seeds`]: the `--seed` / `--seeds` options
 //! - [`interrupt`]: Ctrl-C stops a run cleanly after the seeds in progress
-//! - [`out_dir`]: checks an output directory can be written before any work runs
+//! - [`out_dir`]: checks an output directory can be written before any work runs, and locks it
+//! - [`out_file`]: checks an output file can be written, and is not an input, before any work runs
 //! - [`runner`]: running a scenario's rows over seeds (pool, progress, `--verify`), shared by commands
 //! - [`commands`]: one module per subcommand
 //!
 //! Report directories (`sim run --report`, `sim report`) and `sim sweep`'s machinery live in
 //! `locksim-reports` ([`locksim_reports::report`], [`locksim_reports::sweep`]).
 
+#![deny(clippy::print_stdout)]
+
+#[macro_use]
+mod print;
+
 mod commands;
 mod exit;
 mod interrupt;
 mod out_dir;
+mod out_file;
 mod runner;
 mod seeds;
 

@@ -1,7 +1,33 @@
 //! Output directories (`--report DIR`, `--out DIR`): checked before any work runs, so a long run
-//! never ends in "cannot write".
+//! never ends in "cannot write", and held by one `sim` at a time, so two runs writing the same
+//! directory never end with one's timeline beside the other's charts.
 
+use std::fs::{File, TryLockError};
 use std::path::Path;
+
+/// An advisory lock (`flock`) on an output directory, held until dropped (or the process ends,
+/// however it ends: the kernel releases it). It locks the directory itself, so nothing is left in
+/// it; only other `sim` processes honour it.
+#[must_use = "the directory is locked only while this is held"]
+#[derive(Debug)]
+pub struct DirLock {
+    _dir: File,
+}
+
+/// [`prepare`]s `dir` and locks it for this process; a directory another `sim` holds is refused
+/// at once (no waiting: the other run may last hours), naming the option.
+pub fn prepare_locked(dir: &Path, flag: &str) -> Result<DirLock, String> {
+    prepare(dir, flag)?;
+    let shown = dir.display();
+    let handle = File::open(dir).map_err(|e| format!("{flag} {shown}: cannot open the directory to lock it: {e}"))?;
+    match handle.try_lock() {
+        Ok(()) => Ok(DirLock { _dir: handle }),
+        Err(TryLockError::WouldBlock) => Err(format!(
+            "{flag} {shown}: another sim is writing into this directory; wait for it to finish, or name another directory"
+        )),
+        Err(TryLockError::Error(e)) => Err(format!("{flag} {shown}: cannot lock the directory: {e}")),
+    }
+}
 
 /// Makes sure `dir` is a directory that exists (created if absent) and in which a file can be
 /// written. `flag` names the option in the message (`--report`, `--out`).
@@ -36,6 +62,19 @@ mod tests {
         let err = prepare(&file, "--report").unwrap_err();
         assert!(err.starts_with("--report ") && err.contains("not a directory"), "{err}");
         std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn a_locked_directory_is_refused_until_released() {
+        let dir = std::env::temp_dir().join(format!("locksim-out-dir-lock-{}", std::process::id()));
+        let first = prepare_locked(&dir, "--report").expect("the first writer locks it");
+        let err = prepare_locked(&dir, "--report").unwrap_err();
+        assert!(err.contains("another sim is writing into this directory"), "{err}");
+        drop(first);
+        let again = prepare_locked(&dir, "--report").expect("free again once released");
+        assert!(std::fs::read_dir(&dir).unwrap().next().is_none(), "the lock leaves no file behind");
+        drop(again);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -25,6 +25,21 @@ pub fn parse_seeds(text: &str) -> Result<Range<u64>, CliError> {
     Ok(range)
 }
 
+/// Seed-runs of `rows` rows over `seeds`, refused when the count does not fit in 64 bits (a run
+/// that could never finish; the count would otherwise wrap to a small number).
+pub fn seed_runs(seeds: &Range<u64>, rows: usize) -> Result<u64, CliError> {
+    let per_row = seeds.end - seeds.start;
+    per_row.checked_mul(rows as u64).ok_or_else(|| {
+        CliError::bad_input(format!(
+            "--seeds {}..{}: {per_row} seeds x {rows} rows = {} seed-runs, more than this machine can count \
+             (or ever run); give fewer seeds (--seeds) or rows (--algorithm)",
+            seeds.start,
+            seeds.end,
+            u128::from(per_row) * rows as u128
+        ))
+    })
+}
+
 /// `--seed S`: the range holding S alone. Seeds are half-open ranges, so the largest u64 cannot
 /// be one.
 pub fn single_seed(seed: u64) -> Result<Range<u64>, CliError> {
@@ -48,5 +63,9 @@ mod tests {
         assert!(parse_seeds("x").is_err());
         assert_eq!(single_seed(7).unwrap(), 7..8);
         assert!(single_seed(u64::MAX).unwrap_err().message.contains("too large"));
+        assert_eq!(seed_runs(&(5..9), 3).unwrap(), 12);
+        assert_eq!(seed_runs(&(0..u64::MAX), 1).unwrap(), u64::MAX);
+        let err = seed_runs(&(0..u64::MAX), 2).unwrap_err().message;
+        assert!(err.contains("= 36893488147419103230 seed-runs"), "{err}");
     }
 }

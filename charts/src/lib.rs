@@ -47,7 +47,7 @@ pub mod sweep;
 pub mod timeline;
 pub mod violations;
 
-pub use atomic::write_atomic;
+pub use atomic::{resolve_output, write_atomic, OutputTarget};
 pub use bars::throughput_chart;
 pub use cdf::{latency_cdf_chart, wait_cdf_chart};
 pub use compare::{compare_chart, CompareChart, CompareMetric};

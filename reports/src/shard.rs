@@ -126,7 +126,9 @@ impl Origin {
         self.seeds.from..self.seeds.to
     }
 
-    /// How `other` differs from `self` (the first difference, in words), or `None`.
+    /// How `other` differs from `self` (the first difference, in words), or `None`. The scenario
+    /// is the same when its text is: the file's name as typed (`./s.toml`, `s.toml`, an absolute
+    /// path) is not compared; the merged results name shard 0's.
     pub fn difference(&self, other: &Origin) -> Option<String> {
         let list = |v: &[String]| if v.is_empty() { "(all)".to_string() } else { v.join(" ") };
         if self.version != other.version {
@@ -137,8 +139,6 @@ impl Origin {
                 text_hash(&other.scenario_text),
                 text_hash(&self.scenario_text)
             ))
-        } else if self.file != other.file {
-            Some(format!("scenario file {}, not {}", other.file, self.file))
         } else if self.seeds != other.seeds {
             Some(format!("seeds {}..{}, not {}..{}", other.seeds.from, other.seeds.to, self.seeds.from, self.seeds.to))
         } else if self.algorithms != other.algorithms {
@@ -253,8 +253,8 @@ pub fn read_part(path: &Path) -> Result<Part, String> {
     Ok(Part { name, partial })
 }
 
-/// Checks that `parts` are the shards of one run: the same kind, version, scenario text, file,
-/// seeds, `--algorithm`s and `--param`s, the same N, each shard's seeds as [`Shard::seeds`]
+/// Checks that `parts` are the shards of one run: the same kind, version, scenario text (not
+/// the file's spelling), seeds, `--algorithm`s and `--param`s, the same N, each shard's seeds as [`Shard::seeds`]
 /// gives them, and every shard 0..N present exactly once. Returns the parts in shard order; the
 /// error names the file at fault (both files of a duplicate, every missing K).
 pub fn check_parts(parts: &[Part]) -> Result<Vec<&Part>, String> {
@@ -405,5 +405,9 @@ mod tests {
         assert!(e.contains("v: does not belong with a: written by sim 9.9.9"), "{e}");
         let e = check_parts(&[part("a", 0, 2, "x"), part("n", 1, 3, "x")]).unwrap_err();
         assert!(e.contains("n: shard 1/3, but a is shard 0/2"), "{e}");
+        // The same text named another way (`./s.toml`) is the same scenario.
+        let mut spelled = part("d", 1, 2, "x");
+        spelled.partial.origin.file = "./s.toml".into();
+        assert!(check_parts(&[part("a", 0, 2, "x"), spelled]).is_ok());
     }
 }

@@ -64,9 +64,10 @@ pub struct Estimate {
 }
 
 impl Estimate {
-    /// Seed-runs: rows × seeds (rows whose probe panicked included).
-    pub fn seed_runs(&self) -> u64 {
-        (self.rows.len() + self.panics.len()) as u64 * self.seeds
+    /// Seed-runs: rows × seeds (rows whose probe panicked included), exact: 128 bits hold any
+    /// number of rows times any `u64` count of seeds, where 64 would wrap.
+    pub fn seed_runs(&self) -> u128 {
+        (self.rows.len() + self.panics.len()) as u128 * u128::from(self.seeds)
     }
 
     /// Simulated seconds of the whole run.

@@ -98,6 +98,14 @@ fn write_json(path: &Option<PathBuf>, value: &serde_json::Value) -> Result<(), C
 }
 
 pub fn bench(cmd: BenchCommand) -> Result<i32, CliError> {
+    // The figures file checked before measuring: writable, and not the scenario.
+    let (json, inputs) = match &cmd {
+        BenchCommand::Engine { json } => (json, Vec::new()),
+        BenchCommand::Scenario { file, json, .. } | BenchCommand::Memory { file, json, .. } => {
+            (json, vec![file.as_path()])
+        }
+    };
+    crate::out_file::check_all(&[("--json", json.as_deref())], &inputs)?;
     match cmd {
         BenchCommand::Engine { json } => {
             // One warm-up run, then the measured one.
@@ -115,16 +123,16 @@ pub fn bench(cmd: BenchCommand) -> Result<i32, CliError> {
                 "events_per_s": (r.events as f64 / wall_s).round(),
                 "sim_seconds_per_wall_second": (r.simulated_s as f64 / wall_s).round(),
             });
-            println!(
+            outln!(
                 "engine workload: {} messages, {} events in {:.3} s wall; build: {}",
                 r.messages,
                 r.events,
                 wall_s,
                 build_label()
             );
-            println!("  messages_per_s              {:>14.0}", r.messages as f64 / wall_s);
-            println!("  events_per_s                {:>14.0}", r.events as f64 / wall_s);
-            println!("  sim_seconds_per_wall_second {:>14.0}", r.simulated_s as f64 / wall_s);
+            outln!("  messages_per_s              {:>14.0}", r.messages as f64 / wall_s);
+            outln!("  events_per_s                {:>14.0}", r.events as f64 / wall_s);
+            outln!("  sim_seconds_per_wall_second {:>14.0}", r.simulated_s as f64 / wall_s);
             write_json(&json, &figures)?;
             Ok(OK)
         }
@@ -140,14 +148,14 @@ pub fn bench(cmd: BenchCommand) -> Result<i32, CliError> {
             let all = std::thread::available_parallelism().map_or(1, |n| n.get());
             let stop = AtomicBool::new(false);
             let mut rows = Vec::new();
-            println!(
+            outln!(
                 "{}: {} seeds of {} simulated s each, best of {repeat}; build: {}",
                 file.display(),
                 seeds,
                 scenario.setup.duration_ms / 1000.0,
                 build_label()
             );
-            println!(
+            outln!(
                 "{:<16} {:>14} {:>14} {:>14} {:>8}",
                 "algorithm",
                 "sim s/wall s",
@@ -174,7 +182,7 @@ pub fn bench(cmd: BenchCommand) -> Result<i32, CliError> {
                 }
                 let sim_per_wall = per_threads[0] * scenario.setup.duration_ms / 1000.0;
                 total_wall_s_1_thread += seeds as f64 / per_threads[0];
-                println!(
+                outln!(
                     "{:<16} {:>14.0} {:>14.2} {:>14.2} {:>8.2}",
                     run.label,
                     sim_per_wall,
@@ -192,7 +200,7 @@ pub fn bench(cmd: BenchCommand) -> Result<i32, CliError> {
             }
             let total_sim_s = scenario.runs.len() as f64 * seeds as f64 * scenario.setup.duration_ms / 1000.0;
             let aggregate = total_sim_s / total_wall_s_1_thread;
-            println!(
+            outln!(
                 "{:<16} {:>14.0}   (whole scenario, 1 thread: {total_sim_s:.0} simulated s in {total_wall_s_1_thread:.2} wall s)",
                 "aggregate", aggregate
             );
@@ -224,14 +232,14 @@ pub fn bench(cmd: BenchCommand) -> Result<i32, CliError> {
                 ));
             }
             let runs: Vec<_> = scenario.runs.iter().collect();
-            println!(
+            outln!(
                 "{}: {} algorithms, {} simulated s per seed, {} threads",
                 file.display(),
                 runs.len(),
                 scenario.setup.duration_ms / 1000.0,
                 pool.current_num_threads()
             );
-            println!("{:>8} {:>12} {:>14}", "seeds", "seed-runs", "peak RSS MB");
+            outln!("{:>8} {:>12} {:>14}", "seeds", "seed-runs", "peak RSS MB");
             let mut rows = Vec::new();
             let mut interrupted = false;
             for n in [seeds / 10, seeds] {
@@ -242,7 +250,7 @@ pub fn bench(cmd: BenchCommand) -> Result<i32, CliError> {
                 let outcome = run_rows(&scenario, &runs, 0..n, &pool, &progress, false);
                 progress.finish_and_clear();
                 let peak = peak_rss_mb().unwrap_or(f64::NAN);
-                println!(
+                outln!(
                     "{n:>8} {:>12} {peak:>14.1}{}",
                     outcome.finished,
                     if fresh { "" } else { "  (peak of the whole process so far)" }

@@ -29,7 +29,7 @@ pub fn check(args: &CheckArgs) -> Result<i32, CliError> {
     let models = locksim_algorithms::registry();
     let scenario = locksim_simulator::scenario::load_file(file, &models)?;
     let labels: Vec<&str> = scenario.runs.iter().map(|r| r.label.as_str()).collect();
-    println!(
+    outln!(
         "{}: ok: scenario \"{}\", {} ms, {} seeds, algorithms [{}], {} faults, {} expectations",
         file.display(),
         scenario.name,
@@ -40,7 +40,7 @@ pub fn check(args: &CheckArgs) -> Result<i32, CliError> {
         scenario.expect.len()
     );
     for note in tcp_notes(&scenario) {
-        println!("note: {note}");
+        outln!("note: {note}");
     }
     if args.no_estimate {
         return Ok(OK);
@@ -55,7 +55,7 @@ pub fn check(args: &CheckArgs) -> Result<i32, CliError> {
     };
     let est = estimate(&scenario, seeds, threads, &mut timer);
     for line in estimate_lines(&est) {
-        println!("{line}");
+        outln!("{line}");
     }
     // A zero-time loop is the scenario's (every time it draws is 0): exit 2, as bad input is.
     if let Some(stuck) = est.panics.iter().find(|p| p.zero_time) {

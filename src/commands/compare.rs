@@ -51,9 +51,12 @@ pub fn compare_cmd(args: CompareArgs) -> Result<i32, CliError> {
     for run in &runs {
         check_row(&scenario, run).map_err(|e| CliError::bad_input(format!("{}: {e}", args.file.display())))?;
     }
-    if let Some(dir) = &args.report {
-        crate::out_dir::prepare(dir, "--report").map_err(CliError::bad_input)?;
-    }
+    let _report_lock = args
+        .report
+        .as_deref()
+        .map(|dir| crate::out_dir::prepare_locked(dir, "--report"))
+        .transpose()
+        .map_err(CliError::bad_input)?;
     let pool = thread_pool(args.threads)?;
     let mut report_rows = Vec::new();
     let sim = std::env::current_exe().map_err(|e| CliError::bad_input(format!("cannot find the sim binary: {e}")))?;

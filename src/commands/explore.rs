@@ -84,7 +84,7 @@ pub fn explore(args: ExploreArgs) -> Result<i32, CliError> {
     // The scenario first (a bad file is reported as such), then the directory, then the work.
     locksim_simulator::scenario::parse_str(&file, &text, &models)?;
     let dir = args.out.clone().unwrap_or_else(|| default_out(&args.file));
-    crate::out_dir::prepare(&dir, "--out").map_err(CliError::bad_input)?;
+    let _out_lock = crate::out_dir::prepare_locked(&dir, "--out").map_err(CliError::bad_input)?;
     let pool = thread_pool(args.threads)?;
     let stop = interrupt::stop_flag();
     let progress = progress_bar(args.budget);

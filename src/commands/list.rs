@@ -11,16 +11,16 @@ pub fn list(only: Option<&str>) -> Result<i32, CliError> {
         }
     }
     for m in models.iter().filter(|m| only.is_none_or(|n| n == m.name())) {
-        println!("{}: {}", m.name(), m.summary());
+        outln!("{}: {}", m.name(), m.summary());
         let width = m.params().iter().map(|p| p.name.len()).max().unwrap_or(0);
         let dwidth = m.params().iter().map(|p| p.default.len()).max().unwrap_or(0);
         for p in m.params() {
-            println!("  {:<width$}  {:<dwidth$}  {} ({})", p.name, p.default, p.meaning, p.kind.describe());
+            outln!("  {:<width$}  {:<dwidth$}  {} ({})", p.name, p.default, p.meaning, p.kind.describe());
         }
-        println!();
+        outln!();
     }
     if models.is_empty() {
-        println!("no models are built into this binary");
+        outln!("no models are built into this binary");
     }
     Ok(OK)
 }

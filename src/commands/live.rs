@@ -48,6 +48,11 @@ pub fn live(args: LiveArgs) -> Result<i32, CliError> {
     let models = locksim_algorithms::registry();
     let (scenario, scenario_text) = load_file_with_text(&args.file, &models)?;
     let seeds = parse_seeds(&args.seeds)?;
+    // Every output checked before any server starts: writable, not the scenario, not each other.
+    crate::out_file::check_all(
+        &[("--json", args.json.as_deref()), ("--history", args.history.as_deref())],
+        &[&args.file],
+    )?;
     let runs = scenario.rows_labelled(&args.algorithms)?;
     // Everything is checked before any server starts.
     let mut notes: Vec<String> = Vec::new();
@@ -60,9 +65,12 @@ pub fn live(args: LiveArgs) -> Result<i32, CliError> {
             }
         }
     }
-    if let Some(dir) = &args.report {
-        crate::out_dir::prepare(dir, "--report").map_err(CliError::bad_input)?;
-    }
+    let _report_lock = args
+        .report
+        .as_deref()
+        .map(|dir| crate::out_dir::prepare_locked(dir, "--report"))
+        .transpose()
+        .map_err(CliError::bad_input)?;
     let sim = std::env::current_exe().map_err(|e| CliError::bad_input(format!("cannot find the sim binary: {e}")))?;
     // Servers are started through `sim live-exec`, so they die with this thread even if `sim` is
     // killed outright.
@@ -74,7 +82,7 @@ pub fn live(args: LiveArgs) -> Result<i32, CliError> {
     let mut histories = String::new();
     // Kept for the report's timeline (a live run cannot be replayed to draw it).
     let mut recorded: Vec<RecordedHistory> = Vec::new();
-    let total = (seeds.end - seeds.start) * runs.len() as u64;
+    let total = crate::seeds::seed_runs(&seeds, runs.len())?;
     for run in &runs {
         let model = run.model;
         let mut totals =

@@ -3,7 +3,7 @@
 //! results one machine would have written, byte for byte; then the same table, expectations and
 //! exit code as `sim run`, or the same files and summary as `sim sweep`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 use locksim_reports::shard::{check_parts, merge_rows, read_part, Part, KIND_RUN};
@@ -59,6 +59,9 @@ pub struct MergeArgs {
 }
 
 pub fn merge(args: MergeArgs) -> Result<i32, CliError> {
+    // Before reading anything: the results JSON is writable and is none of the parts.
+    let inputs: Vec<&Path> = args.parts.iter().map(PathBuf::as_path).collect();
+    crate::out_file::check_all(&[("--json", args.json.as_deref())], &inputs)?;
     let parts: Vec<Part> =
         args.parts.iter().map(|p| read_part(p)).collect::<Result<_, _>>().map_err(CliError::bad_input)?;
     let sorted = check_parts(&parts).map_err(CliError::bad_input)?;
@@ -77,13 +80,17 @@ pub fn merge(args: MergeArgs) -> Result<i32, CliError> {
         if args.json.is_none() && args.report.is_none() {
             return Err(CliError::bad_input("nothing to write: give --json FILE and/or --report DIR"));
         }
-        if let Some(dir) = &args.report {
-            crate::out_dir::prepare(dir, "--report").map_err(CliError::bad_input)?;
-        }
+        let _report_lock = args
+            .report
+            .as_deref()
+            .map(|dir| crate::out_dir::prepare_locked(dir, "--report"))
+            .transpose()
+            .map_err(CliError::bad_input)?;
         let states: Vec<&[_]> = sorted.iter().map(|p| p.partial.rows.as_slice()).collect();
         let totals = merge_rows(&scenario, &origin.algorithms, &states, &names).map_err(CliError::bad_input)?;
         let seeds = origin.seed_range();
-        let total = (seeds.end - seeds.start) * totals.len() as u64;
+        // The parts ran these seed-runs, so the count fits; saturating all the same.
+        let total = (seeds.end - seeds.start).saturating_mul(totals.len() as u64);
         let outcome = RowsOutcome { totals, differences: Vec::new(), finished: total, interrupted: false };
         let outputs =
             Outputs { json: args.json.as_deref(), report: args.report.as_deref(), timeline_seed: args.timeline_seed };
@@ -110,7 +117,7 @@ pub fn merge(args: MergeArgs) -> Result<i32, CliError> {
     let (params, values) = params_and_points(&origin.params).map_err(CliError::bad_input)?;
     let points =
         point_scenarios(&origin.file, &origin.scenario_text, &params, &values, &models).map_err(CliError::bad_input)?;
-    crate::out_dir::prepare(out, "--out").map_err(CliError::bad_input)?;
+    let _out_lock = crate::out_dir::prepare_locked(out, "--out").map_err(CliError::bad_input)?;
     if let Some(part) = sorted.iter().find(|p| p.partial.points.len() != points.len()) {
         return Err(CliError::bad_input(format!(
             "{}: holds {} points, but the sweep has {}; a damaged partial file",
@@ -132,7 +139,10 @@ pub fn merge(args: MergeArgs) -> Result<i32, CliError> {
         done.push((totals, true));
     }
     let seeds = origin.seed_range();
-    let total: u64 = done.iter().map(|(rows, _)| rows.len() as u64 * (seeds.end - seeds.start)).sum();
+    let total: u64 = done
+        .iter()
+        .map(|(rows, _)| (rows.len() as u64).saturating_mul(seeds.end - seeds.start))
+        .fold(0, u64::saturating_add);
     let sweep = SweepRun {
         out,
         name: &scenario.name,

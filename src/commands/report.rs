@@ -59,7 +59,7 @@ fn scenario_of(results: &ResultsJson, results_path: &Path) -> Result<Scenario, S
 
 pub fn report(args: ReportArgs) -> Result<i32, CliError> {
     let results = read_results(&args.results)?;
-    crate::out_dir::prepare(&args.out, "--out").map_err(CliError::bad_input)?;
+    let _out_lock = crate::out_dir::prepare_locked(&args.out, "--out").map_err(CliError::bad_input)?;
     // A live run cannot be replayed: re-simulating its scenario would draw a run that never
     // happened. Its timeline is drawn by `sim live --report`, from the recorded histories.
     let scenario = if results.mode.as_deref() == Some("live") {
@@ -76,6 +76,6 @@ pub fn report(args: ReportArgs) -> Result<i32, CliError> {
         Err(why) => TimelineSource::Unavailable(why),
     };
     let written = write_report(&args.out, &results, source, args.timeline_seed)?;
-    println!("report: {}{}", written.index.display(), timeline_note(written.timeline_seed));
+    outln!("report: {}{}", written.index.display(), timeline_note(written.timeline_seed));
     Ok(OK)
 }

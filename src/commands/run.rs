@@ -76,6 +76,16 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     let shard = args.shard.as_deref().map(Shard::parse).transpose().map_err(CliError::bad_input)?;
     let pool = thread_pool(args.threads)?;
     let runs = scenario.rows_labelled(&args.algorithms)?;
+    // Every output checked before any work: writable, not the scenario, not each other; the
+    // report directory held by this run alone.
+    let trace_file = args.trace.as_deref().filter(|t| t.as_os_str() != "-");
+    crate::out_file::check_all(&[("--json", args.json.as_deref()), ("--trace", trace_file)], &[&args.file])?;
+    let _report_lock = args
+        .report
+        .as_deref()
+        .map(|dir| crate::out_dir::prepare_locked(dir, "--report"))
+        .transpose()
+        .map_err(CliError::bad_input)?;
     if let Some(shard) = shard {
         return run_shard(&args, &scenario, &scenario_text, &runs, seeds, shard, &pool);
     }
@@ -89,11 +99,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         write_traces(&scenario, &runs, seeds.start, target)?;
     }
 
-    if let Some(dir) = &args.report {
-        // Before the run, so a long run never ends in "cannot write".
-        crate::out_dir::prepare(dir, "--report").map_err(CliError::bad_input)?;
-    }
-    let total = (seeds.end - seeds.start) * runs.len() as u64;
+    let total = crate::seeds::seed_runs(&seeds, runs.len())?;
     let progress = progress_bar(total);
     let outcome = run_rows(&scenario, &runs, seeds.clone(), &pool, &progress, args.verify);
     progress.finish_and_clear();
@@ -194,7 +200,7 @@ fn run_shard(
 ) -> Result<i32, CliError> {
     let json = args.json.as_deref().expect("clap requires --json with --shard");
     let part = shard.seeds(seeds.clone());
-    let total = (part.end - part.start) * runs.len() as u64;
+    let total = crate::seeds::seed_runs(&part, runs.len())?;
     let progress = progress_bar(total);
     let outcome = run_rows(scenario, runs, part.clone(), pool, &progress, false);
     progress.finish_and_clear();

@@ -76,22 +76,6 @@ fn default_out(file: &Path) -> PathBuf {
     PathBuf::from(format!("{stem}.shrunk.toml"))
 }
 
-/// Refuses an output whose directory does not exist or is not a directory, before any work.
-pub fn check_out_file(out: &Path, flag: &str) -> Result<(), CliError> {
-    let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    if !parent.is_dir() {
-        return Err(CliError::bad_input(format!(
-            "{flag} {}: the directory {} does not exist",
-            out.display(),
-            parent.display()
-        )));
-    }
-    if out.is_dir() {
-        return Err(CliError::bad_input(format!("{flag} {}: is a directory; name a file", out.display())));
-    }
-    Ok(())
-}
-
 pub fn shrink(args: ShrinkArgs) -> Result<i32, CliError> {
     let models = locksim_algorithms::registry();
     let file = args.file.display().to_string();
@@ -104,7 +88,8 @@ pub fn shrink(args: ShrinkArgs) -> Result<i32, CliError> {
         )));
     }
     let out = args.out.clone().unwrap_or_else(|| default_out(&args.file));
-    check_out_file(&out, "--out")?;
+    // Before any work: writable, and not the scenario being shrunk (however spelled).
+    crate::out_file::check_all(&[("--out", Some(&out))], &[&args.file])?;
     let pool = thread_pool(args.threads)?;
     let out_text = out.display().to_string();
     let request = Request {

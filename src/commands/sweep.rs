@@ -153,7 +153,7 @@ pub fn sweep(args: SweepArgs) -> Result<i32, CliError> {
     }
     let shard = args.shard.as_deref().map(Shard::parse).transpose().map_err(CliError::bad_input)?;
     let pool = thread_pool(args.threads)?;
-    crate::out_dir::prepare(&args.out, "--out").map_err(CliError::bad_input)?;
+    let _out_lock = crate::out_dir::prepare_locked(&args.out, "--out").map_err(CliError::bad_input)?;
 
     let origin =
         Origin::new(crate::commands::run::VERSION, &file, &text, seeds.clone(), &args.algorithms, &args.params);
@@ -180,7 +180,18 @@ pub fn sweep(args: SweepArgs) -> Result<i32, CliError> {
 
     // A shard runs its block of the seeds at every point.
     let run_seeds = shard.map_or(seeds.clone(), |s| s.seeds(seeds.clone()));
-    let total: u64 = runs.iter().skip(recorded.len()).map(|r| r.len() as u64 * (run_seeds.end - run_seeds.start)).sum();
+    let mut total = 0u64;
+    for rows in runs.iter().skip(recorded.len()) {
+        let point = crate::seeds::seed_runs(&run_seeds, rows.len())?;
+        total = total.checked_add(point).ok_or_else(|| {
+            CliError::bad_input(format!(
+                "--seeds {}..{} at {} points: more seed-runs than this machine can count (or ever run); give fewer seeds",
+                run_seeds.start,
+                run_seeds.end,
+                points.len()
+            ))
+        })?;
+    }
     let progress = progress_bar(total);
     let mut done: Vec<(Vec<AlgorithmTotals>, bool)> = Vec::new();
     let mut finished = 0u64;
