@@ -14,6 +14,8 @@
 //! - [`backend`]: what a model's live backend provides, and the registry of backends
 //! - [`backends`]: one backend per model live mode runs: configurations, servers, adapter, leader
 //! - [`run`]: one live run of one row: start, inject faults, stop, collect, check
+//! - [`reference`]: the real lock libraries as clients (`--reference`): harnesses, their run
+//!   specifications and event lines
 
 pub mod adapters;
 pub mod backend;
@@ -22,6 +24,7 @@ pub mod calibrate;
 pub mod client;
 pub mod clock;
 pub mod plan;
+pub mod reference;
 pub mod resource;
 pub mod run;
 pub mod servers;

@@ -25,6 +25,7 @@ use crate::backend::backend_for;
 use crate::client::{node_names, ClientLine, ClientSpec, Summary};
 use crate::clock::Epoch;
 use crate::plan;
+use crate::reference::{self, Prepared, SpecServer};
 use crate::resource::ResourceServer;
 use crate::servers::Server;
 use crate::supervisor::{ProcId, Supervisor};
@@ -75,6 +76,17 @@ struct Collected {
     events: Vec<Stamped>,
     state: BTreeMap<usize, ClientState>,
     summaries: Vec<Summary>,
+    /// What reference clients said besides history events (errors, connection states), and
+    /// lines that were not of the protocol.
+    reference_notes: Vec<String>,
+}
+
+/// Who plays the clients of a live run.
+pub enum Launch<'a> {
+    /// The model's own client library (`sim live-client`).
+    Model,
+    /// A real library's harness (`reference/PROTOCOL.md`), built.
+    Reference(&'a Prepared),
 }
 
 fn track(state: &mut BTreeMap<usize, ClientState>, node: usize, e: &HistoryEvent) {
@@ -108,6 +120,20 @@ pub fn run_live(
     stop: &AtomicBool,
     keep_dir: Option<&Path>,
 ) -> Result<LiveOutcome, LiveError> {
+    run_live_with(scenario, run, seed, sim, stop, keep_dir, &Launch::Model)
+}
+
+/// [`run_live`] with the clients played by `launch` (a reference library's harness, or the
+/// model's own client library).
+pub fn run_live_with(
+    scenario: &Scenario,
+    run: &RunSpec,
+    seed: u64,
+    sim: &Path,
+    stop: &AtomicBool,
+    keep_dir: Option<&Path>,
+    launch: &Launch,
+) -> Result<LiveOutcome, LiveError> {
     let mut notes = check_row(scenario, run)?;
     let backend = backend_for(run.model.name()).map_err(LiveError::Refused)?;
     let setup = &scenario.setup;
@@ -121,7 +147,7 @@ pub fn run_live(
     };
     std::fs::create_dir_all(&root).map_err(|e| fail(format!("cannot create {}: {e}", root.display())))?;
     let mut sup = Supervisor::default();
-    let result = run_inside(scenario, run, seed, sim, stop, &root, &mut sup, &names, backend, &mut notes);
+    let result = run_inside(scenario, run, seed, sim, stop, &root, &mut sup, &names, backend, &mut notes, launch);
     sup.stop_all();
     let pids = sup.all_pids();
     drop(sup);
@@ -145,6 +171,7 @@ fn run_inside(
     names: &[(String, NodeKind)],
     backend: &'static dyn crate::backend::Backend,
     notes: &mut Vec<String>,
+    launch: &Launch,
 ) -> Result<(History, Vec<(String, String)>), LiveError> {
     let setup = &scenario.setup;
     let w = &setup.workload;
@@ -173,15 +200,57 @@ fn run_inside(
             resource: resource.addr(),
             servers: servers.iter().map(|s| (s.node.clone(), s.addr())).collect(),
         };
-        let json = serde_json::to_string(&spec).expect("client spec serialises");
-        let mut cmd = Command::new(sim);
-        cmd.arg("live-client").arg(json).stdout(Stdio::piped()).stderr(Stdio::inherit());
+        let node = w_node(names, index);
+        let mut cmd = match launch {
+            Launch::Model => {
+                let json = serde_json::to_string(&spec).expect("client spec serialises");
+                let mut cmd = Command::new(sim);
+                cmd.arg("live-client").arg(json);
+                cmd
+            }
+            Launch::Reference(prepared) => {
+                let servers =
+                    spec.servers.iter().map(|(n, a)| SpecServer { node: n.clone(), addr: a.clone() }).collect();
+                let rs = prepared.specification(
+                    &run.params,
+                    w,
+                    seed,
+                    index,
+                    node,
+                    servers,
+                    spec.resource.clone(),
+                    &epoch,
+                    end_ns,
+                );
+                let file = root.join(format!("reference-client-{index}.json"));
+                let text = serde_json::to_string(&rs).expect("reference spec serialises");
+                std::fs::write(&file, text).map_err(|e| fail(format!("cannot write {}: {e}", file.display())))?;
+                prepared.command(&file)
+            }
+        };
+        cmd.stdout(Stdio::piped()).stderr(Stdio::inherit());
         let id = sup.spawn(&format!("client-{index}"), &mut cmd).map_err(fail)?;
         let stdout = sup.child_mut(id).stdout.take().expect("piped stdout");
         let c = collected.clone();
+        let is_reference = matches!(launch, Launch::Reference(_));
         readers.push(std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { return };
+                if is_reference {
+                    let mut c = c.lock().expect("collector lock");
+                    match reference::parse_line(&line, &epoch, node) {
+                        reference::Line::Event(e) => {
+                            track(&mut c.state, e.node, &e.event);
+                            c.events.push(e);
+                        }
+                        reference::Line::Note(n) => c.reference_notes.push(format!("client-{index}: {n}")),
+                        reference::Line::Quiet => {}
+                        reference::Line::Bad(why) => {
+                            c.reference_notes.push(format!("client-{index}: not a protocol line: {why}"))
+                        }
+                    }
+                    continue;
+                }
                 match serde_json::from_str::<ClientLine>(&line) {
                     Ok(ClientLine::Event(e)) => {
                         let mut c = c.lock().expect("collector lock");
@@ -292,14 +361,45 @@ fn run_inside(
         duration_ns: end_ns,
         final_counter,
         clients: names.iter().enumerate().filter(|(_, (_, k))| *k == NodeKind::Client).map(|(i, _)| i).collect(),
-        fenced: run.model.fenced(&run.params),
+        fenced: match launch {
+            Launch::Model => run.model.fenced(&run.params),
+            Launch::Reference(p) => p.lib.fenced,
+        },
         node_names: names.iter().map(|(n, _)| n.clone()).collect(),
         faults: windows,
     };
+    if let Launch::Reference(_) = launch {
+        notes.extend(reference_notes(&c.reference_notes));
+    }
     if stop.load(Ordering::Relaxed) {
         notes.push("interrupted: the history ends at the Ctrl-C".to_string());
     }
     Ok((history, versions))
+}
+
+/// Client `index`'s node id (services come first, as the simulator numbers them).
+fn w_node(names: &[(String, NodeKind)], index: usize) -> usize {
+    let name = format!("client-{index}");
+    names.iter().position(|(n, _)| *n == name).expect("every client has a node")
+}
+
+/// What a reference run's harnesses said besides history events, shortened for the results:
+/// each distinct message once, with how often it came.
+fn reference_notes(said: &[String]) -> Vec<String> {
+    // In the order first said (a connection's states read in order), each with its count.
+    let mut counted: Vec<(&str, usize)> = Vec::new();
+    for n in said {
+        match counted.iter_mut().find(|(m, _)| *m == n.as_str()) {
+            Some((_, k)) => *k += 1,
+            None => counted.push((n.as_str(), 1)),
+        }
+    }
+    let mut notes = Vec::new();
+    notes.extend(counted.iter().take(20).map(|(n, k)| if *k > 1 { format!("{n} ({k} times)") } else { n.to_string() }));
+    if counted.len() > 20 {
+        notes.push(format!("… and {} more distinct harness messages", counted.len() - 20));
+    }
+    notes
 }
 
 /// The node names a fault's selectors pick now.

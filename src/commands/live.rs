@@ -5,7 +5,9 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use locksim_live::{check_row, run_live, LiveError};
+use locksim_live::reference::{self, BuildError, Prepared, Selection};
+use locksim_live::run::{run_live_with, Launch};
+use locksim_live::{check_row, LiveError};
 use locksim_reports::report::{timeline_note, write_report, RecordedHistory, TimelineSource};
 use locksim_reports::{evaluate, params_json, render_table, AlgorithmTotals, ResultsJson, ServerVersion};
 use locksim_simulator::scenario::load_file_with_text;
@@ -42,6 +44,14 @@ pub struct LiveArgs {
     /// removed at the end).
     #[arg(long, value_name = "DIR")]
     pub keep_dir: Option<PathBuf>,
+    /// Run the real lock library (a reference client, reference/PROTOCOL.md) in place of each
+    /// row's model client code: redis (plain SET NX PX) -> redis-py, redlock -> node-redlock,
+    /// zookeeper -> curator (or kazoo), etcd -> clientv3. LIBS (optional): `default` or a
+    /// comma-separated list of library names replacing their model's default (`--reference
+    /// kazoo`). Rows with no reference client are listed as such and not run. Each harness is
+    /// built on first use into target/reference/; a missing toolchain exits 2 naming its package.
+    #[arg(long, value_name = "LIBS", num_args = 0..=1, default_missing_value = "default")]
+    pub reference: Option<String>,
 }
 
 pub fn live(args: LiveArgs) -> Result<i32, CliError> {
@@ -72,6 +82,38 @@ pub fn live(args: LiveArgs) -> Result<i32, CliError> {
         .transpose()
         .map_err(CliError::bad_input)?;
     let sim = std::env::current_exe().map_err(|e| CliError::bad_input(format!("cannot find the sim binary: {e}")))?;
+    // With --reference: each row's real library, its harness built before any server starts;
+    // rows without one are named and not run.
+    let mut prepared: Vec<Option<Prepared>> = Vec::new();
+    let mut runs = runs;
+    if let Some(text) = &args.reference {
+        let selection = Selection::parse(text).map_err(CliError::bad_input)?;
+        let mut kept = Vec::new();
+        for run in runs {
+            match selection.library_for(run, &scenario.setup.workload) {
+                Ok(lib) => {
+                    let root = reference::repo_root(&sim).map_err(CliError::bad_input)?;
+                    eprintln!("live: building the {} reference client (reference/{})…", lib.name, lib.name);
+                    let out_dir = reference::build(lib, &root).map_err(|e| match e {
+                        BuildError::Toolchain(m) => CliError::bad_input(format!("--reference: {m}")),
+                        BuildError::Failed(m) => CliError { code: MODEL_FAILED, message: m },
+                    })?;
+                    // The model's client code does not run: its boundary note would mislead.
+                    if let Ok(backend) = locksim_live::backend::backend_for(run.model.name()) {
+                        let boundary = format!("{}: {}", run.model.name(), backend.boundary());
+                        notes.retain(|n| *n != boundary);
+                    }
+                    notes.push(format!("reference: {} runs {}: {}", run.label, lib.version, lib.note));
+                    prepared.push(Some(Prepared { lib, root, out_dir }));
+                    kept.push(run);
+                }
+                Err(why) => notes.push(format!("no reference client: {} ({}): {why}", run.label, run.model.name())),
+            }
+        }
+        runs = kept;
+    } else {
+        prepared.extend(runs.iter().map(|_| None));
+    }
     // Servers are started through `sim live-exec`, so they die with this thread even if `sim` is
     // killed outright.
     locksim_live::supervisor::start_servers_through(sim.clone());
@@ -83,7 +125,8 @@ pub fn live(args: LiveArgs) -> Result<i32, CliError> {
     // Kept for the report's timeline (a live run cannot be replayed to draw it).
     let mut recorded: Vec<RecordedHistory> = Vec::new();
     let total = crate::seeds::seed_runs(&seeds, runs.len())?;
-    for run in &runs {
+    for (run, prepared) in runs.iter().zip(&prepared) {
+        let launch = prepared.as_ref().map_or(Launch::Model, Launch::Reference);
         let model = run.model;
         let mut totals =
             AlgorithmTotals::new(&run.label, model.name(), params_json(&run.params.values), model.fenced(&run.params))
@@ -99,7 +142,7 @@ pub fn live(args: LiveArgs) -> Result<i32, CliError> {
                 scenario.setup.duration_ms / 1000.0
             );
             let keep = args.keep_dir.as_ref().map(|d| d.join(format!("{}-{seed}", run.label)));
-            let outcome = match run_live(&scenario, run, seed, &sim, stop, keep.as_deref()) {
+            let outcome = match run_live_with(&scenario, run, seed, &sim, stop, keep.as_deref(), &launch) {
                 Ok(o) => o,
                 Err(LiveError::Refused(m)) => return Err(CliError::bad_input(m)),
                 Err(LiveError::Failed(m)) => return Err(CliError { code: MODEL_FAILED, message: m }),
@@ -121,6 +164,15 @@ pub fn live(args: LiveArgs) -> Result<i32, CliError> {
                 histories.push_str(&line.to_string());
                 histories.push('\n');
             }
+            if prepared.is_some() {
+                // What the harnesses said besides history events (errors, connection states).
+                for n in outcome.notes.iter().filter(|n| n.starts_with("client-")) {
+                    let n = format!("{} seed {seed}: {n}", run.label);
+                    if !notes.contains(&n) {
+                        notes.push(n);
+                    }
+                }
+            }
             totals.add(&outcome.metrics);
             if args.report.is_some() {
                 recorded.push(RecordedHistory { label: run.label.clone(), seed, history: outcome.history });
@@ -138,6 +190,7 @@ pub fn live(args: LiveArgs) -> Result<i32, CliError> {
         .expect
         .iter()
         .filter(|e| args.algorithms.is_empty() || args.algorithms.contains(&e.label))
+        .filter(|e| runs.iter().any(|r| r.label == e.label))
         .cloned()
         .collect();
     let expectations = evaluate(&judged, &all_totals);
