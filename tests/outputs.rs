@@ -285,3 +285,30 @@ fn seed_run_counts_do_not_wrap() {
     assert_eq!(code, 2, "{out}{err}");
     assert!(err.contains("seed-runs"), "{err}");
 }
+
+/// Labels that would name one file (`a/b` and `a_b` both give `explain-a_b.svg` and
+/// `a_b-overlap-seed0.toml`) are refused where the second is written.
+#[test]
+fn labels_that_collide_on_disk_are_refused_at_parse_time() {
+    let d = fresh_dir("outputs", "labels");
+    let f = d.join("labels.toml");
+    let text = "name = \"l\"\nduration_ms = 1000\nalgorithms = [\"redlock\"]\n\n\
+                [[variants]]\nname = \"a/b\"\nmodel = \"redis\"\n\n\
+                [[variants]]\nname = \"a_b\"\nmodel = \"redis\"\n";
+    std::fs::write(&f, text).unwrap();
+    for args in [vec!["check", &s(&f)], vec!["run", &s(&f), "--seeds", "1"], vec!["explore", &s(&f), "--budget", "1"]] {
+        let (code, out, err) = sim(&args);
+        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        assert!(err.contains(&format!("{}:10:8", s(&f))), "the second label's line and column: {err}");
+        assert!(err.contains("variant name `a_b` gives the same file names as `a/b` (line 6)"), "{err}");
+    }
+    // A label that differs from an algorithm's only in case collides too (macOS, Windows).
+    std::fs::write(&f, text.replace("a/b", "x").replace("a_b", "Redlock")).unwrap();
+    let (code, _, err) = sim(&["check", &s(&f)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("`Redlock` gives the same file names as `redlock` (line 3)"), "{err}");
+    // Distinct names pass.
+    std::fs::write(&f, text.replace("a/b", "a-b")).unwrap();
+    let (code, _, err) = sim(&["check", &s(&f), "--no-estimate"]);
+    assert_eq!(code, 0, "{err}");
+}

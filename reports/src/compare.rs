@@ -202,10 +202,7 @@ pub fn write_compare_report(
                 })
                 .collect(),
         };
-        let name: String = format!("compare-{}", row.label)
-            .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
-            .collect();
+        let name = format!("compare-{}", locksim_simulator::scenario::file_names::label_file_part(&row.label));
         let files = locksim_charts::compare_chart(dir, &name, &chart).map_err(|e| e.to_string())?;
         let svg = files.svg.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
         body.push_str(&format!(

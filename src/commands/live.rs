@@ -141,7 +141,8 @@ pub fn live(args: LiveArgs) -> Result<i32, CliError> {
                 finished + 1,
                 scenario.setup.duration_ms / 1000.0
             );
-            let keep = args.keep_dir.as_ref().map(|d| d.join(format!("{}-{seed}", run.label)));
+            let label_part = locksim_simulator::scenario::file_names::label_file_part(&run.label);
+            let keep = args.keep_dir.as_ref().map(|d| d.join(format!("{label_part}-{seed}")));
             let outcome = match run_live_with(&scenario, run, seed, &sim, stop, keep.as_deref(), &launch) {
                 Ok(o) => o,
                 Err(LiveError::Refused(m)) => return Err(CliError::bad_input(m)),

@@ -146,9 +146,9 @@ pub fn explain_outcome(
 }
 
 /// A row label as a file-name and anchor part: anything but ASCII letters, digits, `-` and `_`
-/// becomes `_`.
+/// becomes `_` (the scenario parser refuses two labels that give one part).
 pub fn file_part(label: &str) -> String {
-    label.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect()
+    locksim_simulator::scenario::file_names::label_file_part(label)
 }
 
 /// Writes the explanation's diagram to `DIR/NAME.svg` and `DIR/NAME.png`.

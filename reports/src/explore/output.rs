@@ -47,7 +47,8 @@ pub struct KindTally {
 
 /// The file name of a failure: `LABEL-KIND-seedN.toml`.
 pub fn file_name(f: &Found) -> String {
-    let label: String = f.label.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
+    // The one sanitizer: the scenario parser refuses labels it maps to one name.
+    let label = locksim_simulator::scenario::file_names::label_file_part(&f.label);
     format!("{label}-{}-seed{}.toml", f.kind, f.seed)
 }
 

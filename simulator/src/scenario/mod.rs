@@ -7,6 +7,7 @@
 //! - [`selector`]: node selectors (`client-3`, `server-*`, `leader`, …)
 //! - [`expect`]: `[expect.LABEL]` values (`"none"`, `"< 0.05"`), also usable on their own
 //! - [`explore`]: the `[explore]` table, the bounds of `sim explore`'s random fault schedules
+//! - [`file_names`]: row labels as file-name parts (one sanitizer; colliding labels are refused)
 //! - private helpers of the parser: `walk` (key paths and positions), `values` (numbers and
 //!   distributions), `params` and `runs` (models, algorithms, variants), `sections` (network,
 //!   workload, clocks), `faults`, `nodes` (selectors and node existence), `syntax`
@@ -16,6 +17,7 @@ pub mod error;
 pub mod expect;
 pub mod explore;
 mod faults;
+pub mod file_names;
 mod nodes;
 mod params;
 pub mod parse;

@@ -6,6 +6,7 @@
 //! removing a `[models.NAME]` block never changes a variant's row.
 
 use crate::model::{DynModel, ModelRef};
+use crate::scenario::file_names;
 use crate::scenario::params;
 use crate::scenario::types::RunSpec;
 use crate::scenario::values::name;
@@ -96,6 +97,12 @@ pub(crate) fn runs(src: &Source, root: &Tab, models: &[&'static dyn DynModel], f
 
     if let Some(node) = root.get("variants") {
         let mut first_at: Vec<(String, usize)> = Vec::new();
+        // Every label's file-name part, with the label and its line: outputs are named after
+        // labels, so two labels with one file name would overwrite each other's files.
+        let mut label_files: Vec<(String, String, usize)> = algorithms
+            .iter()
+            .map(|(m, at)| (file_names::collision_key(m.name()), m.name().to_string(), src.line_col(at.at.start).0))
+            .collect();
         for item in node.as_array(src, "an array of tables ([[variants]])")? {
             let tab = item.as_table(src, "a table with `name`, `model` and that model's parameters")?;
             let name_node = tab.required(src, "name", "a label for the variant's row")?;
@@ -116,6 +123,19 @@ pub(crate) fn runs(src: &Source, root: &Tab, models: &[&'static dyn DynModel], f
                     ),
                 ));
             }
+            let key = file_names::collision_key(label);
+            if let Some((_, other, line)) = label_files.iter().find(|(k, _, _)| *k == key) {
+                return Err(name_node.err(
+                    src,
+                    format!(
+                        "variant name `{label}` gives the same file names as `{other}` (line {line}): outputs are \
+                         named after labels (explain-LABEL.svg, LABEL-KIND-seedN.toml), with every character but \
+                         ASCII letters, digits, `-` and `_` replaced by `_`, and case ignored; give the variant a \
+                         name that differs in those characters"
+                    ),
+                ));
+            }
+            label_files.push((key, label.to_string(), src.line_col(name_node.at.start).0));
             first_at.push((label.to_string(), src.line_col(name_node.at.start).0));
             let model_node = tab.required(src, "model", &format!("a model name (one of {})", known(models)))?;
             let model_name = model_node.as_str(src, &format!("a model name (one of {})", known(models)))?;
