@@ -5,7 +5,25 @@
 
 use crate::time::Nanos;
 
+/// The largest rate error either way, in ppm: the format's bound, which keeps a clock running
+/// forward. A draw beyond it (a normal's tail) is clamped to it.
+pub const MAX_DRIFT_PPM: f64 = 999_999.0;
+
+/// A drawn rate error within [-[`MAX_DRIFT_PPM`], [`MAX_DRIFT_PPM`]] (NaN: 0). A rate at or
+/// below zero would stop the clock or run it backwards, and a timer on it would never come due.
+fn bounded_ppm(ppm: f64) -> f64 {
+    if ppm.is_nan() {
+        0.0
+    } else {
+        ppm.clamp(-MAX_DRIFT_PPM, MAX_DRIFT_PPM)
+    }
+}
+
 /// A node's clock as a piecewise-linear function of true time.
+///
+/// Its arithmetic saturates: a monotonic reading beyond 64 bits stays at `Nanos::MAX` (a timer
+/// due then never fires, as the run ends long before), and a wall clock stepped beyond `i64`
+/// stays at its end instead of wrapping to the other side.
 #[derive(Clone, Debug)]
 pub struct NodeClock {
     /// True time at which the current rate segment began.
@@ -21,7 +39,7 @@ pub struct NodeClock {
 impl NodeClock {
     /// A clock that starts reading 0 (monotonic) at true time 0, with this rate error and wall offset.
     pub fn new(drift_ppm: f64, wall_offset_ns: i64) -> Self {
-        NodeClock { anchor_true_ns: 0, anchor_mono_ns: 0, drift_ppm, wall_offset_ns }
+        NodeClock { anchor_true_ns: 0, anchor_mono_ns: 0, drift_ppm: bounded_ppm(drift_ppm), wall_offset_ns }
     }
 
     fn rate(&self) -> f64 {
@@ -37,19 +55,20 @@ impl NodeClock {
     pub fn mono_ns(&self, true_ns: Nanos) -> Nanos {
         let elapsed = true_ns.saturating_sub(self.anchor_true_ns);
         if self.drift_ppm == 0.0 {
-            return self.anchor_mono_ns + elapsed;
+            return self.anchor_mono_ns.saturating_add(elapsed);
         }
-        self.anchor_mono_ns + (elapsed as f64 * self.rate()).round() as Nanos
+        // The cast saturates too.
+        self.anchor_mono_ns.saturating_add((elapsed as f64 * self.rate()).round() as Nanos)
     }
 
     /// The wall-clock reading at true time `true_ns`, in nanoseconds since the run's epoch (may be
     /// negative).
     pub fn wall_ns(&self, true_ns: Nanos) -> i64 {
-        self.mono_ns(true_ns) as i64 + self.wall_offset_ns
+        i64::try_from(self.mono_ns(true_ns)).unwrap_or(i64::MAX).saturating_add(self.wall_offset_ns)
     }
 
     /// The earliest true time, not before `now_true_ns`, at which the monotonic clock reads at
-    /// least `mono_ns`.
+    /// least `mono_ns`; `Nanos::MAX` (never, in a run) when that is beyond 64 bits.
     pub fn true_time_of_mono(&self, mono_ns: Nanos, now_true_ns: Nanos) -> Nanos {
         if mono_ns <= self.anchor_mono_ns {
             return now_true_ns.max(self.anchor_true_ns);
@@ -57,12 +76,13 @@ impl NodeClock {
         let delta_local = mono_ns - self.anchor_mono_ns;
         if self.drift_ppm == 0.0 {
             // The clock runs at true rate: the reading is exact, no settling needed.
-            return (self.anchor_true_ns + delta_local).max(now_true_ns);
+            return self.anchor_true_ns.saturating_add(delta_local).max(now_true_ns);
         }
         let delta_true = (delta_local as f64 / self.rate()).ceil() as Nanos;
-        let mut t = self.anchor_true_ns + delta_true;
-        // Rounding can leave the reading one off either way: settle on the first instant it is reached.
-        while self.mono_ns(t) < mono_ns {
+        let mut t = self.anchor_true_ns.saturating_add(delta_true);
+        // Rounding can leave the reading one off either way: settle on the first instant it is
+        // reached (or on the end of time, where the reading saturates short of it).
+        while t < Nanos::MAX && self.mono_ns(t) < mono_ns {
             t += 1;
         }
         while t > self.anchor_true_ns && self.mono_ns(t - 1) >= mono_ns {
@@ -75,12 +95,13 @@ impl NodeClock {
     pub fn set_drift(&mut self, now_true_ns: Nanos, drift_ppm: f64) {
         self.anchor_mono_ns = self.mono_ns(now_true_ns);
         self.anchor_true_ns = now_true_ns;
-        self.drift_ppm = drift_ppm;
+        self.drift_ppm = bounded_ppm(drift_ppm);
     }
 
     /// Steps the wall clock by `by_ns` (negative: backwards). The monotonic clock does not move.
+    /// Steps add up saturating: a wall clock stepped beyond `i64` either way stays at its end.
     pub fn jump(&mut self, by_ns: i64) {
-        self.wall_offset_ns += by_ns;
+        self.wall_offset_ns = self.wall_offset_ns.saturating_add(by_ns);
     }
 }
 
@@ -127,6 +148,44 @@ mod tests {
         c.jump(-10_000_000);
         assert_eq!(c.mono_ns(1_000), 1_000);
         assert_eq!(c.wall_ns(1_000), -4_999_000);
+    }
+
+    /// Steps and readings at the ends of 64 bits saturate instead of wrapping (a wall clock
+    /// stepped forward by 1e13 ms once read about -9.2e15 ms) or panicking.
+    #[test]
+    fn extreme_steps_and_readings_saturate() {
+        let max_ns = crate::time::MAX_TIME_NS as i64;
+        let mut c = NodeClock::new(0.0, max_ns);
+        for _ in 0..20 {
+            c.jump(max_ns);
+        }
+        assert_eq!(c.wall_ns(5), i64::MAX);
+        for _ in 0..40 {
+            c.jump(-max_ns);
+        }
+        assert_eq!(c.wall_ns(0), i64::MIN);
+        let fast = NodeClock::new(999_999.0, 0);
+        assert_eq!(fast.mono_ns(Nanos::MAX), Nanos::MAX);
+        assert!(fast.wall_ns(Nanos::MAX) == i64::MAX);
+        // A deadline no true time reaches is never.
+        let slow = NodeClock::new(-999_999.0, 0);
+        assert_eq!(slow.true_time_of_mono(Nanos::MAX - 1, 0), Nanos::MAX);
+        assert_eq!(NodeClock::new(0.0, 0).true_time_of_mono(Nanos::MAX, 7), Nanos::MAX);
+    }
+
+    /// A rate error drawn beyond the bound (a normal's tail) keeps the clock running forward,
+    /// so a timer on it comes due.
+    #[test]
+    fn drift_beyond_the_bound_is_clamped() {
+        let mut c = NodeClock::new(-5e6, 0);
+        assert_eq!(c.drift_ppm(), -MAX_DRIFT_PPM);
+        assert!(c.mono_ns(2_000_000) > c.mono_ns(1_000_000));
+        c.set_drift(1_000, f64::NAN);
+        assert_eq!(c.drift_ppm(), 0.0);
+        c.set_drift(1_000, 3e6);
+        assert_eq!(c.drift_ppm(), MAX_DRIFT_PPM);
+        let t = c.true_time_of_mono(1_000_000, 0);
+        assert!(c.mono_ns(t) >= 1_000_000);
     }
 
     #[test]

@@ -196,7 +196,9 @@ impl Sampler {
     /// A draw in milliseconds as nanoseconds: `ms_to_ns(self.sample_non_negative(rng))`, except
     /// for a log-normal, which draws from its quantile table ([`LogNormalNs`]: the same
     /// distribution, exact at every 1/1024 of probability and linear between, and one integer
-    /// interpolation instead of a chain of floating-point functions).
+    /// interpolation instead of a chain of floating-point functions). Either way a draw beyond
+    /// [`crate::time::MAX_TIME_MS`] (a tail) comes out as [`crate::time::MAX_TIME_NS`]: every
+    /// time in nanoseconds goes through [`ms_to_ns`], which clamps there.
     #[inline]
     pub fn sample_ns<R: Rng + ?Sized>(&self, rng: &mut R) -> Nanos {
         match &self.0 {
@@ -320,6 +322,26 @@ mod tests {
             }
             // Same number of draws taken from the stream.
             assert_eq!(rand::RngCore::next_u64(&mut a), rand::RngCore::next_u64(&mut b), "{d:?}");
+        }
+    }
+
+    /// Tails beyond the largest time are clamped to it, whichever way they are drawn (the
+    /// log-normal's table, its exact tails, a normal, an exponential).
+    #[test]
+    fn draws_beyond_the_largest_time_are_clamped() {
+        use crate::time::MAX_TIME_NS;
+        let dists = [
+            Dist::LogNormal { median: 1e11, p99: 1e12 },
+            Dist::Normal { mean: 1.0, sd: 1e12 },
+            Dist::Exponential(1e12),
+            Dist::Const(5e12),
+        ];
+        for d in &dists {
+            let s = Sampler::new(d);
+            let mut rng = stream(4, "t", "clamp");
+            let draws: Vec<Nanos> = (0..20_000).map(|_| s.sample_ns(&mut rng)).collect();
+            assert!(draws.iter().all(|&ns| ns <= MAX_TIME_NS), "{d:?}");
+            assert!(draws.contains(&MAX_TIME_NS), "{d:?}: no draw reached the bound");
         }
     }
 

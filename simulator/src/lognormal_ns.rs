@@ -10,7 +10,8 @@
 //!   step's two quantiles (in whole nanoseconds, by integer arithmetic);
 //! - the lowest and the highest step (each 1/[`STEPS`] of the probability) are drawn exactly
 //!   instead, from the normal's tails beyond the step's edge (Marsaglia's tail method), then
-//!   `exp` and rounded as [`crate::time::ms_to_ns`] does; so the upper tail stays unbounded.
+//!   `exp` and rounded as [`crate::time::ms_to_ns`] does; so the upper tail stays unbounded up
+//!   to the largest time, [`crate::time::MAX_TIME_MS`], where `ms_to_ns` clamps it.
 //!
 //! The distribution is the log-normal's exactly at every 1/[`STEPS`] of probability (the median
 //! and the 99th percentile among them) and linear in between; the quantiles come from

@@ -290,7 +290,8 @@ impl<'a, P: Protocol> Ctx<'a, P> {
     // costliest instruction of the call in a profile).
     #[inline(always)]
     fn arm(&mut self, after_ns: Nanos, tag: Tag<P::Timer>) -> TimerId {
-        let deadline_mono_ns = self.mono_ns + after_ns;
+        // Saturating: a timer due past the end of time never fires (the run ends first).
+        let deadline_mono_ns = self.mono_ns.saturating_add(after_ns);
         let due_ns = match self.clock {
             Some(clock) => clock.true_time_of_mono(deadline_mono_ns, self.true_ns),
             None => deadline_mono_ns,

@@ -33,20 +33,33 @@
 //! clock ([`Connection::catch_up`]): after a pause the overdue hold ends first, and without
 //! this the check would read a flag the listener had no chance to set; with it, a holder
 //! paused past its read timeout sees SUSPENDED at its check. Only a pause between the check and
-//! the write (`check_to_write_ms`) defeats it. Waiters are woken by the `Disconnected` state event (every
+//! the write (`check_to_write_ms`) defeats it. That is `state_delivery = "sync"`, the model before
+//! presets. With `"threads"` (Curator 5.4: SendThread → EventThread → `ConnectionStateManager`'s
+//! own thread, `ConnectionStateManager.java:116, 256, 273-281`) the check does not run the
+//! connection's clock: the connection notices the read timeout at its own timer, and every
+//! connection state reaches the listener `state_delivery_ms` later, in order, so an application
+//! thread resumed from a pause can check and write before SUSPENDED arrives.
+//!
+//! Release (`release`): `fail_fast`, the model before presets, reports `ReleaseFailed` at the
+//! first failed delete and leaves the delete to the background; `retry_loop` (Curator 5.4
+//! `DeleteBuilderImpl.java:297-353`, kazoo `recipe/lock.py:329-341`) retries the delete under the
+//! retry policy (connection loss and session expiry alike: `RetryPolicy.java:47-58`; a delete on a
+//! new session that finds the node gone is a release, as `LockInternals.deleteOurPath` ignores
+//! `NoNodeException`) and reports `ReleaseFailed` only when the policy gives up. Waiters are woken by the `Disconnected` state event (every
 //! ZooKeeper watcher gets it) and list the children again once connected; only watch events on
 //! nodes count as notifications.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use crate::smallmap::SmallMap;
 
 use rand::Rng;
 
+use locksim_simulator::dist::Dist;
 use locksim_simulator::history::{FailReason, LockKey, LockMode};
 use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
 use locksim_simulator::process::{Crash, Ctx, NodeId, TimerId};
-use locksim_simulator::time::NS_PER_MS;
+use locksim_simulator::time::{ms_to_ns, Nanos, NS_PER_MS};
 
 use super::connection::{CallError, ConnEvent, Connection, Tag};
 use super::protocol::{
@@ -76,6 +89,26 @@ pub enum LossPolicy {
     Lost,
 }
 
+/// How a connection state reaches the application's `ConnectionStateListener` (`state_delivery`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StateDelivery {
+    /// At once, and the check before a write runs the connection's clock first (the model
+    /// before presets; kazoo's listeners run on the connection thread itself).
+    Sync,
+    /// Through other threads, `state_delivery_ms` after the connection noticed (Curator).
+    Threads,
+}
+
+/// What a release does when its delete fails (`release`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReleaseMode {
+    /// `ReleaseFailed` at the first failure; the delete goes on in the background.
+    FailFast,
+    /// Retried under the retry policy; `ReleaseFailed` (and the background delete) only when it
+    /// gives up.
+    RetryLoop,
+}
+
 /// The lock client's settings (from the model's parameters).
 #[derive(Clone, Debug)]
 pub struct ClientConfig {
@@ -87,8 +120,18 @@ pub struct ClientConfig {
     pub recipe: Recipe,
     /// When the application stops treating a lock as held (`on_connection_loss`).
     pub policy: LossPolicy,
-    /// Curator's retry policy (`retry_base_sleep_ms`, `retry_max_retries`).
+    /// The retry policy (`retry_policy`, `retry_base_sleep_ms`, `retry_max_retries`).
     pub retry: RetryPolicy,
+    /// How long an operation waits for a connection (`connection_timeout_ms`).
+    pub connection_timeout_ms: u64,
+    /// How connection states reach the application (`state_delivery`).
+    pub state_delivery: StateDelivery,
+    /// The delay of `StateDelivery::Threads` (`state_delivery_ms`).
+    pub state_delivery_ms: Dist,
+    /// What a failed release does (`release`).
+    pub release: ReleaseMode,
+    /// Whether a nested acquisition only counts (Curator) or is not offered (kazoo).
+    pub reentrant: bool,
 }
 
 /// The step a key's state machine is at.
@@ -132,6 +175,7 @@ enum Redo {
     Recover,
     List,
     StatOwn,
+    Release,
 }
 
 #[derive(Clone, Debug)]
@@ -190,6 +234,9 @@ pub struct ZkClient {
     /// A scratch buffer for the connection's events of one call, empty between calls (so a
     /// crash has nothing to clear): a new one per message was an allocation per message.
     conn_events: Vec<ConnEvent>,
+    /// Numbers the connection states handed to the listener thread (`StateDelivery::Threads`);
+    /// kept across a crash so a timer set before it never matches a state queued after it.
+    next_delivery: u64,
 }
 
 /// The library's state, all of it lost in a crash.
@@ -201,17 +248,24 @@ struct Volatile {
     doomed: BTreeSet<Zxid>,
     next_tag: u64,
     next_gen: u64,
+    /// `StateDelivery::Threads`: states on their way to the listener, in order, each with its
+    /// number and the time it arrives.
+    deliveries: VecDeque<(u64, ConnEvent)>,
+    /// When the last queued state reaches the listener (one thread: no state overtakes another).
+    last_delivery_ns: Nanos,
 }
 
 impl Volatile {
     fn new(cfg: &ClientConfig) -> Self {
         Volatile {
-            conn: Connection::new(cfg.servers.clone(), cfg.session_timeout_ms),
+            conn: Connection::new(cfg.servers.clone(), cfg.session_timeout_ms, cfg.connection_timeout_ms),
             keys: BTreeMap::new(),
             purposes: SmallMap::new(),
             doomed: BTreeSet::new(),
             next_tag: 0,
             next_gen: 0,
+            deliveries: VecDeque::new(),
+            last_delivery_ns: 0,
         }
     }
 }
@@ -220,7 +274,7 @@ impl ZkClient {
     /// A lock client; it connects when it starts.
     pub fn new(cfg: ClientConfig) -> Self {
         let v = Volatile::new(&cfg);
-        ZkClient { cfg, v, conn_events: Vec::new() }
+        ZkClient { cfg, v, conn_events: Vec::new(), next_delivery: 0 }
     }
 
     fn call(&mut self, ctx: &mut Ctx<ZooKeeper>, purpose: Purpose, op: Op) {
@@ -277,6 +331,7 @@ impl ZkClient {
             Redo::Recover => Step::Recover,
             Redo::List => Step::List,
             Redo::StatOwn => Step::StatOwn,
+            Redo::Release => Step::Release,
         }
     }
 
@@ -495,6 +550,7 @@ impl ZkClient {
             Step::Recover => self.retry_or_fail(ctx, out, key, Redo::Recover),
             Step::List | Step::SetWatch { .. } => self.retry_or_fail(ctx, out, key, Redo::List),
             Step::StatOwn => self.retry_or_fail(ctx, out, key, Redo::StatOwn),
+            Step::Release if self.cfg.release == ReleaseMode::RetryLoop => self.retry_release(ctx, out, key, err),
             Step::Release => {
                 // release() throws (`DeleteBuilderImpl.forPath` hands a retryable failure of a
                 // guaranteed delete to the `FailedDeleteManager`, then rethrows it) and the
@@ -510,6 +566,35 @@ impl ZkClient {
                 }
             }
             Step::Wait { .. } | Step::NaiveWait | Step::Held | Step::Sleep { .. } => {}
+        }
+    }
+
+    /// `release = "retry_loop"`: the failed delete is tried again after the retry policy's sleep
+    /// (`RetryLoopImpl`); when the policy gives up, release() throws and the delete goes on in the
+    /// background (`DeleteBuilderImpl.java:345-353`), as under `fail_fast`.
+    fn retry_release(&mut self, ctx: &mut Ctx<ZooKeeper>, out: &mut LockEvents, key: LockKey, err: CallError) {
+        let Some(st) = self.v.keys.get(&key) else { return };
+        let n = st.op_retries;
+        match self.cfg.retry.sleep_ms(n, ctx.rng()) {
+            Some(ms) => {
+                let gen = self.fresh_gen();
+                let st = self.v.keys.get_mut(&key).expect("checked");
+                st.op_retries += 1;
+                st.step = Step::Sleep { then: Redo::Release };
+                st.gen = gen;
+                ctx.note(|| format!("curator: retry {} of the release of lock {key} in {ms} ms", n + 1));
+                ctx.set_timer(ms * NS_PER_MS, ClientTimer::Backoff { key, gen });
+            }
+            None => {
+                let reason = match err {
+                    CallError::SessionExpired => FailReason::SessionLost,
+                    CallError::ConnectionLoss => FailReason::Unavailable,
+                };
+                out.push(LockEvent::ReleaseFailed { key, reason });
+                if let Some((path, czxid)) = self.v.keys.remove(&key).and_then(|s| s.ours) {
+                    self.delete_in_background(ctx, path, czxid);
+                }
+            }
         }
     }
 
@@ -580,10 +665,40 @@ impl ZkClient {
                         self.go(ctx, key, next);
                     }
                 }
+                ConnEvent::Suspended | ConnEvent::Lost if self.cfg.state_delivery == StateDelivery::Threads => {
+                    self.hand_to_listener(ctx, e)
+                }
                 ConnEvent::Suspended => self.report_loss(ctx, out, self.cfg.policy == LossPolicy::Suspended),
                 ConnEvent::Lost => self.report_loss(ctx, out, true),
                 ConnEvent::Connected { .. } => {}
             }
+        }
+    }
+
+    /// `StateDelivery::Threads`: the state reaches the listener after the hops (EventThread, then
+    /// `ConnectionStateManager`'s thread), never before a state queued earlier.
+    fn hand_to_listener(&mut self, ctx: &mut Ctx<ZooKeeper>, state: ConnEvent) {
+        let hops_ns = ms_to_ns(self.cfg.state_delivery_ms.sample_non_negative(ctx.rng()));
+        let at_ns = (ctx.now_mono_ns() + hops_ns).max(self.v.last_delivery_ns);
+        self.v.last_delivery_ns = at_ns;
+        let seq = self.next_delivery;
+        self.next_delivery += 1;
+        ctx.note(|| format!("curator: {state:?} queued for the listener thread, in {} ms", hops_ns as f64 / 1e6));
+        self.v.deliveries.push_back((seq, state));
+        ctx.set_timer(at_ns - ctx.now_mono_ns(), ClientTimer::StateDelivery { seq });
+    }
+
+    /// A queued state reaches the listener.
+    fn deliver_state(&mut self, ctx: &mut Ctx<ZooKeeper>, out: &mut LockEvents, seq: u64) {
+        if self.v.deliveries.front().map(|(s, _)| *s) != Some(seq) {
+            return;
+        }
+        let Some((_, state)) = self.v.deliveries.pop_front() else { return };
+        ctx.note(|| format!("curator: listener gets {state:?}"));
+        match state {
+            ConnEvent::Suspended => self.report_loss(ctx, out, self.cfg.policy == LossPolicy::Suspended),
+            ConnEvent::Lost => self.report_loss(ctx, out, true),
+            _ => {}
         }
     }
 
@@ -606,8 +721,9 @@ impl LockClient<ZooKeeper> for ZkClient {
     }
 
     fn acquire(&mut self, ctx: &mut Ctx<ZooKeeper>, out: &mut LockEvents, key: LockKey, mode: LockMode) {
+        let reentrant = self.reentrant();
         if let Some(st) = self.v.keys.get_mut(&key) {
-            if st.step == Step::Held && self.cfg.recipe != Recipe::Naive {
+            if st.step == Step::Held && reentrant {
                 // Reentrant: Curator counts, no new node.
                 st.count += 1;
                 let token = st.ours.and_then(|(_, z)| z);
@@ -689,6 +805,7 @@ impl LockClient<ZooKeeper> for ZkClient {
                     self.go(ctx, key, Self::step_of(then));
                 }
             }
+            ClientTimer::StateDelivery { seq } => self.deliver_state(ctx, out, seq),
         }
     }
 
@@ -698,8 +815,12 @@ impl LockClient<ZooKeeper> for ZkClient {
 
     /// Did the application see a state its policy honours (SUSPENDED under `suspended`, LOST
     /// under either) since the grant? Then it does not write.
+    /// Under `StateDelivery::Threads` the application's thread does not run the connection's
+    /// clock: it reads the flag as the listener left it.
     fn check_before_write(&mut self, ctx: &mut Ctx<ZooKeeper>, out: &mut LockEvents, key: LockKey) -> bool {
-        self.with_conn(ctx, out, |conn, ctx, ev| conn.catch_up(ctx, ev));
+        if self.cfg.state_delivery == StateDelivery::Sync {
+            self.with_conn(ctx, out, |conn, ctx, ev| conn.catch_up(ctx, ev));
+        }
         let saw_loss = self.v.keys.get(&key).is_some_and(|st| st.honoured);
         ctx.note(|| {
             format!(
@@ -711,6 +832,6 @@ impl LockClient<ZooKeeper> for ZkClient {
     }
 
     fn reentrant(&self) -> bool {
-        self.cfg.recipe != Recipe::Naive
+        self.cfg.recipe != Recipe::Naive && self.cfg.reentrant
     }
 }

@@ -43,7 +43,8 @@ use super::protocol::{
 use super::session::ClientTiming;
 use super::ZooKeeper;
 
-/// Curator's `connectionTimeoutMs` default: how long an operation waits for a connection.
+/// Curator's `connectionTimeoutMs` default: how long an operation waits for a connection (the
+/// `connection_timeout_ms` parameter's default).
 pub const CONNECTION_TIMEOUT_MS: u64 = 15_000;
 /// `ClientCnxn`: the random sleep before a reconnect attempt is below this (ZooKeeper 3.8
 /// `ClientCnxn.SendThread.startConnect`: `if (!isFirstConnect) Thread.sleep(
@@ -127,6 +128,8 @@ pub struct Connection {
     server_names: Vec<String>,
     servers: Vec<NodeId>,
     requested_timeout_ms: u64,
+    /// How long an operation issued while disconnected waits for a connection.
+    connection_timeout_ms: u64,
     timing: ClientTiming,
     /// Index into `servers` of the current or last server.
     cur: usize,
@@ -153,12 +156,14 @@ pub struct Connection {
 
 impl Connection {
     /// A handle on the ensemble `server_names` asking for a session timeout of
-    /// `requested_timeout_ms`; it connects at [`Connection::start`].
-    pub fn new(server_names: Vec<String>, requested_timeout_ms: u64) -> Self {
+    /// `requested_timeout_ms`, whose operations wait up to `connection_timeout_ms` for a
+    /// connection; it connects at [`Connection::start`].
+    pub fn new(server_names: Vec<String>, requested_timeout_ms: u64, connection_timeout_ms: u64) -> Self {
         Connection {
             server_names,
             servers: Vec::new(),
             requested_timeout_ms,
+            connection_timeout_ms,
             timing: ClientTiming::new(requested_timeout_ms),
             cur: 0,
             tried: 0,
@@ -231,7 +236,7 @@ impl Connection {
             let serial = self.next_serial;
             self.next_serial += 1;
             self.queued.push((serial, tag, op));
-            ctx.set_timer(CONNECTION_TIMEOUT_MS * NS_PER_MS, ConnTimer::QueueDeadline { serial });
+            ctx.set_timer(self.connection_timeout_ms * NS_PER_MS, ConnTimer::QueueDeadline { serial });
         }
     }
 

@@ -15,6 +15,9 @@
 //! - [`connection`]: the client's ZooKeeper handle and Curator connection states
 //! - [`recipe`]: the recipes' pure decisions (who holds, whom to watch) and Curator's retry policy
 //! - [`client`]: the lock client: the recipes as state machines, reentrancy, fencing tokens
+//! - [`library`]: the `client` preset (`curator-5.4`, `kazoo-2.10`, `kazoo-2.11`; `locksim-1`,
+//!   the default, is the model as it was before presets): each library's defaults and
+//!   behaviours, cited
 //!
 //! Sources: the ZooKeeper recipes page ("Locks", "Shared Locks", the herd effect), the
 //! ZooKeeper Administrator's Guide (`tickTime`, min/max session timeout), Hunt et al.,
@@ -53,9 +56,10 @@
 //!   to the leader makes the follower drop its clients, as a broken learner link would.
 //! - The client pings after a third of the timeout without sending (docs/models.md); `ClientCnxn`
 //!   uses half the read timeout minus up to a second.
-//! - Curator's connection timeout is the 15 s default (not a parameter); its retry policy is
-//!   `ExponentialBackoffRetry(retry_base_sleep_ms, retry_max_retries)`, 1000 ms and 3 by
-//!   default as in Curator's getting-started example.
+//! - Curator's connection timeout is `connection_timeout_ms`, 15 s by default as in Curator;
+//!   its retry policy is `ExponentialBackoffRetry(retry_base_sleep_ms, retry_max_retries)`,
+//!   1000 ms and 3 by default as in Curator's getting-started example (`retry_policy = "kazoo"`:
+//!   kazoo's unlimited `KazooRetry`).
 //! - Lock parents exist implicitly (no `creatingParentsIfNeeded` round trip); no child watches,
 //!   `sync`, ACLs, local sessions, quotas or snapshots (the tree is kept across a crash).
 //! - The `Disconnected` state event wakes Curator's waiters (they list again) but is not counted
@@ -63,6 +67,7 @@
 
 pub mod client;
 pub mod connection;
+pub mod library;
 pub mod protocol;
 pub mod recipe;
 pub mod server;
@@ -74,9 +79,10 @@ use locksim_simulator::model::{Cluster, Model, ParamKind, ParamSpec, Params, Top
 use locksim_simulator::process::{NodeKind, Process, Protocol};
 use locksim_simulator::setup::WorkloadSpec;
 
-use client::{ClientConfig, LossPolicy, Recipe, ZkClient};
+use client::{ClientConfig, LossPolicy, Recipe, ReleaseMode, StateDelivery, ZkClient};
+use library::{Library, LIBRARIES};
 use protocol::{ZkMsg, ZkTimer};
-use recipe::RetryPolicy;
+use recipe::{RetryKind, RetryPolicy};
 use server::{ServerConfig, ZkServer};
 use session::negotiate_timeout_ms;
 
@@ -92,6 +98,12 @@ impl Protocol for ZooKeeper {
 }
 
 const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "client",
+        kind: ParamKind::Choice(LIBRARIES),
+        default: "\"locksim-1\"",
+        meaning: "the lock library and version the clients run: locksim-1 is the model as it was before presets (mixed versions, see docs/libraries.md); curator-5.4, kazoo-2.10 and kazoo-2.11 set session_timeout_ms, connection_timeout_ms, retry_policy, retry_base_sleep_ms, retry_max_retries, state_delivery, state_delivery_ms and release unless given",
+    },
     ParamSpec {
         name: "servers",
         kind: ParamKind::Int { min: 1, max: 15 },
@@ -147,6 +159,36 @@ const PARAMS: &[ParamSpec] = &[
         meaning: "Curator ExponentialBackoffRetry maxRetries: how many times a failed operation is retried before the acquisition fails",
     },
     ParamSpec {
+        name: "retry_policy",
+        kind: ParamKind::Choice(&["exponential_backoff", "kazoo"]),
+        default: "\"exponential_backoff\"",
+        meaning: "Curator's ExponentialBackoffRetry(retry_base_sleep_ms, retry_max_retries), or kazoo's KazooRetry(max_tries=None): unlimited retries sleeping 0.1 s × 2^n (at most 3600 s) ± 40 %",
+    },
+    ParamSpec {
+        name: "connection_timeout_ms",
+        kind: ParamKind::Number { min: 1.0, max: 1e8 },
+        default: "15000",
+        meaning: "Curator connectionTimeoutMs: an operation issued while disconnected waits this long for a connection before it fails with CONNECTIONLOSS",
+    },
+    ParamSpec {
+        name: "state_delivery",
+        kind: ParamKind::Choice(&["sync", "threads"]),
+        default: "\"sync\"",
+        meaning: "how SUSPENDED and LOST reach the application: sync (the model before presets: at once, and the check before a write runs the connection's clock first) or threads (Curator: SendThread, EventThread, ConnectionStateManager's thread, state_delivery_ms after the connection noticed; the check reads the flag as it is)",
+    },
+    ParamSpec {
+        name: "state_delivery_ms",
+        kind: ParamKind::Dist { min: 0.0, max: 1e6 },
+        default: "{ uniform = [60, 80] }",
+        meaning: "with state_delivery = \"threads\": from the connection noticing a state to the listener running (issue 32's measurement on Curator 5.4.0: 60-80 ms)",
+    },
+    ParamSpec {
+        name: "release",
+        kind: ParamKind::Choice(&["fail_fast", "retry_loop"]),
+        default: "\"fail_fast\"",
+        meaning: "a release whose delete fails: fail_fast (the model before presets: ReleaseFailed at once, the delete goes on in the background) or retry_loop (Curator's RetryLoop, kazoo's retry: retried under the retry policy, ReleaseFailed only when it gives up)",
+    },
+    ParamSpec {
         name: "service_ms",
         kind: ParamKind::Dist { min: 0.0, max: 1e6 },
         default: "0.05",
@@ -189,7 +231,28 @@ impl Model for ZooKeeper {
     }
 
     fn limitations(&self, params: &Params, workload: &WorkloadSpec) -> Vec<String> {
+        let params = &library::resolve(params);
         let mut notes = Vec::new();
+        let lib = Library::parse(params.str("client"));
+        if lib != Library::Locksim {
+            notes.push(format!(
+                "client = \"{}\" sets session_timeout_ms, connection_timeout_ms, retry_policy, retry_base_sleep_ms, retry_max_retries, state_delivery, state_delivery_ms and release where the scenario does not (now: session_timeout_ms = {}, retry_policy = {}, state_delivery = {}, release = {}); a value the scenario sets is kept",
+                params.str("client"),
+                params.f64("session_timeout_ms"),
+                params.str("retry_policy"),
+                params.str("state_delivery"),
+                params.str("release"),
+            ));
+        }
+        if lib == Library::Curator54 {
+            notes.push("curator-5.4: acquire(time)'s wall-clock deadline (LockInternals.java:303-316) is not modelled: the workload's acquire timeout runs on the monotonic clock".into());
+        }
+        if lib.is_kazoo() {
+            notes.push(format!(
+                "{}: the ping schedule (read_timeout/2 minus 10-400 ms) and kazoo 2.10's wall-clock heartbeat and retry deadlines are not modelled (kazoo-2.10 and kazoo-2.11 run the same); kazoo's Lock is not reentrant: nested acquisitions are skipped; its listeners run on the connection thread, modelled as state_delivery = \"sync\"",
+                params.str("client")
+            ));
+        }
         let tick = tick_ms_of(params);
         let asked = params.f64("session_timeout_ms").round() as u64;
         let got = negotiate_timeout_ms(asked, tick);
@@ -236,6 +299,7 @@ impl Model for ZooKeeper {
     }
 
     fn build(&self, params: &Params, workload: &WorkloadSpec) -> Cluster<ZooKeeper> {
+        let params = &library::resolve(params);
         let members: Vec<String> = self.services(params).into_iter().map(|(name, _)| name).collect();
         let services = (0..members.len())
             .map(|index| {
@@ -259,7 +323,21 @@ impl Model for ZooKeeper {
             retry: RetryPolicy {
                 base_sleep_ms: params.f64("retry_base_sleep_ms").round() as u64,
                 max_retries: params.int("retry_max_retries") as u32,
+                kind: if params.str("retry_policy") == "kazoo" {
+                    RetryKind::Kazoo
+                } else {
+                    RetryKind::ExponentialBackoff
+                },
             },
+            connection_timeout_ms: params.f64("connection_timeout_ms").round() as u64,
+            state_delivery: if params.str("state_delivery") == "threads" {
+                StateDelivery::Threads
+            } else {
+                StateDelivery::Sync
+            },
+            state_delivery_ms: params.dist("state_delivery_ms"),
+            release: if params.str("release") == "retry_loop" { ReleaseMode::RetryLoop } else { ReleaseMode::FailFast },
+            reentrant: Library::parse(params.str("client")).reentrant(),
         };
         let clients = (0..workload.clients)
             .map(|_| Box::new(ZkClient::new(cfg.clone())) as Box<dyn LockClient<ZooKeeper>>)
@@ -279,6 +357,10 @@ mod tests {
             let v = match spec.kind {
                 ParamKind::Int { .. } => ParamValue::Int(spec.default.parse().unwrap()),
                 ParamKind::Choice(_) => ParamValue::Str(spec.default.trim_matches('"').to_string()),
+                // The one distribution default that is not a number (state_delivery_ms).
+                ParamKind::Dist { .. } if spec.default.starts_with('{') => {
+                    ParamValue::Dist(locksim_simulator::dist::Dist::Uniform(60.0, 80.0))
+                }
                 _ => ParamValue::Num(spec.default.parse().unwrap()),
             };
             p.values.insert(spec.name.to_string(), v);

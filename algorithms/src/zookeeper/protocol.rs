@@ -620,6 +620,12 @@ pub enum ClientTimer {
         /// The step's generation.
         gen: u64,
     },
+    /// A connection state queued for the listener thread reaches it (`state_delivery =
+    /// "threads"`).
+    StateDelivery {
+        /// The state's number.
+        seq: u64,
+    },
 }
 
 impl From<ConnTimer> for ClientTimer {

@@ -62,21 +62,46 @@ fn read(children: &[ChildName], ours: ChildName) -> Verdict {
 
 /// Curator's `ExponentialBackoffRetry(baseSleepTimeMs = 1000, maxRetries = 3)`, the policy of
 /// Curator's getting-started example: retry `n` (0-based) is allowed while `n < 3` and sleeps
-/// `1000 × max(1, random(0 .. 2^(n+1)))` ms.
+/// `1000 × max(1, random(0 .. 2^(n+1)))` ms. With `kind = Kazoo` it is kazoo's `KazooRetry`
+/// instead (the other two fields unused).
 #[derive(Clone, Copy, Debug)]
 pub struct RetryPolicy {
     /// `baseSleepTimeMs`.
     pub base_sleep_ms: u64,
     /// `maxRetries`.
     pub max_retries: u32,
+    /// Which library's policy (`retry_policy`).
+    pub kind: RetryKind,
+}
+
+/// Whose retry policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RetryKind {
+    /// Curator's `ExponentialBackoffRetry(base_sleep_ms, max_retries)`.
+    ExponentialBackoff,
+    /// kazoo's client retry, `KazooRetry(max_tries=None, delay=0.1, backoff=2, max_jitter=0.4,
+    /// max_delay=3600)` (kazoo `client.py:77-82, 322-323`, `retry.py:36-49, 137-162` at 2.10.0):
+    /// unlimited retries, retry `n` sleeping `min(100 × 2ⁿ, 3 600 000)` ms times a jitter
+    /// uniform in [0.6, 1.4]. kazoo carries the jittered delay into the next doubling; the model
+    /// doubles the base and jitters each sleep alone.
+    Kazoo,
 }
 
 /// `ExponentialBackoffRetry(1000, 3)`, the policy the lock clients use.
-pub const CURATOR_RETRY: RetryPolicy = RetryPolicy { base_sleep_ms: 1000, max_retries: 3 };
+pub const CURATOR_RETRY: RetryPolicy =
+    RetryPolicy { base_sleep_ms: 1000, max_retries: 3, kind: RetryKind::ExponentialBackoff };
+
+/// kazoo's `max_delay`, ms.
+const KAZOO_MAX_DELAY_MS: u64 = 3_600_000;
 
 impl RetryPolicy {
     /// The sleep before retry `retry_count` (0-based), or `None` when no retry is left.
     pub fn sleep_ms<R: Rng + ?Sized>(&self, retry_count: u32, rng: &mut R) -> Option<u64> {
+        if self.kind == RetryKind::Kazoo {
+            let base = 100u64.saturating_mul(1u64 << retry_count.min(40)).min(KAZOO_MAX_DELAY_MS);
+            let jitter: f64 = rng.gen_range(0.6..1.4);
+            return Some(((base as f64) * jitter).round() as u64);
+        }
         if retry_count >= self.max_retries {
             return None;
         }
@@ -132,6 +157,17 @@ mod tests {
             let s2 = CURATOR_RETRY.sleep_ms(2, &mut rng).unwrap();
             assert!((1000..=7000).contains(&s2));
             assert_eq!(CURATOR_RETRY.sleep_ms(3, &mut rng), None);
+        }
+    }
+
+    #[test]
+    fn kazoos_policy_never_gives_up_and_doubles_up_to_an_hour() {
+        let kazoo = RetryPolicy { kind: RetryKind::Kazoo, ..CURATOR_RETRY };
+        let mut rng = stream(1, "t", "retry");
+        for _ in 0..200 {
+            assert!((60..=140).contains(&kazoo.sleep_ms(0, &mut rng).unwrap()));
+            assert!((480..=1120).contains(&kazoo.sleep_ms(3, &mut rng).unwrap()));
+            assert!((2_160_000..=5_040_000).contains(&kazoo.sleep_ms(1000, &mut rng).unwrap()));
         }
     }
 }

@@ -52,7 +52,7 @@ pub fn check_keeping(seed: u64, history: &History, limit: usize) -> SeedMetrics 
         m.leaked_regrants += tokens.leaked_regrants;
         handoff::check_key(kt, &mut m.handoff_us);
         let unavailable = unavailable::check_key(kt);
-        m.unavailable_ns += unavailable.total_ns;
+        m.unavailable_ns = m.unavailable_ns.saturating_add(unavailable.total_ns);
         m.outage_ns = m.outage_ns.max(unavailable.longest_ns);
     }
     let stale = stale::check(history, &timeline, &mut violations);

@@ -56,7 +56,7 @@ pub fn check_key(kt: &KeyTimeline) -> Unavailability {
         next[l] += 1;
         if at > prev {
             if waiters > 0 && holders == 0 {
-                u.total_ns += at - prev;
+                u.total_ns = u.total_ns.saturating_add(at - prev);
                 stretch += at - prev;
                 u.longest_ns = u.longest_ns.max(stretch);
             } else {
@@ -108,7 +108,7 @@ mod tests {
         for (at, dh, dw) in edges {
             if at > prev {
                 if waiters > 0 && holders == 0 {
-                    u.total_ns += at - prev;
+                    u.total_ns = u.total_ns.saturating_add(at - prev);
                     stretch += at - prev;
                     u.longest_ns = u.longest_ns.max(stretch);
                 } else {

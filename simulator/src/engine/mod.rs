@@ -677,7 +677,8 @@ impl<P: Protocol> World<P> {
         }
         self.applied[occ_idx] = applied;
         if let Some(d) = occ.duration_ns {
-            self.queue.push(self.now_ns + d, EventKind::FaultEnd { occurrence: occ_idx });
+            // Saturating: a fault lasting past the end of time just never ends within the run.
+            self.queue.push(self.now_ns.saturating_add(d), EventKind::FaultEnd { occurrence: occ_idx });
         }
     }
 
@@ -690,7 +691,7 @@ impl<P: Protocol> World<P> {
             );
             self.trace_at(None, "fault", || detail);
         }
-        self.queue.push(self.now_ns + ROLE_RETRY_NS, EventKind::FaultStart { occurrence: occ_idx });
+        self.queue.push(self.now_ns.saturating_add(ROLE_RETRY_NS), EventKind::FaultStart { occurrence: occ_idx });
     }
 
     fn fault_end(&mut self, occ_idx: usize) {

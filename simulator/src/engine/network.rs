@@ -219,8 +219,10 @@ impl Network {
             }
         }
         let latency = classes.iter().map(|c| Sampler::new(&c.latency_ms)).collect();
-        let first_rto_ns =
-            classes.iter().map(|c| TCP_RTO_MIN_NS + ms_to_ns(2.0 * c.latency_ms.mean().max(0.0))).collect();
+        let first_rto_ns = classes
+            .iter()
+            .map(|c| TCP_RTO_MIN_NS.saturating_add(ms_to_ns(2.0 * c.latency_ms.mean().max(0.0))))
+            .collect();
         Network {
             nodes,
             classes,
@@ -261,13 +263,13 @@ impl Network {
         for (_, rule) in &self.rules {
             match rule.verdict(from, to, rng) {
                 Verdict::Pass => {}
-                Verdict::Delay(ns) => extra_ns += ns,
+                Verdict::Delay(ns) => extra_ns = extra_ns.saturating_add(ns),
                 Verdict::Drop(DropReason::Partition) => return None,
                 Verdict::Drop(_) => {}
             }
         }
         let class = self.class_of[from * self.nodes + to] as usize;
-        let mut at_ns = now_ns + extra_ns + self.latency[class].sample_ns(rng);
+        let mut at_ns = now_ns.saturating_add(extra_ns).saturating_add(self.latency[class].sample_ns(rng));
         if self.ordered {
             let last = &mut self.last_delivery_ns[from * self.nodes + to];
             at_ns = at_ns.max(*last);
@@ -288,7 +290,7 @@ impl Network {
         for (_, rule) in &self.rules {
             match rule.verdict(from, to, rng) {
                 Verdict::Pass => {}
-                Verdict::Delay(ns) => extra_ns += ns,
+                Verdict::Delay(ns) => extra_ns = extra_ns.saturating_add(ns),
                 Verdict::Drop(reason) => return Route::Drop(reason),
             }
         }
@@ -298,9 +300,9 @@ impl Network {
             return Route::Drop(DropReason::Loss);
         }
         let latency = &self.latency[class];
-        let mut at_ns = now_ns + extra_ns + latency.sample_ns(rng);
+        let mut at_ns = now_ns.saturating_add(extra_ns).saturating_add(latency.sample_ns(rng));
         let mut duplicate_at_ns = if params.duplicate > 0.0 && rng.gen::<f64>() < params.duplicate {
-            Some(now_ns + extra_ns + latency.sample_ns(rng))
+            Some(now_ns.saturating_add(extra_ns).saturating_add(latency.sample_ns(rng)))
         } else {
             None
         };
@@ -333,7 +335,7 @@ impl Network {
             for (_, rule) in &self.rules {
                 match rule.verdict(from, to, rng) {
                     Verdict::Pass => {}
-                    Verdict::Delay(ns) => extra_ns += ns,
+                    Verdict::Delay(ns) => extra_ns = extra_ns.saturating_add(ns),
                     Verdict::Drop(DropReason::Partition) => return Route::Drop(DropReason::Partition),
                     Verdict::Drop(_) => lost = true,
                 }
@@ -345,13 +347,16 @@ impl Network {
                 break extra_ns;
             }
             if retransmits == TCP_RETRIES2 {
-                return Route::Dead { dead_at_ns: now_ns + waited_ns + rto_ns };
+                return Route::Dead { dead_at_ns: now_ns.saturating_add(waited_ns).saturating_add(rto_ns) };
             }
-            waited_ns += rto_ns;
-            rto_ns = (rto_ns * 2).min(TCP_RTO_MAX_NS);
+            waited_ns = waited_ns.saturating_add(rto_ns);
+            rto_ns = rto_ns.saturating_mul(2).min(TCP_RTO_MAX_NS);
             retransmits += 1;
         };
-        let mut at_ns = now_ns + waited_ns + extra_ns + self.latency[class].sample_ns(rng);
+        let mut at_ns = now_ns
+            .saturating_add(waited_ns)
+            .saturating_add(extra_ns)
+            .saturating_add(self.latency[class].sample_ns(rng));
         // A TCP stream never delivers a later segment before an earlier one.
         let last = &mut self.last_delivery_ns[from * self.nodes + to];
         at_ns = at_ns.max(*last);

@@ -51,7 +51,8 @@ impl<P: Protocol> Outlet<P> for Post<'_, P> {
         // A node back from a host failure opens a new connection to `to`; the model does not
         // tell connections apart, so `to`'s old one counts as replaced.
         self.stale[from * self.words + to / 64] &= !(1 << (to % 64));
-        let leave_ns = self.now_ns + after_ns;
+        // Saturating, as every sum of times in the engine: past the end of time it never arrives.
+        let leave_ns = self.now_ns.saturating_add(after_ns);
         match self.network.route(from, to, leave_ns, self.net_rng) {
             Route::Drop(reason) => {
                 self.trace_with("drop", |dir| format!("→ {} {:?} ({})", dir.name_of(to), msg, reason.as_str()));

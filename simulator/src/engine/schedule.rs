@@ -48,7 +48,8 @@ pub fn draw(faults: &[FaultSpec], run_ns: Nanos, rng: &mut ChaCha8Rng) -> Vec<Oc
             n += 1;
             let Some(every) = &f.every_ms else { break };
             let gap_ns = ms_to_ns(every.sample_non_negative(rng)).max(1);
-            start_ns += gap_ns;
+            // Saturating: an occurrence past the end of time is past the run too.
+            start_ns = start_ns.saturating_add(gap_ns);
             if start_ns >= run_ns || n >= MAX_OCCURRENCES_PER_FAULT {
                 break;
             }

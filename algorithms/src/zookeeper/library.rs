@@ -1,0 +1,119 @@
+//! The `client` preset: which ZooKeeper lock library, at which version, the clients run, and the
+//! defaults and behaviours each one has in its source (docs/libraries.md has the readings; the
+//! citations are repeated in docs/models.md). A preset fills every library-dependent parameter the
+//! scenario leaves at its schema default; an explicit value overrides it.
+//!
+//! - `locksim-1` (the default): the model as it was before presets, with no parameter changed:
+//!   Curator's retry policy and connection timeout, a 40 s session, SUSPENDED seen by the
+//!   application's check at once (`state_delivery = "sync"`), and a release that fails at the
+//!   first connection loss (`release = "fail_fast"`). It mixes behaviours of several versions;
+//!   docs/libraries.md says which.
+//! - `curator-5.4`: Curator 5.4.0 on the ZooKeeper 3.7.1 client. `CuratorFrameworkFactory.java:62-63`
+//!   (session 60 s, which a `tickTime` of 2 s negotiates to 40 s; connection timeout 15 s); the
+//!   documented `ExponentialBackoffRetry(1000, 3)` (`ExponentialBackoffRetry.java:71`); connection
+//!   states reach the listeners through the SendThread, the EventThread and
+//!   `ConnectionStateManager`'s own thread (`ClientCnxn.java:1240-1251, 1315, 1331, 549-553
+//!   @release-3.7.1`; `ConnectionStateManager.java:116, 256, 273-281`): `state_delivery =
+//!   "threads"`, the hops' length `state_delivery_ms` = 60–80 ms, issue 32's measurement on
+//!   Curator 5.4.0 (the only figure there is); the release's guaranteed delete runs through
+//!   `RetryLoop` before it gives up (`LockInternals.java:343-350`; `DeleteBuilderImpl.java:297-353`):
+//!   `release = "retry_loop"`.
+//! - `kazoo-2.10`, `kazoo-2.11`: kazoo's `Lock`. Session 10 s (`client.py:106`); every command
+//!   retried by `KazooRetry(max_tries=None)`: 0.1 s × 2ⁿ, at most 3600 s, ±40 % jitter
+//!   (`client.py:77-82, 322-323`; `retry.py:36-49, 137-162`): `retry_policy = "kazoo"`; the
+//!   release retried until it succeeds (`recipe/lock.py:329-341`): `release = "retry_loop"` under
+//!   that unlimited policy; the listeners run on the connection thread as the state changes
+//!   (`client.py:526-577`): `state_delivery = "sync"`. Not reentrant (`recipe/lock.py:213-216`).
+//!   The two differ only in the clock of the heartbeat and retry deadlines (2.10 wall, 2.11
+//!   monotonic), which the model does not have yet: both presets run the same here.
+
+use locksim_simulator::dist::Dist;
+use locksim_simulator::model::{ParamValue as V, Params};
+
+/// The ZooKeeper lock library (`client`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Library {
+    /// The model as it was before presets (`locksim-1`).
+    Locksim,
+    /// Apache Curator 5.4.0 `InterProcessMutex`.
+    Curator54,
+    /// python-zk kazoo 2.10.0 `Lock`.
+    Kazoo210,
+    /// python-zk kazoo 2.11.0 `Lock`.
+    Kazoo211,
+}
+
+/// The `client` parameter's choices, in the order `sim list` shows them.
+pub const LIBRARIES: &[&str] = &["locksim-1", "curator-5.4", "kazoo-2.10", "kazoo-2.11"];
+
+/// The hops from the SendThread to a Curator listener: issue 32's measurement (Curator 5.4.0,
+/// SIGSTOP past the session, SUSPENDED at the listener 60–80 ms after the resume, 5 of 5 runs).
+const CURATOR_STATE_DELIVERY_MS: Dist = Dist::Uniform(60.0, 80.0);
+
+impl Library {
+    /// The `client` parameter; anything not a preset is `locksim-1`.
+    pub fn parse(s: &str) -> Library {
+        match s {
+            "curator-5.4" => Library::Curator54,
+            "kazoo-2.10" => Library::Kazoo210,
+            "kazoo-2.11" => Library::Kazoo211,
+            _ => Library::Locksim,
+        }
+    }
+
+    /// Whether a second acquisition by the holder only counts (Curator's per-thread
+    /// `lockCount`); kazoo's `Lock` blocks on itself instead.
+    pub fn reentrant(self) -> bool {
+        !matches!(self, Library::Kazoo210 | Library::Kazoo211)
+    }
+
+    /// Whether it is one of the kazoo presets.
+    pub fn is_kazoo(self) -> bool {
+        matches!(self, Library::Kazoo210 | Library::Kazoo211)
+    }
+}
+
+/// The parameters after the preset: every preset parameter the scenario did not set itself
+/// ([`Params::is_explicit`]) takes the chosen library's value; one it set is kept. `locksim-1`
+/// changes nothing.
+pub fn resolve(params: &Params) -> Params {
+    let lib = Library::parse(params.str("client"));
+    let mut out = params.clone();
+    let mut fill = |key: &str, value: V| {
+        if !params.is_explicit(key) {
+            out.values.insert(key.to_string(), value);
+        }
+    };
+    match lib {
+        Library::Locksim => {}
+        Library::Curator54 => {
+            fill("session_timeout_ms", V::Num(60_000.0));
+            fill("connection_timeout_ms", V::Num(15_000.0));
+            fill("retry_policy", V::Str("exponential_backoff".into()));
+            fill("retry_base_sleep_ms", V::Num(1000.0));
+            fill("retry_max_retries", V::Int(3));
+            fill("state_delivery", V::Str("threads".into()));
+            fill("state_delivery_ms", V::Dist(CURATOR_STATE_DELIVERY_MS));
+            fill("release", V::Str("retry_loop".into()));
+        }
+        Library::Kazoo210 | Library::Kazoo211 => {
+            fill("session_timeout_ms", V::Num(10_000.0));
+            fill("retry_policy", V::Str("kazoo".into()));
+            fill("state_delivery", V::Str("sync".into()));
+            fill("release", V::Str("retry_loop".into()));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_choice_parses_to_its_library() {
+        let libs: Vec<Library> = LIBRARIES.iter().map(|s| Library::parse(s)).collect();
+        assert_eq!(libs, [Library::Locksim, Library::Curator54, Library::Kazoo210, Library::Kazoo211]);
+        assert!(Library::Curator54.reentrant() && !Library::Kazoo211.reentrant());
+    }
+}
