@@ -288,6 +288,57 @@ fn a_terminated_live_run_stops_every_process_it_started() {
     assert!(start.elapsed() < std::time::Duration::from_secs(25), "stopped early, not at the 30 s end");
 }
 
+/// A live run cut by SIGTERM is marked, not passed off as a whole run: the table and the results
+/// JSON say interrupted, the cut run is named with the time it ran (and not counted as
+/// finished), and the row that never started is "not run", its expectation not judged.
+#[test]
+// Real time: the test watches a real run.
+#[allow(clippy::disallowed_methods)]
+fn a_cut_live_run_is_marked_and_the_row_that_never_started_is_not_judged() {
+    let _serial = serial();
+    if skip_without("redis-server", "a_cut_live_run_is_marked_and_the_row_that_never_started_is_not_judged") {
+        return;
+    }
+    let dir = fresh_dir("live", "cut");
+    let file = fidelity_copy("redlock-no-faults.toml", &dir, Some(30_000), false, |t| {
+        t.replace("algorithms = [\"redlock\"]", "algorithms = [\"redlock\", \"redis\"]")
+            + "\n[expect.redis]\noverlap = \"none\"\nacquisitions = \"> 100\"\n"
+    });
+    let json = dir.join("results.json");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_sim"))
+        .args(["live", &s(&file), "--json", &s(&json)])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while processes_mentioning(&dir).iter().filter(|p| p.contains("live-client")).count() < 5 {
+        assert!(start.elapsed() < std::time::Duration::from_secs(20), "the clients never started");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let killed = std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(130), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("# interrupted: 0 of 2 live runs finished"), "{stdout}");
+    assert!(stdout.contains("cut short") && stdout.contains("redlock seed 0 after "), "{stdout}");
+    assert!(stdout.contains("not run (no verdict): redis"), "{stdout}");
+    assert!(!stdout.contains("no completed runs"), "the unstarted row is not judged: {stdout}");
+
+    let v = results(&json);
+    assert_eq!(v["interrupted"], true, "{v}");
+    let redlock = row(&v, "redlock");
+    assert_eq!((redlock["runs"].as_u64(), redlock["seeds_finished"].as_u64()), (Some(1), Some(0)), "{redlock}");
+    let redis = row(&v, "redis");
+    assert_eq!((redis["runs"].as_u64(), redis["seeds_finished"].as_u64()), (Some(0), Some(0)), "{redis}");
+    let judged: Vec<&serde_json::Value> = v["expectations"].as_array().unwrap().iter().collect();
+    assert!(judged.iter().all(|e| e["label"] != "redis"), "{judged:?}");
+    let notes = v["live_notes"].to_string();
+    assert!(notes.contains("cut short") && notes.contains("not run (no verdict): redis"), "{notes}");
+}
+
 /// `sim live` killed with SIGKILL runs no handler and no destructor, yet leaves nothing: each
 /// client asked the kernel to kill it with its parent, and each server was started through
 /// `sim live-exec`, which did the same before becoming the server (PR_SET_PDEATHSIG).

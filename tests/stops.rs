@@ -20,6 +20,11 @@ const ZERO: &str = "name = \"zero\"\nduration_ms = 60000\nseeds = 3\nalgorithms 
                     [network]\nlatency_ms = 0\n[workload]\nhold_ms = 0\nthink_ms = 0\n\
                     [models.redis]\nservice_ms = 0\n";
 
+/// A zero-time loop validation cannot see: the one positive latency is on a link nobody uses.
+fn zero_unseen() -> String {
+    format!("{ZERO}[[network.links]]\nfrom = \"server-0\"\nto = \"resource\"\nlatency_ms = 1\n")
+}
+
 /// SIGTERM while every thread is inside a long seed: the process exits within a second of the
 /// signal, with exit 130; the seeds in progress are discarded, and the results JSON is still
 /// written, saying it was interrupted and how many seeds each row finished (none here).
@@ -59,14 +64,35 @@ fn sigterm_in_a_long_seed_stops_within_a_second_and_writes_what_finished() {
     assert_eq!(v["expectations"], serde_json::json!([]), "nothing ran, nothing is judged");
 }
 
-/// `sim run` on the zero-time scenario: each seed ends with the cause named (a failed seed, as a
-/// panicked one: exit 3, `panicked_seeds`), in seconds, not after gigabytes.
+/// The issue's scenario, every time 0, is refused before anything runs, by `sim run` and `sim
+/// check` alike (exit 2, at `workload.hold_ms`, the cause and the fix named), in seconds.
+#[test]
+#[allow(clippy::disallowed_methods)]
+fn a_scenario_whose_every_time_is_zero_is_refused() {
+    let dir = fresh_dir("stops", "zero-refused");
+    let file = dir.join("zero.toml");
+    std::fs::write(&file, ZERO).unwrap();
+    for command in ["run", "check"] {
+        let started = Instant::now();
+        let (code, out, err) = sim(&[command, &s(&file)]);
+        assert!(started.elapsed() < Duration::from_secs(10), "{command} took {:?}", started.elapsed());
+        assert_eq!(code, 2, "{command}: {out}{err}");
+        assert!(
+            err.contains("zero.toml:8:11: `workload.hold_ms`: every latency, service, hold and think time"),
+            "{err}"
+        );
+        assert!(err.contains("zero-time loop") && err.contains("give one of them a positive value"), "{err}");
+    }
+}
+
+/// `sim run` on a zero-time loop that validation cannot see: each seed ends with the cause named
+/// (a failed seed, as a panicked one: exit 3, `panicked_seeds`), in seconds, not after gigabytes.
 #[test]
 #[allow(clippy::disallowed_methods)]
 fn a_zero_time_loop_fails_its_seed_with_the_cause_named() {
     let dir = fresh_dir("stops", "zero-run");
     let file = dir.join("zero.toml");
-    std::fs::write(&file, ZERO).unwrap();
+    std::fs::write(&file, zero_unseen()).unwrap();
     let json = dir.join("results.json");
     let started = Instant::now();
     let (code, out, err) = sim(&["run", &s(&file), "--seeds", "2", "--json", &s(&json)]);
@@ -80,14 +106,14 @@ fn a_zero_time_loop_fails_its_seed_with_the_cause_named() {
     assert!(message.contains("zero-time loop") && message.contains("give one of them a positive value"), "{message}");
 }
 
-/// `sim check` on the zero-time scenario: the probe stops in the loop and the scenario is
-/// refused (exit 2) with the cause, instead of hanging.
+/// `sim check` on a zero-time loop that validation cannot see: the probe stops in the loop and
+/// the scenario is refused (exit 2) with the cause, instead of hanging.
 #[test]
 #[allow(clippy::disallowed_methods)]
 fn sim_check_finds_the_zero_time_loop_in_its_probe() {
     let dir = fresh_dir("stops", "zero-check");
     let file = dir.join("zero.toml");
-    std::fs::write(&file, ZERO).unwrap();
+    std::fs::write(&file, zero_unseen()).unwrap();
     let started = Instant::now();
     let (code, out, err) = sim(&["check", &s(&file)]);
     assert!(started.elapsed() < Duration::from_secs(30), "took {:?}", started.elapsed());

@@ -59,6 +59,9 @@ pub struct LiveOutcome {
     pub notes: Vec<String>,
     /// Every pid the run started; none is running when the run returns.
     pub pids: Vec<u32>,
+    /// When a stop (Ctrl-C, SIGTERM) cut the run short: the real time it ran, which its history
+    /// and rates cover (`History::duration_ns`); `None` for a run that reached its end.
+    pub cut_short_ns: Option<Nanos>,
 }
 
 /// Whether `row` can run live, with the notes about its differences; an error says why not.
@@ -156,7 +159,8 @@ pub fn run_live_with(
     }
     let (history, versions) = result?;
     let metrics = checker::check_keeping(seed, &history, checker::MAX_STORED_VIOLATIONS);
-    Ok(LiveOutcome { metrics, history, versions, notes, pids })
+    let cut_short_ns = (history.duration_ns < ms_to_ns(scenario.setup.duration_ms)).then_some(history.duration_ns);
+    Ok(LiveOutcome { metrics, history, versions, notes, pids, cut_short_ns })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -277,9 +281,13 @@ fn run_inside(
     let mut hit: BTreeMap<usize, (Vec<String>, usize)> = BTreeMap::new();
     let mut windows: Vec<FaultWindow> = Vec::new();
     let mut next = 0;
+    // A stop before the end cuts the run: its history, and the time its rates are over, end
+    // when its clients are stopped, not at the end it was meant to reach.
+    let cut;
     loop {
         let now = epoch.mono_ns();
         if now >= end_ns || stop.load(Ordering::Relaxed) {
+            cut = now < end_ns;
             break;
         }
         while next < actions.len() && actions[next].at_ns <= now {
@@ -343,6 +351,7 @@ fn run_inside(
     for r in readers {
         let _ = r.join();
     }
+    let ran_ns = if cut { epoch.mono_ns().min(end_ns) } else { end_ns };
     let mut c = std::mem::take(&mut *collected.lock().expect("collector lock"));
     c.events.extend(resource.take_events());
     // One timeline: every process stamped with the same monotonic clock.
@@ -358,7 +367,7 @@ fn run_inside(
         events: c.events,
         messages,
         client_messages: messages,
-        duration_ns: end_ns,
+        duration_ns: ran_ns,
         final_counter,
         clients: names.iter().enumerate().filter(|(_, (_, k))| *k == NodeKind::Client).map(|(i, _)| i).collect(),
         fenced: match launch {

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 use locksim_live::{calibrate::calibrate, check_row, run_live, LiveError};
 use locksim_reports::compare::{compare, render, write_compare_report, ComparedRow};
-use locksim_simulator::batch::{run_seed_caught, SeedResult};
+use locksim_simulator::batch::{run_seed_stoppable, SeedResult};
 use locksim_simulator::dist::Dist;
 use locksim_simulator::model::ParamValue;
 use locksim_simulator::scenario::load_file_with_text;
@@ -66,6 +66,9 @@ pub fn compare_cmd(args: CompareArgs) -> Result<i32, CliError> {
     let stop = interrupt::stop_flag();
     let mut text = String::new();
     let mut disagreements = 0;
+    // Live runs a stop cut short: named, never compared (a part of a run is not a run).
+    let mut cut: Vec<String> = Vec::new();
+    let mut compared_rows = 0;
     for run in &runs {
         eprintln!("compare: {}: measuring this machine (starting its servers once)…", run.label);
         let cal = calibrate(run).map_err(|m| CliError { code: MODEL_FAILED, message: m })?;
@@ -100,7 +103,7 @@ pub fn compare_cmd(args: CompareArgs) -> Result<i32, CliError> {
             sim_seeds
                 .clone()
                 .into_par_iter()
-                .filter_map(|s| match run_seed_caught(&simulated, &sim_run, s) {
+                .filter_map(|s| match run_seed_stoppable(&simulated, &sim_run, s, stop)? {
                     SeedResult::Done { metrics } => Some(*metrics),
                     SeedResult::Panicked { .. } => None,
                 })
@@ -113,11 +116,25 @@ pub fn compare_cmd(args: CompareArgs) -> Result<i32, CliError> {
             }
             eprintln!("compare: {}: live run, seed {seed}, {:.1} s…", run.label, scenario.setup.duration_ms / 1000.0);
             match run_live(&scenario, run, seed, &sim, stop, None) {
-                Ok(o) => live_metrics.push(o.metrics),
+                Ok(o) => match o.cut_short_ns {
+                    None => live_metrics.push(o.metrics),
+                    Some(ran_ns) => cut.push(format!(
+                        "{} live seed {seed} after {:.1} s of {:.1} s",
+                        run.label,
+                        ran_ns as f64 / 1e9,
+                        scenario.setup.duration_ms / 1000.0
+                    )),
+                },
                 Err(LiveError::Refused(m)) => return Err(CliError::bad_input(m)),
                 Err(LiveError::Failed(m)) => return Err(CliError { code: MODEL_FAILED, message: m }),
             }
         }
+        if interrupt::interrupted() && live_metrics.is_empty() {
+            // Nothing whole to compare: the row is named, not judged.
+            text.push_str(&format!("{}: not compared (interrupted before a live run finished)\n\n", run.label));
+            break;
+        }
+        compared_rows += 1;
         let rows = compare(&sim_metrics, &live_metrics);
         disagreements += rows.iter().filter(|r| !r.inside()).count();
         text.push_str(&render(&run.label, sim_metrics.len(), live_metrics.len(), &rows));
@@ -130,10 +147,20 @@ pub fn compare_cmd(args: CompareArgs) -> Result<i32, CliError> {
             metrics: rows,
         });
     }
-    text.push_str(&format!(
-        "{disagreements} live value(s) outside the simulated interval. Rates: the live share's Wilson 95% interval must meet the \
+    if interrupt::interrupted() {
+        // A cut comparison claims no agreement: what did not run could disagree.
+        text.push_str(&format!(
+            "# interrupted: the comparison is incomplete ({compared_rows} of {} rows compared{}); no agreement is claimed. \
+{disagreements} live value(s) of the finished runs fall outside the simulated interval.\n",
+            runs.len(),
+            if cut.is_empty() { String::new() } else { format!("; cut short, not compared: {}", cut.join("; ")) }
+        ));
+    } else {
+        text.push_str(&format!(
+            "{disagreements} live value(s) outside the simulated interval. Rates: the live share's Wilson 95% interval must meet the \
 simulated one; values: every live run must fall in the middle 95% of the simulated runs.\n"
-    ));
+        ));
+    }
     print_out(&text);
     if let Some(dir) = &args.report {
         let index = write_compare_report(dir, &args.file.display().to_string(), &report_rows)

@@ -121,6 +121,9 @@ pub fn live(args: LiveArgs) -> Result<i32, CliError> {
     let mut all_totals = Vec::new();
     let mut versions: Vec<ServerVersion> = Vec::new();
     let mut finished = 0u64;
+    // Runs a stop cut short (judged on their history up to it), and how many per row.
+    let mut cut: Vec<String> = Vec::new();
+    let mut cut_per_row: Vec<u64> = Vec::new();
     let mut histories = String::new();
     // Kept for the report's timeline (a live run cannot be replayed to draw it).
     let mut recorded: Vec<RecordedHistory> = Vec::new();
@@ -131,6 +134,7 @@ pub fn live(args: LiveArgs) -> Result<i32, CliError> {
         let mut totals =
             AlgorithmTotals::new(&run.label, model.name(), params_json(&run.params.values), model.fenced(&run.params))
                 .with_limitations(model.limitations(&run.params, &scenario.setup.workload));
+        let mut row_cut = 0u64;
         for seed in seeds.clone() {
             if interrupt::interrupted() {
                 break;
@@ -178,11 +182,29 @@ pub fn live(args: LiveArgs) -> Result<i32, CliError> {
             if args.report.is_some() {
                 recorded.push(RecordedHistory { label: run.label.clone(), seed, history: outcome.history });
             }
-            finished += 1;
+            match outcome.cut_short_ns {
+                Some(ran_ns) => {
+                    row_cut += 1;
+                    cut.push(format!(
+                        "{} seed {seed} after {:.1} s of {:.1} s",
+                        run.label,
+                        ran_ns as f64 / 1e9,
+                        scenario.setup.duration_ms / 1000.0
+                    ));
+                }
+                None => finished += 1,
+            }
         }
         all_totals.push(totals);
+        cut_per_row.push(row_cut);
     }
     let interrupted = interrupt::interrupted();
+    // After a stop, a row with no run at all has nothing to judge: no verdict, it says "not run".
+    let not_run: Vec<&str> = if interrupted {
+        all_totals.iter().filter(|t| t.runs + t.panicked_runs == 0).map(|t| t.label.as_str()).collect()
+    } else {
+        Vec::new()
+    };
     if let Some(path) = &args.history {
         locksim_reports::write_atomic(path, histories)
             .map_err(|e| CliError::bad_input(format!("cannot write the histories to {}: {e}", path.display())))?;
@@ -192,6 +214,7 @@ pub fn live(args: LiveArgs) -> Result<i32, CliError> {
         .iter()
         .filter(|e| args.algorithms.is_empty() || args.algorithms.contains(&e.label))
         .filter(|e| runs.iter().any(|r| r.label == e.label))
+        .filter(|e| !not_run.contains(&e.label.as_str()))
         .cloned()
         .collect();
     let expectations = evaluate(&judged, &all_totals);
@@ -201,10 +224,23 @@ pub fn live(args: LiveArgs) -> Result<i32, CliError> {
     let v: Vec<String> = versions.iter().map(|v| format!("{}: {}", v.program, v.version)).collect();
     text.push_str(&v.join("; "));
     text.push_str(")\n");
+    let mut interrupted_notes = Vec::new();
     if interrupted {
         text.push_str(&format!(
             "# interrupted: {finished} of {total} live runs finished; the results below cover those\n"
         ));
+        if !cut.is_empty() {
+            interrupted_notes.push(format!(
+                "interrupted: cut short, judged on the history up to the stop, rates over the time it ran: {}",
+                cut.join("; ")
+            ));
+        }
+        if !not_run.is_empty() {
+            interrupted_notes.push(format!("interrupted: not run (no verdict): {}", not_run.join(", ")));
+        }
+        for n in &interrupted_notes {
+            text.push_str(&format!("# {n}\n"));
+        }
     }
     for n in &notes {
         text.push_str(&format!("# note: {n}\n"));
@@ -218,6 +254,12 @@ pub fn live(args: LiveArgs) -> Result<i32, CliError> {
         json.mode = Some("live".to_string());
         json.servers = versions;
         json.live_notes = notes;
+        json.live_notes.extend(interrupted_notes);
+        json = json.with_interrupted(interrupted);
+        // A cut run is judged and counted in `runs`, but it did not finish.
+        for (row, cut) in json.algorithms.iter_mut().zip(&cut_per_row) {
+            row.seeds_finished = row.seeds_finished.map(|n| n - cut);
+        }
         if let Some(path) = &args.json {
             locksim_reports::write_atomic(path, json.to_pretty_string()).map_err(|e| {
                 CliError::bad_input(format!("cannot write the results JSON to {}: {e}", path.display()))

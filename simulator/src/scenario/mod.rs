@@ -11,7 +11,8 @@
 //! - private helpers of the parser: `walk` (key paths and positions), `values` (numbers and
 //!   distributions), `params` and `runs` (models, algorithms, variants), `sections` (network,
 //!   workload, clocks), `faults`, `nodes` (selectors and node existence), `syntax`
-//!   (a best-effort key path for TOML syntax errors)
+//!   (a best-effort key path for TOML syntax errors), `zero_time` (a scenario whose every time
+//!   is 0 would never advance)
 
 pub mod error;
 pub mod expect;
@@ -27,6 +28,7 @@ mod syntax;
 pub mod types;
 mod values;
 mod walk;
+mod zero_time;
 
 pub use crate::setup::selector::{self, Selector};
 pub use error::ScenarioError;

@@ -147,6 +147,7 @@ pub fn parse_str(file: &str, text: &str, models: &[&'static dyn DynModel]) -> Re
     }
     let faults = faults::faults(&src, &root, &mut mentions)?;
     let explore = explore::explore(&src, &root, duration_ms, &mut mentions)?;
+    crate::scenario::zero_time::check(&src, &root, &network, &workload, runs.iter().map(|r| &r.spec))?;
     nodes::check(&src, &runs, workload.clients, &mentions)?;
     let labels: Vec<String> = runs.iter().map(|r| r.spec.label.clone()).collect();
     let expect = expect::expectations(&src, &root, &labels)?;
