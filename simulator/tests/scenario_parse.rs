@@ -310,7 +310,7 @@ every_ms = { exponential = 1000 }
 probability = 0.5
 [[faults]]
 kind = "partition"
-groups = [["server-0", "server-9"], ["server-*", "sentinel-*"], ["client-*"]]
+groups = [["resource", "server-9"], ["server-*", "sentinel-*"], ["client-*"]]
 one_way = true
 at_ms = 1
 [[faults]]
@@ -512,7 +512,7 @@ fn negative_duration() {
         &text,
         &pos(&text, "{ uniform = [-10"),
         Some("faults.0.duration_ms"),
-        &["expected a time in milliseconds that cannot go negative", "it can draw -10"],
+        &["expected a time in milliseconds in [0, 1e12]", "it can draw -10"],
     );
 }
 

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use locksim_simulator::estimate::{estimate, human_duration, Estimate};
+use locksim_simulator::scenario::notes::late_fault_notes;
 
 use crate::exit::{CliError, MODEL_FAILED, OK};
 use crate::seeds::parse_seeds;
@@ -39,7 +40,7 @@ pub fn check(args: &CheckArgs) -> Result<i32, CliError> {
         scenario.setup.faults.len(),
         scenario.expect.len()
     );
-    for note in tcp_notes(&scenario) {
+    for note in tcp_notes(&scenario).into_iter().chain(late_fault_notes(&scenario)) {
         outln!("note: {note}");
     }
     if args.no_estimate {

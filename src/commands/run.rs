@@ -68,6 +68,10 @@ pub struct RunArgs {
 pub fn run(args: RunArgs) -> Result<i32, CliError> {
     let models = locksim_algorithms::registry();
     let (scenario, scenario_text) = load_file_with_text(&args.file, &models)?;
+    // On stderr, before the seeds run: the table on stdout stays as it was.
+    for note in locksim_simulator::scenario::notes::late_fault_notes(&scenario) {
+        eprintln!("note: {note}");
+    }
     let seeds = match (&args.seed, &args.seeds) {
         (Some(s), _) => single_seed(*s)?,
         (None, Some(text)) => parse_seeds(text)?,

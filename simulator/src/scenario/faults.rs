@@ -5,7 +5,7 @@ use crate::dist::Dist;
 use crate::process::CrashKind;
 use crate::scenario::nodes::{selector, selectors, Mentions};
 use crate::scenario::types::{FaultKind, FaultSpec, FAULT_KINDS};
-use crate::scenario::values::{dist, fraction, ppm, time};
+use crate::scenario::values::{check_time_dist, dist, fraction, ppm, signed_time, time, MAX_TIME_TEXT};
 use crate::scenario::walk::{quote, Node, Res, Source, Tab};
 
 /// Keys every kind takes (`target` is not taken by `partition`).
@@ -64,6 +64,7 @@ fn check_keys(src: &Source, tab: &Tab, kind: &str) -> Res<()> {
 /// instant. Exponential and log-normal draws are positive; a normal can draw 0 once clamped.
 fn every(src: &Source, node: &Node) -> Res<Dist> {
     let d = dist(src, node)?;
+    check_time_dist(src, node, &d, 0.0, &format!("an interval in milliseconds in [0, {MAX_TIME_TEXT}]"))?;
     let ok = match &d {
         Dist::Exponential(_) | Dist::LogNormal { .. } => true,
         Dist::Normal { .. } => false,
@@ -125,7 +126,7 @@ fn fault(src: &Source, node: &Node, mentions: &mut Mentions) -> Res<FaultSpec> {
         "isolate" => FaultKind::Isolate,
         "clock_jump" => {
             let n = tab.required(src, "by_ms", "a clock step in milliseconds (may be negative)")?;
-            FaultKind::ClockJump { by_ms: dist(src, n)? }
+            FaultKind::ClockJump { by_ms: signed_time(src, n, "a clock step")? }
         }
         "clock_drift" => {
             let n = tab.required(src, "ppm", "a clock rate error in ppm")?;
@@ -162,5 +163,6 @@ fn partition(src: &Source, tab: &Tab, mentions: &mut Mentions) -> Res<FaultKind>
         groups.push(sels);
     }
     let one_way = tab.get("one_way").map(|n| n.as_bool(src)).transpose()?.unwrap_or(false);
+    mentions.partition(groups.clone(), one_way, node);
     Ok(FaultKind::Partition { groups, one_way })
 }

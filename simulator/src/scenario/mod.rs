@@ -8,6 +8,7 @@
 //! - [`expect`]: `[expect.LABEL]` values (`"none"`, `"< 0.05"`), also usable on their own
 //! - [`explore`]: the `[explore]` table, the bounds of `sim explore`'s random fault schedules
 //! - [`file_names`]: row labels as file-name parts (one sanitizer; colliding labels are refused)
+//! - [`notes`]: notes on a valid scenario that may surprise (a fault starting after the run ends)
 //! - private helpers of the parser: `walk` (key paths and positions), `values` (numbers and
 //!   distributions), `params` and `runs` (models, algorithms, variants), `sections` (network,
 //!   workload, clocks), `faults`, `nodes` (selectors and node existence), `syntax`
@@ -20,6 +21,7 @@ pub mod explore;
 mod faults;
 pub mod file_names;
 mod nodes;
+pub mod notes;
 mod params;
 pub mod parse;
 mod runs;

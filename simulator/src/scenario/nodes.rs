@@ -1,6 +1,8 @@
 //! Selectors, and the check that the nodes a scenario names exist: a named node (`server-4`) must
 //! exist in EVERY run's cluster (a fault that silently hits nothing in one row would make the rows
-//! incomparable), and each partition group must name at least one node of every run. Node names
+//! incomparable), each partition group must name at least one node of every run, and a partition
+//! must be able to separate two nodes of every run (groups that all end up as one cut nothing).
+//! Node names
 //! come from each model's own `services`, the list the engine also builds the run from, so the
 //! check cannot drift from what the engine will run.
 
@@ -30,11 +32,18 @@ pub(crate) struct Mentions {
     singles: Vec<(Selector, Place)>,
     /// Partition groups (0-based index, as in key paths): each must name some node of every run.
     groups: Vec<(Vec<Selector>, usize, Place)>,
+    /// Whole partitions (their groups, `one_way`, where `groups` is written): each must cut a
+    /// link in every run.
+    partitions: Vec<(Vec<Vec<Selector>>, bool, Place)>,
 }
 
 impl Mentions {
     pub fn group(&mut self, selectors: Vec<Selector>, number: usize, node: &Node) {
         self.groups.push((selectors, number, Place::of(node)));
+    }
+
+    pub fn partition(&mut self, groups: Vec<Vec<Selector>>, one_way: bool, node: &Node) {
+        self.partitions.push((groups, one_way, Place::of(node)));
     }
 }
 
@@ -107,6 +116,58 @@ impl Census {
         }
     }
 
+    /// Node indexes of this census: services in order, then clients, then the resource.
+    fn size(&self) -> usize {
+        self.services.len() + self.clients + 1
+    }
+
+    /// Marks the nodes `sel` may select when the fault starts; `certain`: only those it selects
+    /// whatever the run does (a role or a random pick may be any node of its kind, and is
+    /// certain to be none in particular).
+    fn mark(&self, sel: &Selector, certain: bool, into: &mut [bool]) {
+        let s = self.services.len();
+        let kind = |k: NodeKind, into: &mut [bool]| match k {
+            NodeKind::Client => into[s..s + self.clients].iter_mut().for_each(|b| *b = true),
+            NodeKind::Resource => into[s + self.clients] = true,
+            k => self.services.iter().enumerate().filter(|(_, (_, sk))| *sk == k).for_each(|(i, _)| into[i] = true),
+        };
+        match sel {
+            Selector::Named(name) => {
+                let at = if name == "resource" {
+                    Some(s + self.clients)
+                } else if let Some(n) = name.strip_prefix("client-") {
+                    n.parse::<usize>().ok().filter(|i| *i < self.clients && n == i.to_string()).map(|i| s + i)
+                } else {
+                    self.services.iter().position(|(sn, _)| sn == name)
+                };
+                if let Some(i) = at {
+                    into[i] = true;
+                }
+            }
+            Selector::AllOf(k) => kind(*k, into),
+            Selector::All => into.iter_mut().for_each(|b| *b = true),
+            _ if certain => {}
+            Selector::Leader | Selector::Follower | Selector::RandomServer => kind(NodeKind::Server, into),
+            Selector::Holder | Selector::Waiter | Selector::RandomClient => kind(NodeKind::Client, into),
+        }
+    }
+
+    /// Which partition groups can keep a node of this run: a node named in several groups
+    /// belongs to the last of them (as the engine assigns it), so a group whose every node is
+    /// certainly named by a later group keeps none.
+    fn kept_groups(&self, groups: &[Vec<Selector>]) -> Vec<bool> {
+        let n = self.size();
+        let mut later_certain = vec![false; n];
+        let mut kept = vec![false; groups.len()];
+        for (i, g) in groups.iter().enumerate().rev() {
+            let mut possible = vec![false; n];
+            g.iter().for_each(|s| self.mark(s, false, &mut possible));
+            kept[i] = possible.iter().zip(&later_certain).any(|(p, c)| *p && !*c);
+            g.iter().for_each(|s| self.mark(s, true, &mut later_certain));
+        }
+        kept
+    }
+
     /// Its node names, shortened for a message.
     fn list(&self) -> String {
         let mut names: Vec<String> = self.services.iter().take(12).map(|(n, _)| n.clone()).collect();
@@ -126,7 +187,10 @@ impl Census {
 
 /// Checks every mention against every run's cluster.
 pub(crate) fn check(src: &Source, runs: &[Run], clients: usize, mentions: &Mentions) -> Res<()> {
-    if mentions.singles.iter().all(|(s, _)| !matches!(s, Selector::Named(_))) && mentions.groups.is_empty() {
+    if mentions.singles.iter().all(|(s, _)| !matches!(s, Selector::Named(_)))
+        && mentions.groups.is_empty()
+        && mentions.partitions.is_empty()
+    {
         return Ok(()); // nothing to check
     }
     for census in runs.iter().map(|r| Census::take(r, clients)) {
@@ -156,6 +220,50 @@ pub(crate) fn check(src: &Source, runs: &[Run], clients: usize, mentions: &Menti
                 ));
             }
         }
+        for (groups, one_way, place) in &mentions.partitions {
+            if let Some(why) = cuts_nothing(&census, groups, *one_way) {
+                return Err(src.error(
+                    &place.at,
+                    &place.path,
+                    format!(
+                        "this partition cuts no link of {}: {why}. A partition must separate at least two \
+                         nodes (a node named in several groups belongs to the last of them); name \
+                         different nodes in two groups, e.g. [[\"server-0\"], [\"server-1\", \"server-2\"]]",
+                        census.what
+                    ),
+                ));
+            }
+        }
     }
     Ok(())
+}
+
+/// Why a partition's groups cut no link of this run, if they cannot: fewer than two groups keep
+/// a node (with `one_way`, group 0 or every other group keeps none). Sound, not complete: a
+/// role or a random pick may still resolve to the same node as another group at run time.
+fn cuts_nothing(census: &Census, groups: &[Vec<Selector>], one_way: bool) -> Option<String> {
+    let kept = census.kept_groups(groups);
+    let kept_ids: Vec<usize> = kept.iter().enumerate().filter(|(_, k)| **k).map(|(i, _)| i).collect();
+    if one_way {
+        if !kept[0] {
+            return Some(
+                "with one_way = true only links from group 0 are cut, and every node group 0 names is \
+                         named again by a later group"
+                    .to_string(),
+            );
+        }
+        if kept_ids.len() < 2 {
+            return Some(
+                "with one_way = true only links from group 0 to the other groups are cut, and no other \
+                         group keeps a node of its own"
+                    .to_string(),
+            );
+        }
+        return None;
+    }
+    match kept_ids.as_slice() {
+        [only] => Some(format!("every node its groups name ends up in group {only}")),
+        [] => Some("its groups name no node".to_string()),
+        _ => None,
+    }
 }

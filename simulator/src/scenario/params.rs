@@ -9,19 +9,24 @@ use toml_edit::ImDocument;
 
 use crate::dist::Dist;
 use crate::model::{DynModel, ParamKind, ParamSpec, ParamValue, Params};
-use crate::scenario::values::{check_dist, dist, int_in, number_in};
+use crate::scenario::values::{check_dist, check_time_dist, dist, int_in, number_in};
 use crate::scenario::walk::{quote, Node, Res, Source, Tab};
 use crate::setup::WorkloadSpec;
+use crate::time::MAX_TIME_MS;
 
 /// One parameter value, typed and range-checked by its spec. A constant given for a
 /// distribution parameter is stored as [`ParamValue::Num`] (what `Params::dist` reads as a
 /// constant), so a file that writes the default's value compares equal to the default.
 pub(crate) fn value(src: &Source, spec: &ParamSpec, node: &Node) -> Res<ParamValue> {
-    Ok(match &spec.kind {
+    let kind = bounded_kind(spec);
+    Ok(match &kind {
         ParamKind::Number { min, max } => ParamValue::Num(number_in(src, node, *min, *max)?),
         ParamKind::Dist { min, max } => {
             let d = dist(src, node)?;
-            check_dist(src, node, &d, *min, *max, &spec.kind.describe())?;
+            check_dist(src, node, &d, *min, *max, &kind.describe())?;
+            if is_time(spec) {
+                check_time_dist(src, node, &d, *min, &kind.describe())?;
+            }
             match d {
                 Dist::Const(v) => ParamValue::Num(v),
                 d => ParamValue::Dist(d),
@@ -30,7 +35,7 @@ pub(crate) fn value(src: &Source, spec: &ParamSpec, node: &Node) -> Res<ParamVal
         ParamKind::Int { min, max } => ParamValue::Int(int_in(src, node, *min, *max)?),
         ParamKind::Bool => ParamValue::Bool(node.as_bool(src)?),
         ParamKind::Choice(choices) => {
-            let expected = spec.kind.describe();
+            let expected = kind.describe();
             let s = node.as_str(src, &expected)?;
             if !choices.contains(&s) {
                 return Err(node.err(src, format!("expected {expected}, found {}", quote(s))));
@@ -38,6 +43,21 @@ pub(crate) fn value(src: &Source, spec: &ParamSpec, node: &Node) -> Res<ParamVal
             ParamValue::Str(s.to_string())
         }
     })
+}
+
+/// Whether a parameter is a time in milliseconds (by the naming rule: units last, `ttl_ms`).
+fn is_time(spec: &ParamSpec) -> bool {
+    spec.name.ends_with("_ms")
+}
+
+/// The parameter's kind, a time's range capped at [`MAX_TIME_MS`] as every time in a scenario
+/// is (a model whose schema allows more still gets no time that overflows nanoseconds).
+fn bounded_kind(spec: &ParamSpec) -> ParamKind {
+    match spec.kind {
+        ParamKind::Number { min, max } if is_time(spec) => ParamKind::Number { min, max: max.min(MAX_TIME_MS) },
+        ParamKind::Dist { min, max } if is_time(spec) => ParamKind::Dist { min, max: max.min(MAX_TIME_MS) },
+        ref other => other.clone(),
+    }
 }
 
 /// Every parameter at its default. An invalid default is the model's bug; the message says so

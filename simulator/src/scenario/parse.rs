@@ -21,6 +21,7 @@ use crate::scenario::types::{Scenario, Setup};
 use crate::scenario::values::{int_in, name};
 use crate::scenario::walk::{show_number, Node, Res, Source};
 use crate::scenario::{expect, explore, faults, runs, sections, syntax};
+use crate::time::MAX_TIME_MS;
 
 const TOP_KEYS: &[&str] = &[
     "name",
@@ -164,18 +165,16 @@ pub fn parse_str(file: &str, text: &str, models: &[&'static dyn DynModel]) -> Re
     })
 }
 
-/// The longest run: nanoseconds of true time must fit in 64 bits with room to spare (about 31
-/// years of simulated time).
-const MAX_DURATION_MS: f64 = 1e12;
-
-/// `duration_ms`: a plain number above 0 (one run's length is not drawn).
+/// `duration_ms`: a plain number above 0 (one run's length is not drawn), at most
+/// [`MAX_TIME_MS`] as every time is: nanoseconds of true time must fit in 64 bits with room to
+/// spare (about 31 years of simulated time).
 fn duration(src: &Source, node: &Node) -> Res<f64> {
     let expected = "a number of milliseconds above 0 and at most 1e12";
     if node.is_table() {
         return Err(node.mismatch(src, &format!("{expected} (a distribution is not accepted here)")));
     }
     let v = node.as_number(src, expected)?;
-    if v <= 0.0 || v > MAX_DURATION_MS {
+    if v <= 0.0 || v > MAX_TIME_MS {
         return Err(node.err(src, format!("expected {expected}, found {}", show_number(v))));
     }
     Ok(v)

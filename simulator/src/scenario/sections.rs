@@ -3,7 +3,7 @@
 use crate::dist::Dist;
 use crate::scenario::nodes::{selector, Mentions};
 use crate::scenario::types::{ClockSpec, LinkSpec, NetworkSpec, WorkloadSpec};
-use crate::scenario::values::{dist, fraction, int_in, ppm, time};
+use crate::scenario::values::{fraction, int_in, ppm, signed_time, time};
 use crate::scenario::walk::{Node, Res, Source, Tab};
 use crate::setup::Selector;
 
@@ -125,7 +125,7 @@ pub(crate) fn clocks(src: &Source, root: &Tab) -> Res<ClockSpec> {
         spec.drift_ppm = ppm(src, n)?;
     }
     if let Some(n) = tab.get("offset_ms") {
-        spec.offset_ms = dist(src, n)?;
+        spec.offset_ms = signed_time(src, n, "a clock offset")?;
     }
     Ok(spec)
 }

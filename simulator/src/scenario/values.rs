@@ -3,6 +3,7 @@
 
 use crate::dist::Dist;
 use crate::scenario::walk::{show_number as num, Node, Res, Source};
+use crate::time::MAX_TIME_MS;
 
 /// Every distribution form, for error messages.
 pub(crate) const DIST_FORMS: &str = "a number, { uniform = [a, b] }, { exponential = mean }, \
@@ -142,11 +143,56 @@ fn show_dist(d: &Dist) -> String {
     }
 }
 
-/// A time in milliseconds: a number or distribution that cannot go negative.
+/// How the time bound reads in messages (`1e12`, as `duration_ms` says it).
+pub(crate) const MAX_TIME_TEXT: &str = "1e12";
+
+/// A time in milliseconds: a number or distribution that cannot go negative, and no larger than
+/// [`MAX_TIME_MS`] (see [`check_time_dist`]).
 pub(crate) fn time(src: &Source, node: &Node) -> Res<Dist> {
     let d = dist(src, node)?;
-    check_dist(src, node, &d, 0.0, f64::INFINITY, "a time in milliseconds that cannot go negative")?;
+    check_time_dist(src, node, &d, 0.0, &format!("a time in milliseconds in [0, {MAX_TIME_TEXT}]"))?;
     Ok(d)
+}
+
+/// A signed time in milliseconds (a clock's offset, a clock step): within
+/// [-[`MAX_TIME_MS`], [`MAX_TIME_MS`]].
+pub(crate) fn signed_time(src: &Source, node: &Node, what: &str) -> Res<Dist> {
+    let d = dist(src, node)?;
+    check_time_dist(
+        src,
+        node,
+        &d,
+        -MAX_TIME_MS,
+        &format!("{what} in milliseconds in [-{MAX_TIME_TEXT}, {MAX_TIME_TEXT}]"),
+    )?;
+    Ok(d)
+}
+
+/// Checks a time distribution against [`MAX_TIME_MS`]: its values as [`check_dist`] judges them
+/// within [min, `MAX_TIME_MS`], and every number written in it too (a normal's `sd`, a
+/// log-normal's `p99`), so no parameter of a time is beyond the bound. Nanoseconds of such
+/// times fit in 64 bits several times over; a draw beyond the bound (a tail) is clamped to it
+/// when converted ([`crate::time::ms_to_ns`]).
+pub(crate) fn check_time_dist(src: &Source, node: &Node, d: &Dist, min: f64, expected: &str) -> Res<()> {
+    check_dist(src, node, d, min, MAX_TIME_MS, expected)?;
+    let beyond = |v: f64| v.abs() > MAX_TIME_MS;
+    let too_big = match d {
+        Dist::Normal { sd, .. } if beyond(*sd) => Some(("sd", *sd)),
+        Dist::LogNormal { p99, .. } if beyond(*p99) => Some(("p99", *p99)),
+        _ => None,
+    };
+    match too_big {
+        None => Ok(()),
+        Some((key, v)) => Err(node.err(
+            src,
+            format!(
+                "expected {expected}, found {}: its `{key}` is {}, beyond {MAX_TIME_TEXT}, the largest time \
+                 (a time's every parameter is within it)",
+                show_dist(d),
+                num(v)
+            ),
+        )),
+    }
 }
 
 /// A plain number (no distribution) within [min, max].
