@@ -15,10 +15,25 @@ use locksim_simulator::scenario::{RunSpec, Scenario};
 use crate::exit::CliError;
 use crate::interrupt;
 
-/// A pool of `threads` workers (default: every core); `--threads 0` is refused.
+/// The most worker threads `--threads` accepts. Each thread holds a seed's world and history at
+/// once, and starting a hundred thousand threads aborted the process (one stack each); 1024 is
+/// far beyond the cores of any machine this runs on, where more threads than cores only add
+/// memory.
+pub const MAX_THREADS: usize = 1024;
+
+/// A pool of `threads` workers (default: every core); `--threads 0` and more than
+/// [`MAX_THREADS`] are refused.
 pub fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool, CliError> {
-    if threads == Some(0) {
-        return Err(CliError::bad_input("--threads 0: expected at least 1 thread (default: all cores)"));
+    match threads {
+        Some(0) => {
+            return Err(CliError::bad_input("--threads 0: expected at least 1 thread (default: all cores)"));
+        }
+        Some(n) if n > MAX_THREADS => {
+            return Err(CliError::bad_input(format!(
+                "--threads {n}: expected at most {MAX_THREADS} threads (default: all cores)"
+            )));
+        }
+        _ => {}
     }
     let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     rayon::ThreadPoolBuilder::new()

@@ -8,6 +8,7 @@ use crate::checker;
 use crate::clock::NodeClock;
 use crate::directory::Directory;
 use crate::engine::network::{LinkParams, Network};
+use crate::engine::pairs::PairIndex;
 use crate::engine::{schedule, Behaviour, Node, World, WorldConfig};
 use crate::history::{History, HistoryEvent, Stamped};
 use crate::model::{DynModel, Model, ParamProblem, ParamSpec, Params, Topology};
@@ -124,10 +125,10 @@ pub fn run_typed_until<M: Model>(
         }
         overrides.push((from, to, params));
     }
-    let network = Network::new(names.len(), base, overrides, topology.ordered_links);
+    let dir = Directory::new(&names);
+    let network = Network::new(PairIndex::of_directory(&dir), base, overrides, topology.ordered_links);
     let end_ns = ms_to_ns(setup.duration_ms);
     let occurrences = schedule::draw(&setup.faults, end_ns, &mut stream(seed, "faults", "schedule"));
-    let dir = Directory::new(&names);
     let spare = SPARE_HISTORY.with(|s| std::mem::take(&mut *s.borrow_mut()));
     let mut world: World<M::Protocol> = World::new(
         dir,

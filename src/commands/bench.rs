@@ -55,7 +55,7 @@ pub enum BenchCommand {
         /// Seeds per algorithm in the full run (default 4000).
         #[arg(long, default_value_t = 4000)]
         seeds: u64,
-        /// Worker threads (default: all cores).
+        /// Worker threads (default: all cores; at most 1024).
         #[arg(long, value_name = "N")]
         threads: Option<usize>,
         /// Also write the figures as JSON to this file.

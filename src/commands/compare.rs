@@ -34,7 +34,7 @@ pub struct CompareArgs {
     /// simulated range (compare-LABEL.svg and .png).
     #[arg(long, value_name = "DIR")]
     pub report: Option<PathBuf>,
-    /// Worker threads for the simulated seeds (default: all cores).
+    /// Worker threads for the simulated seeds (default: all cores; at most 1024).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
 }

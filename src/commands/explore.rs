@@ -57,7 +57,7 @@ pub struct ExploreArgs {
     /// Seed-runs each shrink may spend.
     #[arg(long, value_name = "N", default_value_t = 1_000)]
     pub shrink_budget: u64,
-    /// Worker threads (default: all cores). The results do not depend on it.
+    /// Worker threads (default: all cores; at most 1024). The results do not depend on it.
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
 }
@@ -70,8 +70,7 @@ fn default_out(file: &Path) -> PathBuf {
 pub fn explore(args: ExploreArgs) -> Result<i32, CliError> {
     let models = locksim_algorithms::registry();
     let file = args.file.display().to_string();
-    let text = std::fs::read_to_string(&args.file)
-        .map_err(|e| CliError::bad_input(format!("{file}: cannot read the scenario file: {e}")))?;
+    let text = locksim_simulator::scenario::read_scenario_text(&args.file)?;
     if args.budget == 0 {
         return Err(CliError::bad_input("--budget 0: expected at least 1 schedule"));
     }

@@ -44,7 +44,7 @@ pub struct RunArgs {
     /// (JSON lines when FILE ends in .jsonl).
     #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
     pub trace: Option<PathBuf>,
-    /// Worker threads (default: all cores). Results do not depend on it.
+    /// Worker threads (default: all cores; at most 1024). Results do not depend on it.
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
     /// Run every seed twice with its full trace and compare the trace hashes; a difference

@@ -54,7 +54,7 @@ pub struct ShrinkArgs {
     /// Seed-runs the whole search may spend.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_BUDGET)]
     pub budget: u64,
-    /// Worker threads (default: all cores). The result does not depend on it.
+    /// Worker threads (default: all cores; at most 1024). The result does not depend on it.
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
 }
@@ -79,8 +79,7 @@ fn default_out(file: &Path) -> PathBuf {
 pub fn shrink(args: ShrinkArgs) -> Result<i32, CliError> {
     let models = locksim_algorithms::registry();
     let file = args.file.display().to_string();
-    let text = std::fs::read_to_string(&args.file)
-        .map_err(|e| CliError::bad_input(format!("{file}: cannot read the scenario file: {e}")))?;
+    let text = locksim_simulator::scenario::read_scenario_text(&args.file)?;
     if args.budget < SEEDS_PER_CANDIDATE as u64 {
         return Err(CliError::bad_input(format!(
             "--budget {}: expected at least {SEEDS_PER_CANDIDATE} seed-runs (one candidate's worth)",

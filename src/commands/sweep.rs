@@ -105,7 +105,7 @@ pub struct SweepArgs {
     /// Run only this algorithm or variant label (repeatable).
     #[arg(long = "algorithm", value_name = "LABEL")]
     pub algorithms: Vec<String>,
-    /// Worker threads (default: all cores). Results do not depend on it.
+    /// Worker threads (default: all cores; at most 1024). Results do not depend on it.
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
     /// The directory to write sweep.csv, sweep.json, sweep.parquet and the charts to (created if
@@ -137,8 +137,7 @@ pub fn sweep(args: SweepArgs) -> Result<i32, CliError> {
         Some(text) => parse_seeds(text)?,
         None => 0..base.seeds,
     };
-    let text = std::fs::read_to_string(&args.file)
-        .map_err(|e| CliError::bad_input(format!("{file}: cannot read the scenario file: {e}")))?;
+    let text = locksim_simulator::scenario::read_scenario_text(&args.file)?;
 
     // Every point's scenario through the parser, and its rows, before anything runs.
     let points = point_scenarios(&file, &text, &params, &values, &models).map_err(CliError::bad_input)?;

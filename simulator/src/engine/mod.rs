@@ -9,15 +9,18 @@
 //! - `post`: a handler's sends, timers, history events and notes, applied as it makes them
 //! - [`network`]: latency, loss, duplication, order, fault rules
 //! - [`schedule`]: fault occurrences drawn from the seed
+//! - [`pairs`]: a value per pair of nodes (connections, FIFO order), linear in the nodes
 //!
-//! Connections: every link in these models is TCP, so the engine keeps, per pair of nodes,
-//! whether a connection is open (a message was delivered between them since either last went
-//! down). A killed process (`crash`, `mode = "process"`) resets each of its connections: the peer
-//! gets [`Process::on_reset`] one latency later; a message to it while it is down is refused the
-//! same way. A lost host (`mode = "machine"`) tells nobody; after it restarts, the first message
-//! on a connection from before the crash is refused with a reset, as a fresh kernel does.
+//! Connections: every link in these models is TCP, so the engine keeps, per pair of nodes
+//! ([`pairs`]: in memory linear in the nodes), whether a connection is open (a message was
+//! delivered between them since either last went down). A killed process (`crash`,
+//! `mode = "process"`) resets each of its connections: the peer gets [`Process::on_reset`] one
+//! latency later; a message to it while it is down is refused the same way. A lost host
+//! (`mode = "machine"`) tells nobody; after it restarts, the first message on a connection from
+//! before the crash is refused with a reset, as a fresh kernel does.
 
 pub mod network;
+pub mod pairs;
 mod post;
 pub mod queue;
 pub mod schedule;
@@ -39,6 +42,7 @@ use crate::trace::{Trace, TraceEntry};
 use crate::wire::{Tag, Wire};
 use crate::workload::{ClientNode, ResourceNode};
 use network::{Cut, Loss, Network, Slow};
+use pairs::{PairIndex, PairTable};
 use post::Post;
 use queue::{EventKind, EventQueue};
 use schedule::Occurrence;
@@ -60,13 +64,6 @@ enum Status {
     Up,
     Paused,
     Crashed,
-}
-
-/// Which per-pair bit table.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Bits {
-    Conns,
-    Stale,
 }
 
 /// Work that reached a paused node, handled in order when it resumes.
@@ -215,12 +212,11 @@ pub struct World<P: Protocol> {
     /// The stream for connection resets' latency: separate, so a model that ignores resets
     /// sees exactly the network draws it saw before resets existed.
     reset_rng: ChaCha8Rng,
-    /// Open connections, a bit per pair (symmetric): `words` u64s per node.
-    conns: Vec<u64>,
-    /// After a host failure: `stale[x]` has bit `p` when `p` still has a connection to `x` from
-    /// before `x` went down (refused with a reset when `p` next sends on it).
-    stale: Vec<u64>,
-    words: usize,
+    /// Open connections, per pair (kept symmetric: both directions set and cleared together).
+    conns: PairTable<bool>,
+    /// After a host failure: `stale(x, p)` when `p` still has a connection to `x` from before `x`
+    /// went down (refused with a reset when `p` next sends on it).
+    stale: PairTable<bool>,
     fault_rng: ChaCha8Rng,
     faults: Vec<FaultSpec>,
     occurrences: Vec<Occurrence>,
@@ -293,8 +289,7 @@ impl<P: Protocol> World<P> {
         let window_of = vec![None; cfg.occurrences.len()];
         let mut reset_rng = cfg.net_rng.clone();
         reset_rng.set_stream(1);
-        let words = nodes.len().div_ceil(64);
-        let bits = vec![0u64; words * nodes.len()];
+        let pairs = PairTable::new(PairIndex::of_directory(&dir));
         World {
             now_ns: 0,
             end_ns: cfg.end_ns,
@@ -305,9 +300,8 @@ impl<P: Protocol> World<P> {
             network: cfg.network,
             net_rng: cfg.net_rng,
             reset_rng,
-            conns: bits.clone(),
-            stale: bits,
-            words,
+            conns: pairs.clone(),
+            stale: pairs,
             fault_rng: cfg.fault_rng,
             faults: cfg.faults,
             occurrences: cfg.occurrences,
@@ -433,7 +427,6 @@ impl<P: Protocol> World<P> {
             network,
             net_rng,
             stale,
-            words,
             history,
             trace,
             messages,
@@ -453,7 +446,6 @@ impl<P: Protocol> World<P> {
             network,
             net_rng,
             stale,
-            words: *words,
             history,
             trace,
             messages,
@@ -489,9 +481,9 @@ impl<P: Protocol> World<P> {
             self.trace_with(Some(to), "drop", |w| format!("← {} {:?} (link cut in flight)", w.dir.name_of(from), msg));
             return;
         }
-        if self.nodes[to].status != Status::Crashed && self.bit(Bits::Stale, to, from) {
+        if self.nodes[to].status != Status::Crashed && self.stale.get(to, from) {
             // The host restarted since this connection was opened: its kernel answers with a reset.
-            self.clear_bit(Bits::Stale, to, from);
+            self.stale.set(to, from, false);
             self.trace_with(Some(to), "drop", |w| {
                 format!("← {} {:?} (refused: connection from before a host failure)", w.dir.name_of(from), msg)
             });
@@ -508,14 +500,14 @@ impl<P: Protocol> World<P> {
                 }
             }
             Status::Paused => {
-                self.set_bit(Bits::Conns, to, from);
+                self.connect(to, from);
                 self.trace_with(Some(to), "queued", |w| {
                     format!("← {} {:?} (queued: paused)", w.dir.name_of(from), msg)
                 });
                 self.nodes[to].backlog.push(Backlogged::Message { from, msg });
             }
             Status::Up => {
-                self.set_bit(Bits::Conns, to, from);
+                self.connect(to, from);
                 self.trace_with(Some(to), "deliver", |w| format!("← {} {:?}", w.dir.name_of(from), msg));
                 self.dispatch(to, |p, ctx| p.on_message(ctx, from, msg));
             }
@@ -729,32 +721,10 @@ impl<P: Protocol> World<P> {
         }
     }
 
-    fn bits(&self, which: Bits) -> &Vec<u64> {
-        match which {
-            Bits::Conns => &self.conns,
-            Bits::Stale => &self.stale,
-        }
-    }
-    fn bits_mut(&mut self, which: Bits) -> &mut Vec<u64> {
-        match which {
-            Bits::Conns => &mut self.conns,
-            Bits::Stale => &mut self.stale,
-        }
-    }
-    fn bit(&self, which: Bits, row: NodeId, col: NodeId) -> bool {
-        self.bits(which)[row * self.words + col / 64] & (1 << (col % 64)) != 0
-    }
-    fn set_bit(&mut self, which: Bits, row: NodeId, col: NodeId) {
-        let w = self.words;
-        let bits = self.bits_mut(which);
-        bits[row * w + col / 64] |= 1 << (col % 64);
-        if which == Bits::Conns {
-            bits[col * w + row / 64] |= 1 << (row % 64);
-        }
-    }
-    fn clear_bit(&mut self, which: Bits, row: NodeId, col: NodeId) {
-        let w = self.words;
-        self.bits_mut(which)[row * w + col / 64] &= !(1 << (col % 64));
+    /// A connection between `a` and `b` is open (both ways).
+    fn connect(&mut self, a: NodeId, b: NodeId) {
+        self.conns.set(a, b, true);
+        self.conns.set(b, a, true);
     }
 
     /// `from`'s end of its connection with `to` closes (or refuses): `to` learns it one latency later.
@@ -779,8 +749,8 @@ impl<P: Protocol> World<P> {
             });
             return;
         }
-        self.clear_bit(Bits::Conns, to, from);
-        self.clear_bit(Bits::Conns, from, to);
+        self.conns.set(to, from, false);
+        self.conns.set(from, to, false);
         match self.nodes[to].status {
             Status::Crashed => {}
             Status::Paused => self.nodes[to].backlog.push(Backlogged::Reset { peer: from }),
@@ -797,20 +767,18 @@ impl<P: Protocol> World<P> {
         }
         self.nodes[node].status = Status::Crashed;
         self.nodes[node].crash_kind = kind;
-        let w = self.words;
-        let peers: Vec<NodeId> =
-            (0..self.nodes.len()).filter(|&p| p != node && self.bit(Bits::Conns, node, p)).collect();
+        let peers: Vec<NodeId> = (0..self.nodes.len()).filter(|&p| p != node && self.conns.get(node, p)).collect();
         match kind {
             // The OS closes every socket of the killed process.
             CrashKind::Process => peers.iter().for_each(|&p| self.send_reset(node, p)),
             // Nobody is told; the peers' connections go stale until they next use them.
-            CrashKind::Machine => peers.iter().for_each(|&p| self.set_bit(Bits::Stale, node, p)),
+            CrashKind::Machine => peers.iter().for_each(|&p| self.stale.set(node, p, true)),
         }
         // Its own connections are gone, both ways, and so are those it had to stale peers.
-        self.conns[node * w..(node + 1) * w].fill(0);
         for p in 0..self.nodes.len() {
-            self.clear_bit(Bits::Conns, p, node);
-            self.clear_bit(Bits::Stale, p, node);
+            self.conns.set(node, p, false);
+            self.conns.set(p, node, false);
+            self.stale.set(p, node, false);
         }
         self.nodes[node].pauses = 0;
         self.nodes[node].backlog.clear();

@@ -16,6 +16,7 @@
 
 use rand::Rng;
 
+use super::pairs::{PairIndex, PairTable};
 use crate::dist::{Dist, Sampler};
 use crate::process::NodeId;
 use crate::rng::ChaCha8Rng;
@@ -181,57 +182,56 @@ pub enum Route {
 /// The network of one run: each directed link's parameters, FIFO state, and the fault rules in
 /// force.
 pub struct Network {
-    nodes: usize,
     classes: Vec<LinkParams>,
     /// Each class's latency, prepared for drawing.
     latency: Vec<Sampler>,
     /// Each class's first TCP retransmission timeout: `TCP_RTO_MIN` plus twice the mean latency
     /// (a round trip), computed once because the mean of a log-normal costs a `ln` and an `exp`.
     first_rto_ns: Vec<Nanos>,
-    /// `class_of[from * nodes + to]`: index into `classes`.
-    class_of: Vec<u16>,
+    /// The `[[network.links]]` overrides in file order, as (from set, to set) by node id: the
+    /// last that matches a link gives its class (override `i` is class `i + 1`). Kept as sets
+    /// and matched per message, not as a class per pair: a table per pair grows with the square
+    /// of the nodes.
+    overrides: Vec<(Vec<bool>, Vec<bool>)>,
     /// FIFO per directed pair when the model declares its links ordered.
     ordered: bool,
-    last_delivery_ns: Vec<Nanos>,
+    last_delivery_ns: PairTable<Nanos>,
     /// Active fault rules with the fault occurrence that owns each, in the order they started.
     rules: Vec<(usize, Box<dyn Rule>)>,
 }
 
 impl Network {
-    /// `overrides`: (from set, to set, params) in file order; the last matching one wins.
+    /// `nodes`: the node count (a square table per pair) or a [`PairIndex`] that tells the hubs
+    /// (memory linear in the nodes). `overrides`: (from set, to set, params) in file order; the
+    /// last matching one wins.
     pub fn new(
-        nodes: usize,
+        nodes: impl Into<PairIndex>,
         base: LinkParams,
         overrides: Vec<(Vec<bool>, Vec<bool>, LinkParams)>,
         ordered: bool,
     ) -> Self {
+        let index = nodes.into();
         let mut classes = vec![base];
-        let mut class_of = vec![0u16; nodes * nodes];
+        let mut sets = Vec::with_capacity(overrides.len());
         for (from_set, to_set, params) in overrides {
             classes.push(params);
-            let c = (classes.len() - 1) as u16;
-            for f in 0..nodes {
-                for t in 0..nodes {
-                    if from_set[f] && to_set[t] {
-                        class_of[f * nodes + t] = c;
-                    }
-                }
-            }
+            sets.push((from_set, to_set));
         }
         let latency = classes.iter().map(|c| Sampler::new(&c.latency_ms)).collect();
         let first_rto_ns = classes
             .iter()
             .map(|c| TCP_RTO_MIN_NS.saturating_add(ms_to_ns(2.0 * c.latency_ms.mean().max(0.0))))
             .collect();
-        Network {
-            nodes,
-            classes,
-            latency,
-            first_rto_ns,
-            class_of,
-            ordered,
-            last_delivery_ns: if ordered { vec![0; nodes * nodes] } else { Vec::new() },
-            rules: Vec::new(),
+        let last_delivery_ns = PairTable::new(if ordered { index } else { PairIndex::all_hubs(0) });
+        Network { classes, latency, first_rto_ns, overrides: sets, ordered, last_delivery_ns, rules: Vec::new() }
+    }
+
+    /// The class of the directed link: the last override that matches it, or the base (0).
+    #[inline(always)]
+    fn class_of(&self, from: NodeId, to: NodeId) -> usize {
+        match self.overrides.iter().rposition(|(f, t)| f[from] && t[to]) {
+            Some(i) => i + 1,
+            None => 0,
         }
     }
 
@@ -268,10 +268,10 @@ impl Network {
                 Verdict::Drop(_) => {}
             }
         }
-        let class = self.class_of[from * self.nodes + to] as usize;
+        let class = self.class_of(from, to);
         let mut at_ns = now_ns.saturating_add(extra_ns).saturating_add(self.latency[class].sample_ns(rng));
         if self.ordered {
-            let last = &mut self.last_delivery_ns[from * self.nodes + to];
+            let last = self.last_delivery_ns.get_mut(from, to);
             at_ns = at_ns.max(*last);
             *last = at_ns;
         }
@@ -294,7 +294,7 @@ impl Network {
                 Verdict::Drop(reason) => return Route::Drop(reason),
             }
         }
-        let class = self.class_of[from * self.nodes + to] as usize;
+        let class = self.class_of(from, to);
         let params = &self.classes[class];
         if params.loss > 0.0 && rng.gen::<f64>() < params.loss {
             return Route::Drop(DropReason::Loss);
@@ -309,7 +309,7 @@ impl Network {
         if self.ordered {
             // A TCP stream never delivers a later segment before an earlier one; a duplicate copy
             // is held back the same way, so it cannot overtake messages sent before it.
-            let last = &mut self.last_delivery_ns[from * self.nodes + to];
+            let last = self.last_delivery_ns.get_mut(from, to);
             at_ns = at_ns.max(*last);
             *last = at_ns;
             if let Some(d) = duplicate_at_ns.as_mut() {
@@ -324,7 +324,7 @@ impl Network {
     /// faults in force now: each retransmission is drawn against the same ones) and is then sent
     /// again after the back-off; a cut link drops it; duplicates are discarded by the receiver.
     fn route_tcp(&mut self, from: NodeId, to: NodeId, now_ns: Nanos, rng: &mut ChaCha8Rng) -> Route {
-        let class = self.class_of[from * self.nodes + to] as usize;
+        let class = self.class_of(from, to);
         let link_loss = self.classes[class].loss;
         let mut rto_ns = self.first_rto_ns[class];
         let mut waited_ns: Nanos = 0;
@@ -358,7 +358,7 @@ impl Network {
             .saturating_add(extra_ns)
             .saturating_add(self.latency[class].sample_ns(rng));
         // A TCP stream never delivers a later segment before an earlier one.
-        let last = &mut self.last_delivery_ns[from * self.nodes + to];
+        let last = self.last_delivery_ns.get_mut(from, to);
         at_ns = at_ns.max(*last);
         *last = at_ns;
         Route::Deliver { at_ns, duplicate_at_ns: None, retransmits }

@@ -16,6 +16,7 @@ use crate::trace::{Trace, TraceEntry};
 use crate::wire::Wire;
 
 use super::network::{Network, Route};
+use super::pairs::PairTable;
 use super::queue::{EventKind, EventQueue};
 
 /// The parts of the world a handler's node reaches while it runs (borrowed from the world for
@@ -32,9 +33,8 @@ pub(super) struct Post<'w, P: Protocol> {
     pub queue: &'w mut EventQueue<Wire<P::Msg>>,
     pub network: &'w mut Network,
     pub net_rng: &'w mut ChaCha8Rng,
-    /// The world's stale-connection bits (see `World::stale`), `words` u64s per node.
-    pub stale: &'w mut [u64],
-    pub words: usize,
+    /// The world's stale connections (see `World::stale`).
+    pub stale: &'w mut PairTable<bool>,
     pub history: &'w mut Vec<Stamped>,
     pub trace: &'w mut Option<Trace>,
     pub messages: &'w mut u64,
@@ -50,7 +50,7 @@ impl<P: Protocol> Outlet<P> for Post<'_, P> {
         }
         // A node back from a host failure opens a new connection to `to`; the model does not
         // tell connections apart, so `to`'s old one counts as replaced.
-        self.stale[from * self.words + to / 64] &= !(1 << (to % 64));
+        self.stale.set(from, to, false);
         // Saturating, as every sum of times in the engine: past the end of time it never arrives.
         let leave_ns = self.now_ns.saturating_add(after_ns);
         match self.network.route(from, to, leave_ns, self.net_rng) {

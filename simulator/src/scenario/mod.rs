@@ -13,7 +13,7 @@
 //!   distributions), `params` and `runs` (models, algorithms, variants), `sections` (network,
 //!   workload, clocks), `faults`, `nodes` (selectors and node existence), `syntax`
 //!   (a best-effort key path for TOML syntax errors), `zero_time` (a scenario whose every time
-//!   is 0 would never advance)
+//!   is 0 would never advance), `read` (a scenario file's text, bounded in size)
 
 pub mod error;
 pub mod expect;
@@ -24,6 +24,7 @@ mod nodes;
 pub mod notes;
 mod params;
 pub mod parse;
+mod read;
 mod runs;
 mod sections;
 mod syntax;
@@ -35,4 +36,5 @@ mod zero_time;
 pub use crate::setup::selector::{self, Selector};
 pub use error::ScenarioError;
 pub use parse::{load_file, load_file_with_text, parse_str};
+pub use read::{read_scenario_text, MAX_SCENARIO_BYTES};
 pub use types::*;

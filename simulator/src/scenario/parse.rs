@@ -19,6 +19,7 @@ use crate::scenario::error::ScenarioError;
 use crate::scenario::nodes::{self, Mentions};
 use crate::scenario::types::{Scenario, Setup};
 use crate::scenario::values::{int_in, name};
+use crate::scenario::read::read_scenario_text;
 use crate::scenario::walk::{show_number, Node, Res, Source};
 use crate::scenario::{expect, explore, faults, runs, sections, syntax};
 use crate::time::MAX_TIME_MS;
@@ -40,7 +41,8 @@ const TOP_KEYS: &[&str] = &[
 ];
 
 /// Reads and parses a scenario file. `models` is the registry of known models. A file that cannot
-/// be read has no line; a file that is not UTF-8 is placed at its first bad byte.
+/// be read, or is larger than [`crate::scenario::MAX_SCENARIO_BYTES`], has no line; a file that is
+/// not UTF-8 is placed at its first bad byte.
 pub fn load_file(path: &Path, models: &[&'static dyn DynModel]) -> Result<Scenario, ScenarioError> {
     load_file_with_text(path, models).map(|(scenario, _)| scenario)
 }
@@ -49,33 +51,9 @@ pub fn load_file(path: &Path, models: &[&'static dyn DynModel]) -> Result<Scenar
 /// it is exactly the text that ran.
 pub fn load_file_with_text(path: &Path, models: &[&'static dyn DynModel]) -> Result<(Scenario, String), ScenarioError> {
     let label = path.display().to_string();
-    let err = |line: Option<usize>, column: Option<usize>, message: String| ScenarioError {
-        file: label.clone(),
-        line,
-        column,
-        key: None,
-        message,
-    };
-    let bytes = std::fs::read(path).map_err(|e| {
-        let why = match e.kind() {
-            std::io::ErrorKind::NotFound => "no such file".to_string(),
-            _ => e.to_string(),
-        };
-        err(None, None, format!("cannot read the scenario file: {why}"))
-    })?;
-    let text = match std::str::from_utf8(&bytes) {
-        Ok(t) => t,
-        Err(e) => {
-            let good = std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or_default();
-            let (line, column) = Source::new(&label, good).line_col(good.len());
-            return Err(err(
-                Some(line),
-                Some(column),
-                "the scenario file is not UTF-8 text (TOML must be UTF-8)".into(),
-            ));
-        }
-    };
-    Ok((parse_str(&label, text, models)?, text.to_string()))
+    let text = read_scenario_text(path)?;
+    let scenario = parse_str(&label, &text, models)?;
+    Ok((scenario, text))
 }
 
 /// Parses scenario text; `file` is used in error messages and kept in the scenario.
