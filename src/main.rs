@@ -4,7 +4,7 @@
 //! - [`print`]: `outln!`, printing to stdout so that a closed pipe ends quietly
 //! - [`exit`]: the one error type and its exit codes
 //! - [`seeds`]: the `--seed` / `--seeds` options
-//! - [`interrupt`]: Ctrl-C stops a run cleanly after the seeds in progress
+//! - [`interrupt`]: Ctrl-C or SIGTERM stops a run within a second, the seeds in progress discarded
 //! - [`out_dir`]: checks an output directory can be written before any work runs, and locks it
 //! - [`out_file`]: checks an output file can be written, and is not an input, before any work runs
 //! - [`runner`]: running a scenario's rows over seeds (pool, progress, `--verify`), shared by commands
@@ -42,7 +42,8 @@ use exit::CliError;
 /// written; 3 a model or the simulator panicked in
 /// some seed (the others still ran), `--verify` found a seed that ran differently twice, a
 /// chart failed to draw, or a live run's server failed to start; 130 interrupted by Ctrl-C or
-/// SIGTERM (the finished seeds' results are still printed).
+/// SIGTERM (the seeds in progress stop within a second and are discarded; the finished seeds'
+/// results are still printed and written, marked interrupted).
 #[derive(Parser, Debug)]
 #[command(name = "sim", version, propagate_version = true, max_term_width = 100)]
 struct Cli {

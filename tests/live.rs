@@ -339,6 +339,51 @@ fn a_cut_live_run_is_marked_and_the_row_that_never_started_is_not_judged() {
     assert!(notes.contains("cut short") && notes.contains("not run (no verdict): redis"), "{notes}");
 }
 
+/// `sim compare` stopped during its live run: the cut run is not compared as if whole, and the
+/// summary claims no agreement; exit 130.
+#[test]
+// Real time: the test watches a real run.
+#[allow(clippy::disallowed_methods)]
+fn a_cut_compare_claims_no_agreement() {
+    use std::io::{BufRead, BufReader};
+    let _serial = serial();
+    if skip_without("redis-server", "a_cut_compare_claims_no_agreement") {
+        return;
+    }
+    let dir = fresh_dir("live", "cut-compare");
+    let file = fidelity_copy("redlock-no-faults.toml", &dir, Some(30_000), false, |t| t);
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sim"))
+        .args(["compare", &s(&file), "--seeds", "1", "--sim-seeds", "4"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the live run to begin (after the calibration and the simulated seeds).
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = BufReader::new(stderr).lines();
+    let mut seen = String::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        seen.push_str(&line);
+        seen.push('\n');
+        if line.contains("live run, seed 0") {
+            break;
+        }
+    }
+    assert!(seen.contains("live run, seed 0"), "the live run never started: {seen}");
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let killed = std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(killed.success());
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(130), "{stdout}{seen}{}", rest.join("\n"));
+    assert!(stdout.contains("no agreement is claimed"), "{stdout}");
+    assert!(stdout.contains("cut short, not compared: redlock live seed 0 after "), "{stdout}");
+    assert!(stdout.contains("redlock: not compared (interrupted before a live run finished)"), "{stdout}");
+    assert!(!stdout.contains("live inside?"), "no table judges the cut run: {stdout}");
+}
+
 /// `sim live` killed with SIGKILL runs no handler and no destructor, yet leaves nothing: each
 /// client asked the kernel to kill it with its parent, and each server was started through
 /// `sim live-exec`, which did the same before becoming the server (PR_SET_PDEATHSIG).

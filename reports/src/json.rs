@@ -222,10 +222,6 @@ pub struct AlgorithmJson {
     /// [`AlgorithmTotals::acquire_latency_cdf_ms`]); empty with no acquisition.
     #[serde(default)]
     pub acquire_latency_cdf_ms: Vec<[f64; 2]>,
-    /// Seeds that finished (`runs` plus `panicked_runs`): every seed asked for unless the run was
-    /// interrupted, 0 for a row that never started; `null` in results that predate the field.
-    #[serde(default)]
-    pub seeds_finished: Option<u64>,
     /// Grants of the token of a lock the same client held last (a leaked lock re-entered; not a
     /// violation), over all runs; `null` in results that predate the field.
     #[serde(default)]
@@ -258,6 +254,10 @@ pub struct AlgorithmJson {
     /// its first one (`kind` `leaked_regrant`); empty with none.
     #[serde(default)]
     pub first_leaked_regrants: Vec<ViolationJson>,
+    /// Seeds that finished (`runs` plus `panicked_runs`): every seed asked for unless the run was
+    /// interrupted, 0 for a row that never started; `null` in results that predate the field.
+    #[serde(default)]
+    pub seeds_finished: Option<u64>,
 }
 
 impl AlgorithmJson {
@@ -303,7 +303,6 @@ impl AlgorithmJson {
                 .collect(),
             limitations: t.limitations.clone(),
             acquire_latency_cdf_ms: t.acquire_latency_cdf_ms(),
-            seeds_finished: Some(t.runs + t.panicked_runs),
             leaked_regrants: Some(t.leaked_regrants.events),
             leaked_regrants_runs: Some(t.leaked_regrants.runs),
             failed_releases: Some(t.failed_releases),
@@ -313,6 +312,7 @@ impl AlgorithmJson {
             outage_ms_max: t.outage_ms_max(),
             fairness: t.fairness(),
             first_leaked_regrants: first_of_each(&t.leaked_seeds),
+            seeds_finished: Some(t.runs + t.panicked_runs),
         }
     }
 }
