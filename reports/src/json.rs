@@ -362,17 +362,6 @@ impl ResultsJson {
         self
     }
 
-    /// Each row's label with its finished seeds, when the run was interrupted (`None` for a
-    /// whole run): what a reader must be told before reading the rows as `seeds` runs each.
-    pub fn finished_per_row(&self) -> Option<Vec<(&str, u64)>> {
-        self.interrupted.then(|| {
-            self.algorithms
-                .iter()
-                .map(|a| (a.label.as_str(), a.seeds_finished.unwrap_or(a.runs + a.panicked_runs)))
-                .collect()
-        })
-    }
-
     /// Records the scenario file's text (see [`ResultsJson::scenario_text`]).
     pub fn with_scenario_text(mut self, text: impl Into<String>) -> Self {
         self.scenario_text = Some(text.into());
@@ -699,8 +688,6 @@ mod tests {
         let v: Value = serde_json::from_str(&cut.to_pretty_string()).unwrap();
         assert_eq!(v["interrupted"], true);
         assert_eq!(v["algorithms"][2]["seeds_finished"], 0);
-        assert_eq!(cut.finished_per_row(), Some(vec![("redis", 20), ("redlock", 21), ("zookeeper", 0)]));
-        assert_eq!(sample().finished_per_row(), None);
     }
 
     #[test]

@@ -246,17 +246,26 @@ elided; each mark carries its node's wall clock. (<a href=\"{png}\">PNG</a>)</fi
 }
 
 /// The header's seeds: the range run, or, for an interrupted run, the range asked for and what
-/// each row finished of it (a row that never started says so), so a cut run never reads as a
-/// whole one.
+/// each row finished of it (a row that never started says so; a live run cut short is named as
+/// such), so a cut run never reads as a whole one.
 fn seeds_text(results: &ResultsJson) -> String {
     let range = format!("seeds {}..{}", results.seeds.from, results.seeds.to);
-    let Some(rows) = results.finished_per_row() else { return range };
+    if !results.interrupted {
+        return range;
+    }
     let asked = results.seeds.to.saturating_sub(results.seeds.from);
-    let each: Vec<String> = rows
+    let each: Vec<String> = results
+        .algorithms
         .iter()
-        .map(|(label, n)| match n {
-            0 => format!("{} not run", escape(label)),
-            n => format!("{} {n} of {asked}", escape(label)),
+        .map(|a| {
+            let ran = a.runs + a.panicked_runs;
+            let finished = a.seeds_finished.unwrap_or(ran);
+            let label = escape(&a.label);
+            match (finished, ran.saturating_sub(finished)) {
+                (0, 0) => format!("{label} not run"),
+                (n, 0) => format!("{label} {n} of {asked}"),
+                (n, cut) => format!("{label} {n} of {asked} ({cut} cut short)"),
+            }
         })
         .collect();
     format!("<strong class=\"fail\">interrupted</strong>: {range} asked, seeds finished: {}", each.join(", "))
@@ -362,11 +371,15 @@ mod tests {
         let redis = AlgorithmTotals::new("redis", "redis", serde_json::json!({}), true);
         let results = ResultsJson::new("s", "s.toml", 1000.0, 0..200, &[db, redis], vec![]);
         assert_eq!(seeds_text(&results), "seeds 0..200");
-        let header = seeds_text(&results.with_interrupted(true));
+        let mut cut = results.with_interrupted(true);
+        let header = seeds_text(&cut);
         assert_eq!(
             header,
             "<strong class=\"fail\">interrupted</strong>: seeds 0..200 asked, seeds finished: db 37 of 200, redis not run"
         );
+        // A live run cut short is judged (a run) but did not finish.
+        cut.algorithms[0].seeds_finished = Some(36);
+        assert!(seeds_text(&cut).contains("db 36 of 200 (1 cut short), redis not run"), "{}", seeds_text(&cut));
     }
 
     #[test]
