@@ -126,6 +126,13 @@ fn a_directory_or_a_missing_directory_is_refused_before_any_seed_runs() {
         assert!(err.contains(needle), "{args:?}: {err}");
         assert!(out.is_empty(), "nothing ran: {out}");
     }
+    // A directory that cannot be created even as root: under a regular file (never outside the
+    // test's own directory: root could create /nonexistent).
+    let keep = s(&d.join("m.toml/keep"));
+    let (code, out, err) = sim(&["live", &f, "--keep-dir", &keep]);
+    assert_eq!(code, 2, "--keep-dir: {out}{err}");
+    assert!(err.contains(&format!("--keep-dir {keep}: cannot create the directory")), "{err}");
+    assert!(out.is_empty(), "no server started: {out}");
     let bad = "/nonexistent/x.json";
     for args in [
         vec!["live", &f, "--json", bad],

@@ -63,6 +63,9 @@ pub fn live(args: LiveArgs) -> Result<i32, CliError> {
         &[("--json", args.json.as_deref()), ("--history", args.history.as_deref())],
         &[&args.file],
     )?;
+    if let Some(dir) = &args.keep_dir {
+        crate::out_dir::prepare(dir, "--keep-dir").map_err(CliError::bad_input)?;
+    }
     let runs = scenario.rows_labelled(&args.algorithms)?;
     // Everything is checked before any server starts.
     let mut notes: Vec<String> = Vec::new();
