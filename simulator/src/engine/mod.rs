@@ -358,7 +358,7 @@ impl<P: Protocol> World<P> {
                 last_ns = t;
                 moved_at = self.events_processed;
             }
-            if self.events_processed % POLL_EVENTS == 0 {
+            if self.events_processed & (POLL_EVENTS - 1) == 0 {
                 self.poll(stop, t, moved_at)?;
             }
             let ev = self.queue.pop().expect("peeked");
