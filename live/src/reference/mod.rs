@@ -392,6 +392,41 @@ mod tests {
         assert_ne!(draw_sections(8, "client-1", &w, 200_000_000), s, "another seed draws otherwise");
     }
 
+    /// The sections are the simulator's own draws: a simulated client whose acquisitions all
+    /// succeed (one client, no contention) holds each grant exactly its section's `hold_ns`.
+    #[test]
+    fn sections_hold_as_long_as_the_simulated_client_holds() {
+        let text = r#"
+name = "draws"
+duration_ms = 2_000
+algorithms = ["redis"]
+[workload]
+clients = 1
+resource = false
+acquisitions_per_client = 6
+hold_ms = { uniform = [5, 50] }
+think_ms = { uniform = [0, 20] }
+"#;
+        let scenario = locksim_simulator::scenario::parse_str("draws.toml", text, &locksim_algorithms::registry())
+            .expect("scenario parses");
+        let run = &scenario.runs[0];
+        let seed = 11;
+        let outcome = locksim_simulator::batch::run_seed(&scenario, run, seed, &Default::default()).expect("runs");
+        let mut granted_at = None;
+        let mut holds = Vec::new();
+        for e in &outcome.history.events {
+            match e.event {
+                HistoryEvent::Granted { .. } => granted_at = Some(e.at_ns),
+                HistoryEvent::Released { .. } => holds.push(e.at_ns - granted_at.take().expect("a grant first")),
+                _ => {}
+            }
+        }
+        assert_eq!(holds.len(), 6, "{:?}", outcome.history.events);
+        let sections = draw_sections(seed, "client-0", &scenario.setup.workload, 2_000_000_000);
+        let drawn: Vec<Nanos> = sections.iter().take(6).map(|s| s.hold_ns).collect();
+        assert_eq!(holds, drawn);
+    }
+
     #[test]
     fn a_selection_names_libraries_and_refuses_unknown_ones() {
         assert!(Selection::parse("").unwrap().chosen.is_empty());
