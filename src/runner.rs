@@ -123,11 +123,5 @@ pub fn run_rows(
     outcome
 }
 
-/// Writes to stdout; a closed pipe (`sim run … | head`) ends the output quietly instead of panicking.
-pub fn print_out(text: &str) {
-    use std::io::Write;
-    let mut stdout = std::io::stdout().lock();
-    if stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush()).is_err() {
-        std::process::exit(crate::exit::OK);
-    }
-}
+/// Writes to stdout (the one path there; see [`crate::print`]).
+pub use crate::print::print_out;

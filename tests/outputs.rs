@@ -252,6 +252,18 @@ fn a_closed_stdout_pipe_ends_quietly() {
         assert_eq!(code, Some(0), "{args:?}: {err}");
         assert!(!err.contains("panicked") && !err.contains("Broken pipe"), "{args:?}: {err}");
     }
+    // The command goes on past the closed pipe: its files are still written.
+    let json = d.join("results.json");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sim"))
+        .args(["run", &f, "--seeds", "1", "--json", &s(&json)])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(is_results_json(&std::fs::read_to_string(&json).unwrap()), "--json is written after the pipe closed");
 }
 
 /// Shards run as `./scenarios/x.toml` and `scenarios/x.toml` are one scenario: the same text.
