@@ -77,3 +77,27 @@ fn scenario_files_over_16_mib_are_refused() {
         assert!(err.contains(args[1]), "the message names the file: {args:?}: {err}");
     }
 }
+
+/// `sim check` says how much memory a run would hold (a seed keeps its history to its end) and
+/// warns when that is more than the machine has available: one etcd seed of the longest
+/// duration would hold tens of terabytes.
+#[test]
+fn check_estimates_memory_and_warns_beyond_what_is_available() {
+    let dir = fresh_dir("limits", "memory");
+    let short = dir.join("short.toml");
+    std::fs::write(&short, "name = \"short\"\nduration_ms = 2000\nseeds = 2\nalgorithms = [\"etcd\"]\n").unwrap();
+    let (code, out, err) = sim(&["check", &s(&short)]);
+    assert_eq!(code, 0, "{out}{err}");
+    let memory = out.lines().find(|l| l.starts_with("memory: about ")).unwrap_or_else(|| panic!("{out}"));
+    assert!(memory.contains(" per seed-run at its end, about ") && memory.contains("2 seed-runs at once"), "{memory}");
+    assert!(!out.contains("warning:"), "{out}");
+
+    let long = dir.join("long.toml");
+    std::fs::write(&long, "name = \"long\"\nduration_ms = 1e12\nseeds = 1\nalgorithms = [\"etcd\"]\n").unwrap();
+    let (code, out, err) = sim(&["check", &s(&long)]);
+    assert_eq!(code, 0, "{out}{err}");
+    let warning =
+        out.lines().find(|l| l.starts_with("warning: this run would hold about ")).unwrap_or_else(|| panic!("{out}"));
+    assert!(warning.contains(" TB") || warning.contains(" GB"), "{warning}");
+    assert!(warning.contains("more than the") && warning.contains("available"), "{warning}");
+}

@@ -365,6 +365,8 @@ fn run_inside(
     let messages = c.summaries.iter().map(|s| s.sent + s.received).sum();
     let history = History {
         events: c.events,
+        // A live history records every event: nothing was folded.
+        folded: Default::default(),
         messages,
         client_messages: messages,
         duration_ns: ran_ns,

@@ -7,6 +7,11 @@
 //! then one long enough for about [`EVENT_BUDGET`] events in all), so the probe and the events
 //! estimate are the same on every machine; only the wall time, measured by a timer the caller
 //! passes (the library reads no real time), varies.
+//!
+//! Memory is estimated the same way: a seed keeps its history to its end (the checkers read all
+//! of it), and the models keep their own state (logs, revisions), both growing with simulated
+//! time about in step with the history events recorded; the probe's events per simulated second
+//! times [`BYTES_PER_HISTORY_EVENT`] times the duration is a seed's memory at its end.
 
 use crate::batch::{run_seed_until, SeedError};
 use crate::outcome::{Halt, RunOptions};
@@ -23,6 +28,13 @@ pub const EVENT_BUDGET: f64 = 1_000_000.0;
 /// A run longer than this (wall seconds) gets a warning.
 pub const LONG_RUN_S: f64 = 3_600.0;
 
+/// Memory a seed holds at its end per history event it recorded: the event itself (64 bytes),
+/// the checkers' intervals and waits rebuilt from it, and the model's own state that grows with
+/// the same traffic. Measured as peak RSS over events recorded in one seed of an hour or ten of
+/// every row of scenarios/baseline.toml (release build, events only counted folded): 60 to 225
+/// bytes, etcd the most (its Raft logs and revision history, three servers of each).
+pub const BYTES_PER_HISTORY_EVENT: f64 = 256.0;
+
 /// One row's probe.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RowProbe {
@@ -32,6 +44,8 @@ pub struct RowProbe {
     pub probe_ms: f64,
     /// Events the engine processed in it.
     pub events: u64,
+    /// History events it recorded (those only counted and folded left out).
+    pub history_events: u64,
     /// Wall time it took, in seconds.
     pub wall_s: f64,
 }
@@ -101,6 +115,26 @@ impl Estimate {
         self.wall_s() > LONG_RUN_S
     }
 
+    /// Bytes one seed-run of the row that records the most holds at its end (see
+    /// [`BYTES_PER_HISTORY_EVENT`]).
+    pub fn seed_memory_bytes(&self) -> f64 {
+        self.rows
+            .iter()
+            .map(|r| r.history_events as f64 / r.probe_ms * self.duration_ms * BYTES_PER_HISTORY_EVENT)
+            .fold(0.0, f64::max)
+    }
+
+    /// Seed-runs in progress at once: one per thread, fewer if the run has fewer.
+    pub fn seeds_at_once(&self) -> u64 {
+        (self.threads.max(1) as u128).min(self.seed_runs()).max(1) as u64
+    }
+
+    /// Bytes the run would hold at its peak: [`Self::seeds_at_once`] seed-runs of the hungriest
+    /// row, each at its end.
+    pub fn peak_memory_bytes(&self) -> f64 {
+        self.seed_memory_bytes() * self.seeds_at_once() as f64
+    }
+
     /// Wall seconds the probe itself took.
     pub fn probe_wall_s(&self) -> f64 {
         self.rows.iter().map(|r| r.wall_s).sum()
@@ -142,7 +176,8 @@ fn probe(
         let wall_s = time(&mut || result = Some(run_seed_until(&short, run, 0, &RunOptions::default(), None)));
         match result.expect("the timer runs the probe") {
             Ok(out) => {
-                rows.push(RowProbe { label: run.label.clone(), probe_ms, events: out.events, wall_s });
+                let history_events = out.history.events.len() as u64;
+                rows.push(RowProbe { label: run.label.clone(), probe_ms, events: out.events, history_events, wall_s });
                 recycle(out.history);
             }
             Err(e) => panics.push(ProbePanic {
@@ -153,6 +188,19 @@ fn probe(
         }
     }
     (rows, panics)
+}
+
+/// Bytes as a person reads them: `900 kB`, `12 MB`, `3.4 GB`, `47.1 TB` (powers of 1000).
+pub fn human_bytes(b: f64) -> String {
+    if b < 1e6 {
+        format!("{:.0} kB", (b / 1e3).max(1.0))
+    } else if b < 1e9 {
+        format!("{:.0} MB", b / 1e6)
+    } else if b < 1e12 {
+        format!("{:.1} GB", b / 1e9)
+    } else {
+        format!("{:.1} TB", b / 1e12)
+    }
 }
 
 /// Seconds as a person reads them: `under 0.1 s`, `0.4 s`, `12 s`, `3 min 20 s`, `2.5 h`, `3.1 days`.
@@ -181,8 +229,8 @@ mod tests {
     fn est(seeds: u64, threads: usize) -> Estimate {
         Estimate {
             rows: vec![
-                RowProbe { label: "a".into(), probe_ms: 1_000.0, events: 10_000, wall_s: 0.01 },
-                RowProbe { label: "b".into(), probe_ms: 2_000.0, events: 4_000, wall_s: 0.002 },
+                RowProbe { label: "a".into(), probe_ms: 1_000.0, events: 10_000, history_events: 500, wall_s: 0.01 },
+                RowProbe { label: "b".into(), probe_ms: 2_000.0, events: 4_000, history_events: 2_000, wall_s: 0.002 },
             ],
             panics: vec![],
             seeds,
@@ -204,6 +252,21 @@ mod tests {
         assert_eq!(est(200, 2).events(), 2.0 * e.events());
         assert!(!e.is_long());
         assert!(est(100_000, 1).is_long());
+    }
+
+    #[test]
+    fn memory_is_the_hungriest_row_times_the_seeds_at_once() {
+        // a records 0.5 events per simulated ms, b 1: b's 60 000 events at its end.
+        let per_seed = 60_000.0 * BYTES_PER_HISTORY_EVENT;
+        assert_eq!(est(100, 2).seed_memory_bytes(), per_seed);
+        assert_eq!(est(100, 2).peak_memory_bytes(), 2.0 * per_seed);
+        assert_eq!(est(100, 64).peak_memory_bytes(), 64.0 * per_seed);
+        // One seed of each of two rows: two seed-runs at most, however many threads.
+        assert_eq!(est(1, 64).seeds_at_once(), 2);
+        assert_eq!(human_bytes(900_000.0), "900 kB");
+        assert_eq!(human_bytes(12_300_000.0), "12 MB");
+        assert_eq!(human_bytes(3.44e9), "3.4 GB");
+        assert_eq!(human_bytes(4.71e13), "47.1 TB");
     }
 
     #[test]

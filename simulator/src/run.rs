@@ -161,6 +161,7 @@ pub fn run_typed_until<M: Model>(
     let clients = names.iter().enumerate().filter(|(_, (_, k))| *k == NodeKind::Client).map(|(i, _)| i).collect();
     let history = History {
         events: result.history,
+        folded: result.folded,
         messages: result.messages,
         client_messages: result.client_messages,
         duration_ns: end_ns,

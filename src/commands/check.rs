@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use locksim_simulator::estimate::{estimate, human_duration, Estimate};
+use locksim_simulator::estimate::{estimate, human_bytes, human_duration, Estimate};
 use locksim_simulator::scenario::notes::late_fault_notes;
 
 use crate::exit::{CliError, MODEL_FAILED, OK};
@@ -55,7 +55,7 @@ pub fn check(args: &CheckArgs) -> Result<i32, CliError> {
         start.elapsed().as_secs_f64()
     };
     let est = estimate(&scenario, seeds, threads, &mut timer);
-    for line in estimate_lines(&est) {
+    for line in estimate_lines(&est).into_iter().chain(memory_lines(&est, available_memory_bytes())) {
         outln!("{line}");
     }
     // A zero-time loop is the scenario's (every time it draws is 0): exit 2, as bad input is.
@@ -109,6 +109,41 @@ fn estimate_lines(e: &Estimate) -> Vec<String> {
         ));
     }
     lines
+}
+
+/// The memory estimate as printed: one `memory:` line, and a warning when the run would hold more
+/// than the machine has available (`available_bytes`; `None`: unknown, no warning).
+fn memory_lines(e: &Estimate, available_bytes: Option<f64>) -> Vec<String> {
+    if e.rows.is_empty() {
+        return Vec::new();
+    }
+    let at_once = e.seeds_at_once();
+    let mut lines = vec![format!(
+        "memory: about {} per seed-run at its end, about {} with {at_once} seed-run{} at once{}",
+        human_bytes(e.seed_memory_bytes()),
+        human_bytes(e.peak_memory_bytes()),
+        if at_once == 1 { "" } else { "s" },
+        available_bytes.map_or(String::new(), |b| format!(" ({} available)", human_bytes(b))),
+    )];
+    if let Some(available) = available_bytes.filter(|&b| e.peak_memory_bytes() > b) {
+        lines.push(format!(
+            "warning: this run would hold about {} at once, more than the {} available: the kernel \
+             would kill it; fewer threads (`sim run --threads N`) or a shorter duration_ms need \
+             less (a seed keeps its history to its end)",
+            human_bytes(e.peak_memory_bytes()),
+            human_bytes(available)
+        ));
+    }
+    lines
+}
+
+/// Memory the kernel says is available for new work (`MemAvailable` in /proc/meminfo); `None`
+/// where there is no such file.
+fn available_memory_bytes() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024.0)
 }
 
 /// What the scenario's network settings mean for rows whose links are TCP connections: a

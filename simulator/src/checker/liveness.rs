@@ -8,6 +8,9 @@ use crate::history::{History, HistoryEvent};
 
 /// Fills the counters that come straight from events or from the timeline.
 pub fn count(history: &History, timeline: &Timeline, m: &mut SeedMetrics) {
+    // What the engine counted instead of recording, plus what was recorded.
+    m.notifications += history.folded.notifications;
+    m.refused_attempts += history.folded.refused_attempts;
     for e in &history.events {
         match e.event {
             HistoryEvent::AcquireFailed { .. } => m.failed_acquisitions += 1,

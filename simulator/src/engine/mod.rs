@@ -31,7 +31,7 @@ use rand::Rng;
 
 use crate::clock::NodeClock;
 use crate::directory::Directory;
-use crate::history::{FaultWindow, HistoryEvent, Stamped};
+use crate::history::{FaultWindow, Folded, HistoryEvent, Stamped};
 use crate::outcome::{Halt, Stuck, STUCK_EVENTS};
 use crate::process::{ClientState, Crash, CrashKind, Ctx, NodeId, NodeKind, Process, Protocol, TimerId};
 use crate::rng::ChaCha8Rng;
@@ -223,6 +223,10 @@ pub struct World<P: Protocol> {
     applied: Vec<Applied>,
     leaderless: bool,
     history: Vec<Stamped>,
+    /// Fold the events only counted into `folded` instead of recording them in `history`
+    /// ([`crate::history::fold_counted_events`], read when the world is made).
+    fold_counted: bool,
+    folded: Folded,
     /// Faults that took effect, and for each occurrence its index there (to close the window).
     fault_windows: Vec<FaultWindow>,
     window_of: Vec<Option<usize>>,
@@ -260,6 +264,8 @@ pub struct WorldConfig {
 pub struct WorldResult {
     /// Every recorded history event, in the order recorded.
     pub history: Vec<Stamped>,
+    /// The events counted instead of recorded.
+    pub folded: Folded,
     /// Every fault that took effect, in start order.
     pub faults: Vec<FaultWindow>,
     /// Messages sent (every send, dropped or not).
@@ -308,6 +314,8 @@ impl<P: Protocol> World<P> {
             applied,
             leaderless: cfg.leaderless,
             history: Vec::new(),
+            fold_counted: crate::history::folds_counted_events(),
+            folded: Folded::default(),
             fault_windows: Vec::new(),
             window_of,
             messages: 0,
@@ -404,6 +412,7 @@ impl<P: Protocol> World<P> {
     pub fn finish(self) -> WorldResult {
         WorldResult {
             history: self.history,
+            folded: self.folded,
             faults: self.fault_windows,
             messages: self.messages,
             client_messages: self.client_messages,
@@ -428,6 +437,8 @@ impl<P: Protocol> World<P> {
             net_rng,
             stale,
             history,
+            fold_counted,
+            folded,
             trace,
             messages,
             client_messages,
@@ -447,6 +458,7 @@ impl<P: Protocol> World<P> {
             net_rng,
             stale,
             history,
+            folded: fold_counted.then_some(folded),
             trace,
             messages,
             client_messages,

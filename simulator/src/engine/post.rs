@@ -8,7 +8,7 @@
 //! is the same either way, so the runs are: same queue sequence numbers, same trace lines.
 
 use crate::directory::Directory;
-use crate::history::{HistoryEvent, Stamped};
+use crate::history::{Folded, HistoryEvent, Stamped};
 use crate::process::{NodeId, NodeKind, Outlet, Protocol, TimerId};
 use crate::rng::ChaCha8Rng;
 use crate::time::Nanos;
@@ -36,6 +36,8 @@ pub(super) struct Post<'w, P: Protocol> {
     /// The world's stale connections (see `World::stale`).
     pub stale: &'w mut PairTable<bool>,
     pub history: &'w mut Vec<Stamped>,
+    /// Where the events only counted go instead of `history`, when the world folds them.
+    pub folded: Option<&'w mut Folded>,
     pub trace: &'w mut Option<Trace>,
     pub messages: &'w mut u64,
     pub client_messages: &'w mut u64,
@@ -98,6 +100,11 @@ impl<P: Protocol> Outlet<P> for Post<'_, P> {
 
     fn record(&mut self, event: HistoryEvent) {
         self.trace_with("history", |dir| describe(dir, &event));
+        if let Some(folded) = self.folded.as_deref_mut() {
+            if folded.count(&event) {
+                return;
+            }
+        }
         self.history.push(Stamped { at_ns: self.now_ns, node: self.node, event });
     }
 
