@@ -16,9 +16,10 @@
 //! revision yet, and reads the key with the lowest create revision under the prefix; `myRev` is
 //! the put's revision (or the existing key's create revision). Lowest create revision holds.
 //! Otherwise `waitDeletes`: get the key with the highest create revision ≤ myRev − 1, watch it
-//! from the get's header revision until a DELETE event, repeat until none is left. Then (3.4.4+,
-//! `recheck_after_wait = true`) get the own key again and fail with `ErrSessionExpired` if it is
-//! gone; 3.4.3 (`false`, issue #11456) returns success without looking. A wait that fails or is
+//! from the get's header revision until a DELETE event, repeat until none is left. Then (3.5.0
+//! and later, `recheck_after_wait = true`) get the own key again and fail with `ErrSessionExpired`
+//! if it is gone; every 3.4.x (`false`, issue #11456; the fix never reached the 3.4 branch:
+//! `concurrency/mutex.go:69-77 @v3.4.23`) returns success without looking. A wait that fails or is
 //! cancelled (the workload's acquire timeout is the Lock's context) deletes the own key
 //! (`m.Unlock`) before Lock returns; a Lock called meanwhile starts after that delete, so the
 //! delete can never remove the next Lock's key. Unlock deletes the own key. The token is `myRev`.
@@ -37,6 +38,18 @@
 //! recipe's calls take no context (`context.TODO()`); the workload's `acquire_timeout_ms` cancels
 //! a wait as it does the Mutex's (deleting the own key), which the recipe itself cannot do. The model's put is the Mutex's transaction, whose
 //! extra read of the lowest key the RWMutex ignores (one round trip either way).
+//!
+//! Presets (`client`, [`super::library`]): `call_deadline = "none"` (clientv3 3.4 and 3.5) gives
+//! calls no deadline of the client's own (clientv3 has none beyond the caller's context:
+//! `concurrency/mutex.go:54, 80-82 @v3.4.23`); the members answer `etcdserver: request timed out`
+//! after their `ReqTimeout` instead, and the keep-alive stream stays where it is until the session
+//! ends at its TTL deadline (`lease.go:537-552`). `balancer = "round_robin"` (clientv3 ≥ 3.3.14:
+//! `balancer/picker/roundrobin_balanced.go:55-67 @v3.4.23`; gRPC `round_robin` in 3.5) sends each
+//! unary call to the next ready member (client-i starting at member i mod n); the keep-alive and
+//! watch streams stay on the member they were opened on, moving only when its connection resets;
+//! a member whose connection reset is not ready for [`RECONNECT_BACKOFF_NS`] (grpc-go's first
+//! reconnect back-off), and when none is ready the next one in turn is tried anyway. The text
+//! below is `locksim-1`, the model before presets (`req_timeout`, `pinned`).
 //!
 //! Connection: the client knows every member and talks to one at a time (`client-i` starts at
 //! member i mod n; clientv3 3.5 balances unary calls round-robin, which this model does not). It
@@ -81,6 +94,10 @@ pub const RETRY_BACKOFF_NS: Nanos = 25_000_000;
 /// clientv3 `defaultUnaryMaxRetries`.
 pub const MAX_RETRIES: u32 = 100;
 
+/// grpc-go's first reconnect back-off (`backoff.DefaultConfig.BaseDelay`, 1 s): a member whose
+/// connection reset is not picked by the round-robin balancer for this long.
+pub const RECONNECT_BACKOFF_NS: Nanos = 1_000_000_000;
+
 /// A watch request not confirmed within TCP's minimum retransmission timeout is sent again (the
 /// model's stand-in for the TCP stream it travels on).
 pub const WATCH_RESEND_NS: Nanos = 200_000_000;
@@ -104,11 +121,18 @@ pub struct ClientConfig {
     pub servers: usize,
     /// The TTL the session asks for (`lease_ttl_ms`).
     pub lease_ttl_ns: Nanos,
-    /// After waiting, get the own key again and fail if it is gone (etcd 3.4.4+); `false` is
-    /// 3.4.3, which reports the lock held without looking (etcd issue #11456).
+    /// After waiting, get the own key again and fail if it is gone (clientv3 3.5.0 and later);
+    /// `false` is every 3.4.x, which reports the lock held without looking (etcd issue #11456).
     pub recheck_after_wait: bool,
     /// How long a call or the keep-alive stream may go unanswered before the client moves on.
     pub request_timeout_ns: Nanos,
+    /// Whether the client itself gives up on a call (and on the keep-alive stream) after
+    /// `request_timeout_ns` (`call_deadline = "req_timeout"`, the model before presets); `false`
+    /// (`"none"`, clientv3): no client deadline, the members answer their `ReqTimeout`.
+    pub client_deadline: bool,
+    /// Unary calls go round-robin over the ready members (`balancer = "round_robin"`); `false`:
+    /// every call goes to the one member the client is connected to (`"pinned"`).
+    pub round_robin: bool,
     /// gRPC keepalive: a ping every this often (`Config.DialKeepAliveTime`); `None` when off,
     /// clientv3's default.
     pub keepalive_time_ns: Option<Nanos>,
@@ -162,6 +186,10 @@ struct Call {
     purpose: Purpose,
     op: Op,
     retries: u32,
+    /// The member it was sent to (an index into `servers`).
+    member: usize,
+    /// Out on the wire (false while it waits for its retry back-off).
+    sent: bool,
     /// The call's timeout, cancelled when the answer comes.
     timer: Option<TimerId>,
 }
@@ -235,6 +263,10 @@ struct Volatile {
     conn_incarnation: Option<u64>,
     /// When the oldest unanswered ping went out.
     ping_since: Option<Nanos>,
+    /// `round_robin`: the member the next unary call tries first.
+    next_pick: usize,
+    /// `round_robin`: per member, until when its connection is not ready (it reset).
+    not_ready_until: Vec<Nanos>,
 }
 
 impl EtcdClient {
@@ -252,18 +284,38 @@ impl EtcdClient {
         self.next_id
     }
 
+    /// The member a unary call goes to: the connected one (`pinned`), or the next ready one in
+    /// turn (`round_robin`; the next in turn when none is ready).
+    fn pick(&mut self, ctx: &mut Ctx<Etcd>) -> usize {
+        if !self.cfg.round_robin {
+            return self.v.endpoint;
+        }
+        let n = self.servers.len();
+        let now = ctx.now_mono_ns();
+        let start = self.v.next_pick % n;
+        let ready = |m: usize| self.v.not_ready_until.get(m).is_none_or(|&t| t <= now);
+        let member = (0..n).map(|k| (start + k) % n).find(|&m| ready(m)).unwrap_or(start);
+        self.v.next_pick = (member + 1) % n;
+        member
+    }
+
     /// Sends `op` as the in-flight call.
     fn call(&mut self, ctx: &mut Ctx<Etcd>, purpose: Purpose, op: Op, retries: u32) {
         let id = self.fresh_id();
-        ctx.send(self.server(), Request { id, op: op.clone() });
-        let timer = Some(ctx.set_timer(self.cfg.request_timeout_ns, ClientTimer::CallTimeout { id }));
-        self.v.call = Some(Call { id, purpose, op, retries, timer });
+        let member = self.pick(ctx);
+        ctx.send(self.servers[member], Request { id, op: op.clone() });
+        let timer = self
+            .cfg
+            .client_deadline
+            .then(|| ctx.set_timer(self.cfg.request_timeout_ns, ClientTimer::CallTimeout { id }));
+        self.v.call = Some(Call { id, purpose, op, retries, member, sent: true, timer });
     }
 
     /// Sends `op` without waiting for its answer (mutex.go's cleanup `Unlock` after a failure).
     fn fire(&mut self, ctx: &mut Ctx<Etcd>, op: Op) {
         let id = self.fresh_id();
-        ctx.send(self.server(), Request { id, op });
+        let member = self.pick(ctx);
+        ctx.send(self.servers[member], Request { id, op });
     }
 
     fn lease(&self) -> Option<LeaseId> {
@@ -325,7 +377,7 @@ impl EtcdClient {
             return self.session_lost(ctx, out);
         }
         ctx.set_timer(DEADLINE_LOOP_NS, ClientTimer::KeepAliveDeadline { gen });
-        if unanswered_since.is_some_and(|t| now >= t + self.cfg.request_timeout_ns) {
+        if self.cfg.client_deadline && unanswered_since.is_some_and(|t| now >= t + self.cfg.request_timeout_ns) {
             self.reconnect(ctx, out, Gone::Silent, "keep-alive stream unanswered");
         }
     }
@@ -374,12 +426,22 @@ impl EtcdClient {
     /// connection (a read is resent). When the old connection is still open (`Gone::Silent`) gRPC
     /// cancels the abandoned call's stream on it ([`StreamCancel`]), so a member that was only
     /// frozen drops the call when it wakes instead of running it late.
+    /// With `round_robin` only a call sent on the connection left behind goes with it.
     fn reconnect(&mut self, ctx: &mut Ctx<Etcd>, out: &mut LockEvents, gone: Gone, why: &str) {
+        let old = self.v.endpoint;
+        let call_goes = |c: &Call| !self.cfg.round_robin || (c.sent && c.member == old);
         if gone == Gone::Silent {
-            if let Some(call) = &self.v.call {
+            if let Some(call) = self.v.call.as_ref().filter(|c| call_goes(c)) {
                 ctx.send(self.server(), StreamCancel { id: call.id });
             }
         }
+        let call = match self.v.call.take() {
+            Some(c) if !call_goes(&c) => {
+                self.v.call = Some(c);
+                None
+            }
+            c => c,
+        };
         if gone != Gone::Restarted {
             self.v.endpoint = (self.v.endpoint + 1) % self.servers.len();
         }
@@ -395,7 +457,7 @@ impl EtcdClient {
         if let Some(w) = self.v.watch.take() {
             self.start_watch(ctx, w.key, w.start_rev);
         }
-        if let Some(call) = self.v.call.take() {
+        if let Some(call) = call {
             if let Some(t) = call.timer {
                 ctx.cancel_timer(t);
             }
@@ -591,7 +653,15 @@ impl EtcdClient {
 
     /// A call got an error or no answer in time: the client moves to another member (a lease
     /// error is an answer like any other and keeps the connection).
+    /// With `round_robin` the balancer does not move on a failed call (the next call goes to the
+    /// next member anyway).
     fn call_failed(&mut self, ctx: &mut Ctx<Etcd>, out: &mut LockEvents, call: Call, error: Option<EtcdError>) {
+        if self.cfg.round_robin {
+            if error.is_none() {
+                ctx.send(self.servers[call.member], StreamCancel { id: call.id });
+            }
+            return self.handle_failed_call(ctx, out, call, error);
+        }
         if error.is_none() {
             // The call's deadline passed: gRPC resets its stream on the still-open connection.
             ctx.send(self.server(), StreamCancel { id: call.id });
@@ -632,7 +702,10 @@ impl EtcdClient {
             // Lock in this session finds it and holds again under the same create revision.
             Purpose::Unlock => {
                 if let Some(m) = self.v.mutex.take() {
-                    let reason = if error.is_some() { FailReason::Unavailable } else { FailReason::Timeout };
+                    let reason = match error {
+                        None | Some(EtcdError::Timeout) => FailReason::Timeout,
+                        Some(_) => FailReason::Unavailable,
+                    };
                     ctx.note(|| format!("lock {}: Unlock failed ({reason:?}): not resent", m.key));
                     out.push(LockEvent::ReleaseFailed { key: m.key, reason });
                 }
@@ -673,7 +746,7 @@ impl EtcdClient {
 
     fn retry_later(&mut self, ctx: &mut Ctx<Etcd>, call: Call) {
         let id = call.id;
-        self.v.call = Some(Call { retries: call.retries + 1, timer: None, ..call });
+        self.v.call = Some(Call { retries: call.retries + 1, timer: None, sent: false, ..call });
         ctx.set_timer(RETRY_BACKOFF_NS, ClientTimer::Retry { id });
     }
 
@@ -706,6 +779,8 @@ impl LockClient<Etcd> for EtcdClient {
                 (0..self.cfg.servers).map(|i| ctx.node_named(&format!("server-{i}")).expect("etcd member")).collect();
         }
         self.v.endpoint = self.index % self.servers.len();
+        self.v.next_pick = self.v.endpoint;
+        self.v.not_ready_until = vec![0; self.servers.len()];
         self.v.conn_incarnation = None;
         self.v.ping_since = None;
         if let Some(every_ns) = self.cfg.keepalive_time_ns {
@@ -811,7 +886,23 @@ impl LockClient<Etcd> for EtcdClient {
         // machine crash): gRPC sees the transport close and the balancer picks another endpoint;
         // the call in flight fails with `Unavailable`. Resets from a member already left behind
         // change nothing (several may arrive for one death).
-        if !self.servers.is_empty() && peer == self.server() {
+        if self.servers.is_empty() {
+            return;
+        }
+        if self.cfg.round_robin {
+            let Some(m) = self.servers.iter().position(|&s| s == peer) else { return };
+            if let Some(t) = self.v.not_ready_until.get_mut(m) {
+                *t = ctx.now_mono_ns() + RECONNECT_BACKOFF_NS;
+            }
+            if m != self.v.endpoint && matches!(&self.v.call, Some(c) if c.sent && c.member == m) {
+                let call = self.v.call.take().expect("checked");
+                if let Some(t) = call.timer {
+                    ctx.cancel_timer(t);
+                }
+                return self.handle_failed_call(ctx, out, call, Some(EtcdError::ConnectionClosed));
+            }
+        }
+        if peer == self.server() {
             self.reconnect(ctx, out, Gone::Reset, "connection reset");
         }
     }

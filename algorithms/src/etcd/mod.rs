@@ -11,6 +11,8 @@
 //! - [`applied`]: which proposals were applied (a duplicated proposal takes effect once)
 //! - [`server`]: one member: Raft replica, store, lessor, watches, forwarding, read index
 //! - [`client`]: the client library: keep-alive loop, Session, Mutex, endpoint switching
+//! - [`library`]: the `client` preset (`clientv3-3.4`, `clientv3-3.5`; `locksim-1`, the default,
+//!   is the model as it was before presets): each version's behaviours, cited
 //!
 //! The servers `server-0 …` form one Raft group ([`crate::consensus`]) with etcd's
 //! `--heartbeat-interval` and `--election-timeout` (randomised in [1, 2) × the timeout, check
@@ -24,8 +26,9 @@
 //! `recheck_after_wait = false`, a waiter whose own key was revoked while it waited being told it
 //! holds the lock.
 
-//! Where the model departs from etcd (each also said where it lives):
-//! - a client talks to one member at a time (clientv3 3.5 balances unary calls round-robin) and
+//! Where the model departs from etcd (each also said where it lives; the first item is
+//! `locksim-1`'s, which the `clientv3-*` presets replace by clientv3's behaviour, see [`library`]):
+//! - a client talks to one member at a time (clientv3 3.4 and 3.5 balance unary calls round-robin) and
 //!   moves on at a connection reset (a killed member), a call's deadline (7 s, etcd's
 //!   `ReqTimeout`), the keep-alive stream unanswered that long, or "no leader"; gRPC keepalive
 //!   pings are off unless `keepalive_time_ms` is set (clientv3 `DialKeepAliveTime` 0);
@@ -47,6 +50,7 @@
 pub mod applied;
 pub mod client;
 pub mod lessor;
+pub mod library;
 pub mod mvcc;
 pub mod protocol;
 pub mod server;
@@ -58,6 +62,7 @@ use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::time::{ms_to_ns, Nanos, NS_PER_SEC};
 
 use client::{ClientConfig, EtcdClient};
+use library::{Library, LIBRARIES};
 use server::{EtcdServer, ServerConfig};
 
 /// The `etcd` model.
@@ -67,6 +72,24 @@ pub struct Etcd;
 pub static ETCD: Etcd = Etcd;
 
 const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "client",
+        kind: ParamKind::Choice(LIBRARIES),
+        default: "\"locksim-1\"",
+        meaning: "the clientv3 version the clients run: locksim-1 is the model as it was before presets (mixed versions, see docs/libraries.md); clientv3-3.4 and clientv3-3.5 set lease_ttl_ms, keepalive_fraction, keepalive_time_ms, call_deadline, balancer and recheck_after_wait unless given",
+    },
+    ParamSpec {
+        name: "call_deadline",
+        kind: ParamKind::Choice(&["req_timeout", "none"]),
+        default: "\"req_timeout\"",
+        meaning: "req_timeout (the model before presets): the client gives up on a call, and on a keep-alive stream unanswered, after 5 s + 2 × election_ms and moves to another member; none (clientv3): no client deadline, the members answer 'request timed out' after that ReqTimeout and the keep-alive ends only at its TTL deadline",
+    },
+    ParamSpec {
+        name: "balancer",
+        kind: ParamKind::Choice(&["pinned", "round_robin"]),
+        default: "\"pinned\"",
+        meaning: "pinned (the model before presets; clientv3 up to 3.3.13): every call to the one member the client is connected to; round_robin (clientv3 3.3.14 and later): each unary call to the next ready member, the keep-alive and watch streams staying where they were opened",
+    },
     ParamSpec {
         name: "servers",
         kind: ParamKind::Int { min: 1, max: 99 },
@@ -101,7 +124,7 @@ const PARAMS: &[ParamSpec] = &[
         name: "recheck_after_wait",
         kind: ParamKind::Bool,
         default: "true",
-        meaning: "after waiting, Lock re-reads its own key and fails if the session expired (false: etcd 3.4.3's bug, issue #11456)",
+        meaning: "after waiting, Lock re-reads its own key and fails if the session expired (clientv3 3.5; false: every 3.4.x, etcd issue #11456, whose fix is in 3.5.0 and later only)",
     },
     ParamSpec {
         name: "keepalive_time_ms",
@@ -199,6 +222,7 @@ impl Model for Etcd {
     }
 
     fn validate(&self, params: &Params, _workload: &WorkloadSpec) -> Vec<ParamProblem> {
+        let params = &library::resolve(params);
         let mut problems = Vec::new();
         let (hb, el) = (params.f64("heartbeat_ms"), params.f64("election_ms"));
         if el < 5.0 * hb {
@@ -213,7 +237,27 @@ impl Model for Etcd {
     }
 
     fn limitations(&self, params: &Params, workload: &WorkloadSpec) -> Vec<String> {
+        let params = &library::resolve(params);
         let mut notes = Vec::new();
+        if Library::parse(params.str("client")) != Library::Locksim {
+            notes.push(format!(
+                "client = \"{}\" sets lease_ttl_ms, keepalive_fraction, keepalive_time_ms, call_deadline, balancer and recheck_after_wait where the scenario does not (now: call_deadline = {}, balancer = {}, recheck_after_wait = {}); a value the scenario sets is kept",
+                params.str("client"),
+                params.str("call_deadline"),
+                params.str("balancer"),
+                params.bool("recheck_after_wait"),
+            ));
+        }
+        if params.str("call_deadline") == "none" {
+            notes.push(
+                "call_deadline = \"none\": a call to a member that answers nothing (frozen, cut off) waits until the member answers or the workload's acquire timeout cancels a Lock; an Unlock waits without end, as clientv3's with context.Background() does".into(),
+            );
+        }
+        if params.str("balancer") == "round_robin" {
+            notes.push(
+                "balancer = \"round_robin\": each member is one gRPC sub-connection; a member whose connection reset is skipped for 1 s (grpc-go's first reconnect back-off), not until its reconnect succeeds; when no member is ready the next in turn is tried".into(),
+            );
+        }
         let servers = params.int("servers");
         if servers % 2 == 0 {
             notes.push(format!(
@@ -272,6 +316,8 @@ impl Model for Etcd {
     }
 
     fn build(&self, params: &Params, workload: &WorkloadSpec) -> Cluster<Etcd> {
+        let params = &library::resolve(params);
+        let client_deadline = params.str("call_deadline") != "none";
         let (hb_ms, el_ms) = (params.f64("heartbeat_ms"), params.f64("election_ms"));
         let members = member_names(params);
         let servers = members.len();
@@ -282,6 +328,7 @@ impl Model for Etcd {
             lease_check_ns: ms_to_ns(params.f64("lease_check_ms")),
             election_ns: ms_to_ns(el_ms),
             min_ttl_ns: min_lease_ttl_ns(hb_ms, el_ms),
+            req_timeout_ns: (!client_deadline).then(|| request_timeout_ns(el_ms)),
         };
         let services = (0..servers)
             .map(|i| {
@@ -294,6 +341,8 @@ impl Model for Etcd {
             lease_ttl_ns: ms_to_ns(params.f64("lease_ttl_ms")),
             recheck_after_wait: params.bool("recheck_after_wait"),
             request_timeout_ns: request_timeout_ns(el_ms),
+            client_deadline,
+            round_robin: params.str("balancer") == "round_robin",
             keepalive_time_ns: keepalive_time_ns(params.f64("keepalive_time_ms")),
             keepalive_timeout_ns: ms_to_ns(params.f64("keepalive_timeout_ms")),
             keepalive_fraction: keepalive_fraction(params.f64("keepalive_fraction")),

@@ -177,6 +177,9 @@ pub enum EtcdError {
     NoLeader,
     /// `etcdserver: requested lease not found` (a put under a revoked lease).
     LeaseNotFound,
+    /// `etcdserver: request timed out`: the member's `ReqTimeout` (5 s + 2 × election timeout)
+    /// passed before the proposal or read completed (only with `call_deadline = "none"`).
+    Timeout,
     /// Client side only: the connection closed under the call (gRPC `Unavailable`, "transport is
     /// closing"): the member's process died.
     ConnectionClosed,
@@ -398,6 +401,17 @@ pub enum ServerTimer {
     /// The gRPC server's handlers start the requests read from the connections (see
     /// [`StreamCancel`]).
     Dispatch,
+    /// A proposal this member made for a client has waited `ReqTimeout` (only with
+    /// `call_deadline = "none"`): it answers `etcdserver: request timed out`.
+    ReqTimeout {
+        /// The proposal's tag.
+        tag: u64,
+    },
+    /// The same for a linearizable read still waiting for its read index.
+    ReadTimeout {
+        /// The read's id.
+        rid: u64,
+    },
 }
 
 /// The client library's timers. The data says which loop, call or watch set it: a timer that

@@ -60,6 +60,11 @@ pub struct ServerConfig {
     pub election_ns: Nanos,
     /// etcd's minimum lease TTL (1.5 election timeouts in whole seconds, rounded up).
     pub min_ttl_ns: Nanos,
+    /// The member's `ReqTimeout` (5 s + 2 × election timeout, `etcdserver/config.go:286-289
+    /// @v3.4.23`), after which a proposal or read it made for a client is answered
+    /// `ErrTimeout` (`etcdserver/v3_server.go:671`); `None` when the clients keep the deadline
+    /// themselves (`call_deadline = "req_timeout"`, the model before presets).
+    pub req_timeout_ns: Option<Nanos>,
 }
 
 #[derive(Clone, Debug)]
@@ -179,6 +184,13 @@ impl EtcdServer {
         ms_to_ns(self.cfg.service_ms.sample_non_negative(ctx.rng()))
     }
 
+    /// With a server-side `ReqTimeout`: the timer that answers a request still waiting then.
+    fn arm_req_timeout(&mut self, ctx: &mut Ctx<Etcd>, timer: ServerTimer) {
+        if let Some(after) = self.cfg.req_timeout_ns {
+            ctx.set_timer(after, timer);
+        }
+    }
+
     fn respond(&mut self, ctx: &mut Ctx<Etcd>, client: NodeId, id: u64, result: Result<Reply, EtcdError>) {
         let after = self.service_ns(ctx);
         let header_rev = self.store.rev();
@@ -240,11 +252,13 @@ impl EtcdServer {
             match self.replica.propose(ctx, cmd) {
                 Ok(_) => {
                     self.v.waiting.insert(tag, (client, id));
+                    self.arm_req_timeout(ctx, ServerTimer::ReqTimeout { tag });
                 }
                 Err(_) => self.respond(ctx, client, id, Err(EtcdError::NoLeader)),
             }
         } else if let Some(leader) = self.replica.leader_hint() {
             self.v.waiting.insert(tag, (client, id));
+            self.arm_req_timeout(ctx, ServerTimer::ReqTimeout { tag });
             ctx.send(leader, Peer::Propose(cmd));
         } else {
             self.respond(ctx, client, id, Err(EtcdError::NoLeader));
@@ -257,11 +271,13 @@ impl EtcdServer {
             match self.replica.read_index(ctx, rid) {
                 Ok(()) => {
                     self.v.reads.insert(rid, (client, req));
+                    self.arm_req_timeout(ctx, ServerTimer::ReadTimeout { rid });
                 }
                 Err(_) => self.respond(ctx, client, req.id, Err(EtcdError::NoLeader)),
             }
         } else if let Some(leader) = self.replica.leader_hint() {
             self.v.reads.insert(rid, (client, req));
+            self.arm_req_timeout(ctx, ServerTimer::ReadTimeout { rid });
             ctx.send(leader, Peer::ReadIndex { rid });
         } else {
             self.respond(ctx, client, req.id, Err(EtcdError::NoLeader));
@@ -579,6 +595,18 @@ impl Process<Etcd> for EtcdServer {
                 }
                 self.arm_check(ctx);
                 self.settle(ctx);
+            }
+            EtcdTimer::Server(ServerTimer::ReqTimeout { tag }) => {
+                if let Some((client, id)) = self.v.waiting.remove(&tag) {
+                    ctx.note(|| format!("request {id} timed out (ReqTimeout)"));
+                    self.respond(ctx, client, id, Err(EtcdError::Timeout));
+                }
+            }
+            EtcdTimer::Server(ServerTimer::ReadTimeout { rid }) => {
+                if let Some((client, req)) = self.v.reads.remove(&rid) {
+                    ctx.note(|| format!("read {} timed out (ReqTimeout)", req.id));
+                    self.respond(ctx, client, req.id, Err(EtcdError::Timeout));
+                }
             }
             EtcdTimer::Server(_) | EtcdTimer::Client(_) => {}
         }

@@ -1,0 +1,82 @@
+//! The `client` preset: which clientv3 version the clients run, and the defaults and behaviours
+//! it has in its source (docs/libraries.md has the readings; the citations are repeated in
+//! docs/models.md). A preset fills every library-dependent parameter the scenario leaves at its
+//! schema default; an explicit value overrides it.
+//!
+//! - `locksim-1` (the default): the model as it was before presets, no parameter changed: a
+//!   client-side deadline of `ReqTimeout` on every call and on the keep-alive stream
+//!   (`call_deadline = "req_timeout"`), one member per client (`balancer = "pinned"`), and the
+//!   Mutex's re-check after waiting (`recheck_after_wait = true`). It mixes versions:
+//!   docs/libraries.md, rows 9 and 10 and "Other differences" 1.
+//! - `clientv3-3.4` (3.4.23; every 3.4 tag for these switches): no per-call deadline beyond the
+//!   caller's context (`concurrency/mutex.go:42, 54, 80-82`; `config.go:32-85` has none), the
+//!   7 s being the server's `ReqTimeout` (`etcdserver/config.go:286-289`, `v3_server.go:671`,
+//!   `errors.go:26`): `call_deadline = "none"`; the keep-alive ends only at its deadline
+//!   (`lease.go:537-552`); the `RoundrobinBalanced` picker from v3.3.14 (`client.go:47, 65, 290`;
+//!   `balancer/picker/roundrobin_balanced.go:55-67`): `balancer = "round_robin"`; no 3.4 tag
+//!   re-checks the own key after waiting (`concurrency/mutex.go:69-77`, identical v3.4.3 to
+//!   v3.4.45): `recheck_after_wait = false`; session TTL 60 s (`concurrency/session.go:24`),
+//!   keep-alive every TTL/3 (`lease.go:517-518`), gRPC keepalive off (`client.go:224-230`).
+//! - `clientv3-3.5` (v3.5.0 … v3.5.33): as 3.4, with the re-check (`concurrency/mutex.go:85-100
+//!   @v3.5.33`) and gRPC's own `round_robin` (`client/v3/internal/resolver/resolver.go:43 @v3.5.0`).
+
+use locksim_simulator::model::{ParamValue as V, Params};
+
+/// The clientv3 version (`client`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Library {
+    /// The model as it was before presets (`locksim-1`).
+    Locksim,
+    /// etcd clientv3 3.4 (read at v3.4.23).
+    Clientv3_34,
+    /// etcd clientv3 3.5.
+    Clientv3_35,
+}
+
+/// The `client` parameter's choices, in the order `sim list` shows them.
+pub const LIBRARIES: &[&str] = &["locksim-1", "clientv3-3.4", "clientv3-3.5"];
+
+impl Library {
+    /// The `client` parameter; anything not a preset is `locksim-1`.
+    pub fn parse(s: &str) -> Library {
+        match s {
+            "clientv3-3.4" => Library::Clientv3_34,
+            "clientv3-3.5" => Library::Clientv3_35,
+            _ => Library::Locksim,
+        }
+    }
+}
+
+/// The parameters after the preset: every preset parameter the scenario did not set itself
+/// ([`Params::is_explicit`]) takes the chosen version's value; one it set is kept. `locksim-1`
+/// changes nothing.
+pub fn resolve(params: &Params) -> Params {
+    let lib = Library::parse(params.str("client"));
+    let mut out = params.clone();
+    let mut fill = |key: &str, value: V| {
+        if !params.is_explicit(key) {
+            out.values.insert(key.to_string(), value);
+        }
+    };
+    if lib == Library::Locksim {
+        return out;
+    }
+    fill("lease_ttl_ms", V::Num(60_000.0));
+    fill("keepalive_fraction", V::Num(1.0 / 3.0));
+    fill("keepalive_time_ms", V::Num(0.0));
+    fill("call_deadline", V::Str("none".into()));
+    fill("balancer", V::Str("round_robin".into()));
+    fill("recheck_after_wait", V::Bool(lib == Library::Clientv3_35));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_choice_parses_to_its_library() {
+        let libs: Vec<Library> = LIBRARIES.iter().map(|s| Library::parse(s)).collect();
+        assert_eq!(libs, [Library::Locksim, Library::Clientv3_34, Library::Clientv3_35]);
+    }
+}

@@ -1,0 +1,142 @@
+//! The `client` presets of the etcd model (issue 32, rows 9 and 10, and etcd 3.4's missing
+//! re-check): clientv3 has no per-call deadline of its own (the members answer their
+//! `ReqTimeout`, and a keep-alive stream to a silent member ends only at the TTL deadline), it
+//! balances unary calls round-robin over the members (3.3.14 and later), and no 3.4 release
+//! re-reads the own key after waiting. `locksim-1` (the default) is the model before presets.
+
+#[path = "etcd_common/mod.rs"]
+mod etcd_common;
+use etcd_common::*;
+
+use locksim_simulator::history::HistoryEvent;
+
+fn known(name: &str) -> String {
+    std::fs::read_to_string(format!("{}/../scenarios/known/{name}", env!("CARGO_MANIFEST_DIR"))).expect("scenario")
+}
+
+/// Scenario `text` with `[models.etcd]` `extra` appended (its rows take the model's settings).
+fn with_model(text: &str, extra: &str) -> String {
+    format!("{text}\n[models.etcd]\n{extra}\n")
+}
+
+#[test]
+fn clientv3_3_4_never_rechecks_after_waiting_and_3_5_does() {
+    // 09's fixed row leaves recheck_after_wait at its default: the preset decides.
+    let text = known("09-etcd-waiter-paused-beyond-ttl.toml");
+    let row = "name = \"etcd-recheck\"\nmodel = \"etcd\"\n";
+    assert_eq!(text.matches(row).count(), 1);
+    let preset = |client: &str| text.replace(row, &format!("{row}client = \"{client}\"\n"));
+    for seed in 0..3 {
+        let old = run(&text, "etcd-recheck", seed);
+        assert_eq!(old.metrics.overlap_events, 0, "seed {seed}: locksim-1 re-checks");
+        let v34 = run(&preset("clientv3-3.4"), "etcd-recheck", seed);
+        assert!(v34.metrics.overlap_events >= 1, "seed {seed}: clientv3 3.4 is told it holds");
+        assert!(trace(&v34, "note", "ErrSessionExpired").is_empty(), "seed {seed}");
+        let v35 = run(&preset("clientv3-3.5"), "etcd-recheck", seed);
+        assert_eq!(v35.metrics.overlap_events, 0, "seed {seed}: clientv3 3.5 re-checks");
+        assert!(!trace(&v35, "note", "ErrSessionExpired").is_empty(), "seed {seed}");
+    }
+}
+
+/// One client holding the lock for 80 s; server-0 (the leader, and the member client-0 opens its
+/// keep-alive stream on) is frozen from 1 s to 71 s, longer than the 60 s session.
+fn frozen_member(extra: &str) -> String {
+    format!(
+        r#"
+name = "frozen"
+duration_ms = 90000
+algorithms = ["etcd"]
+[models.etcd]
+{extra}
+[workload]
+clients = 1
+think_ms = 0
+hold_ms = 80000
+acquisitions_per_client = 1
+[[faults]]
+kind = "pause"
+target = "server-0"
+at_ms = 1000
+duration_ms = 70000
+"#
+    )
+}
+
+#[test]
+fn clientv3_a_keep_alive_stream_to_a_frozen_member_ends_only_at_the_ttl_deadline() {
+    for seed in 0..3 {
+        let lost = |out: &locksim_simulator::run::SeedOutcome| {
+            trace(out, "note", "keep-alive unanswered for a whole TTL").into_iter().map(|(ms, _, _)| ms).next()
+        };
+        // locksim-1: the client gives the stream 7 s, moves to another member and keeps its session.
+        let old = run(&frozen_member(""), "etcd", seed);
+        assert!(!trace(&old, "note", "keep-alive stream unanswered").is_empty(), "seed {seed}");
+        assert_eq!(lost(&old), None, "seed {seed}: locksim-1 keeps the session");
+        // clientv3: nothing moves the stream; the session ends one TTL after the last answer
+        // (the first keep-alive, at the start), seen by the once-a-second deadline loop.
+        for client in ["clientv3-3.4", "clientv3-3.5"] {
+            let out = run(&frozen_member(&format!("client = \"{client}\"")), "etcd", seed);
+            assert!(trace(&out, "note", "keep-alive stream unanswered").is_empty(), "{client} seed {seed}");
+            let at = lost(&out).unwrap_or_else(|| panic!("{client} seed {seed}: the session ends"));
+            assert!((60_000.0..62_000.0).contains(&at), "{client} seed {seed}: session over at {at} ms");
+            let honoured = events(&out, |e| matches!(e, HistoryEvent::Abandoned { .. }));
+            assert_eq!(honoured.len(), 1, "{client} seed {seed}: the application stops at Session.Done()");
+        }
+    }
+}
+
+#[test]
+fn clientv3_a_write_lost_with_a_killed_leader_is_answered_request_timed_out_by_the_member() {
+    let text = known("17-etcd-leader-killed.toml");
+    for seed in 0..4 {
+        // locksim-1: the client's own 7 s deadline; the members never answer a timeout.
+        let old = run(&text, "etcd", seed);
+        assert!(trace(&old, "note", "timed out (ReqTimeout)").is_empty(), "seed {seed}");
+        assert!(!trace(&old, "note", "call unanswered").is_empty(), "seed {seed}");
+        // clientv3 3.4: no client deadline; the member the call reached answers ErrTimeout
+        // ReqTimeout (5 s + 2 × 1 s) after it proposed, as in issue 32's run of 3.4.23.
+        let out = run(&with_model(&text, "client = \"clientv3-3.4\""), "etcd", seed);
+        assert!(trace(&out, "note", "call unanswered").is_empty(), "seed {seed}");
+        let timeouts = trace(&out, "note", "timed out (ReqTimeout)");
+        assert!(!timeouts.is_empty(), "seed {seed}: a member answers request timed out");
+        let killed_ms = out
+            .trace
+            .as_ref()
+            .unwrap()
+            .entries
+            .iter()
+            .find(|t| t.kind == "fault")
+            .map(|t| t.at_ns as f64 / 1e6)
+            .expect("the kill");
+        for (ms, node, _) in &timeouts {
+            assert!(node.starts_with("server-"));
+            assert!(*ms >= killed_ms + 6_900.0 && *ms <= killed_ms + 7_100.0, "seed {seed}: at {ms}, kill {killed_ms}");
+        }
+        assert_eq!(out.metrics.overlap_events, 0, "seed {seed}");
+    }
+}
+
+/// The members client-0's unary calls (lease grant, lock transaction, delete) were sent to.
+fn unary_targets(extra: &str) -> std::collections::BTreeSet<String> {
+    let text = format!(
+        "name = \"rr\"\nduration_ms = 3000\nalgorithms = [\"etcd\"]\n[models.etcd]\n{extra}\n[workload]\nclients = 1\nthink_ms = 0\nhold_ms = 100\nacquisitions_per_client = 3\n"
+    );
+    let out = run(&text, "etcd", 0);
+    trace(&out, "send", "req#")
+        .into_iter()
+        .filter(|(_, n, d)| n == "client-0" && !d.contains("KeepAlive"))
+        .map(|(_, _, d)| d.split_whitespace().nth(1).expect("→ member").to_string())
+        .collect()
+}
+
+#[test]
+fn clientv3_balances_unary_calls_round_robin_over_the_members() {
+    assert_eq!(unary_targets("").into_iter().collect::<Vec<_>>(), ["server-0"]);
+    for client in ["clientv3-3.4", "clientv3-3.5"] {
+        let members = unary_targets(&format!("client = \"{client}\""));
+        assert_eq!(members.into_iter().collect::<Vec<_>>(), ["server-0", "server-1", "server-2"], "{client}");
+    }
+    // An explicit balancer wins over the preset.
+    let pinned = unary_targets("client = \"clientv3-3.5\"\nbalancer = \"pinned\"");
+    assert_eq!(pinned.into_iter().collect::<Vec<_>>(), ["server-0"]);
+}
