@@ -28,8 +28,13 @@
 //!   holder that locks 3 times and unlocks twice still holds it.
 //! - The lease is `ttl_ms` (Redisson's `lockWatchdogTimeout`, 30 000 ms by default). While held,
 //!   the watchdog renews it every lease/3, counted from the previous renewal's completion. A
-//!   renewal that errs or times out is logged and rescheduled (RenewalTask); one that finds the key
-//!   gone (the script returns 0) cancels the renewal silently: the holder is not told and goes on.
+//!   renewal that errs or times out is logged and rescheduled (RenewalTask, Redisson 3.44+:
+//!   `renewal_error = "reschedule"`), or with `renewal_error = "stop"` (Redisson up to 3.43,
+//!   `RedissonBaseLock.renewExpiration`) never renewed again: the key expires one lease after the
+//!   last renewal while the holder goes on. One that finds the key gone (the script returns 0)
+//!   cancels the renewal silently: the holder is not told and goes on. With `renewal_wait` the
+//!   renewal goes through the synced eval like the lock (`WAIT`; no replica acknowledging is a
+//!   renewal error).
 //! - A refused attempt returns the key's `PTTL`; the waiter subscribes to the lock's channel, tries
 //!   again, then waits for the unlock message or the TTL, whichever comes first, and tries again.
 //!   A message that arrives while the waiter is busy leaves a permit (Redisson's latch semaphore).
@@ -55,7 +60,15 @@
 //! So a timed-out command that the server did execute runs twice (issue 17): a re-sent `SET NX`
 //! finds its own key and is refused (the lock stays set until its TTL), a re-sent Redisson lock
 //! script re-enters (hold count 2 on the server), a re-sent unlock finds nothing. A late reply to
-//! an abandoned attempt is ignored. Error replies (`READONLY`) are not retried. A lock call that
+//! an abandoned attempt is ignored. Error replies (`READONLY`) are not retried, unless
+//! `readonly_retry` (Redisson 3.27.1+): then a `READONLY` reply is a failed attempt, sent again
+//! after the retry delay to the primary known then. `retry_delay` replaces the constant interval
+//! by Redisson 3.48's equal-jitter delay or redis-py's exponential backoff with jitter, drawn
+//! from the client's own random stream. `resend_written = "batch_only"` (Redisson 3.37+): a lock
+//! or unlock script written on a connection not known to be closed fails at its timeout or reset
+//! instead of being resent, unless it went as the script + `WAIT` batch (replicas and
+//! `replica_ack`); one sent after a reset and before any answer (a new connection, refused while
+//! the server is down) is retried either way. A lock call that
 //! fails fails the acquisition (`Unavailable`); an unlock call that fails is `ReleaseFailed`.
 //! Subscriptions are not retried. Difference from the source read: Redisson's
 //! `CommandsQueue.channelInactive` fails only commands not yet written; a written command on a
@@ -105,6 +118,98 @@ pub enum AcquireMode {
     SetNxThenExpire,
 }
 
+/// What the watchdog does after a renewal that failed (`renewal_error`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RenewalError {
+    /// Renew again lease/3 later (Redisson 3.44+ `RenewalTask`: log and `schedule()`).
+    Reschedule,
+    /// Stop renewing for good (Redisson up to 3.43: `EXPIRATION_RENEWAL_MAP.remove`).
+    Stop,
+}
+
+impl RenewalError {
+    /// The `renewal_error` parameter: `stop`, anything else `reschedule`.
+    pub fn parse(s: &str) -> RenewalError {
+        if s == "stop" {
+            RenewalError::Stop
+        } else {
+            RenewalError::Reschedule
+        }
+    }
+}
+
+/// Which commands are sent again after their attempt failed (`resend_written`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResendWritten {
+    /// Every command (Redisson up to 3.36, redis-py 6+).
+    All,
+    /// Redisson 3.37+: the lock and unlock scripts (`evalWriteSyncedNoRetryAsync`) are not sent
+    /// again once written, unless they went as the script + `WAIT` batch.
+    BatchOnly,
+}
+
+impl ResendWritten {
+    /// The `resend_written` parameter: `batch_only`, anything else `all`.
+    pub fn parse(s: &str) -> ResendWritten {
+        if s == "batch_only" {
+            ResendWritten::BatchOnly
+        } else {
+            ResendWritten::All
+        }
+    }
+}
+
+/// The wait before a failed attempt is sent again (`retry_delay`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RetryDelay {
+    /// Always `retry_interval_ms`: Redisson's `retryInterval` (up to 3.47).
+    Constant,
+    /// Redisson 3.48+ `EqualJitterDelay`: before retry n (1, 2, …), `d = min(base × 2^(n-1),
+    /// max)`, and the delay is `d/2 + uniform[0, d/2]` (`calcDelay(attempt)` with the attempt
+    /// counted from 0, `RedisExecutor.java:174@redisson-3.48.0`).
+    EqualJitter {
+        /// `baseDelay`, milliseconds.
+        base_ms: f64,
+        /// `maxDelay`, milliseconds.
+        max_ms: f64,
+    },
+    /// redis-py `ExponentialWithJitterBackoff`: before retry n (1, 2, …), uniform in
+    /// `[0, min(cap, base × 2^n)]` (`backoff.py:124-125@v6.0.0`; `Retry` counts failures from 1).
+    ExpJitter {
+        /// `base`, milliseconds.
+        base_ms: f64,
+        /// `cap`, milliseconds.
+        cap_ms: f64,
+    },
+}
+
+impl RetryDelay {
+    /// The `retry_delay` parameter with its base and cap (unused by `constant`).
+    pub fn parse(s: &str, base_ms: f64, max_ms: f64) -> RetryDelay {
+        match s {
+            "equal_jitter" => RetryDelay::EqualJitter { base_ms, max_ms },
+            "exp_jitter" => RetryDelay::ExpJitter { base_ms, cap_ms: max_ms },
+            _ => RetryDelay::Constant,
+        }
+    }
+
+    /// The wait before retry `n` (1 for the first retry), nanoseconds; a jittered delay is drawn
+    /// from `rng` (the client's own stream), a constant one draws nothing.
+    pub fn before_retry_ns(self, constant_ms: u64, n: u32, rng: &mut impl Rng) -> Nanos {
+        match self {
+            RetryDelay::Constant => constant_ms * NS_PER_MS,
+            RetryDelay::EqualJitter { base_ms, max_ms } => {
+                let d = (base_ms * 2f64.powi(n.saturating_sub(1).min(30) as i32)).min(max_ms);
+                ms_to_ns(d / 2.0 + rng.gen_range(0.0..=d / 2.0))
+            }
+            RetryDelay::ExpJitter { base_ms, cap_ms } => {
+                let d = (base_ms * 2f64.powi(n.min(30) as i32)).min(cap_ms);
+                ms_to_ns(rng.gen_range(0.0..=d))
+            }
+        }
+    }
+}
+
 /// The parts of the model's parameters the library uses.
 #[derive(Clone, Debug)]
 pub struct ClientConfig {
@@ -130,8 +235,19 @@ pub struct ClientConfig {
     pub timeout_ms: u64,
     /// Redisson's `retryAttempts`: how many times a failed attempt is sent again.
     pub retry_attempts: u32,
-    /// Redisson's `retryInterval`: the wait before sending it again, milliseconds.
+    /// Redisson's `retryInterval`: the wait before sending it again, milliseconds (with
+    /// [`RetryDelay::Constant`]).
     pub retry_interval_ms: u64,
+    /// How the wait before a retry is computed (`retry_delay`).
+    pub retry_delay: RetryDelay,
+    /// What the watchdog does after a failed renewal (`renewal_error`).
+    pub renewal_error: RenewalError,
+    /// The renewal carries `WAIT` like the acquisition (`renewal_wait`).
+    pub renewal_wait: bool,
+    /// Which commands are sent again (`resend_written`).
+    pub resend_written: ResendWritten,
+    /// A `READONLY` reply is retried like a failed attempt (`readonly_retry`).
+    pub readonly_retry: bool,
 }
 
 /// A request in flight (or waiting to be sent again) and what its answer is for.
@@ -150,6 +266,10 @@ struct Pending {
     /// Whether an attempt is on the wire (false while waiting out the retry interval: a late
     /// reply to the abandoned attempt is ignored, as Redisson's cancelled attempt promise is).
     in_flight: bool,
+    /// Whether the current attempt went out on a connection not known to be closed (written);
+    /// false: sent after a reset on that connection and before any answer, so it is a new
+    /// connection's attempt, refused if the server is down (read only by `resend_written`).
+    written: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -177,8 +297,10 @@ enum ReqKind {
     /// An unlock nobody waits for (a grant refused by `replica_ack`, or one that came after the
     /// acquisition was cancelled).
     Cleanup,
+    /// A watchdog renewal; `waited` says a `WAIT` was pipelined (`renewal_wait`).
     Renew {
         seq: u32,
+        waited: bool,
     },
     Subscribe,
     Unsubscribe,
@@ -271,6 +393,9 @@ struct Volatile {
     seq: u32,
     pending: SmallMap<u64, Pending>,
     keys: SmallMap<LockKey, KeyState>,
+    /// Servers whose connection was reset and that have not answered since: a command sent to
+    /// one of them is not yet written (the connection is being made again).
+    closed: BTreeSet<NodeId>,
 }
 
 impl Default for Volatile {
@@ -285,6 +410,7 @@ impl Default for Volatile {
             seq: 0,
             pending: SmallMap::new(),
             keys: SmallMap::new(),
+            closed: BTreeSet::new(),
         }
     }
 }
@@ -321,8 +447,9 @@ impl RedisLockClient {
         self.next_req += 1;
         let id = self.next_req;
         let to = self.v.primary;
+        let written = !self.v.closed.contains(&to);
         let timer = self.send_attempt(ctx, id, to, &cmd, wait);
-        self.v.pending.insert(id, Pending { key, kind, timer, cmd, wait, to, attempt: 0, in_flight: true });
+        self.v.pending.insert(id, Pending { key, kind, timer, cmd, wait, to, attempt: 0, in_flight: true, written });
         id
     }
 
@@ -341,27 +468,53 @@ impl RedisLockClient {
         timer
     }
 
-    /// The current attempt of request `id` failed (no reply within the timeout, or its
-    /// connection was reset). RedisExecutor: while `attempt < retryAttempts`, the same command
-    /// is sent again after `retryInterval`; else the call fails. Returns the request when it
-    /// failed for good.
-    fn attempt_failed(&mut self, ctx: &mut Ctx<Redis>, id: u64, why: &str) -> Option<Pending> {
+    /// Whether the lock and unlock scripts go as the script + `WAIT` batch (Redisson's
+    /// `syncedEval` outside a single-server configuration, with `checkLockSyncedSlaves`).
+    fn batched(&self) -> bool {
+        self.cfg.servers > 1 && self.cfg.replica_ack
+    }
+
+    /// The current attempt of request `id` failed (no reply within the timeout, its connection
+    /// was reset, or with `readonly` a `READONLY` reply under `readonly_retry`). RedisExecutor:
+    /// while `attempt < retryAttempts`, the same command is sent again after the retry delay;
+    /// else the call fails. With `resend_written = "batch_only"` a lock or unlock script that
+    /// was written and not batched fails at once (`isResendAllowed`: `!noRetry`); a `READONLY`
+    /// retry ignores that (`RedisExecutor.java:573-574@redisson-3.27.1` does not look at
+    /// `noRetry`). Returns the request when it failed for good.
+    fn attempt_failed(&mut self, ctx: &mut Ctx<Redis>, id: u64, why: &str, readonly: bool) -> Option<Pending> {
+        let no_retry_scripts = self.cfg.resend_written == ResendWritten::BatchOnly && !self.batched();
         let p = self.v.pending.get_mut(&id)?;
         if !p.in_flight {
             return None;
         }
-        if p.attempt < self.cfg.retry_attempts {
+        let no_resend = !readonly
+            && no_retry_scripts
+            && p.written
+            && matches!(p.cmd, Command::HLock { .. } | Command::HUnlock { .. });
+        if p.attempt < self.cfg.retry_attempts && !no_resend {
             p.in_flight = false;
             p.attempt += 1;
             let attempt = p.attempt;
             ctx.cancel_timer(p.timer);
-            p.timer = ctx.set_timer(self.cfg.retry_interval_ms * NS_PER_MS, ClientTimer::Resend { id });
-            ctx.note(|| format!("request {id}: {why}; attempt {attempt} in {} ms", self.cfg.retry_interval_ms));
+            let delay_ns = self.cfg.retry_delay.before_retry_ns(self.cfg.retry_interval_ms, attempt, ctx.rng());
+            p.timer = ctx.set_timer(delay_ns, ClientTimer::Resend { id });
+            match self.cfg.retry_delay {
+                RetryDelay::Constant => {
+                    ctx.note(|| format!("request {id}: {why}; attempt {attempt} in {} ms", self.cfg.retry_interval_ms))
+                }
+                _ => ctx.note(|| format!("request {id}: {why}; attempt {attempt} in {:.3} ms", delay_ns as f64 / 1e6)),
+            }
             return None;
         }
         let p = self.v.pending.remove(&id)?;
         ctx.cancel_timer(p.timer);
-        ctx.note(|| format!("request {id} for lock {}: {why} after {} retries: error", p.key, p.attempt));
+        if no_resend {
+            ctx.note(|| {
+                format!("request {id} for lock {}: {why}; written, not sent again (no-retry script): error", p.key)
+            });
+        } else {
+            ctx.note(|| format!("request {id} for lock {}: {why} after {} retries: error", p.key, p.attempt));
+        }
         Some(p)
     }
 
@@ -376,6 +529,7 @@ impl RedisLockClient {
         self.next_req += 1;
         let new_id = self.next_req;
         p.to = self.v.primary;
+        p.written = !self.v.closed.contains(&p.to);
         p.timer = self.send_attempt(ctx, new_id, p.to, &p.cmd, p.wait);
         p.in_flight = true;
         // The acquisition waits for this request under its new id.
@@ -399,6 +553,8 @@ impl RedisLockClient {
         let fence = self.cfg.fencing;
         let cmd = match (self.cfg.watchdog, self.cfg.acquire) {
             (true, _) => Command::HLock { key, owner: self.v.owner, lease_ms: self.cfg.ttl_ms, fence },
+            // ttl_ms = 0: redis-py's timeout=None, a SET NX without PX (the model's SETNX).
+            (false, AcquireMode::SetNxPx) if self.cfg.ttl_ms == 0 => Command::SetNx { key, value, fence },
             (false, AcquireMode::SetNxPx) => Command::SetNxPx { key, value, px_ms: self.cfg.ttl_ms, fence },
             (false, AcquireMode::SetNxThenExpire) => Command::SetNx { key, value, fence },
         };
@@ -593,11 +749,21 @@ impl RedisLockClient {
     }
 
     fn on_response(&mut self, ctx: &mut Ctx<Redis>, out: &mut LockEvents, r: Response) {
-        if !self.v.pending.get(&r.id).is_some_and(|p| p.in_flight) {
-            return;
-        }
-        let Some(p) = self.v.pending.remove(&r.id) else { return };
-        ctx.cancel_timer(p.timer);
+        let Some(kind) = self.v.pending.get(&r.id).filter(|p| p.in_flight).map(|p| &p.kind) else { return };
+        let subscription = matches!(kind, ReqKind::Subscribe | ReqKind::Unsubscribe | ReqKind::Resubscribe);
+        let p = if self.cfg.readonly_retry && r.answer == Answer::ReadOnly && !subscription {
+            // Redisson 3.27.1+ (RedisReadonlyException), redis-py 6+ (a ConnectionError): sent
+            // again after the retry delay, to the primary known then; once the retries are
+            // spent the error reaches the caller as before.
+            match self.attempt_failed(ctx, r.id, "READONLY reply", true) {
+                None => return,
+                Some(p) => p,
+            }
+        } else {
+            let Some(p) = self.v.pending.remove(&r.id) else { return };
+            ctx.cancel_timer(p.timer);
+            p
+        };
         let key = p.key;
         match p.kind {
             ReqKind::Lock { .. } => self.on_lock_answer(ctx, out, r.id, key, p.kind, r),
@@ -622,11 +788,15 @@ impl RedisLockClient {
             }
             ReqKind::Unlock => out.push(LockEvent::Released { key }),
             ReqKind::Cleanup | ReqKind::Unsubscribe | ReqKind::Resubscribe => {}
-            ReqKind::Renew { seq } => {
+            ReqKind::Renew { seq, waited } => {
                 if self.state(key).renew_seq != Some(seq) {
                     return;
                 }
                 match r.answer {
+                    Answer::Reply(Reply::Int(1)) if waited && r.synced.unwrap_or(0) == 0 => {
+                        // The synced eval's check: "None of slaves were synced", an error.
+                        self.renewal_failed(ctx, key, seq, "no replica acknowledged the renewal (WAIT)");
+                    }
                     Answer::Reply(Reply::Int(1)) => {
                         let after = self.lease_ns() / 3;
                         ctx.set_timer(after, ClientTimer::Renew { key, seq });
@@ -638,10 +808,7 @@ impl RedisLockClient {
                             format!("lock {key}: watchdog renewal found the lock gone; renewal stops (holder not told)")
                         });
                     }
-                    _ => {
-                        let after = self.lease_ns() / 3;
-                        ctx.set_timer(after, ClientTimer::Renew { key, seq });
-                    }
+                    _ => self.renewal_failed(ctx, key, seq, "the renewal got an error reply"),
                 }
             }
             ReqKind::Subscribe => {
@@ -652,8 +819,26 @@ impl RedisLockClient {
         }
     }
 
+    /// A renewal failed (an error reply, no reply after the retries, or no replica synced):
+    /// `renewal_error` decides whether the watchdog renews again lease/3 later or stops.
+    fn renewal_failed(&mut self, ctx: &mut Ctx<Redis>, key: LockKey, seq: u32, why: &str) {
+        match self.cfg.renewal_error {
+            // RenewalTask: log the error and schedule the next renewal.
+            RenewalError::Reschedule => {
+                let after = self.lease_ns() / 3;
+                ctx.set_timer(after, ClientTimer::Renew { key, seq });
+            }
+            // RedissonBaseLock.renewExpiration (up to 3.43): log, and remove the entry from
+            // EXPIRATION_RENEWAL_MAP: nothing renews the key again; the holder is not told.
+            RenewalError::Stop => {
+                self.state(key).renew_seq = None;
+                ctx.note(|| format!("lock {key}: {why}: the watchdog stops for good (holder not told)"));
+            }
+        }
+    }
+
     fn on_request_timeout(&mut self, ctx: &mut Ctx<Redis>, out: &mut LockEvents, id: u64, why: &str) {
-        let Some(p) = self.attempt_failed(ctx, id, why) else { return };
+        let Some(p) = self.attempt_failed(ctx, id, why, false) else { return };
         let key = p.key;
         match p.kind {
             ReqKind::Lock { nested, .. } => {
@@ -670,11 +855,9 @@ impl RedisLockClient {
             ReqKind::Unlock | ReqKind::UnlockGet { cleanup: false, .. } => {
                 out.push(LockEvent::ReleaseFailed { key, reason: FailReason::Unavailable })
             }
-            ReqKind::Renew { seq } => {
-                // RenewalTask: log the error and schedule the next renewal.
+            ReqKind::Renew { seq, .. } => {
                 if self.state(key).renew_seq == Some(seq) {
-                    let after = self.lease_ns() / 3;
-                    ctx.set_timer(after, ClientTimer::Renew { key, seq });
+                    self.renewal_failed(ctx, key, seq, why);
                 }
             }
             ReqKind::Subscribe => {
@@ -780,7 +963,11 @@ impl LockClient<Redis> for RedisLockClient {
         self.unsubscribe(ctx, key);
     }
 
-    fn on_message(&mut self, ctx: &mut Ctx<Redis>, out: &mut LockEvents, _from: NodeId, msg: RedisMsg) {
+    fn on_message(&mut self, ctx: &mut Ctx<Redis>, out: &mut LockEvents, from: NodeId, msg: RedisMsg) {
+        if !self.v.closed.is_empty() {
+            // An answer: the connection to `from` is open again.
+            self.v.closed.remove(&from);
+        }
         match msg {
             RedisMsg::Response(r) => self.on_response(ctx, out, r),
             RedisMsg::UnlockMessage(m) => self.on_unlock_message(ctx, out, m.key),
@@ -810,7 +997,12 @@ impl LockClient<Redis> for RedisLockClient {
                 if st.renew_seq == Some(seq) && st.held.is_some() {
                     let owner = self.v.owner;
                     let lease_ms = self.cfg.ttl_ms;
-                    self.request(ctx, key, Command::HRenew { key, owner, lease_ms }, None, ReqKind::Renew { seq });
+                    // renewal_wait: the renewal goes through the synced eval, as the lock does.
+                    let available = self.available_replicas();
+                    let wait = (self.cfg.renewal_wait && self.cfg.replica_ack && available > 0)
+                        .then_some(WaitSpec { replicas: available, timeout_ms: WAIT_TIMEOUT_MS });
+                    let kind = ReqKind::Renew { seq, waited: wait.is_some() };
+                    self.request(ctx, key, Command::HRenew { key, owner, lease_ms }, wait, kind);
                 }
             }
         }
@@ -823,6 +1015,7 @@ impl LockClient<Redis> for RedisLockClient {
     fn on_reset(&mut self, ctx: &mut Ctx<Redis>, out: &mut LockEvents, peer: NodeId) {
         // The connection closed: every attempt on it has failed (a connection error), and is
         // retried like a timed-out one. Idempotent: an attempt already failed is not in flight.
+        self.v.closed.insert(peer);
         let ids: Vec<u64> =
             self.v.pending.iter().filter(|(_, p)| p.in_flight && p.to == peer).map(|(id, _)| *id).collect();
         for id in ids {

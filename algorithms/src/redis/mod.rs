@@ -10,6 +10,8 @@
 //! - [`sentinel`]: Sentinel: SDOWN, ODOWN with `quorum`, leader election per epoch, promotion,
 //!   reconfiguration, client notification
 //! - [`client`]: the lock library (plain pattern or Redisson), following Sentinel's announcements
+//! - [`library`]: the `client` preset (Redisson and redis-py by version): each library's defaults
+//!   and behaviours, cited; `locksim-1` keeps the model's own settings
 //!
 //! Sources: redis.io "Distributed Locks with Redis" (the single-instance pattern and "Why
 //! failover-based implementations are not enough"), the `WAIT` and `SET` command pages, the Redis
@@ -25,6 +27,7 @@
 
 pub mod client;
 pub mod keyspace;
+pub mod library;
 pub mod persistence;
 pub mod protocol;
 pub mod sentinel;
@@ -35,7 +38,8 @@ use locksim_simulator::model::{Cluster, Model, ParamKind, ParamProblem, ParamSpe
 use locksim_simulator::process::{NodeKind, Process};
 use locksim_simulator::setup::WorkloadSpec;
 
-use client::{AcquireMode, ClientConfig, RedisLockClient, UnlockMode};
+use client::{AcquireMode, ClientConfig, RedisLockClient, RenewalError, ResendWritten, RetryDelay, UnlockMode};
+use library::LIBRARIES;
 use persistence::Persistence;
 use sentinel::{Sentinel, SentinelConfig};
 use server::{RedisServer, ServerConfig};
@@ -48,10 +52,16 @@ pub static REDIS: Redis = Redis;
 
 const PARAMS: &[ParamSpec] = &[
     ParamSpec {
+        name: "client",
+        kind: ParamKind::Choice(LIBRARIES),
+        default: "\"locksim-1\"",
+        meaning: "the lock library and version the clients run (Redisson 3.17 … 4.7, redis-py 5, 6, 8); it sets every library-dependent parameter the scenario does not set (docs/models.md lists them); locksim-1: the model as it was before presets, a mix of versions (see docs/libraries.md)",
+    },
+    ParamSpec {
         name: "ttl_ms",
-        kind: ParamKind::Number { min: 1.0, max: 1e9 },
+        kind: ParamKind::Number { min: 0.0, max: 1e9 },
         default: "30000",
-        meaning: "the lock key's PX time to live; with the watchdog, Redisson's lease (lockWatchdogTimeout)",
+        meaning: "the lock key's PX time to live; with the watchdog, Redisson's lease (lockWatchdogTimeout); 0 (plain pattern with set_nx_px only): no expiry, SET NX without PX (redis-py's timeout=None)",
     },
     ParamSpec {
         name: "unlock",
@@ -156,6 +166,48 @@ const PARAMS: &[ParamSpec] = &[
         meaning: "Redisson retryInterval: the wait before an attempt is sent again (BaseConfig, Redisson 3.x)",
     },
     ParamSpec {
+        name: "retry_delay",
+        kind: ParamKind::Choice(&["constant", "equal_jitter", "exp_jitter"]),
+        default: "\"constant\"",
+        meaning: "the wait before retry n: constant retry_interval_ms (Redisson up to 3.47); equal_jitter: d = min(retry_delay_base_ms × 2^(n-1), retry_delay_max_ms), d/2 + uniform[0, d/2] (Redisson 3.48+ EqualJitterDelay); exp_jitter: uniform[0, min(retry_delay_max_ms, retry_delay_base_ms × 2^n)] (redis-py ExponentialWithJitterBackoff); drawn from the client's own random stream",
+    },
+    ParamSpec {
+        name: "retry_delay_base_ms",
+        kind: ParamKind::Number { min: 0.0, max: 1e9 },
+        default: "1000",
+        meaning: "retry_delay equal_jitter or exp_jitter: the base delay",
+    },
+    ParamSpec {
+        name: "retry_delay_max_ms",
+        kind: ParamKind::Number { min: 0.0, max: 1e9 },
+        default: "2000",
+        meaning: "retry_delay equal_jitter or exp_jitter: the cap",
+    },
+    ParamSpec {
+        name: "renewal_error",
+        kind: ParamKind::Choice(&["reschedule", "stop"]),
+        default: "\"reschedule\"",
+        meaning: "the watchdog after a renewal that failed (an error reply, no reply after the retries, no replica synced): reschedule it lease/3 later (Redisson 3.44+ RenewalTask) or stop renewing for good (Redisson up to 3.43: the entry leaves EXPIRATION_RENEWAL_MAP; the key expires one lease after the last renewal while the holder goes on)",
+    },
+    ParamSpec {
+        name: "renewal_wait",
+        kind: ParamKind::Bool,
+        default: "false",
+        meaning: "the watchdog's renewal goes through the synced eval like the acquisition: with replica_ack and available replicas it carries WAIT, and no replica acknowledging is a renewal error (Redisson, every version read)",
+    },
+    ParamSpec {
+        name: "resend_written",
+        kind: ParamKind::Choice(&["all", "batch_only"]),
+        default: "\"all\"",
+        meaning: "which commands are sent again after a timeout or reset: all; or batch_only (Redisson 3.37+ evalWriteSyncedNoRetryAsync): the lock and unlock scripts already written on a live connection are not resent unless they went as the script + WAIT batch (replicas and replica_ack); a command sent on a connection known closed (refused) is retried either way",
+    },
+    ParamSpec {
+        name: "readonly_retry",
+        kind: ParamKind::Bool,
+        default: "false",
+        meaning: "a READONLY reply is retried after the retry delay like a failed attempt, up to retry_attempts, to the primary known then (Redisson 3.27.1+; redis-py 6+ as a ConnectionError); false: the call fails at once",
+    },
+    ParamSpec {
         name: "service_ms",
         kind: ParamKind::Dist { min: 0.0, max: 1e6 },
         default: "0.05",
@@ -164,7 +216,9 @@ const PARAMS: &[ParamSpec] = &[
 ];
 
 impl Redis {
+    /// The clients' settings: the parameters after the `client` preset ([`library::resolve`]).
     fn client_config(params: &Params) -> ClientConfig {
+        let params = &library::resolve(params);
         let replicas = params.int("replicas") as usize;
         ClientConfig {
             ttl_ms: params.f64("ttl_ms").round() as u64,
@@ -187,6 +241,15 @@ impl Redis {
             timeout_ms: params.f64("timeout_ms").round() as u64,
             retry_attempts: params.int("retry_attempts") as u32,
             retry_interval_ms: params.f64("retry_interval_ms").round() as u64,
+            retry_delay: RetryDelay::parse(
+                params.str("retry_delay"),
+                params.f64("retry_delay_base_ms"),
+                params.f64("retry_delay_max_ms"),
+            ),
+            renewal_error: RenewalError::parse(params.str("renewal_error")),
+            renewal_wait: params.bool("renewal_wait"),
+            resend_written: ResendWritten::parse(params.str("resend_written")),
+            readonly_retry: params.bool("readonly_retry"),
         }
     }
 }
@@ -208,6 +271,8 @@ impl Model for Redis {
 
     fn validate(&self, params: &Params, _workload: &WorkloadSpec) -> Vec<ParamProblem> {
         let mut problems = Vec::new();
+        let given = params;
+        let params = &library::resolve(params);
         let sentinels = params.int("sentinels");
         let quorum = params.int("quorum");
         if quorum > sentinels {
@@ -231,11 +296,35 @@ impl Model for Redis {
                 });
             }
         }
-        if params.f64("ttl_ms") < 3.0 && params.bool("watchdog") {
+        let ttl_ms = params.f64("ttl_ms");
+        // Where a value came from the preset, the message says so (the scenario did not write it).
+        let from_preset = |key: &str| {
+            if given.is_explicit(key) {
+                String::new()
+            } else {
+                format!(" (client = \"{}\" sets {key})", given.str("client"))
+            }
+        };
+        if ttl_ms < 3.0 && params.bool("watchdog") {
             problems.push(ParamProblem {
                 key: "ttl_ms".into(),
-                message: "with the watchdog, ttl_ms is the lease renewed every lease/3 ms: it must be at least 3"
-                    .into(),
+                message: format!(
+                    "with the watchdog, ttl_ms is the lease renewed every lease/3 ms: it must be at least 3{}",
+                    from_preset("ttl_ms")
+                ),
+            });
+        } else if ttl_ms > 0.0 && ttl_ms < 1.0 {
+            problems.push(ParamProblem {
+                key: "ttl_ms".into(),
+                message: format!("ttl_ms = {ttl_ms}: use 0 (no expiry) or a number of at least 1"),
+            });
+        } else if ttl_ms == 0.0 && params.str("acquire") != "set_nx_px" {
+            problems.push(ParamProblem {
+                key: "ttl_ms".into(),
+                message: format!(
+                    "ttl_ms = 0 (no expiry) is SET NX without PX: it needs acquire = \"set_nx_px\" (setnx_then_expire would PEXPIRE the key to 0){}",
+                    from_preset("ttl_ms")
+                ),
             });
         }
         problems
@@ -243,6 +332,21 @@ impl Model for Redis {
 
     fn limitations(&self, params: &Params, workload: &WorkloadSpec) -> Vec<String> {
         let mut notes = Vec::new();
+        let client = params.str("client");
+        let set: Vec<&str> = library::preset_keys(client).into_iter().filter(|k| !params.is_explicit(k)).collect();
+        let params = &library::resolve(params);
+        if !set.is_empty() {
+            notes.push(format!("client = \"{client}\" set {} (the scenario's own values are kept)", set.join(", ")));
+        }
+        if library::is_redisson(client) {
+            notes.push(
+                "Redisson preset: the replicas counted for WAIT are Sentinel's +sdown/-sdown view for every version (from 3.18.1 Redisson asks the primary's INFO, cached from 3.27); Sentinel is followed by its announcements, not polled every second; the no-sync handling is the model's (unlock and fail) for every version"
+                    .into(),
+            );
+        }
+        if params.f64("ttl_ms") == 0.0 {
+            notes.push("ttl_ms = 0: SET NX without PX, the key never expires (redis-py's timeout=None): a crashed or paused holder keeps the lock for ever".into());
+        }
         if workload.reentry > 0.0 && !params.bool("watchdog") {
             notes.push(
                 "the plain SET NX lock is not reentrant (a second SET NX by the holder is refused): nested acquisitions are skipped; watchdog = true (Redisson) is reentrant"
@@ -270,7 +374,7 @@ impl Model for Redis {
     }
 
     fn fenced(&self, params: &Params) -> bool {
-        params.bool("fencing_counter")
+        library::resolve(params).bool("fencing_counter")
     }
 
     fn services(&self, params: &Params) -> Vec<(String, NodeKind)> {
