@@ -4,7 +4,9 @@
 # Debian package when a toolchain or source is missing.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-out="$1"
+# OUT_DIR made absolute (GOPATH must be; the others print it).
+mkdir -p "$1"
+out="$(cd "$1" && pwd)"
 if ! command -v go >/dev/null 2>&1; then
     echo "reference client clientv3: go is missing: install the Debian package golang-go" >&2
     exit 2

@@ -4,7 +4,8 @@
 # missing; returns at once when OUT_DIR already holds these exact requirements.
 set -euo pipefail
 harness="$1"
-out="$2"
+mkdir -p "$2"
+out="$(cd "$2" && pwd)"
 py="${PYTHON:-python3}"
 if ! command -v "$py" >/dev/null 2>&1; then
     echo "reference client $(basename "$harness"): python3 is missing: install the Debian package python3 (apt-get install python3 python3-venv)" >&2

@@ -4,7 +4,9 @@
 # Exit 2 naming the Debian package when a toolchain or jar is missing.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-out="$1"
+# OUT_DIR made absolute (GOPATH must be; the others print it).
+mkdir -p "$1"
+out="$(cd "$1" && pwd)"
 if ! command -v javac >/dev/null 2>&1 || ! command -v java >/dev/null 2>&1; then
     echo "reference client curator: javac/java are missing: install the Debian package default-jdk-headless (Java 17)" >&2
     exit 2

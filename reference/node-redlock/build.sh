@@ -3,7 +3,9 @@
 # Exit 2 naming the package when node/npm are missing or the npm packages cannot be installed.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-out="$1"
+# OUT_DIR made absolute (GOPATH must be; the others print it).
+mkdir -p "$1"
+out="$(cd "$1" && pwd)"
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
     echo "reference client node-redlock: node and npm are missing: install the Debian packages nodejs and npm" >&2
     exit 2
