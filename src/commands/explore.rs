@@ -24,7 +24,8 @@ value. The faults are appended to the file's own, as constants, and every select
 seed. Without an [explore] table every kind but partition may be drawn, at most 3 faults, each
 up to a quarter of the run (docs/scenario-format.md lists the keys and defaults).
 
-Files in DIR (created if absent): LABEL-KIND-seedN.toml for every (row, seed) that showed a
+Files in DIR (created if absent; another sim writing DIR meanwhile is refused with exit 2):
+LABEL-KIND-seedN.toml for every (row, seed) that showed a
 violation (KIND is its first violation's kind, or `panic`), which `sim run FILE --algorithm LABEL
 --seed N` replays; each shrunk as LABEL-KIND-seedN.shrunk.toml within --shrink-budget seed-runs
 (unless --no-shrink). The summary table gives, per row, the schedules run, how many failed, and each

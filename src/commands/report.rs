@@ -15,7 +15,8 @@ use crate::exit::{CliError, OK};
 pub struct ReportArgs {
     /// A results file written by `sim run --json` (or `results.json` of a report directory).
     pub results: PathBuf,
-    /// The report directory (created if missing; only the report's own files are replaced).
+    /// The report directory (created if missing; only the report's own files are replaced;
+    /// another sim writing it meanwhile is refused with exit 2).
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
     /// The seed the timeline shows (default: the first failing seed, else the first seed run).

@@ -53,7 +53,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub verify: bool,
     /// Also write a report into DIR: results.json, charts (SVG and PNG) and index.html.
-    /// The directory is created if missing; only the report's own files are replaced.
+    /// The directory is created if missing; only the report's own files are replaced; another
+    /// sim writing it meanwhile is refused with exit 2.
     #[arg(long, value_name = "DIR")]
     pub report: Option<PathBuf>,
     /// The seed the report's timeline shows (default: the first failing seed, else the first).

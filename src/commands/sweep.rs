@@ -48,7 +48,8 @@ Values:
   KEY=a,b,c          a list: numbers, true/false, or strings (models.redis.persistence=none,always)
 At most 10000 points in all.
 
-Outputs in DIR (created if absent; only these files are replaced, nothing else is removed):
+Outputs in DIR (created if absent; only these files are replaced, nothing else is removed;
+another sim writing DIR meanwhile is refused with exit 2):
   sweep.csv          one row per point and algorithm: the parameter values (columns named by
                      their keys), label, runs, overlap and stale-write rates with 95% intervals,
                      lost updates, throughput, acquire latency p50/p99, unavailability,
