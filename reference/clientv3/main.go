@@ -49,6 +49,9 @@ type spec struct {
 	Sections []section `json:"sections"`
 }
 
+// obj is one JSON object, an event's or a resource message's.
+type obj = map[string]interface{}
+
 var outMu sync.Mutex
 
 func monoNs() int64 {
@@ -57,9 +60,9 @@ func monoNs() int64 {
 	return ts.Nano()
 }
 
-func emit(event string, fields map[string]interface{}) {
+func emit(event string, fields obj) {
 	if fields == nil {
-		fields = map[string]interface{}{}
+		fields = obj{}
 	}
 	fields["event"] = event
 	fields["mono_ns"] = monoNs()
@@ -73,7 +76,7 @@ func emit(event string, fields map[string]interface{}) {
 type resource struct {
 	conn    net.Conn
 	node    int
-	replies chan map[string]map[string]interface{}
+	replies chan map[string]obj
 }
 
 func dialResource(addr string, node int) *resource {
@@ -82,11 +85,11 @@ func dialResource(addr string, node int) *resource {
 		fmt.Fprintln(os.Stderr, "clientv3 harness: resource:", err)
 		os.Exit(1)
 	}
-	r := &resource{conn: conn, node: node, replies: make(chan map[string]map[string]interface{}, 16)}
+	r := &resource{conn: conn, node: node, replies: make(chan map[string]obj, 16)}
 	go func() {
 		sc := bufio.NewScanner(conn)
 		for sc.Scan() {
-			var m map[string]map[string]interface{}
+			var m map[string]obj
 			if json.Unmarshal(sc.Bytes(), &m) == nil {
 				r.replies <- m
 			}
@@ -95,12 +98,12 @@ func dialResource(addr string, node int) *resource {
 	return r
 }
 
-func (r *resource) send(kind string, msg map[string]interface{}) {
-	line, _ := json.Marshal(map[string]interface{}{"from": r.node, "msg": map[string]interface{}{kind: msg}})
+func (r *resource) send(kind string, msg obj) {
+	line, _ := json.Marshal(obj{"from": r.node, "msg": obj{kind: msg}})
 	r.conn.Write(append(line, '\n'))
 }
 
-func (r *resource) answer(kind string, grant int, limit time.Duration) map[string]interface{} {
+func (r *resource) answer(kind string, grant int, limit time.Duration) obj {
 	timer := time.After(limit)
 	for {
 		select {
@@ -146,7 +149,7 @@ func main() {
 	}
 	cli, err := clientv3.New(clientv3.Config{Endpoints: eps, DialTimeout: 5 * time.Second})
 	if err != nil {
-		emit("error", map[string]interface{}{"message": "clientv3.New: " + err.Error()})
+		emit("error", obj{"message": "clientv3.New: " + err.Error()})
 		sleepUntil(end, nil)
 		return
 	}
@@ -168,17 +171,17 @@ func main() {
 		if sess != nil {
 			select {
 			case <-sess.Done():
-				emit("connection", map[string]interface{}{"state": "session done"})
+				emit("connection", obj{"state": "session done"})
 				sess = nil
 			default:
 			}
 		}
-		emit("acquire_start", map[string]interface{}{"key": key, "mode": "exclusive"})
+		emit("acquire_start", obj{"key": key, "mode": "exclusive"})
 		if sess == nil {
 			if sess, err = concurrency.NewSession(cli, concurrency.WithTTL(ttl), concurrency.WithContext(endCtx)); err != nil {
 				sess = nil
-				emit("error", map[string]interface{}{"message": "NewSession: " + err.Error()})
-				emit("acquire_failed", map[string]interface{}{"key": key, "reason": "unavailable"})
+				emit("error", obj{"message": "NewSession: " + err.Error()})
+				emit("acquire_failed", obj{"key": key, "reason": "unavailable"})
 				continue
 			}
 		}
@@ -190,11 +193,11 @@ func main() {
 		err = m.Lock(ctx)
 		stop()
 		if err == context.DeadlineExceeded || (err != nil && strings.Contains(err.Error(), "context deadline exceeded")) {
-			emit("acquire_failed", map[string]interface{}{"key": key, "reason": "timeout"})
+			emit("acquire_failed", obj{"key": key, "reason": "timeout"})
 			continue
 		} else if err != nil {
-			emit("error", map[string]interface{}{"message": "Lock: " + err.Error()})
-			emit("acquire_failed", map[string]interface{}{"key": key, "reason": "unavailable"})
+			emit("error", obj{"message": "Lock: " + err.Error()})
+			emit("acquire_failed", obj{"key": key, "reason": "unavailable"})
 			continue
 		}
 		var token interface{}
@@ -202,9 +205,9 @@ func main() {
 			token = got.Kvs[0].CreateRevision
 		}
 		grant++
-		emit("granted", map[string]interface{}{"key": key, "mode": "exclusive", "token": token, "grant": grant, "nested": false})
+		emit("granted", obj{"key": key, "mode": "exclusive", "token": token, "grant": grant, "nested": false})
 		if res != nil {
-			res.send("Read", map[string]interface{}{"key": key, "grant": grant})
+			res.send("Read", obj{"key": key, "grant": grant})
 		}
 		lost := make(chan struct{})
 		held := make(chan struct{})
@@ -216,7 +219,7 @@ func main() {
 		go func(done <-chan struct{}) {
 			select {
 			case <-done:
-				emit("lost_notice", map[string]interface{}{"key": key})
+				emit("lost_notice", obj{"key": key})
 				close(lost)
 			case <-held:
 			}
@@ -234,23 +237,23 @@ func main() {
 				default:
 					sleepUntil(monoNs()+sec.CheckToWriteNs, nil)
 					value := int64(read["value"].(float64)) + 1
-					emit("write_sent", map[string]interface{}{"key": key, "grant": grant, "token": token, "value": value})
-					res.send("Write", map[string]interface{}{"key": key, "grant": grant, "token": token, "value": value})
+					emit("write_sent", obj{"key": key, "grant": grant, "token": token, "value": value})
+					res.send("Write", obj{"key": key, "grant": grant, "token": token, "value": value})
 					if a := res.answer("WriteReply", grant, time.Second); a != nil {
-						emit("write_answered", map[string]interface{}{"key": key, "grant": grant, "fenced_accepted": a["fenced_accepted"]})
+						emit("write_answered", obj{"key": key, "grant": grant, "fenced_accepted": a["fenced_accepted"]})
 					}
 				}
 			}
 		}
 		close(held)
 		if abandoned {
-			emit("abandoned", map[string]interface{}{"key": key})
+			emit("abandoned", obj{"key": key})
 		} else {
-			emit("released", map[string]interface{}{"key": key, "nested": false})
+			emit("released", obj{"key": key, "nested": false})
 		}
 		if err := m.Unlock(endCtx); err != nil {
-			emit("error", map[string]interface{}{"message": "Unlock: " + err.Error()})
-			emit("release_failed", map[string]interface{}{"key": key, "reason": "unavailable"})
+			emit("error", obj{"message": "Unlock: " + err.Error()})
+			emit("release_failed", obj{"key": key, "reason": "unavailable"})
 		}
 	}
 	sleepUntil(end, nil)
