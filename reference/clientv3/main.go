@@ -157,7 +157,8 @@ func main() {
 	if s.Resource {
 		res = dialResource(s.ResourceAddr, s.ClientNode)
 	}
-	endCtx, cancel := context.WithTimeout(context.Background(), time.Duration(end-monoNs()))
+	// A second past the end: the process exits at the end, so a call never fails for the end.
+	endCtx, cancel := context.WithTimeout(context.Background(), time.Duration(end-monoNs())+time.Second)
 	defer cancel()
 	ttl := int(s.Settings.LeaseTTLMs / 1000)
 	var sess *concurrency.Session
