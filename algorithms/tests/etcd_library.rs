@@ -140,3 +140,25 @@ fn clientv3_balances_unary_calls_round_robin_over_the_members() {
     let pinned = unary_targets("client = \"clientv3-3.5\"\nbalancer = \"pinned\"");
     assert_eq!(pinned.into_iter().collect::<Vec<_>>(), ["server-0"]);
 }
+
+#[test]
+fn clientv3_3_4_a_leader_frozen_past_the_ttl_ends_the_sessions_streamed_to_it_and_their_waiters_overlap() {
+    // Known outcome 17's 70 s leader freeze. Under clientv3 the keep-alive streams opened on the
+    // frozen member stay there (no client deadline): those sessions end at their TTL deadline and
+    // the new leader revokes their leases, deleting their waiting keys. 3.4's Mutex does not
+    // re-check after waiting (etcd issue #11456): such a waiter is told it holds. 3.5 re-checks;
+    // locksim-1 moves the stream after 7 s and keeps the sessions.
+    let text = known("17-etcd-leader-pause-stale-delete.toml");
+    for seed in 0..3 {
+        let old = run(&text, "etcd", seed);
+        assert_eq!(old.metrics.overlap_events, 0, "seed {seed}");
+        assert!(trace(&old, "note", "keep-alive unanswered for a whole TTL").is_empty(), "seed {seed}");
+        let v34 = run(&with_model(&text, "client = \"clientv3-3.4\""), "etcd", seed);
+        let ended = trace(&v34, "note", "keep-alive unanswered for a whole TTL");
+        assert!(!ended.is_empty(), "seed {seed}: sessions on the frozen leader end");
+        assert!(v34.metrics.overlap_events >= 1, "seed {seed}: a waiter without its key is told it holds");
+        let v35 = run(&with_model(&text, "client = \"clientv3-3.5\""), "etcd", seed);
+        assert!(!trace(&v35, "note", "keep-alive unanswered for a whole TTL").is_empty(), "seed {seed}");
+        assert_eq!(v35.metrics.overlap_events, 0, "seed {seed}: 3.5 re-checks");
+    }
+}
