@@ -45,9 +45,10 @@
 //! `DeleteBuilderImpl.java:297-353`, kazoo `recipe/lock.py:329-341`) retries the delete under the
 //! retry policy (connection loss and session expiry alike: `RetryPolicy.java:47-58`; a delete on a
 //! new session that finds the node gone is a release, as `LockInternals.deleteOurPath` ignores
-//! `NoNodeException`) and reports `ReleaseFailed` only when the policy gives up. Waiters are woken by the `Disconnected` state event (every
-//! ZooKeeper watcher gets it) and list the children again once connected; only watch events on
-//! nodes count as notifications.
+//! `NoNodeException`) and reports `ReleaseFailed` only when the policy gives up.
+//!
+//! Waiters are woken by the `Disconnected` state event (every ZooKeeper watcher gets it) and list
+//! the children again once connected; only watch events on nodes count as notifications.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
