@@ -403,3 +403,80 @@ fn row_5_from_3_27_1_a_readonly_reply_is_retried_after_the_retry_delay() {
     let failed = find(&trace, "client-0", "note", "lib Failed");
     assert!(failed.len() == 1 && (failed[0].0 - sends[3] - 0.55).abs() < 1e-6, "{failed:?}");
 }
+
+/// Two failovers: server-0 (the primary) is killed at 1 s and restarts at 15 s (converted into
+/// server-1's replica ~8 s later); server-1 is killed at 40 002 ms, 2 ms after client-0's lock
+/// request at 40 s, before the lock left its 5 ms replication buffer. client-0 also locks at
+/// 0.1 s, 12 s and 14 s (each released 0.1 s later); client-1 locks at 50 s, after the second
+/// failover.
+fn two_failovers(client: &str) -> Vec<locksim_simulator::trace::TraceEntry> {
+    use Step::*;
+    scripted(
+        &format!("client = \"{client}\"\nwatchdog = true\nreplicas = 1\ndown_after_ms = 5000\npersistence = \"none\""),
+        vec![
+            vec![
+                (100.0, Acquire(0)),
+                (200.0, Release(0)),
+                (12_000.0, Acquire(0)),
+                (12_100.0, Release(0)),
+                (14_000.0, Acquire(0)),
+                (14_100.0, Release(0)),
+                (40_000.0, Acquire(0)),
+            ],
+            vec![(50_000.0, Acquire(0))],
+        ],
+        vec![
+            fault(FaultKind::Crash { mode: CrashKind::Process }, "server-0", 1_000.0, Some(14_000.0)),
+            fault(FaultKind::Crash { mode: CrashKind::Process }, "server-1", 40_002.0, None),
+        ],
+        60_000.0,
+        5,
+    )
+}
+
+#[test]
+fn row_4_from_3_27_the_cached_replica_count_stays_0_after_a_failover_and_the_second_loses_the_lock() {
+    // server-0 is a replica of server-1 again well before 40 s.
+    let trace = two_failovers("locksim-1");
+    let demoted = find(&trace, "server-0", "note", "now a replica of server-1");
+    assert!(!demoted.is_empty() && demoted[0].0 < 35_000.0, "{demoted:?}");
+    for (client, waits_at_40_s) in [
+        ("locksim-1", true),
+        ("redisson-3.17", true),
+        ("redisson-3.21", true),
+        ("redisson-3.27", false),
+        ("redisson-3.52", false),
+    ] {
+        let trace = two_failovers(client);
+        let at_40_s: Vec<(f64, String)> =
+            find(&trace, "client-0", "send", "HLock").into_iter().filter(|(t, _)| *t >= 40_000.0).collect();
+        let granted_0: Vec<f64> = find(&trace, "client-0", "note", "lib Granted")
+            .into_iter()
+            .map(|(t, _)| t)
+            .filter(|t| *t >= 40_000.0)
+            .collect();
+        let granted_1 = find(&trace, "client-1", "note", "lib Granted");
+        assert_eq!(granted_1.len(), 1, "{client}: client-1 gets the lock after the second failover");
+        if waits_at_40_s {
+            // The Sentinel view (server-0 announced up after its conversion) and a fresh INFO
+            // both count server-0: WAIT 1; the crash takes the primary before the ack, the
+            // request fails, client-0 never holds: no two holders.
+            assert!(at_40_s[0].1.contains("wait: Some(WaitSpec { replicas: 1"), "{client}: {}", at_40_s[0].1);
+            assert!(granted_0.is_empty(), "{client}: {granted_0:?}");
+        } else {
+            // 3.27+: the count was read as 0 from the new primary at 14 s (after the WAIT at
+            // 12 s answered 0 of the cached 1), and 0 is never corrected: no WAIT at 40 s, the
+            // grant is lost with server-1, and client-1 takes the lock on server-0 at 50 s while
+            // client-0 still holds it.
+            assert!(at_40_s[0].1.contains("wait: None"), "{client}: {}", at_40_s[0].1);
+            assert_eq!(granted_0.len(), 1, "{client}");
+            assert!(granted_0[0] < 40_001.0 && granted_1[0].0 > 50_000.0, "{client}: {granted_0:?} {granted_1:?}");
+            let infos = find(&trace, "client-0", "send", "InfoReplication");
+            assert_eq!(infos.len(), 2, "{client}: INFO at 0.1 s and 14 s only: {infos:?}");
+        }
+        if client == "redisson-3.21" {
+            // INFO before every lock call.
+            assert_eq!(find(&trace, "client-0", "send", "InfoReplication").len(), 4, "{client}");
+        }
+    }
+}

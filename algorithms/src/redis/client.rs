@@ -78,8 +78,11 @@
 //!
 //! With replicas, the library follows Sentinel: it asks every Sentinel for the primary at start,
 //! moves to the primary of the highest configuration epoch that a `+switch-master` announces,
-//! re-subscribes there while waiting, and counts a replica as available unless a Sentinel reported
-//! it down (`+sdown`) and not up again (`-sdown`).
+//! re-subscribes there while waiting, and (`replica_count = "sentinel_view"`) counts a replica as
+//! available unless a Sentinel reported it down (`+sdown`) and not up again (`-sdown`). The
+//! `info_…` readings ask the primary's `INFO REPLICATION` instead (Redisson 3.18.1+), before
+//! every call or once per client while the cached count is not contradicted by a `WAIT`
+//! answering fewer (3.27.0+) or any other number (3.46.0+).
 
 use std::collections::BTreeSet;
 
@@ -155,6 +158,34 @@ impl ResendWritten {
             ResendWritten::BatchOnly
         } else {
             ResendWritten::All
+        }
+    }
+}
+
+/// Where the library gets the replica count it `WAIT`s for (`replica_count`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReplicaCount {
+    /// Every server but the primary, minus those Sentinel reported `+sdown` and not `-sdown`
+    /// (Redisson up to 3.18.0 reads its own Sentinel-polled view, `getAvailableSlaves()`).
+    SentinelView,
+    /// The primary's `INFO REPLICATION` `connected_slaves`, asked before every call (3.18.1+).
+    InfoEachCall,
+    /// The same, cached per client; forgotten only when a `WAIT` answers fewer replicas than
+    /// the cached count (3.27.0+); with 0 cached no `WAIT` is sent, so it is never forgotten.
+    InfoCached,
+    /// As `InfoCached`, forgotten when a `WAIT` answers any other count (3.46.0+).
+    InfoCachedAnyChange,
+}
+
+impl ReplicaCount {
+    /// The `replica_count` parameter: `info_each_call`, `info_cached`, `info_cached_any_change`,
+    /// anything else `sentinel_view`.
+    pub fn parse(s: &str) -> ReplicaCount {
+        match s {
+            "info_each_call" => ReplicaCount::InfoEachCall,
+            "info_cached" => ReplicaCount::InfoCached,
+            "info_cached_any_change" => ReplicaCount::InfoCachedAnyChange,
+            _ => ReplicaCount::SentinelView,
         }
     }
 }
@@ -248,6 +279,8 @@ pub struct ClientConfig {
     pub resend_written: ResendWritten,
     /// A `READONLY` reply is retried like a failed attempt (`readonly_retry`).
     pub readonly_retry: bool,
+    /// Where the replica count for `WAIT` comes from (`replica_count`).
+    pub replica_count: ReplicaCount,
 }
 
 /// A request in flight (or waiting to be sent again) and what its answer is for.
@@ -306,6 +339,20 @@ enum ReqKind {
     Unsubscribe,
     /// Re-subscribing on a new primary after a failover (the wait goes on regardless).
     Resubscribe,
+    /// `INFO REPLICATION` before a call that may `WAIT` (`replica_count = "info_…"`); the call
+    /// follows its answer.
+    Info {
+        then: AfterInfo,
+    },
+}
+
+/// The call an `INFO REPLICATION` was asked for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum AfterInfo {
+    /// An acquisition attempt.
+    Lock { nested: bool },
+    /// A watchdog renewal of generation `seq`.
+    Renew { seq: u32 },
 }
 
 impl ReqKind {
@@ -396,6 +443,9 @@ struct Volatile {
     /// Servers whose connection was reset and that have not answered since: a command sent to
     /// one of them is not yet written (the connection is being made again).
     closed: BTreeSet<NodeId>,
+    /// `replica_count = "info_cached…"`: the replica count last read from `INFO` (Redisson's
+    /// `MasterSlaveEntry.availableSlaves`; kept across failovers, as the entry is).
+    cached_replicas: Option<u32>,
 }
 
 impl Default for Volatile {
@@ -411,6 +461,7 @@ impl Default for Volatile {
             pending: SmallMap::new(),
             keys: SmallMap::new(),
             closed: BTreeSet::new(),
+            cached_replicas: None,
         }
     }
 }
@@ -548,7 +599,50 @@ impl RedisLockClient {
     }
 
     /// One acquisition attempt: the lock script (and `WAIT` with `replica_ack`).
+    /// The replica count to `WAIT` for, if the library knows it without asking (`None`: ask
+    /// `INFO REPLICATION` first). Without `replica_ack` or replicas nothing is asked.
+    fn replicas_to_wait_for(&self) -> Option<u32> {
+        if !self.cfg.replica_ack || self.cfg.servers == 1 {
+            return Some(self.available_replicas());
+        }
+        match self.cfg.replica_count {
+            ReplicaCount::SentinelView => Some(self.available_replicas()),
+            ReplicaCount::InfoEachCall => None,
+            ReplicaCount::InfoCached | ReplicaCount::InfoCachedAnyChange => self.v.cached_replicas,
+        }
+    }
+
+    /// Asks the primary's `INFO REPLICATION` before the call `then`.
+    fn ask_replica_count(&mut self, ctx: &mut Ctx<Redis>, key: LockKey, then: AfterInfo) -> u64 {
+        self.request(ctx, key, Command::InfoReplication, None, ReqKind::Info { then })
+    }
+
+    /// A `WAIT` answered `synced` where `asked` replicas were counted: the cached count is
+    /// forgotten when fewer acknowledged (3.27.0+), or any other number (3.46.0+).
+    fn check_cached_count(&mut self, asked: u32, synced: u32) {
+        let forget = match self.cfg.replica_count {
+            ReplicaCount::InfoCached => synced < asked,
+            ReplicaCount::InfoCachedAnyChange => synced != asked,
+            _ => false,
+        };
+        if forget {
+            self.v.cached_replicas = None;
+        }
+    }
+
     fn attempt(&mut self, ctx: &mut Ctx<Redis>, key: LockKey, nested: bool) {
+        match self.replicas_to_wait_for() {
+            Some(available) => self.send_lock(ctx, key, nested, available),
+            None => {
+                let req = self.ask_replica_count(ctx, key, AfterInfo::Lock { nested });
+                self.state(key).acq = Acq::Requested { req };
+            }
+        }
+    }
+
+    /// The lock script (or `SET NX`), with `WAIT available` when `replica_ack` and
+    /// `available > 0`.
+    fn send_lock(&mut self, ctx: &mut Ctx<Redis>, key: LockKey, nested: bool, available: u32) {
         let value: u64 = ctx.rng().gen();
         let fence = self.cfg.fencing;
         let cmd = match (self.cfg.watchdog, self.cfg.acquire) {
@@ -558,7 +652,6 @@ impl RedisLockClient {
             (false, AcquireMode::SetNxPx) => Command::SetNxPx { key, value, px_ms: self.cfg.ttl_ms, fence },
             (false, AcquireMode::SetNxThenExpire) => Command::SetNx { key, value, fence },
         };
-        let available = self.available_replicas();
         let wait = (self.cfg.replica_ack && available > 0)
             .then_some(WaitSpec { replicas: available, timeout_ms: WAIT_TIMEOUT_MS });
         let req = self.request(ctx, key, cmd, wait, ReqKind::Lock { value, nested, waited: wait.is_some() });
@@ -765,7 +858,11 @@ impl RedisLockClient {
             p
         };
         let key = p.key;
+        if let (Some(w), Some(synced)) = (p.wait, r.synced) {
+            self.check_cached_count(w.replicas, synced);
+        }
         match p.kind {
+            ReqKind::Info { then } => self.on_info_answer(ctx, out, r.id, key, then, r.answer),
             ReqKind::Lock { .. } => self.on_lock_answer(ctx, out, r.id, key, p.kind, r),
             ReqKind::Expire { .. } => self.on_expire_answer(ctx, out, r.id, key, p.kind, r),
             ReqKind::UnlockGet { .. } => self.on_unlock_get(ctx, out, key, p.kind, r),
@@ -819,6 +916,57 @@ impl RedisLockClient {
         }
     }
 
+    /// `INFO REPLICATION` answered: the call it was asked for goes out with that count.
+    fn on_info_answer(
+        &mut self,
+        ctx: &mut Ctx<Redis>,
+        out: &mut LockEvents,
+        id: u64,
+        key: LockKey,
+        then: AfterInfo,
+        answer: Answer,
+    ) {
+        let count = match answer {
+            Answer::Reply(Reply::Int(n)) => Some(n.max(0) as u32),
+            _ => None,
+        };
+        if let (Some(n), ReplicaCount::InfoCached | ReplicaCount::InfoCachedAnyChange) = (count, self.cfg.replica_count)
+        {
+            self.v.cached_replicas = Some(n);
+        }
+        match then {
+            AfterInfo::Lock { nested } => {
+                if self.state(key).acq != (Acq::Requested { req: id }) {
+                    return;
+                }
+                match count {
+                    Some(n) => self.send_lock(ctx, key, nested, n),
+                    None => self.fail(ctx, out, key, nested),
+                }
+            }
+            AfterInfo::Renew { seq } => {
+                if self.state(key).renew_seq != Some(seq) {
+                    return;
+                }
+                match count {
+                    Some(n) => self.send_renewal(ctx, key, seq, n),
+                    None => self.renewal_failed(ctx, key, seq, "INFO REPLICATION failed"),
+                }
+            }
+        }
+    }
+
+    /// The watchdog's renewal script; with `renewal_wait` it goes through the synced eval, as
+    /// the lock does (`WAIT available` when `replica_ack` and `available > 0`).
+    fn send_renewal(&mut self, ctx: &mut Ctx<Redis>, key: LockKey, seq: u32, available: u32) {
+        let owner = self.v.owner;
+        let lease_ms = self.cfg.ttl_ms;
+        let wait = (self.cfg.renewal_wait && self.cfg.replica_ack && available > 0)
+            .then_some(WaitSpec { replicas: available, timeout_ms: WAIT_TIMEOUT_MS });
+        let kind = ReqKind::Renew { seq, waited: wait.is_some() };
+        self.request(ctx, key, Command::HRenew { key, owner, lease_ms }, wait, kind);
+    }
+
     /// A renewal failed (an error reply, no reply after the retries, or no replica synced):
     /// `renewal_error` decides whether the watchdog renews again lease/3 later or stops.
     fn renewal_failed(&mut self, ctx: &mut Ctx<Redis>, key: LockKey, seq: u32, why: &str) {
@@ -855,9 +1003,14 @@ impl RedisLockClient {
             ReqKind::Unlock | ReqKind::UnlockGet { cleanup: false, .. } => {
                 out.push(LockEvent::ReleaseFailed { key, reason: FailReason::Unavailable })
             }
-            ReqKind::Renew { seq, .. } => {
+            ReqKind::Renew { seq, .. } | ReqKind::Info { then: AfterInfo::Renew { seq } } => {
                 if self.state(key).renew_seq == Some(seq) {
                     self.renewal_failed(ctx, key, seq, why);
+                }
+            }
+            ReqKind::Info { then: AfterInfo::Lock { nested } } => {
+                if self.state(key).acq == (Acq::Requested { req: id }) {
+                    self.fail(ctx, out, key, nested);
                 }
             }
             ReqKind::Subscribe => {
@@ -995,14 +1148,14 @@ impl LockClient<Redis> for RedisLockClient {
             ClientTimer::Renew { key, seq } => {
                 let st = self.state(key);
                 if st.renew_seq == Some(seq) && st.held.is_some() {
-                    let owner = self.v.owner;
-                    let lease_ms = self.cfg.ttl_ms;
-                    // renewal_wait: the renewal goes through the synced eval, as the lock does.
-                    let available = self.available_replicas();
-                    let wait = (self.cfg.renewal_wait && self.cfg.replica_ack && available > 0)
-                        .then_some(WaitSpec { replicas: available, timeout_ms: WAIT_TIMEOUT_MS });
-                    let kind = ReqKind::Renew { seq, waited: wait.is_some() };
-                    self.request(ctx, key, Command::HRenew { key, owner, lease_ms }, wait, kind);
+                    match self.replicas_to_wait_for() {
+                        Some(available) => self.send_renewal(ctx, key, seq, available),
+                        // Only a renewal that can WAIT asks INFO first.
+                        None if self.cfg.renewal_wait => {
+                            self.ask_replica_count(ctx, key, AfterInfo::Renew { seq });
+                        }
+                        None => self.send_renewal(ctx, key, seq, 0),
+                    }
                 }
             }
         }

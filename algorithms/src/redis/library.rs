@@ -20,6 +20,13 @@
 //!   `command/CommandBatchService.java:189-198@redisson-3.37.0`).
 //! - `readonly_retry` from 3.27.1 (`client/handler/CommandDecoder.java:409@redisson-3.27.1`,
 //!   `RedisExecutor.java:573-574@redisson-3.27.1`).
+//! - `replica_count`: Redisson's own Sentinel view up to 3.18.0
+//!   (`RedissonBaseLock.java:216@redisson-3.17.0`), `INFO REPLICATION` before every call from
+//!   3.18.1 (`RedissonBaseLock.java:213-216@redisson-3.18.1`), cached from 3.27.0
+//!   (`command/CommandAsyncService.java:971-994@redisson-3.27.0`,
+//!   `connection/MasterSlaveEntry.java:77@redisson-3.27.0`), forgotten on any other count from
+//!   3.46.0 (`CommandAsyncService.java:1129@redisson-3.46.0`); no `WAIT` with 0 cached
+//!   (`command/CommandBatchService.java:447-461@redisson-3.27.0`).
 //! - retries: 3 × constant 1500 ms up to 3.47.0 (`BaseConfig.java:57,59@redisson-3.17.0`), 4 ×
 //!   `EqualJitterDelay(1000 ms, 2 s)` from 3.48.0 (`BaseConfig.java:63,65-68@redisson-3.48.0`,
 //!   `config/EqualJitterDelay.java:51-63@redisson-3.48.0`; `BaseConfig.java:62,67@redisson-4.7.0`).
@@ -101,11 +108,17 @@ fn redisson_equal_jitter_retry() -> Vec<(&'static str, V)> {
 }
 
 /// The switches that changed between Redisson versions.
-fn redisson_switches(renewal_error: &str, resend_written: &str, readonly_retry: bool) -> Vec<(&'static str, V)> {
+fn redisson_switches(
+    renewal_error: &str,
+    resend_written: &str,
+    readonly_retry: bool,
+    replica_count: &str,
+) -> Vec<(&'static str, V)> {
     vec![
         ("renewal_error", V::Str(renewal_error.into())),
         ("resend_written", V::Str(resend_written.into())),
         ("readonly_retry", V::Bool(readonly_retry)),
+        ("replica_count", V::Str(replica_count.into())),
     ]
 }
 
@@ -139,34 +152,37 @@ fn redis_py_retry(timeout_ms: f64, attempts: i64, base_ms: f64, cap_ms: f64) -> 
 fn preset(client: &str) -> Vec<(&'static str, V)> {
     let mut v = Vec::new();
     match client {
-        // 3.17.5–3.18.0 and 3.20.1–3.24.x: the same for every switch the model has (they differ
-        // in the replica count for WAIT and the no-sync handling, not modelled per version).
-        "redisson-3.17" | "redisson-3.21" => {
+        "redisson-3.17" => {
             v.extend(redisson_common());
             v.extend(redisson_constant_retry());
-            v.extend(redisson_switches("stop", "all", false));
+            v.extend(redisson_switches("stop", "all", false, "sentinel_view"));
+        }
+        "redisson-3.21" => {
+            v.extend(redisson_common());
+            v.extend(redisson_constant_retry());
+            v.extend(redisson_switches("stop", "all", false, "info_each_call"));
         }
         "redisson-3.27" => {
             v.extend(redisson_common());
             v.extend(redisson_constant_retry());
-            v.extend(redisson_switches("stop", "all", true));
+            v.extend(redisson_switches("stop", "all", true, "info_cached"));
         }
         "redisson-3.37" => {
             v.extend(redisson_common());
             v.extend(redisson_constant_retry());
-            v.extend(redisson_switches("stop", "batch_only", true));
+            v.extend(redisson_switches("stop", "batch_only", true, "info_cached"));
         }
         "redisson-3.44" => {
             v.extend(redisson_common());
             v.extend(redisson_constant_retry());
-            v.extend(redisson_switches("reschedule", "batch_only", true));
+            v.extend(redisson_switches("reschedule", "batch_only", true, "info_cached"));
         }
         // 3.48.0–3.52.0 and 4.0.0–4.7.0: the same for every switch the model has (they differ
         // in WAITAOF with AOF on, not modelled).
         "redisson-3.52" | "redisson-4.7" => {
             v.extend(redisson_common());
             v.extend(redisson_equal_jitter_retry());
-            v.extend(redisson_switches("reschedule", "batch_only", true));
+            v.extend(redisson_switches("reschedule", "batch_only", true, "info_cached_any_change"));
         }
         "redis-py-5" => {
             v.extend(redis_py_common());

@@ -38,7 +38,9 @@ use locksim_simulator::model::{Cluster, Model, ParamKind, ParamProblem, ParamSpe
 use locksim_simulator::process::{NodeKind, Process};
 use locksim_simulator::setup::WorkloadSpec;
 
-use client::{AcquireMode, ClientConfig, RedisLockClient, RenewalError, ResendWritten, RetryDelay, UnlockMode};
+use client::{
+    AcquireMode, ClientConfig, RedisLockClient, RenewalError, ReplicaCount, ResendWritten, RetryDelay, UnlockMode,
+};
 use library::LIBRARIES;
 use persistence::Persistence;
 use sentinel::{Sentinel, SentinelConfig};
@@ -208,6 +210,12 @@ const PARAMS: &[ParamSpec] = &[
         meaning: "a READONLY reply is retried after the retry delay like a failed attempt, up to retry_attempts, to the primary known then (Redisson 3.27.1+; redis-py 6+ as a ConnectionError); false: the call fails at once",
     },
     ParamSpec {
+        name: "replica_count",
+        kind: ParamKind::Choice(&["sentinel_view", "info_each_call", "info_cached", "info_cached_any_change"]),
+        default: "\"sentinel_view\"",
+        meaning: "where the replica count for WAIT comes from: every replica Sentinel did not report down (Redisson up to 3.18.0 reads its own Sentinel view); the primary's INFO REPLICATION connected_slaves asked before every call (3.18.1+); the same cached per client and forgotten only when a WAIT answers fewer (3.27.0+: once 0 is cached, as right after a failover, it never WAITs again) or any other count (3.46.0+)",
+    },
+    ParamSpec {
         name: "service_ms",
         kind: ParamKind::Dist { min: 0.0, max: 1e6 },
         default: "0.05",
@@ -250,6 +258,7 @@ impl Redis {
             renewal_wait: params.bool("renewal_wait"),
             resend_written: ResendWritten::parse(params.str("resend_written")),
             readonly_retry: params.bool("readonly_retry"),
+            replica_count: ReplicaCount::parse(params.str("replica_count")),
         }
     }
 }
@@ -340,7 +349,7 @@ impl Model for Redis {
         }
         if library::is_redisson(client) {
             notes.push(
-                "Redisson preset: the replicas counted for WAIT are Sentinel's +sdown/-sdown view for every version (from 3.18.1 Redisson asks the primary's INFO, cached from 3.27); Sentinel is followed by its announcements, not polled every second; the no-sync handling is the model's (unlock and fail) for every version"
+                "Redisson preset: Sentinel is followed by its announcements, not polled every second; the no-sync handling is the model's (unlock and fail) for every version"
                     .into(),
             );
         }

@@ -100,6 +100,9 @@ pub enum Command {
         /// The lock whose channel to leave.
         key: LockKey,
     },
+    /// `INFO REPLICATION`, read for `connected_slaves` (Redisson 3.18.1+ counts the replicas to
+    /// `WAIT` for this way: `replica_count = "info_…"`); answered `Int(n)` by any server.
+    InfoReplication,
 }
 
 /// `WAIT numreplicas timeout` pipelined after the command (Redisson's `syncSlaves` batch option):

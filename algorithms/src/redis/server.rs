@@ -314,6 +314,8 @@ impl RedisServer {
                 }
                 Answer::Subscribed
             }
+            // `connected_slaves`: the replicas this server feeds (none on a replica).
+            Command::InfoReplication => Answer::Reply(Reply::Int(self.v.replicas.len() as i64)),
             _ if !self.is_primary() => Answer::ReadOnly,
             _ if !self.enough_good_replicas(ctx.now_wall_ns()) => Answer::NoReplicas,
             cmd => {
@@ -426,7 +428,9 @@ impl RedisServer {
                 let (r, ops, publish) = d.hunlock(key, owner, lease_ms, now_wall);
                 (r, ops, publish.then_some(key))
             }
-            Command::Subscribe { .. } | Command::Unsubscribe { .. } => (Reply::Nil, Vec::new(), None),
+            Command::Subscribe { .. } | Command::Unsubscribe { .. } | Command::InfoReplication => {
+                (Reply::Nil, Vec::new(), None)
+            }
         }
     }
 

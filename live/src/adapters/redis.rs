@@ -195,6 +195,16 @@ fn run(con: &mut redis::Connection, cmd: &Command) -> redis::RedisResult<Reply> 
             }
         }
         Command::Subscribe { .. } | Command::Unsubscribe { .. } => Reply::Nil,
+        // `connected_slaves` of `INFO replication` (the redis model's `replica_count = "info_…"`).
+        Command::InfoReplication => {
+            let info: String = redis::cmd("INFO").arg("replication").query(con)?;
+            let n = info
+                .lines()
+                .find_map(|l| l.strip_prefix("connected_slaves:"))
+                .and_then(|n| n.trim().parse().ok())
+                .unwrap_or(0);
+            Reply::Int(n)
+        }
     })
 }
 
