@@ -49,7 +49,8 @@ pub enum Halt {
 pub struct Stuck {
     /// The instant time stuck at (true time).
     pub at_ns: Nanos,
-    /// Events handled at that instant when the engine gave up.
+    /// Events handled at that instant when the engine gave up (at least this many: the engine
+    /// counts them between its polls).
     pub events: u64,
 }
 

@@ -190,6 +190,32 @@ impl<P: Protocol> Node<P> {
     }
 }
 
+/// What [`poll`] keeps between its calls: the instant at the last poll, and for how many events
+/// since the instant has not moved.
+struct Watch {
+    polled_ns: Option<Nanos>,
+    still_events: u64,
+}
+
+/// The checks [`World::run_until`] makes every [`POLL_EVENTS`] events, out of the loop: the stop
+/// flag, and whether simulated time has stood at `now_ns` for [`STUCK_EVENTS`] events.
+#[cold]
+#[inline(never)]
+fn poll(stop: Option<&AtomicBool>, now_ns: Nanos, watch: &mut Watch) -> Result<(), Halt> {
+    if stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+        return Err(Halt::Stopped);
+    }
+    if watch.polled_ns == Some(now_ns) {
+        watch.still_events += POLL_EVENTS;
+        if watch.still_events >= STUCK_EVENTS {
+            return Err(Halt::Stuck(Stuck { at_ns: now_ns, events: watch.still_events }));
+        }
+    } else {
+        *watch = Watch { polled_ns: Some(now_ns), still_events: 0 };
+    }
+    Ok(())
+}
+
 /// What a fault occurrence did, so its end can undo it.
 #[derive(Clone, Debug, Default)]
 struct Applied {
@@ -353,21 +379,16 @@ impl<P: Protocol> World<P> {
     /// [`STUCK_EVENTS`] events ([`Halt::Stuck`]); after a halt the world is unfinished. Neither
     /// check changes what a run that reaches its end does: both only read.
     pub fn run_until(&mut self, stop: Option<&AtomicBool>) -> Result<(), Halt> {
-        // The instant of the last event, and the count of events when time last moved. Per
-        // event this costs one compare (and two stores when time moves); the stop flag and the
-        // stuck count are looked at only once every POLL_EVENTS events.
-        let mut last_ns = self.now_ns;
-        let mut moved_at = self.events_processed;
+        // Per event this costs one mask test: the stop flag and whether time moved are looked at
+        // only once every POLL_EVENTS events (time never goes back, so an instant unchanged from
+        // one poll to the next held every event between them).
+        let mut watch = Watch { polled_ns: None, still_events: 0 };
         while let Some(t) = self.queue.peek_time() {
             if t > self.end_ns {
                 break;
             }
-            if t != last_ns {
-                last_ns = t;
-                moved_at = self.events_processed;
-            }
             if self.events_processed & (POLL_EVENTS - 1) == 0 {
-                self.poll(stop, t, moved_at)?;
+                poll(stop, t, &mut watch)?;
             }
             let ev = self.queue.pop().expect("peeked");
             self.now_ns = ev.at_ns;
@@ -394,19 +415,6 @@ impl<P: Protocol> World<P> {
         Ok(())
     }
 
-    /// The checks [`World::run_until`] makes every [`POLL_EVENTS`] events, out of the loop.
-    #[cold]
-    #[inline(never)]
-    fn poll(&self, stop: Option<&AtomicBool>, now_ns: Nanos, moved_at: u64) -> Result<(), Halt> {
-        if stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
-            return Err(Halt::Stopped);
-        }
-        let still = self.events_processed - moved_at;
-        if still >= STUCK_EVENTS {
-            return Err(Halt::Stuck(Stuck { at_ns: now_ns, events: still }));
-        }
-        Ok(())
-    }
 
     /// Ends the world and hands back what it recorded.
     pub fn finish(self) -> WorldResult {
