@@ -415,7 +415,6 @@ impl<P: Protocol> World<P> {
         Ok(())
     }
 
-
     /// Ends the world and hands back what it recorded.
     pub fn finish(self) -> WorldResult {
         WorldResult {
