@@ -11,7 +11,7 @@
 //! Memory is estimated the same way: a seed keeps its history to its end (the checkers read all
 //! of it), and the models keep their own state (logs, revisions), both growing with simulated
 //! time about in step with the history events recorded; the probe's events per simulated second
-//! times [`BYTES_PER_HISTORY_EVENT`] times the duration is a seed's memory at its end.
+//! times [`BYTES_PER_HISTORY_EVENT`] times the duration bounds a seed's memory at its end.
 
 use crate::batch::{run_seed_until, SeedError};
 use crate::outcome::{Halt, RunOptions};
@@ -30,10 +30,17 @@ pub const LONG_RUN_S: f64 = 3_600.0;
 
 /// Memory a seed holds at its end per history event it recorded: the event itself (64 bytes),
 /// the checkers' intervals and waits rebuilt from it, and the model's own state that grows with
-/// the same traffic. Measured as peak RSS over events recorded in one seed of an hour or ten of
-/// every row of scenarios/baseline.toml (release build, events only counted folded): 60 to 225
-/// bytes, etcd the most (its Raft logs and revision history, three servers of each).
-pub const BYTES_PER_HISTORY_EVENT: f64 = 256.0;
+/// the same traffic. Measured as peak RSS over the events recorded in one seed of a simulated
+/// hour of every row of scenarios/baseline.toml (release build, the events only counted folded):
+/// 110 to 170 bytes for most rows, etcd 250 (three servers' Raft logs and revision histories),
+/// zookeeper-herd 546 (its servers log every refused create, as ZooKeeper logs a failed write).
+/// The most measured, rounded up: the estimate is an upper bound for every row measured.
+pub const BYTES_PER_HISTORY_EVENT: f64 = 600.0;
+
+/// Memory a seed holds from its start per workload client, whatever its length: the client's
+/// node, clock, random streams and library state, and the servers' state for it. Measured at
+/// 100 000 clients in a 20 ms seed: redis 3 KB, etcd 5 KB; rounded up, as the per-event figure.
+pub const BYTES_PER_CLIENT: f64 = 6_000.0;
 
 /// One row's probe.
 #[derive(Clone, Debug, PartialEq)]
@@ -75,6 +82,8 @@ pub struct Estimate {
     pub duration_ms: f64,
     /// Threads the run would use.
     pub threads: usize,
+    /// Workload clients per seed.
+    pub clients: usize,
 }
 
 impl Estimate {
@@ -116,12 +125,14 @@ impl Estimate {
     }
 
     /// Bytes one seed-run of the row that records the most holds at its end (see
-    /// [`BYTES_PER_HISTORY_EVENT`]).
+    /// [`BYTES_PER_HISTORY_EVENT`] and [`BYTES_PER_CLIENT`]).
     pub fn seed_memory_bytes(&self) -> f64 {
-        self.rows
+        let history = self
+            .rows
             .iter()
             .map(|r| r.history_events as f64 / r.probe_ms * self.duration_ms * BYTES_PER_HISTORY_EVENT)
-            .fold(0.0, f64::max)
+            .fold(0.0, f64::max);
+        history + self.clients as f64 * BYTES_PER_CLIENT
     }
 
     /// Seed-runs in progress at once: one per thread, fewer if the run has fewer.
@@ -159,7 +170,7 @@ pub fn estimate(
     if second_ms >= 2.0 * first_ms {
         (rows, panics) = probe(scenario, second_ms.floor(), time);
     }
-    Estimate { rows, panics, seeds, duration_ms, threads }
+    Estimate { rows, panics, seeds, duration_ms, threads, clients: scenario.setup.workload.clients }
 }
 
 /// Runs seed 0 of every row for `probe_ms` of simulated time.
@@ -236,6 +247,7 @@ mod tests {
             seeds,
             duration_ms: 60_000.0,
             threads,
+            clients: 10,
         }
     }
 
@@ -256,8 +268,8 @@ mod tests {
 
     #[test]
     fn memory_is_the_hungriest_row_times_the_seeds_at_once() {
-        // a records 0.5 events per simulated ms, b 1: b's 60 000 events at its end.
-        let per_seed = 60_000.0 * BYTES_PER_HISTORY_EVENT;
+        // a records 0.5 events per simulated ms, b 1: b's 60 000 events at its end, and 10 clients.
+        let per_seed = 60_000.0 * BYTES_PER_HISTORY_EVENT + 10.0 * BYTES_PER_CLIENT;
         assert_eq!(est(100, 2).seed_memory_bytes(), per_seed);
         assert_eq!(est(100, 2).peak_memory_bytes(), 2.0 * per_seed);
         assert_eq!(est(100, 64).peak_memory_bytes(), 64.0 * per_seed);

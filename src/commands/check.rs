@@ -119,7 +119,7 @@ fn memory_lines(e: &Estimate, available_bytes: Option<f64>) -> Vec<String> {
     }
     let at_once = e.seeds_at_once();
     let mut lines = vec![format!(
-        "memory: about {} per seed-run at its end, about {} with {at_once} seed-run{} at once{}",
+        "memory: up to about {} per seed-run at its end, {} with {at_once} seed-run{} at once{}",
         human_bytes(e.seed_memory_bytes()),
         human_bytes(e.peak_memory_bytes()),
         if at_once == 1 { "" } else { "s" },
@@ -127,7 +127,7 @@ fn memory_lines(e: &Estimate, available_bytes: Option<f64>) -> Vec<String> {
     )];
     if let Some(available) = available_bytes.filter(|&b| e.peak_memory_bytes() > b) {
         lines.push(format!(
-            "warning: this run would hold about {} at once, more than the {} available: the kernel \
+            "warning: this run may hold up to about {} at once, more than the {} available: the kernel \
              would kill it; fewer threads (`sim run --threads N`) or a shorter duration_ms need \
              less (a seed keeps its history to its end)",
             human_bytes(e.peak_memory_bytes()),
