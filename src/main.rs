@@ -94,7 +94,9 @@ enum Command {
     ///
     /// The estimate comes from a short probe (seed 0 of each row for a bounded simulated time):
     /// seed-runs, simulated seconds, events and wall time on every core, with a warning when the
-    /// run would take more than an hour. Exit 0, 2 (bad input) or 3 (the probe panicked).
+    /// run would take more than an hour; and the memory the run may hold (a seed keeps its
+    /// history to its end), with a warning when that is more than the machine has available.
+    /// Exit 0, 2 (bad input) or 3 (the probe panicked).
     Check(commands::check::CheckArgs),
     /// List every model with its parameters, defaults and meaning.
     List {
