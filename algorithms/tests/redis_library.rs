@@ -480,3 +480,32 @@ fn row_4_from_3_27_the_cached_replica_count_stays_0_after_a_failover_and_the_sec
         }
     }
 }
+
+#[test]
+fn a_preset_value_the_model_cannot_take_is_refused_naming_the_preset() {
+    let models = locksim_algorithms::registry();
+    let text =
+        |body: &str| format!("name = \"v\"\nduration_ms = 1000\nalgorithms = [\"redis\"]\n[models.redis]\n{body}\n");
+    // redis-py sets ttl_ms = 0 (no expiry); with Redisson's watchdog that is no lease.
+    let err =
+        locksim_simulator::scenario::parse_str("v.toml", &text("client = \"redis-py-5\"\nwatchdog = true"), &models)
+            .err()
+            .expect("refused")
+            .to_string();
+    assert!(err.contains("ttl_ms") && err.contains("client = \"redis-py-5\" sets ttl_ms"), "{err}");
+    // The same with the application's timeout given is fine; an unknown preset names the choices.
+    let ok = text("client = \"redis-py-5\"\nwatchdog = true\nttl_ms = 30000");
+    assert!(locksim_simulator::scenario::parse_str("v.toml", &ok, &models).is_ok());
+    let err = locksim_simulator::scenario::parse_str("v.toml", &text("client = \"redisson-9\""), &models)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(err.contains("redisson-4.7") && err.contains("locksim-1"), "{err}");
+    // ttl_ms = 0 only means "no expiry" for SET NX PX.
+    let err =
+        locksim_simulator::scenario::parse_str("v.toml", &text("ttl_ms = 0\nacquire = \"setnx_then_expire\""), &models)
+            .err()
+            .expect("refused")
+            .to_string();
+    assert!(err.contains("set_nx_px"), "{err}");
+}
