@@ -2,7 +2,7 @@
 //! run it, check its history. Also where a typed [`Model`] becomes a [`DynModel`].
 
 use std::cell::RefCell;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::checker;
 use crate::clock::NodeClock;
@@ -145,7 +145,12 @@ pub fn run_typed_until<M: Model>(
         },
     )
     .with_history_buffer(spare);
-    let ended = world.run_until(stop);
+    // A stop raised after the last event still ends the seed here: checking a long seed's history
+    // can take longer than the bound a stop promises, and an unchecked seed has no result.
+    let ended = world.run_until(stop).and_then(|()| match stop {
+        Some(s) if s.load(Ordering::Relaxed) => Err(Halt::Stopped),
+        _ => Ok(()),
+    });
     let result = world.finish();
     if let Err(halt) = ended {
         recycle_events(result.history);
