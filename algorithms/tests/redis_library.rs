@@ -487,25 +487,22 @@ fn a_preset_value_the_model_cannot_take_is_refused_naming_the_preset() {
     let text =
         |body: &str| format!("name = \"v\"\nduration_ms = 1000\nalgorithms = [\"redis\"]\n[models.redis]\n{body}\n");
     // redis-py sets ttl_ms = 0 (no expiry); with Redisson's watchdog that is no lease.
-    let err =
-        locksim_simulator::scenario::parse_str("v.toml", &text("client = \"redis-py-5\"\nwatchdog = true"), &models)
-            .err()
-            .expect("refused")
-            .to_string();
+    let err = refused("v.toml", &text("client = \"redis-py-5\"\nwatchdog = true"), &models);
     assert!(err.contains("ttl_ms") && err.contains("client = \"redis-py-5\" sets ttl_ms"), "{err}");
     // The same with the application's timeout given is fine; an unknown preset names the choices.
     let ok = text("client = \"redis-py-5\"\nwatchdog = true\nttl_ms = 30000");
     assert!(locksim_simulator::scenario::parse_str("v.toml", &ok, &models).is_ok());
-    let err = locksim_simulator::scenario::parse_str("v.toml", &text("client = \"redisson-9\""), &models)
-        .err()
-        .expect("refused")
-        .to_string();
+    let err = refused("v.toml", &text("client = \"redisson-9\""), &models);
     assert!(err.contains("redisson-4.7") && err.contains("locksim-1"), "{err}");
     // ttl_ms = 0 only means "no expiry" for SET NX PX.
-    let err =
-        locksim_simulator::scenario::parse_str("v.toml", &text("ttl_ms = 0\nacquire = \"setnx_then_expire\""), &models)
-            .err()
-            .expect("refused")
-            .to_string();
+    let err = refused("v.toml", &text("ttl_ms = 0\nacquire = \"setnx_then_expire\""), &models);
     assert!(err.contains("set_nx_px"), "{err}");
+}
+
+/// The message a scenario text is refused with (the test fails if it is accepted).
+fn refused(file: &str, text: &str, models: &[&'static dyn locksim_simulator::model::DynModel]) -> String {
+    match locksim_simulator::scenario::parse_str(file, text, models) {
+        Ok(_) => panic!("accepted: {text}"),
+        Err(e) => e.to_string(),
+    }
 }
