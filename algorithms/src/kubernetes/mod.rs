@@ -6,6 +6,8 @@
 //! - [`protocol`]: the Lease calls (GET, CREATE, UPDATE) and answers, the store hop, the timers
 //! - [`server`]: an API server, and on `server-0` the store (etcd's stand-in) with its revisions
 //! - [`client`]: the `LeaderElector`: acquire loop, renew loop and poll, release, fast path
+//! - [`library`]: the `client` preset (`client-go-0.30`; `locksim-1`, the default, is the model as
+//!   it was before presets): the version's defaults, cited
 //!
 //! Sources: client-go `leaderelection.go` and `resourcelock/leaselock.go`, `resourcelock/
 //! interface.go` (kubernetes/kubernetes `staging/src/k8s.io/client-go/tools/leaderelection/`,
@@ -40,6 +42,7 @@
 //!   rounded.
 
 pub mod client;
+pub mod library;
 pub mod protocol;
 pub mod server;
 
@@ -50,6 +53,7 @@ use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::time::ms_to_ns;
 
 use client::{ClientConfig, KubernetesClient, JITTER_FACTOR};
+use library::{Library, LIBRARIES};
 use protocol::{KubernetesMsg, KubernetesTimer};
 use server::{ApiServer, ServerConfig};
 
@@ -65,6 +69,12 @@ impl Protocol for Kubernetes {
 }
 
 const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "client",
+        kind: ParamKind::Choice(LIBRARIES),
+        default: "\"locksim-1\"",
+        meaning: "the client-go version the electors run: locksim-1 is the model as it was before presets (client-go's timings, but release_on_cancel = true, which client-go does only when the program sets ReleaseOnCancel); client-go-0.30 sets lease_duration_ms, renew_deadline_ms, retry_period_ms, request_timeout_ms and release_on_cancel = false unless given",
+    },
     ParamSpec {
         name: "lease_duration_ms",
         kind: ParamKind::Number { min: 1.0, max: 1e9 },
@@ -93,7 +103,7 @@ const PARAMS: &[ParamSpec] = &[
         name: "release_on_cancel",
         kind: ParamKind::Bool,
         default: "true",
-        meaning: "ReleaseOnCancel: unlock and a lost leadership UPDATE the Lease to an empty holder (leaseDurationSeconds 1), so a candidate can take it at its next try",
+        meaning: "ReleaseOnCancel: unlock and a lost leadership UPDATE the Lease to an empty holder (leaseDurationSeconds 1), so a candidate can take it at its next try (false, client-go's zero value and client-go-0.30's: the Lease stays until it expires)",
     },
     ParamSpec {
         name: "servers",
@@ -141,6 +151,7 @@ impl Model for Kubernetes {
     /// `NewLeaderElector` refuses these configurations ("leaseDuration must be greater than
     /// renewDeadline", "renewDeadline must be greater than retryPeriod*JitterFactor").
     fn validate(&self, params: &Params, _workload: &WorkloadSpec) -> Vec<ParamProblem> {
+        let params = &library::resolve(params);
         let mut problems = Vec::new();
         let lease = params.f64("lease_duration_ms");
         let renew = params.f64("renew_deadline_ms");
@@ -166,9 +177,18 @@ impl Model for Kubernetes {
     }
 
     fn limitations(&self, params: &Params, workload: &WorkloadSpec) -> Vec<String> {
+        let params = &library::resolve(params);
         let mut notes = vec![
             "the store behind the API servers is one linearizable map on server-0 (etcd's stand-in: one revision counter, resourceVersion-checked updates); etcd's own replication, elections and failures are not modelled".to_string(),
         ];
+        if Library::parse(params.str("client")) != Library::Locksim {
+            notes.push(format!(
+                "client = \"{}\" sets lease_duration_ms, renew_deadline_ms, retry_period_ms, request_timeout_ms and release_on_cancel where the scenario does not (now: release_on_cancel = {}, request_timeout_ms = {}); a value the scenario sets is kept",
+                params.str("client"),
+                params.bool("release_on_cancel"),
+                params.f64("request_timeout_ms"),
+            ));
+        }
         let servers = params.int("servers");
         if servers > 1 {
             notes.push(format!(
@@ -216,6 +236,7 @@ impl Model for Kubernetes {
     }
 
     fn build(&self, params: &Params, workload: &WorkloadSpec) -> Cluster<Kubernetes> {
+        let params = &library::resolve(params);
         let servers = params.int("servers") as usize;
         let server_cfg = ServerConfig { service_ms: params.dist("service_ms") };
         let services = (0..servers)
@@ -240,6 +261,7 @@ mod tests {
             let v = match spec.kind {
                 ParamKind::Bool => ParamValue::Bool(spec.default == "true"),
                 ParamKind::Int { .. } => ParamValue::Int(spec.default.parse().unwrap()),
+                ParamKind::Choice(_) => ParamValue::Str(spec.default.trim_matches('"').into()),
                 _ => ParamValue::Num(spec.default.parse().unwrap()),
             };
             p.values.insert(spec.name.to_string(), v);

@@ -1,0 +1,90 @@
+//! The `client` preset of the kubernetes model (issue 32, item 1; docs/libraries.md "Other
+//! differences" 7): client-go v0.30.0's `ReleaseOnCancel` is a plain `bool` that a program leaves
+//! false unless it sets it, so a leader that stops leading leaves the Lease naming it and the next
+//! candidate waits out the lease duration. `locksim-1` (the default) is the model before presets,
+//! which releases on cancel.
+
+mod kubernetes_common;
+
+use kubernetes_common::*;
+use locksim_simulator::history::HistoryEvent;
+use locksim_simulator::run::SeedOutcome;
+
+/// Two candidates, one Lease, one 5 s leadership each; constant 1 ms latency, no service time.
+fn two_leaders(extra: &str) -> String {
+    format!(
+        r#"
+name = "kubernetes-library"
+duration_ms = 60_000
+algorithms = ["kubernetes"]
+
+[models.kubernetes]
+service_ms = 0
+{extra}
+
+[network]
+latency_ms = 1
+
+[workload]
+clients = 2
+hold_ms = 5_000
+think_ms = 0
+acquisitions_per_client = 1
+"#
+    )
+}
+
+/// From the first leader's `unlock()` returning to the second leader's grant (ms).
+fn handover_ms(out: &SeedOutcome) -> f64 {
+    let g = grants(out);
+    assert_eq!(g.len(), 2, "both candidates lead once: {g:?}");
+    let released = events(out, |e| matches!(e, HistoryEvent::Released { .. }))
+        .into_iter()
+        .find(|s| client_name(out, s.node) == g[0].1)
+        .map(|s| s.at_ns as f64 / 1e6)
+        .expect("the first leader's unlock returned");
+    g[1].0 - released
+}
+
+#[test]
+fn client_go_0_30_does_not_release_on_cancel_so_the_next_candidate_waits_out_the_lease() {
+    for seed in 0..5 {
+        // locksim-1: release() empties the holder; the candidate takes it at its next try,
+        // at most RetryPeriod × 2.2 = 4.4 s later.
+        let old = run(&two_leaders(""), "kubernetes", seed);
+        let old_gap = handover_ms(&old);
+        assert!(old_gap < 4_500.0, "seed {seed}: locksim-1 hands over at the next try, {old_gap} ms");
+        assert!(!trace(&old, "note", "released").is_empty(), "seed {seed}");
+        // client-go-0.30: no release; the Lease names the old leader until the candidate has
+        // seen it unchanged for the whole 15 s lease duration (from its last "observed a change",
+        // at most one try, RetryPeriod × 2.2 = 4.4 s, either side of the unlock).
+        let new = run(&two_leaders("client = \"client-go-0.30\""), "kubernetes", seed);
+        let new_gap = handover_ms(&new);
+        assert!(
+            (10_000.0..24_000.0).contains(&new_gap),
+            "seed {seed}: client-go-0.30 waits out the lease, {new_gap} ms"
+        );
+        let g = grants(&new);
+        let seen = trace(&new, "note", "observed a change")
+            .into_iter()
+            .filter(|(t, n, _)| *n == g[1].1 && *t < g[1].0)
+            .map(|(t, _, _)| t)
+            .next_back()
+            .expect("the candidate saw the leader's record");
+        assert!(g[1].0 - seen >= 15_000.0, "seed {seed}: taken {} ms after the last change it saw", g[1].0 - seen);
+        assert!(trace(&new, "note", ": released").is_empty(), "seed {seed}: nothing released");
+        // An explicit release_on_cancel = true (a program that sets ReleaseOnCancel) wins over the preset.
+        let set = run(&two_leaders("client = \"client-go-0.30\"\nrelease_on_cancel = true"), "kubernetes", seed);
+        assert_eq!(handover_ms(&set), old_gap, "seed {seed}: the same run as locksim-1");
+    }
+}
+
+#[test]
+fn locksim_1_is_the_model_before_presets() {
+    // Naming the default changes nothing: the same history, event for event.
+    for seed in 0..3 {
+        let plain = run(&two_leaders(""), "kubernetes", seed);
+        let named = run(&two_leaders("client = \"locksim-1\""), "kubernetes", seed);
+        assert_eq!(plain.history.events, named.history.events, "seed {seed}");
+    }
+}
