@@ -10,13 +10,23 @@
 //!   `BEGIN; SELECT … FOR UPDATE`, which the server answers only once the row is free (error 1205
 //!   after `innodb_lock_wait_timeout`: tried again after `poll_ms`); release is `COMMIT`, and
 //!   nested acquisitions are counted here, inside the one transaction.
+//! - `spring_jdbc` mode (Spring Integration's `JdbcLockRegistry`): acquire is one statement
+//!   standing for the library's transaction, `UPDATE … WHERE CLIENT_ID = ? OR CREATED_DATE < ?`
+//!   then `INSERT` ([`Stmt::Claim`]), its times read from this client's wall clock when the
+//!   statement is sent (6.x: now written, now − ttl compared; 7.0 `EXPIRED_AFTER`: now + ttl
+//!   written, now compared), so a client whose clock runs ahead takes rows that are still held.
+//!   Taken: sleep `poll_ms` (`idleBetweenTries`). A nested acquisition sends the acquire again
+//!   (the JVM's `ReentrantLock` counts, `doLock` runs again and refreshes the row); only the
+//!   outermost release sends `DELETE … WHERE CLIENT_ID = ?`. No token.
 //! - Release: the decrement-or-delete transaction (or `RELEASE_LOCK`); the call returns whatever
 //!   the server answers (a row already gone is not an error). A release whose statement fails
 //!   (the connection was reset, the statement timed out, the server went read-only) is sent
 //!   again `release_retry` times (0 by default: Spring Integration 5.5
 //!   `JdbcLockRegistry.JdbcLock.unlock()` retries only transient errors and throws
 //!   `DataAccessResourceFailureException` for a lost connection), then the call reports the
-//!   error (`ReleaseFailed`): the row, if the server still has it, stays.
+//!   error (`ReleaseFailed`): the row, if the server still has it, stays. With
+//!   `release_missing = "error"` (Spring Integration 6.4 and later) a release that found no row
+//!   of its owner is `ReleaseFailed` too.
 //! - Owner id (`owner_scope`): drawn once per process start (`process`, Spring's
 //!   `DefaultLockRepository` id, a UUID per repository) or afresh per acquisition (`acquire`).
 //!   With `process`, a client whose release failed finds its own row still there at its next
@@ -56,7 +66,7 @@ use locksim_simulator::time::{Nanos, NS_PER_MS, NS_PER_SEC};
 
 use super::protocol::{ClientTimer, DbMsg, DbTimer, Outcome, Stmt};
 use super::table::{ConnId, Owner};
-use super::{Config, Db, Mode, OwnerScope};
+use super::{Config, Db, Expiry, Mode, OwnerScope};
 
 /// A statement with no answer for this long fails and its connection is dropped.
 pub const STATEMENT_TIMEOUT_NS: Nanos = 30 * NS_PER_SEC;
@@ -171,9 +181,20 @@ impl DbClient {
         self.v.keys.get(&key).map_or(self.v.owner, |ks| ks.owner)
     }
 
-    fn stmt_for(&self, op: Op) -> Stmt {
+    /// The statement for `op`; `now_wall_ns` is this client's wall clock as it is sent (only
+    /// `spring_jdbc` puts it into the statement).
+    fn stmt_for(&self, op: Op, now_wall_ns: i64) -> Stmt {
         match (op, self.cfg.mode) {
             (Op::Attempt { key }, Mode::Table) => Stmt::Insert { key, owner: self.owner_of(key) },
+            (Op::Attempt { key }, Mode::SpringJdbc) => {
+                let ttl_ns = self.cfg.ttl_ns as i64;
+                let (stamp_ns, expired_before_ns) = match self.cfg.expiry {
+                    Expiry::CreatedDate => (now_wall_ns, now_wall_ns - ttl_ns),
+                    Expiry::ExpiredAfter => (now_wall_ns + ttl_ns, now_wall_ns),
+                };
+                Stmt::Claim { key, owner: self.owner_of(key), stamp_ns, expired_before_ns }
+            }
+            (Op::Release { key, owner, .. }, Mode::SpringJdbc) => Stmt::Release { key, owner },
             (Op::Attempt { key }, Mode::GetLock) => Stmt::GetLock { key, wait_ns: self.cfg.get_lock_timeout_ns },
             (Op::Release { key, owner, .. }, Mode::Table) => Stmt::Release { key, owner },
             (Op::Release { key, .. }, Mode::GetLock) => Stmt::ReleaseLock { key },
@@ -196,7 +217,7 @@ impl DbClient {
             if let Op::Heartbeat { key } = op {
                 self.v.keys.entry(key).or_default().beat_queued = false;
             }
-            let stmt = self.stmt_for(op);
+            let stmt = self.stmt_for(op, ctx.now_wall_ns());
             self.issue(ctx, op, stmt);
         }
     }
@@ -383,10 +404,12 @@ impl DbClient {
         }
         let inf = self.take_inflight(ctx).expect("matched");
         self.v.established = true;
+        // Spring's INT_LOCK has no id column: its grants carry no token.
+        let token = |id: u64| (self.cfg.mode == Mode::Table).then_some(id);
         match (inf.op, outcome) {
-            (Op::Attempt { key }, Outcome::Inserted { id }) => self.granted(ctx, out, key, Some(id)),
+            (Op::Attempt { key }, Outcome::Inserted { id }) => self.granted(ctx, out, key, token(id)),
             (Op::Attempt { key }, Outcome::Duplicate) => {
-                if self.cfg.reentrant {
+                if self.cfg.reentrant && self.cfg.mode == Mode::Table {
                     let owner = self.owner_of(key);
                     self.issue(ctx, inf.op, Stmt::Reenter { key, owner });
                     return;
@@ -395,7 +418,7 @@ impl DbClient {
             }
             (Op::Attempt { key }, Outcome::Updated { rows, id, .. }) => {
                 if rows > 0 {
-                    self.granted(ctx, out, key, Some(id));
+                    self.granted(ctx, out, key, token(id));
                 } else {
                     self.refused(ctx, out, key);
                 }
@@ -409,6 +432,13 @@ impl DbClient {
                 } else {
                     self.refused(ctx, out, key);
                 }
+            }
+            (Op::Release { key, silent: false, .. }, Outcome::Released { left: None })
+                if self.cfg.release_missing_fails =>
+            {
+                // Spring Integration 6.4+: "Lock was released in the store due to expiration".
+                ctx.note(|| format!("release of k{key}: 0 rows deleted: unlock reports the error"));
+                out.push(LockEvent::ReleaseFailed { key, reason: FailReason::Refused });
             }
             (Op::Release { key, silent, .. }, _) => {
                 if !silent {
@@ -472,8 +502,9 @@ impl LockClient<Db> for DbClient {
     fn release(&mut self, ctx: &mut Ctx<Db>, out: &mut LockEvents, key: LockKey) {
         let ks = self.v.keys.entry(key).or_default();
         ks.held = ks.held.saturating_sub(1);
-        if self.cfg.mode == Mode::SelectForUpdate && ks.held > 0 {
-            // An inner level: the transaction stays open until the outermost release commits.
+        if matches!(self.cfg.mode, Mode::SelectForUpdate | Mode::SpringJdbc) && ks.held > 0 {
+            // An inner level: the transaction stays open until the outermost release commits;
+            // Spring's `ReentrantLock` counts it in the JVM (`getHoldCount() > 1`: no DELETE).
             out.push(LockEvent::Released { key });
             return;
         }

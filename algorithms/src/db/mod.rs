@@ -9,6 +9,8 @@
 //!   job, ships its binlog (async or semisync) or applies it as a replica
 //! - [`manager`]: the failover manager (`sentinel-0`), MHA style
 //! - [`client`]: the client library: INSERT and poll, reentry, release, heartbeat, reconnects
+//! - [`library`]: the `client` preset (`spring-jdbc-6.0`, `spring-jdbc-6`, `spring-jdbc-7`;
+//!   `locksim-1`, the default, is the model as it was before presets): each version's defaults
 //!
 //! ## What is modelled, and after what
 //!
@@ -41,12 +43,23 @@
 //!   lock's row; waiters block in the server until the holder's `COMMIT`, or fail with error 1205
 //!   after `lock_wait_timeout_ms` (`innodb_lock_wait_timeout`, 50 s) and try again. Row locks are
 //!   in server memory, never replicated; a reset connection rolls its transaction back.
+//! - `mode = "spring_jdbc"`: Spring Integration's `JdbcLockRegistry` over `DefaultLockRepository`
+//!   (docs/libraries.md, row 11): an `INT_LOCK` row per lock with `CLIENT_ID` and a time column;
+//!   acquire is one transaction `UPDATE … SET CLIENT_ID = ?, CREATED_DATE = ? WHERE … AND
+//!   (CLIENT_ID = ? OR CREATED_DATE < ?)` then `INSERT` when no row matched, both times from the
+//!   acquiring client's own wall clock (now, and now − `ttl_ms`); 7.0 writes `EXPIRED_AFTER` =
+//!   now plus the TTL and compares it with now (`expiry_column`). Polled every `poll_ms`. No count column
+//!   (nested acquisitions are counted in the JVM's `ReentrantLock`, and each sends the acquire
+//!   again, refreshing the row), no cleanup job, no heartbeat, no token. Release is `DELETE …
+//!   WHERE CLIENT_ID = ?`; with `release_missing = "error"` (6.4 and later) 0 rows deleted is
+//!   `ReleaseFailed`.
 //!
 //! Every client↔server and primary↔replica link is a TCP connection: links are ordered, and the
 //! client library retransmits an unanswered statement (RTO from 200 ms, doubling) while the
 //! server executes each statement id once per connection, as TCP delivers each segment once.
 
 pub mod client;
+pub mod library;
 pub mod manager;
 pub mod protocol;
 pub mod server;
@@ -60,6 +73,7 @@ use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::time::{ms_to_ns, Nanos};
 
 use client::DbClient;
+use library::{Library, LIBRARIES};
 use manager::FailoverManager;
 use server::DbServer;
 
@@ -78,6 +92,19 @@ pub enum Mode {
     GetLock,
     /// An open transaction holding `SELECT … FOR UPDATE` on the lock's row; `COMMIT` releases.
     SelectForUpdate,
+    /// Spring Integration's `INT_LOCK` row: UPDATE-then-INSERT with the acquirer's clock.
+    SpringJdbc,
+}
+
+/// Which time column a `spring_jdbc` row carries (`expiry_column`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expiry {
+    /// Spring Integration 6.x: `CREATED_DATE` = the writer's now; taken over when it is below
+    /// the acquirer's now − ttl.
+    CreatedDate,
+    /// Spring Integration 7.0: `EXPIRED_AFTER` = the writer's now + ttl; taken over when it is
+    /// below the acquirer's now.
+    ExpiredAfter,
 }
 
 /// How the primary's changes reach the replica.
@@ -147,13 +174,20 @@ pub struct Config {
     /// `GET_LOCK`'s timeout argument: how long the server makes a request wait for the lock
     /// (`get_lock_timeout_s`; 0: answer at once and poll).
     pub get_lock_timeout_ns: Nanos,
+    /// `spring_jdbc`: the row's time to live (`ttl_ms`, Spring's `DEFAULT_TTL` 10 s).
+    pub ttl_ns: Nanos,
+    /// `spring_jdbc`: which time column the rows carry (`expiry_column`).
+    pub expiry: Expiry,
+    /// A release whose `DELETE` found no row of this owner is `ReleaseFailed`
+    /// (`release_missing = "error"`; Spring Integration 6.4 and later) rather than `Released`.
+    pub release_missing_fails: bool,
 }
 
 impl Config {
     /// Whether the lock lives in a server session (`GET_LOCK`, an open transaction): it dies
     /// with the connection and is never replicated.
     pub fn session_scoped(&self) -> bool {
-        self.mode != Mode::Table
+        matches!(self.mode, Mode::GetLock | Mode::SelectForUpdate)
     }
 }
 
@@ -164,6 +198,7 @@ impl Config {
             mode: match params.str("mode") {
                 "get_lock" => Mode::GetLock,
                 "select_for_update" => Mode::SelectForUpdate,
+                "spring_jdbc" => Mode::SpringJdbc,
                 _ => Mode::Table,
             },
             poll_ns: ms_to_ns(params.f64("poll_ms")),
@@ -189,6 +224,12 @@ impl Config {
             autoinc_persistent: params.bool("autoinc_persistent"),
             lock_wait_timeout_ns: ms_to_ns(params.f64("lock_wait_timeout_ms")),
             get_lock_timeout_ns: ms_to_ns(params.f64("get_lock_timeout_s") * 1000.0),
+            ttl_ns: ms_to_ns(params.f64("ttl_ms")),
+            expiry: match params.str("expiry_column") {
+                "expired_after" => Expiry::ExpiredAfter,
+                _ => Expiry::CreatedDate,
+            },
+            release_missing_fails: params.str("release_missing") == "error",
         }
     }
 
@@ -206,10 +247,38 @@ fn replicated(params: &Params) -> bool {
 
 const PARAMS: &[ParamSpec] = &[
     ParamSpec {
+        name: "client",
+        kind: ParamKind::Choice(LIBRARIES),
+        default: "\"locksim-1\"",
+        meaning: "the lock library the clients run: locksim-1 is the model as it was before presets (the mode chosen, no library's defaults); spring-jdbc-6.0, spring-jdbc-6 and spring-jdbc-7 (Spring Integration JdbcLockRegistry 6.0-6.1, 6.4-6.5, 7.0) set mode = spring_jdbc, ttl_ms, poll_ms, owner_scope, reentrant, release_retry, heartbeat_ms, expire_ms, expiry_column and release_missing unless given",
+    },
+    ParamSpec {
         name: "mode",
-        kind: ParamKind::Choice(&["table", "get_lock", "select_for_update"]),
+        kind: ParamKind::Choice(&["table", "get_lock", "select_for_update", "spring_jdbc"]),
         default: "\"table\"",
-        meaning: "a lock row with a unique name (INSERT); MySQL GET_LOCK (session-scoped, in server memory, not replicated); or an open transaction holding SELECT … FOR UPDATE on the lock's row (COMMIT releases)",
+        meaning: "a lock row with a unique name (INSERT); MySQL GET_LOCK (session-scoped, in server memory, not replicated); an open transaction holding SELECT … FOR UPDATE on the lock's row (COMMIT releases); or Spring Integration's INT_LOCK row (UPDATE … WHERE CLIENT_ID = ? OR CREATED_DATE < now − ttl on the acquirer's clock, then INSERT)",
+    },
+    // Spring Integration DefaultLockRepository.DEFAULT_TTL (`:69 @v6.0.0`, `:83 @v6.5.0`).
+    ParamSpec {
+        name: "ttl_ms",
+        kind: ParamKind::Number { min: 0.0, max: 1e10 },
+        default: "10000",
+        meaning: "spring_jdbc: a row whose time column is older than this on the acquirer's clock is taken over (DefaultLockRepository DEFAULT_TTL, 10 s)",
+    },
+    // Spring Integration 7.0 (first tag v7.0.0): `EXPIRED_AFTER` replaces `CREATED_DATE`.
+    ParamSpec {
+        name: "expiry_column",
+        kind: ParamKind::Choice(&["created_date", "expired_after"]),
+        default: "\"created_date\"",
+        meaning: "spring_jdbc: created_date (6.x): the row carries the writer's now and is taken over when below the acquirer's now − ttl_ms; expired_after (7.0): the row carries the writer's now + ttl_ms and is taken over when below the acquirer's now",
+    },
+    // Spring Integration 6.4.0 JdbcLockRegistry.JdbcLock.unlock(): 0 rows deleted throws
+    // ConcurrentModificationException ("Lock was released in the store due to expiration").
+    ParamSpec {
+        name: "release_missing",
+        kind: ParamKind::Choice(&["ignore", "error"]),
+        default: "\"ignore\"",
+        meaning: "table and spring_jdbc: a release whose DELETE finds no row of this owner returns normally (ignore: the model before presets, Spring Integration up to 6.3) or fails (error: ReleaseFailed, Spring Integration 6.4 and later)",
     },
     ParamSpec {
         name: "poll_ms",
@@ -334,7 +403,22 @@ impl Model for Db {
     }
 
     fn limitations(&self, params: &Params, workload: &WorkloadSpec) -> Vec<String> {
+        let params = &library::resolve(params);
         let mut notes = Vec::new();
+        if Library::parse(params.str("client")) != Library::Locksim {
+            notes.push(format!(
+                "client = \"{}\" sets mode, ttl_ms, poll_ms, owner_scope, reentrant, release_retry, heartbeat_ms, expire_ms, expiry_column and release_missing where the scenario does not (now: mode = {}, expiry_column = {}, release_missing = {}); a value the scenario sets is kept",
+                params.str("client"),
+                params.str("mode"),
+                params.str("expiry_column"),
+                params.str("release_missing"),
+            ));
+        }
+        if params.str("mode") == "spring_jdbc" {
+            notes.push(
+                "spring_jdbc: expire_ms, cleanup_every_ms and heartbeat_ms do not apply (the library runs no cleanup job and renews only when the application calls renewLock, not modelled); no fencing token (INT_LOCK has none); the acquire transaction runs serially in the server, so SERIALIZABLE (6.0-6.1) and READ_COMMITTED (6.2 and later) behave alike here (a serialization failure, which Spring retries as transient, never happens); REGION is one value for every client".into(),
+            );
+        }
         let get_lock = params.str("mode") == "get_lock";
         if params.str("mode") == "select_for_update" {
             notes.push(
@@ -368,10 +452,11 @@ impl Model for Db {
     }
 
     fn fenced(&self, params: &Params) -> bool {
-        params.str("mode") == "table"
+        library::resolve(params).str("mode") == "table"
     }
 
     fn services(&self, params: &Params) -> Vec<(String, NodeKind)> {
+        let params = &library::resolve(params);
         let mut names = vec![("server-0".to_string(), NodeKind::Server)];
         if replicated(params) {
             names.push(("server-1".to_string(), NodeKind::Server));
@@ -386,6 +471,7 @@ impl Model for Db {
     }
 
     fn build(&self, params: &Params, workload: &WorkloadSpec) -> Cluster<Db> {
+        let params = &library::resolve(params);
         let cfg = Config::from_params(params, workload.clients);
         // In the order of `services`.
         let mut services: Vec<Box<dyn Process<Db>>> = vec![Box::new(DbServer::new(cfg.clone(), 0))];

@@ -49,6 +49,19 @@ pub enum Stmt {
         /// The library's owner id; only its own row matches.
         owner: Owner,
     },
+    /// Spring Integration's acquire transaction: `UPDATE INT_LOCK SET CLIENT_ID = ?, CREATED_DATE
+    /// = ? WHERE … AND (CLIENT_ID = ? OR CREATED_DATE < ?)`, then `INSERT` when no row matched
+    /// (7.0: `EXPIRED_AFTER`). The times are the client's ([`super::table::LockTable::claim`]).
+    Claim {
+        /// The lock's name (`LOCK_KEY`).
+        key: LockKey,
+        /// The library's `CLIENT_ID`.
+        owner: Owner,
+        /// The time it writes, from its own wall clock.
+        stamp_ns: i64,
+        /// A row whose time column is below this, on the client's clock, is taken over.
+        expired_before_ns: i64,
+    },
     /// `SELECT GET_LOCK(name, timeout)`: waits in the server up to `wait_ns` for the lock.
     GetLock {
         /// The lock's name.
@@ -82,6 +95,7 @@ impl Stmt {
             | Stmt::Reenter { key, .. }
             | Stmt::Release { key, .. }
             | Stmt::Touch { key, .. }
+            | Stmt::Claim { key, .. }
             | Stmt::GetLock { key, .. }
             | Stmt::ReleaseLock { key }
             | Stmt::SelectForUpdate { key }
@@ -115,6 +129,13 @@ impl fmt::Debug for Stmt {
             Stmt::Reenter { key, owner } => write!(f, "UPDATE k{key} count+1 owner={}", OwnerFmt(owner)),
             Stmt::Release { key, owner } => write!(f, "RELEASE k{key} owner={}", OwnerFmt(owner)),
             Stmt::Touch { key, owner } => write!(f, "UPDATE k{key} update_time owner={}", OwnerFmt(owner)),
+            Stmt::Claim { key, owner, stamp_ns, expired_before_ns } => write!(
+                f,
+                "UPDATE k{key} client={} time={:.3}s WHERE own OR time < {:.3}s, else INSERT",
+                OwnerFmt(owner),
+                stamp_ns as f64 / 1e9,
+                expired_before_ns as f64 / 1e9
+            ),
             Stmt::GetLock { key, wait_ns } => write!(f, "GET_LOCK(k{key}, {})", wait_ns as f64 / 1e9),
             Stmt::ReleaseLock { key } => write!(f, "RELEASE_LOCK(k{key})"),
             Stmt::SelectForUpdate { key } => write!(f, "BEGIN; SELECT k{key} FOR UPDATE"),

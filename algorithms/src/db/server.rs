@@ -256,6 +256,31 @@ impl DbServer {
                 }
                 None => (Outcome::Updated { rows: 0, id: 0, count: 0 }, vec![]),
             },
+            Stmt::Claim { key, owner, stamp_ns, expired_before_ns } => {
+                let before = self.table.row(key).copied();
+                match self.table.claim(key, owner, stamp_ns, expired_before_ns) {
+                    Ok(ch) => {
+                        let r = ch.1.expect("row after claim");
+                        if let Some(old) = before.filter(|old| old.owner != owner) {
+                            ctx.note(|| {
+                                format!(
+                                    "k{key}: row of {} (time {:.3}s) taken over by {}: below {:.3}s on the acquirer's clock",
+                                    OwnerFmt(old.owner),
+                                    old.update_time_ns as f64 / 1e9,
+                                    OwnerFmt(owner),
+                                    expired_before_ns as f64 / 1e9
+                                )
+                            });
+                        }
+                        let outcome = match before {
+                            Some(_) => Outcome::Updated { rows: 1, id: r.id, count: r.count },
+                            None => Outcome::Inserted { id: r.id },
+                        };
+                        (outcome, vec![ch])
+                    }
+                    Err(_) => (Outcome::Duplicate, vec![]),
+                }
+            }
             Stmt::Touch { key, owner } => match self.table.touch(key, owner, now) {
                 Some(ch) => {
                     let r = ch.1.expect("row after update");

@@ -32,7 +32,9 @@ pub struct Row {
     pub owner: Owner,
     /// Reentrant nesting depth.
     pub count: u32,
-    /// The server's wall clock (`NOW()`) at the last write of the row.
+    /// The server's wall clock (`NOW()`) at the last write of the row. In a Spring Integration
+    /// `INT_LOCK` row ([`LockTable::claim`]), the time the acquiring client wrote instead:
+    /// `CREATED_DATE` (6.x) or `EXPIRED_AFTER` (7.0), from its own clock.
     pub update_time_ns: i64,
 }
 
@@ -103,6 +105,33 @@ impl LockTable {
         let row = Row { id, owner, count: 1, update_time_ns: now_wall_ns };
         self.rows.insert(key, row);
         Ok((key, Some(row)))
+    }
+
+    /// Spring Integration's `DefaultLockRepository.acquire`, one transaction:
+    /// `UPDATE INT_LOCK SET CLIENT_ID = ?, CREATED_DATE = ? WHERE LOCK_KEY = ? AND (CLIENT_ID = ?
+    /// OR CREATED_DATE < ?)`, then, when that matched nothing, `INSERT`; a duplicate key means
+    /// taken. Both times are the acquirer's parameters, from its own clock: `stamp_ns` is what
+    /// it writes (6.x `CREATED_DATE` = now, 7.0 `EXPIRED_AFTER` = now + ttl) and a row whose time
+    /// column is below `expired_before_ns` (6.x now − ttl, 7.0 now) is taken over. No count
+    /// column: the row's count stays 1. Returns the row, or [`Duplicate`] when another owner's
+    /// row has not expired on the acquirer's clock.
+    pub fn claim(
+        &mut self,
+        key: LockKey,
+        owner: Owner,
+        stamp_ns: i64,
+        expired_before_ns: i64,
+    ) -> Result<Change, Duplicate> {
+        match self.rows.get_mut(&key) {
+            Some(row) if row.owner == owner || row.update_time_ns < expired_before_ns => {
+                row.owner = owner;
+                row.update_time_ns = stamp_ns;
+                row.count = 1;
+                Ok((key, Some(*row)))
+            }
+            Some(_) => Err(Duplicate),
+            None => self.insert(key, owner, stamp_ns),
+        }
     }
 
     /// `UPDATE locks SET count = count + 1 WHERE name = ? AND owner = ?` (reentry).
@@ -305,6 +334,19 @@ mod tests {
         t.release(0, 7, true, 2);
         t.restart_counter_from_max();
         assert_eq!(t.next_id(), 1, "an empty table starts over");
+    }
+
+    #[test]
+    fn claim_updates_its_own_row_takes_an_expired_one_and_refuses_a_live_one() {
+        let mut t = LockTable::default();
+        // 6.x: CREATED_DATE = now, taken over when CREATED_DATE < now - ttl (ttl 10).
+        assert_eq!(t.claim(0, 7, 100, 90).unwrap().1.unwrap().owner, 7, "no row: INSERT");
+        assert_eq!(t.claim(0, 8, 105, 95), Err(Duplicate), "another owner's live row");
+        assert_eq!(t.claim(0, 7, 106, 96).unwrap().1.unwrap().update_time_ns, 106, "own row: refreshed");
+        assert_eq!(t.claim(0, 8, 116, 106), Err(Duplicate), "exactly ttl old: not below");
+        let taken = t.claim(0, 8, 117, 107).unwrap().1.unwrap();
+        assert_eq!((taken.owner, taken.count, taken.update_time_ns), (8, 1, 117), "expired: taken over");
+        assert_eq!(t.release(0, 7, true, 118).0, ReleaseOutcome::NotOwner, "the old holder's DELETE finds nothing");
     }
 
     #[test]
