@@ -56,6 +56,23 @@ fn a_waiter_whose_clock_steps_ahead_takes_a_held_row() {
     }
 }
 
+/// The waiter's clock running at twice the true rate (+999 999 ppm) from 0.5 s: its wall clock
+/// reads 0.5 + 2 (t − 0.5) s at true time t, so the row written at about 0 looks 10 s old to it
+/// at t ≈ 5.25 s, 5.25 s into an 8 s section.
+#[test]
+fn a_waiter_whose_clock_drifts_fast_takes_a_held_row() {
+    let drift = "[[faults]]\nkind = \"clock_drift\"\ntarget = \"waiter\"\nat_ms = 500\nppm = 999999\n";
+    for seed in 0..5 {
+        let out = run(&scenario("client = \"spring-jdbc-6\"", 8000, drift), "db", seed);
+        let g = grants(&out);
+        assert_eq!(g.len(), 2, "seed {seed}: {g:?}");
+        assert!((5_200.0..5_400.0).contains(&g[1].at_ms), "seed {seed}: taken at {} ms", g[1].at_ms);
+        assert!(out.metrics.overlap_events >= 1, "seed {seed}");
+        let seed_row = run(&scenario("", 8000, drift), "db", seed);
+        assert_eq!(seed_row.metrics.overlap_events, 0, "locksim-1 seed {seed}");
+    }
+}
+
 #[test]
 fn a_holder_paused_past_the_ttl_loses_its_row_and_6_4_reports_the_failed_release() {
     for seed in 0..5 {
