@@ -131,31 +131,167 @@ fn num(v: f64, judged: Judged) -> String {
     }
 }
 
+/// The metric column's width: the longest metric name (`client_messages_per_acquisition`).
+const METRIC_WIDTH: usize = 31;
+
+/// The live side of one metric as a cell: the share and count for a rate, each run's value for
+/// a value.
+fn live_cell(r: &Compared) -> String {
+    match r.judged {
+        Judged::Rate => format!(
+            "{} ({}/{})",
+            num(r.live_value(), r.judged),
+            r.live.iter().filter(|v| **v > 0.0).count(),
+            r.live.len()
+        ),
+        Judged::Value => r.live.iter().map(|v| num(*v, r.judged)).collect::<Vec<_>>().join(", "),
+    }
+}
+
+fn yes_no(agrees: bool) -> &'static str {
+    if agrees {
+        "yes"
+    } else {
+        "NO"
+    }
+}
+
 /// The side-by-side table of one row.
 pub fn render(label: &str, sim_runs: usize, live_runs: usize, rows: &[Compared]) -> String {
     let mut out = format!("{label}: simulated {sim_runs} seeds, live {live_runs} run(s)\n");
     out.push_str(&format!(
-        "  {:<26} {:>10} {:>22} {:>22}  {}\n",
+        "  {:<METRIC_WIDTH$} {:>10} {:>22} {:>22}  {}\n",
         "metric", "simulated", "sim 95% interval", "live (each run)", "live inside?"
     ));
     for r in rows {
         let interval = format!("[{} – {}]", num(r.sim_lo, r.judged), num(r.sim_hi, r.judged));
-        let live = match r.judged {
-            Judged::Rate => format!(
-                "{} ({}/{})",
-                num(r.live_value(), r.judged),
-                r.live.iter().filter(|v| **v > 0.0).count(),
-                r.live.len()
-            ),
-            Judged::Value => r.live.iter().map(|v| num(*v, r.judged)).collect::<Vec<_>>().join(", "),
-        };
         out.push_str(&format!(
-            "  {:<26} {:>10} {:>22} {:>22}  {}\n",
+            "  {:<METRIC_WIDTH$} {:>10} {:>22} {:>22}  {}\n",
             r.metric,
             num(r.sim_mid, r.judged),
             interval,
-            live,
-            if r.inside() { "yes" } else { "NO" }
+            live_cell(r),
+            yes_no(r.inside())
+        ));
+    }
+    out
+}
+
+/// Whether a metric is a verdict (a correctness rate: overlap, stale writes, token
+/// regressions) rather than a value (throughput, outage, waits, messages).
+pub fn is_verdict(judged: Judged) -> bool {
+    judged == Judged::Rate
+}
+
+/// What a comparison found, over every live column of every row: the verdicts that differ
+/// decide `sim compare`'s exit code; values outside the simulated range are reported only.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Agreement {
+    /// Verdict metrics whose live side does not agree with the simulated one.
+    pub verdicts_differ: usize,
+    /// Value metrics with a live run outside the simulated 95% range.
+    pub values_outside: usize,
+}
+
+impl Agreement {
+    /// Counts the disagreements of one live column (`rows`, as [`compare`] gives them).
+    pub fn add(&mut self, rows: &[Compared]) {
+        self.add_except(rows, &[]);
+    }
+
+    /// Counts the disagreements of a reference library's column: the metrics a harness does
+    /// not measure ([`NOT_MEASURED_BY_REFERENCE`]) are not judged.
+    pub fn add_reference(&mut self, rows: &[Compared]) {
+        self.add_except(rows, NOT_MEASURED_BY_REFERENCE);
+    }
+
+    fn add_except(&mut self, rows: &[Compared], not_judged: &[&str]) {
+        for r in rows.iter().filter(|r| !r.inside() && !not_judged.contains(&r.metric)) {
+            if is_verdict(r.judged) {
+                self.verdicts_differ += 1;
+            } else {
+                self.values_outside += 1;
+            }
+        }
+    }
+
+    /// Every verdict agrees (values may still fall outside: a live run's timings are this
+    /// machine's, and each is explained in docs/fidelity.md rather than failed).
+    pub fn verdicts_agree(&self) -> bool {
+        self.verdicts_differ == 0
+    }
+}
+
+/// Metrics a reference harness does not measure: it counts no wire messages
+/// (`reference/PROTOCOL.md`), so its messages per acquisition read 0 and are not judged.
+pub const NOT_MEASURED_BY_REFERENCE: &[&str] = &["client_messages_per_acquisition"];
+
+/// One row of `sim compare --reference`: the simulation with the library's preset, the model's
+/// recipe live and the real library live.
+pub struct ReferenceRow<'a> {
+    /// The row's label.
+    pub label: &'a str,
+    /// The library and version that ran (`redis-py 5.2.1 (PyPI redis==5.2.1)`).
+    pub library: &'a str,
+    /// The `client` preset the simulation used.
+    pub preset: &'a str,
+    /// Simulated seeds.
+    pub sim_runs: usize,
+    /// The recipe's live runs (the model's client code).
+    pub recipe_runs: usize,
+    /// The library's live runs (the harness).
+    pub library_runs: usize,
+    /// The simulation with the preset against the library live ([`compare`]).
+    pub library_side: &'a [Compared],
+    /// The recipe live against the simulation of the row as the recipe ran it: the row as
+    /// written ([`compare`]).
+    pub recipe: &'a [Compared],
+    /// Whether the recipe's simulation differs from the preset's (the preset changed the row):
+    /// then its interval is printed in a last column, the one the recipe is judged against.
+    pub recipe_sim_differs: bool,
+}
+
+/// The table of one row: per metric the simulated value with its 95% interval under the
+/// library's preset, the recipe live and whether it agrees, the library live and whether it
+/// agrees (with the preset's simulation); when the preset changed the row, a last column with
+/// the simulation of the row as written, which the recipe live is judged against. A metric one
+/// side did not measure reads `–`.
+pub fn render_reference(row: &ReferenceRow) -> String {
+    let mut out = format!(
+        "{}: {} live against the model with client = \"{}\": simulated {} seeds, recipe live {} run(s), library live {} run(s)\n",
+        row.label, row.library, row.preset, row.sim_runs, row.recipe_runs, row.library_runs
+    );
+    let last_title = if row.recipe_sim_differs { "  recipe judged against: sim as written" } else { "" };
+    out.push_str(&format!(
+        "  {:<METRIC_WIDTH$} {:>10} {:>22} {:>22} {:>7} {:>22} {:>7}{last_title}\n",
+        "metric", "simulated", "sim 95% interval", "recipe live", "agrees", "library live", "agrees"
+    ));
+    for (metric, judged, _) in COMPARED {
+        let recipe = row.recipe.iter().find(|r| r.metric == *metric);
+        let library = row.library_side.iter().find(|r| r.metric == *metric);
+        let cell = |side: Option<&Compared>| match side {
+            Some(r) => (live_cell(r), yes_no(r.inside()).to_string()),
+            None => ("–".to_string(), "–".to_string()),
+        };
+        let (recipe_cell, recipe_agrees) = cell(recipe);
+        let (library_cell, library_agrees) = if NOT_MEASURED_BY_REFERENCE.contains(metric) {
+            ("not counted".to_string(), "–".to_string())
+        } else {
+            cell(library)
+        };
+        let interval = |r: &Compared| format!("[{} – {}]", num(r.sim_lo, *judged), num(r.sim_hi, *judged));
+        let (sim_mid, sim_interval) = match library {
+            Some(r) => (num(r.sim_mid, *judged), interval(r)),
+            None if recipe.is_none() => continue,
+            None => ("–".to_string(), "–".to_string()),
+        };
+        let last = match recipe {
+            Some(r) if row.recipe_sim_differs => format!("  {} {}", num(r.sim_mid, *judged), interval(r)),
+            _ => String::new(),
+        };
+        out.push_str(&format!(
+            "  {:<METRIC_WIDTH$} {:>10} {:>22} {:>22} {:>7} {:>22} {:>7}{last}\n",
+            metric, sim_mid, sim_interval, recipe_cell, recipe_agrees, library_cell, library_agrees
         ));
     }
     out
@@ -223,4 +359,143 @@ pub fn write_compare_report(
     let index = dir.join("index.html");
     crate::write_atomic(&index, page).map_err(|e| format!("cannot write {}: {e}", index.display()))?;
     Ok(index)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rate(metric: &'static str, sim_share: f64, sim_runs: u64, live: &[f64]) -> Compared {
+        let k = (sim_share * sim_runs as f64).round() as u64;
+        let (lo, hi) = wilson95(k, sim_runs).expect("runs");
+        Compared { metric, judged: Judged::Rate, sim_mid: sim_share, sim_lo: lo, sim_hi: hi, live: live.to_vec() }
+    }
+
+    fn value(metric: &'static str, lo: f64, hi: f64, live: &[f64]) -> Compared {
+        Compared {
+            metric,
+            judged: Judged::Value,
+            sim_mid: (lo + hi) / 2.0,
+            sim_lo: lo,
+            sim_hi: hi,
+            live: live.to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_verdict_that_differs_is_counted_apart_from_a_value_outside() {
+        // Every simulated seed overlaps; four live runs, none does: the Wilson intervals
+        // ([0.84, 1] and [0, 0.49]) do not meet.
+        let overlap_differs = rate("overlap", 1.0, 20, &[0.0, 0.0, 0.0, 0.0]);
+        assert!(!overlap_differs.inside());
+        // One live run of two overlapping when no simulated seed does still meets the interval.
+        let overlap_meets = rate("overlap", 0.0, 20, &[1.0, 0.0]);
+        assert!(overlap_meets.inside());
+        let wait_outside = value("wait_ms_p99", 10.0, 20.0, &[15.0, 25.0]);
+        let wait_inside = value("wait_ms_p50", 1.0, 2.0, &[1.0, 2.0]);
+
+        let mut values_only = Agreement::default();
+        values_only.add(&[overlap_meets.clone(), wait_outside.clone(), wait_inside.clone()]);
+        assert_eq!(values_only, Agreement { verdicts_differ: 0, values_outside: 1 });
+        assert!(values_only.verdicts_agree(), "a value outside the range does not fail the comparison");
+
+        let mut with_verdict = Agreement::default();
+        with_verdict.add(&[overlap_meets, wait_inside]);
+        // A second live column (the reference library) with the differing verdict.
+        with_verdict.add(&[overlap_differs, wait_outside]);
+        assert_eq!(with_verdict, Agreement { verdicts_differ: 1, values_outside: 1 });
+        assert!(!with_verdict.verdicts_agree());
+    }
+
+    #[test]
+    fn the_reference_table_has_three_columns_and_names_library_and_preset() {
+        let recipe = vec![
+            rate("overlap", 1.0, 20, &[1.0, 1.0]),
+            value("wait_ms_p99", 10.0, 20.0, &[12.0, 13.0]),
+            value("client_messages_per_acquisition", 4.0, 5.0, &[4.5, 4.6]),
+        ];
+        let library = vec![
+            rate("overlap", 1.0, 20, &[0.0, 0.0]),
+            value("wait_ms_p99", 10.0, 20.0, &[30.0, 13.0]),
+            // A harness counts no messages: 0 per acquisition, not judged.
+            value("client_messages_per_acquisition", 4.0, 5.0, &[0.0, 0.0]),
+        ];
+        let text = render_reference(&ReferenceRow {
+            label: "redis",
+            library: "redis-py 5.2.1",
+            preset: "redis-py-5",
+            sim_runs: 20,
+            recipe_runs: 2,
+            library_runs: 2,
+            recipe: &recipe,
+            library_side: &library,
+            recipe_sim_differs: false,
+        });
+        assert!(
+            text.starts_with("redis: redis-py 5.2.1 live against the model with client = \"redis-py-5\""),
+            "{text}"
+        );
+        let line = |metric: &str| text.lines().find(|l| l.trim_start().starts_with(metric)).expect(metric).to_string();
+        let overlap: Vec<String> = line("overlap").split_whitespace().map(str::to_string).collect();
+        // metric, simulated, interval (3 words), recipe (2), agrees, library (2), agrees
+        assert_eq!(overlap[1], "100%");
+        assert_eq!(&overlap[5..], ["100%", "(2/2)", "yes", "0%", "(0/2)", "NO"], "{text}");
+        let wait = line("wait_ms_p99");
+        let wait: Vec<&str> = wait.split_whitespace().collect();
+        assert_eq!(&wait[wait.len() - 4..], ["yes", "30.0,", "13.0", "NO"], "{text}");
+        let messages = line("client_messages_per_acquisition");
+        assert!(messages.contains("not counted"), "{text}");
+        // Every row is as wide as the header: the columns line up.
+        let widths: Vec<usize> = text.lines().skip(1).map(|l| l.chars().count()).collect();
+        assert!(widths.iter().all(|w| *w == widths[0]), "{widths:?}\n{text}");
+        // The harness's uncounted messages do not count as a disagreement; its overlap does.
+        let mut agreement = Agreement::default();
+        agreement.add_reference(&library);
+        assert_eq!(agreement, Agreement { verdicts_differ: 1, values_outside: 1 });
+    }
+
+    /// When the preset changed the row, the recipe live is judged against the simulation of
+    /// the row as written, printed last; the simulated column stays the preset's.
+    #[test]
+    fn the_recipe_is_judged_against_the_row_as_written() {
+        let recipe = vec![rate("token_regressions", 1.0, 20, &[1.0, 1.0])];
+        let library = vec![rate("token_regressions", 0.0, 20, &[0.0, 0.0])];
+        let text = render_reference(&ReferenceRow {
+            label: "redis",
+            library: "redis-py 5.2.1",
+            preset: "redis-py-5",
+            sim_runs: 20,
+            recipe_runs: 2,
+            library_runs: 2,
+            recipe: &recipe,
+            library_side: &library,
+            recipe_sim_differs: true,
+        });
+        assert!(text.lines().nth(1).unwrap().ends_with("recipe judged against: sim as written"), "{text}");
+        let line = text.lines().find(|l| l.trim_start().starts_with("token_regressions")).unwrap();
+        let words: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(words[1], "0%", "the simulated column is the preset's: {text}");
+        assert_eq!(&words[5..], ["100%", "(2/2)", "yes", "0%", "(0/2)", "yes", "100%", "[84%", "–", "100%]"], "{text}");
+    }
+
+    #[test]
+    fn the_plain_table_aligns_the_longest_metric_name() {
+        let rows = vec![
+            value("client_messages_per_acquisition", 4.0, 5.0, &[4.5, 4.6]),
+            value("wait_ms_p99", 10.0, 20.0, &[12.0, 13.0]),
+        ];
+        let text = render("etcd", 20, 2, &rows);
+        // The verdict column ("live inside?", "yes") starts at the same character in every line.
+        let starts: Vec<usize> = text
+            .lines()
+            .skip(1)
+            .map(|l| l[..l.rfind("  ").expect("two spaces before the verdict")].chars().count())
+            .collect();
+        assert!(starts.len() == 3 && starts.iter().all(|s| *s == starts[0]), "{starts:?}\n{text}");
+    }
+
+    #[test]
+    fn a_reference_column_leaves_out_what_a_harness_does_not_count() {
+        assert!(NOT_MEASURED_BY_REFERENCE.iter().all(|m| COMPARED.iter().any(|(c, _, _)| c == m)));
+    }
 }

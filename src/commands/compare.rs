@@ -1,23 +1,43 @@
 //! `sim compare FILE`: each row simulated over many seeds and run live a few times, side by side.
 //! It first measures this machine (the loopback round trip, a real server's service time) and
 //! simulates with those figures, so that what differs is the mechanism, not the network.
+//! With `--reference` a third column runs the real library (a reference client) live, and the
+//! simulation runs with that library's `client` preset.
 
 use std::path::PathBuf;
 
 use clap::Args;
-use locksim_live::{calibrate::calibrate, check_row, run_live, LiveError};
-use locksim_reports::compare::{compare, render, write_compare_report, ComparedRow};
+use locksim_live::reference::{self, BuildError, Prepared, Selection};
+use locksim_live::run::{run_live_with, Launch};
+use locksim_live::{calibrate::calibrate, check_row, LiveError};
+use locksim_reports::compare::{
+    compare, render, render_reference, write_compare_report, Agreement, ComparedRow, ReferenceRow,
+};
 use locksim_simulator::batch::{run_seed_stoppable, SeedResult};
+use locksim_simulator::checker::SeedMetrics;
 use locksim_simulator::dist::Dist;
 use locksim_simulator::model::ParamValue;
-use locksim_simulator::scenario::load_file_with_text;
+use locksim_simulator::scenario::{load_file_with_text, RunSpec, Scenario};
 
-use crate::exit::{CliError, MODEL_FAILED, OK};
+use crate::exit::{CliError, EXPECTATION_FAILED, MODEL_FAILED, OK};
 use crate::interrupt::{self, INTERRUPTED};
 use crate::runner::{print_out, thread_pool};
 use crate::seeds::parse_seeds;
 
+/// Exit code: a verdict (overlap, stale_unfenced, token_regressions) differs between the
+/// simulation and a live column.
+pub const VERDICT_DIFFERS: i32 = EXPECTATION_FAILED;
+
 #[derive(Args, Debug)]
+#[command(
+    after_help = "Agreement, per metric: a rate (overlap, stale_unfenced, token_regressions: the verdicts) agrees when \
+the live share's Wilson 95% interval meets the simulated one; a value (throughput, outage, waits, latencies, messages) \
+agrees when every live run falls in the middle 95% of the simulated runs.\n\n\
+Exit codes: 0 every verdict agrees (values outside the simulated range are printed as NO but do not fail: a live run's \
+timings are this machine's); 1 a verdict differs in some live column; 2 bad input, a missing toolchain for \
+--reference, or no row of the file has a reference client; 3 a server, client or the simulation failed; \
+130 interrupted (no agreement claimed)."
+)]
 pub struct CompareArgs {
     /// The scenario file (TOML); it must be one `sim live` can run.
     pub file: PathBuf,
@@ -37,6 +57,93 @@ pub struct CompareArgs {
     /// Worker threads for the simulated seeds (default: all cores; at most 1024).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
+    /// Add a third column: the real lock library live (a reference client, as `sim live
+    /// --reference`), and simulate each row with that library's `client` preset (unless the
+    /// scenario sets `client` itself): redis-py 5.2.1 -> "redis-py-5", node-redlock ->
+    /// "node-redlock", Curator 5.4.0 -> "curator-5.4", kazoo 2.10.0 -> "kazoo-2.10", clientv3
+    /// 3.4.23 -> "clientv3-3.4". The recipe live column runs the row as written. LIBS: `default`
+    /// or a comma-separated list of library names (`--reference kazoo`). Rows with no reference
+    /// client are named and not compared.
+    #[arg(long, value_name = "LIBS", num_args = 0..=1, default_missing_value = "default")]
+    pub reference: Option<String>,
+}
+
+/// A row with its real library, for `--reference`.
+struct WithLibrary {
+    /// The built harness.
+    prepared: Prepared,
+    /// The row with the library's preset (or the scenario's own `client`), as simulated and as
+    /// the harness's settings are read.
+    preset_run: RunSpec,
+    /// The `client` the simulation ran with.
+    client: String,
+    /// Whether the scenario set `client` itself (then its value is kept).
+    scenario_client: bool,
+}
+
+/// The row `run` with `client = preset`, unless the scenario set `client` itself; refused (exit
+/// 2) when the model has no `client` parameter or the preset's values do not fit the row.
+fn with_preset(scenario: &Scenario, run: &RunSpec, preset: &str) -> Result<(RunSpec, bool), CliError> {
+    let mut preset_run = run.clone();
+    let explicit = run.params.is_explicit("client");
+    if !run.params.values.contains_key("client") {
+        return Err(CliError::bad_input(format!(
+            "{}: --reference: the {} model has no `client` parameter to set the preset {preset}",
+            run.label,
+            run.model.name()
+        )));
+    }
+    if !explicit {
+        preset_run.params.values.insert("client".to_string(), ParamValue::Str(preset.to_string()));
+    }
+    let problems = run.model.validate(&preset_run.params, &scenario.setup.workload);
+    if let Some(p) = problems.first() {
+        return Err(CliError::bad_input(format!(
+            "{}: --reference: with client = \"{}\" the row is refused: {}: {}",
+            run.label,
+            preset_run.params.str("client"),
+            p.key,
+            p.message
+        )));
+    }
+    Ok((preset_run, explicit))
+}
+
+/// `run`'s live runs over `seeds`, played by `launch` (`side` names them: "live", "redis-py
+/// live"): the whole runs' metrics; a run a stop cut
+/// short is named in `cut`, not kept.
+#[allow(clippy::too_many_arguments)]
+fn live_runs(
+    scenario: &Scenario,
+    run: &RunSpec,
+    seeds: std::ops::Range<u64>,
+    sim: &std::path::Path,
+    stop: &'static std::sync::atomic::AtomicBool,
+    launch: &Launch,
+    side: &str,
+    cut: &mut Vec<String>,
+) -> Result<Vec<SeedMetrics>, CliError> {
+    let mut metrics = Vec::new();
+    for seed in seeds {
+        if interrupt::interrupted() {
+            break;
+        }
+        eprintln!("compare: {}: {side} run, seed {seed}, {:.1} s…", run.label, scenario.setup.duration_ms / 1000.0);
+        match run_live_with(scenario, run, seed, sim, stop, None, launch) {
+            Ok(o) => match o.cut_short_ns {
+                None => metrics.push(o.metrics),
+                Some(ran_ns) => cut.push(format!(
+                    "{} {side} seed {seed} after {:.1} s of {:.1} s",
+                    run.label,
+                    ran_ns as f64 / 1e9,
+                    scenario.setup.duration_ms / 1000.0
+                )),
+            },
+            Err(LiveError::Refused(m)) => return Err(CliError::bad_input(m)),
+            Err(LiveError::Failed(m)) => return Err(CliError { code: MODEL_FAILED, message: m }),
+        }
+    }
+    Ok(metrics)
 }
 
 pub fn compare_cmd(args: CompareArgs) -> Result<i32, CliError> {
@@ -51,6 +158,52 @@ pub fn compare_cmd(args: CompareArgs) -> Result<i32, CliError> {
     for run in &runs {
         check_row(&scenario, run).map_err(|e| CliError::bad_input(format!("{}: {e}", args.file.display())))?;
     }
+    let sim = std::env::current_exe().map_err(|e| CliError::bad_input(format!("cannot find the sim binary: {e}")))?;
+    let mut text = String::new();
+    // With --reference: each row's real library, its harness built before any server starts;
+    // rows without one are named and not compared.
+    let mut libraries: Vec<Option<WithLibrary>> = Vec::new();
+    let mut runs = runs;
+    if let Some(selection_text) = &args.reference {
+        let selection = Selection::parse(selection_text).map_err(CliError::bad_input)?;
+        let mut kept = Vec::new();
+        let mut without = Vec::new();
+        for run in runs {
+            match selection.library_for(run, &scenario.setup.workload) {
+                Ok(lib) => {
+                    let (preset_run, scenario_client) = with_preset(&scenario, run, lib.preset)?;
+                    let root = reference::repo_root(&sim).map_err(CliError::bad_input)?;
+                    eprintln!("compare: building the {} reference client (reference/{})…", lib.name, lib.name);
+                    let out_dir = reference::build(lib, &root).map_err(|e| match e {
+                        BuildError::Toolchain(m) => CliError::bad_input(format!("--reference: {m}")),
+                        BuildError::Failed(m) => CliError { code: MODEL_FAILED, message: m },
+                    })?;
+                    let client = preset_run.params.str("client").to_string();
+                    libraries.push(Some(WithLibrary {
+                        prepared: Prepared { lib, root, out_dir },
+                        preset_run,
+                        client,
+                        scenario_client,
+                    }));
+                    kept.push(run);
+                }
+                Err(why) => without.push(format!("no reference client: {} ({}): {why}", run.label, run.model.name())),
+            }
+        }
+        if kept.is_empty() {
+            return Err(CliError::bad_input(format!(
+                "{}: --reference: no row to compare; {}",
+                args.file.display(),
+                without.join("; ")
+            )));
+        }
+        for line in without {
+            text.push_str(&format!("# {line}\n"));
+        }
+        runs = kept;
+    } else {
+        libraries.extend(runs.iter().map(|_| None));
+    }
     let _report_lock = args
         .report
         .as_deref()
@@ -59,36 +212,49 @@ pub fn compare_cmd(args: CompareArgs) -> Result<i32, CliError> {
         .map_err(CliError::bad_input)?;
     let pool = thread_pool(args.threads)?;
     let mut report_rows = Vec::new();
-    let sim = std::env::current_exe().map_err(|e| CliError::bad_input(format!("cannot find the sim binary: {e}")))?;
     // Servers are started through `sim live-exec`, so they die with this thread even if `sim` is
     // killed outright.
     locksim_live::supervisor::start_servers_through(sim.clone());
     let stop = interrupt::stop_flag();
-    let mut text = String::new();
-    let mut disagreements = 0;
+    let mut agreement = Agreement::default();
     // Live runs a stop cut short: named, never compared (a part of a run is not a run).
     let mut cut: Vec<String> = Vec::new();
     let mut compared_rows = 0;
-    for run in &runs {
+    for (run, library) in runs.iter().zip(&libraries) {
         eprintln!("compare: {}: measuring this machine (starting its servers once)…", run.label);
         let cal = calibrate(run).map_err(|m| CliError { code: MODEL_FAILED, message: m })?;
-        // The simulated side, on this machine's figures.
+        // The simulated side, on this machine's figures; with a library, under its preset.
         let mut simulated = scenario.clone();
         let (lo_ms, hi_ms) = (cal.rtt_ms_p10 / 2.0, cal.rtt_ms_p90.max(cal.rtt_ms_p10 * 1.01) / 2.0);
         // Spread, not a constant: with one fixed latency every waiter woken by the same release
         // would answer at the same instant, and the server's tie order would pick the winner.
         simulated.setup.network.latency_ms = Dist::Uniform(lo_ms, hi_ms);
+        // The row as written (the recipe live runs it), and with a library the row under its
+        // preset (the library live is judged against that one).
         let mut sim_run = (*run).clone();
+        let mut preset_sim_run = library.as_ref().filter(|l| !l.scenario_client).map(|l| l.preset_run.clone());
         // What the simulation is given, as the header reports it: only parameters the model has.
         let mut applied = Vec::new();
         for (param, value) in [("service_ms", cal.service_ms), ("fsync_ms", cal.fsync_ms)] {
             if let (Some(ms), true) = (value, sim_run.params.values.contains_key(param)) {
-                sim_run.params.values.insert(param.to_string(), ParamValue::Num(ms));
+                for r in std::iter::once(&mut sim_run).chain(preset_sim_run.as_mut()) {
+                    r.params.values.insert(param.to_string(), ParamValue::Num(ms));
+                }
                 applied.push((param, ms));
             }
         }
+        let library_text = match library {
+            None => String::new(),
+            Some(l) => format!(
+                "; library live: {}; simulated with client = \"{}\" ({}); recipe live: the model's client code, the row as written{}",
+                l.prepared.lib.version,
+                l.client,
+                if l.scenario_client { "the scenario's own client, kept" } else { "the library's preset" },
+                if l.scenario_client { "" } else { ", judged against the row as written simulated" }
+            ),
+        };
         let header = format!(
-            "# {}: loopback round trip {:.3} ms median, {:.3}-{:.3} ms p10-p90; simulated latency uniform {lo_ms:.3}-{hi_ms:.3} ms each way{}",
+            "# {}{library_text}; loopback round trip {:.3} ms median, {:.3}-{:.3} ms p10-p90; simulated latency uniform {lo_ms:.3}-{hi_ms:.3} ms each way{}",
             run.label,
             cal.rtt_ms,
             cal.rtt_ms_p10,
@@ -98,67 +264,98 @@ pub fn compare_cmd(args: CompareArgs) -> Result<i32, CliError> {
         text.push_str(&header);
         text.push('\n');
         eprintln!("compare: {}: simulating {} seeds…", run.label, sim_seeds.end - sim_seeds.start);
-        let sim_metrics: Vec<_> = pool.install(|| {
-            use rayon::prelude::*;
-            sim_seeds
-                .clone()
-                .into_par_iter()
-                .filter_map(|s| match run_seed_stoppable(&simulated, &sim_run, s, stop)? {
-                    SeedResult::Done { metrics } => Some(*metrics),
-                    SeedResult::Panicked { .. } => None,
-                })
-                .collect()
-        });
-        let mut live_metrics = Vec::new();
-        for seed in live_seeds.clone() {
-            if interrupt::interrupted() {
-                break;
-            }
-            eprintln!("compare: {}: live run, seed {seed}, {:.1} s…", run.label, scenario.setup.duration_ms / 1000.0);
-            match run_live(&scenario, run, seed, &sim, stop, None) {
-                Ok(o) => match o.cut_short_ns {
-                    None => live_metrics.push(o.metrics),
-                    Some(ran_ns) => cut.push(format!(
-                        "{} live seed {seed} after {:.1} s of {:.1} s",
-                        run.label,
-                        ran_ns as f64 / 1e9,
-                        scenario.setup.duration_ms / 1000.0
-                    )),
-                },
-                Err(LiveError::Refused(m)) => return Err(CliError::bad_input(m)),
-                Err(LiveError::Failed(m)) => return Err(CliError { code: MODEL_FAILED, message: m }),
-            }
-        }
-        if interrupt::interrupted() && live_metrics.is_empty() {
+        let simulate = |row: &RunSpec| -> Vec<SeedMetrics> {
+            pool.install(|| {
+                use rayon::prelude::*;
+                sim_seeds
+                    .clone()
+                    .into_par_iter()
+                    .filter_map(|s| match run_seed_stoppable(&simulated, row, s, stop)? {
+                        SeedResult::Done { metrics } => Some(*metrics),
+                        SeedResult::Panicked { .. } => None,
+                    })
+                    .collect()
+            })
+        };
+        let sim_metrics = simulate(&sim_run);
+        let preset_metrics = preset_sim_run.as_ref().map(simulate);
+        let live_metrics = live_runs(&scenario, run, live_seeds.clone(), &sim, stop, &Launch::Model, "live", &mut cut)?;
+        let library_metrics = match library {
+            Some(l) => live_runs(
+                &scenario,
+                &l.preset_run,
+                live_seeds.clone(),
+                &sim,
+                stop,
+                &Launch::Reference(&l.prepared),
+                &format!("{} live", l.prepared.lib.name),
+                &mut cut,
+            )?,
+            None => Vec::new(),
+        };
+        if interrupt::interrupted() && (live_metrics.is_empty() || (library.is_some() && library_metrics.is_empty())) {
             // Nothing whole to compare: the row is named, not judged.
             text.push_str(&format!("{}: not compared (interrupted before a live run finished)\n\n", run.label));
             break;
         }
         compared_rows += 1;
         let rows = compare(&sim_metrics, &live_metrics);
-        disagreements += rows.iter().filter(|r| !r.inside()).count();
-        text.push_str(&render(&run.label, sim_metrics.len(), live_metrics.len(), &rows));
+        agreement.add(&rows);
+        let header_line = header.trim_start_matches("# ").to_string();
+        match library {
+            None => text.push_str(&render(&run.label, sim_metrics.len(), live_metrics.len(), &rows)),
+            Some(l) => {
+                // The library against the preset's simulation (the row's own when the scenario
+                // set `client`).
+                let preset_sim = preset_metrics.as_deref().unwrap_or(&sim_metrics);
+                let library_rows = compare(preset_sim, &library_metrics);
+                agreement.add_reference(&library_rows);
+                text.push_str(&render_reference(&ReferenceRow {
+                    label: &run.label,
+                    library: l.prepared.lib.version,
+                    preset: &l.client,
+                    sim_runs: preset_sim.len(),
+                    recipe_runs: live_metrics.len(),
+                    library_runs: library_metrics.len(),
+                    recipe: &rows,
+                    library_side: &library_rows,
+                    recipe_sim_differs: preset_metrics.is_some(),
+                }));
+                report_rows.push(ComparedRow {
+                    label: format!("{} ({})", run.label, l.prepared.lib.name),
+                    header: header_line.clone(),
+                    sim_runs: preset_sim.len(),
+                    live_runs: library_metrics.len(),
+                    metrics: library_rows,
+                });
+            }
+        }
         text.push('\n');
         report_rows.push(ComparedRow {
             label: run.label.clone(),
-            header: header.trim_start_matches("# ").to_string(),
+            header: header_line,
             sim_runs: sim_metrics.len(),
             live_runs: live_metrics.len(),
             metrics: rows,
         });
     }
+    let outside = format!(
+        "{} verdict(s) differ, {} value(s) outside the simulated interval",
+        agreement.verdicts_differ, agreement.values_outside
+    );
     if interrupt::interrupted() {
         // A cut comparison claims no agreement: what did not run could disagree.
         text.push_str(&format!(
             "# interrupted: the comparison is incomplete ({compared_rows} of {} rows compared{}); no agreement is claimed. \
-{disagreements} live value(s) of the finished runs fall outside the simulated interval.\n",
+In the finished runs: {outside}.\n",
             runs.len(),
             if cut.is_empty() { String::new() } else { format!("; cut short, not compared: {}", cut.join("; ")) }
         ));
     } else {
         text.push_str(&format!(
-            "{disagreements} live value(s) outside the simulated interval. Rates: the live share's Wilson 95% interval must meet the \
-simulated one; values: every live run must fall in the middle 95% of the simulated runs.\n"
+            "{outside}{}. Rates (the verdicts): the live share's Wilson 95% interval must meet the simulated one; values: every \
+live run must fall in the middle 95% of the simulated runs. Exit 1 when a verdict differs.\n",
+            if agreement.verdicts_agree() { "; every verdict agrees" } else { "" }
         ));
     }
     print_out(&text);
@@ -167,7 +364,13 @@ simulated one; values: every live run must fall in the middle 95% of the simulat
             .map_err(|m| CliError { code: MODEL_FAILED, message: m })?;
         eprintln!("report: {}", index.display());
     }
-    Ok(if interrupt::interrupted() { INTERRUPTED } else { OK })
+    Ok(if interrupt::interrupted() {
+        INTERRUPTED
+    } else if !agreement.verdicts_agree() {
+        VERDICT_DIFFERS
+    } else {
+        OK
+    })
 }
 
 /// What the calibration measured per request kind, and the parameters the simulation was given

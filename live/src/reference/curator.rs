@@ -20,6 +20,9 @@ pub fn fits_sequential(params: &Params) -> Result<(), String> {
 /// The session timeout, Curator's retry policy (kazoo does not read it) and the application's
 /// policy: stop at SUSPENDED (`"suspended"`) or only at LOST (`"lost"`).
 pub fn session_settings(params: &Params) -> Value {
+    // The values after the row's `client` preset (the scenario's own values kept): the harness
+    // runs with what the model would run with; `locksim-1` changes nothing.
+    let params = &locksim_algorithms::zookeeper::library::resolve(params);
     json!({
         "session_timeout_ms": params.f64("session_timeout_ms"),
         "retry_base_sleep_ms": params.f64("retry_base_sleep_ms"),
@@ -33,6 +36,7 @@ pub const LIBRARY: Library = Library {
     name: "curator",
     model: "zookeeper",
     version: "Apache Curator 5.4.0 InterProcessMutex (Debian libcurator-recipes-java), ZooKeeper client 3.8",
+    preset: "curator-5.4",
     fenced: true,
     lock_name: |key: LockKey| format!("/locks/{key}"),
     fits: fits_sequential,

@@ -12,6 +12,7 @@ pub const LIBRARY: Library = Library {
     name: "kazoo",
     model: "zookeeper",
     version: "kazoo 2.10.0 (PyPI kazoo==2.10.0)",
+    preset: "kazoo-2.10",
     fenced: true,
     lock_name: |key: LockKey| format!("/locks/{key}"),
     fits: fits_sequential,

@@ -38,6 +38,9 @@ pub struct Library {
     pub model: &'static str,
     /// The library and version that runs, as the output names it.
     pub version: &'static str,
+    /// The model's `client` preset that stands for this library and version (`sim compare
+    /// --reference` simulates the row with it).
+    pub preset: &'static str,
     /// Whether its grants carry a fencing token (the history's `fenced`).
     pub fenced: bool,
     /// The library-level lock name of a key.
@@ -425,6 +428,25 @@ think_ms = { uniform = [0, 20] }
         let sections = draw_sections(seed, "client-0", &scenario.setup.workload, 2_000_000_000);
         let drawn: Vec<Nanos> = sections.iter().take(6).map(|s| s.hold_ns).collect();
         assert_eq!(holds, drawn);
+    }
+
+    /// The harness runs with the row's values after its `client` preset, as the model would:
+    /// redis-py 5's preset sets no TTL and a 100 ms sleep unless the scenario set its own.
+    #[test]
+    fn settings_follow_the_rows_client_preset() {
+        let text = "name = \"p\"\nduration_ms = 1_000\nalgorithms = [\"redis\"]\n[models.redis]\nttl_ms = 2_000\n";
+        let scenario = locksim_simulator::scenario::parse_str("p.toml", text, &locksim_algorithms::registry())
+            .expect("scenario parses");
+        let mut params = scenario.runs[0].params.clone();
+        let as_written = (redis_py::LIBRARY.settings)(&params);
+        assert_eq!(as_written["ttl_ms"], 2_000.0);
+        assert_eq!(as_written["retry_ms"], 150.0, "the row's own uniform 50-250 ms");
+        params
+            .values
+            .insert("client".into(), locksim_simulator::model::ParamValue::Str(redis_py::LIBRARY.preset.into()));
+        let preset = (redis_py::LIBRARY.settings)(&params);
+        assert_eq!(preset["ttl_ms"], 2_000.0, "the scenario's own ttl_ms is kept");
+        assert_eq!(preset["retry_ms"], 100.0, "redis-py's sleep=0.1");
     }
 
     #[test]

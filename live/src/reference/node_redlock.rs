@@ -10,6 +10,9 @@ use serde_json::{json, Value};
 use super::Library;
 
 fn settings(params: &Params) -> Value {
+    // The values after the row's `client` preset (the scenario's own values kept): the harness
+    // runs with what the model would run with; `locksim-1` changes nothing.
+    let params = &locksim_algorithms::redlock::library::resolve(params);
     json!({
         "ttl_ms": params.f64("ttl_ms"),
         "retries": params.int("retries"),
@@ -24,6 +27,7 @@ pub const LIBRARY: Library = Library {
     name: "node-redlock",
     model: "redlock",
     version: "node-redlock 5.0.0-beta.2 with ioredis 5.9.3 (npm)",
+    preset: "node-redlock",
     fenced: false,
     lock_name: |key: LockKey| format!("lock:{key}"),
     fits: |_| Ok(()),
