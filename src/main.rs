@@ -7,11 +7,13 @@
 //! - [`interrupt`]: Ctrl-C or SIGTERM stops a run within a second, the seeds in progress discarded
 //! - [`out_dir`]: checks an output directory can be written before any work runs, and locks it
 //! - [`out_file`]: checks an output file can be written, and is not an input, before any work runs
-//! - [`runner`]: running a scenario's rows over seeds (pool, progress, `--verify`), shared by commands
+//! - [`runner`]: the binary's side of a campaign ([`locksim_campaign`]): pool, progress bar, Ctrl-C
 //! - [`commands`]: one module per subcommand
 //!
-//! Report directories (`sim run --report`, `sim report`) and `sim sweep`'s machinery live in
-//! `locksim-reports` ([`locksim_reports::report`], [`locksim_reports::sweep`]).
+//! Running rows over seeds, folding and judging them (run, shards, merge, verify, sweep points)
+//! is `locksim-campaign`'s; report directories (`sim run --report`, `sim report`) and `sim
+//! sweep`'s files live in `locksim-reports` ([`locksim_reports::report`],
+//! [`locksim_reports::sweep`]). docs/architecture.md draws the crates.
 
 #![deny(clippy::print_stdout)]
 

@@ -15,7 +15,7 @@ use locksim_simulator::scenario::load_file;
 use serde_json::json;
 
 use crate::exit::{CliError, OK};
-use crate::runner::{progress_bar, run_rows, thread_pool};
+use crate::runner::{progress_bar, run_campaign, thread_pool};
 
 #[derive(Subcommand, Debug)]
 pub enum BenchCommand {
@@ -247,7 +247,7 @@ pub fn bench(cmd: BenchCommand) -> Result<i32, CliError> {
                 // upper bound on the second; say which one it is.
                 let fresh = reset_peak_rss();
                 let progress = progress_bar(n * runs.len() as u64);
-                let outcome = run_rows(&scenario, &runs, 0..n, &pool, &progress, false);
+                let outcome = run_campaign(&locksim_campaign::Campaign::new(&scenario, runs.clone(), 0..n), &pool, &progress);
                 progress.finish_and_clear();
                 let peak = peak_rss_mb().unwrap_or(f64::NAN);
                 outln!(

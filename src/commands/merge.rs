@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
+use locksim_campaign::shard::merge_run_parts;
 use locksim_reports::shard::{check_parts, merge_rows, read_part, Part, KIND_RUN};
 use locksim_reports::sweep::params_and_points;
 use locksim_reports::sweep::path::point_scenarios;
@@ -14,7 +15,6 @@ use locksim_simulator::scenario::parse_str;
 use crate::commands::run::{finish as finish_run, Outputs};
 use crate::commands::sweep::{finish as finish_sweep, SweepRun};
 use crate::exit::CliError;
-use crate::runner::RowsOutcome;
 
 const AFTER_HELP: &str = "\
 Each part is the file one `--shard K/N` wrote: `sim run FILE --shard K/N --json PART` or
@@ -86,24 +86,10 @@ pub fn merge(args: MergeArgs) -> Result<i32, CliError> {
             .map(|dir| crate::out_dir::prepare_locked(dir, "--report"))
             .transpose()
             .map_err(CliError::bad_input)?;
-        let states: Vec<&[_]> = sorted.iter().map(|p| p.partial.rows.as_slice()).collect();
-        let totals = merge_rows(&scenario, &origin.algorithms, &states, &names).map_err(CliError::bad_input)?;
-        let seeds = origin.seed_range();
-        // The parts ran these seed-runs, so the count fits; saturating all the same.
-        let total = (seeds.end - seeds.start).saturating_mul(totals.len() as u64);
-        let outcome = RowsOutcome { totals, differences: Vec::new(), finished: total, interrupted: false };
+        let outcome = merge_run_parts(&scenario, &sorted).map_err(CliError::bad_input)?;
         let outputs =
             Outputs { json: args.json.as_deref(), report: args.report.as_deref(), timeline_seed: args.timeline_seed };
-        return finish_run(
-            &scenario,
-            origin.scenario_text.clone(),
-            seeds,
-            &origin.algorithms,
-            outcome,
-            total,
-            false,
-            &outputs,
-        );
+        return finish_run(&scenario, origin.scenario_text.clone(), &origin.algorithms, &outcome, &outputs);
     }
 
     let Some(out) = &args.out else {

@@ -3,21 +3,21 @@
 //! one block of the seeds and a partial results file for `sim merge`, whose results go through
 //! [`finish`] as this command's do.
 
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
+use locksim_campaign::shard::ShardRun;
+use locksim_campaign::{Campaign, Class, Outcome};
 use locksim_reports::report::{timeline_note, write_report, TimelineSource};
-use locksim_reports::shard::{Origin, PartialResults, Shard};
-use locksim_reports::{evaluate, render_table, ResultsJson};
+use locksim_reports::shard::{Origin, Shard};
+use locksim_reports::{render_table, ResultsJson};
 use locksim_simulator::batch::run_seed;
-use locksim_simulator::batch::TraceDifference;
 use locksim_simulator::run::RunOptions;
 use locksim_simulator::scenario::{load_file_with_text, RunSpec, Scenario};
 
 use crate::exit::{CliError, EXPECTATION_FAILED, MODEL_FAILED, OK};
 use crate::interrupt::INTERRUPTED;
-use crate::runner::{print_out, progress_bar, run_rows, thread_pool, RowsOutcome};
+use crate::runner::{print_out, progress_bar, run_campaign, shown_on, thread_pool};
 use crate::seeds::{parse_seeds, single_seed};
 
 /// The `sim` version partial results files and sweep progress records carry: parts or records of
@@ -92,7 +92,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         .transpose()
         .map_err(CliError::bad_input)?;
     if let Some(shard) = shard {
-        return run_shard(&args, &scenario, &scenario_text, &runs, seeds, shard, &pool);
+        return run_shard(&args, &Campaign::new(&scenario, runs, seeds), &scenario_text, shard, &pool);
     }
     if let Some(target) = &args.trace {
         if seeds.end - seeds.start != 1 {
@@ -104,13 +104,14 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         write_traces(&scenario, &runs, seeds.start, target)?;
     }
 
-    let total = crate::seeds::seed_runs(&seeds, runs.len())?;
+    let campaign = Campaign::new(&scenario, runs, seeds).verified(args.verify);
+    let total = crate::seeds::seed_runs(&campaign.seeds, campaign.rows.len())?;
     let progress = progress_bar(total);
-    let outcome = run_rows(&scenario, &runs, seeds.clone(), &pool, &progress, args.verify);
+    let outcome = run_campaign(&campaign, &pool, &progress);
     progress.finish_and_clear();
     let outputs =
         Outputs { json: args.json.as_deref(), report: args.report.as_deref(), timeline_seed: args.timeline_seed };
-    finish(&scenario, scenario_text, seeds, &args.algorithms, outcome, total, args.verify, &outputs)
+    finish(&scenario, scenario_text, &args.algorithms, &outcome, &outputs)
 }
 
 /// Where `sim run` (and `sim merge`) write the results.
@@ -124,48 +125,36 @@ pub(crate) struct Outputs<'a> {
 }
 
 /// What every run ends with, whether its seeds ran here or in shards that `sim merge` folded:
-/// the expectations judged, the table printed, the results JSON and report written, the exit code.
-#[allow(clippy::too_many_arguments)]
+/// the campaign's verdict, the table printed, the results JSON and report written, the exit code.
 pub(crate) fn finish(
     scenario: &Scenario,
     scenario_text: String,
-    seeds: Range<u64>,
     algorithms: &[String],
-    outcome: RowsOutcome,
-    total: u64,
-    verify: bool,
+    outcome: &Outcome,
     outputs: &Outputs,
 ) -> Result<i32, CliError> {
-    let all_totals = outcome.totals;
-
-    // Expectations about rows that were filtered out are not judged, nor, after a Ctrl-C,
-    // those about rows that never started (nothing ran that could hold or break them).
-    let started = |label: &str| all_totals.iter().any(|t| t.label == label && t.runs + t.panicked_runs > 0);
-    let (judged, unstarted): (Vec<_>, Vec<_>) = scenario
-        .expect
-        .iter()
-        .filter(|e| algorithms.is_empty() || algorithms.contains(&e.label))
-        .cloned()
-        .partition(|e| !outcome.interrupted || started(&e.label));
-    let expectations = evaluate(&judged, &all_totals);
+    let verdict = outcome.judge(scenario, algorithms);
     let file = scenario.file.display().to_string();
     let mut text = String::new();
     if outcome.interrupted {
         text.push_str(&format!(
-            "# interrupted: {} of {total} seed-runs finished; the results below cover those\n",
-            outcome.finished
+            "# interrupted: {} of {} seed-runs finished; the results below cover those\n",
+            outcome.finished, outcome.total
         ));
-        if !unstarted.is_empty() {
-            text.push_str(&format!("# {} expectation(s) of rows that never started are not judged\n", unstarted.len()));
+        if verdict.unstarted > 0 {
+            text.push_str(&format!(
+                "# {} expectation(s) of rows that never started are not judged\n",
+                verdict.unstarted
+            ));
         }
     }
-    text.push_str(&render_table(&file, &all_totals, &expectations));
-    if verify {
-        text.push_str(&verify_report(&outcome.differences, outcome.finished));
+    text.push_str(&render_table(&file, &outcome.totals, &verdict.expectations));
+    if outcome.verified {
+        text.push_str(&outcome.verify_text());
     }
     print_out(&text);
     if outputs.json.is_some() || outputs.report.is_some() {
-        let json = ResultsJson::from_scenario(scenario, seeds.clone(), &all_totals, expectations.clone())
+        let json = ResultsJson::from_scenario(scenario, outcome.seeds.clone(), &outcome.totals, verdict.expectations)
             .with_scenario_text(scenario_text)
             .with_interrupted(outcome.interrupted);
         if let Some(path) = &outputs.json {
@@ -178,47 +167,40 @@ pub(crate) fn finish(
             eprintln!("report: {}{}", written.index.display(), timeline_note(written.timeline_seed));
         }
     }
-    let panicked = all_totals.iter().any(|t| t.panicked_runs > 0);
-    let failed = expectations.iter().any(|e| !e.ok);
-    Ok(if outcome.interrupted {
-        INTERRUPTED
-    } else if panicked || !outcome.differences.is_empty() {
-        MODEL_FAILED
-    } else if failed {
-        EXPECTATION_FAILED
-    } else {
-        OK
+    Ok(match verdict.class {
+        Class::Interrupted => INTERRUPTED,
+        Class::ModelFailed => MODEL_FAILED,
+        Class::ExpectationFailed => EXPECTATION_FAILED,
+        Class::Passed => OK,
     })
 }
 
-/// `--shard K/N`: runs the shard's block of `seeds`, writes its partial results to `json` and
-/// prints its table. Nothing is judged here: `sim merge` judges the whole run. A shard stopped by
-/// Ctrl-C writes nothing (a partial file must hold its whole block); run it again.
+/// `--shard K/N`: runs the shard's block of the seeds, writes its partial results to `--json`
+/// and prints its table. Nothing is judged here: `sim merge` judges the whole run. A shard
+/// stopped by Ctrl-C writes nothing (a partial file must hold its whole block); run it again.
 fn run_shard(
     args: &RunArgs,
-    scenario: &Scenario,
+    campaign: &Campaign,
     scenario_text: &str,
-    runs: &[&RunSpec],
-    seeds: Range<u64>,
     shard: Shard,
     pool: &rayon::ThreadPool,
 ) -> Result<i32, CliError> {
     let json = args.json.as_deref().expect("clap requires --json with --shard");
-    let part = shard.seeds(seeds.clone());
-    let total = crate::seeds::seed_runs(&part, runs.len())?;
+    let (seeds, part) = (campaign.seeds.clone(), shard.seeds(campaign.seeds.clone()));
+    let total = crate::seeds::seed_runs(&part, campaign.rows.len())?;
     let progress = progress_bar(total);
-    let outcome = run_rows(scenario, runs, part.clone(), pool, &progress, false);
+    let file = campaign.scenario.file.display().to_string();
+    let origin = Origin::new(VERSION, &file, scenario_text, seeds.clone(), &args.algorithms, &[]);
+    let stop = crate::interrupt::stop_flag();
+    let ShardRun { outcome, partial } = campaign.run_shard(shard, origin, pool, stop, shown_on(&progress));
     progress.finish_and_clear();
-    let file = scenario.file.display().to_string();
-    if outcome.interrupted {
+    let Some(partial) = partial else {
         print_out(&format!(
             "# interrupted: {} of {total} seed-runs of shard {shard} finished; no partial results written (run the shard again)\n",
             outcome.finished
         ));
         return Ok(INTERRUPTED);
-    }
-    let origin = Origin::new(VERSION, &file, scenario_text, seeds.clone(), &args.algorithms, &[]);
-    let partial = PartialResults::run(origin, shard, &outcome.totals);
+    };
     locksim_reports::write_atomic(json, partial.to_text())
         .map_err(|e| CliError::bad_input(format!("cannot write the partial results to {}: {e}", json.display())))?;
     let mut text = format!(
@@ -231,30 +213,7 @@ fn run_shard(
     );
     text.push_str(&render_table(&file, &outcome.totals, &[]));
     print_out(&text);
-    Ok(if outcome.totals.iter().any(|t| t.panicked_runs > 0) { MODEL_FAILED } else { OK })
-}
-
-/// The `--verify` verdict: every seed whose two runs differed, with the first differing trace entry.
-fn verify_report(differences: &[(String, TraceDifference)], finished: u64) -> String {
-    if differences.is_empty() {
-        return format!("\nverify: all {finished} seed-runs gave the same trace twice\n");
-    }
-    let mut out = format!(
-        "\nverify FAILED: {} of {finished} seed-runs gave a different trace the second time\n",
-        differences.len()
-    );
-    for (label, d) in differences {
-        out.push_str(&format!(
-            "  {label} seed {}: trace hashes {:016x} vs {:016x}; first difference at entry {}:\n    first:  {}\n    second: {}\n",
-            d.seed,
-            d.first_hash,
-            d.second_hash,
-            d.index,
-            d.first.as_deref().unwrap_or("(trace ended)"),
-            d.second.as_deref().unwrap_or("(trace ended)"),
-        ));
-    }
-    out
+    Ok(if outcome.panicked() { MODEL_FAILED } else { OK })
 }
 
 /// Runs the one seed of each selected row with a trace and writes the traces.

@@ -26,8 +26,10 @@ use locksim_simulator::scenario::{load_file, RunSpec};
 
 use crate::exit::{CliError, MODEL_FAILED, OK};
 use crate::interrupt::INTERRUPTED;
-use crate::runner::{print_out, progress_bar, run_rows, thread_pool};
+use crate::runner::{print_out, progress_bar, shown_on, thread_pool};
 use crate::seeds::parse_seeds;
+use locksim_campaign::sweep::{run_points, Point as SweepPoint, SweepOutcome};
+use locksim_campaign::Campaign;
 
 const AFTER_HELP: &str = "\
 KEY is a dotted path into the scenario file, as written: table keys by name, [[faults]],
@@ -192,33 +194,23 @@ pub fn sweep(args: SweepArgs) -> Result<i32, CliError> {
             ))
         })?;
     }
-    let progress = progress_bar(total);
-    let mut done: Vec<(Vec<AlgorithmTotals>, bool)> = Vec::new();
-    let mut finished = 0u64;
-    let mut interrupted = false;
+    // Points an interrupted sweep finished are taken from its record, not run again.
+    let name = record.path().display().to_string();
+    let mut sweep_points = Vec::with_capacity(points.len());
     for (i, point) in points.iter().enumerate() {
-        if let Some(state) = recorded.get(i) {
-            let name = record.path().display().to_string();
-            let totals =
-                merge_rows(&point.scenario, &args.algorithms, &[&state.rows], &[&name]).map_err(CliError::bad_input)?;
-            done.push((totals, true));
-            continue;
-        }
-        let outcome = run_rows(&point.scenario, &runs[i], run_seeds.clone(), &pool, &progress, false);
-        finished += outcome.finished;
-        interrupted = outcome.interrupted;
-        if outcome.finished == 0 && interrupted {
-            break;
-        }
-        if !interrupted {
-            let rows = outcome.totals.iter().map(TotalsState::of).collect();
-            record.record(&PointState { point: i, rows }).map_err(CliError::bad_input)?;
-        }
-        done.push((outcome.totals, !interrupted));
-        if interrupted {
-            break;
-        }
+        sweep_points.push(match recorded.get(i) {
+            Some(state) => SweepPoint::Recorded(
+                merge_rows(&point.scenario, &args.algorithms, &[&state.rows], &[&name]).map_err(CliError::bad_input)?,
+            ),
+            None => SweepPoint::Run(Campaign::new(&point.scenario, runs[i].clone(), run_seeds.clone())),
+        });
     }
+    let progress = progress_bar(total);
+    let outcome = run_points(sweep_points, &pool, crate::interrupt::stop_flag(), shown_on(&progress), |i, totals| {
+        record.record(&PointState { point: i, rows: totals.iter().map(TotalsState::of).collect() })
+    })
+    .map_err(CliError::bad_input)?;
+    let SweepOutcome { points: done, finished, interrupted } = outcome;
     progress.finish_and_clear();
 
     if let Some(shard) = shard {

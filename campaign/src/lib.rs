@@ -1,0 +1,28 @@
+//! A campaign: a scenario's rows × a seed range → one seed's result each → folded, in seed order,
+//! into per-row totals → the `[expect]` verdict. The one owner of that path for `sim run`,
+//! `sim run --shard` and `sim merge`, `--verify`, `sim sweep` (one campaign per point) and
+//! `sim bench memory`; the binary adds only clap, the progress bar and the files.
+//!
+//! Modules, bottom-up:
+//! - [`pool`]: the worker pool (`--threads`) and its bounds
+//! - [`rows`]: [`Campaign`] and its run: rows over seeds on the pool, stoppable, folded in seed
+//!   order into [`Outcome`] (totals, `--verify` trace differences, seeds finished, interrupted)
+//! - [`verdict`]: an outcome judged: the expectations, the ones not judged, and the [`Class`]
+//!   of the result (passed, an expectation failed, a model failed, interrupted)
+//! - [`shard`]: one block of the seeds as a partial results file, and parts merged back into
+//!   the outcome one machine would have had
+//! - [`sweep`]: a sweep's points, one campaign each, recorded as they finish, resumable
+//!
+//! Where it sits (docs/architecture.md): above `locksim-simulator` (which runs one seed and
+//! hands seeds out in order) and `locksim-reports` (whose `AlgorithmTotals` a seed folds into and
+//! whose `evaluate` judges an expectation), below the binary.
+
+pub mod pool;
+pub mod rows;
+pub mod shard;
+pub mod sweep;
+pub mod verdict;
+
+pub use pool::{thread_pool, MAX_THREADS};
+pub use rows::{Campaign, Outcome, Progress};
+pub use verdict::{Class, Verdict};
