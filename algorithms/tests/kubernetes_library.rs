@@ -12,6 +12,11 @@ use locksim_simulator::run::SeedOutcome;
 
 /// Two candidates, one Lease, one 5 s leadership each; constant 1 ms latency, no service time.
 fn two_leaders(extra: &str) -> String {
+    leaders(extra, 1)
+}
+
+/// The same with `acquisitions` leaderships per client, back to back.
+fn leaders(extra: &str, acquisitions: u32) -> String {
     format!(
         r#"
 name = "kubernetes-library"
@@ -29,7 +34,7 @@ latency_ms = 1
 clients = 2
 hold_ms = 5_000
 think_ms = 0
-acquisitions_per_client = 1
+acquisitions_per_client = {acquisitions}
 "#
     )
 }
@@ -86,5 +91,29 @@ fn locksim_1_is_the_model_before_presets() {
         let plain = run(&two_leaders(""), "kubernetes", seed);
         let named = run(&two_leaders("client = \"locksim-1\""), "kubernetes", seed);
         assert_eq!(plain.history.events, named.history.events, "seed {seed}");
+    }
+}
+
+/// Without `ReleaseOnCancel` the Lease still names a leader that stopped, under the identity its
+/// process keeps, so that process's next `RunOrDie` finds itself the holder and renews at once
+/// with the same `leaseTransitions`: back to back, it keeps the Lease and the other candidate
+/// waits. The checker counts each such grant as a leaked re-grant (the same token, nobody else
+/// granted in between). Under locksim-1 the release hands the Lease over.
+#[test]
+fn client_go_0_30_re_grants_an_unreleased_lease_to_the_same_process() {
+    for seed in 0..3 {
+        let new = run(&leaders("client = \"client-go-0.30\"", 3), "kubernetes", seed);
+        let g = grants(&new);
+        assert_eq!(g.len(), 6, "seed {seed}: {g:?}");
+        // The first leader's three leaderships come first, all with token 0, a few ms apart.
+        assert!(g[..3].iter().all(|x| x.1 == g[0].1 && x.2 == 0), "seed {seed}: {g:?}");
+        assert!(g[2].0 - g[0].0 < 10_100.0, "seed {seed}: {g:?}");
+        // Then the other candidate's three, after it waited out the lease, with token 1.
+        assert!(g[3..].iter().all(|x| x.1 == g[3].1 && x.1 != g[0].1 && x.2 == 1), "seed {seed}: {g:?}");
+        assert!(g[3].0 - g[2].0 > 10_000.0, "seed {seed}: {g:?}");
+        // Each client's second and third leaderships.
+        assert_eq!(new.metrics.leaked_regrants, 4, "seed {seed}");
+        let old = run(&leaders("", 3), "kubernetes", seed);
+        assert_eq!(old.metrics.leaked_regrants, 0, "locksim-1 seed {seed}");
     }
 }
