@@ -90,6 +90,7 @@ fn a_holder_paused_past_the_ttl_loses_its_row_and_6_4_reports_the_failed_release
             let after = g[1].at_ms - g[0].at_ms;
             assert!((10_000.0..10_200.0).contains(&after), "{client} seed {seed}: taken {after} ms after");
             assert!(out.metrics.overlap_events >= 1, "{client} seed {seed}: the paused holder resumes holding");
+            assert!(out.metrics.stale_unfenced_events >= 1, "{client} seed {seed}: and writes, unfenced");
             // The resumed holder's DELETE … WHERE CLIENT_ID = ? finds nothing: an error from 6.4
             // (the history's ReleaseFailed follows the Released of the release call).
             let want_failed = usize::from(client != "spring-jdbc-6.0");
