@@ -57,6 +57,7 @@ impl Protocol for Harness {
     type Timer = HarnessTimer;
 }
 
+#[derive(Clone, Debug)]
 struct RaftNode {
     index: u64,
     replica: Replica<u64>,
@@ -112,6 +113,7 @@ impl Process<Harness> for RaftNode {
 }
 
 /// A client library that never locks (the harness only exercises the servers).
+#[derive(Clone, Debug)]
 struct Idle;
 
 impl LockClient<Harness> for Idle {

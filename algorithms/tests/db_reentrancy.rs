@@ -18,6 +18,7 @@ use locksim_simulator::process::{Crash, Ctx, NodeId, NodeKind, TimerId};
 use locksim_simulator::setup::WorkloadSpec;
 
 /// The real db client, driven three levels deep.
+#[derive(Clone, Debug)]
 struct ThreeDeep {
     inner: DbClient,
     depth: u32,

@@ -47,6 +47,7 @@ enum BenchTimer {
     Release,
 }
 
+#[derive(Clone, Debug)]
 struct Server {
     holder: Option<NodeId>,
 }
@@ -78,6 +79,7 @@ impl Process<Bench> for Server {
     }
 }
 
+#[derive(Clone, Debug)]
 struct Client {
     server: NodeId,
     timeout: Option<TimerId>,

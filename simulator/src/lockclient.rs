@@ -64,7 +64,10 @@ pub enum LockEvent {
 pub type LockEvents = Vec<LockEvent>;
 
 /// A model's client library: the state machine behind `lock()` / `unlock()`.
-pub trait LockClient<P: Protocol>: Send {
+///
+/// `Debug` and [`CloneLockClient`] (given to every `Clone` library) let the engine copy and
+/// fingerprint a world, as for [`crate::process::Process`]: derive both.
+pub trait LockClient<P: Protocol>: Send + std::fmt::Debug + CloneLockClient<P> {
     /// The client node starts (connect, open a session).
     fn on_start(&mut self, ctx: &mut Ctx<P>, out: &mut LockEvents);
     /// Acquire `key` in `mode`. Answer later with `Granted` or `Failed`. A reentrant library that
@@ -106,5 +109,23 @@ pub trait LockClient<P: Protocol>: Send {
     /// libraries are never asked to re-acquire; the workload reports that it skipped nesting.
     fn reentrant(&self) -> bool {
         false
+    }
+}
+
+/// A boxed copy of a client library: implemented for every `Clone` library.
+pub trait CloneLockClient<P: Protocol> {
+    /// A copy of this library, boxed.
+    fn box_clone(&self) -> Box<dyn LockClient<P>>;
+}
+
+impl<P: Protocol, T: LockClient<P> + Clone + 'static> CloneLockClient<P> for T {
+    fn box_clone(&self) -> Box<dyn LockClient<P>> {
+        Box::new(self.clone())
+    }
+}
+
+impl<P: Protocol> Clone for Box<dyn LockClient<P>> {
+    fn clone(&self) -> Self {
+        self.box_clone()
     }
 }

@@ -98,7 +98,11 @@ pub enum ClientState {
 }
 
 /// A simulated service node (server, sentinel, …) of protocol `P`.
-pub trait Process<P: Protocol>: Send {
+///
+/// `Debug` and [`CloneProcess`] (given to every `Clone` process) let the engine copy a world and
+/// fingerprint it (`engine::fingerprint`): the `Debug` text is the state a fingerprint hashes, so
+/// it must show every field that matters to the process's future (derive it).
+pub trait Process<P: Protocol>: Send + Debug + CloneProcess<P> {
     /// Called once at true time 0 (before any message).
     fn on_start(&mut self, ctx: &mut Ctx<P>);
     /// A message from `from` arrived.
@@ -131,6 +135,25 @@ pub trait Process<P: Protocol>: Send {
     /// `waiter` selectors read it. Real clients are the workload driver's, which knows this itself.
     fn client_state(&self) -> ClientState {
         ClientState::Idle
+    }
+}
+
+/// A boxed copy of a process: implemented for every `Clone` process, so a world can be copied
+/// through its `Box<dyn Process<P>>` nodes.
+pub trait CloneProcess<P: Protocol> {
+    /// A copy of this process, boxed.
+    fn box_clone(&self) -> Box<dyn Process<P>>;
+}
+
+impl<P: Protocol, T: Process<P> + Clone + 'static> CloneProcess<P> for T {
+    fn box_clone(&self) -> Box<dyn Process<P>> {
+        Box::new(self.clone())
+    }
+}
+
+impl<P: Protocol> Clone for Box<dyn Process<P>> {
+    fn clone(&self) -> Self {
+        self.box_clone()
     }
 }
 

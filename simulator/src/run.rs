@@ -57,26 +57,19 @@ fn node_set(sel: &Selector, names: &[(String, NodeKind)]) -> Vec<bool> {
         .collect()
 }
 
-/// Runs one seed of `model` with `params` through `setup`; a zero-time loop panics with its
-/// message (see [`run_typed_until`]).
-pub fn run_typed<M: Model>(model: &M, setup: &Setup, params: &Params, seed: u64, opts: &RunOptions) -> SeedOutcome {
-    run_typed_until(model, setup, params, seed, opts, None).unwrap_or_else(|halt| panic!("{halt}"))
-}
-
-/// Runs one seed of `model` with `params` through `setup`, unless `stop` becomes true or the
-/// seed's simulated time stops advancing ([`World::run_until`]): then the seed has no result
-/// and its history is not checked.
-pub fn run_typed_until<M: Model>(
+/// The world of one seed of `model` with `params` through `setup`, at true time 0 with every
+/// node's start and fault occurrence queued (`tracing`: it records a trace), and the nodes'
+/// names and kinds by id. [`run_typed_until`] runs it to its end; a search copies it
+/// (`World: Clone`) and runs it event by event.
+pub fn build_world<M: Model>(
     model: &M,
     setup: &Setup,
     params: &Params,
     seed: u64,
-    opts: &RunOptions,
-    stop: Option<&AtomicBool>,
-) -> Result<SeedOutcome, Halt> {
+    tracing: bool,
+) -> (World<M::Protocol>, Vec<(String, NodeKind)>) {
     let w = &setup.workload;
     let cluster = model.build(params, w);
-    let fenced = model.fenced(params);
     let topology = model.topology(params);
 
     let mut names: Vec<(String, NodeKind)> = model.services(params);
@@ -129,8 +122,7 @@ pub fn run_typed_until<M: Model>(
     let network = Network::new(PairIndex::of_directory(&dir), base, overrides, topology.ordered_links);
     let end_ns = ms_to_ns(setup.duration_ms);
     let occurrences = schedule::draw(&setup.faults, end_ns, &mut stream(seed, "faults", "schedule"));
-    let spare = SPARE_HISTORY.with(|s| std::mem::take(&mut *s.borrow_mut()));
-    let mut world: World<M::Protocol> = World::new(
+    let world = World::new(
         dir,
         nodes,
         WorldConfig {
@@ -141,10 +133,36 @@ pub fn run_typed_until<M: Model>(
             faults: setup.faults.clone(),
             occurrences,
             leaderless: topology.leaderless,
-            tracing: opts.trace,
+            tracing,
         },
-    )
-    .with_history_buffer(spare);
+    );
+    (world, names)
+}
+
+/// Runs one seed of `model` with `params` through `setup`; a zero-time loop panics with its
+/// message (see [`run_typed_until`]).
+pub fn run_typed<M: Model>(model: &M, setup: &Setup, params: &Params, seed: u64, opts: &RunOptions) -> SeedOutcome {
+    run_typed_until(model, setup, params, seed, opts, None).unwrap_or_else(|halt| panic!("{halt}"))
+}
+
+/// Runs one seed of `model` with `params` through `setup`, unless `stop` becomes true or the
+/// seed's simulated time stops advancing ([`World::run_until`]): then the seed has no result
+/// and its history is not checked.
+pub fn run_typed_until<M: Model>(
+    model: &M,
+    setup: &Setup,
+    params: &Params,
+    seed: u64,
+    opts: &RunOptions,
+    stop: Option<&AtomicBool>,
+) -> Result<SeedOutcome, Halt> {
+    let w = &setup.workload;
+    let fenced = model.fenced(params);
+    let (world, names) = build_world(model, setup, params, seed, opts.trace);
+    let end_ns = ms_to_ns(setup.duration_ms);
+    let spare = SPARE_HISTORY.with(|s| std::mem::take(&mut *s.borrow_mut()));
+    let mut world = world.with_history_buffer(spare);
+
     // A stop raised after the last event still ends the seed here: checking a long seed's history
     // can take longer than the bound a stop promises, and an unchecked seed has no result.
     let ended = world.run_until(stop).and_then(|()| match stop {

@@ -7,10 +7,18 @@ use crate::directory::NodeId;
 use crate::time::Nanos;
 
 /// A timer handle, valid until the timer fires or is cancelled.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct TimerId {
     pub(crate) slot: u32,
     pub(crate) generation: u32,
+}
+
+/// As a derive would print it, except while a world's fingerprint is taken: then it prints the
+/// timer it names, not its slot (`engine::fingerprint`).
+impl std::fmt::Debug for TimerId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        crate::engine::fingerprint::fmt_timer_id(self, f)
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -25,6 +33,7 @@ struct Slot<T> {
 }
 
 /// Every timer of a run, whatever node set it; `T` is the run's timer tag type.
+#[derive(Clone)]
 pub struct TimerSlab<T> {
     slots: Vec<Slot<T>>,
     free: Vec<u32>,
@@ -146,6 +155,14 @@ impl<T: Clone> TimerSlab<T> {
             .filter(|(_, s)| s.live && s.node == node)
             .map(|(i, s)| (TimerId { slot: i as u32, generation: s.generation }, s.deadline_mono_ns))
             .collect()
+    }
+
+    /// Every live timer: its id, owner, due time (true time) and tag, in slot order.
+    pub fn live(&self) -> impl Iterator<Item = (TimerId, NodeId, Nanos, &T)> + '_ {
+        self.slots.iter().enumerate().filter(|(_, s)| s.live).filter_map(|(i, s)| {
+            let id = TimerId { slot: i as u32, generation: s.generation };
+            s.tag.as_ref().map(|t| (id, s.node, s.due_true_ns, t))
+        })
     }
 
     /// Moves a live timer's due time (after a rate change).

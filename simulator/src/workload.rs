@@ -76,6 +76,7 @@ fn draw_ns(d: &Sampler, rng: &mut ChaCha8Rng) -> Nanos {
 }
 
 /// The workload's time distributions, prepared for drawing.
+#[derive(Clone, Debug)]
 struct Draws {
     hold: Sampler,
     think: Sampler,
@@ -85,6 +86,7 @@ struct Draws {
 }
 
 /// The workload loop of one client.
+#[derive(Clone, Debug)]
 struct Driver {
     params: WorkloadSpec,
     draws: Draws,
@@ -102,6 +104,28 @@ pub struct ClientNode<P: Protocol> {
     events: LockEvents,
     /// The batch being handled by `drain` (kept to reuse its allocation).
     batch: LockEvents,
+}
+
+// By hand: a derive would ask for `P: Clone`, and the protocol is only a marker type.
+impl<P: Protocol> Clone for ClientNode<P> {
+    fn clone(&self) -> Self {
+        ClientNode {
+            lib: self.lib.clone(),
+            driver: self.driver.clone(),
+            events: self.events.clone(),
+            batch: self.batch.clone(),
+        }
+    }
+}
+
+impl<P: Protocol> std::fmt::Debug for ClientNode<P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientNode")
+            .field("lib", &self.lib)
+            .field("driver", &self.driver)
+            .field("events", &self.events)
+            .finish()
+    }
 }
 
 impl<P: Protocol> ClientNode<P> {
@@ -478,6 +502,7 @@ impl<P: Protocol> ClientNode<P> {
 }
 
 /// The protected resource: a counter per key, judged unfenced and fenced.
+#[derive(Clone, Debug)]
 pub struct ResourceNode {
     counter: Vec<u64>,
     highest_token: Vec<Option<u64>>,

@@ -37,6 +37,7 @@ impl Protocol for Lease {
 }
 
 /// Grants a 100 ms lease to one client at a time (its own clock decides expiry).
+#[derive(Clone, Debug)]
 struct Server {
     holder: Option<(NodeId, u64)>,
 }
@@ -66,6 +67,7 @@ impl Process<Lease> for Server {
 }
 
 /// Asks until granted; believes its lease ends 100 ms after it asked (the safe side).
+#[derive(Clone, Debug)]
 struct Client {
     checks: bool,
     asked_at_ns: u64,

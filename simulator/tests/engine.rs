@@ -17,7 +17,7 @@ const MS: u64 = 1_000_000;
 
 /// A probe: at start it sets the timers and sends the messages it was given; it counts what it
 /// handles; it reports a fixed leadership and client state.
-#[derive(Default)]
+#[derive(Clone, Debug, Default)]
 struct Probe {
     timers_ms: Vec<u64>,
     sends: Vec<(NodeId, &'static str)>,

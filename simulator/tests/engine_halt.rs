@@ -19,6 +19,7 @@ const MS: u64 = 1_000_000;
 
 /// A node that arms a timer `first_ms` after its start, then re-arms it `every_ms` after each
 /// firing: with `every_ms` 0, simulated time never moves past `first_ms`.
+#[derive(Clone, Debug)]
 struct Ticker {
     first_ms: u64,
     every_ms: u64,

@@ -19,7 +19,7 @@ impl Protocol for Instant {
 }
 
 /// Grants every acquire at once with the next token, releases at once.
-#[derive(Default)]
+#[derive(Clone, Debug, Default)]
 struct InstantClient {
     next_token: u64,
 }
@@ -140,7 +140,7 @@ fn read_fraction_is_the_share_of_shared_acquisitions() {
 }
 
 /// What the stray fake adds to each grant it answers.
-#[derive(Clone, Copy)]
+#[derive(Clone, Debug, Copy)]
 enum Stray {
     /// A grant of the other key (of two) first, as a late answer to an abandoned call would be.
     OtherKeyFirst,
@@ -151,6 +151,7 @@ enum Stray {
 }
 
 /// Grants at once like [`InstantClient`], with a stray grant around each real one.
+#[derive(Clone, Debug)]
 struct StrayClient {
     stray: Stray,
     next_token: u64,
@@ -240,7 +241,7 @@ fn a_duplicate_grant_is_not_recorded_as_nested() {
 }
 
 /// What the scripted fake does beyond granting at once.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Debug, Copy, Default)]
 struct Script {
     /// It is reentrant: a nested acquire is granted (or failed, below) at once.
     reentrant: bool,
@@ -255,6 +256,7 @@ struct Script {
 }
 
 /// A library following a [`Script`]; it counts the releases it is asked for.
+#[derive(Clone, Debug)]
 struct Scripted {
     script: Script,
     holds: u32,
@@ -505,6 +507,7 @@ fn a_restarted_client_acquires_again() {
 static NEXT_TOKEN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// Grants at once (no exclusion at all) with tokens from one shared counter, releases at once.
+#[derive(Clone, Debug)]
 struct SharedTokenClient;
 
 impl LockClient<Instant> for SharedTokenClient {
@@ -584,7 +587,7 @@ enum Later {
 }
 
 /// What the timed fake does.
-#[derive(Clone, Copy)]
+#[derive(Clone, Debug, Copy)]
 enum Plan {
     /// Each section's release sends a stray grant of the key at once, and answers 10 ms later;
     /// the release asked for because of that grant answers 30 ms later.
@@ -596,6 +599,7 @@ enum Plan {
     OtherKeyFailsWhileNesting,
 }
 
+#[derive(Clone, Debug)]
 struct TimedClient {
     plan: Plan,
     holds: u32,
@@ -764,6 +768,7 @@ fn a_crash_clears_the_library_state() {
 // ---- a connection reset reaches the library ----
 
 /// A server that does nothing but accept connections.
+#[derive(Clone, Debug)]
 struct IdleServer;
 
 impl Process<Instant> for IdleServer {
@@ -774,6 +779,7 @@ impl Process<Instant> for IdleServer {
 }
 
 /// Connects to `server-0` at start (one message) and notes every reset it is told of.
+#[derive(Clone, Debug)]
 struct ResetWatcher;
 
 impl LockClient<Instant> for ResetWatcher {

@@ -28,6 +28,7 @@ impl Protocol for Leaky {
 }
 
 /// Grants at once with token 7 (the lock it never managed to release); every release fails.
+#[derive(Clone, Debug)]
 struct LeakyClient;
 
 impl LockClient<Leaky> for LeakyClient {

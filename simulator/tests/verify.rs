@@ -14,6 +14,7 @@ use locksim_simulator::setup::WorkloadSpec;
 /// Counts builds across runs: a "flaky" server notes it, so two runs of one seed differ.
 static BUILDS: AtomicU64 = AtomicU64::new(0);
 
+#[derive(Clone, Debug)]
 struct Server {
     note: Option<u64>,
 }

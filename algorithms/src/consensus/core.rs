@@ -168,6 +168,7 @@ struct PendingRead {
 }
 
 /// The Raft state machine of one replica.
+#[derive(Clone, Debug)]
 pub struct Core<C> {
     cfg: Config,
     me: NodeId,

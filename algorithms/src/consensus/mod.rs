@@ -88,6 +88,7 @@ pub trait Carries<C>: Protocol<Msg: From<ConsensusMsg<C>>, Timer: From<Consensus
 impl<C, P: Protocol<Msg: From<ConsensusMsg<C>>, Timer: From<ConsensusTimer>>> Carries<C> for P {}
 
 /// A Raft replica embedded in a server process.
+#[derive(Clone, Debug)]
 pub struct Replica<C> {
     me_index: usize,
     member_names: Vec<String>,

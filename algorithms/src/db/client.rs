@@ -127,7 +127,7 @@ struct KeyState {
 }
 
 /// What a crash wipes: everything the library knows (rebuilt whole at each start).
-#[derive(Default)]
+#[derive(Clone, Debug, Default)]
 struct Volatile {
     manager: Option<NodeId>,
     owner: Owner,
@@ -158,6 +158,7 @@ struct Closing {
 }
 
 /// The db client library.
+#[derive(Clone, Debug)]
 pub struct DbClient {
     cfg: Config,
     index: usize,

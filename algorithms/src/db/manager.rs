@@ -26,7 +26,7 @@ pub const PROBE_EVERY_NS: Nanos = NS_PER_SEC;
 const CANDIDATE_FRESH_NS: Nanos = 3 * PROBE_EVERY_NS;
 
 /// What a crash wipes: the node ids it resolved and the probe history.
-#[derive(Default)]
+#[derive(Clone, Debug, Default)]
 struct Volatile {
     servers: Vec<NodeId>,
     clients: Vec<NodeId>,
@@ -37,6 +37,7 @@ struct Volatile {
 }
 
 /// The failover manager.
+#[derive(Clone, Debug)]
 pub struct FailoverManager {
     cfg: Config,
     // Durable.

@@ -98,7 +98,7 @@ struct RowLock {
 }
 
 /// What a crash wipes.
-#[derive(Default)]
+#[derive(Clone, Debug, Default)]
 struct Volatile {
     /// Server node ids by index.
     peers: Vec<NodeId>,
@@ -126,6 +126,7 @@ struct Volatile {
 }
 
 /// A MySQL server.
+#[derive(Clone, Debug)]
 pub struct DbServer {
     cfg: Config,
     index: usize,

@@ -234,6 +234,7 @@ struct Watch {
 }
 
 /// clientv3 with a concurrency Session and Mutex.
+#[derive(Clone, Debug)]
 pub struct EtcdClient {
     cfg: ClientConfig,
     index: usize,
@@ -251,7 +252,7 @@ pub struct EtcdClient {
 }
 
 /// What the client loses in a crash.
-#[derive(Default)]
+#[derive(Clone, Debug, Default)]
 struct Volatile {
     /// The member this client is connected to (an index into `servers`).
     endpoint: usize,

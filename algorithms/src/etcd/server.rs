@@ -85,6 +85,7 @@ enum RenewFor {
 }
 
 /// An etcd member.
+#[derive(Clone, Debug)]
 pub struct EtcdServer {
     cfg: ServerConfig,
     /// This member's node id (learned at the first start; a restart keeps it).
@@ -121,7 +122,7 @@ pub struct EtcdServer {
 }
 
 /// What a member loses in a crash.
-#[derive(Default)]
+#[derive(Clone, Debug, Default)]
 struct Volatile {
     /// The last proposal tag of this incarnation (a tag also carries the incarnation).
     next_tag: u64,

@@ -395,6 +395,7 @@ struct Volatile {
 }
 
 /// client-go's leader election over Lease objects, one elector per lock key.
+#[derive(Clone, Debug)]
 pub struct KubernetesClient {
     cfg: ClientConfig,
     index: u32,

@@ -93,13 +93,14 @@ impl Store {
 }
 
 /// What an API server forgets in a crash.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Volatile {
     /// The store's node, looked up at start.
     store_node: Option<NodeId>,
 }
 
 /// One API server; `server-0` also holds the store.
+#[derive(Clone, Debug)]
 pub struct ApiServer {
     cfg: ServerConfig,
     /// Durable: the store, on `server-0` only.

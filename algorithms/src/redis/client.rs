@@ -418,6 +418,7 @@ impl Default for KeyState {
 }
 
 /// One client's lock library.
+#[derive(Clone, Debug)]
 pub struct RedisLockClient {
     cfg: ClientConfig,
     /// The last request id given out. It keeps counting across a crash: a reply to a request sent
@@ -428,6 +429,7 @@ pub struct RedisLockClient {
 }
 
 /// What the library loses when its client crashes (`on_start` fills in the rest).
+#[derive(Clone, Debug)]
 struct Volatile {
     servers: Vec<NodeId>,
     sentinels: Vec<NodeId>,

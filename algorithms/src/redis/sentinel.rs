@@ -113,6 +113,7 @@ enum Failover {
 }
 
 /// A Sentinel process.
+#[derive(Clone, Debug)]
 pub struct Sentinel {
     cfg: SentinelConfig,
     // Durable (sentinel.conf).
@@ -130,6 +131,7 @@ pub struct Sentinel {
 }
 
 /// What a Sentinel rebuilds after a restart (`boot` fills it in).
+#[derive(Clone, Debug)]
 struct Volatile {
     me: NodeId,
     instances: Vec<Instance>,

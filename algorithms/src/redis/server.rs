@@ -61,7 +61,7 @@ pub struct ServerConfig {
 }
 
 /// A client blocked in `WAIT`.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct PendingWait {
     n: u64,
     client: NodeId,
@@ -73,6 +73,7 @@ struct PendingWait {
 }
 
 /// A Redis server process.
+#[derive(Clone, Debug)]
 pub struct RedisServer {
     cfg: ServerConfig,
     // Durable: the config file (role, epoch) and the data files.
@@ -84,6 +85,7 @@ pub struct RedisServer {
 
 /// What a server loses when it goes down: everything in memory. `boot` sets the role, epoch,
 /// ids and offset afresh from the config file.
+#[derive(Clone, Debug)]
 struct Volatile {
     role: Role,
     epoch: u64,

@@ -177,7 +177,7 @@ enum Purpose {
 }
 
 /// One pass over the masters.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Round {
     purpose: Purpose,
     start: Instant,
@@ -195,7 +195,7 @@ struct Round {
     timer: Option<TimerId>,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 enum Phase {
     /// Between two phases inside one handler (a round just closed, an attempt about to start);
     /// never left in place when a handler returns.
@@ -237,7 +237,7 @@ impl Instant {
 }
 
 /// One lock key this client is acquiring, holding or releasing.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Lock {
     value: u64,
     /// When the acquire call started (node-redlock measures the validity from here).
@@ -250,7 +250,7 @@ struct Lock {
 }
 
 /// What the library loses when its node crashes.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Volatile {
     locks: SmallMap<LockKey, Lock>,
     /// Request id → key, for requests whose answer the client still waits for.
@@ -258,6 +258,7 @@ struct Volatile {
 }
 
 /// The Redlock client library of one client node.
+#[derive(Clone, Debug)]
 pub struct RedlockClient {
     cfg: ClientConfig,
     /// The masters' node ids, resolved from their names at the first start (the same after a

@@ -117,7 +117,7 @@ impl Store {
 
 /// What a master loses at a crash: everything but its configuration, [`RedisMaster::fsynced`]
 /// (the AOF on disk) and the keyspace the persistence rule gives back.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Volatile {
     /// The keyspace in memory.
     store: Store,
@@ -136,6 +136,7 @@ impl Volatile {
 }
 
 /// A Redis master process.
+#[derive(Clone, Debug)]
 pub struct RedisMaster {
     persistence: Persistence,
     restart_delay_ns: Nanos,

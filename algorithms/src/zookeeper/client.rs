@@ -228,6 +228,7 @@ enum Purpose {
 }
 
 /// The ZooKeeper lock client of one client node.
+#[derive(Clone, Debug)]
 pub struct ZkClient {
     cfg: ClientConfig,
     /// Everything else: a client library keeps nothing across a crash.
@@ -241,6 +242,7 @@ pub struct ZkClient {
 }
 
 /// The library's state, all of it lost in a crash.
+#[derive(Clone, Debug)]
 struct Volatile {
     conn: Connection,
     keys: BTreeMap<LockKey, KeyState>,

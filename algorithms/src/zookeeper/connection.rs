@@ -124,6 +124,7 @@ pub enum CuratorState {
 }
 
 /// The client's ZooKeeper handle and Curator connection state.
+#[derive(Clone, Debug)]
 pub struct Connection {
     server_names: Vec<String>,
     servers: Vec<NodeId>,

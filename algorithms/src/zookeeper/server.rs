@@ -116,6 +116,7 @@ enum Ticket {
 }
 
 /// An ensemble server.
+#[derive(Clone, Debug)]
 pub struct ZkServer {
     cfg: ServerConfig,
     /// Durable: the log's term, vote, log and commit index (the replica keeps its own volatile
@@ -128,7 +129,7 @@ pub struct ZkServer {
 
 /// What a server loses in a crash: connections, watches, the touch table, the tracker and its
 /// handles on requests in progress.
-#[derive(Default)]
+#[derive(Clone, Debug, Default)]
 struct Volatile {
     /// Drawn at each start (see [`Origin`]).
     incarnation: u32,

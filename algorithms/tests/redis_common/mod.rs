@@ -38,6 +38,7 @@ pub enum Step {
 
 /// A client node that calls its lock library at scripted times and writes every event the
 /// library answers into the trace as a note `lib <event>`.
+#[derive(Clone, Debug)]
 struct Scripted {
     lib: Box<dyn LockClient<Redis>>,
     steps: Vec<(f64, Step)>,
@@ -84,6 +85,7 @@ impl Process<Redis> for Scripted {
 }
 
 /// A node that ignores everything (the resource, unused by scripted clients).
+#[derive(Clone, Debug)]
 struct Nothing;
 impl Process<Redis> for Nothing {
     fn on_start(&mut self, _ctx: &mut Ctx<Redis>) {}

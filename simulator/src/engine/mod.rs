@@ -19,6 +19,8 @@
 //! (`mode = "machine"`) tells nobody; after it restarts, the first message on a connection from
 //! before the crash is refused with a reset, as a fresh kernel does.
 
+mod copy;
+pub mod fingerprint;
 pub mod network;
 pub mod pairs;
 mod post;
@@ -67,6 +69,7 @@ enum Status {
 }
 
 /// Work that reached a paused node, handled in order when it resumes.
+#[derive(Clone, Debug)]
 enum Backlogged<M> {
     /// The node was paused before it started (a pause at time 0): it starts at resume.
     Start,
@@ -228,7 +231,10 @@ struct Applied {
 /// One seed of one algorithm.
 pub struct World<P: Protocol> {
     now_ns: Nanos,
+    /// Where the loop stops: the run's end, or sooner during [`World::run_through`].
     end_ns: Nanos,
+    /// The run's end (what the purge counts dead events up to, wherever the loop stops).
+    run_end_ns: Nanos,
     queue: EventQueue<Wire<P::Msg>>,
     nodes: Vec<Node<P>>,
     dir: Directory,
@@ -325,6 +331,7 @@ impl<P: Protocol> World<P> {
         World {
             now_ns: 0,
             end_ns: cfg.end_ns,
+            run_end_ns: cfg.end_ns,
             queue,
             nodes,
             dir,
@@ -559,8 +566,9 @@ impl<P: Protocol> World<P> {
             return;
         }
         let timers = &self.timers;
-        let due =
-            self.queue.purge(self.end_ns, |kind| matches!(kind, EventKind::Timer { id } if timers.is_released(*id)));
+        let due = self
+            .queue
+            .purge(self.run_end_ns, |kind| matches!(kind, EventKind::Timer { id } if timers.is_released(*id)));
         self.events_processed += due;
         self.dead_timers = 0;
     }

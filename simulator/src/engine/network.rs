@@ -14,8 +14,11 @@
 //! shorter than the minutes TCP would keep retrying, but the endpoints' own timeouts, which
 //! the models have, fire long before.
 
+use std::hash::Hasher;
+
 use rand::Rng;
 
+use super::fingerprint::StableHasher;
 use super::pairs::{PairIndex, PairTable};
 use crate::dist::{Dist, Sampler};
 use crate::process::NodeId;
@@ -35,7 +38,7 @@ pub struct LinkParams {
 
 /// A fault acting on the network: asked about every message as it is sent, in the order the
 /// faults started (as turmoil's `Rule`). A new network fault is one new type implementing this.
-pub trait Rule: Send {
+pub trait Rule: Send + std::fmt::Debug + CloneRule {
     /// The rule's verdict on a message from `from` to `to` sent now; it may draw from the
     /// network's random stream.
     fn verdict(&self, from: NodeId, to: NodeId, rng: &mut ChaCha8Rng) -> Verdict;
@@ -43,6 +46,24 @@ pub trait Rule: Send {
     fn cuts(&self, from: NodeId, to: NodeId) -> bool {
         let _ = (from, to);
         false
+    }
+}
+
+/// A boxed copy of a rule (given to every `Clone` rule), so a network can be copied.
+pub trait CloneRule {
+    /// A copy of this rule, boxed.
+    fn box_clone(&self) -> Box<dyn Rule>;
+}
+
+impl<T: Rule + Clone + 'static> CloneRule for T {
+    fn box_clone(&self) -> Box<dyn Rule> {
+        Box::new(self.clone())
+    }
+}
+
+impl Clone for Box<dyn Rule> {
+    fn clone(&self) -> Self {
+        self.box_clone()
     }
 }
 
@@ -181,6 +202,7 @@ pub enum Route {
 
 /// The network of one run: each directed link's parameters, FIFO state, and the fault rules in
 /// force.
+#[derive(Clone, Debug)]
 pub struct Network {
     classes: Vec<LinkParams>,
     /// Each class's latency, prepared for drawing.
@@ -239,6 +261,25 @@ impl Network {
     /// whose end removes it.
     pub fn add_rule(&mut self, owner: usize, rule: impl Rule + 'static) {
         self.rules.push((owner, Box::new(rule)));
+    }
+
+    /// Hashes what of the network's state counts for its future (`World::fingerprint`): the rules
+    /// in force, in order, and per ordered link how long after `now_ns` its last delivery is due
+    /// (0 once past: a later message arrives after now anyway).
+    pub(crate) fn fingerprint(&self, now_ns: Nanos, h: &mut StableHasher) {
+        h.write_usize(self.rules.len());
+        for (owner, rule) in &self.rules {
+            h.write_usize(*owner);
+            h.debug(rule);
+        }
+        if self.ordered {
+            let n = self.last_delivery_ns.nodes();
+            for a in 0..n {
+                for b in 0..n {
+                    h.write_u64(self.last_delivery_ns.get(a, b).saturating_sub(now_ns));
+                }
+            }
+        }
     }
 
     /// Removes every rule that fault occurrence `owner` added.

@@ -26,6 +26,7 @@ use crate::time::Nanos;
 use crate::timers::TimerId;
 
 /// What happens at an event; `M` is the message type on the wire.
+#[derive(Clone, Debug)]
 pub enum EventKind<M> {
     /// A node starts (its `on_start`).
     Start {
@@ -106,6 +107,7 @@ const RECLAIM_MIN: usize = 64;
 const ARITY: usize = 4;
 
 /// The engine's pending events, earliest first, ties in push order.
+#[derive(Clone)]
 pub struct EventQueue<M> {
     /// `nodes[head..]` sorted earliest first (`heap == false`), or a 4-ary min-heap on the key
     /// (`heap == true`, `head == 0`). Places before `head` were popped and hold nothing live.
@@ -125,6 +127,13 @@ impl<M> Default for EventQueue<M> {
 }
 
 impl<M> EventQueue<M> {
+    /// Every queued event with its due time, in no particular order (for a fingerprint, which
+    /// orders them itself).
+    pub fn events(&self) -> impl Iterator<Item = (Nanos, &EventKind<M>)> + '_ {
+        let live = if self.heap { &self.nodes[..] } else { &self.nodes[self.head..] };
+        live.iter().filter_map(|n| self.kinds[n.slot as usize].as_ref().map(|k| (n.at_ns, k)))
+    }
+
     /// Queues an event at true time `at_ns`, after every event already queued for that time.
     ///
     /// Inlined: out of line, the event was handed over on the stack and read back in wider
