@@ -10,8 +10,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use locksim_reports::shard::empty_row;
 use locksim_reports::AlgorithmTotals;
 use locksim_simulator::batch::{
-    run_ordered_until, run_seed_stoppable, verify_seed_stoppable, SeedResult, TraceDifference,
+    run_ordered_until, run_seed, run_seed_stoppable, verify_seed_stoppable, SeedResult, TraceDifference,
 };
+use locksim_simulator::outcome::{RunOptions, SeedOutcome};
 use locksim_simulator::scenario::{RunSpec, Scenario};
 
 /// What to run: a scenario's rows over a seed range.
@@ -79,6 +80,12 @@ impl<'a> Campaign<'a> {
     /// Seed-runs this campaign asks for; `None` when the count does not fit in 64 bits.
     pub fn seed_runs(&self) -> Option<u64> {
         (self.seeds.end - self.seeds.start).checked_mul(self.rows.len() as u64)
+    }
+
+    /// One seed of every row, recorded with its trace (`sim run --trace`): each row with its
+    /// outcome, or the message of its panic (or of a stuck seed).
+    pub fn traced(&self, seed: u64) -> Vec<(&'a RunSpec, Result<SeedOutcome, String>)> {
+        self.rows.iter().map(|run| (*run, run_seed(self.scenario, run, seed, &RunOptions { trace: true }))).collect()
     }
 
     /// Runs every row over the seeds on `pool`, each seed folded into its row as soon as it is

@@ -6,6 +6,7 @@
 use std::sync::atomic::AtomicBool;
 
 use locksim_reports::shard::{merge_rows, Origin, Part, PartialResults, Shard};
+use locksim_reports::AlgorithmTotals;
 use locksim_simulator::scenario::Scenario;
 
 use crate::rows::{Campaign, Outcome, Progress};
@@ -46,4 +47,35 @@ pub fn merge_run_parts(scenario: &Scenario, parts: &[&Part]) -> Result<Outcome, 
     // The parts ran these seed-runs, so the count fits; saturating all the same.
     let total = (seeds.end - seeds.start).saturating_mul(totals.len() as u64);
     Ok(Outcome { seeds, totals, verified: false, differences: Vec::new(), total, finished: total, interrupted: false })
+}
+
+/// Sweep parts (sorted by shard, checked to belong together) merged point by point: the rows of
+/// each of `points` (each point's scenario, in order) over the whole seed range, every point
+/// complete. The error names the part that does not fit.
+pub fn merge_sweep_parts(points: &[&Scenario], parts: &[&Part]) -> Result<Vec<(Vec<AlgorithmTotals>, bool)>, String> {
+    let origin = &parts.first().ok_or("no parts to merge")?.partial.origin;
+    let names: Vec<&str> = parts.iter().map(|p| p.name.as_str()).collect();
+    if let Some(part) = parts.iter().find(|p| p.partial.points.len() != points.len()) {
+        return Err(format!(
+            "{}: holds {} points, but the sweep has {}; a damaged partial file",
+            part.name,
+            part.partial.points.len(),
+            points.len()
+        ));
+    }
+    let mut done = Vec::with_capacity(points.len());
+    for (i, point) in points.iter().enumerate() {
+        let mut states = Vec::with_capacity(parts.len());
+        for part in parts {
+            let state = part
+                .partial
+                .points
+                .get(i)
+                .filter(|p| p.point == i)
+                .ok_or_else(|| format!("{}: holds no results for point {i}; a damaged partial file", part.name))?;
+            states.push(state.rows.as_slice());
+        }
+        done.push((merge_rows(point, &origin.algorithms, &states, &names)?, true));
+    }
+    Ok(done)
 }

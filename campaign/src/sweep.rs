@@ -5,6 +5,8 @@
 
 use std::sync::atomic::AtomicBool;
 
+use locksim_reports::exact::TotalsState;
+use locksim_reports::shard::{Origin, PartialResults, PointState, Shard};
 use locksim_reports::AlgorithmTotals;
 
 use crate::rows::{Campaign, Progress};
@@ -61,4 +63,27 @@ pub fn run_points<E>(
         }
     }
     Ok(out)
+}
+
+impl SweepOutcome {
+    /// Whether a seed of any point panicked or was stuck.
+    pub fn panicked(&self) -> bool {
+        self.points.iter().any(|(rows, _)| rows.iter().any(|t| t.panicked_runs > 0))
+    }
+
+    /// A shard's partial results: every point's rows over the shard's seeds; `None` when the
+    /// sweep was interrupted (its finished points are in its progress record; `--resume`
+    /// completes it).
+    pub fn partial(&self, origin: Origin, shard: Shard) -> Option<PartialResults> {
+        if self.interrupted {
+            return None;
+        }
+        let points = self
+            .points
+            .iter()
+            .enumerate()
+            .map(|(i, (rows, _))| PointState { point: i, rows: rows.iter().map(TotalsState::of).collect() })
+            .collect();
+        Some(PartialResults::sweep(origin, shard, points))
+    }
 }

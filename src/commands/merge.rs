@@ -6,11 +6,11 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use locksim_campaign::shard::merge_run_parts;
-use locksim_reports::shard::{check_parts, merge_rows, read_part, Part, KIND_RUN};
+use locksim_campaign::shard::{merge_run_parts, merge_sweep_parts};
+use locksim_reports::shard::{check_parts, read_part, Part, KIND_RUN};
 use locksim_reports::sweep::params_and_points;
 use locksim_reports::sweep::path::point_scenarios;
-use locksim_simulator::scenario::parse_str;
+use locksim_simulator::scenario::{parse_str, Scenario};
 
 use crate::commands::run::{finish as finish_run, Outputs};
 use crate::commands::sweep::{finish as finish_sweep, SweepRun};
@@ -67,7 +67,6 @@ pub fn merge(args: MergeArgs) -> Result<i32, CliError> {
     let sorted = check_parts(&parts).map_err(CliError::bad_input)?;
     let first = &sorted[0].partial;
     let origin = &first.origin;
-    let names: Vec<&str> = sorted.iter().map(|p| p.name.as_str()).collect();
     let models = locksim_algorithms::registry();
     let scenario = parse_str(&origin.file, &origin.scenario_text, &models)?;
 
@@ -104,26 +103,8 @@ pub fn merge(args: MergeArgs) -> Result<i32, CliError> {
     let points =
         point_scenarios(&origin.file, &origin.scenario_text, &params, &values, &models).map_err(CliError::bad_input)?;
     let _out_lock = crate::out_dir::prepare_locked(out, "--out").map_err(CliError::bad_input)?;
-    if let Some(part) = sorted.iter().find(|p| p.partial.points.len() != points.len()) {
-        return Err(CliError::bad_input(format!(
-            "{}: holds {} points, but the sweep has {}; a damaged partial file",
-            part.name,
-            part.partial.points.len(),
-            points.len()
-        )));
-    }
-    let mut done = Vec::with_capacity(points.len());
-    for (i, point) in points.iter().enumerate() {
-        let mut states = Vec::with_capacity(sorted.len());
-        for part in &sorted {
-            let state = part.partial.points.get(i).filter(|p| p.point == i).ok_or_else(|| {
-                CliError::bad_input(format!("{}: holds no results for point {i}; a damaged partial file", part.name))
-            })?;
-            states.push(state.rows.as_slice());
-        }
-        let totals = merge_rows(&point.scenario, &origin.algorithms, &states, &names).map_err(CliError::bad_input)?;
-        done.push((totals, true));
-    }
+    let scenarios: Vec<&Scenario> = points.iter().map(|p| &p.scenario).collect();
+    let done = merge_sweep_parts(&scenarios, &sorted).map_err(CliError::bad_input)?;
     let seeds = origin.seed_range();
     let total: u64 = done
         .iter()

@@ -11,9 +11,7 @@ use locksim_campaign::{Campaign, Class, Outcome};
 use locksim_reports::report::{timeline_note, write_report, TimelineSource};
 use locksim_reports::shard::{Origin, Shard};
 use locksim_reports::{render_table, ResultsJson};
-use locksim_simulator::batch::run_seed;
-use locksim_simulator::run::RunOptions;
-use locksim_simulator::scenario::{load_file_with_text, RunSpec, Scenario};
+use locksim_simulator::scenario::{load_file_with_text, Scenario};
 
 use crate::exit::{CliError, EXPECTATION_FAILED, MODEL_FAILED, OK};
 use crate::interrupt::INTERRUPTED;
@@ -91,8 +89,9 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         .map(|dir| crate::out_dir::prepare_locked(dir, "--report"))
         .transpose()
         .map_err(CliError::bad_input)?;
+    let campaign = Campaign::new(&scenario, runs, seeds.clone()).verified(args.verify);
     if let Some(shard) = shard {
-        return run_shard(&args, &Campaign::new(&scenario, runs, seeds), &scenario_text, shard, &pool);
+        return run_shard(&args, &campaign, &scenario_text, shard, &pool);
     }
     if let Some(target) = &args.trace {
         if seeds.end - seeds.start != 1 {
@@ -101,10 +100,9 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
                 seeds.end - seeds.start
             )));
         }
-        write_traces(&scenario, &runs, seeds.start, target)?;
+        write_traces(&campaign, seeds.start, target)?;
     }
 
-    let campaign = Campaign::new(&scenario, runs, seeds).verified(args.verify);
     let total = crate::seeds::seed_runs(&campaign.seeds, campaign.rows.len())?;
     let progress = progress_bar(total);
     let outcome = run_campaign(&campaign, &pool, &progress);
@@ -217,12 +215,12 @@ fn run_shard(
 }
 
 /// Runs the one seed of each selected row with a trace and writes the traces.
-fn write_traces(scenario: &Scenario, runs: &[&RunSpec], seed: u64, target: &Path) -> Result<(), CliError> {
+fn write_traces(campaign: &Campaign, seed: u64, target: &Path) -> Result<(), CliError> {
     let to_stdout = target.as_os_str() == "-";
     let jsonl = target.extension().is_some_and(|e| e == "jsonl");
     let mut out = String::new();
-    for run in runs {
-        let Ok(outcome) = run_seed(scenario, run, seed, &RunOptions { trace: true }) else {
+    for (run, outcome) in campaign.traced(seed) {
+        let Ok(outcome) = outcome else {
             out.push_str(&format!("# {}: seed {seed} panicked; see the results below\n", run.label));
             continue;
         };

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use locksim_reports::exact::TotalsState;
 use locksim_reports::json::SeedRange;
-use locksim_reports::shard::{merge_rows, Origin, PartialResults, PointState, Shard};
+use locksim_reports::shard::{merge_rows, Origin, PointState, Shard};
 use locksim_reports::sweep::output::{self, PointResults};
 use locksim_reports::sweep::params_and_points;
 use locksim_reports::sweep::path::{point_scenarios, Point};
@@ -210,16 +210,16 @@ pub fn sweep(args: SweepArgs) -> Result<i32, CliError> {
         record.record(&PointState { point: i, rows: totals.iter().map(TotalsState::of).collect() })
     })
     .map_err(CliError::bad_input)?;
-    let SweepOutcome { points: done, finished, interrupted } = outcome;
     progress.finish_and_clear();
 
     if let Some(shard) = shard {
-        let code = write_shard(&args.out, origin, shard, run_seeds, done, interrupted, points.len())?;
-        if !interrupted {
+        let code = write_shard(&args.out, origin, shard, run_seeds, &outcome, points.len())?;
+        if !outcome.interrupted {
             forget_progress(record.path());
         }
         return Ok(code);
     }
+    let SweepOutcome { points: done, finished, interrupted } = outcome;
     let sweep = SweepRun {
         out: &args.out,
         name: &base.name,
@@ -331,26 +331,18 @@ fn write_shard(
     origin: Origin,
     shard: Shard,
     run_seeds: Range<u64>,
-    done: Vec<(Vec<AlgorithmTotals>, bool)>,
-    interrupted: bool,
+    outcome: &SweepOutcome,
     n_points: usize,
 ) -> Result<i32, CliError> {
-    if interrupted {
-        let whole = done.iter().filter(|(_, complete)| *complete).count();
+    let file = origin.file.clone();
+    let Some(partial) = outcome.partial(origin, shard) else {
+        let whole = outcome.points.iter().filter(|(_, complete)| *complete).count();
         print_out(&format!(
             "# interrupted: shard {shard} finished {whole} of {n_points} points; no partial results written (add --resume to go on)\n"
         ));
         return Ok(INTERRUPTED);
-    }
-    let panicked = done.iter().any(|(rows, _)| rows.iter().any(|t| t.panicked_runs > 0));
-    let points = done
-        .iter()
-        .enumerate()
-        .map(|(i, (rows, _))| PointState { point: i, rows: rows.iter().map(TotalsState::of).collect() })
-        .collect();
+    };
     let path = out.join(format!("shard-{}-of-{}.json", shard.index, shard.count));
-    let file = origin.file.clone();
-    let partial = PartialResults::sweep(origin, shard, points);
     locksim_reports::write_atomic(&path, partial.to_text())
         .map_err(|e| CliError::bad_input(format!("cannot write the partial results to {}: {e}", path.display())))?;
     print_out(&format!(
@@ -360,5 +352,5 @@ fn write_shard(
         run_seeds.end,
         path.display()
     ));
-    Ok(if panicked { MODEL_FAILED } else { OK })
+    Ok(if outcome.panicked() { MODEL_FAILED } else { OK })
 }
