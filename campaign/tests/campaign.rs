@@ -1,11 +1,13 @@
 //! A campaign's orchestration, in process: the totals do not depend on the thread count, a stop
 //! leaves a prefix of the seeds folded, `--verify` finds no difference on a shipped scenario,
-//! shards merged equal one run, and the expectations are judged (and filtered) as `sim run`
-//! reports them.
+//! shards merged equal one run (of a sweep's points too), a resumed sweep runs only the points
+//! not recorded, `--trace` records every row's seed, and the expectations are judged (and
+//! filtered) as `sim run` reports them.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use locksim_campaign::shard::merge_run_parts;
+use locksim_campaign::shard::{merge_run_parts, merge_sweep_parts};
+use locksim_campaign::sweep::{run_points, Point};
 use locksim_campaign::{thread_pool, Campaign, Class, Outcome};
 use locksim_reports::shard::{check_parts, read_part, Origin, Shard};
 use locksim_reports::ResultsJson;
@@ -168,4 +170,100 @@ fn expectations_are_judged_and_filtered_by_row() {
     let verdict = only_db.judge(&s, &["db".to_string()]);
     assert_eq!(verdict.expectations.len(), 1);
     assert_eq!(verdict.class, Class::Passed);
+}
+
+/// Two points of a sweep: the scenario as written and with Redlock's TTL doubled.
+fn sweep_points() -> Vec<Scenario> {
+    let models = locksim_algorithms::registry();
+    let other = SCENARIO.replace("ttl_ms = 600", "ttl_ms = 1200");
+    vec![scenario(), parse_str("campaign-test.toml", &other, &models).expect("the second point parses")]
+}
+
+fn sweep_json(points: &[(Vec<locksim_reports::AlgorithmTotals>, bool)], s: &Scenario) -> Vec<String> {
+    points
+        .iter()
+        .map(|(rows, complete)| {
+            assert!(complete);
+            let results = ResultsJson::from_scenario(s, 0..24, rows, Vec::new());
+            serde_json::to_string(&results.algorithms).expect("rows serialise")
+        })
+        .collect()
+}
+
+#[test]
+fn sweep_shards_merged_equal_one_sweep_and_a_resume_runs_only_the_rest() {
+    let scenarios = sweep_points();
+    let campaigns = || scenarios.iter().map(|s| Point::Run(Campaign::whole(s))).collect::<Vec<_>>();
+    let stop = AtomicBool::new(false);
+    let mut recorded = Vec::new();
+    let whole = run_points(
+        campaigns(),
+        &pool(2),
+        &stop,
+        |_| {},
+        |i, _| {
+            recorded.push(i);
+            Ok::<(), String>(())
+        },
+    )
+    .expect("no record error");
+    assert_eq!(recorded, [0, 1], "every finished point is recorded, in order");
+    assert_ne!(sweep_json(&whole.points, &scenarios[0])[0], sweep_json(&whole.points, &scenarios[0])[1]);
+
+    let dir = std::env::temp_dir().join(format!("locksim-campaign-sweep-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let mut parts = Vec::new();
+    for index in [1, 0] {
+        let shard = Shard { index, count: 2 };
+        let points = scenarios.iter().map(|s| Point::Run(Campaign::whole(s).over(shard.seeds(0..24)))).collect();
+        let ran = run_points(points, &pool(2), &stop, |_| {}, |_, _| Ok::<(), String>(())).expect("ran");
+        let origin = Origin::new(
+            "test",
+            "campaign-test.toml",
+            SCENARIO,
+            0..24,
+            &[],
+            &["models.redlock.ttl_ms=600,1200".to_string()],
+        );
+        let path = dir.join(format!("shard-{index}.json"));
+        std::fs::write(&path, ran.partial(origin, shard).expect("not interrupted").to_text()).expect("written");
+        parts.push(read_part(&path).expect("reads back"));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let sorted = check_parts(&parts).expect("the parts belong together");
+    let refs: Vec<&Scenario> = scenarios.iter().collect();
+    let merged = merge_sweep_parts(&refs, &sorted).expect("the parts merge");
+    assert_eq!(sweep_json(&merged, &scenarios[0]), sweep_json(&whole.points, &scenarios[0]));
+
+    // A resume: the first point is taken as recorded, only the second runs (and is recorded).
+    let mut resumed = campaigns();
+    resumed[0] = Point::Recorded(whole.points[0].0.clone());
+    let mut recorded = Vec::new();
+    let again = run_points(
+        resumed,
+        &pool(2),
+        &stop,
+        |_| {},
+        |i, _| {
+            recorded.push(i);
+            Ok::<(), String>(())
+        },
+    )
+    .expect("no record error");
+    assert_eq!(recorded, [1]);
+    assert_eq!(again.finished, 48, "only the second point's seed-runs ran");
+    assert_eq!(sweep_json(&again.points, &scenarios[0]), sweep_json(&whole.points, &scenarios[0]));
+}
+
+#[test]
+fn traced_records_one_seed_of_every_row_with_its_trace() {
+    let s = scenario();
+    let traced = Campaign::whole(&s).traced(3);
+    let labels: Vec<&str> = traced.iter().map(|(run, _)| run.label.as_str()).collect();
+    assert_eq!(labels, ["redlock", "db"]);
+    for (run, outcome) in traced {
+        let outcome = outcome.expect("no panic");
+        let trace = outcome.trace.expect("a trace was asked for");
+        assert!(!trace.entries.is_empty(), "{}", run.label);
+    }
 }
