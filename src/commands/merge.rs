@@ -13,8 +13,9 @@ use locksim_reports::sweep::path::point_scenarios;
 use locksim_simulator::scenario::{parse_str, Scenario};
 
 use crate::commands::run::{finish as finish_run, Outputs};
-use crate::commands::sweep::{finish as finish_sweep, SweepRun};
+use crate::commands::sweep::finish as finish_sweep;
 use crate::exit::CliError;
+use locksim_reports::sweep::finish::SweepRun;
 
 const AFTER_HELP: &str = "\
 Each part is the file one `--shard K/N` wrote: `sim run FILE --shard K/N --json PART` or

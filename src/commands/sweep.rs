@@ -13,14 +13,12 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use locksim_reports::exact::TotalsState;
-use locksim_reports::json::SeedRange;
 use locksim_reports::shard::{merge_rows, Origin, PointState, Shard};
-use locksim_reports::sweep::output::{self, PointResults};
+use locksim_reports::sweep::finish::SweepRun;
 use locksim_reports::sweep::params_and_points;
-use locksim_reports::sweep::path::{point_scenarios, Point};
+use locksim_reports::sweep::path::point_scenarios;
 use locksim_reports::sweep::progress::Progress;
-use locksim_reports::sweep::summary::{notes, summary_table, written_files};
-use locksim_reports::sweep::values::{describe_point, SweepParam};
+use locksim_reports::sweep::values::describe_point;
 use locksim_reports::AlgorithmTotals;
 use locksim_simulator::scenario::{load_file, RunSpec};
 
@@ -249,29 +247,8 @@ fn forget_progress(path: &Path) {
     }
 }
 
-/// A sweep's outputs and what they describe.
-pub(crate) struct SweepRun<'a> {
-    /// `--out DIR`.
-    pub out: &'a Path,
-    /// The scenario's name.
-    pub name: &'a str,
-    /// The scenario file as the user named it.
-    pub file: &'a str,
-    /// The seeds of every point.
-    pub seeds: Range<u64>,
-    /// The `--param`s.
-    pub params: &'a [SweepParam],
-    /// Every point with its scenario.
-    pub points: &'a [Point],
-    /// The file has `[expect]` blocks (not judged in a sweep: the summary says so).
-    pub has_expect: bool,
-    /// `--full`: sweep.json keeps the whole results rows.
-    pub full: bool,
-}
-
 /// What every sweep ends with, whether its points ran here, were resumed, or were folded from
-/// shards by `sim merge`: the files in DIR, the summary printed, the exit code. `done` holds the
-/// rows of each point that ran (all of them unless interrupted) and whether it ran to its end.
+/// shards by `sim merge`: the files in DIR, the summary printed, the exit code.
 pub(crate) fn finish(
     sweep: &SweepRun,
     done: Vec<(Vec<AlgorithmTotals>, bool)>,
@@ -279,44 +256,12 @@ pub(crate) fn finish(
     finished: u64,
     total: u64,
 ) -> Result<i32, CliError> {
-    let (points, params, seeds, file) = (sweep.points, sweep.params, sweep.seeds.clone(), sweep.file);
-    let mut results: Vec<PointResults> = Vec::new();
-    for (i, (totals, complete)) in done.iter().enumerate() {
-        let point = output::point_results(sweep.out, i, &points[i], params, seeds.clone(), totals, *complete)
-            .map_err(CliError::bad_input)?;
-        results.push(point);
-    }
-    let seed_range = SeedRange { from: seeds.start, to: seeds.end };
-    let json_text = output::json(sweep.name, file, seed_range, params, &results, interrupted, sweep.full);
-    output::write_all(sweep.out, sweep.name, params, &results, &json_text).map_err(CliError::bad_input)?;
-
-    let n_seeds = seeds.end - seeds.start;
-    let notes = notes(params, &results);
-    let mut text = String::new();
-    text.push_str(&format!(
-        "sweep {file}: {} point{} × {} seeds ({}..{}){}\n\n",
-        points.len(),
-        if points.len() == 1 { "" } else { "s" },
-        n_seeds,
-        seeds.start,
-        seeds.end,
-        if sweep.has_expect { "; the file's [expect] blocks are not judged in a sweep" } else { "" }
-    ));
-    if interrupted {
-        text.push_str(&format!(
-            "# interrupted: {finished} of {total} seed-runs finished; {} of {} points below{}\n",
-            results.len(),
-            points.len(),
-            if results.last().is_some_and(|p| !p.complete) { " (the last one partly)" } else { "" }
-        ));
-    }
-    text.push_str(&summary_table(params, &results));
-    text.push_str(&notes.text);
-    text.push_str(&written_files(sweep.out, &results));
-    print_out(&text);
+    let end = locksim_reports::sweep::finish::finish(sweep, &done, interrupted, finished, total)
+        .map_err(CliError::bad_input)?;
+    print_out(&end.text);
     Ok(if interrupted {
         INTERRUPTED
-    } else if notes.panicked {
+    } else if end.panicked {
         MODEL_FAILED
     } else {
         OK

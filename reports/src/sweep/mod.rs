@@ -13,10 +13,12 @@
 //! - [`progress`]: the record of finished points that `--resume` skips
 //! - [`summary`]: what the terminal gets: one line per point and algorithm, the failing seeds
 //!   and panics under it, and where the files went
+//! - [`finish`]: what every sweep ends with (run, resumed or merged): the files and the summary
 //!
 //! [`params_and_points`] is the first step of a sweep: every `--param` checked and the points
 //! listed, before any scenario is built.
 
+pub mod finish;
 pub mod output;
 pub mod path;
 pub mod progress;
