@@ -3,6 +3,10 @@
 //! (cancelled, or re-armed after a drift change) finds a different generation or due time and is
 //! ignored.
 
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::fmt;
+
 use crate::directory::NodeId;
 use crate::time::Nanos;
 
@@ -13,11 +17,41 @@ pub struct TimerId {
     pub(crate) generation: u32,
 }
 
-/// As a derive would print it, except while a world's fingerprint is taken: then it prints the
-/// timer it names, not its slot (`engine::fingerprint`).
-impl std::fmt::Debug for TimerId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        crate::engine::fingerprint::fmt_timer_id(self, f)
+/// As a derive would print it, except while a world's fingerprint is taken
+/// ([`CanonicalTimerNames`]): then it prints the timer it names, not its slot.
+impl fmt::Debug for TimerId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let canonical = CANONICAL_NAMES.with(|c| c.borrow().as_ref().map(|m| m.get(self).copied()));
+        match canonical {
+            None => f.debug_struct("TimerId").field("slot", &self.slot).field("generation", &self.generation).finish(),
+            Some(Some(h)) => write!(f, "Timer({h:016x})"),
+            Some(None) => f.write_str("Timer(dead)"),
+        }
+    }
+}
+
+thread_local! {
+    /// While a fingerprint is taken on this thread: each live timer's canonical hash.
+    static CANONICAL_NAMES: RefCell<Option<BTreeMap<TimerId, u64>>> = const { RefCell::new(None) };
+}
+
+/// While alive, every [`TimerId`] printed on this thread prints as the canonical hash of the
+/// timer it names (models keep ids whose slots depend on reuse order, which a world's fingerprint
+/// must not see); dropping it, panic or not, restores the plain form. Set by
+/// `engine::fingerprint`; kept here so timers do not depend on the engine.
+pub(crate) struct CanonicalTimerNames;
+
+impl CanonicalTimerNames {
+    /// Names each live timer by its hash until the guard is dropped.
+    pub(crate) fn set(names: BTreeMap<TimerId, u64>) -> Self {
+        CANONICAL_NAMES.with(|c| *c.borrow_mut() = Some(names));
+        CanonicalTimerNames
+    }
+}
+
+impl Drop for CanonicalTimerNames {
+    fn drop(&mut self) {
+        CANONICAL_NAMES.with(|c| *c.borrow_mut() = None);
     }
 }
 

@@ -18,7 +18,7 @@
 //! - the open and stale connections; the network, reset and fault random streams' positions;
 //!   what each fault occurrence did (its targets, saved drift).
 //!
-//! Timer ids are canonical: a process holds [`TimerId`]s (slot and generation in the run's slab,
+//! Timer ids are canonical: a process holds timer ids (slot and generation in the run's slab,
 //! which depend on the order timers were armed and freed). While a fingerprint is taken, a
 //! `TimerId`'s `Debug` text is not its slot but the hash of the timer it names (its node, due
 //! time relative to now and tag), or `dead` for one that fired or was cancelled (a process can
@@ -48,7 +48,6 @@
 //! - **Custom `Debug`.** A message or state type whose hand-written `Debug` leaves a field out
 //!   (the trace's short forms) hides that field from the fingerprint.
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
 use std::hash::Hasher;
@@ -57,7 +56,7 @@ use super::queue::EventKind;
 use super::{Node, World};
 use crate::process::Protocol;
 use crate::time::Nanos;
-use crate::timers::TimerId;
+use crate::timers::CanonicalTimerNames;
 use crate::wire::Wire;
 
 /// FNV-1a over the bytes, finished with a 64-bit mix (splitmix64's): the same value in every
@@ -103,30 +102,6 @@ impl StableHasher {
     }
 }
 
-thread_local! {
-    /// While a fingerprint is taken on this thread: each live timer's canonical hash.
-    static CANONICAL_TIMERS: RefCell<Option<BTreeMap<TimerId, u64>>> = const { RefCell::new(None) };
-}
-
-/// How a [`TimerId`] prints: canonically while a fingerprint is taken, as its slot otherwise.
-pub(crate) fn fmt_timer_id(id: &TimerId, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    let canonical = CANONICAL_TIMERS.with(|c| c.borrow().as_ref().map(|m| m.get(id).copied()));
-    match canonical {
-        None => f.debug_struct("TimerId").field("slot", &id.slot).field("generation", &id.generation).finish(),
-        Some(Some(h)) => write!(f, "Timer({h:016x})"),
-        Some(None) => f.write_str("Timer(dead)"),
-    }
-}
-
-/// Clears the canonical timer map when the fingerprint ends, panic or not.
-struct CanonicalTimers;
-
-impl Drop for CanonicalTimers {
-    fn drop(&mut self) {
-        CANONICAL_TIMERS.with(|c| *c.borrow_mut() = None);
-    }
-}
-
 /// A due time relative to now (negative: overdue, e.g. a timer backlogged on a paused node).
 fn relative(due_ns: Nanos, now_ns: Nanos) -> i128 {
     due_ns as i128 - now_ns as i128
@@ -158,8 +133,7 @@ impl<P: Protocol> World<P> {
             timers.insert(id, th);
             timer_hashes.push(th);
         }
-        CANONICAL_TIMERS.with(|c| *c.borrow_mut() = Some(timers));
-        let _clear = CanonicalTimers;
+        let _named = CanonicalTimerNames::set(timers);
 
         let mut h = StableHasher::default();
         h.write_usize(self.nodes.len());
