@@ -55,7 +55,8 @@ fn compare_reference_prints_three_columns_under_a_header_naming_library_and_pres
     let (code, stdout, stderr) = sim(&["compare", &s(&file), "--reference", "--seeds", "1", "--sim-seeds", "4"]);
     assert_eq!(code, 0, "no verdict differs without faults:\n{stdout}\n{stderr}");
     // The header names the library and version that ran and the preset simulated.
-    let header = stdout.lines().find(|l| l.starts_with("# redis; ")).unwrap_or_else(|| panic!("{stdout}"));
+    let header =
+        stdout.lines().find(|l| l.starts_with("# redis: library live: ")).unwrap_or_else(|| panic!("{stdout}"));
     assert!(header.contains("library live: redis-py 5.2.1"), "{header}");
     assert!(header.contains("simulated with client = \"redis-py-5\" (the library's preset)"), "{header}");
     assert!(

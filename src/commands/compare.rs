@@ -246,7 +246,7 @@ pub fn compare_cmd(args: CompareArgs) -> Result<i32, CliError> {
         let library_text = match library {
             None => String::new(),
             Some(l) => format!(
-                "; library live: {}; simulated with client = \"{}\" ({}); recipe live: the model's client code, the row as written{}",
+                "library live: {}; simulated with client = \"{}\" ({}); recipe live: the model's client code, the row as written{}; ",
                 l.prepared.lib.version,
                 l.client,
                 if l.scenario_client { "the scenario's own client, kept" } else { "the library's preset" },
@@ -254,7 +254,7 @@ pub fn compare_cmd(args: CompareArgs) -> Result<i32, CliError> {
             ),
         };
         let header = format!(
-            "# {}{library_text}; loopback round trip {:.3} ms median, {:.3}-{:.3} ms p10-p90; simulated latency uniform {lo_ms:.3}-{hi_ms:.3} ms each way{}",
+            "# {}: {library_text}loopback round trip {:.3} ms median, {:.3}-{:.3} ms p10-p90; simulated latency uniform {lo_ms:.3}-{hi_ms:.3} ms each way{}",
             run.label,
             cal.rtt_ms,
             cal.rtt_ms_p10,
