@@ -1,7 +1,8 @@
 //! How a run stops before its end, as a user meets it: SIGTERM (or Ctrl-C) in the middle of a
 //! seed that would run for minutes ends the process within a second, with what finished written
-//! and marked interrupted; a zero-time loop (every time 0) ends its seed with the cause named,
-//! in `sim run` and in `sim check`'s probe, instead of running until memory runs out.
+//! and marked interrupted (a shard's part too, which `sim merge` marks interrupted in turn); a
+//! zero-time loop (every time 0) ends its seed with the cause named, in `sim run` and in
+//! `sim check`'s probe, instead of running until memory runs out.
 
 #[path = "support/cli.rs"]
 mod cli;
@@ -62,6 +63,59 @@ fn sigterm_in_a_long_seed_stops_within_a_second_and_writes_what_finished() {
         assert_eq!(row["runs"], 0, "an unfinished seed is not counted as a run: {row}");
     }
     assert_eq!(v["expectations"], serde_json::json!([]), "nothing ran, nothing is judged");
+}
+
+/// SIGTERM in a shard's long seed (Slurm's or Kubernetes' stop): the shard still writes its part
+/// within a second, marked interrupted with no seed finished, exit 130; `sim merge` of such parts
+/// gives results marked interrupted, names each cut shard, its missing seeds and the command that
+/// runs it again, and exits 130.
+#[test]
+#[allow(clippy::disallowed_methods)]
+fn sigterm_in_a_shard_writes_a_marked_part_that_merges_into_marked_results() {
+    let dir = fresh_dir("stops", "sigterm-shard");
+    let file = dir.join("long.toml");
+    std::fs::write(&file, LONG).unwrap();
+    let mut parts = Vec::new();
+    for k in 0..2 {
+        let part = dir.join(format!("part-{k}.json"));
+        let child = Command::new(env!("CARGO_BIN_EXE_sim"))
+            .args(["run", &s(&file), "--threads", "2", "--shard", &format!("{k}/2"), "--json", &s(&part)])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("sim starts");
+        std::thread::sleep(Duration::from_millis(1000));
+        let signalled = Instant::now();
+        let status = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().expect("kill runs");
+        assert!(status.success());
+        let out = child.wait_with_output().expect("sim ends");
+        let took = signalled.elapsed();
+        let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(took < Duration::from_secs(1), "exited {took:?} after SIGTERM\n{stdout}{stderr}");
+        assert_eq!(out.status.code(), Some(130), "{stdout}{stderr}");
+        assert!(stdout.contains(&format!("# interrupted: 0 of 4 seed-runs of shard {k}/2 finished")), "{stdout}");
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&part).expect("the part is written")).expect("parses");
+        assert_eq!(v["interrupted"], true, "{v}");
+        assert_eq!(v["seeds_finished"], serde_json::json!([0, 0]), "{v}");
+        parts.push(s(&part));
+    }
+    let json = dir.join("results.json");
+    let (code, stdout, stderr) = sim(&["merge", &parts[0], &parts[1], "--json", &s(&json)]);
+    assert_eq!(code, 130, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("shard 1/2")
+            && stdout.contains("was interrupted: missing redlock seeds 2..4, redis seeds 2..4"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("--seeds 0..4 --shard 1/2 --json PART"), "{stdout}");
+    assert!(stdout.contains("# interrupted: 0 of 8 seed-runs finished"), "{stdout}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("--json written")).expect("--json parses");
+    assert_eq!(v["interrupted"], true, "{v}");
+    for row in v["algorithms"].as_array().expect("rows") {
+        assert_eq!(row["seeds_finished"], 0, "{row}");
+    }
 }
 
 /// The scenario, every time 0, is refused before anything runs, by `sim run` and `sim

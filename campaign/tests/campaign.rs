@@ -1,6 +1,7 @@
 //! A campaign's orchestration, in process: the totals do not depend on the thread count, a stop
 //! leaves a prefix of the seeds folded, `--verify` finds no difference on a shipped scenario,
-//! shards merged equal one run (of a sweep's points too), a resumed sweep runs only the points
+//! shards merged equal one run (of a sweep's points too), an interrupted shard writes its finished
+//! prefix marked and merges into a marked outcome, a resumed sweep runs only the points
 //! not recorded, `--trace` records every row's seed, and the expectations are judged (and
 //! filtered) as `sim run` reports them.
 
@@ -137,7 +138,8 @@ fn shards_merged_equal_one_run() {
         let ran = campaign.run_shard(shard, origin, &pool(2), &AtomicBool::new(false), |_| {});
         assert_eq!(ran.outcome.seeds, shard.seeds(0..24));
         let path = dir.join(format!("part-{index}.json"));
-        std::fs::write(&path, ran.partial.expect("not interrupted").to_text()).expect("part written");
+        assert!(!ran.partial.interrupted && ran.partial.seeds_finished.is_empty(), "a whole part is not marked");
+        std::fs::write(&path, ran.partial.to_text()).expect("part written");
         parts.push(read_part(&path).expect("part reads back"));
     }
     let sorted = check_parts(&parts).expect("the parts belong together");
@@ -148,13 +150,72 @@ fn shards_merged_equal_one_run() {
 }
 
 #[test]
-fn an_interrupted_shard_has_no_part() {
+fn a_shard_stopped_before_its_first_seed_writes_a_marked_empty_part() {
     let s = scenario();
     let origin = Origin::new("test", "campaign-test.toml", SCENARIO, 0..24, &[], &[]);
     let ran =
         Campaign::whole(&s).run_shard(Shard { index: 0, count: 2 }, origin, &pool(1), &AtomicBool::new(true), |_| {});
     assert!(ran.outcome.interrupted);
-    assert!(ran.partial.is_none());
+    assert!(ran.partial.interrupted);
+    assert_eq!(ran.partial.seeds_finished, [0, 0]);
+    assert_eq!(ran.partial.missing_seeds(0), 0..12);
+}
+
+#[test]
+fn an_interrupted_shard_writes_its_prefix_and_merges_into_a_marked_outcome() {
+    let s = scenario();
+    let campaign = Campaign::whole(&s);
+    let dir = std::env::temp_dir().join(format!("locksim-campaign-cut-shard-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let origin = || Origin::new("test", "campaign-test.toml", SCENARIO, campaign.seeds.clone(), &[], &[]);
+    let mut parts = Vec::new();
+    let mut cut_finished = 0;
+    for index in 0..3 {
+        let shard = Shard { index, count: 3 };
+        let stop = AtomicBool::new(false);
+        let mut seen = 0u64;
+        // Shard 1 (seeds 8..16) is stopped after its third seed of the first row.
+        let ran = campaign.run_shard(shard, origin(), &pool(2), &stop, |_| {
+            seen += 1;
+            if index == 1 && seen == 3 {
+                stop.store(true, Ordering::SeqCst);
+            }
+        });
+        if index == 1 {
+            assert!(ran.outcome.interrupted);
+            assert!(ran.partial.interrupted);
+            cut_finished = ran.outcome.finished;
+            assert!((3..8).contains(&cut_finished), "finished {cut_finished}");
+            assert_eq!(ran.partial.seeds_finished, [cut_finished, 0], "redlock cut, db never started");
+            assert_eq!(ran.partial.missing_seeds(0), 8 + cut_finished..16);
+            assert_eq!(ran.partial.missing_seeds(1), 8..16);
+            // The part holds exactly the block's first seeds: the totals of those seeds alone.
+            let prefix = run(&Campaign::new(&s, vec![&s.runs[0]], 8..8 + cut_finished), 1);
+            assert_eq!(row_json(&s, &ran.outcome, 0), row_json(&s, &prefix, 0));
+        } else {
+            assert!(!ran.partial.interrupted);
+        }
+        let path = dir.join(format!("part-{index}.json"));
+        std::fs::write(&path, ran.partial.to_text()).expect("part written");
+        parts.push(read_part(&path).expect("part reads back"));
+    }
+    let sorted = check_parts(&parts).expect("the parts belong together");
+    let merged = merge_run_parts(&s, &sorted).expect("a cut part merges");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(merged.interrupted, "the merged run says it was cut");
+    // Redlock: 16 seeds of the whole shards and the cut one's prefix; db: 16 seeds.
+    assert_eq!(merged.finished, 16 + cut_finished + 16);
+    assert_eq!(merged.total, 48);
+    let results: serde_json::Value = serde_json::from_str(&json(&s, &merged)).expect("json");
+    assert_eq!(results["interrupted"], true);
+    assert_eq!(results["algorithms"][0]["seeds_finished"], 16 + cut_finished);
+    assert_eq!(results["algorithms"][1]["seeds_finished"], 16);
+    assert_eq!(merged.judge(&s, &[]).class, Class::Interrupted);
+    let labels = ["redlock".to_string(), "db".to_string()];
+    let said = locksim_campaign::shard::cut_parts_text(&sorted, &labels);
+    assert!(said.contains("shard 1/3") && said.contains("was interrupted"), "{said}");
+    assert!(said.contains(&format!("redlock seeds {}..16, db seeds 8..16", 8 + cut_finished)), "{said}");
+    assert!(said.contains("--shard 1/3"), "{said}");
 }
 
 #[test]

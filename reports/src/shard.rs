@@ -180,6 +180,18 @@ pub struct PartialResults {
     /// `sim sweep`: every point, each with one state per row.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub points: Vec<PointState>,
+    /// `sim run`: the shard was stopped (Ctrl-C, SIGTERM); each row holds only the first
+    /// `seeds_finished` seeds of the block, as an interrupted run's results JSON does. Absent in
+    /// a whole part (and in files written before parts could be cut).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub interrupted: bool,
+    /// With `interrupted`: the seeds each row finished (a prefix of the block, rows in order).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub seeds_finished: Vec<u64>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl PartialResults {
@@ -194,7 +206,27 @@ impl PartialResults {
             shard_seeds: SeedRange { from: s.start, to: s.end },
             rows: totals.iter().map(TotalsState::of).collect(),
             points: Vec::new(),
+            interrupted: false,
+            seeds_finished: Vec::new(),
         }
+    }
+
+    /// A `sim run` shard's file for a shard that was stopped: each row of `totals` holds the
+    /// first seeds of the block only, and the file says how many.
+    pub fn run_interrupted(origin: Origin, shard: Shard, totals: &[AlgorithmTotals]) -> Self {
+        PartialResults {
+            interrupted: true,
+            // A panicked seed finished too, as in the results JSON's `seeds_finished`.
+            seeds_finished: totals.iter().map(|t| t.runs + t.panicked_runs).collect(),
+            ..PartialResults::run(origin, shard, totals)
+        }
+    }
+
+    /// The seeds of this part's block that row `row` did not finish (empty for a whole part).
+    pub fn missing_seeds(&self, row: usize) -> Range<u64> {
+        let done = if self.interrupted { self.seeds_finished.get(row).copied().unwrap_or(0) } else { u64::MAX };
+        let from = self.shard_seeds.from.saturating_add(done).min(self.shard_seeds.to);
+        from..self.shard_seeds.to
     }
 
     /// A `sim sweep` shard's file: `points[i]` holds point i's rows.
@@ -208,6 +240,8 @@ impl PartialResults {
             shard_seeds: SeedRange { from: s.start, to: s.end },
             rows: Vec::new(),
             points,
+            interrupted: false,
+            seeds_finished: Vec::new(),
         }
     }
 

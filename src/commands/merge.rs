@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use locksim_campaign::shard::{merge_run_parts, merge_sweep_parts};
+use locksim_campaign::shard::{cut_parts_text, merge_run_parts, merge_sweep_parts};
 use locksim_reports::shard::{check_parts, read_part, Part, KIND_RUN};
 use locksim_reports::sweep::params_and_points;
 use locksim_reports::sweep::path::point_scenarios;
@@ -28,8 +28,16 @@ both, a missing shard its K and seeds). Any shard can be re-run alone to replace
 The outputs are byte-identical to the single-machine run's: `sim run --json/--report` for run
 parts, `sim sweep --out DIR` for sweep parts.
 
-Exit codes: as `sim run` for run parts (0, 1 an [expect] failed, 3 a seed panicked), as
-`sim sweep` for sweep parts (0, 3); 2 for parts that do not belong together or cannot be read.
+A run part cut by Ctrl-C or SIGTERM (`interrupted: true` in the file) holds the first seeds of
+its block that each row finished; merged, the results are marked interrupted as a stopped
+`sim run`'s are (each row's seeds_finished), the output names the cut shard, the seeds missing
+and the command that runs that shard again, and the exit code is 130. Sweep parts are never
+cut: a stopped sweep shard writes no part; its finished points stay recorded in DIR and
+`--resume` runs the rest.
+
+Exit codes: as `sim run` for run parts (0, 1 an [expect] failed, 3 a seed panicked, 130 a part
+was interrupted), as `sim sweep` for sweep parts (0, 3); 2 for parts that do not belong together
+or cannot be read.
 
 Examples:
   sim run scenarios/failover.toml --shard 0/2 --json part-0.json      # on machine A
@@ -87,6 +95,8 @@ pub fn merge(args: MergeArgs) -> Result<i32, CliError> {
             .transpose()
             .map_err(CliError::bad_input)?;
         let outcome = merge_run_parts(&scenario, &sorted).map_err(CliError::bad_input)?;
+        let labels: Vec<String> = outcome.totals.iter().map(|t| t.label.clone()).collect();
+        crate::print::print_out(&cut_parts_text(&sorted, &labels));
         let outputs =
             Outputs { json: args.json.as_deref(), report: args.report.as_deref(), timeline_seed: args.timeline_seed };
         return finish_run(&scenario, origin.scenario_text.clone(), &origin.algorithms, &outcome, &outputs);

@@ -175,7 +175,7 @@ pub(crate) fn finish(
 
 /// `--shard K/N`: runs the shard's block of the seeds, writes its partial results to `--json`
 /// and prints its table. Nothing is judged here: `sim merge` judges the whole run. A shard
-/// stopped by Ctrl-C writes nothing (a partial file must hold its whole block); run it again.
+/// stopped by Ctrl-C or SIGTERM writes the seeds it finished, its part marked interrupted.
 fn run_shard(
     args: &RunArgs,
     campaign: &Campaign,
@@ -192,13 +192,6 @@ fn run_shard(
     let stop = crate::interrupt::stop_flag();
     let ShardRun { outcome, partial } = campaign.run_shard(shard, origin, pool, stop, shown_on(&progress));
     progress.finish_and_clear();
-    let Some(partial) = partial else {
-        print_out(&format!(
-            "# interrupted: {} of {total} seed-runs of shard {shard} finished; no partial results written (run the shard again)\n",
-            outcome.finished
-        ));
-        return Ok(INTERRUPTED);
-    };
     locksim_reports::write_atomic(json, partial.to_text())
         .map_err(|e| CliError::bad_input(format!("cannot write the partial results to {}: {e}", json.display())))?;
     let mut text = format!(
@@ -209,9 +202,21 @@ fn run_shard(
         seeds.end,
         json.display()
     );
+    if outcome.interrupted {
+        text.push_str(&format!(
+            "# interrupted: {} of {total} seed-runs of shard {shard} finished; the part holds those and is marked interrupted (`sim merge` says which seeds are missing)\n",
+            outcome.finished
+        ));
+    }
     text.push_str(&render_table(&file, &outcome.totals, &[]));
     print_out(&text);
-    Ok(if outcome.panicked() { MODEL_FAILED } else { OK })
+    Ok(if outcome.interrupted {
+        INTERRUPTED
+    } else if outcome.panicked() {
+        MODEL_FAILED
+    } else {
+        OK
+    })
 }
 
 /// Runs the one seed of each selected row with a trace and writes the traces.
