@@ -118,6 +118,32 @@ fn sigterm_in_a_shard_writes_a_marked_part_that_merges_into_marked_results() {
     }
 }
 
+/// SIGTERM while `sim explore` is inside long schedules: it stops within a second (the seeds in
+/// progress are cut, not waited for), prints what it ran marked interrupted, and exits 130.
+#[test]
+#[allow(clippy::disallowed_methods)]
+fn sigterm_in_explore_stops_within_a_second_marked_interrupted() {
+    let dir = fresh_dir("stops", "sigterm-explore");
+    let file = dir.join("long.toml");
+    std::fs::write(&file, format!("{LONG}[explore]\nkinds = [\"pause\"]\nmax_faults = 1\n")).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_sim"))
+        .args(["explore", &s(&file), "--budget", "4", "--threads", "2", "--out", &s(&dir.join("out"))])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sim starts");
+    std::thread::sleep(Duration::from_millis(1500));
+    let signalled = Instant::now();
+    let status = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().expect("kill runs");
+    assert!(status.success());
+    let out = child.wait_with_output().expect("sim ends");
+    let took = signalled.elapsed();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(took < Duration::from_secs(1), "exited {took:?} after SIGTERM\n{stdout}{stderr}");
+    assert_eq!(out.status.code(), Some(130), "{stdout}{stderr}");
+    assert!(stdout.contains("# interrupted: 0 of 4 schedules ran"), "{stdout}");
+}
+
 /// The scenario, every time 0, is refused before anything runs, by `sim run` and `sim
 /// check` alike (exit 2, at `workload.hold_ms`, the cause and the fix named), in seconds.
 #[test]

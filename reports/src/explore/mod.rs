@@ -15,8 +15,9 @@ pub mod output;
 
 use std::sync::atomic::AtomicBool;
 
-use locksim_simulator::batch::{run_ordered, run_seed};
+use locksim_simulator::batch::{run_ordered_until, run_seed_until, SeedError};
 use locksim_simulator::model::DynModel;
+use locksim_simulator::outcome::Halt;
 use locksim_simulator::run::{recycle, RunOptions};
 use locksim_simulator::scenario::{parse_str, ExploreSpec, Scenario};
 use toml_edit::DocumentMut;
@@ -103,15 +104,22 @@ pub fn explore(
     let mut found = Vec::new();
     let mut error = None;
     type SeedRun = (u64, String, usize, Vec<Option<(&'static str, String)>>);
-    let work = |seed: u64| -> Result<SeedRun, String> {
+    // `None` when the stop cut one of the seed's rows: the seed counts as not run, so a Ctrl-C
+    // ends the exploration within the engine's stop bound, not after the seeds in progress.
+    let work = |seed: u64| -> Option<Result<SeedRun, String>> {
         let (seed_text, drawn) = seed_text(&doc, &spec, duration_ms, seed);
-        let scenario = parse_str(file, &seed_text, models).map_err(|e| {
-            format!("the schedule drawn for seed {seed} is refused by the parser ({e}); check [explore]")
-        })?;
-        let results = selected.iter().map(|l| first_violation(&scenario, l, seed)).collect();
-        Ok((seed, seed_text, drawn, results))
+        let scenario = match parse_str(file, &seed_text, models) {
+            Ok(scenario) => scenario,
+            Err(e) => {
+                return Some(Err(format!(
+                    "the schedule drawn for seed {seed} is refused by the parser ({e}); check [explore]"
+                )))
+            }
+        };
+        let results = selected.iter().map(|l| first_violation(&scenario, l, seed, stop)).collect::<Option<_>>()?;
+        Some(Ok((seed, seed_text, drawn, results)))
     };
-    let handed = run_ordered(pool, 0..seeds, stop, work, |r| match r {
+    let handed = run_ordered_until(pool, 0..seeds, stop, work, |r| match r {
         Err(e) => {
             error.get_or_insert(e);
         }
@@ -141,11 +149,20 @@ pub fn explore(
     Ok(Explored { rows, found, seeds: handed })
 }
 
-/// The first violation of `label` on `seed` (kind and words), a panic, or nothing.
-fn first_violation(scenario: &Scenario, label: &str, seed: u64) -> Option<(&'static str, String)> {
-    let run = scenario.runs.iter().find(|r| r.label == label)?;
-    match run_seed(scenario, run, seed, &RunOptions::default()) {
-        Err(message) => Some((PANIC, message)),
+/// The first violation of `label` on `seed` (kind and words), a panic, or nothing; `None` when
+/// `stop` cut the seed (an unfinished seed shows nothing either way).
+fn first_violation(
+    scenario: &Scenario,
+    label: &str,
+    seed: u64,
+    stop: &AtomicBool,
+) -> Option<Option<(&'static str, String)>> {
+    let Some(run) = scenario.runs.iter().find(|r| r.label == label) else {
+        return Some(None);
+    };
+    Some(match run_seed_until(scenario, run, seed, &RunOptions::default(), Some(stop)) {
+        Err(SeedError::Halted(Halt::Stopped)) => return None,
+        Err(e) => Some((PANIC, e.to_string())),
         Ok(out) => {
             let first = out
                 .metrics
@@ -155,5 +172,5 @@ fn first_violation(scenario: &Scenario, label: &str, seed: u64) -> Option<(&'sta
             recycle(out.history);
             first
         }
-    }
+    })
 }
