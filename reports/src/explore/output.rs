@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use locksim_simulator::model::DynModel;
 use locksim_simulator::scenario::parse_str;
@@ -67,7 +67,7 @@ fn found_header(f: &Found, file: &str, path: &Path) -> String {
     out
 }
 
-/// Writes every failure to `opts.dir`, shrinks each when asked, and
+/// Writes every failure to `opts.dir`, shrinks each when asked (unless `stop` is raised), and
 /// returns each (row, kind)'s count and smallest example. `narrative` gives the story of a
 /// (file, row, seed) when the caller has one; it is written beside the file as `.txt`.
 /// `progress` hears about each shrink.
@@ -84,7 +84,12 @@ pub fn write_found(
         let path = opts.dir.join(file_name(f));
         let text = found_header(f, opts.file, &path) + &f.text;
         write(&path, &text)?;
-        write_narrative(&path, &f.label, f.seed, narrative)?;
+        // After a stop, no more seeds run (a narrative replays the seed, a shrink runs many):
+        // the failing files are written, their stories and shrunk versions are not.
+        let stopped = stop.load(Ordering::Relaxed);
+        if !stopped {
+            write_narrative(&path, &f.label, f.seed, narrative)?;
+        }
         let size = parse_str(opts.file, &f.text, opts.models).map(|s| Size::of(&s)).map_err(|e| e.to_string())?;
         let key = (f.label.clone(), f.kind);
         let tally = tallies.entry(key).or_insert(KindTally { count: 0, example: None });
@@ -93,7 +98,7 @@ pub fn write_found(
         if f.kind == PANIC {
             continue;
         }
-        let Some(budget) = opts.shrink_budget else { continue };
+        let Some(budget) = opts.shrink_budget.filter(|_| !stopped) else { continue };
         let out = path.with_extension("shrunk.toml");
         let (file_text, out_text) = (path.display().to_string(), out.display().to_string());
         // The scenario as run, without the found file's comment block (which names another file).
