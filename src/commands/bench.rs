@@ -247,7 +247,8 @@ pub fn bench(cmd: BenchCommand) -> Result<i32, CliError> {
                 // upper bound on the second; say which one it is.
                 let fresh = reset_peak_rss();
                 let progress = progress_bar(n * runs.len() as u64);
-                let outcome = run_campaign(&locksim_campaign::Campaign::new(&scenario, runs.clone(), 0..n), &pool, &progress);
+                let outcome =
+                    run_campaign(&locksim_campaign::Campaign::new(&scenario, runs.clone(), 0..n), &pool, &progress);
                 progress.finish_and_clear();
                 let peak = peak_rss_mb().unwrap_or(f64::NAN);
                 outln!(
