@@ -316,3 +316,15 @@ fn sim_check_on_mutated_shipped_scenarios_exits_0_or_2_with_a_position() {
     // The mutations change something: some files still parse, most are refused.
     assert!(exits[0] > 0 && exits[1] > files.len(), "accepted/refused: {exits:?}");
 }
+
+/// The case the proptest above found (CI, 2026-11-27): a model's own parameter check echoed the
+/// smallest subnormal `ttl_ms` as 300-odd digits; model messages show numbers as the parser does.
+#[test]
+fn a_model_parameter_message_shows_a_tiny_number_in_exponent_form() {
+    let text = "name = \"t\"\nduration_ms = 1000\nseeds = 1\n\n[[variants]]\nname = \"r\"\nmodel = \"redis\"\nttl_ms = 5e-324\n\n[workload]\nclients = 2\n";
+    let models = locksim_algorithms::registry();
+    let e = locksim_simulator::scenario::parse_str("t.toml", text, &models).expect_err("ttl_ms below 1 is refused");
+    assert!(e.message.contains("ttl_ms = 5e-324"), "{e}");
+    let longest_digits = e.message.split(|c: char| !c.is_ascii_digit()).map(str::len).max().unwrap_or(0);
+    assert!(longest_digits < 30, "a number shown in full: {e}");
+}

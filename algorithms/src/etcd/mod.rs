@@ -58,6 +58,7 @@ pub mod server;
 use locksim_simulator::lockclient::LockClient;
 use locksim_simulator::model::{Cluster, Model, ParamKind, ParamProblem, ParamSpec, Params, Topology};
 use locksim_simulator::process::{NodeKind, Process};
+use locksim_simulator::scenario::show_number;
 use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::time::{ms_to_ns, Nanos, NS_PER_SEC};
 
@@ -226,6 +227,7 @@ impl Model for Etcd {
         let mut problems = Vec::new();
         let (hb, el) = (params.f64("heartbeat_ms"), params.f64("election_ms"));
         if el < 5.0 * hb {
+            let (el, hb) = (show_number(el), show_number(hb));
             problems.push(ParamProblem {
                 key: "election_ms".into(),
                 message: format!(

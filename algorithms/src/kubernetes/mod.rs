@@ -49,6 +49,7 @@ pub mod server;
 use locksim_simulator::lockclient::LockClient;
 use locksim_simulator::model::{Cluster, Model, ParamKind, ParamProblem, ParamSpec, Params, Topology};
 use locksim_simulator::process::{NodeKind, Process, Protocol};
+use locksim_simulator::scenario::show_number;
 use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::time::ms_to_ns;
 
@@ -157,6 +158,7 @@ impl Model for Kubernetes {
         let renew = params.f64("renew_deadline_ms");
         let retry = params.f64("retry_period_ms");
         if lease <= renew {
+            let (lease, renew) = (show_number(lease), show_number(renew));
             problems.push(ParamProblem {
                 key: "lease_duration_ms".into(),
                 message: format!(
@@ -168,8 +170,9 @@ impl Model for Kubernetes {
             problems.push(ParamProblem {
                 key: "renew_deadline_ms".into(),
                 message: format!(
-                    "client-go's NewLeaderElector requires renewDeadline > retryPeriod × 1.2 (JitterFactor): renew_deadline_ms = {renew} is not above {}",
-                    JITTER_FACTOR * retry
+                    "client-go's NewLeaderElector requires renewDeadline > retryPeriod × 1.2 (JitterFactor): renew_deadline_ms = {} is not above {}",
+                    show_number(renew),
+                    show_number(JITTER_FACTOR * retry)
                 ),
             });
         }

@@ -325,7 +325,10 @@ impl Model for Redis {
         } else if ttl_ms > 0.0 && ttl_ms < 1.0 {
             problems.push(ParamProblem {
                 key: "ttl_ms".into(),
-                message: format!("ttl_ms = {ttl_ms}: use 0 (no expiry) or a number of at least 1"),
+                message: format!(
+                    "ttl_ms = {}: use 0 (no expiry) or a number of at least 1",
+                    locksim_simulator::scenario::show_number(ttl_ms)
+                ),
             });
         } else if ttl_ms == 0.0 && params.str("acquire") != "set_nx_px" {
             problems.push(ParamProblem {

@@ -34,6 +34,7 @@ pub mod server;
 use locksim_simulator::lockclient::LockClient;
 use locksim_simulator::model::{Cluster, Model, ParamKind, ParamProblem, ParamSpec, Params, Topology};
 use locksim_simulator::process::{NodeKind, Process};
+use locksim_simulator::scenario::show_number;
 use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::time::ms_to_ns;
 
@@ -186,6 +187,7 @@ impl Model for Redlock {
         let ttl_ms = params.f64("ttl_ms");
         let drift_ms = params.f64("drift_factor") * ttl_ms + params.f64("drift_extra_ms");
         if drift_ms >= ttl_ms {
+            let (ttl_ms, drift_ms) = (show_number(ttl_ms), show_number(drift_ms));
             problems.push(ParamProblem {
                 key: "ttl_ms".into(),
                 message: format!(

@@ -38,3 +38,4 @@ pub use error::ScenarioError;
 pub use parse::{load_file, load_file_with_text, parse_str};
 pub use read::{read_scenario_text, MAX_SCENARIO_BYTES};
 pub use types::*;
+pub use walk::show_number;

@@ -17,7 +17,7 @@ pub(crate) type Res<T> = Result<T, ScenarioError>;
 
 /// A number as an error message shows it: plain where that is short (`0.5`, `30000`), in
 /// exponent form where the plain form would run to hundreds of digits (`1e308`, `1e-320`).
-pub(crate) fn show_number(v: f64) -> String {
+pub fn show_number(v: f64) -> String {
     let magnitude = v.abs();
     if v.is_finite() && v != 0.0 && !(1e-6..1e16).contains(&magnitude) {
         format!("{v:e}")
