@@ -157,6 +157,17 @@ impl Params {
         self.values.insert(key.to_string(), value);
         self.explicit.insert(key.to_string());
     }
+    /// A library preset's value for `key`, kept only where the scenario did not set `key` itself
+    /// ([`Params::is_explicit`]): an explicit value, even one equal to the schema default, wins.
+    /// Returns whether the preset's value went in. Every model's `client` preset fills through
+    /// this, so "the preset fills unless explicit" means the same in every model.
+    pub fn fill_unset(&mut self, key: &str, value: ParamValue) -> bool {
+        if self.is_explicit(key) {
+            return false;
+        }
+        self.values.insert(key.to_string(), value);
+        true
+    }
     /// The parameters whose values differ from the schema defaults (for the results JSON `params`).
     pub fn overrides(&self, defaults: &Params) -> BTreeMap<String, ParamValue> {
         self.values
@@ -286,5 +297,23 @@ impl std::ops::Deref for ModelRef {
 impl fmt::Debug for ModelRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.0.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fill_unset_fills_a_default_and_keeps_an_explicit_value() {
+        let mut p = Params::default();
+        p.values.insert("ttl_ms".into(), ParamValue::Num(30_000.0));
+        p.set_explicit("retries", ParamValue::Int(3));
+        assert!(p.fill_unset("ttl_ms", ParamValue::Num(10_000.0)), "a schema default takes the preset's value");
+        assert_eq!(p.f64("ttl_ms"), 10_000.0);
+        // Explicit even though 3 may equal the schema default: the scenario's value is kept.
+        assert!(!p.fill_unset("retries", ParamValue::Int(32)));
+        assert_eq!(p.int("retries"), 3);
+        assert!(!p.is_explicit("ttl_ms"), "a filled value is not the scenario's");
     }
 }

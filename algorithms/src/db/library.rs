@@ -61,31 +61,26 @@ impl Library {
 }
 
 /// The parameters after the preset: every preset parameter the scenario did not set itself
-/// ([`Params::is_explicit`]) takes the chosen version's value; one it set is kept. `locksim-1`
+/// ([`Params::fill_unset`]) takes the chosen version's value; one it set is kept. `locksim-1`
 /// changes nothing.
 pub fn resolve(params: &Params) -> Params {
     let lib = Library::parse(params.str("client"));
     let mut out = params.clone();
-    let mut fill = |key: &str, value: V| {
-        if !params.is_explicit(key) {
-            out.values.insert(key.to_string(), value);
-        }
-    };
     if lib == Library::Locksim {
         return out;
     }
-    fill("mode", V::Str("spring_jdbc".into()));
-    fill("ttl_ms", V::Num(10_000.0));
-    fill("poll_ms", V::Num(100.0));
-    fill("expire_ms", V::Num(0.0));
-    fill("heartbeat_ms", V::Num(0.0));
-    fill("owner_scope", V::Str("process".into()));
-    fill("reentrant", V::Bool(true));
-    fill("release_retry", V::Int(0));
+    out.fill_unset("mode", V::Str("spring_jdbc".into()));
+    out.fill_unset("ttl_ms", V::Num(10_000.0));
+    out.fill_unset("poll_ms", V::Num(100.0));
+    out.fill_unset("expire_ms", V::Num(0.0));
+    out.fill_unset("heartbeat_ms", V::Num(0.0));
+    out.fill_unset("owner_scope", V::Str("process".into()));
+    out.fill_unset("reentrant", V::Bool(true));
+    out.fill_unset("release_retry", V::Int(0));
     let column = if lib == Library::Spring7 { "expired_after" } else { "created_date" };
-    fill("expiry_column", V::Str(column.into()));
+    out.fill_unset("expiry_column", V::Str(column.into()));
     let missing = if lib == Library::Spring60 { "ignore" } else { "error" };
-    fill("release_missing", V::Str(missing.into()));
+    out.fill_unset("release_missing", V::Str(missing.into()));
     out
 }
 

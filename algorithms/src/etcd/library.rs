@@ -48,25 +48,20 @@ impl Library {
 }
 
 /// The parameters after the preset: every preset parameter the scenario did not set itself
-/// ([`Params::is_explicit`]) takes the chosen version's value; one it set is kept. `locksim-1`
+/// ([`Params::fill_unset`]) takes the chosen version's value; one it set is kept. `locksim-1`
 /// changes nothing.
 pub fn resolve(params: &Params) -> Params {
     let lib = Library::parse(params.str("client"));
     let mut out = params.clone();
-    let mut fill = |key: &str, value: V| {
-        if !params.is_explicit(key) {
-            out.values.insert(key.to_string(), value);
-        }
-    };
     if lib == Library::Locksim {
         return out;
     }
-    fill("lease_ttl_ms", V::Num(60_000.0));
-    fill("keepalive_fraction", V::Num(1.0 / 3.0));
-    fill("keepalive_time_ms", V::Num(0.0));
-    fill("call_deadline", V::Str("none".into()));
-    fill("balancer", V::Str("round_robin".into()));
-    fill("recheck_after_wait", V::Bool(lib == Library::Clientv3_35));
+    out.fill_unset("lease_ttl_ms", V::Num(60_000.0));
+    out.fill_unset("keepalive_fraction", V::Num(1.0 / 3.0));
+    out.fill_unset("keepalive_time_ms", V::Num(0.0));
+    out.fill_unset("call_deadline", V::Str("none".into()));
+    out.fill_unset("balancer", V::Str("round_robin".into()));
+    out.fill_unset("recheck_after_wait", V::Bool(lib == Library::Clientv3_35));
     out
 }
 

@@ -45,31 +45,21 @@ impl Library {
 }
 
 /// The parameters after the preset: every preset parameter the scenario did not set itself
-/// ([`Params::is_explicit`]) takes the chosen version's value; one it set is kept. `locksim-1`
+/// ([`Params::fill_unset`]) takes the chosen version's value; one it set is kept. `locksim-1`
 /// changes nothing.
 pub fn resolve(params: &Params) -> Params {
     let lib = Library::parse(params.str("client"));
     let mut out = params.clone();
-    let mut fill = |key: &str, value: V| {
-        if !params.is_explicit(key) {
-            out.values.insert(key.to_string(), value);
-        }
-    };
     if lib == Library::Locksim {
         return out;
     }
-    fill("lease_duration_ms", V::Num(15_000.0));
-    fill("renew_deadline_ms", V::Num(10_000.0));
-    fill("retry_period_ms", V::Num(2_000.0));
+    out.fill_unset("lease_duration_ms", V::Num(15_000.0));
+    out.fill_unset("renew_deadline_ms", V::Num(10_000.0));
+    out.fill_unset("retry_period_ms", V::Num(2_000.0));
     // max(1 s, RenewDeadline / 2) of the RenewDeadline in force (the scenario's, if it set one).
     let renew_ms = out.f64("renew_deadline_ms");
-    let mut fill = |key: &str, value: V| {
-        if !params.is_explicit(key) {
-            out.values.insert(key.to_string(), value);
-        }
-    };
-    fill("request_timeout_ms", V::Num((renew_ms / 2.0).max(1_000.0)));
-    fill("release_on_cancel", V::Bool(false));
+    out.fill_unset("request_timeout_ms", V::Num((renew_ms / 2.0).max(1_000.0)));
+    out.fill_unset("release_on_cancel", V::Bool(false));
     out
 }
 

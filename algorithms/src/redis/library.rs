@@ -61,15 +61,13 @@ pub const LIBRARIES: &[&str] = &[
 pub const NO_TIMEOUT_MS: f64 = 1e9;
 
 /// The parameters after the preset: every preset parameter the scenario did not set itself
-/// ([`Params::is_explicit`]) takes the chosen library's value; one it set is kept.
+/// ([`Params::fill_unset`]) takes the chosen library's value; one it set is kept.
 /// `client = "locksim-1"` returns the parameters unchanged.
 pub fn resolve(params: &Params) -> Params {
     let values = preset(params.str("client"));
     let mut out = params.clone();
     for (key, value) in values {
-        if !params.is_explicit(key) {
-            out.values.insert(key.to_string(), value);
-        }
+        out.fill_unset(key, value);
     }
     out
 }

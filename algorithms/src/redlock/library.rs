@@ -148,7 +148,7 @@ fn preset(lib: Library) -> Preset {
 }
 
 /// The parameters after the preset: every preset parameter the scenario did not set itself
-/// ([`Params::is_explicit`]) takes the chosen library's value; one it set, even to redlock-rb's
+/// ([`Params::fill_unset`]) takes the chosen library's value; one it set, even to redlock-rb's
 /// value, is kept.
 pub fn resolve(params: &Params) -> Params {
     use locksim_simulator::model::ParamValue as V;
@@ -158,19 +158,14 @@ pub fn resolve(params: &Params) -> Params {
     }
     let p = preset(lib);
     let mut out = params.clone();
-    let mut fill = |key: &str, value: V| {
-        if !params.is_explicit(key) {
-            out.values.insert(key.to_string(), value);
-        }
-    };
-    fill("elapsed_clock", V::Str(p.elapsed_clock.into()));
-    fill("retries", V::Int(p.retries));
-    fill("retry_delay_ms", V::Dist(p.retry_delay_ms.clone()));
+    out.fill_unset("elapsed_clock", V::Str(p.elapsed_clock.into()));
+    out.fill_unset("retries", V::Int(p.retries));
+    out.fill_unset("retry_delay_ms", V::Dist(p.retry_delay_ms.clone()));
     let timeout_ms = p.node_timeout_ms.unwrap_or(params.f64("ttl_ms") * REDSYNC_TIMEOUT_FACTOR);
-    fill("node_timeout_ms", V::Num(timeout_ms));
-    fill("drift_factor", V::Num(p.drift_factor));
-    fill("drift_extra_ms", V::Num(p.drift_extra_ms));
-    fill("requests", V::Str(p.requests.into()));
+    out.fill_unset("node_timeout_ms", V::Num(timeout_ms));
+    out.fill_unset("drift_factor", V::Num(p.drift_factor));
+    out.fill_unset("drift_extra_ms", V::Num(p.drift_extra_ms));
+    out.fill_unset("requests", V::Str(p.requests.into()));
     out
 }
 
