@@ -6,7 +6,9 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use locksim_reports::shrink::{shrink as shrink_scenario, Request, Shrunk, DEFAULT_BUDGET, SEEDS_PER_CANDIDATE};
+use locksim_reports::shrink::{
+    shrink as shrink_scenario, NotShrunk, Request, Shrunk, DEFAULT_BUDGET, SEEDS_PER_CANDIDATE,
+};
 
 use crate::exit::{CliError, OK};
 use crate::interrupt::{self, INTERRUPTED};
@@ -24,10 +26,13 @@ violation becomes the witness. The result is the same whatever --threads is.
 
 The output file starts with a comment block: where it came from, the reduction (clients 10 → 2,
 faults 3 → 1, duration 60 s → 6 s), the replay command and every edit kept. `sim check` accepts
-it. Ctrl-C stops the search and writes the smallest scenario found so far.
+it. Ctrl-C or SIGTERM stops the search within a second (the seed-runs in progress are cut, and a
+candidate cut so counts as showing nothing) and writes the smallest scenario found so far; before
+the seed's own run has shown the violation there is none, and nothing is written.
 
 Exit codes: 0 written; 2 bad command line or scenario, an unknown label or kind, or a seed that
-shows no such violation (nothing written); 130 interrupted (the smallest so far is written).
+shows no such violation (nothing written); 130 interrupted (the smallest so far is written, if
+the search had started).
 
 Example:
   sim shrink scenarios/known/02-redis-paused-holder.toml --algorithm redis --seed 0 --out small.toml";
@@ -102,8 +107,17 @@ pub fn shrink(args: ShrinkArgs) -> Result<i32, CliError> {
         out_file: &out_text,
     };
     let stop = interrupt::stop_flag();
-    let shrunk =
-        shrink_scenario(&request, &pool, stop, &mut |step| eprintln!("shrink: {step}")).map_err(CliError::bad_input)?;
+    let shrunk = match shrink_scenario(&request, &pool, stop, &mut |step| eprintln!("shrink: {step}")) {
+        Ok(shrunk) => shrunk,
+        Err(NotShrunk::Input(message)) => return Err(CliError::bad_input(message)),
+        Err(NotShrunk::InterruptedBeforeStart) => {
+            print_out(&format!(
+                "# interrupted before the search started (seed {} of {} had not yet been shown to fail): nothing written\n",
+                args.seed, args.algorithm
+            ));
+            return Ok(INTERRUPTED);
+        }
+    };
     locksim_reports::write_atomic(&out, &shrunk.text)
         .map_err(|e| CliError::bad_input(format!("cannot write {}: {e}", out.display())))?;
     print_out(&report(&out, &args.algorithm, &shrunk));
@@ -130,7 +144,9 @@ fn report(out: &Path, label: &str, s: &Shrunk) -> String {
     if !s.witness.detail.is_empty() {
         text.push_str(&format!("first {} on seed {}: {}\n", s.kind, s.witness.seed, s.witness.detail));
     }
-    if let Some(story) = narrative(out, label, s.witness.seed) {
+    // After a stop no more seeds run: the story replays the witness seed, which may be long.
+    let story = if s.interrupted { None } else { narrative(out, label, s.witness.seed) };
+    if let Some(story) = story {
         text.push('\n');
         text.push_str(&story);
     }

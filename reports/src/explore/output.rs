@@ -11,7 +11,7 @@ use locksim_simulator::scenario::parse_str;
 
 use crate::explore::{Explored, Found, PANIC};
 use crate::shrink::header::{human_ms, Size};
-use crate::shrink::{shrink, Request};
+use crate::shrink::{shrink, NotShrunk, Request};
 
 /// How the failures are written.
 pub struct WriteOptions<'a> {
@@ -113,7 +113,12 @@ pub fn write_found(
             out_file: &out_text,
         };
         progress(&format!("shrinking {} ({} seed {})", path.display(), f.kind, f.seed));
-        let shrunk = shrink(&req, pool, stop, &mut |_| {})?;
+        let shrunk = match shrink(&req, pool, stop, &mut |_| {}) {
+            Ok(shrunk) => shrunk,
+            // Stopped before its first witness: the failure's file stands unshrunk.
+            Err(NotShrunk::InterruptedBeforeStart) => continue,
+            Err(NotShrunk::Input(e)) => return Err(e),
+        };
         write(&out, &shrunk.text)?;
         write_narrative(&out, &f.label, shrunk.witness.seed, narrative)?;
         progress(&format!("  {}: {}", out.display(), shrunk.summary));

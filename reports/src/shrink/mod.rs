@@ -26,6 +26,7 @@ pub mod trial;
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use locksim_simulator::batch::{run_seed_stoppable, SeedResult};
 use locksim_simulator::model::DynModel;
 use locksim_simulator::scenario::{parse_str, Scenario};
 use toml_edit::{Array, DocumentMut, Item, Value};
@@ -81,20 +82,42 @@ pub struct Shrunk {
     pub interrupted: bool,
 }
 
+/// Why a shrink wrote nothing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NotShrunk {
+    /// The user's input (exit 2): a scenario the parser refuses, an unknown label or kind, a
+    /// seed that shows no such violation; the message says which.
+    Input(String),
+    /// The stop flag was raised before the search had its first witness (the seed's own run,
+    /// or the row alone): there is nothing smaller to write yet.
+    InterruptedBeforeStart,
+}
+
+impl From<String> for NotShrunk {
+    fn from(message: String) -> Self {
+        NotShrunk::Input(message)
+    }
+}
+
 /// Shrinks `req`'s scenario. `progress` is told each edit kept; `stop` ends the search early
-/// with the smallest scenario found so far. Errors are the user's (exit 2): a scenario the
-/// parser refuses, an unknown label or kind, a seed that shows no such violation.
+/// with the smallest scenario found so far: it cuts the seeds in progress (a candidate cut so
+/// counts as showing nothing), and when it comes before the first witness the result is
+/// [`NotShrunk::InterruptedBeforeStart`].
 pub fn shrink(
     req: &Request,
     pool: &rayon::ThreadPool,
     stop: &AtomicBool,
     progress: &mut dyn FnMut(&str),
-) -> Result<Shrunk, String> {
+) -> Result<Shrunk, NotShrunk> {
     let original = parse_str(req.file, req.text, req.models).map_err(|e| e.to_string())?;
     let run = original.row_labelled(req.label).map_err(|e| e.to_string())?;
-    let kind = first_kind(req, &original)?;
-    let Some(witness) = run_one(&original, req.label, req.seed, kind) else {
-        return Err(format!("seed {} of {} in {} shows no {kind} violation", req.seed, req.label, req.file));
+    let kind = first_kind(req, &original, stop)?;
+    let witness = run_one(&original, req.label, req.seed, kind, stop);
+    if stop.load(Ordering::SeqCst) {
+        return Err(NotShrunk::InterruptedBeforeStart);
+    }
+    let Some(witness) = witness else {
+        return Err(format!("seed {} of {} in {} shows no {kind} violation", req.seed, req.label, req.file).into());
     };
     let params = run.model.params();
     let mut doc: DocumentMut = req.text.parse().map_err(|e| format!("{}: {e}", req.file))?;
@@ -115,12 +138,16 @@ pub fn shrink(
     // The isolated row runs exactly as it did among the others (every stream is named by node
     // and purpose, not by row), but the parser has the last word.
     let start = state.doc.to_string();
-    let Some(w) = state.trial(&start, usize::MAX) else {
-        return Err(format!(
+    let first = state.trial(&start, usize::MAX, stop);
+    if stop.load(Ordering::SeqCst) {
+        return Err(NotShrunk::InterruptedBeforeStart);
+    }
+    let Some(w) = first else {
+        return Err(NotShrunk::Input(format!(
             "seed {} of {} shows {kind} in {}, but not once the other rows are removed; \
              shrink the whole file by hand",
             req.seed, req.label, req.file
-        ));
+        )));
     };
     state.witness = w;
     state.seen.insert(start);
@@ -149,7 +176,7 @@ pub fn shrink(
                         continue;
                     }
                     let max_nodes = if strict { state.nodes.saturating_sub(1) } else { state.nodes };
-                    if let Some(w) = state.trial(&text, max_nodes) {
+                    if let Some(w) = state.trial(&text, max_nodes, stop) {
                         progress(&format!(
                             "{} (seed {}; {} of {} seed-runs spent)",
                             c.what, w.seed, state.seed_runs, req.budget
@@ -180,6 +207,9 @@ pub fn shrink(
     if !final_text.ends_with('\n') {
         final_text.push('\n');
     }
+    // A stop raised during the last candidate (which then counts as showing nothing) ends the
+    // search as one raised between candidates does.
+    interrupted |= stop.load(Ordering::SeqCst);
     let shrunk = parse_str(req.file, &final_text, req.models).map_err(|e| e.to_string())?;
     let summary = header::summary(&Size::of(&original), &Size::of(&shrunk));
     let text = header::render(req, kind, &state.witness, &summary, &state.steps, interrupted || state.budget_spent)
@@ -211,17 +241,26 @@ fn retitle(doc: &mut DocumentMut, req: &Request, kind: &str) {
     }
 }
 
-/// `--kind`, checked; else the kind of the seed's first violation.
-fn first_kind(req: &Request, scenario: &Scenario) -> Result<&'static str, String> {
+/// `--kind`, checked; else the kind of the seed's first violation (the seed's run is cut by
+/// `stop`, and then there is no kind yet).
+fn first_kind(req: &Request, scenario: &Scenario, stop: &AtomicBool) -> Result<&'static str, NotShrunk> {
     if let Some(k) = req.kind {
-        return trial::parse_kind(k);
+        return Ok(trial::parse_kind(k)?);
     }
     let run = scenario.runs.iter().find(|r| r.label == req.label).expect("checked by the caller");
-    let out = locksim_simulator::batch::run_seed(scenario, run, req.seed, &Default::default())
-        .map_err(|m| format!("seed {} of {} panicked: {m}; there is no violation to shrink", req.seed, req.label))?;
-    let first = out.metrics.violations.iter().find_map(|v| trial::VIOLATION_KINDS.iter().find(|k| **k == v.kind));
-    locksim_simulator::run::recycle(out.history);
-    first.copied().ok_or_else(|| {
+    let metrics = match run_seed_stoppable(scenario, run, req.seed, stop) {
+        None => return Err(NotShrunk::InterruptedBeforeStart),
+        Some(SeedResult::Panicked { message, .. }) => {
+            return Err(format!(
+                "seed {} of {} panicked: {message}; there is no violation to shrink",
+                req.seed, req.label
+            )
+            .into())
+        }
+        Some(SeedResult::Done { metrics }) => metrics,
+    };
+    let first = metrics.violations.iter().find_map(|v| trial::VIOLATION_KINDS.iter().find(|k| **k == v.kind));
+    let first = first.copied().ok_or_else(|| {
         format!(
             "seed {} of {} in {} shows no violation ({}), so there is nothing to shrink; \
              `sim run {} --algorithm {}` lists the failing seeds",
@@ -232,7 +271,8 @@ fn first_kind(req: &Request, scenario: &Scenario) -> Result<&'static str, String
             req.file,
             req.label
         )
-    })
+    })?;
+    Ok(first)
 }
 
 /// Leaves only `label`'s row (and drops `[expect]`, `[explore]`); returns where its parameters
@@ -295,8 +335,9 @@ struct State<'a> {
 }
 
 impl State<'_> {
-    /// The witness of `text` on the current witness seed, then 0, 1, … within the budget.
-    fn trial(&mut self, text: &str, max_nodes: usize) -> Option<Witness> {
+    /// The witness of `text` on the current witness seed, then 0, 1, … within the budget;
+    /// none when `stop` cut it.
+    fn trial(&mut self, text: &str, max_nodes: usize, stop: &AtomicBool) -> Option<Witness> {
         let left = self.req.budget.saturating_sub(self.seed_runs);
         if left == 0 {
             self.budget_spent = true;
@@ -305,8 +346,9 @@ impl State<'_> {
         let mut seeds = vec![self.witness.seed];
         seeds.extend((0..).filter(|s| *s != self.witness.seed).take(SEEDS_PER_CANDIDATE - 1));
         seeds.truncate(left.min(SEEDS_PER_CANDIDATE as u64) as usize);
-        match try_text(self.pool, self.req.file, text, self.req.models, self.req.label, self.kind, &seeds, max_nodes) {
-            Trial::Refused => None,
+        let (req, kind) = (self.req, self.kind);
+        match try_text(self.pool, stop, req.file, text, req.models, req.label, kind, &seeds, max_nodes) {
+            Trial::Refused | Trial::Stopped => None,
             Trial::Ran { runs, witness } => {
                 self.seed_runs += runs;
                 witness

@@ -3,10 +3,11 @@
 //! violation. The seeds are tried in a fixed order and the first failing one in that order wins,
 //! so the answer does not depend on the thread count.
 
-use locksim_simulator::batch::run_seed;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use locksim_simulator::batch::{run_seed_stoppable, SeedResult};
 use locksim_simulator::checker::SeedMetrics;
 use locksim_simulator::model::DynModel;
-use locksim_simulator::run::{recycle, RunOptions};
 use locksim_simulator::scenario::{parse_str, Scenario};
 use rayon::prelude::*;
 
@@ -55,27 +56,31 @@ pub struct Witness {
     pub detail: String,
 }
 
-/// Runs one seed of `label` in `scenario`; the witness if it shows `kind`. A panic is no witness.
-pub fn run_one(scenario: &Scenario, label: &str, seed: u64, kind: &str) -> Option<Witness> {
+/// Runs one seed of `label` in `scenario`; the witness if it shows `kind`. A panic is no
+/// witness, and neither is a seed cut by `stop` (the engine polls it, so a Ctrl-C ends the seed
+/// within its bound instead of after the whole seed): an unfinished run proves nothing.
+pub fn run_one(scenario: &Scenario, label: &str, seed: u64, kind: &str, stop: &AtomicBool) -> Option<Witness> {
     let run = scenario.runs.iter().find(|r| r.label == label)?;
-    let out = run_seed(scenario, run, seed, &RunOptions::default()).ok()?;
-    let m = &out.metrics;
-    let witness = shows(m, kind).then(|| {
+    let Some(SeedResult::Done { metrics: m }) = run_seed_stoppable(scenario, run, seed, stop) else {
+        return None;
+    };
+    shows(&m, kind).then(|| {
         let first = m.violations.iter().find(|v| v.kind == kind);
         Witness {
             seed,
             at_ms: first.map(|v| v.at_ns as f64 / 1e6),
             detail: first.map(|v| v.detail.clone()).unwrap_or_default(),
         }
-    });
-    recycle(out.history);
-    witness
+    })
 }
 
 /// The outcome of trying one candidate text.
 pub enum Trial {
     /// The parser refused it: nothing ran.
     Refused,
+    /// The stop flag was raised while it ran: no witness, whatever the seeds that finished
+    /// showed (so an interrupted shrink keeps exactly the edits an uninterrupted one kept first).
+    Stopped,
     /// It ran on `runs` seeds; the first witness in seed-list order, if any.
     Ran {
         /// Seed-runs charged (up to and including the witness, so the count does not depend on
@@ -97,9 +102,11 @@ pub fn nodes(scenario: &Scenario, label: &str) -> usize {
 
 /// Parses `text` and runs `label` on `seeds` (in this order of preference) in `pool`. A text
 /// the parser refuses, or whose row has more than `max_nodes` nodes, is refused without a run.
+/// A raised `stop` cuts the seeds in progress, and the candidate is [`Trial::Stopped`].
 #[allow(clippy::too_many_arguments)]
 pub fn try_text(
     pool: &rayon::ThreadPool,
+    stop: &AtomicBool,
     file: &str,
     text: &str,
     models: &[&'static dyn DynModel],
@@ -115,8 +122,11 @@ pub fn try_text(
         return Trial::Refused;
     }
     let found = pool.install(|| {
-        seeds.par_iter().enumerate().find_map_first(|(i, s)| run_one(&scenario, label, *s, kind).map(|w| (i, w)))
+        seeds.par_iter().enumerate().find_map_first(|(i, s)| run_one(&scenario, label, *s, kind, stop).map(|w| (i, w)))
     });
+    if stop.load(Ordering::SeqCst) {
+        return Trial::Stopped;
+    }
     match found {
         Some((i, w)) => Trial::Ran { runs: i as u64 + 1, witness: Some(w) },
         None => Trial::Ran { runs: seeds.len() as u64, witness: None },
