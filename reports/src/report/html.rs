@@ -210,6 +210,26 @@ fn limitations(results: &ResultsJson) -> String {
 }
 
 /// Strips the XML prologue so an SVG file can sit inside HTML.
+/// Escaped text with every `https://` address made a link, so an incident file's description
+/// (`scenarios/incidents/`: "Source: https://github.com/…", then the mechanism) shows its source
+/// thread as a link above the tables. The address ends at white space or `)`, without a final
+/// `.` or `,` (a `;` may end an escaped `&quot;`); it is already escaped, so it cannot close the
+/// attribute.
+fn linked(escaped: &str) -> String {
+    let mut out = String::with_capacity(escaped.len());
+    let mut rest = escaped;
+    while let Some(at) = rest.find("https://") {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        let end = tail.find(|c: char| c.is_whitespace() || c == ')').unwrap_or(tail.len());
+        let address = tail[..end].trim_end_matches(['.', ',']);
+        out.push_str(&format!("<a href=\"{address}\">{address}</a>"));
+        rest = &tail[address.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
 fn inline_svg(svg: &str) -> &str {
     svg.find("<svg").map_or(svg, |i| &svg[i..])
 }
@@ -295,7 +315,7 @@ pub fn index_html(
         fmt_num(results.duration_ms)
     ));
     if !results.description.is_empty() {
-        out.push_str(&format!("<p>{}</p>\n", escape(&results.description)));
+        out.push_str(&format!("<p class=\"description\">{}</p>\n", linked(&escape(&results.description))));
     }
     out.push_str("<h2>Results</h2>\n");
     out.push_str(&table(results));
@@ -380,6 +400,18 @@ mod tests {
         // A live run cut short is judged (a run) but did not finish.
         cut.algorithms[0].seeds_finished = Some(36);
         assert!(seeds_text(&cut).contains("db 36 of 200 (1 cut short), redis not run"), "{}", seeds_text(&cut));
+    }
+
+    #[test]
+    fn a_description_links_its_source_addresses() {
+        let text =
+            "Source: https://github.com/etcd-io/etcd/issues/11456 (etcd 3.4.3). See https://x.org/a?b=1&c=\"2\".";
+        assert_eq!(
+            linked(&escape(text)),
+            "Source: <a href=\"https://github.com/etcd-io/etcd/issues/11456\">https://github.com/etcd-io/etcd/issues/11456</a> \
+(etcd 3.4.3). See <a href=\"https://x.org/a?b=1&amp;c=&quot;2&quot;\">https://x.org/a?b=1&amp;c=&quot;2&quot;</a>."
+        );
+        assert_eq!(linked("no address"), "no address");
     }
 
     #[test]
