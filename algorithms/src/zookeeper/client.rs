@@ -35,10 +35,15 @@
 //! paused past its read timeout sees SUSPENDED at its check. Only a pause between the check and
 //! the write (`check_to_write_ms`) defeats it. That is `state_delivery = "sync"`, the model before
 //! presets. With `"threads"` (Curator 5.4: SendThread → EventThread → `ConnectionStateManager`'s
-//! own thread, `ConnectionStateManager.java:116, 256, 273-281`) the check does not run the
-//! connection's clock: the connection notices the read timeout at its own timer, and every
-//! connection state reaches the listener `state_delivery_ms` later, in order, so an application
-//! thread resumed from a pause can check and write before SUSPENDED arrives.
+//! own thread, `ConnectionStateManager.java:116, 256, 263-281`) every connection state reaches
+//! the listener `state_delivery_ms` after the connection noticed it, in order, SUSPENDED also
+//! after the ZooKeeper client's cleanup sleep (`ClientCnxnSocketNIO.cleanup()`'s
+//! `Thread.sleep(100)`, before `Disconnected` is queued). After a pause the application thread
+//! and the SendThread resume together and race ([`ZkClient::race_to_the_check`]): the SendThread
+//! notices the overdue read timeout at once, the application thread reaches its check
+//! `resume_to_check_ms` after the resume and sees what the listener got by then. With Curator's
+//! figures a thread whose hold ended inside the pause checks and writes long before SUSPENDED
+//! arrives; one whose hold ends more than the delivery after the resume sees it first.
 //!
 //! Release (`release`): `fail_fast`, the model before presets, reports `ReleaseFailed` at the
 //! first failed delete and leaves the delete to the background; `retry_loop` (Curator 5.4
@@ -127,8 +132,16 @@ pub struct ClientConfig {
     pub connection_timeout_ms: u64,
     /// How connection states reach the application (`state_delivery`).
     pub state_delivery: StateDelivery,
-    /// The delay of `StateDelivery::Threads` (`state_delivery_ms`).
+    /// The delay of `StateDelivery::Threads` (`state_delivery_ms`): the hops from the
+    /// SendThread noticing to the listener, less [`ClientConfig::cleanup_sleep_ms`].
     pub state_delivery_ms: Dist,
+    /// `StateDelivery::Threads`: after a pause that outlived the read timeout, the resumed
+    /// application thread's time to its check before a write (`resume_to_check_ms`).
+    pub resume_to_check_ms: Dist,
+    /// The ZooKeeper Java client's sleep in `ClientCnxnSocketNIO.cleanup()` after a lost
+    /// connection, before `Disconnected` is queued and the next connect is tried (100 ms under
+    /// `curator-5.4`, 0 otherwise: the model before presets and kazoo have none).
+    pub cleanup_sleep_ms: u64,
     /// What a failed release does (`release`).
     pub release: ReleaseMode,
     /// Whether a nested acquisition only counts (Curator) or is not offered (kazoo).
@@ -251,17 +264,28 @@ struct Volatile {
     doomed: BTreeSet<Zxid>,
     next_tag: u64,
     next_gen: u64,
-    /// `StateDelivery::Threads`: states on their way to the listener, in order, each with its
-    /// number and the time it arrives.
-    deliveries: VecDeque<(u64, ConnEvent)>,
+    /// `StateDelivery::Threads`: states on their way to the listener, in order.
+    deliveries: VecDeque<Delivery>,
     /// When the last queued state reaches the listener (one thread: no state overtakes another).
     last_delivery_ns: Nanos,
+}
+
+/// A connection state on its way to the application's listener (`StateDelivery::Threads`).
+#[derive(Clone, Debug)]
+struct Delivery {
+    /// Its number (the timer that delivers it carries the same).
+    seq: u64,
+    state: ConnEvent,
+    /// When the listener gets it.
+    at_ns: Nanos,
+    timer: TimerId,
 }
 
 impl Volatile {
     fn new(cfg: &ClientConfig) -> Self {
         Volatile {
-            conn: Connection::new(cfg.servers.clone(), cfg.session_timeout_ms, cfg.connection_timeout_ms),
+            conn: Connection::new(cfg.servers.clone(), cfg.session_timeout_ms, cfg.connection_timeout_ms)
+                .with_cleanup_sleep_ms(cfg.cleanup_sleep_ms),
             keys: BTreeMap::new(),
             purposes: SmallMap::new(),
             doomed: BTreeSet::new(),
@@ -679,29 +703,84 @@ impl ZkClient {
     }
 
     /// `StateDelivery::Threads`: the state reaches the listener after the hops (EventThread, then
-    /// `ConnectionStateManager`'s thread), never before a state queued earlier.
+    /// `ConnectionStateManager`'s thread), never before a state queued earlier. SUSPENDED comes
+    /// from `Disconnected`, which the SendThread queues only after `ClientCnxnSocketNIO.cleanup()`
+    /// has slept (`cleanAndNotifyState`, `ClientCnxn.java:1328-1331 @release-3.7.1`;
+    /// `Thread.sleep(100)`, `ClientCnxnSocketNIO.java:213-217`); LOST comes from `Expired` (queued
+    /// at once, `ClientCnxn.java:1425`) or from `ConnectionStateManager`'s own thread.
     fn hand_to_listener(&mut self, ctx: &mut Ctx<ZooKeeper>, state: ConnEvent) {
+        let sleep_ns = if state == ConnEvent::Suspended { self.cfg.cleanup_sleep_ms * NS_PER_MS } else { 0 };
         let hops_ns = ms_to_ns(self.cfg.state_delivery_ms.sample_non_negative(ctx.rng()));
-        let at_ns = (ctx.now_mono_ns() + hops_ns).max(self.v.last_delivery_ns);
+        let now = ctx.now_mono_ns();
+        let at_ns = (now + sleep_ns + hops_ns).max(self.v.last_delivery_ns);
         self.v.last_delivery_ns = at_ns;
         let seq = self.next_delivery;
         self.next_delivery += 1;
-        ctx.note(|| format!("curator: {state:?} queued for the listener thread, in {} ms", hops_ns as f64 / 1e6));
-        self.v.deliveries.push_back((seq, state));
-        ctx.set_timer(at_ns - ctx.now_mono_ns(), ClientTimer::StateDelivery { seq });
+        ctx.note(|| {
+            format!(
+                "curator: {state:?} queued for the listener thread, in {} ms ({} ms cleanup sleep, {} ms hops)",
+                (at_ns - now) as f64 / 1e6,
+                sleep_ns / NS_PER_MS,
+                hops_ns as f64 / 1e6
+            )
+        });
+        let timer = ctx.set_timer(at_ns - now, ClientTimer::StateDelivery { seq });
+        self.v.deliveries.push_back(Delivery { seq, state, at_ns, timer });
     }
 
-    /// A queued state reaches the listener.
+    /// The state numbered `seq` reaches the listener (if it is the next one).
     fn deliver_state(&mut self, ctx: &mut Ctx<ZooKeeper>, out: &mut LockEvents, seq: u64) {
-        if self.v.deliveries.front().map(|(s, _)| *s) != Some(seq) {
+        if self.v.deliveries.front().map(|d| d.seq) != Some(seq) {
             return;
         }
-        let Some((_, state)) = self.v.deliveries.pop_front() else { return };
-        ctx.note(|| format!("curator: listener gets {state:?}"));
-        match state {
+        let Some(d) = self.v.deliveries.pop_front() else { return };
+        ctx.note(|| format!("curator: listener gets {:?}", d.state));
+        match d.state {
             ConnEvent::Suspended => self.report_loss(ctx, out, self.cfg.policy == LossPolicy::Suspended),
             ConnEvent::Lost => self.report_loss(ctx, out, true),
             _ => {}
+        }
+    }
+
+    /// `StateDelivery::Threads`, the check before a write: the application thread and the
+    /// threads that carry connection states to its listener race. In a running process each runs
+    /// at its own time (its timer), so nothing is to decide. After a pause they resume together,
+    /// each with work overdue: then the ZooKeeper SendThread, whose read timeout passed during
+    /// the pause, notices now (its `to <= 0` check or the end of stream, `ClientCnxn.java:1240-1251`)
+    /// and SUSPENDED is queued for the listener (cleanup sleep, then the hops); the application
+    /// thread reaches its check `resume_to_check_ms` after the resume (its timed wait returning,
+    /// the resource's buffered answer read). Every state that reaches the listener by then is
+    /// seen. The model makes the check at the resume instant and delivers those states first
+    /// (time within the draw is not spent: the write, if any, leaves at the resume).
+    fn race_to_the_check(&mut self, ctx: &mut Ctx<ZooKeeper>, out: &mut LockEvents) {
+        let now = ctx.now_mono_ns();
+        let send_thread_overdue = self.v.conn.read_timeout_overdue(now);
+        let delivery_overdue = self.v.deliveries.front().is_some_and(|d| d.at_ns < now);
+        if !send_thread_overdue && !delivery_overdue {
+            return;
+        }
+        let app_ns = ms_to_ns(self.cfg.resume_to_check_ms.sample_non_negative(ctx.rng()));
+        if send_thread_overdue {
+            self.with_conn(ctx, out, |conn, ctx, ev| conn.catch_up(ctx, ev));
+        }
+        let check_at = now + app_ns;
+        ctx.note(|| {
+            format!("curator: resumed: the application thread reaches its check in {} ms", app_ns as f64 / 1e6)
+        });
+        while let Some(d) = self.v.deliveries.front() {
+            if d.at_ns > check_at {
+                ctx.note(|| {
+                    format!(
+                        "curator: {:?} reaches the listener {} ms after the check",
+                        d.state,
+                        (d.at_ns - check_at) as f64 / 1e6
+                    )
+                });
+                break;
+            }
+            let (seq, timer) = (d.seq, d.timer);
+            ctx.cancel_timer(timer);
+            self.deliver_state(ctx, out, seq);
         }
     }
 
@@ -819,10 +898,12 @@ impl LockClient<ZooKeeper> for ZkClient {
     /// Did the application see a state its policy honours (SUSPENDED under `suspended`, LOST
     /// under either) since the grant? Then it does not write.
     /// Under `StateDelivery::Threads` the application's thread does not run the connection's
-    /// clock: it reads the flag as the listener left it.
+    /// clock: it reads the flag as the listener left it by the time the thread gets there
+    /// ([`ZkClient::race_to_the_check`]).
     fn check_before_write(&mut self, ctx: &mut Ctx<ZooKeeper>, out: &mut LockEvents, key: LockKey) -> bool {
-        if self.cfg.state_delivery == StateDelivery::Sync {
-            self.with_conn(ctx, out, |conn, ctx, ev| conn.catch_up(ctx, ev));
+        match self.cfg.state_delivery {
+            StateDelivery::Sync => self.with_conn(ctx, out, |conn, ctx, ev| conn.catch_up(ctx, ev)),
+            StateDelivery::Threads => self.race_to_the_check(ctx, out),
         }
         let saw_loss = self.v.keys.get(&key).is_some_and(|st| st.honoured);
         ctx.note(|| {

@@ -153,6 +153,9 @@ pub struct Connection {
     curator: CuratorState,
     suspended_gen: u64,
     conn_timer: Option<(TimerId, Nanos)>,
+    /// `ClientCnxnSocketNIO.cleanup()`'s sleep after a lost connection, before the next connect
+    /// (0: none).
+    cleanup_sleep_ms: u64,
 }
 
 impl Connection {
@@ -183,7 +186,17 @@ impl Connection {
             curator: CuratorState::Latent,
             suspended_gen: 0,
             conn_timer: None,
+            cleanup_sleep_ms: 0,
         }
+    }
+
+    /// The ZooKeeper Java client's cleanup sleep: after a lost connection
+    /// `ClientCnxnSocketNIO.cleanup()` closes the socket and sleeps 100 ms
+    /// (`ClientCnxnSocketNIO.java:213-217 @release-3.7.1`, the same in 3.8.0) before the
+    /// SendThread's loop tries the next server (`ClientCnxn.java:1303, 1328-1331`).
+    pub fn with_cleanup_sleep_ms(mut self, ms: u64) -> Self {
+        self.cleanup_sleep_ms = ms;
+        self
     }
 
     /// The current session (0 before the first one and after one is lost).
@@ -288,7 +301,7 @@ impl Connection {
         self.attempt += 1;
         self.link = Link::Down;
         self.cur = (self.cur + 1) % self.servers.len();
-        let mut sleep_ms = ctx.rng().gen_range(0..RECONNECT_SLEEP_MAX_MS);
+        let mut sleep_ms = self.cleanup_sleep_ms + ctx.rng().gen_range(0..RECONNECT_SLEEP_MAX_MS);
         if self.tried >= self.servers.len() {
             sleep_ms += SPIN_DELAY_MS;
             self.tried = 0;
@@ -483,6 +496,12 @@ impl Connection {
         if self.is_connected() && ctx.now_mono_ns() >= self.last_recv_ns + self.timing.read_timeout_ns() {
             self.lose_connection(ctx, "read timeout", ev);
         }
+    }
+
+    /// Whether the read timeout has passed without the connection noticing: only after a pause,
+    /// since the connection's own timer notices it in time otherwise.
+    pub fn read_timeout_overdue(&self, now_ns: Nanos) -> bool {
+        self.is_connected() && now_ns >= self.last_recv_ns + self.timing.read_timeout_ns()
     }
 
     /// A timer of this layer fired.

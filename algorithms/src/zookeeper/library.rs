@@ -13,9 +13,18 @@
 //!   documented `ExponentialBackoffRetry(1000, 3)` (`ExponentialBackoffRetry.java:71`); connection
 //!   states reach the listeners through the SendThread, the EventThread and
 //!   `ConnectionStateManager`'s own thread (`ClientCnxn.java:1240-1251, 1315, 1331, 549-553
-//!   @release-3.7.1`; `ConnectionStateManager.java:116, 256, 273-281`): `state_delivery =
-//!   "threads"`, the hops' length `state_delivery_ms` = 60–80 ms, issue 32's measurement on
-//!   Curator 5.4.0 (the only figure there is); the release's guaranteed delete runs through
+//!   @release-3.7.1`; `ConnectionStateManager.java:116, 256, 263-281`): `state_delivery =
+//!   "threads"`. SUSPENDED comes from `Disconnected`, which `cleanAndNotifyState` queues only
+//!   after `ClientCnxnSocketNIO.cleanup()` has slept 100 ms (`ClientCnxn.java:1328-1331`;
+//!   `ClientCnxnSocketNIO.java:213-217`, unchanged in 3.8.0, the client Debian's Curator runs
+//!   on): the cleanup sleep, which also delays the reconnect; the rest of the path (the SendThread
+//!   waking, the EventThread's `waitingEvents.take()`, Curator's watcher `postState` →
+//!   `eventQueue.offer`, `processEvents`' `eventQueue.poll` waking) is `state_delivery_ms` =
+//!   1.5–4.5 ms, measured live (SUSPENDED at the listener 101.8–104.4 ms after SIGCONT, 5 runs,
+//!   2026-11-27). After a pause the resumed application thread reaches its check
+//!   `resume_to_check_ms` = 1–7 ms after the resume (the write left 1.3–7.1 ms after SIGCONT, 9
+//!   runs): it checks before SUSPENDED arrives whenever its hold ended inside the pause. The
+//!   release's guaranteed delete runs through
 //!   `RetryLoop` before it gives up (`LockInternals.java:343-350`; `DeleteBuilderImpl.java:297-353`):
 //!   `release = "retry_loop"`.
 //! - `kazoo-2.10`, `kazoo-2.11`: kazoo's `Lock`. Session 10 s (`client.py:106`); every command
@@ -46,9 +55,17 @@ pub enum Library {
 /// The `client` parameter's choices, in the order `sim list` shows them.
 pub const LIBRARIES: &[&str] = &["locksim-1", "curator-5.4", "kazoo-2.10", "kazoo-2.11"];
 
-/// The hops from the SendThread to a Curator listener: issue 32's measurement (Curator 5.4.0,
-/// SIGSTOP past the session, SUSPENDED at the listener 60–80 ms after the resume, 5 of 5 runs).
-const CURATOR_STATE_DELIVERY_MS: Dist = Dist::Uniform(60.0, 80.0);
+/// The path from the SendThread noticing a lost connection to a Curator listener, less the
+/// cleanup sleep: Curator 5.4.0 on ZooKeeper client 3.8.0 live (`sim live
+/// scenarios/fidelity/zookeeper-paused-holder.toml --reference curator`, 5 runs, 2026-11-27):
+/// SUSPENDED at the `ConnectionStateListener` 101.8–104.4 ms after SIGCONT.
+const CURATOR_STATE_DELIVERY_MS: Dist = Dist::Uniform(1.5, 4.5);
+/// The resumed application thread's time to its check before the write: the same runs and 4
+/// more, `write_sent` 1.3–7.1 ms after SIGCONT (the check is just before it).
+const CURATOR_RESUME_TO_CHECK_MS: Dist = Dist::Uniform(1.0, 7.0);
+/// `ClientCnxnSocketNIO.cleanup()`: `Thread.sleep(100)` after closing the socket
+/// (`ClientCnxnSocketNIO.java:213-217 @release-3.7.1`).
+const ZK_JAVA_CLEANUP_SLEEP_MS: u64 = 100;
 
 impl Library {
     /// The `client` parameter; anything not a preset is `locksim-1`.
@@ -67,6 +84,16 @@ impl Library {
         !matches!(self, Library::Kazoo210 | Library::Kazoo211)
     }
 
+    /// The ZooKeeper Java client's cleanup sleep after a lost connection (Curator runs on it;
+    /// kazoo has its own connection code; `locksim-1` never had it).
+    pub fn cleanup_sleep_ms(self) -> u64 {
+        if self == Library::Curator54 {
+            ZK_JAVA_CLEANUP_SLEEP_MS
+        } else {
+            0
+        }
+    }
+
     /// Whether it is one of the kazoo presets.
     pub fn is_kazoo(self) -> bool {
         matches!(self, Library::Kazoo210 | Library::Kazoo211)
@@ -74,15 +101,13 @@ impl Library {
 }
 
 /// The parameters after the preset: every preset parameter the scenario did not set itself
-/// ([`Params::is_explicit`]) takes the chosen library's value; one it set is kept. `locksim-1`
+/// ([`Params::fill_unset`]) takes the chosen library's value; one it set is kept. `locksim-1`
 /// changes nothing.
 pub fn resolve(params: &Params) -> Params {
     let lib = Library::parse(params.str("client"));
     let mut out = params.clone();
     let mut fill = |key: &str, value: V| {
-        if !params.is_explicit(key) {
-            out.values.insert(key.to_string(), value);
-        }
+        out.fill_unset(key, value);
     };
     match lib {
         Library::Locksim => {}
@@ -94,6 +119,7 @@ pub fn resolve(params: &Params) -> Params {
             fill("retry_max_retries", V::Int(3));
             fill("state_delivery", V::Str("threads".into()));
             fill("state_delivery_ms", V::Dist(CURATOR_STATE_DELIVERY_MS));
+            fill("resume_to_check_ms", V::Dist(CURATOR_RESUME_TO_CHECK_MS));
             fill("release", V::Str("retry_loop".into()));
         }
         Library::Kazoo210 | Library::Kazoo211 => {

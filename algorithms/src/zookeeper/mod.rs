@@ -102,7 +102,7 @@ const PARAMS: &[ParamSpec] = &[
         name: "client",
         kind: ParamKind::Choice(LIBRARIES),
         default: "\"locksim-1\"",
-        meaning: "the lock library and version the clients run: locksim-1 is the model as it was before presets (mixed versions, see docs/libraries.md); curator-5.4, kazoo-2.10 and kazoo-2.11 set session_timeout_ms, connection_timeout_ms, retry_policy, retry_base_sleep_ms, retry_max_retries, state_delivery, state_delivery_ms and release unless given",
+        meaning: "the lock library and version the clients run: locksim-1 is the model as it was before presets (mixed versions, see docs/libraries.md); curator-5.4, kazoo-2.10 and kazoo-2.11 set session_timeout_ms, connection_timeout_ms, retry_policy, retry_base_sleep_ms, retry_max_retries, state_delivery, state_delivery_ms, resume_to_check_ms and release unless given; curator-5.4 also has the ZooKeeper Java client's 100 ms cleanup sleep after a lost connection",
     },
     ParamSpec {
         name: "servers",
@@ -174,13 +174,19 @@ const PARAMS: &[ParamSpec] = &[
         name: "state_delivery",
         kind: ParamKind::Choice(&["sync", "threads"]),
         default: "\"sync\"",
-        meaning: "how SUSPENDED and LOST reach the application: sync (the model before presets: at once, and the check before a write runs the connection's clock first) or threads (Curator: SendThread, EventThread, ConnectionStateManager's thread, state_delivery_ms after the connection noticed; the check reads the flag as it is)",
+        meaning: "how SUSPENDED and LOST reach the application: sync (the model before presets: at once, and the check before a write runs the connection's clock first) or threads (Curator: SendThread, EventThread, ConnectionStateManager's thread, state_delivery_ms after the connection noticed, SUSPENDED also after curator-5.4's 100 ms cleanup sleep; after a pause the application thread races them to its check, resume_to_check_ms)",
     },
     ParamSpec {
         name: "state_delivery_ms",
         kind: ParamKind::Dist { min: 0.0, max: 1e6 },
-        default: "{ uniform = [60, 80] }",
-        meaning: "with state_delivery = \"threads\": from the connection noticing a state to the listener running (issue 32's measurement on Curator 5.4.0: 60-80 ms)",
+        default: "{ uniform = [1.5, 4.5] }",
+        meaning: "with state_delivery = \"threads\": from the connection noticing a state to the listener running, less the cleanup sleep (Curator 5.4.0 live, SIGSTOP past the session: SUSPENDED at the listener 101.8-104.4 ms after SIGCONT, 100 of them the sleep)",
+    },
+    ParamSpec {
+        name: "resume_to_check_ms",
+        kind: ParamKind::Dist { min: 0.0, max: 1e6 },
+        default: "{ uniform = [1, 7] }",
+        meaning: "with state_delivery = \"threads\": after a pause that outlived the read timeout, how long the resumed application thread takes to reach its check before a write; a state reaching the listener sooner is seen (Curator 5.4.0 live: the write left 1.3-7.1 ms after SIGCONT)",
     },
     ParamSpec {
         name: "release",
@@ -236,7 +242,7 @@ impl Model for ZooKeeper {
         let lib = Library::parse(params.str("client"));
         if lib != Library::Locksim {
             notes.push(format!(
-                "client = \"{}\" sets session_timeout_ms, connection_timeout_ms, retry_policy, retry_base_sleep_ms, retry_max_retries, state_delivery, state_delivery_ms and release where the scenario does not (now: session_timeout_ms = {}, retry_policy = {}, state_delivery = {}, release = {}); a value the scenario sets is kept",
+                "client = \"{}\" sets session_timeout_ms, connection_timeout_ms, retry_policy, retry_base_sleep_ms, retry_max_retries, state_delivery, state_delivery_ms, resume_to_check_ms and release where the scenario does not (now: session_timeout_ms = {}, retry_policy = {}, state_delivery = {}, release = {}); a value the scenario sets is kept",
                 params.str("client"),
                 params.f64("session_timeout_ms"),
                 params.str("retry_policy"),
@@ -336,6 +342,8 @@ impl Model for ZooKeeper {
                 StateDelivery::Sync
             },
             state_delivery_ms: params.dist("state_delivery_ms"),
+            resume_to_check_ms: params.dist("resume_to_check_ms"),
+            cleanup_sleep_ms: Library::parse(params.str("client")).cleanup_sleep_ms(),
             release: if params.str("release") == "retry_loop" { ReleaseMode::RetryLoop } else { ReleaseMode::FailFast },
             reentrant: Library::parse(params.str("client")).reentrant(),
         };
@@ -357,9 +365,12 @@ mod tests {
             let v = match spec.kind {
                 ParamKind::Int { .. } => ParamValue::Int(spec.default.parse().unwrap()),
                 ParamKind::Choice(_) => ParamValue::Str(spec.default.trim_matches('"').to_string()),
-                // The one distribution default that is not a number (state_delivery_ms).
-                ParamKind::Dist { .. } if spec.default.starts_with('{') => {
-                    ParamValue::Dist(locksim_simulator::dist::Dist::Uniform(60.0, 80.0))
+                // The distribution defaults that are not a number.
+                ParamKind::Dist { .. } if spec.name == "state_delivery_ms" => {
+                    ParamValue::Dist(locksim_simulator::dist::Dist::Uniform(1.5, 4.5))
+                }
+                ParamKind::Dist { .. } if spec.name == "resume_to_check_ms" => {
+                    ParamValue::Dist(locksim_simulator::dist::Dist::Uniform(1.0, 7.0))
                 }
                 _ => ParamValue::Num(spec.default.parse().unwrap()),
             };
