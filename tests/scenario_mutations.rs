@@ -150,3 +150,127 @@ fn breaking_a_library_scenario_fails_its_expectations() {
     let _ = std::fs::remove_dir_all(&tmp);
     assert!(survivors.is_empty(), "mutations the expectations did not notice:\n{}", survivors.join("\n\n"));
 }
+
+/// The incident corpus (`scenarios/incidents/`, issue 35): each incident's `broken` row must stop
+/// failing when its fault is removed or its fix applied, so that its expectations are shown to
+/// depend on the mechanism the file's header describes (the mutated `broken` row's `[expect]`
+/// must then fail, exit 1).
+const INCIDENT_MUTATIONS: &[Mutation] = &[
+    Mutation {
+        file: "redisson-5698-watchdog-stops-after-failed-renewal.toml",
+        what: "the fix: Redisson 3.44, which reschedules a failed renewal",
+        row: "broken",
+        from: "client = \"redisson-3.27\"",
+        to: "client = \"redisson-3.44\"",
+    },
+    Mutation {
+        file: "redisson-3636-holder-cut-off-from-redis.toml",
+        what: "the holder's link to Redis never cut",
+        row: "broken",
+        from: "duration_ms = 60_000",
+        to: "duration_ms = 0",
+    },
+    Mutation {
+        file: "redisson-2665-frozen-jvm-unlock-throws.toml",
+        what: "no freeze",
+        row: "broken",
+        from: "duration_ms = 40_000",
+        to: "duration_ms = 0",
+    },
+    Mutation {
+        file: "etcd-11456-waiter-lease-expired.toml",
+        what: "the fix: clientv3 3.5's re-check after waiting",
+        row: "broken",
+        from: "client = \"clientv3-3.4\"",
+        to: "client = \"clientv3-3.5\"",
+    },
+    Mutation {
+        file: "etcd-10811-holder-cut-off-keeps-writing.toml",
+        what: "the fix: the application stops at Session.Done()",
+        row: "broken",
+        from: "on_session_lost = \"proceed\"",
+        to: "on_session_lost = \"stop\"",
+    },
+    Mutation {
+        file: "curator-206-holder-session-expired-unaware.toml",
+        what: "the fix: SUSPENDED treated as the lock's loss",
+        row: "broken",
+        from: "on_connection_loss = \"lost\"",
+        to: "on_connection_loss = \"suspended\"",
+    },
+    Mutation {
+        file: "openshift-leader-election-apiserver-downtime.toml",
+        what: "no API-server outage",
+        row: "broken",
+        from: "duration_ms = 60_000",
+        to: "duration_ms = 0",
+    },
+    Mutation {
+        file: "redis-py-commcare-lock-timed-out.toml",
+        what: "the fix: a timeout above the longest section",
+        row: "broken",
+        from: "ttl_ms = 10_000",
+        to: "ttl_ms = 60_000",
+    },
+    Mutation {
+        file: "node-redlock-65-release-after-expiry.toml",
+        what: "the fix: a TTL above the longest task",
+        row: "broken",
+        from: "ttl_ms = 10_000",
+        to: "ttl_ms = 60_000",
+    },
+];
+
+#[test]
+fn every_incident_has_a_mutation_case() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios/incidents");
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().to_string();
+        if name.ends_with(".toml") && !name.ends_with(".shrunk.toml") {
+            assert!(
+                INCIDENT_MUTATIONS.iter().any(|m| m.file == name),
+                "scenarios/incidents/{name} has no case in {}",
+                file!()
+            );
+        }
+    }
+}
+
+#[test]
+fn removing_an_incidents_fault_or_applying_its_fix_fails_its_broken_row() {
+    let tmp = std::env::temp_dir().join(format!("locksim-incident-mutations-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut survivors = Vec::new();
+    for m in INCIDENT_MUTATIONS {
+        let text = scenario_text(&format!("incidents/{}", m.file));
+        assert!(
+            text.contains(m.from),
+            "incidents/{}: the mutation '{}' no longer applies: {:?} is not in the file",
+            m.file,
+            m.what,
+            m.from
+        );
+        let path = tmp.join(m.file);
+        std::fs::write(&path, text.replacen(m.from, m.to, 1)).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_sim"))
+            .args(["run", path.to_str().unwrap(), "--algorithm", m.row, "--seeds", "20"])
+            .output()
+            .unwrap();
+        if out.status.code() != Some(1) {
+            survivors.push(format!(
+                "incidents/{} ({}, row {}): exit {:?}, expected 1 (expectations failed)\n{}",
+                m.file,
+                m.what,
+                m.row,
+                out.status.code(),
+                String::from_utf8_lossy(&out.stdout)
+                    .lines()
+                    .filter(|l| l.contains("expect"))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            ));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    assert!(survivors.is_empty(), "mutations the incident expectations did not notice:\n{}", survivors.join("\n\n"));
+}

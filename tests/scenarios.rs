@@ -108,3 +108,41 @@ fn every_row_of_every_shipped_scenario_has_an_expect_block() {
     }
     assert!(missing.is_empty(), "rows without an [expect] block:\n  {}", missing.join("\n  "));
 }
+
+/// The incident corpus (`scenarios/incidents/`, issue 35): every file runs at its own seed count
+/// and meets its `[expect]` blocks; an incident file has a `broken` and a `fixed` row and a header
+/// naming its source, and its shrunk scenario (`*.shrunk.toml`, from `sim shrink` on the broken
+/// row's first failing seed) sits beside it and holds its own expectation.
+#[test]
+fn every_incident_holds_and_has_its_shrunk_scenario() {
+    let all = files("scenarios/incidents");
+    let incidents: Vec<&PathBuf> = all.iter().filter(|p| !p.to_string_lossy().ends_with(".shrunk.toml")).collect();
+    assert!(incidents.len() >= 9, "scenarios/incidents holds only {} incidents", incidents.len());
+    let mut failures = Vec::new();
+    for f in &all {
+        let path = f.to_str().unwrap();
+        let (code, out) = sim(&["run", path]);
+        if code != 0 {
+            failures.push(format!("{path} exited {code}:\n{out}"));
+        }
+    }
+    for f in &incidents {
+        let path = f.to_str().unwrap();
+        let text = std::fs::read_to_string(f).unwrap();
+        assert!(text.starts_with("# Incident: "), "{path}: the header must start with '# Incident: ' and the source");
+        assert!(text.contains("https://github.com/"), "{path}: the header must link the source thread");
+        for label in ["broken", "fixed"] {
+            assert!(text.contains(&format!("name = \"{label}\"")), "{path}: no `{label}` row");
+            assert!(text.contains(&format!("[expect.{label}]")), "{path}: no [expect.{label}]");
+        }
+        // An incident whose failure is not a safety violation (an outage) cannot be shrunk: the
+        // file says so in a `# Shrunk: none` header line instead.
+        let shrunk = PathBuf::from(path.replace(".toml", ".shrunk.toml"));
+        assert!(
+            shrunk.exists() || text.contains("\n# Shrunk: none"),
+            "{path}: no shrunk scenario {} and no '# Shrunk: none' line saying why",
+            shrunk.display()
+        );
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
