@@ -164,6 +164,13 @@ const INCIDENT_MUTATIONS: &[Mutation] = &[
         to: "client = \"redisson-3.44\"",
     },
     Mutation {
+        file: "redisson-2669-lock-lost-in-failover.toml",
+        what: "the fix: WAIT after the lock script (checkLockSyncedSlaves)",
+        row: "broken",
+        from: "replica_ack = false   # checkLockSyncedSlaves = false: no WAIT",
+        to: "replica_ack = true",
+    },
+    Mutation {
         file: "redisson-3636-holder-cut-off-from-redis.toml",
         what: "the holder's link to Redis never cut",
         row: "broken",
