@@ -155,6 +155,12 @@ pub struct AlgorithmTotals {
     /// Successful (non-nested) acquisitions over all runs.
     pub acquisitions: u64,
     /// Acquire calls that gave up over all runs.
+    /// Scheduled workload: runs of the job beyond the first in one period: runs and events.
+    /// Stays at 0 for the loop (`scheduled` false).
+    pub double_executions: ClassCount,
+    /// Whether the rows' seeds ran a scheduled workload (`double_executions` applies); the
+    /// outputs show the metric only then, so a loop's outputs are unchanged.
+    pub scheduled: bool,
     pub failed_acquisitions: u64,
     /// Holds ended by a release (critical sections completed) over all runs.
     pub completed_sections: u64,
@@ -229,6 +235,8 @@ impl AlgorithmTotals {
             failed_acquisitions: 0,
             completed_sections: 0,
             releases: 0,
+            double_executions: ClassCount::default(),
+            scheduled: false,
             failed_releases: 0,
             messages: 0,
             notifications: 0,
@@ -277,6 +285,10 @@ impl AlgorithmTotals {
         self.refused_attempts += m.refused_attempts;
         self.unavailable_ns += m.unavailable_ns as u128;
         self.outage_ns_sum += m.outage_ns as u128;
+        if let Some(d) = m.double_executions {
+            self.scheduled = true;
+            self.double_executions.add(d);
+        }
         self.outage_ns_max = self.outage_ns_max.max(m.outage_ns);
         if let Some(j) = m.fairness {
             self.fairness_sum_units += fairness_units(j);
@@ -323,10 +335,12 @@ impl AlgorithmTotals {
         self.releases += later.releases;
         self.failed_releases += later.failed_releases;
         self.messages += later.messages;
+            (&mut self.double_executions, later.double_executions),
         self.notifications += later.notifications;
         self.refused_attempts += later.refused_attempts;
         self.unavailable_ns += later.unavailable_ns;
         self.outage_ns_sum += later.outage_ns_sum;
+        self.scheduled |= later.scheduled;
         self.outage_ns_max = self.outage_ns_max.max(later.outage_ns_max);
         self.fairness_sum_units += later.fairness_sum_units;
         self.fairness_runs += later.fairness_runs;

@@ -21,8 +21,15 @@ use crate::aggregate::{AlgorithmTotals, ClassCount, FailingSeed};
 
 /// The violation kinds the checkers report (and `leaked_regrant`); a state naming another kind
 /// comes from a different build and is refused.
-const KINDS: &[&str] =
-    &["overlap", "stale_unfenced", "stale_fenced", "lost_update", "token_regression", "leaked_regrant"];
+const KINDS: &[&str] = &[
+    "overlap",
+    "stale_unfenced",
+    "stale_fenced",
+    "lost_update",
+    "token_regression",
+    "leaked_regrant",
+    "double_execution",
+];
 
 /// A violation class: `[runs, events]`.
 type ClassState = [u64; 2];
@@ -99,6 +106,10 @@ pub struct TotalsState {
     pub panicked_runs: u64,
     /// The first panicked seeds with their message.
     pub panicked: Vec<SeedNote>,
+    /// Scheduled workload: `[runs, events]` of double executions; absent for the loop (and in
+    /// states written before the field), read as none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub double_executions: Option<ClassState>,
 }
 
 fn class(c: ClassCount) -> ClassState {
@@ -203,6 +214,7 @@ impl TotalsState {
                     detail: Some(message.clone()),
                 })
                 .collect(),
+            double_executions: t.scheduled.then(|| class(t.double_executions)),
         }
     }
 
@@ -245,6 +257,10 @@ impl TotalsState {
         t.leaked_seeds = self.leaked_seeds.iter().map(unnote).collect::<Result<_, _>>()?;
         t.panicked_runs = self.panicked_runs;
         t.panicked = self.panicked.iter().map(|n| (n.seed, n.detail.clone().unwrap_or_default())).collect();
+        if let Some(c) = self.double_executions {
+            t.scheduled = true;
+            t.double_executions = unclass(c);
+        }
         row.absorb(&t);
         Ok(())
     }
@@ -298,6 +314,43 @@ mod tests {
         // The capped list kept the first failing seeds across part boundaries.
         assert_eq!(whole.failing_seeds.len(), crate::MAX_FAILING_SEEDS);
         assert_eq!(whole.failing_seeds[0].seed, 1);
+    }
+
+    /// `double_executions` exists only for a scheduled workload: in the JSON, the table and the
+    /// exact state, and it folds, serialises and merges like the other classes.
+    #[test]
+    fn double_executions_show_only_for_a_scheduled_workload_and_merge_exactly() {
+        let scheduled = |s: u64| {
+            let mut m = seed(s);
+            m.double_executions = Some(s % 2);
+            m
+        };
+        let mut whole = row();
+        for s in 0..10 {
+            whole.add(&scheduled(s));
+        }
+        assert!(whole.scheduled);
+        assert_eq!(whole.double_executions, ClassCount { runs: 5, events: 5 });
+        let mut merged = row();
+        for part in [0..4, 4..10] {
+            let mut t = row();
+            part.for_each(|s| t.add(&scheduled(s)));
+            let state: TotalsState = serde_json::from_str(&serde_json::to_string(&TotalsState::of(&t)).unwrap()).unwrap();
+            state.absorb_into(&mut merged).unwrap();
+        }
+        assert_eq!(everything(&merged), everything(&whole));
+        let json = serde_json::to_value(AlgorithmJson::from_totals(&whole, "f.toml")).unwrap();
+        assert_eq!(json["double_executions"]["runs"], 5);
+        let table = crate::table::render_table("f.toml", std::slice::from_ref(&whole), &[]);
+        assert!(table.contains("executions"), "{table}");
+        // The loop: no field, no column, no state.
+        let mut looped = row();
+        looped.add(&seed(1));
+        let json = serde_json::to_value(AlgorithmJson::from_totals(&looped, "f.toml")).unwrap();
+        assert!(json.get("double_executions").is_none(), "{json}");
+        assert!(!serde_json::to_string(&TotalsState::of(&looped)).unwrap().contains("double"));
+        let table = crate::table::render_table("f.toml", std::slice::from_ref(&looped), &[]);
+        assert!(!table.contains("executions"), "{table}");
     }
 
     #[test]

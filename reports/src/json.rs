@@ -15,7 +15,8 @@
 //! `panicked_seeds`, `limitations`, `acquire_latency_cdf_ms` (CDF points for charts), and the
 //! verdict and liveness fields added later (`leaked_regrants`, `leaked_regrants_runs`,
 //! `failed_releases`, `wait_ms`, `wait_cdf_ms`, `outage_ms`, `outage_ms_max`, `fairness`,
-//! `first_leaked_regrants`), and `seeds_finished`. Each
+//! `first_leaked_regrants`), `seeds_finished`, and `double_executions` (only for a scheduled
+//! workload, absent otherwise). Each
 //! expectation also carries `message`. At the top level: `description`, `scenario_text` (the
 //! scenario as run, so a saved results file can be reported on later: `sim report`) and
 //! `interrupted` (a run stopped early by Ctrl-C or SIGTERM).
@@ -262,6 +263,10 @@ pub struct AlgorithmJson {
 
 impl AlgorithmJson {
     /// The row for `t`; `file` is the scenario file as the user named it (for `replay`).
+    /// Scheduled workload (`kind = "scheduled"`): runs of the job beyond the first in one period,
+    /// as a violation class (runs, events, rate); absent for a loop, which reads as none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub double_executions: Option<ClassJson>,
     pub fn from_totals(t: &AlgorithmTotals, file: &str) -> Self {
         let n = t.runs;
         AlgorithmJson {
@@ -318,6 +323,7 @@ impl AlgorithmJson {
 }
 
 impl ResultsJson {
+            double_executions: t.scheduled.then(|| ClassJson::new(t.double_executions, n)),
     /// Results from plain values (`seeds` is `from..to`, `to` exclusive).
     pub fn new(
         scenario: &str,

@@ -75,7 +75,7 @@ fn column(
 /// The safety verdicts: violation classes in runs, and leaked re-grants beside them.
 fn safety_columns(totals: &[AlgorithmTotals]) -> Vec<Column> {
     let col = |head, align, f: &dyn Fn(&AlgorithmTotals) -> String| column(totals, head, align, f);
-    vec![
+    let mut columns = vec![
         col(["", "label"], Align::Left, &|t| t.label.clone()),
         col(["", "runs"], Align::Right, &|t| t.runs.to_string()),
         col(["overlap", "runs, rate [95%]"], Align::Left, &|t| overlap_cell(t.overlap, t.runs)),
@@ -90,7 +90,18 @@ fn safety_columns(totals: &[AlgorithmTotals]) -> Vec<Column> {
         col(["lost", "updates"], Align::Right, &|t| runs_cell(t.lost_updates, t.runs)),
         col(["token", "regressions"], Align::Right, &|t| token_cell(t, t.token_regressions)),
         col(["leaked", "re-grants"], Align::Right, &|t| token_cell(t, t.leaked_regrants)),
-    ]
+    ];
+    // Only when some row ran a scheduled job, so a loop's table keeps its columns.
+    if totals.iter().any(|t| t.scheduled) {
+        columns.push(col(["double", "executions"], Align::Right, &|t| {
+            if t.scheduled {
+                runs_cell(t.double_executions, t.runs)
+            } else {
+                "n/a: loop".to_string()
+            }
+        }));
+    }
+    columns
 }
 
 /// Liveness and cost: how fast, how long the clients waited and went without the lock, how

@@ -181,6 +181,10 @@ pub struct History {
     pub node_names: Vec<String>,
     /// Every fault that took effect, in start order (for timelines; the checkers ignore it).
     pub faults: Vec<FaultWindow>,
+    /// The job's period when the workload is scheduled (`kind = "scheduled"`): each grant is one
+    /// run of the job, and the "at most once per period" check reads it. `None`: the loop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule_period_ns: Option<Nanos>,
 }
 
 /// A fault as it happened: when, on whom, and for how long.

@@ -51,6 +51,7 @@ metrics! {
     LostUpdates = "lost_updates", Runs, "the counter ended below the number of completed critical sections";
     TokenRegressions = "token_regressions", Runs, "a grant whose fencing token was below one granted before it on the key, or equal to the highest and not a leaked re-grant";
     LeakedRegrants = "leaked_regrants", Runs, "a client granted again the token it was granted last, nobody else having held the key since: a leaked lock, not a fencing failure";
+    DoubleExecutions = "double_executions", Runs, "a scheduled job ran more than once in one period of true time (kind = \"scheduled\" workloads; 0 for the loop)";
     Acquisitions = "acquisitions", Value, "successful acquisitions, summed over runs";
     FailedAcquisitions = "failed_acquisitions", Value, "acquire calls that gave up, summed over runs";
     FailedReleases = "failed_releases", Value, "release calls that returned an error (the lock may still be held), summed over runs";

@@ -192,6 +192,7 @@ pub fn run_typed_until<M: Model>(
         clients,
         fenced,
         node_names: names.iter().map(|(n, _)| n.clone()).collect(),
+        schedule_period_ns: w.schedule.as_ref().map(|s| ms_to_ns(s.period_ms)),
         faults: result.faults,
     };
     // A trace shows every violation; otherwise only the first few are kept with their text.

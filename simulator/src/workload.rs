@@ -70,6 +70,19 @@ enum Phase {
     Done,
 }
 
+/// The scheduled workload's next fire: the first multiple of the period on the wall clock
+/// strictly after both `now_wall_ns` and the last fire (Spring's `CronTrigger.nextExecution`:
+/// the next time after the last completion, or after the last scheduled time if the clock went
+/// back below it), as (its wall time, monotonic delay from now). The delay is taken from the wall
+/// clock once and then runs on the monotonic clock, as a `ScheduledExecutorService` does, so a
+/// clock step after this moves only later fires.
+pub(crate) fn next_fire(now_wall_ns: i64, last_slot_wall_ns: Option<i64>, period_ms: f64) -> (i64, Nanos) {
+    let period_ns = ((period_ms * 1e6).round() as i64).max(1);
+    let base = last_slot_wall_ns.map_or(now_wall_ns, |last| last.max(now_wall_ns));
+    let slot = (base.div_euclid(period_ns).saturating_add(1)).saturating_mul(period_ns);
+    (slot, (slot.saturating_sub(now_wall_ns)).max(1) as Nanos)
+}
+
 /// A draw in milliseconds from the client's workload stream, as nanoseconds.
 fn draw_ns(d: &Sampler, rng: &mut ChaCha8Rng) -> Nanos {
     d.sample_ns(rng)
@@ -95,6 +108,9 @@ struct Driver {
     think_timer: Option<TimerId>,
     grants: u64,
     completed: u64,
+    /// Scheduled workload: the wall-clock time of the last fire set (volatile, as a scheduler's
+    /// trigger context is).
+    last_slot_wall_ns: Option<i64>,
 }
 
 /// A client node: the workload driver over a model's client library.
@@ -148,6 +164,7 @@ impl<P: Protocol> ClientNode<P> {
                 think_timer: None,
                 grants: 0,
                 completed: 0,
+                last_slot_wall_ns: None,
             },
             events: Vec::new(),
             batch: Vec::new(),
@@ -162,7 +179,14 @@ impl<P: Protocol> ClientNode<P> {
             }
         }
         self.driver.phase = Phase::Thinking;
-        let after = draw_ns(&self.driver.draws.think, &mut self.driver.rng);
+        let after = match &self.driver.params.schedule {
+            Some(schedule) => {
+                let (slot, after) = next_fire(ctx.now_wall_ns(), self.driver.last_slot_wall_ns, schedule.period_ms);
+                self.driver.last_slot_wall_ns = Some(slot);
+                after
+            }
+            None => draw_ns(&self.driver.draws.think, &mut self.driver.rng),
+        };
         self.driver.think_timer = Some(ctx.set_driver_timer(after, DriverTimer::Think));
     }
 
@@ -475,6 +499,7 @@ impl<P: Protocol> ClientNode<P> {
         self.events.clear();
         self.driver.phase = Phase::Thinking;
         self.driver.think_timer = None;
+        self.driver.last_slot_wall_ns = None;
     }
 
     pub(crate) fn on_restart(&mut self, ctx: &mut Ctx<P>) {
@@ -490,6 +515,11 @@ impl<P: Protocol> ClientNode<P> {
         }
         self.lib.on_reset(ctx, &mut self.events, peer);
         self.drain(ctx);
+    }
+
+    /// Whether the client has made all its acquisitions and stopped (`sim exhaust`'s end of a path).
+    pub(crate) fn is_done(&self) -> bool {
+        matches!(self.driver.phase, Phase::Done)
     }
 
     pub(crate) fn client_state(&self) -> ClientState {
@@ -561,4 +591,27 @@ impl ResourceNode {
     }
 
     // The resource stands for a durable store: a crash keeps its counters, and it sets no timers.
+}
+
+#[cfg(test)]
+mod tests {
+    use super::next_fire;
+
+    const S: i64 = 1_000_000_000;
+
+    /// Fires land on the period's multiples of the wall clock, strictly after now and after the
+    /// last fire, whatever the sign of the clock.
+    #[test]
+    fn the_next_fire_is_the_next_multiple_of_the_period_on_the_wall_clock() {
+        assert_eq!(next_fire(0, None, 1000.0), (S, S as u64));
+        assert_eq!(next_fire(S + S / 2, None, 1000.0), (2 * S, (S / 2) as u64));
+        // Exactly on a multiple: the next one (a cron time is strictly after its base).
+        assert_eq!(next_fire(2 * S, None, 1000.0), (3 * S, S as u64));
+        // A clock behind true time (negative wall readings) still aligns on multiples.
+        assert_eq!(next_fire(-S - S / 2, None, 1000.0), (-S, (S / 2) as u64));
+        // The clock went back below the last fire: that fire is not repeated.
+        assert_eq!(next_fire(S / 2, Some(2 * S), 1000.0), (3 * S, (3 * S - S / 2) as u64));
+        // A run that overran two periods skips them: the next multiple after its completion.
+        assert_eq!(next_fire(4 * S + 1, Some(2 * S), 1000.0), (5 * S, (S - 1) as u64));
+    }
 }

@@ -18,6 +18,16 @@
 //!   Taken: sleep `poll_ms` (`idleBetweenTries`). A nested acquisition sends the acquire again
 //!   (the JVM's `ReentrantLock` counts, `doLock` runs again and refreshes the row); only the
 //!   outermost release sends `DELETE … WHERE CLIENT_ID = ?`. No token.
+//! - `shedlock` mode (ShedLock's `StorageBasedLockProvider` over `JdbcTemplateStorageAccessor`,
+//!   [`super::shedlock`]): acquire takes `createdAt` from this client's wall clock when it is
+//!   called (the `LockConfiguration` is built as the scheduled method is entered), then sends
+//!   `INSERT` on this process's first try of the name (the `LockRecordRegistry`, in memory) and
+//!   `UPDATE … WHERE lock_until <= :now` otherwise or after a duplicate key; `lock_until` is
+//!   `createdAt + lockAtMostFor` and `:now` the clock as the statement is sent (or the
+//!   database's, `usingDbTime()`). 0 rows: `Refused` then `Failed { Refused }`: the run is
+//!   skipped, no poll. Release sends the unlock (`lock_until = max(now, createdAt +
+//!   lockAtLeastFor)`), answered `Released` whatever it matched (ShedLock's unlock returns
+//!   nothing). Not reentrant here; no token.
 //! - Release: the decrement-or-delete transaction (or `RELEASE_LOCK`); the call returns whatever
 //!   the server answers (a row already gone is not an error). A release whose statement fails
 //!   (the connection was reset, the statement timed out, the server went read-only) is sent
@@ -64,7 +74,7 @@ use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
 use locksim_simulator::process::{Crash, Ctx, NodeId, TimerId};
 use locksim_simulator::time::{Nanos, NS_PER_MS, NS_PER_SEC};
 
-use super::protocol::{ClientTimer, DbMsg, DbTimer, Outcome, Stmt};
+use super::protocol::{ClientTimer, DbMsg, DbTimer, Outcome, ShedTime, ShedUnlockTime, Stmt};
 use super::table::{ConnId, Owner};
 use super::{Config, Db, Expiry, Mode, OwnerScope};
 
@@ -124,6 +134,10 @@ struct KeyState {
     lost: bool,
     /// The owner id of the current (or last) acquisition.
     owner: Owner,
+    /// `shedlock`: the current acquisition's `createdAt` on this client's wall clock.
+    created_ns: i64,
+    /// `shedlock`: the row exists (the `LockRecordRegistry`): lock with the UPDATE, no INSERT.
+    row_known: bool,
 }
 
 /// What a crash wipes: everything the library knows (rebuilt whole at each start).
@@ -201,8 +215,33 @@ impl DbClient {
             (Op::Release { key, .. }, Mode::GetLock) => Stmt::ReleaseLock { key },
             (Op::Attempt { key }, Mode::SelectForUpdate) => Stmt::SelectForUpdate { key },
             (Op::Release { key, .. }, Mode::SelectForUpdate) => Stmt::Commit { key },
+            (Op::Attempt { key }, Mode::ShedLock) => {
+                let ks = self.v.keys.get(&key).cloned().unwrap_or_default();
+                let time = if self.cfg.db_time {
+                    ShedTime::Db { at_most_ns: self.cfg.lock_at_most_for_ns }
+                } else {
+                    let lock_until_ns = ks.created_ns.saturating_add(self.cfg.lock_at_most_for_ns as i64);
+                    ShedTime::Node { lock_until_ns, now_ns: now_wall_ns }
+                };
+                Stmt::ShedLock { key, owner: self.shed_owner(), insert: !ks.row_known, time }
+            }
+            (Op::Release { key, .. }, Mode::ShedLock) => {
+                let created_ns = self.v.keys.get(&key).map_or(now_wall_ns, |ks| ks.created_ns);
+                let time = if self.cfg.db_time {
+                    ShedUnlockTime::Db { at_least_ns: self.cfg.lock_at_least_for_ns }
+                } else {
+                    let at_least_until = created_ns.saturating_add(self.cfg.lock_at_least_for_ns as i64);
+                    ShedUnlockTime::Node { unlock_ns: at_least_until.max(now_wall_ns) }
+                };
+                Stmt::ShedUnlock { key, owner: self.shed_owner(), by_owner: self.cfg.unlock_by_owner, time }
+            }
             (Op::Heartbeat { key }, _) => Stmt::Touch { key, owner: self.owner_of(key) },
         }
+    }
+
+    /// ShedLock's `locked_by`: the host name, the same for every start of the process.
+    fn shed_owner(&self) -> Owner {
+        (self.index as Owner) << 32
     }
 
     /// Starts the next queued operation if the connection is free.
@@ -357,6 +396,12 @@ impl DbClient {
             ks.acquiring = false;
             return;
         }
+        if self.cfg.mode == Mode::ShedLock {
+            // `lock()` returns empty: the task is not executed ("Not executing … It's locked").
+            ks.acquiring = false;
+            out.push(LockEvent::Failed { key, reason: FailReason::Refused });
+            return;
+        }
         let poll = ctx.set_timer(self.cfg.poll_ns, ClientTimer::Poll { key });
         self.v.keys.get_mut(&key).expect("key state").poll = Some(poll);
     }
@@ -408,7 +453,17 @@ impl DbClient {
         // Spring's INT_LOCK has no id column: its grants carry no token.
         let token = |id: u64| (self.cfg.mode == Mode::Table).then_some(id);
         match (inf.op, outcome) {
-            (Op::Attempt { key }, Outcome::Inserted { id }) => self.granted(ctx, out, key, token(id)),
+            (Op::Attempt { key }, Outcome::Inserted { id }) => {
+                self.v.keys.entry(key).or_default().row_known = true;
+                self.granted(ctx, out, key, token(id))
+            }
+            (Op::Attempt { key }, Outcome::Duplicate) if self.cfg.mode == Mode::ShedLock => {
+                // The row exists: remember it and lock with the UPDATE, same createdAt.
+                self.v.keys.entry(key).or_default().row_known = true;
+                let stmt = self.stmt_for(inf.op, ctx.now_wall_ns());
+                self.issue(ctx, inf.op, stmt);
+                return;
+            }
             (Op::Attempt { key }, Outcome::Duplicate) => {
                 if self.cfg.reentrant && self.cfg.mode == Mode::Table {
                     let owner = self.owner_of(key);
@@ -489,10 +544,12 @@ impl LockClient<Db> for DbClient {
             OwnerScope::Process => self.v.owner,
             OwnerScope::Acquire => ((self.index as u64) << 32) | ctx.rng().gen::<u32>() as u64,
         };
+        let now_wall_ns = ctx.now_wall_ns();
         let ks = self.v.keys.entry(key).or_default();
         if ks.held == 0 {
-            // A new acquisition (not a nested one): its owner id.
+            // A new acquisition (not a nested one): its owner id, and ShedLock's createdAt.
             ks.owner = fresh;
+            ks.created_ns = now_wall_ns;
         }
         ks.acquiring = true;
         ks.cancelled = false;
@@ -648,6 +705,8 @@ impl LockClient<Db> for DbClient {
     }
 
     fn reentrant(&self) -> bool {
-        self.cfg.reentrant
+        // ShedLock re-enters only within one thread (`alreadyLockedBy`), which a scheduled job
+        // never asks for: not modelled.
+        self.cfg.reentrant && self.cfg.mode != Mode::ShedLock
     }
 }

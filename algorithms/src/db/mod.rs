@@ -54,6 +54,16 @@
 //!   WHERE CLIENT_ID = ?`; with `release_missing = "error"` (6.4 and later) 0 rows deleted is
 //!   `ReleaseFailed`.
 //!
+//! - `mode = "shedlock"`: ShedLock's `JdbcTemplateLockProvider` ([`shedlock`]): a `shedlock` row
+//!   per job with `lock_until`, `locked_at`, `locked_by`; the lock is the `UPDATE … WHERE name = ?
+//!   AND lock_until <= :now` (an `INSERT` on a process's first try), with `lock_until` = the
+//!   node's `createdAt` + `lockAtMostFor` (`lock_at_most_for_ms`) and `:now` from the node's wall
+//!   clock, or the database's with `time_source = "db"` (`usingDbTime()`). One try: taken means
+//!   the run is skipped (a `Failed` the scheduled workload skips on), never polled. Unlock writes
+//!   `lock_until = max(now, createdAt + lockAtLeastFor)` (`lock_at_least_for_ms`), from 7.0 only
+//!   on the caller's own row (`unlock_by_owner`). No token. Meant for `[workload] kind =
+//!   "scheduled"`.
+//!
 //! Every client↔server and primary↔replica link is a TCP connection: links are ordered, and the
 //! client library retransmits an unanswered statement (RTO from 200 ms, doubling) while the
 //! server executes each statement id once per connection, as TCP delivers each segment once.
@@ -63,11 +73,12 @@ pub mod library;
 pub mod manager;
 pub mod protocol;
 pub mod server;
+pub mod shedlock;
 pub mod table;
 
 use locksim_simulator::dist::Dist;
 use locksim_simulator::lockclient::LockClient;
-use locksim_simulator::model::{Cluster, Model, ParamKind, ParamSpec, Params, Topology};
+use locksim_simulator::model::{Cluster, Model, ParamKind, ParamProblem, ParamSpec, Params, Topology};
 use locksim_simulator::process::{NodeKind, Process};
 use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::time::{ms_to_ns, Nanos};
@@ -94,6 +105,8 @@ pub enum Mode {
     SelectForUpdate,
     /// Spring Integration's `INT_LOCK` row: UPDATE-then-INSERT with the acquirer's clock.
     SpringJdbc,
+    /// ShedLock's `shedlock` row: INSERT once, then `UPDATE … WHERE lock_until <= now`; one try.
+    ShedLock,
 }
 
 /// Which time column a `spring_jdbc` row carries (`expiry_column`).
@@ -181,6 +194,16 @@ pub struct Config {
     /// A release whose `DELETE` found no row of this owner is `ReleaseFailed`
     /// (`release_missing = "error"`; Spring Integration 6.4 and later) rather than `Released`.
     pub release_missing_fails: bool,
+    /// `shedlock`: `lockAtMostFor`, the lock's life from its `createdAt` (`lock_at_most_for_ms`).
+    pub lock_at_most_for_ns: Nanos,
+    /// `shedlock`: `lockAtLeastFor`, the least the lock is kept from `createdAt`
+    /// (`lock_at_least_for_ms`).
+    pub lock_at_least_for_ns: Nanos,
+    /// `shedlock`: `usingDbTime()`, the database's clock for every time (`time_source = "db"`).
+    pub db_time: bool,
+    /// `shedlock`: unlock only the caller's own row (`AND locked_by = ?`, ShedLock 7.0 and
+    /// later; `unlock_by_owner`).
+    pub unlock_by_owner: bool,
 }
 
 impl Config {
@@ -199,6 +222,7 @@ impl Config {
                 "get_lock" => Mode::GetLock,
                 "select_for_update" => Mode::SelectForUpdate,
                 "spring_jdbc" => Mode::SpringJdbc,
+                "shedlock" => Mode::ShedLock,
                 _ => Mode::Table,
             },
             poll_ns: ms_to_ns(params.f64("poll_ms")),
@@ -230,6 +254,10 @@ impl Config {
                 _ => Expiry::CreatedDate,
             },
             release_missing_fails: params.str("release_missing") == "error",
+            lock_at_most_for_ns: ms_to_ns(params.f64("lock_at_most_for_ms")),
+            lock_at_least_for_ns: ms_to_ns(params.f64("lock_at_least_for_ms")),
+            db_time: params.str("time_source") == "db",
+            unlock_by_owner: params.bool("unlock_by_owner"),
         }
     }
 
@@ -254,9 +282,41 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "mode",
-        kind: ParamKind::Choice(&["table", "get_lock", "select_for_update", "spring_jdbc"]),
+        kind: ParamKind::Choice(&["table", "get_lock", "select_for_update", "spring_jdbc", "shedlock"]),
         default: "\"table\"",
-        meaning: "a lock row with a unique name (INSERT); MySQL GET_LOCK (session-scoped, in server memory, not replicated); an open transaction holding SELECT … FOR UPDATE on the lock's row (COMMIT releases); or Spring Integration's INT_LOCK row (UPDATE … WHERE CLIENT_ID = ? OR CREATED_DATE < now − ttl on the acquirer's clock, then INSERT)",
+        meaning: "a lock row with a unique name (INSERT); MySQL GET_LOCK (session-scoped, in server memory, not replicated); an open transaction holding SELECT … FOR UPDATE on the lock's row (COMMIT releases); Spring Integration's INT_LOCK row (UPDATE … WHERE CLIENT_ID = ? OR CREATED_DATE < now − ttl on the acquirer's clock, then INSERT); or ShedLock's shedlock row (UPDATE … WHERE lock_until <= now, one try: a taken lock skips the run)",
+    },
+    // ShedLock shedlock-parent-7.9.0: @EnableSchedulerLock.defaultLockAtMostFor has no default
+    // (`spring/shedlock-spring/…/annotation/EnableSchedulerLock.java:68`): every application
+    // sets one; the README's example is "10m".
+    ParamSpec {
+        name: "lock_at_most_for_ms",
+        kind: ParamKind::Number { min: 0.0, max: 1e12 },
+        default: "600000",
+        meaning: "shedlock: lockAtMostFor: lock_until = createdAt + this, on the node's clock (or the database's with time_source = db); a run longer than this loses the lock while it runs (no library default: @EnableSchedulerLock requires defaultLockAtMostFor; 10 min is the README's example)",
+    },
+    // EnableSchedulerLock.java:81 `defaultLockAtLeastFor() default "PT0S"`.
+    ParamSpec {
+        name: "lock_at_least_for_ms",
+        kind: ParamKind::Number { min: 0.0, max: 1e12 },
+        default: "0",
+        meaning: "shedlock: lockAtLeastFor: unlock writes lock_until = max(now, createdAt + this) (LockConfiguration.getUnlockTime; default PT0S)",
+    },
+    // JdbcTemplateLockProvider.Configuration.builder().usingDbTime(): off unless called.
+    ParamSpec {
+        name: "time_source",
+        kind: ParamKind::Choice(&["node", "db"]),
+        default: "\"node\"",
+        meaning: "shedlock: whose clock lock_until, locked_at and the comparison's now come from: node (ClockProvider.now(), the default) or db (usingDbTime(): UTC_TIMESTAMP(3) in the statement)",
+    },
+    // SqlStatementsSource.getUnlockStatement: `… WHERE name = :name AND locked_by = :lockedBy`
+    // from 7.0 (shedlock-parent-7.9.0 :101-104); `WHERE name = :name` alone in 6.x
+    // (shedlock-parent-6.10.0 jdbc-template SqlStatementsSource.java:112-114).
+    ParamSpec {
+        name: "unlock_by_owner",
+        kind: ParamKind::Bool,
+        default: "true",
+        meaning: "shedlock: unlock updates only the caller's own row (AND locked_by = ?, ShedLock 7.0 and later); false: any row of the name (6.x: a run that outlived lockAtMostFor ends the lock of the node that took over)",
     },
     // Spring Integration DefaultLockRepository.DEFAULT_TTL (`:69 @v6.0.0`, `:83 @v6.5.0`).
     ParamSpec {
@@ -419,6 +479,14 @@ impl Model for Db {
                 "spring_jdbc: expire_ms, cleanup_every_ms and heartbeat_ms do not apply (the library runs no cleanup job and renews only when the application calls renewLock, not modelled); no fencing token (INT_LOCK has none); the acquire transaction runs serially in the server, so SERIALIZABLE (6.0-6.1) and READ_COMMITTED (6.2 and later) behave alike here (a serialization failure, which Spring retries as transient, never happens); REGION is one value for every client".into(),
             );
         }
+        if params.str("mode") == "shedlock" {
+            notes.push(
+                "shedlock: expire_ms, cleanup_every_ms, heartbeat_ms, poll_ms and reentrant do not apply (one try per run, no extension: KeepAliveLockProvider is not modelled); no fencing token; locked_by is the client's name (one JVM per host); the clients' cron fires on each one's wall clock with no scheduler delay".into(),
+            );
+            if workload.schedule.is_none() {
+                notes.push("shedlock without [workload] kind = \"scheduled\": each acquisition is one try, and a taken lock fails it (the loop thinks and tries again)".into());
+            }
+        }
         let get_lock = params.str("mode") == "get_lock";
         if params.str("mode") == "select_for_update" {
             notes.push(
@@ -449,6 +517,18 @@ impl Model for Db {
             );
         }
         notes
+    }
+
+    fn validate(&self, params: &Params, _workload: &WorkloadSpec) -> Vec<ParamProblem> {
+        let params = &library::resolve(params);
+        let mut problems = Vec::new();
+        if params.str("mode") == "shedlock" && replicated(params) {
+            problems.push(ParamProblem {
+                key: "replication".into(),
+                message: "mode = \"shedlock\" runs on one server here (its table is not replicated in this model); use replication = \"none\"".into(),
+            });
+        }
+        problems
     }
 
     fn fenced(&self, params: &Params) -> bool {

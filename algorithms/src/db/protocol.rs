@@ -85,6 +85,63 @@ pub enum Stmt {
         /// The lock's name (for the trace; the commit releases every row the transaction locked).
         key: LockKey,
     },
+    /// ShedLock's lock: `INSERT INTO shedlock …` (`insert`, a process's first try) or `UPDATE
+    /// shedlock SET lock_until = ?, locked_at = ?, locked_by = ? WHERE name = ? AND lock_until <=
+    /// ?` ([`super::shedlock`]).
+    ShedLock {
+        /// The lock's name.
+        key: LockKey,
+        /// `locked_by`.
+        owner: Owner,
+        /// The INSERT (else the UPDATE).
+        insert: bool,
+        /// Whose clock the times are.
+        time: ShedTime,
+    },
+    /// ShedLock's unlock: `UPDATE shedlock SET lock_until = ? WHERE name = ? [AND locked_by = ?]`.
+    ShedUnlock {
+        /// The lock's name.
+        key: LockKey,
+        /// `locked_by`.
+        owner: Owner,
+        /// The `AND locked_by = ?` condition (ShedLock 7.0 and later).
+        by_owner: bool,
+        /// Whose clock the new `lock_until` is.
+        time: ShedUnlockTime,
+    },
+}
+
+/// The times of ShedLock's lock statement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShedTime {
+    /// The node's wall clock: `:lockUntil` (createdAt + lockAtMostFor) and `:now`.
+    Node {
+        /// `lock_until` to write.
+        lock_until_ns: i64,
+        /// `:now`: written as `locked_at` and compared with the row's `lock_until`.
+        now_ns: i64,
+    },
+    /// `usingDbTime()`: the server's clock for now, plus `lockAtMostFor`.
+    Db {
+        /// `lockAtMostFor`.
+        at_most_ns: Nanos,
+    },
+}
+
+/// The new `lock_until` of ShedLock's unlock statement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShedUnlockTime {
+    /// The node's `max(now, createdAt + lockAtLeastFor)`.
+    Node {
+        /// The time to write.
+        unlock_ns: i64,
+    },
+    /// `usingDbTime()`: `IF(locked_at + lockAtLeastFor > NOW, locked_at + lockAtLeastFor, NOW)`
+    /// on the server's clock.
+    Db {
+        /// `lockAtLeastFor`.
+        at_least_ns: Nanos,
+    },
 }
 
 impl Stmt {
@@ -99,7 +156,9 @@ impl Stmt {
             | Stmt::GetLock { key, .. }
             | Stmt::ReleaseLock { key }
             | Stmt::SelectForUpdate { key }
-            | Stmt::Commit { key } => key,
+            | Stmt::Commit { key }
+            | Stmt::ShedLock { key, .. }
+            | Stmt::ShedUnlock { key, .. } => key,
         }
     }
 
@@ -140,6 +199,30 @@ impl fmt::Debug for Stmt {
             Stmt::ReleaseLock { key } => write!(f, "RELEASE_LOCK(k{key})"),
             Stmt::SelectForUpdate { key } => write!(f, "BEGIN; SELECT k{key} FOR UPDATE"),
             Stmt::Commit { key } => write!(f, "COMMIT (k{key})"),
+            Stmt::ShedLock { key, owner, insert, time } => {
+                let by = OwnerFmt(owner);
+                let (until, now) = match time {
+                    ShedTime::Node { lock_until_ns, now_ns } => {
+                        (format!("{:.3}s", lock_until_ns as f64 / 1e9), format!("{:.3}s", now_ns as f64 / 1e9))
+                    }
+                    ShedTime::Db { at_most_ns } => (format!("NOW()+{:.3}s", at_most_ns as f64 / 1e9), "NOW()".into()),
+                };
+                if insert {
+                    write!(f, "INSERT shedlock k{key} lock_until={until} locked_at={now} by={by}")
+                } else {
+                    write!(f, "UPDATE shedlock k{key} lock_until={until} locked_at={now} by={by} WHERE lock_until <= {now}")
+                }
+            }
+            Stmt::ShedUnlock { key, owner, by_owner, time } => {
+                let until = match time {
+                    ShedUnlockTime::Node { unlock_ns } => format!("{:.3}s", unlock_ns as f64 / 1e9),
+                    ShedUnlockTime::Db { at_least_ns } => {
+                        format!("GREATEST(locked_at+{:.3}s, NOW())", at_least_ns as f64 / 1e9)
+                    }
+                };
+                let cond = if by_owner { format!(" AND locked_by={}", OwnerFmt(owner)) } else { String::new() };
+                write!(f, "UPDATE shedlock k{key} lock_until={until} WHERE name{cond}")
+            }
         }
     }
 }

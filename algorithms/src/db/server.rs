@@ -35,10 +35,13 @@ use rand::Rng;
 use locksim_simulator::process::{Crash, Ctx, NodeId, Process, TimerId};
 use locksim_simulator::time::{ms_to_ns, Nanos, NS_PER_SEC};
 
-use super::protocol::{BinlogEvent, DbMsg, DbTimer, Outcome, OwnerFmt, Role, ServerTimer, Stmt};
+use super::protocol::{
+    BinlogEvent, DbMsg, DbTimer, Outcome, OwnerFmt, Role, ServerTimer, ShedTime, ShedUnlockTime, Stmt,
+};
+use super::shedlock::{ShedRow, ShedTable};
 use locksim_simulator::history::LockKey;
 
-use super::table::{Change, ConnId, LockTable, ReleaseOutcome, UserLocks};
+use super::table::{Change, ConnId, LockTable, Owner, ReleaseOutcome, UserLocks};
 use super::{Config, Db, Mode, Replication};
 use crate::smallmap::SmallMap;
 
@@ -136,6 +139,8 @@ pub struct DbServer {
     /// Who this server believes is the primary (told to clients in read-only errors).
     primary_hint: Option<NodeId>,
     table: LockTable,
+    /// ShedLock's table (`mode = "shedlock"`; empty otherwise).
+    shed: ShedTable,
     /// The binlog (primary) or the applied relay log (replica): position i + 1 at index i.
     binlog: Vec<BinlogEvent>,
     v: Volatile,
@@ -152,6 +157,7 @@ impl DbServer {
             epoch: 1,
             primary_hint: None,
             table: LockTable::default(),
+            shed: ShedTable::default(),
             binlog: Vec::new(),
             v: Volatile::default(),
         }
@@ -336,6 +342,14 @@ impl DbServer {
                 let released = !self.end_transaction(ctx, e.conn).is_empty();
                 (Outcome::Committed { released }, vec![])
             }
+            Stmt::ShedLock { key, owner, insert, time } => (self.shed_lock(ctx, key, owner, insert, time, now), vec![]),
+            Stmt::ShedUnlock { key, owner, by_owner, time } => {
+                let matched = self.shed.unlock(key, owner, by_owner, |r| match time {
+                    ShedUnlockTime::Node { unlock_ns } => unlock_ns,
+                    ShedUnlockTime::Db { at_least_ns } => now.max(r.locked_at_ns.saturating_add(at_least_ns as i64)),
+                });
+                (Outcome::Updated { rows: matched as u32, id: 0, count: 0 }, vec![])
+            }
         };
         let mut last_seq = 0;
         for ch in changes {
@@ -356,6 +370,34 @@ impl DbServer {
         } else {
             self.respond(ctx, e.client, e.conn, e.id, outcome);
         }
+    }
+
+    /// ShedLock's INSERT or lock UPDATE, at the server's wall clock `now` (which only
+    /// `usingDbTime()` reads). Not replicated: `shedlock` runs on one server (see `validate`).
+    fn shed_lock(&mut self, ctx: &mut Ctx<Db>, key: LockKey, owner: Owner, insert: bool, time: ShedTime, now: i64) -> Outcome {
+        let (lock_until_ns, now_ns) = match time {
+            ShedTime::Node { lock_until_ns, now_ns } => (lock_until_ns, now_ns),
+            ShedTime::Db { at_most_ns } => (now.saturating_add(at_most_ns as i64), now),
+        };
+        let row = ShedRow { lock_until_ns, locked_at_ns: now_ns, locked_by: owner };
+        if insert {
+            return if self.shed.insert(key, row) { Outcome::Inserted { id: 0 } } else { Outcome::Duplicate };
+        }
+        let before = self.shed.row(key).copied();
+        let matched = self.shed.update(key, now_ns, row);
+        if let Some(old) = before.filter(|old| matched && old.locked_by != owner) {
+            ctx.note(|| {
+                format!(
+                    "k{key}: lock of {} (lock_until {:.3}s) taken by {}: lock_until <= {:.3}s on the {} clock",
+                    OwnerFmt(old.locked_by),
+                    old.lock_until_ns as f64 / 1e9,
+                    OwnerFmt(owner),
+                    now_ns as f64 / 1e9,
+                    if matches!(time, ShedTime::Db { .. }) { "database's" } else { "acquirer's" }
+                )
+            });
+        }
+        Outcome::Updated { rows: matched as u32, id: 0, count: matched as u32 }
     }
 
     /// Appends a change to the binlog and queues it for shipping. Returns its position.

@@ -26,6 +26,16 @@
 //! | `ReleaseLock` | `SELECT RELEASE_LOCK(?)` | `ReleaseLock { result }` (1, 0, NULL) |
 //! | `SelectForUpdate` | `BEGIN`, `SELECT id FROM locks WHERE name = ? FOR UPDATE` | `RowLocked`; error 1205: `LockWaitTimeout` (then `ROLLBACK`) |
 //! | `Commit` | `SELECT trx_rows_locked` of this session's transaction, `COMMIT` | `Committed { released }` |
+//! | `Claim` (`spring_jdbc`) | in one transaction: `UPDATE int_lock SET CLIENT_ID = ?, CREATED_DATE = ? WHERE REGION = 'DEFAULT' AND LOCK_KEY = ? AND (CLIENT_ID = ? OR CREATED_DATE < ?)`, then, when it matched nothing, `INSERT INTO int_lock (LOCK_KEY, REGION, CLIENT_ID, CREATED_DATE) VALUES (?, 'DEFAULT', ?, ?)` (Spring Integration `DefaultLockRepository.acquire`) | `Updated { rows: 1 }` or `Inserted`; error 1062: `Duplicate`; error 1213: `LockWaitTimeout` |
+//! | `Release` (`spring_jdbc`) | `DELETE FROM int_lock WHERE REGION = 'DEFAULT' AND LOCK_KEY = ? AND CLIENT_ID = ?` | `Released { left: Some(0) }` or `None` |
+//! | `ShedLock`, node time | `INSERT INTO shedlock (name, lock_until, locked_at, locked_by) VALUES (?, ?, ?, ?)` or `UPDATE shedlock SET lock_until = ?, locked_at = ?, locked_by = ? WHERE name = ? AND lock_until <= ?` (ShedLock `SqlStatementsSource`) | `Inserted` / `Duplicate`, `Updated { rows }` |
+//! | `ShedLock`, `usingDbTime()` | the same with the server's `NOW(6)` for `:now` and `NOW(6)` + `lockAtMostFor` for `:lockUntil`; the INSERT is `INSERT IGNORE` (`MySqlServerTimeStatementsSource`) | the same |
+//! | `ShedUnlock` | `UPDATE shedlock SET lock_until = ? WHERE name = ? [AND locked_by = ?]`; with `usingDbTime()`, `lock_until = GREATEST(locked_at + lockAtLeastFor, NOW(6))` | `Updated { rows }` |
+//!
+//! The `int_lock` and `shedlock` tables hold the model's times as `BIGINT` nanoseconds (the
+//! client's wall clock as the model reads it, or the server's `NOW(6)` in nanoseconds), where
+//! Spring and ShedLock use `TIMESTAMP` columns: the comparisons are the libraries', exact to the
+//! nanosecond the model computes with and free of the session time zone.
 //!
 //! The cleanup job (the expiry) is not a client statement: it is a MariaDB event inside the
 //! server ([`crate::backends::db`]). A connection that fails (refused, reset, closed: the server
@@ -36,7 +46,7 @@ use std::collections::BTreeMap;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::Duration;
 
-use locksim_algorithms::db::protocol::{DbMsg, Outcome, Stmt};
+use locksim_algorithms::db::protocol::{DbMsg, Outcome, ShedTime, ShedUnlockTime, Stmt};
 use locksim_algorithms::db::table::{ConnId, Owner};
 use locksim_simulator::history::LockKey;
 use locksim_simulator::process::NodeId;
@@ -143,8 +153,120 @@ fn update_owned(con: &mut Conn, set: &str, name: &str, owner: Owner) -> mysql::R
     Ok(Outcome::Updated { rows, id, count })
 }
 
+/// The server's clock in nanoseconds since the Unix epoch, as SQL (`usingDbTime()`'s `now`).
+const DB_NOW_NS: &str = "CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000000 AS SIGNED)";
+
+/// Spring Integration's acquire transaction (`DefaultLockRepository.acquire`): the UPDATE that
+/// takes the row over when it is this client's or its time is below `expired_before_ns`, then
+/// the INSERT when it matched nothing.
+fn claim(con: &mut Conn, name: &str, owner: Owner, stamp_ns: i64, expired_before_ns: i64) -> mysql::Result<Outcome> {
+    let mut tx = con.start_transaction(TxOpts::default())?;
+    tx.exec_drop(
+        "UPDATE int_lock SET CLIENT_ID = ?, CREATED_DATE = ? WHERE REGION = 'DEFAULT' AND LOCK_KEY = ? \
+AND (CLIENT_ID = ? OR CREATED_DATE < ?)",
+        (owner, stamp_ns, name, owner, expired_before_ns),
+    )?;
+    if tx.affected_rows() > 0 {
+        tx.commit()?;
+        return Ok(Outcome::Updated { rows: 1, id: 0, count: 1 });
+    }
+    let r = tx.exec_drop(
+        "INSERT INTO int_lock (LOCK_KEY, REGION, CLIENT_ID, CREATED_DATE) VALUES (?, 'DEFAULT', ?, ?)",
+        (name, owner, stamp_ns),
+    );
+    match r {
+        Ok(()) => {
+            tx.commit()?;
+            Ok(Outcome::Inserted { id: 0 })
+        }
+        Err(e) if code(&e) == Some(ER_DUP_ENTRY) => {
+            tx.rollback()?;
+            Ok(Outcome::Duplicate)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// ShedLock's lock statement: the INSERT (a process's first try) or the UPDATE, with the node's
+/// times or the server's (`usingDbTime()`).
+fn shed_lock(con: &mut Conn, name: &str, owner: Owner, insert: bool, time: ShedTime) -> mysql::Result<Outcome> {
+    let matched = match (insert, time) {
+        (true, ShedTime::Node { lock_until_ns, now_ns }) => {
+            let r = con.exec_drop(
+                "INSERT INTO shedlock (name, lock_until, locked_at, locked_by) VALUES (?, ?, ?, ?)",
+                (name, lock_until_ns, now_ns, owner),
+            );
+            match r {
+                Ok(()) => true,
+                Err(e) if code(&e) == Some(ER_DUP_ENTRY) => false,
+                Err(e) => return Err(e),
+            }
+        }
+        (true, ShedTime::Db { at_most_ns }) => {
+            con.exec_drop(
+                format!(
+                    "INSERT IGNORE INTO shedlock (name, lock_until, locked_at, locked_by) \
+VALUES (?, {DB_NOW_NS} + ?, {DB_NOW_NS}, ?)"
+                ),
+                (name, at_most_ns, owner),
+            )?;
+            con.affected_rows() > 0
+        }
+        (false, ShedTime::Node { lock_until_ns, now_ns }) => {
+            con.exec_drop(
+                "UPDATE shedlock SET lock_until = ?, locked_at = ?, locked_by = ? WHERE name = ? AND lock_until <= ?",
+                (lock_until_ns, now_ns, owner, name, now_ns),
+            )?;
+            return Ok(updated(con.affected_rows()));
+        }
+        (false, ShedTime::Db { at_most_ns }) => {
+            con.exec_drop(
+                format!(
+                    "UPDATE shedlock SET lock_until = {DB_NOW_NS} + ?, locked_at = {DB_NOW_NS}, locked_by = ? \
+WHERE name = ? AND lock_until <= {DB_NOW_NS}"
+                ),
+                (at_most_ns, owner, name),
+            )?;
+            return Ok(updated(con.affected_rows()));
+        }
+    };
+    Ok(if matched { Outcome::Inserted { id: 0 } } else { Outcome::Duplicate })
+}
+
+/// ShedLock's unlock: `lock_until` to the node's time or the server's `max(locked_at +
+/// lockAtLeastFor, now)`, on the caller's row (7.0) or the name's.
+fn shed_unlock(con: &mut Conn, name: &str, owner: Owner, by_owner: bool, time: ShedUnlockTime) -> mysql::Result<Outcome> {
+    let cond = if by_owner { " AND locked_by = ?" } else { "" };
+    let (set, value) = match time {
+        ShedUnlockTime::Node { unlock_ns } => ("?".to_string(), unlock_ns),
+        ShedUnlockTime::Db { at_least_ns } => (format!("GREATEST(locked_at + ?, {DB_NOW_NS})"), at_least_ns as i64),
+    };
+    let sql = format!("UPDATE shedlock SET lock_until = {set} WHERE name = ?{cond}");
+    if by_owner {
+        con.exec_drop(sql, (value, name, owner))?;
+    } else {
+        con.exec_drop(sql, (value, name))?;
+    }
+    Ok(updated(con.affected_rows()))
+}
+
+/// An UPDATE's answer: the rows it matched (`CLIENT_FOUND_ROWS`).
+fn updated(rows: u64) -> Outcome {
+    let rows = rows.min(1) as u32;
+    Outcome::Updated { rows, id: 0, count: rows }
+}
+
+/// Which table a row's recipe keeps its locks in (the release statement differs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recipe {
+    /// `locks` (table, get_lock, select_for_update) or `shedlock` (its own statements).
+    Locks,
+    /// Spring Integration's `int_lock`: the release is a DELETE there.
+    SpringJdbc,
+}
+
 /// Runs one statement and reads its result back as the model's answer.
-fn run(con: &mut Conn, stmt: Stmt, reentrant: bool) -> Result<Outcome, Failure> {
+fn run(con: &mut Conn, stmt: Stmt, reentrant: bool, recipe: Recipe) -> Result<Outcome, Failure> {
     match stmt {
         Stmt::Insert { key, owner } => {
             let r = con.exec_drop("INSERT INTO locks (name, owner, count) VALUES (?, ?, 1)", (lock_name(key), owner));
@@ -159,6 +281,11 @@ fn run(con: &mut Conn, stmt: Stmt, reentrant: bool) -> Result<Outcome, Failure> 
         }
         Stmt::Touch { key, owner } => {
             update_owned(con, "update_time = NOW(6)", &lock_name(key), owner).map_err(failure)
+        }
+        Stmt::Release { key, owner } if recipe == Recipe::SpringJdbc => {
+            con.exec_drop("DELETE FROM int_lock WHERE REGION = 'DEFAULT' AND LOCK_KEY = ? AND CLIENT_ID = ?", (lock_name(key), owner))
+                .map_err(failure)?;
+            Ok(Outcome::Released { left: (con.affected_rows() > 0).then_some(0) })
         }
         Stmt::Release { key, owner } => release(con, &lock_name(key), owner, reentrant).map_err(failure),
         Stmt::GetLock { key, wait_ns } => {
@@ -201,10 +328,13 @@ fn run(con: &mut Conn, stmt: Stmt, reentrant: bool) -> Result<Outcome, Failure> 
                 Err(e) => Err(failure(e)),
             }
         }
-        // The spring_jdbc recipe (Spring Integration's INT_LOCK row) is simulated only so far.
-        Stmt::Claim { .. } => Err(Failure::Unexpected(
-            "mode = \"spring_jdbc\" (the spring-jdbc-* presets) is not supported by sim live yet".to_string(),
-        )),
+        Stmt::Claim { key, owner, stamp_ns, expired_before_ns } => {
+            deadlock_is_a_conflict(claim(con, &lock_name(key), owner, stamp_ns, expired_before_ns))
+        }
+        Stmt::ShedLock { key, owner, insert, time } => shed_lock(con, &lock_name(key), owner, insert, time).map_err(failure),
+        Stmt::ShedUnlock { key, owner, by_owner, time } => {
+            shed_unlock(con, &lock_name(key), owner, by_owner, time).map_err(failure)
+        }
         Stmt::Commit { .. } => {
             let locked: Option<u64> = con
                 .query_first(
@@ -257,6 +387,7 @@ fn connection(
     addr: String,
     conn: ConnId,
     reentrant: bool,
+    recipe: Recipe,
     rx: Receiver<Job>,
     tx: Sender<Inbound<DbMsg>>,
 ) {
@@ -288,7 +419,7 @@ fn connection(
             }
         }
         let c = con.as_mut().expect("connected above");
-        match run(c, stmt, reentrant) {
+        match run(c, stmt, reentrant, recipe) {
             Ok(outcome) => deliver(&tx, peer, DbMsg::Response { conn, id, outcome }),
             Err(Failure::Connection) => {
                 con = None;
@@ -315,18 +446,21 @@ pub struct DbAdapter {
     servers: BTreeMap<NodeId, String>,
     links: BTreeMap<ConnId, Link>,
     reentrant: bool,
+    recipe: Recipe,
     tx: Sender<Inbound<DbMsg>>,
     sent: u64,
 }
 
 impl DbAdapter {
     /// Connections to `servers` (node id and `127.0.0.1:port`), answering into `tx`;
-    /// `reentrant` is the model's parameter (which release statement to run).
-    pub fn new(servers: &[(NodeId, String)], tx: &Sender<Inbound<DbMsg>>, reentrant: bool) -> Self {
+    /// `reentrant` is the model's parameter and `recipe` its table (which release statement to
+    /// run).
+    pub fn new(servers: &[(NodeId, String)], tx: &Sender<Inbound<DbMsg>>, reentrant: bool, recipe: Recipe) -> Self {
         DbAdapter {
             servers: servers.iter().cloned().collect(),
             links: BTreeMap::new(),
             reentrant,
+            recipe,
             tx: tx.clone(),
             sent: 0,
         }
@@ -353,8 +487,8 @@ impl Adapter<DbMsg> for DbAdapter {
                     return;
                 }
                 let (jobs, rx) = mpsc::channel();
-                let (t, r) = (self.tx.clone(), self.reentrant);
-                std::thread::spawn(move || connection(to, addr, conn, r, rx, t));
+                let (t, r, recipe) = (self.tx.clone(), self.reentrant, self.recipe);
+                std::thread::spawn(move || connection(to, addr, conn, r, recipe, rx, t));
                 self.sent += 1;
                 let _ = jobs.send(Job::Stmt { id, stmt });
                 self.links.insert(conn, Link { last_id: id, jobs });

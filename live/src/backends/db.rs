@@ -31,7 +31,7 @@ use mysql::prelude::Queryable;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 
-use crate::adapters::db::{connect_opts, DbAdapter, DATABASE, NAME_PREFIX};
+use crate::adapters::db::{connect_opts, DbAdapter, Recipe, DATABASE, NAME_PREFIX};
 use crate::backend::{Backend, Probe, ProbeSets};
 use crate::client::{self, ClientSpec};
 use crate::servers::{self, Server};
@@ -87,6 +87,25 @@ owner BIGINT UNSIGNED NOT NULL, \
 count INT UNSIGNED NOT NULL, \
 update_time TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6), \
 UNIQUE KEY name (name)) ENGINE=InnoDB"
+        ),
+        // Spring Integration's INT_LOCK (`schema-mysql.sql`: LOCK_KEY, REGION, CLIENT_ID,
+        // CREATED_DATE, primary key (LOCK_KEY, REGION)), its times as the model's nanoseconds.
+        format!(
+            "CREATE TABLE IF NOT EXISTS {DATABASE}.int_lock (\
+LOCK_KEY VARCHAR(64) NOT NULL, \
+REGION VARCHAR(100) NOT NULL, \
+CLIENT_ID BIGINT UNSIGNED NOT NULL, \
+CREATED_DATE BIGINT NOT NULL, \
+PRIMARY KEY (LOCK_KEY, REGION)) ENGINE=InnoDB"
+        ),
+        // ShedLock's table (README: name VARCHAR(64) primary key, lock_until, locked_at,
+        // locked_by), its times as the model's nanoseconds.
+        format!(
+            "CREATE TABLE IF NOT EXISTS {DATABASE}.shedlock (\
+name VARCHAR(64) NOT NULL PRIMARY KEY, \
+lock_until BIGINT NOT NULL, \
+locked_at BIGINT NOT NULL, \
+locked_by BIGINT UNSIGNED NOT NULL) ENGINE=InnoDB"
         ),
     ];
     let expire_ms = params.f64("expire_ms");
@@ -280,8 +299,11 @@ be run live: MariaDB 10.11 writes the AUTO_INCREMENT counter to the redo log and
     }
 
     fn client(&self, setup: &Setup, run: &RunSpec, spec: &ClientSpec) -> Result<(), String> {
-        let reentrant = run.params.bool("reentrant");
-        client::run_typed(&Db, setup, run, spec, |servers, tx| Box::new(DbAdapter::new(servers, tx, reentrant)))
+        // The row's recipe after its preset (a spring-jdbc-* client sets mode = spring_jdbc).
+        let params = locksim_algorithms::db::library::resolve(&run.params);
+        let reentrant = params.bool("reentrant");
+        let recipe = if params.str("mode") == "spring_jdbc" { Recipe::SpringJdbc } else { Recipe::Locks };
+        client::run_typed(&Db, setup, run, spec, |servers, tx| Box::new(DbAdapter::new(servers, tx, reentrant, recipe)))
     }
 
     fn probe_requests_ms(&self, params: &Params, servers: &[Server], n: usize) -> Option<Result<Vec<Probe>, String>> {

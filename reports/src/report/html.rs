@@ -58,7 +58,7 @@ fn class_cell(c: &ClassJson, runs: u64) -> String {
     format!("<td class=\"bad\">{} ({}){ci}</td>", c.runs, c.rate.map(fmt_pct).unwrap_or_default())
 }
 
-fn row(a: &AlgorithmJson) -> String {
+fn row(a: &AlgorithmJson, scheduled: bool) -> String {
     let fenced = match &a.stale_fenced {
         Some(c) => class_cell(c, a.runs),
         None => "<td class=\"na\">cannot be fenced</td>".to_string(),
@@ -99,9 +99,15 @@ fn row(a: &AlgorithmJson) -> String {
     let fairness = a
         .fairness
         .map_or("–".to_string(), |f| format!("{} [{}–{}]", fmt_num(f.mean), fmt_num(f.min), fmt_num(f.max)));
+    // Only when some row ran a scheduled job, so a loop's report keeps its columns.
+    let doubles = match &a.double_executions {
+        Some(c) if scheduled => class_cell(c, a.runs),
+        None if scheduled => "<td class=\"na\">not scheduled</td>".to_string(),
+        _ => String::new(),
+    };
     format!(
         "<tr data-label=\"{label}\"><td class=\"label\">{label}</td><td>{runs}</td>{overlap}{unfenced}{fenced}{lost}\
-{regressions}{leaked}<td>{thru}</td><td>{wait}</td><td>{failed}</td><td>{unavail}</td><td>{outage}</td>\
+{regressions}{leaked}{doubles}<td>{thru}</td><td>{wait}</td><td>{failed}</td><td>{unavail}</td><td>{outage}</td>\
 <td>{fairness}</td><td>{msgs}</td><td>{wake}</td></tr>\n",
         label = escape(&a.label),
         runs = a.runs,
@@ -115,15 +121,17 @@ fn row(a: &AlgorithmJson) -> String {
 }
 
 fn table(results: &ResultsJson) -> String {
-    let mut out = String::from(
+    let scheduled = results.algorithms.iter().any(|a| a.double_executions.is_some());
+    let doubles_head = if scheduled { "<th>double executions</th>" } else { "" };
+    let mut out = format!(
         "<table id=\"results\">\n<tr><th class=\"label\">label</th><th>runs</th><th>overlap runs [95%]</th>\
 <th>stale writes, unfenced</th><th>stale writes, fenced</th><th>lost updates</th><th>token regressions</th>\
-<th>leaked re-grants</th><th>throughput /s</th><th>wait ms p50/p99</th><th>failed acquire/release</th>\
+<th>leaked re-grants</th>{doubles_head}<th>throughput /s</th><th>wait ms p50/p99</th><th>failed acquire/release</th>\
 <th>unavailable ms</th><th>outage ms mean/max</th><th>fairness mean [min–max]</th><th>messages /acquisition</th>\
 <th>wake-ups /release</th></tr>\n",
     );
     for a in &results.algorithms {
-        out.push_str(&row(a));
+        out.push_str(&row(a, scheduled));
     }
     out.push_str(
         "</table>\n<p class=\"meta\">Violation columns count runs (seeds) with at least one; the \

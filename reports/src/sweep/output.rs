@@ -272,6 +272,17 @@ const METRICS: &[Metric] = &[
     },
 ];
 
+/// Drawn only when some row ran a scheduled workload, so other sweeps' files stay as they were.
+const DOUBLE_EXECUTIONS: Metric = Metric {
+    name: "double_executions_rate",
+    title: "runs in which the scheduled job ran twice in one period",
+    y_label: "fraction of runs with a double execution (95% interval)",
+    value: |a| match &a.double_executions {
+        Some(c) => (c.rate, band(c.ci95)),
+        None => (None, None),
+    },
+};
+
 /// The x axis: the first parameter's value, or its position in the list when it is not a number.
 fn x_of(params: &[SweepParam], v: &SweepValue) -> f64 {
     v.as_f64().unwrap_or_else(|| params[0].values.iter().position(|w| w == v).unwrap_or(0) as f64)
@@ -293,7 +304,8 @@ pub fn charts(
     points: &[PointResults],
 ) -> Result<Vec<PathBuf>, String> {
     let mut files = Vec::new();
-    for m in METRICS {
+    let extra: &[Metric] = if scheduled(points) { std::slice::from_ref(&DOUBLE_EXECUTIONS) } else { &[] };
+    for m in METRICS.iter().chain(extra) {
         // One line per algorithm × combination of the other parameters, in order of appearance.
         let mut series: Vec<SweepSeries> = Vec::new();
         let mut index: BTreeMap<String, usize> = BTreeMap::new();
@@ -357,7 +369,17 @@ pub fn write_all(
     Ok(())
 }
 
-/// The charts' file names (without extension), in the order drawn.
-pub fn chart_names() -> Vec<&'static str> {
-    METRICS.iter().map(|m| m.name).collect()
+/// The charts' file names (without extension), in the order drawn; `double_executions_rate`
+/// only when some row ran a scheduled workload.
+pub fn chart_names(points: &[PointResults]) -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = METRICS.iter().map(|m| m.name).collect();
+    if scheduled(points) {
+        names.push(DOUBLE_EXECUTIONS.name);
+    }
+    names
+}
+
+/// Whether some row of the sweep ran a scheduled workload (`double_executions` applies).
+fn scheduled(points: &[PointResults]) -> bool {
+    points.iter().any(|p| p.rows.iter().any(|a| a.double_executions.is_some()))
 }

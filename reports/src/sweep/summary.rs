@@ -124,7 +124,7 @@ pub fn written_files(dir: &Path, points: &[PointResults]) -> String {
         dir.join("sweep.json").display(),
         dir.join("sweep.parquet").display(),
         dir.display(),
-        chart_names().join(", ")
+        chart_names(points).join(", ")
     );
     if scenarios > 0 {
         s.push_str(&format!(

@@ -53,7 +53,8 @@ pub fn record_ns(h: &mut Histogram<u64>, ns: Nanos) {
 pub struct Violation {
     /// True time at which the violation happened.
     pub at_ns: Nanos,
-    /// `overlap`, `stale_unfenced`, `stale_fenced`, `lost_update`, `token_regression`; or
+    /// `overlap`, `stale_unfenced`, `stale_fenced`, `lost_update`, `token_regression`,
+    /// `double_execution`; or
     /// `leaked_regrant` for [`SeedMetrics::first_leaked_regrant`], which is not a violation.
     pub kind: &'static str,
     /// What happened, in words: the intervals, grants or writes involved.
@@ -137,6 +138,9 @@ pub struct SeedMetrics {
     /// Grants of the highest token so far to the client granted it last, nobody else having been
     /// granted the key since: a leaked lock re-entered, not a fencing failure (not a violation).
     pub leaked_regrants: u64,
+    /// Scheduled workload: runs of the job beyond the first in one period (see
+    /// [`crate::checker::scheduled`]); `None` when the workload is not scheduled.
+    pub double_executions: Option<u64>,
     /// Non-nested grants (one per holder interval).
     pub acquisitions: u64,
     /// Acquire calls that gave up (`AcquireFailed`, timeouts included).
@@ -201,6 +205,7 @@ impl SeedMetrics {
             lost_updates: 0,
             token_regressions: 0,
             leaked_regrants: 0,
+            double_executions: None,
             acquisitions: 0,
             failed_acquisitions: 0,
             completed_sections: 0,
@@ -229,6 +234,7 @@ impl SeedMetrics {
             || self.stale_fenced_events.unwrap_or(0) > 0
             || self.lost_updates > 0
             || self.token_regressions > 0
+            || self.double_executions.unwrap_or(0) > 0
     }
 }
 

@@ -12,6 +12,7 @@
 //! - `fairness`: Jain's index of completed sections per client
 //! - `handoff`: release-to-next-grant time when someone was waiting
 //! - `unavailable`: time with a waiter and no holder, summed and longest (outage)
+//! - `scheduled`: a scheduled job's runs beyond the first in one period (`double_executions`)
 //! - [`check`]: history to metrics
 
 pub mod intervals;
@@ -22,6 +23,7 @@ mod handoff;
 mod liveness;
 mod lost_updates;
 pub mod overlap;
+pub mod scheduled;
 mod stale;
 mod tokens;
 mod unavailable;
@@ -61,6 +63,7 @@ pub fn check_keeping(seed: u64, history: &History, limit: usize) -> SeedMetrics 
         m.stale_fenced_events = Some(stale.fenced);
     }
     m.lost_updates = lost_updates::check(history, &mut violations);
+    m.double_executions = scheduled::check(history, &timeline, &mut violations);
 
     liveness::count(history, &timeline, &mut m);
     liveness::latency(&timeline, &mut m);

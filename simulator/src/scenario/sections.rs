@@ -3,9 +3,10 @@
 use crate::dist::Dist;
 use crate::scenario::nodes::{selector, Mentions};
 use crate::scenario::types::{ClockSpec, LinkSpec, NetworkSpec, WorkloadSpec};
-use crate::scenario::values::{fraction, int_in, ppm, signed_time, time};
-use crate::scenario::walk::{Node, Res, Source, Tab};
-use crate::setup::Selector;
+use crate::scenario::values::{fraction, int_in, number_in, ppm, signed_time, time};
+use crate::scenario::walk::{quote, Node, Res, Source, Tab};
+use crate::setup::{Schedule, Selector};
+use crate::time::MAX_TIME_MS;
 
 /// Upper bounds that keep a typo (`clients = 1000000000`) from building a cluster that would
 /// exhaust memory; far above any scenario this simulator is meant for.
@@ -77,7 +78,16 @@ const WORKLOAD_KEYS: &[&str] = &[
     "resource",
     "acquisitions_per_client",
     "check_to_write_ms",
+    "kind",
+    "period_ms",
 ];
+
+/// The workload kinds: the loop (think, acquire, hold, release, again) and the scheduled job.
+pub(crate) const WORKLOAD_KINDS: &[&str] = &["loop", "scheduled"];
+
+/// Keys of the loop that mean nothing to a scheduled job: it fires on its period rather than
+/// after a think time, runs until the end, takes the one job lock exclusively and not nested.
+const NOT_SCHEDULED_KEYS: &[&str] = &["think_ms", "acquisitions_per_client", "read_fraction", "reentry"];
 
 pub(crate) fn workload(src: &Source, root: &Tab) -> Res<WorkloadSpec> {
     let mut spec = WorkloadSpec::default();
@@ -111,7 +121,48 @@ pub(crate) fn workload(src: &Source, root: &Tab) -> Res<WorkloadSpec> {
     }
     spec.acquisitions_per_client =
         tab.get("acquisitions_per_client").map(|n| int_in(src, n, 1, i64::MAX)).transpose()?.map(|v| v as u64);
+    spec.schedule = schedule(src, &tab)?;
     Ok(spec)
+}
+
+/// `kind` and `period_ms`: the scheduled-job workload, or `None` for the loop.
+fn schedule(src: &Source, tab: &Tab) -> Res<Option<Schedule>> {
+    let kinds = WORKLOAD_KINDS.iter().map(|k| quote(k)).collect::<Vec<_>>().join(", ");
+    let kind = match tab.get("kind") {
+        None => "loop",
+        Some(n) => {
+            let kind = n.as_str(src, &format!("one of {kinds}"))?;
+            if !WORKLOAD_KINDS.contains(&kind) {
+                return Err(n.err(src, format!("unknown workload kind {}; valid kinds: {kinds}", quote(kind))));
+            }
+            kind
+        }
+    };
+    if kind != "scheduled" {
+        if let Some(n) = tab.get("period_ms") {
+            return Err(n.key_err(src, "period_ms applies to kind = \"scheduled\" only; add kind = \"scheduled\" or remove it"));
+        }
+        return Ok(None);
+    }
+    for key in NOT_SCHEDULED_KEYS {
+        if let Some(n) = tab.get(key) {
+            return Err(n.key_err(
+                src,
+                format!(
+                    "{key} does not apply to kind = \"scheduled\" (each client fires the job every period_ms on its own \
+                     wall clock, exclusively, until the end of the run); remove it, or use kind = \"loop\""
+                ),
+            ));
+        }
+    }
+    if let Some(n) = tab.get("locks") {
+        if n.as_int(src, "1")? != 1 {
+            return Err(n.err(src, "a scheduled workload runs one job under one lock: expected locks = 1"));
+        }
+    }
+    let n = tab.required(src, "period_ms", "the job's period in milliseconds (a number above 0)")?;
+    let period_ms = number_in(src, n, 0.001, MAX_TIME_MS)?;
+    Ok(Some(Schedule { period_ms }))
 }
 
 /// `offset_ms` may be negative (a clock behind true time); `drift_ppm` must keep clocks running
