@@ -20,6 +20,7 @@
 //! - [`metric`]: the registry of metrics a user can name (`[expect]`, the JSON, the table)
 //! - [`checker`]: every metric of a run, from its history
 //! - [`outcome`]: what one seed is asked for and gives back
+//! - [`search`]: what a systematic search sees of a world (choices, steps, injected faults), types erased
 //! - [`model`]: what a model is: typed `Model`, its erased `DynModel`, parameters
 //! - [`workload`]: the shared workload driver (client nodes) and the protected resource node
 //! - [`engine`]: the event loop, network, faults and selectors
@@ -52,6 +53,7 @@ pub mod realtime;
 pub mod rng;
 pub mod run;
 pub mod scenario;
+pub mod search;
 pub mod setup;
 pub mod time;
 pub mod timers;

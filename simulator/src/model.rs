@@ -14,6 +14,7 @@ use crate::dist::Dist;
 use crate::lockclient::LockClient;
 use crate::outcome::{Halt, RunOptions, SeedOutcome};
 use crate::process::{Process, Protocol};
+use crate::search::SearchWorld;
 use crate::setup::{Setup, WorkloadSpec};
 
 /// The type and range of one model parameter.
@@ -211,7 +212,7 @@ pub struct ParamProblem {
 pub trait Model: Send + Sync + 'static {
     /// The model's message and timer types.
     type Protocol: Protocol;
-    /// The name scenarios use (`db`, `etcd`, …; `sim list` prints every registered one).
+    /// `db`, `redis`, `redlock`, `zookeeper`, `etcd`, `kubernetes`.
     fn name(&self) -> &'static str;
     /// One line for `sim list`.
     fn summary(&self) -> &'static str;
@@ -281,6 +282,9 @@ pub trait DynModel: Send + Sync {
         opts: &RunOptions,
         stop: Option<&AtomicBool>,
     ) -> Result<SeedOutcome, Halt>;
+    /// The world of one seed at true time 0, to be run step by step by a systematic search
+    /// (`sim exhaust`): the caller picks each next event and each latency.
+    fn search_world(&self, setup: &Setup, params: &Params, seed: u64) -> Box<dyn SearchWorld>;
 }
 
 /// A registered model, as a parsed row holds it.

@@ -9,11 +9,13 @@ use crate::clock::NodeClock;
 use crate::directory::Directory;
 use crate::engine::network::{LinkParams, Network};
 use crate::engine::pairs::PairIndex;
+use crate::engine::choice::SearchRun;
 use crate::engine::{schedule, Behaviour, Node, World, WorldConfig};
 use crate::history::{History, HistoryEvent, Stamped};
 use crate::model::{DynModel, Model, ParamProblem, ParamSpec, Params, Topology};
 use crate::process::NodeKind;
 use crate::rng::stream;
+use crate::search::SearchWorld;
 use crate::setup::{Selector, Setup, WorkloadSpec};
 use crate::time::{ms_to_ns, ms_to_ns_signed};
 use crate::trace::TraceEntry;
@@ -136,6 +138,10 @@ pub fn build_world<M: Model>(
             tracing,
         },
     );
+    let mut world = world;
+    if let Some(replay) = &setup.replay {
+        world.follow_replay(replay.events.clone(), replay.delays_ms.iter().map(|&ms| ms_to_ns(ms)).collect());
+    }
     (world, names)
 }
 
@@ -236,9 +242,6 @@ impl<M: Model> DynModel for M {
     fn fenced(&self, params: &Params) -> bool {
         Model::fenced(self, params)
     }
-    fn library(&self, params: &Params) -> Option<String> {
-        Model::library(self, params)
-    }
     fn shared_locks(&self, params: &Params) -> bool {
         Model::shared_locks(self, params)
     }
@@ -260,5 +263,10 @@ impl<M: Model> DynModel for M {
         stop: Option<&AtomicBool>,
     ) -> Result<SeedOutcome, Halt> {
         run_typed_until(self, setup, params, seed, opts, stop)
+    }
+    fn search_world(&self, setup: &Setup, params: &Params, seed: u64) -> Box<dyn SearchWorld> {
+        let (world, names) = build_world(self, setup, params, seed, false);
+        let fenced = Model::fenced(self, params);
+        Box::new(SearchRun::new(world, names, fenced, seed, setup.workload.locks))
     }
 }

@@ -88,6 +88,7 @@ impl<P: Protocol> Clone for World<P> {
             events_processed: self.events_processed,
             dead_timers: self.dead_timers,
             trace: self.trace.clone(),
+            followed: self.followed.clone(),
         }
     }
 }

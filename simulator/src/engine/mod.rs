@@ -19,6 +19,7 @@
 //! (`mode = "machine"`) tells nobody; after it restarts, the first message on a connection from
 //! before the crash is refused with a reset, as a fresh kernel does.
 
+pub mod choice;
 mod copy;
 pub mod fingerprint;
 pub mod network;
@@ -270,6 +271,8 @@ pub struct World<P: Protocol> {
     /// the queue holds.
     dead_timers: usize,
     trace: Option<Trace>,
+    /// A recorded path the run follows (a scenario's `[replay]`: [`choice`]); `None` in a normal run.
+    followed: Option<Box<choice::Followed>>,
 }
 
 /// Everything `World::new` needs besides the nodes.
@@ -356,6 +359,7 @@ impl<P: Protocol> World<P> {
             events_processed: 0,
             dead_timers: 0,
             trace: cfg.tracing.then(Trace::default),
+            followed: None,
         }
     }
 
@@ -389,6 +393,9 @@ impl<P: Protocol> World<P> {
         // Per event this costs one mask test: the stop flag and whether time moved are looked at
         // only once every POLL_EVENTS events (time never goes back, so an instant unchanged from
         // one poll to the next held every event between them).
+        if self.followed.is_some() {
+            return self.run_followed(stop);
+        }
         let mut watch = Watch { polled_ns: None, still_events: 0 };
         while let Some(t) = self.queue.peek_time() {
             if t > self.end_ns {
@@ -400,26 +407,32 @@ impl<P: Protocol> World<P> {
             let ev = self.queue.pop().expect("peeked");
             self.now_ns = ev.at_ns;
             self.events_processed += 1;
-            match ev.kind {
-                EventKind::Start { node } => match self.nodes[node].status {
-                    Status::Up => {
-                        self.trace_at(Some(node), "start", String::new);
-                        self.dispatch(node, |p, ctx| p.on_start(ctx));
-                    }
-                    // A fault at time 0 is in force before any node starts: a node paused then
-                    // starts when it resumes; one crashed then starts at its restart.
-                    Status::Paused => self.nodes[node].backlog.push(Backlogged::Start),
-                    Status::Crashed => self.trace_at(Some(node), "start", || "skipped: the node is down".to_string()),
-                },
-                EventKind::Deliver { from, to, msg } => self.deliver(from, to, msg),
-                EventKind::Reset { from, to } => self.deliver_reset(from, to),
-                EventKind::Timer { id } => self.fire_timer(id, ev.at_ns),
-                EventKind::FaultStart { occurrence } => self.fault_start(occurrence),
-                EventKind::FaultEnd { occurrence } => self.fault_end(occurrence),
-            }
+            self.handle(ev.kind, ev.at_ns);
         }
         self.now_ns = self.end_ns;
         Ok(())
+    }
+
+    /// Handles one event taken from the queue, at `at_ns` (now).
+    #[inline(always)]
+    fn handle(&mut self, kind: EventKind<Wire<P::Msg>>, at_ns: Nanos) {
+        match kind {
+            EventKind::Start { node } => match self.nodes[node].status {
+                Status::Up => {
+                    self.trace_at(Some(node), "start", String::new);
+                    self.dispatch(node, |p, ctx| p.on_start(ctx));
+                }
+                // A fault at time 0 is in force before any node starts: a node paused then
+                // starts when it resumes; one crashed then starts at its restart.
+                Status::Paused => self.nodes[node].backlog.push(Backlogged::Start),
+                Status::Crashed => self.trace_at(Some(node), "start", || "skipped: the node is down".to_string()),
+            },
+            EventKind::Deliver { from, to, msg } => self.deliver(from, to, msg),
+            EventKind::Reset { from, to } => self.deliver_reset(from, to),
+            EventKind::Timer { id } => self.fire_timer(id, at_ns),
+            EventKind::FaultStart { occurrence } => self.fault_start(occurrence),
+            EventKind::FaultEnd { occurrence } => self.fault_end(occurrence),
+        }
     }
 
     /// Ends the world and hands back what it recorded.

@@ -220,6 +220,32 @@ pub struct Network {
     last_delivery_ns: PairTable<Nanos>,
     /// Active fault rules with the fault occurrence that owns each, in the order they started.
     rules: Vec<(usize, Box<dyn Rule>)>,
+    /// Delays chosen instead of drawn (a search's choices, or a scenario's `[replay]`); `None` in
+    /// a normal run, where every latency is drawn from the link's distribution.
+    feed: Option<Box<DelayFeed>>,
+}
+
+/// Latencies given to the network in the order it needs them, instead of drawn: every latency a
+/// send, a duplicate or a connection reset would draw takes the next one. What a search chooses
+/// at a step, or what a `[replay]`'s `delays_ms` replays.
+#[derive(Clone, Debug, Default)]
+pub struct DelayFeed {
+    /// The delays to use, in the order latencies are needed.
+    pub script_ns: Vec<Nanos>,
+    /// How many latencies were needed so far (script used and past it).
+    pub taken: usize,
+    /// Past the script: `Some(ns)`, use this delay (a search's first choice); `None`, draw from
+    /// the link's distribution as a normal run does (a replay after its list ends).
+    pub fallback_ns: Option<Nanos>,
+}
+
+impl DelayFeed {
+    /// The next latency, or `None` to draw it.
+    fn next(&mut self) -> Option<Nanos> {
+        let ns = self.script_ns.get(self.taken).copied().or(self.fallback_ns);
+        self.taken += 1;
+        ns
+    }
 }
 
 impl Network {
@@ -245,7 +271,36 @@ impl Network {
             .map(|c| TCP_RTO_MIN_NS.saturating_add(ms_to_ns(2.0 * c.latency_ms.mean().max(0.0))))
             .collect();
         let last_delivery_ns = PairTable::new(if ordered { index } else { PairIndex::all_hubs(0) });
-        Network { classes, latency, first_rto_ns, overrides: sets, ordered, last_delivery_ns, rules: Vec::new() }
+        Network {
+            classes,
+            latency,
+            first_rto_ns,
+            overrides: sets,
+            ordered,
+            last_delivery_ns,
+            rules: Vec::new(),
+            feed: None,
+        }
+    }
+
+    /// Gives latencies instead of drawing them (see [`DelayFeed`]); `None`: draw again.
+    pub fn set_feed(&mut self, feed: Option<DelayFeed>) {
+        self.feed = feed.map(Box::new);
+    }
+
+    /// The delay feed in use, if any (how many latencies it gave).
+    pub fn feed(&self) -> Option<&DelayFeed> {
+        self.feed.as_deref()
+    }
+
+    /// One latency on a link of `class`: from the feed when one is set, else drawn. A normal run
+    /// pays one test of the feed per latency.
+    #[inline(always)]
+    fn latency_ns(&mut self, class: usize, rng: &mut ChaCha8Rng) -> Nanos {
+        match self.feed.as_deref_mut().and_then(DelayFeed::next) {
+            Some(ns) => ns,
+            None => self.latency[class].sample_ns(rng),
+        }
     }
 
     /// The class of the directed link: the last override that matches it, or the base (0).
@@ -310,7 +365,7 @@ impl Network {
             }
         }
         let class = self.class_of(from, to);
-        let mut at_ns = now_ns.saturating_add(extra_ns).saturating_add(self.latency[class].sample_ns(rng));
+        let mut at_ns = now_ns.saturating_add(extra_ns).saturating_add(self.latency_ns(class, rng));
         if self.ordered {
             let last = self.last_delivery_ns.get_mut(from, to);
             at_ns = at_ns.max(*last);
@@ -340,10 +395,10 @@ impl Network {
         if params.loss > 0.0 && rng.gen::<f64>() < params.loss {
             return Route::Drop(DropReason::Loss);
         }
-        let latency = &self.latency[class];
-        let mut at_ns = now_ns.saturating_add(extra_ns).saturating_add(latency.sample_ns(rng));
-        let mut duplicate_at_ns = if params.duplicate > 0.0 && rng.gen::<f64>() < params.duplicate {
-            Some(now_ns.saturating_add(extra_ns).saturating_add(latency.sample_ns(rng)))
+        let duplicate = params.duplicate;
+        let mut at_ns = now_ns.saturating_add(extra_ns).saturating_add(self.latency_ns(class, rng));
+        let mut duplicate_at_ns = if duplicate > 0.0 && rng.gen::<f64>() < duplicate {
+            Some(now_ns.saturating_add(extra_ns).saturating_add(self.latency_ns(class, rng)))
         } else {
             None
         };
@@ -394,10 +449,8 @@ impl Network {
             rto_ns = rto_ns.saturating_mul(2).min(TCP_RTO_MAX_NS);
             retransmits += 1;
         };
-        let mut at_ns = now_ns
-            .saturating_add(waited_ns)
-            .saturating_add(extra_ns)
-            .saturating_add(self.latency[class].sample_ns(rng));
+        let mut at_ns =
+            now_ns.saturating_add(waited_ns).saturating_add(extra_ns).saturating_add(self.latency_ns(class, rng));
         // A TCP stream never delivers a later segment before an earlier one.
         let last = self.last_delivery_ns.get_mut(from, to);
         at_ns = at_ns.max(*last);

@@ -134,6 +134,17 @@ impl<M> EventQueue<M> {
         live.iter().filter_map(|n| self.kinds[n.slot as usize].as_ref().map(|k| (n.at_ns, k)))
     }
 
+    /// Every queued event with its sequence number, in no particular order.
+    pub fn events_with_seq(&self) -> impl Iterator<Item = (u64, &EventKind<M>)> + '_ {
+        let live = if self.heap { &self.nodes[..] } else { &self.nodes[self.head..] };
+        live.iter().filter_map(|n| self.kinds[n.slot as usize].as_ref().map(|k| (n.seq, k)))
+    }
+
+    /// The sequence number of the last event pushed (0 before any).
+    pub fn last_seq(&self) -> u64 {
+        self.next_seq.saturating_sub(1)
+    }
+
     /// Queues an event at true time `at_ns`, after every event already queued for that time.
     ///
     /// Inlined: out of line, the event was handed over on the stack and read back in wider
@@ -244,6 +255,39 @@ impl<M> EventQueue<M> {
     /// Whether no event is queued.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// The events due at the earliest time, as (sequence number, event), in sequence order: the
+    /// events a search chooses among ([`super::World::enabled`]). Turns a heap back into a sorted
+    /// vector first (the order of events is the same either way).
+    pub fn earliest_tied(&mut self) -> Vec<(u64, Nanos, &EventKind<M>)> {
+        if self.heap {
+            self.make_sorted();
+        }
+        let Some(first) = self.nodes.get(self.head).map(|n| n.at_ns) else { return Vec::new() };
+        self.nodes[self.head..]
+            .iter()
+            .take_while(|n| n.at_ns == first)
+            .map(|n| (n.seq, n.at_ns, self.kinds[n.slot as usize].as_ref().expect("a queued node has its event")))
+            .collect()
+    }
+
+    /// Takes the queued event with sequence number `seq` out of the queue, wherever it is (a search
+    /// handles a tied event other than the first); `None`: no such event is queued.
+    pub fn take_seq(&mut self, seq: u64) -> Option<Event<M>> {
+        if self.heap {
+            self.make_sorted();
+        }
+        let pos = self.head + self.nodes[self.head..].iter().position(|n| n.seq == seq)?;
+        // Removing one entry keeps the others sorted.
+        let node = self.nodes.remove(pos);
+        if self.head == self.nodes.len() {
+            self.nodes.clear();
+            self.head = 0;
+        }
+        let kind = self.kinds[node.slot as usize].take().expect("a queued node has its event");
+        self.free.push(node.slot);
+        Some(Event { at_ns: node.at_ns, seq: node.seq, kind })
     }
 
     /// Removes every event for which `dead` says true, and returns how many of them were due at

@@ -25,6 +25,7 @@ pub mod notes;
 mod params;
 pub mod parse;
 mod read;
+mod replay;
 mod runs;
 mod sections;
 mod syntax;

@@ -24,6 +24,22 @@ pub struct Setup {
     pub clocks: ClockSpec,
     /// The `[[faults]]` entries, in file order.
     pub faults: Vec<FaultSpec>,
+    /// The `[replay]` table: a recorded path of choices the run follows (what `sim exhaust`
+    /// writes for a counterexample); `None`: a normal run.
+    pub replay: Option<ReplaySpec>,
+}
+
+/// The `[replay]` table: one path of a systematic search, replayed exactly. At each step the run
+/// handles the due event `events` names next (`deliver server-0 -> client-1`, `timer client-0
+/// workload Hold`, `fault 0 start`, …; see `engine::choice`), and each message's latency is the
+/// next of `delays_ms`; past either list the run goes on as a normal run (queue order, drawn
+/// latencies).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ReplaySpec {
+    /// The event of each step, by key.
+    pub events: Vec<String>,
+    /// Each latency in the order the network needs them, ms.
+    pub delays_ms: Vec<f64>,
 }
 
 /// The `[network]` section: every link's delay, loss and duplication, and the overrides.

@@ -1,0 +1,75 @@
+//! What a systematic search (`sim exhaust`) sees of one world, its model's types erased: the
+//! events that may happen next, a step that handles one with chosen latencies, a fault injected
+//! at a fixed time, a copy, a fingerprint, and the history so far judged by the checkers. A
+//! [`crate::model::DynModel`] builds one ([`crate::model::DynModel::search_world`]); the engine
+//! implements it over its typed world (`engine::choice`).
+
+use crate::checker::SeedMetrics;
+use crate::directory::NodeKind;
+use crate::process::NodeId;
+use crate::setup::FaultKind;
+use crate::time::Nanos;
+
+/// One event that may happen next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Enabled {
+    /// Its queue sequence number: what [`SearchWorld::step`] takes (the same in every copy of a
+    /// world, and in every run that took the same steps).
+    pub seq: u64,
+    /// True time it is due.
+    pub at_ns: Nanos,
+    /// The node it happens on (a start, a delivery's receiver, a timer's owner, a reset's end
+    /// told); `None` for a fault's start or end.
+    pub node: Option<NodeId>,
+}
+
+/// A fault started at a fixed time on one node ([`SearchWorld::inject_fault`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Injection {
+    /// What it does (`pause`, `crash`, `isolate`, `clock_jump`, …).
+    pub kind: FaultKind,
+    /// The node it hits.
+    pub target: NodeId,
+    /// How long it lasts; `None`: until the end of the run (a clock jump is instant).
+    pub duration_ns: Option<Nanos>,
+    /// A clock jump's step in milliseconds (0 for other kinds).
+    pub value: f64,
+}
+
+/// One world a search runs step by step. `Send`, so a search may run on any thread.
+pub trait SearchWorld: Send {
+    /// A copy to branch from.
+    fn box_clone(&self) -> Box<dyn SearchWorld>;
+    /// The world's canonical fingerprint (`engine::fingerprint`).
+    fn fingerprint(&self) -> u64;
+    /// True time now.
+    fn now_ns(&self) -> Nanos;
+    /// The events that may happen next (empty: the run is over); see `World::enabled`.
+    fn enabled(&mut self) -> Vec<Enabled>;
+    /// Handles event `seq`, its latencies `delays_ns` in order and `fallback_ns` past them;
+    /// returns how many latencies it needed.
+    fn step(&mut self, seq: u64, delays_ns: &[Nanos], fallback_ns: Nanos) -> usize;
+    /// Queues `fault` to start at `at_ns`; returns its start's sequence number.
+    fn inject_fault(&mut self, fault: &Injection, at_ns: Nanos) -> u64;
+    /// A queued event's key, the same in every run that took the same steps (`[replay]`).
+    fn event_key(&self, seq: u64) -> Option<String>;
+    /// Every client has finished its acquisitions and nothing is in flight to the resource.
+    fn clients_finished(&self) -> bool;
+    /// `node` is neither paused nor crashed.
+    fn node_is_up(&self, node: NodeId) -> bool;
+    /// The server claiming leadership now (for a leaderless model, `server-0`).
+    fn leader(&self) -> Option<NodeId>;
+    /// How many history events were recorded so far.
+    fn history_len(&self) -> usize;
+    /// The history so far measured by the checkers, as if the run ended now (`at_end`: as if it
+    /// ended at its full length).
+    fn check(&self, at_end: bool) -> SeedMetrics;
+    /// The nodes' names and kinds, by id.
+    fn nodes(&self) -> &[(String, NodeKind)];
+}
+
+impl Clone for Box<dyn SearchWorld> {
+    fn clone(&self) -> Self {
+        self.box_clone()
+    }
+}
