@@ -13,6 +13,9 @@ name = "etcd-leader-pause"
 duration_ms = 100_000
 algorithms = ["etcd"]
 
+[models.etcd]
+client = "locksim-1"
+
 [workload]
 clients = 10
 hold_ms = { uniform = [5, 50] }
@@ -29,7 +32,8 @@ duration_ms = 70_000
 /// `ReleaseFailed` and is not resent elsewhere (clientv3 never resends a write that may have
 /// reached a member). When the member wakes it reads the Delete and the cancel behind it before
 /// the handler starts, and drops the Delete: no answer, no proposal. Without that, the
-/// 63-second-old Delete would remove the key its client holds again under the same lease.
+/// 63-second-old Delete would remove the key its client holds again under the same lease. The
+/// 7 s client deadline is `locksim-1`'s (pinned here; clientv3 has none: etcd_library.rs).
 #[test]
 fn a_delete_given_up_on_a_frozen_leader_is_dropped_when_it_wakes() {
     let mut dropped_deletes = 0;

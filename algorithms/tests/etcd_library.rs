@@ -2,7 +2,8 @@
 //! re-check): clientv3 has no per-call deadline of its own (the members answer their
 //! `ReqTimeout`, and a keep-alive stream to a silent member ends only at the TTL deadline), it
 //! balances unary calls round-robin over the members (3.3.14 and later), and no 3.4 release
-//! re-reads the own key after waiting. `locksim-1` (the default) is the model before presets.
+//! re-reads the own key after waiting. `locksim-1` is the model before presets (the default until
+//! issue 32's flip; the default is `clientv3-3.5` now, which the last test pins).
 
 #[path = "etcd_common/mod.rs"]
 mod etcd_common;
@@ -14,8 +15,13 @@ fn known(name: &str) -> String {
     std::fs::read_to_string(format!("{}/../scenarios/known/{name}", env!("CARGO_MANIFEST_DIR"))).expect("scenario")
 }
 
-/// Scenario `text` with `[models.etcd]` `extra` appended (its rows take the model's settings).
+/// Scenario `text` with `[models.etcd]` `extra` appended (its rows take the model's settings); a
+/// file that pins `client = "locksim-1"` there (known outcome 17's freeze) gets `extra` in its place.
 fn with_model(text: &str, extra: &str) -> String {
+    let pinned = "[models.etcd]\nclient = \"locksim-1\"\n";
+    if text.contains(pinned) {
+        return text.replace(pinned, &format!("[models.etcd]\n{extra}\n"));
+    }
     format!("{text}\n[models.etcd]\n{extra}\n")
 }
 
@@ -27,7 +33,7 @@ fn clientv3_3_4_never_rechecks_after_waiting_and_3_5_does() {
     assert_eq!(text.matches(row).count(), 1);
     let preset = |client: &str| text.replace(row, &format!("{row}client = \"{client}\"\n"));
     for seed in 0..3 {
-        let old = run(&text, "etcd-recheck", seed);
+        let old = run(&preset("locksim-1"), "etcd-recheck", seed);
         assert_eq!(old.metrics.overlap_events, 0, "seed {seed}: locksim-1 re-checks");
         let v34 = run(&preset("clientv3-3.4"), "etcd-recheck", seed);
         assert!(v34.metrics.overlap_events >= 1, "seed {seed}: clientv3 3.4 is told it holds");
@@ -69,7 +75,7 @@ fn clientv3_a_keep_alive_stream_to_a_frozen_member_ends_only_at_the_ttl_deadline
             trace(out, "note", "keep-alive unanswered for a whole TTL").into_iter().map(|(ms, _, _)| ms).next()
         };
         // locksim-1: the client gives the stream 7 s, moves to another member and keeps its session.
-        let old = run(&frozen_member(""), "etcd", seed);
+        let old = run(&frozen_member("client = \"locksim-1\""), "etcd", seed);
         assert!(!trace(&old, "note", "keep-alive stream unanswered").is_empty(), "seed {seed}");
         assert_eq!(lost(&old), None, "seed {seed}: locksim-1 keeps the session");
         // clientv3: nothing moves the stream; the session ends one TTL after the last answer
@@ -90,7 +96,7 @@ fn clientv3_a_write_lost_with_a_killed_leader_is_answered_request_timed_out_by_t
     let text = known("17-etcd-leader-killed.toml");
     for seed in 0..4 {
         // locksim-1: the client's own 7 s deadline; the members never answer a timeout.
-        let old = run(&text, "etcd", seed);
+        let old = run(&with_model(&text, "client = \"locksim-1\""), "etcd", seed);
         assert!(trace(&old, "note", "timed out (ReqTimeout)").is_empty(), "seed {seed}");
         assert!(!trace(&old, "note", "call unanswered").is_empty(), "seed {seed}");
         // clientv3 3.4: no client deadline; the member the call reached answers ErrTimeout
@@ -131,7 +137,7 @@ fn unary_targets(extra: &str) -> std::collections::BTreeSet<String> {
 
 #[test]
 fn clientv3_balances_unary_calls_round_robin_over_the_members() {
-    assert_eq!(unary_targets("").into_iter().collect::<Vec<_>>(), ["server-0"]);
+    assert_eq!(unary_targets("client = \"locksim-1\"").into_iter().collect::<Vec<_>>(), ["server-0"]);
     for client in ["clientv3-3.4", "clientv3-3.5"] {
         let members = unary_targets(&format!("client = \"{client}\""));
         assert_eq!(members.into_iter().collect::<Vec<_>>(), ["server-0", "server-1", "server-2"], "{client}");
@@ -161,4 +167,19 @@ fn clientv3_3_4_a_leader_frozen_past_the_ttl_ends_the_sessions_streamed_to_it_an
         assert!(!trace(&v35, "note", "keep-alive unanswered for a whole TTL").is_empty(), "seed {seed}");
         assert_eq!(v35.metrics.overlap_events, 0, "seed {seed}: 3.5 re-checks");
     }
+}
+
+#[test]
+fn a_row_without_client_runs_clientv3_3_5_the_newest_stable_release() {
+    // Issue 32: the default preset is the newest stable release read. A row that names no client
+    // balances round-robin (locksim-1 pinned one member) and has no client-side deadline.
+    let members = unary_targets("");
+    assert_eq!(members.into_iter().collect::<Vec<_>>(), ["server-0", "server-1", "server-2"]);
+    let models = locksim_algorithms::registry();
+    let text = "name = \"d\"\nduration_ms = 1000\nalgorithms = [\"etcd\"]\n";
+    let sc = locksim_simulator::scenario::parse_str("d.toml", text, &models).unwrap_or_else(|e| panic!("{e}"));
+    let run = &sc.runs[0];
+    assert_eq!(run.model.library(&run.params).as_deref(), Some("clientv3-3.5"), "the table and JSON name it");
+    let notes = run.model.limitations(&run.params, &sc.setup.workload).join("\n");
+    assert!(notes.contains("client = \"clientv3-3.5\"") && notes.contains("call_deadline = none"), "{notes}");
 }

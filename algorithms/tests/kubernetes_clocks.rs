@@ -3,6 +3,9 @@
 //! "does not guarantee that only one client is acting as a leader"), a shorter pause is
 //! harmless, and clock drift alone is harmless, because expiry is judged only by candidates, on
 //! their own clocks, from the moment they saw the record change.
+//!
+//! The rows pin `client = "locksim-1"` (the model before presets, which releases on cancel): these
+//! tests pin the mechanisms; `kubernetes_library.rs` tests the `client-go-0.30` default.
 
 mod kubernetes_common;
 
@@ -17,6 +20,7 @@ duration_ms = 60_000
 algorithms = ["kubernetes"]
 
 [models.kubernetes]
+client = "locksim-1"
 service_ms = 0
 
 [network]
@@ -114,6 +118,9 @@ fn clock_drift_alone_does_not_break_the_lease() {
 name = "kubernetes-drift"
 duration_ms = 120_000
 algorithms = ["kubernetes"]
+
+[models.kubernetes]
+client = "locksim-1"
 
 [workload]
 clients = 5

@@ -1,8 +1,9 @@
 //! The `client` preset of the kubernetes model (issue 32, item 1; docs/libraries.md "Other
 //! differences" 7): client-go v0.30.0's `ReleaseOnCancel` is a plain `bool` that a program leaves
 //! false unless it sets it, so a leader that stops leading leaves the Lease naming it and the next
-//! candidate waits out the lease duration. `locksim-1` (the default) is the model before presets,
-//! which releases on cancel.
+//! candidate waits out the lease duration. `client-go-0.30` is the default (issue 32: the newest
+//! stable release); `locksim-1`, the default before, is the model before presets, which releases
+//! on cancel.
 
 mod kubernetes_common;
 
@@ -56,7 +57,7 @@ fn client_go_0_30_does_not_release_on_cancel_so_the_next_candidate_waits_out_the
     for seed in 0..5 {
         // locksim-1: release() empties the holder; the candidate takes it at its next try,
         // at most RetryPeriod × 2.2 = 4.4 s later.
-        let old = run(&two_leaders(""), "kubernetes", seed);
+        let old = run(&two_leaders("client = \"locksim-1\""), "kubernetes", seed);
         let old_gap = handover_ms(&old);
         assert!(old_gap < 4_500.0, "seed {seed}: locksim-1 hands over at the next try, {old_gap} ms");
         assert!(!trace(&old, "note", "released").is_empty(), "seed {seed}");
@@ -85,12 +86,15 @@ fn client_go_0_30_does_not_release_on_cancel_so_the_next_candidate_waits_out_the
 }
 
 #[test]
-fn locksim_1_is_the_model_before_presets() {
-    // Naming the default changes nothing: the same history, event for event.
+fn a_row_without_client_runs_client_go_0_30() {
+    // Naming the default changes nothing: the same history, event for event; locksim-1 (the
+    // default before issue 32's flip) is another run.
     for seed in 0..3 {
         let plain = run(&two_leaders(""), "kubernetes", seed);
-        let named = run(&two_leaders("client = \"locksim-1\""), "kubernetes", seed);
+        let named = run(&two_leaders("client = \"client-go-0.30\""), "kubernetes", seed);
         assert_eq!(plain.history.events, named.history.events, "seed {seed}");
+        let old = run(&two_leaders("client = \"locksim-1\""), "kubernetes", seed);
+        assert_ne!(plain.history.events, old.history.events, "seed {seed}");
     }
 }
 
@@ -113,7 +117,7 @@ fn client_go_0_30_re_grants_an_unreleased_lease_to_the_same_process() {
         assert!(g[3].0 - g[2].0 > 10_000.0, "seed {seed}: {g:?}");
         // Each client's second and third leaderships.
         assert_eq!(new.metrics.leaked_regrants, 4, "seed {seed}");
-        let old = run(&leaders("", 3), "kubernetes", seed);
+        let old = run(&leaders("client = \"locksim-1\"", 3), "kubernetes", seed);
         assert_eq!(old.metrics.leaked_regrants, 0, "locksim-1 seed {seed}");
     }
 }

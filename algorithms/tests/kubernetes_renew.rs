@@ -3,6 +3,9 @@
 //!
 //! Every scenario here has a constant 1 ms one-way latency and no service time, so a Lease call
 //! takes exactly 2 ms and every time below follows from client-go's loops by arithmetic.
+//!
+//! The rows pin `client = "locksim-1"` (the model before presets, which releases on cancel): these
+//! tests pin the mechanisms; `kubernetes_library.rs` tests the `client-go-0.30` default.
 
 mod kubernetes_common;
 
@@ -14,6 +17,7 @@ duration_ms = 40_000
 algorithms = ["kubernetes"]
 
 [models.kubernetes]
+client = "locksim-1"
 service_ms = 0
 
 [network]
@@ -77,11 +81,13 @@ duration_ms = 60_000
 algorithms = ["kubernetes"]
 
 [models.kubernetes]
+client = "locksim-1"
 service_ms = 0
 
 [[variants]]
 name = "no-release"
 model = "kubernetes"
+client = "locksim-1"
 service_ms = 0
 release_on_cancel = false
 

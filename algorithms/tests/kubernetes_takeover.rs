@@ -6,6 +6,9 @@
 //!
 //! Unless said otherwise the scenarios have a constant 1 ms one-way latency and no service time:
 //! a Lease call takes exactly 2 ms.
+//!
+//! The rows pin `client = "locksim-1"` (the model before presets, which releases on cancel): these
+//! tests pin the mechanisms; `kubernetes_library.rs` tests the `client-go-0.30` default.
 
 mod kubernetes_common;
 
@@ -19,11 +22,13 @@ duration_ms = 60_000
 algorithms = ["kubernetes"]
 
 [models.kubernetes]
+client = "locksim-1"
 service_ms = 0
 
 [[variants]]
 name = "no-release"
 model = "kubernetes"
+client = "locksim-1"
 service_ms = 0
 release_on_cancel = false
 
@@ -190,6 +195,7 @@ duration_ms = 120_000
 algorithms = ["kubernetes"]
 
 [models.kubernetes]
+client = "locksim-1"
 service_ms = 0
 
 [network]

@@ -6,6 +6,9 @@
 //! - `replica_ack`: with the replica cut off, WAIT times out after 1 000 ms, the acquisition fails
 //!   and the lock is unlocked;
 //! - the old primary, back from its crash, is converted to a replica and drops its data.
+//!
+//! The rows pin `client = "locksim-1"` (the model before presets): these tests pin the mechanisms,
+//! which the presets only configure; `redis_library.rs` tests the presets and the default.
 
 mod redis_common;
 
@@ -19,11 +22,13 @@ name = "promotion"
 duration_ms = 60000
 algorithms = ["redis"]
 [models.redis]
+client = "locksim-1"
 replicas = 1
 down_after_ms = 5000
 [[variants]]
 name = "redis-30s"
 model = "redis"
+client = "locksim-1"
 replicas = 1
 [network]
 latency_ms = 0.25
@@ -76,6 +81,7 @@ name = "lag"
 duration_ms = 60000
 algorithms = ["redis"]
 [models.redis]
+client = "locksim-1"
 replicas = 1
 watchdog = true
 down_after_ms = {down_after_ms}
@@ -203,6 +209,7 @@ name = "ack-through-failover"
 duration_ms = 45000
 algorithms = ["redis"]
 [models.redis]
+client = "locksim-1"
 replicas = 1
 replica_ack = true
 down_after_ms = 5000

@@ -1,6 +1,7 @@
 //! The redis model's `client` presets (issue 32, rows 1-6), each checked on the mechanism the
 //! library's source has at that version, against the model's settings before presets
-//! (`client = "locksim-1"`, the default):
+//! (`client = "locksim-1"`, the default until issue 32's flip; redis_replica_ack_default.rs tests
+//! the default now):
 //! - row 1: a renewal that fails (a primary refusing connections for longer than the renewal's
 //!   retries; no replica acknowledging the renewal's `WAIT`) stops Redisson's watchdog for good
 //!   up to 3.43 (`redisson-3.37`): the key expires one lease later and a waiter overlaps the
@@ -165,7 +166,7 @@ fn row_6_the_redis_py_presets_never_wait_and_set_no_ttl_unless_given() {
         );
     }
     // Before presets the plain pattern WAITs (Redisson's checkLockSyncedSlaves).
-    let trace = scripted("replicas = 1", script(), vec![], 2000.0, 1);
+    let trace = scripted("replicas = 1\nclient = \"locksim-1\"", script(), vec![], 2000.0, 1);
     assert!(find(&trace, "client-0", "send", "cmd: SetNxPx")[0].1.contains("wait: Some(WaitSpec { replicas: 1"));
 }
 

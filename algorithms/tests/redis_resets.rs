@@ -2,6 +2,9 @@
 //! `retryAttempts` / `retryInterval`): a release whose connection is refused is sent again every
 //! `retry_interval_ms`, and once the attempts are used up the unlock call fails
 //! (`ReleaseFailed`); with `retry_attempts = 0` it fails at the first reset.
+//!
+//! The rows pin `client = "locksim-1"` (the model before presets): these tests pin the mechanisms,
+//! which the presets only configure; `redis_library.rs` tests the presets and the default.
 
 mod redis_common;
 
@@ -16,6 +19,7 @@ name = "down-at-release"
 duration_ms = 20000
 algorithms = ["redis"]
 [models.redis]
+client = "locksim-1"
 {extra}
 [network]
 latency_ms = 0.25

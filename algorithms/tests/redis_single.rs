@@ -9,6 +9,9 @@
 //!   keeps both (the writes were in the page cache); a lost machine with `everysec` loses what the
 //!   last once-a-second fsync had not written; `always` keeps both;
 //! - fencing tokens increase by one per grant.
+//!
+//! The rows pin `client = "locksim-1"` (the model before presets): these tests pin the mechanisms,
+//! which the presets only configure; `redis_library.rs` tests the presets and the default.
 
 mod redis_common;
 
@@ -29,6 +32,8 @@ const NO_FAULTS: &str = r#"
 name = "no-faults"
 duration_ms = 5000
 algorithms = ["redis"]
+[models.redis]
+client = "locksim-1"
 [workload]
 clients = 20
 "#;
@@ -51,6 +56,8 @@ const CLOCK_JUMP: &str = r#"
 name = "clock-jump"
 duration_ms = 12000
 algorithms = ["redis"]
+[models.redis]
+client = "locksim-1"
 [network]
 latency_ms = 0.25
 [workload]
@@ -174,10 +181,12 @@ name = "kleppmann"
 duration_ms = 30000
 algorithms = ["redis"]
 [models.redis]
+client = "locksim-1"
 ttl_ms = 10000
 [[variants]]
 name = "redis-del"
 model = "redis"
+client = "locksim-1"
 ttl_ms = 10000
 unlock = "del"
 [network]
@@ -257,6 +266,7 @@ name = "restart"
 duration_ms = 16000
 algorithms = ["redis"]
 [models.redis]
+client = "locksim-1"
 persistence = "{persistence}"
 [network]
 latency_ms = 0.25

@@ -7,6 +7,9 @@
 //!   after the key expired and another client took it: it deletes that client's key, and a third
 //!   client is granted the lock while the second still holds it; the compare-and-delete script,
 //!   one step, deletes nothing of the second client's.
+//!
+//! The rows pin `client = "locksim-1"` (the model before presets): these tests pin the mechanisms,
+//! which the presets only configure; `redis_library.rs` tests the presets and the default.
 
 mod redis_common;
 
@@ -24,6 +27,7 @@ name = "setnx-crash"
 duration_ms = 40000
 algorithms = ["redis"]
 [models.redis]
+client = "locksim-1"
 acquire = "setnx_then_expire"
 [network]
 latency_ms = 0.25

@@ -4,6 +4,9 @@
 //!   and a waiter gets the lock while the holder still holds it; the holder's unlock then throws;
 //! - reentrancy: a holder that locks 3 times and unlocks twice still holds (count 1), others are
 //!   refused; the third unlock frees the key and publishes, and the waiter is woken at once.
+//!
+//! The rows pin `client = "locksim-1"` (the model before presets): these tests pin the mechanisms,
+//! which the presets only configure; `redis_library.rs` tests the presets and the default.
 
 mod redis_common;
 
@@ -17,6 +20,7 @@ name = "renewals"
 duration_ms = 50000
 algorithms = ["redis"]
 [models.redis]
+client = "locksim-1"
 watchdog = true
 [network]
 latency_ms = 0.25
@@ -64,6 +68,7 @@ name = "silent-stop"
 duration_ms = 70000
 algorithms = ["redis"]
 [models.redis]
+client = "locksim-1"
 watchdog = true
 [network]
 latency_ms = 0.25

@@ -124,6 +124,9 @@ pub struct AlgorithmTotals {
     pub label: String,
     /// The model's name (`redis`, `redlock`, …).
     pub model: String,
+    /// The lock library preset the row runs (`redis-py-8`, `clientv3-3.5`, …; the model's
+    /// `client`, resolved), `None` for a model without presets.
+    pub library: Option<String>,
     /// The parameters that differ from the model's defaults, as JSON (see
     /// [`crate::json::params_json`]).
     pub params: serde_json::Value,
@@ -219,6 +222,7 @@ impl AlgorithmTotals {
         AlgorithmTotals {
             label: label.into(),
             model: model.into(),
+            library: None,
             params: params_json,
             fenced,
             limitations: Vec::new(),
@@ -255,6 +259,12 @@ impl AlgorithmTotals {
             panicked_runs: 0,
             panicked: Vec::new(),
         }
+    }
+
+    /// Sets the library preset the row runs (builder style).
+    pub fn with_library(mut self, library: Option<String>) -> Self {
+        self.library = library;
+        self
     }
 
     /// Sets the limitation notes (builder style).

@@ -155,6 +155,10 @@ pub struct AlgorithmJson {
     pub label: String,
     /// The model's name.
     pub model: String,
+    /// The lock library preset the row runs (the model's `client`, resolved); absent for a
+    /// model without presets (and in files written before presets were named).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub library: Option<String>,
     /// Parameters that differ from the model's defaults.
     pub params: Value,
     /// Runs completed (panicked seeds are not runs).
@@ -272,6 +276,7 @@ impl AlgorithmJson {
         AlgorithmJson {
             label: t.label.clone(),
             model: t.model.clone(),
+            library: t.library.clone(),
             params: t.params.clone(),
             runs: n,
             overlap: ClassJson::new(t.overlap, n),

@@ -365,6 +365,7 @@ pub fn empty_row(scenario: &Scenario, run: &RunSpec) -> AlgorithmTotals {
     let model = run.model;
     AlgorithmTotals::new(&run.label, model.name(), params_json(&run.params.values), model.fenced(&run.params))
         .with_limitations(model.limitations(&run.params, &scenario.setup.workload))
+        .with_library(model.library(&run.params))
 }
 
 /// `scenario`'s selected rows, each folded from `states` (one list of row states per part, in

@@ -72,11 +72,15 @@ fn column(
     Column { head, align, cells: totals.iter().map(f).collect() }
 }
 
-/// The safety verdicts: violation classes in runs, and leaked re-grants beside them.
+/// The safety verdicts: violation classes in runs, and leaked re-grants beside them. A row's
+/// library preset stands next to its label when any row has one (`-` for a model without).
 fn safety_columns(totals: &[AlgorithmTotals]) -> Vec<Column> {
     let col = |head, align, f: &dyn Fn(&AlgorithmTotals) -> String| column(totals, head, align, f);
-    let mut columns = vec![
-        col(["", "label"], Align::Left, &|t| t.label.clone()),
+    let mut columns = vec![col(["", "label"], Align::Left, &|t| t.label.clone())];
+    if totals.iter().any(|t| t.library.is_some()) {
+        columns.push(col(["", "library"], Align::Left, &|t| t.library.clone().unwrap_or_else(|| "-".to_string())));
+    }
+    columns.extend([
         col(["", "runs"], Align::Right, &|t| t.runs.to_string()),
         col(["overlap", "runs, rate [95%]"], Align::Left, &|t| overlap_cell(t.overlap, t.runs)),
         col(["stale", "unfenced"], Align::Right, &|t| runs_cell(t.stale_unfenced, t.runs)),
@@ -90,7 +94,7 @@ fn safety_columns(totals: &[AlgorithmTotals]) -> Vec<Column> {
         col(["lost", "updates"], Align::Right, &|t| runs_cell(t.lost_updates, t.runs)),
         col(["token", "regressions"], Align::Right, &|t| token_cell(t, t.token_regressions)),
         col(["leaked", "re-grants"], Align::Right, &|t| token_cell(t, t.leaked_regrants)),
-    ];
+    ]);
     // Only when some row ran a scheduled job, so a loop's table keeps its columns.
     if totals.iter().any(|t| t.scheduled) {
         columns.push(col(["double", "executions"], Align::Right, &|t| {
@@ -392,6 +396,23 @@ mod tests {
         assert_eq!(fmt_s(25_418.501), "25.4s");
         assert_eq!(fmt_s(248.336), "248ms");
         assert_eq!(fmt_s(0.0), "0ms");
+    }
+
+    #[test]
+    fn the_safety_table_names_each_rows_library_preset() {
+        let mut r = rows();
+        assert!(!render_table("f.toml", &r, &[]).contains("library"), "no presets: no column");
+        r[1] = r[1].clone().with_library(Some("redis-py-8".into()));
+        r[3] = r[3].clone().with_library(Some("curator-5.4".into()));
+        let s = render_table("f.toml", &r, &[]);
+        let head: Vec<&str> = s.lines().nth(1).unwrap().split_whitespace().collect();
+        assert_eq!(head[..3], ["label", "library", "runs"]);
+        let row = |label: &str| s.lines().find(|l| l.starts_with(&format!("{label} "))).unwrap().to_string();
+        assert!(row("redis").split_whitespace().nth(1) == Some("redis-py-8"), "{s}");
+        assert!(row("zookeeper").split_whitespace().nth(1) == Some("curator-5.4"), "{s}");
+        assert!(row("db").split_whitespace().nth(1) == Some("-"), "a model without presets: {s}");
+        let json = crate::json::AlgorithmJson::from_totals(&r[1], "f.toml");
+        assert_eq!(serde_json::to_value(&json).unwrap()["library"], "redis-py-8", "the JSON names it too");
     }
 
     #[test]

@@ -242,6 +242,9 @@ impl<M: Model> DynModel for M {
     fn fenced(&self, params: &Params) -> bool {
         Model::fenced(self, params)
     }
+    fn library(&self, params: &Params) -> Option<String> {
+        Model::library(self, params)
+    }
     fn shared_locks(&self, params: &Params) -> bool {
         Model::shared_locks(self, params)
     }

@@ -3,7 +3,10 @@
 //! docs/models.md). A preset fills every library-dependent parameter the scenario leaves at its
 //! schema default; an explicit value overrides it.
 //!
-//! - `locksim-1` (the default): the model as it was before presets, no parameter changed: a
+//! The default is `clientv3-3.5`, the newest stable release read (issue 32: the default preset is
+//! the newest stable release); `locksim-1` stays selectable.
+//!
+//! - `locksim-1` (the default before issue 32's flip): the model as it was before presets, no parameter changed: a
 //!   client-side deadline of `ReqTimeout` on every call and on the keep-alive stream
 //!   (`call_deadline = "req_timeout"`), one member per client (`balancer = "pinned"`), and the
 //!   Mutex's re-check after waiting (`recheck_after_wait = true`). It mixes versions:
@@ -17,7 +20,7 @@
 //!   re-checks the own key after waiting (`concurrency/mutex.go:69-77`, identical v3.4.3 to
 //!   v3.4.45): `recheck_after_wait = false`; session TTL 60 s (`concurrency/session.go:24`),
 //!   keep-alive every TTL/3 (`lease.go:517-518`), gRPC keepalive off (`client.go:224-230`).
-//! - `clientv3-3.5` (v3.5.0 … v3.5.33): as 3.4, with the re-check (`concurrency/mutex.go:85-100
+//! - `clientv3-3.5` (v3.5.0 … v3.5.33; the default): as 3.4, with the re-check (`concurrency/mutex.go:85-100
 //!   @v3.5.33`) and gRPC's own `round_robin` (`client/v3/internal/resolver/resolver.go:43 @v3.5.0`).
 
 use locksim_simulator::model::{ParamValue as V, Params};

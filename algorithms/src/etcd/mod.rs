@@ -76,8 +76,8 @@ const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "client",
         kind: ParamKind::Choice(LIBRARIES),
-        default: "\"locksim-1\"",
-        meaning: "the clientv3 version the clients run: locksim-1 is the model as it was before presets (mixed versions, see docs/libraries.md); clientv3-3.4 and clientv3-3.5 set lease_ttl_ms, keepalive_fraction, keepalive_time_ms, call_deadline, balancer and recheck_after_wait unless given",
+        default: "\"clientv3-3.5\"",
+        meaning: "the clientv3 version the clients run (default clientv3-3.5, the newest stable read): locksim-1 is the model as it was before presets (mixed versions, see docs/libraries.md); clientv3-3.4 and clientv3-3.5 set lease_ttl_ms, keepalive_fraction, keepalive_time_ms, call_deadline, balancer and recheck_after_wait unless given",
     },
     ParamSpec {
         name: "call_deadline",

@@ -3,12 +3,15 @@
 //! docs/models.md). A preset fills every library-dependent parameter the scenario leaves at its
 //! schema default; an explicit value overrides it.
 //!
-//! - `locksim-1` (the default): the model as it was before presets, no parameter changed. It
+//! The default is `client-go-0.30`, the newest release read (issue 32: the default preset is the
+//! newest stable release); `locksim-1` stays selectable.
+//!
+//! - `locksim-1` (the default before issue 32's flip): the model as it was before presets, no parameter changed. It
 //!   already has client-go 0.30's timings (the component-base recommended 15 s / 10 s / 2 s,
 //!   `JitterFactor` 1.2, the 5 s HTTP timeout) and the leader's fast path, but it releases on
 //!   cancel (`release_on_cancel = true`), which client-go does only when the program sets
 //!   `ReleaseOnCancel` (docs/libraries.md, "Other differences" 7).
-//! - `client-go-0.30` (v0.30.0 with component-base's recommended values): `LeaseDuration` 15 s,
+//! - `client-go-0.30` (v0.30.0 with component-base's recommended values; the default): `LeaseDuration` 15 s,
 //!   `RenewDeadline` 10 s, `RetryPeriod` 2 s (`component-base config/v1alpha1/defaults.go:37-45`;
 //!   client-go itself has no defaults); `JitterFactor = 1.2` and the checks `leaseDuration >
 //!   renewDeadline > retryPeriod × 1.2` (`tools/leaderelection/leaderelection.go:72, 76-81`; the

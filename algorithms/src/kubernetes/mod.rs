@@ -73,8 +73,8 @@ const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "client",
         kind: ParamKind::Choice(LIBRARIES),
-        default: "\"locksim-1\"",
-        meaning: "the client-go version the electors run: locksim-1 is the model as it was before presets (client-go's timings, but release_on_cancel = true, which client-go does only when the program sets ReleaseOnCancel); client-go-0.30 sets lease_duration_ms, renew_deadline_ms, retry_period_ms, request_timeout_ms and release_on_cancel = false unless given",
+        default: "\"client-go-0.30\"",
+        meaning: "the client-go version the electors run (default client-go-0.30, the newest read): locksim-1 is the model as it was before presets (client-go's timings, but release_on_cancel = true, which client-go does only when the program sets ReleaseOnCancel); client-go-0.30 sets lease_duration_ms, renew_deadline_ms, retry_period_ms, request_timeout_ms and release_on_cancel = false unless given",
     },
     ParamSpec {
         name: "lease_duration_ms",

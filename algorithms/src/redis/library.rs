@@ -1,8 +1,11 @@
 //! The `client` preset: which lock library, at which version, the clients run, and the defaults
 //! and behaviours each one has in its source (docs/libraries.md has the readings, tag by tag).
 //! A preset fills every library-dependent parameter the scenario leaves at its schema default;
-//! an explicit value overrides it. `client = "locksim-1"` (the default) fills nothing: the model's
-//! settings as they were before presets, a mix of versions (see docs/libraries.md).
+//! an explicit value overrides it. A row that names no `client` runs the newest stable release of
+//! the library its pattern belongs to ([`client`]): `redis-py-8` for the plain `SET NX PX` pattern
+//! (the schema default), `redisson-4.7` when the scenario sets `watchdog = true` (Redisson's
+//! lock). `client = "locksim-1"` fills nothing: the model's settings as they were before presets,
+//! a mix of versions (see docs/libraries.md), the default until issue 32's flip.
 //!
 //! Sources, `file:line@tag` (Redisson paths under `redisson/src/main/java/org/redisson/`):
 //! - every `redisson-*`: `watchdog`, lease 30 000 ms (`config/Config.java:71@redisson-3.17.0`),
@@ -60,12 +63,32 @@ pub const LIBRARIES: &[&str] = &[
 /// redis-py has no socket timeout by default: modelled as the parameter's maximum.
 pub const NO_TIMEOUT_MS: f64 = 1e9;
 
-/// The parameters after the preset: every preset parameter the scenario did not set itself
-/// ([`Params::fill_unset`]) takes the chosen library's value; one it set is kept.
-/// `client = "locksim-1"` returns the parameters unchanged.
+/// The newest stable redis-py read (the schema default of `client`: the plain pattern's).
+pub const NEWEST_REDIS_PY: &str = "redis-py-8";
+
+/// The newest stable Redisson read: the default of a row that asks for the watchdog.
+pub const NEWEST_REDISSON: &str = "redisson-4.7";
+
+/// The preset a row runs: the scenario's own `client`, or, when it wrote none, the newest stable
+/// release of the library whose lock it asked for: [`NEWEST_REDISSON`] for `watchdog = true`
+/// (only Redisson has the watchdog), otherwise the schema default [`NEWEST_REDIS_PY`] (the plain
+/// `SET NX PX` pattern, which never `WAIT`s: docs/libraries.md row 6).
+pub fn client(params: &Params) -> &str {
+    if !params.is_explicit("client") && params.is_explicit("watchdog") && params.bool("watchdog") {
+        NEWEST_REDISSON
+    } else {
+        params.str("client")
+    }
+}
+
+/// The parameters after the preset ([`client`]): every preset parameter the scenario did not set
+/// itself ([`Params::fill_unset`]) takes the chosen library's value; one it set is kept. `client`
+/// holds the preset that ran. `client = "locksim-1"` returns the parameters unchanged.
 pub fn resolve(params: &Params) -> Params {
-    let values = preset(params.str("client"));
+    let client = client(params);
+    let values = preset(client);
     let mut out = params.clone();
+    out.values.insert("client".to_string(), V::Str(client.to_string()));
     for (key, value) in values {
         out.fill_unset(key, value);
     }
@@ -216,6 +239,28 @@ pub fn is_redisson(client: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn row(explicit: &[(&str, V)]) -> Params {
+        let mut p = Params::default();
+        p.values.insert("client".into(), V::Str(NEWEST_REDIS_PY.into()));
+        p.values.insert("watchdog".into(), V::Bool(false));
+        for (k, v) in explicit {
+            p.set_explicit(k, v.clone());
+        }
+        p
+    }
+
+    #[test]
+    fn a_row_without_client_runs_the_newest_release_of_its_patterns_library() {
+        assert_eq!(client(&row(&[])), "redis-py-8", "the plain pattern: redis-py");
+        let redisson = row(&[("watchdog", V::Bool(true))]);
+        assert_eq!(client(&redisson), "redisson-4.7", "the watchdog is Redisson's");
+        let r = resolve(&redisson);
+        assert_eq!((r.str("client"), r.str("retry_delay")), ("redisson-4.7", "equal_jitter"));
+        let old = row(&[("watchdog", V::Bool(true)), ("client", V::Str("locksim-1".into()))]);
+        assert_eq!(client(&old), "locksim-1", "a client the scenario names is kept");
+        assert!(!resolve(&row(&[])).bool("replica_ack"), "row 6: the plain pattern never WAITs");
+    }
 
     #[test]
     fn locksim_1_sets_nothing_and_every_other_preset_sets_the_retry_switches() {

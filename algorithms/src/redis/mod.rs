@@ -56,8 +56,8 @@ const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "client",
         kind: ParamKind::Choice(LIBRARIES),
-        default: "\"locksim-1\"",
-        meaning: "the lock library and version the clients run (Redisson 3.17 … 4.7, redis-py 5, 6, 8); it sets every library-dependent parameter the scenario does not set (docs/models.md lists them); locksim-1: the model as it was before presets, a mix of versions (see docs/libraries.md)",
+        default: "\"redis-py-8\"",
+        meaning: "the lock library and version the clients run (Redisson 3.17 … 4.7, redis-py 5, 6, 8); it sets every library-dependent parameter the scenario does not set (docs/models.md lists them); unset: the newest stable release, redis-py-8 for the plain pattern (no WAIT, no TTL unless ttl_ms is given, no token), redisson-4.7 when the row sets watchdog = true; locksim-1: the model as it was before presets, a mix of versions (see docs/libraries.md)",
     },
     ParamSpec {
         name: "ttl_ms",
@@ -271,7 +271,7 @@ impl Model for Redis {
     }
 
     fn summary(&self) -> &'static str {
-        "one Redis primary (+ async replicas and Sentinel): redis.io SET NX PX lock or Redisson lock() with the watchdog; INCR fencing token"
+        "one Redis primary (+ async replicas and Sentinel): redis.io SET NX PX lock (redis-py) or Redisson lock() with the watchdog; an INCR fencing token with fencing_counter (locksim-1; no library preset has one)"
     }
 
     fn params(&self) -> &'static [ParamSpec] {
@@ -311,7 +311,7 @@ impl Model for Redis {
             if given.is_explicit(key) {
                 String::new()
             } else {
-                format!(" (client = \"{}\" sets {key})", given.str("client"))
+                format!(" (client = \"{}\" sets {key})", library::client(given))
             }
         };
         if ttl_ms < 3.0 && params.bool("watchdog") {
@@ -344,7 +344,7 @@ impl Model for Redis {
 
     fn limitations(&self, params: &Params, workload: &WorkloadSpec) -> Vec<String> {
         let mut notes = Vec::new();
-        let client = params.str("client");
+        let client = library::client(params);
         let set: Vec<&str> = library::preset_keys(client).into_iter().filter(|k| !params.is_explicit(k)).collect();
         let params = &library::resolve(params);
         if !set.is_empty() {
@@ -387,6 +387,10 @@ impl Model for Redis {
 
     fn fenced(&self, params: &Params) -> bool {
         library::resolve(params).bool("fencing_counter")
+    }
+
+    fn library(&self, params: &Params) -> Option<String> {
+        Some(library::client(params).to_string())
     }
 
     fn services(&self, params: &Params) -> Vec<(String, NodeKind)> {

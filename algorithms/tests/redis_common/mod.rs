@@ -108,8 +108,24 @@ pub fn fault(kind: FaultKind, target: &str, at_ms: f64, duration_ms: Option<f64>
 }
 
 /// Runs the redis model with the `[models.redis]` overrides in `params_toml`, one scripted client
-/// per script, constant 0.25 ms one-way latency, and the faults given; returns the trace.
+/// per script, constant 0.25 ms one-way latency, and the faults given; returns the trace. Without
+/// a `client` in `params_toml` the row runs `client = "locksim-1"` (the model before presets, the
+/// default before issue 32's flip): these tests pin the model's mechanisms, which the presets only
+/// configure; `redis_library.rs` tests the presets and the default itself.
 pub fn scripted(
+    params_toml: &str,
+    scripts: Vec<Vec<(f64, Step)>>,
+    faults: Vec<(FaultSpec, f64, Option<f64>)>,
+    end_ms: f64,
+    seed: u64,
+) -> Vec<TraceEntry> {
+    let pin = if params_toml.contains("client") { "" } else { "client = \"locksim-1\"\n" };
+    scripted_as_given(&format!("{pin}{params_toml}"), scripts, faults, end_ms, seed)
+}
+
+/// As [`scripted`], with `params_toml` as given: without a `client` the row runs the model's
+/// default preset (the tests of the default itself).
+pub fn scripted_as_given(
     params_toml: &str,
     scripts: Vec<Vec<(f64, Step)>>,
     faults: Vec<(FaultSpec, f64, Option<f64>)>,
