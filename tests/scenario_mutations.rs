@@ -4,7 +4,8 @@
 //! killed process, shrinks the herd, …), runs the affected row at 20 seeds, and requires `sim
 //! run` to report failed expectations (exit 1). A case whose mutation no longer applies (the
 //! text it edits is gone) fails too, so an edit to a scenario cannot silently retire its check.
-//! `tests/scenarios.rs` checks that the unbroken files meet their expectations.
+//! `tests/scenarios.rs` checks that the unbroken files meet their expectations. Known outcomes
+//! (`known/…`) may have cases too: each file a new model family adds gets one.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -94,6 +95,41 @@ const MUTATIONS: &[Mutation] = &[
         from: "duration_ms = 20_000\nmode = \"machine\"",
         to: "duration_ms = 20_000\nmode = \"process\"",
     },
+    Mutation {
+        file: "known/24-consul-partitioned-holder.toml",
+        what: "the cut-off holder's section ends (5 s) before serfHealth invalidates its session (~6 s)",
+        row: "consul",
+        from: "hold_ms = 40_000",
+        to: "hold_ms = 5_000",
+    },
+    Mutation {
+        file: "known/25-consul-pause-lock-delay.toml",
+        what: "a 15 s pause, shorter than failure detection plus the 15 s lock-delay",
+        row: "consul",
+        from: "duration_ms = 30_000",
+        to: "duration_ms = 15_000",
+    },
+    Mutation {
+        file: "known/26-postgres-pgbouncer-session-lock.toml",
+        what: "the transaction-pooled row takes an xact lock instead of a session lock",
+        row: "pg-session-bouncer-tx",
+        from: "name = \"pg-session-bouncer-tx\"\nmodel = \"postgres\"\npgbouncer = \"transaction\"",
+        to: "name = \"pg-session-bouncer-tx\"\nmodel = \"postgres\"\npgbouncer = \"transaction\"\nscope = \"transaction\"",
+    },
+    Mutation {
+        file: "known/26-postgres-silent-client.toml",
+        what: "a killed holder process (reset at once) instead of a lost machine",
+        row: "pg-keepalive-default",
+        from: "mode = \"machine\"",
+        to: "mode = \"process\"",
+    },
+    Mutation {
+        file: "known/26-postgres-failover.toml",
+        what: "the primary killed at 50 s, after the paused holder's section, so the promotion comes after the run",
+        row: "pg-session",
+        from: "target = \"server-0\"\nat_ms = 5_000",
+        to: "target = \"server-0\"\nat_ms = 50_000",
+    },
 ];
 
 fn scenario_text(file: &str) -> String {
@@ -128,6 +164,8 @@ fn breaking_a_library_scenario_fails_its_expectations() {
         );
         let mutated = text.replacen(m.from, m.to, 1);
         let path = tmp.join(m.file);
+        // Known-outcome cases name their subfolder (`known/…`).
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, mutated).unwrap();
         let out = Command::new(env!("CARGO_BIN_EXE_sim"))
             .args(["run", path.to_str().unwrap(), "--algorithm", m.row, "--seeds", "20"])

@@ -8,6 +8,7 @@
 //! - [`etcd`]: a Raft cluster with leases and revisions, and the clientv3/concurrency Mutex
 //! - [`zookeeper`]: a ZooKeeper ensemble (sessions, ephemeral sequential znodes, watches) and Curator's lock recipes
 //! - [`kubernetes`]: client-go leader election on a Lease, API servers with resourceVersion-checked updates
+//! - [`consul`]: Consul servers (Raft), sessions bound to serfHealth and a TTL, lock-delay, and the Go api's Lock
 //! - `smallmap`: a small sorted-vector map the models use for per-key state
 //!
 //! A new model is one folder here plus one line in [`registry`] (see `docs/adding-a-model.md`).
@@ -15,6 +16,7 @@
 #![warn(missing_docs)]
 
 pub mod consensus;
+pub mod consul;
 pub mod db;
 pub mod etcd;
 pub mod kubernetes;
@@ -27,7 +29,7 @@ use locksim_simulator::model::DynModel;
 
 /// Every model this build has, in the order `sim list` shows them. Adding a model is one line here.
 pub fn registry() -> Vec<&'static dyn DynModel> {
-    vec![&db::DB, &redis::REDIS, &redlock::REDLOCK, &zookeeper::ZOOKEEPER, &etcd::ETCD, &kubernetes::KUBERNETES]
+    vec![&db::DB, &redis::REDIS, &redlock::REDLOCK, &zookeeper::ZOOKEEPER, &etcd::ETCD, &kubernetes::KUBERNETES, &consul::CONSUL]
 }
 
 /// The model with this name.
