@@ -24,6 +24,50 @@ struct Mutation {
 }
 
 const MUTATIONS: &[Mutation] = &[
+    // Issue 34 families 2 and 3 (ShedLock, Spring JdbcLockRegistry): each known outcome without
+    // the fault or the setting its description says matters.
+    Mutation {
+        file: "known/30-db-shedlock-clock-skew.toml",
+        what: "the nodes' clocks together (no 179 s step)",
+        row: "shedlock-node-time",
+        from: "by_ms = 179_000",
+        to: "by_ms = 0",
+    },
+    Mutation {
+        file: "known/30-db-shedlock-paused-holder.toml",
+        what: "no stop-the-world pause",
+        row: "shedlock-at-most-5s",
+        from: "duration_ms = 20_000",
+        to: "duration_ms = 0",
+    },
+    Mutation {
+        file: "known/30-db-shedlock-job-outlives-lock.toml",
+        what: "a 30 s job, shorter than lockAtMostFor",
+        row: "shedlock-at-most-1min",
+        from: "hold_ms = 300_000",
+        to: "hold_ms = 30_000",
+    },
+    Mutation {
+        file: "known/30-db-shedlock-db-time-short-job.toml",
+        what: "the nodes' ticks in phase (a 180 s step, three whole periods)",
+        row: "shedlock-db-time",
+        from: "by_ms = 200_000",
+        to: "by_ms = 180_000",
+    },
+    Mutation {
+        file: "known/31-db-spring-jdbc-clock-step.toml",
+        what: "a 1 s clock step: the row looks 10 s old only after the 8 s section",
+        row: "spring-jdbc-6",
+        from: "by_ms = 15_000",
+        to: "by_ms = 1_000",
+    },
+    Mutation {
+        file: "known/31-db-spring-jdbc-paused-holder.toml",
+        what: "a 5 s pause, over before the 10 s TTL",
+        row: "spring-jdbc-6",
+        from: "duration_ms = 15_000",
+        to: "duration_ms = 5_000",
+    },
     Mutation {
         file: "baseline.toml",
         what: "a holder frozen for 40 s in the no-fault control",
