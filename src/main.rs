@@ -34,7 +34,7 @@ use exit::CliError;
 
 /// Deterministic simulation testbed for distributed lock algorithms.
 ///
-/// Runs lock models (`sim list` names every one this build has) side by side through the
+/// Runs lock models (db, redis, redlock, zookeeper, etcd, kubernetes) side by side through the
 /// faults a scenario file describes, over many seeds, and reports throughput, latency and safety
 /// violations judged on true time. The same binary, scenario and seed give the same bytes;
 /// every failing seed comes with the command that replays it.
@@ -118,10 +118,6 @@ enum Command {
 }
 
 fn main() {
-    // This binary's seeds' histories feed only the checkers and reports, which count the
-    // notifications and refused attempts without looking at them one by one: count them instead
-    // of keeping them (the results are the same; a polling or herd row holds a third as much).
-    locksim_simulator::history::fold_counted_events(true);
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

@@ -5,6 +5,10 @@
 //!
 //! Modules, bottom-up:
 //! - [`pool`]: the worker pool (`--threads`) and its bounds
+//! - [`seed`]: one seed recorded by the engine and checked here (the campaign calls the
+//!   checkers): its metrics, a `--verify` pair of traces, or a whole replay for the reports
+//! - [`replay`]: one seed replayed for the reports (explanations, timelines, narratives), which
+//!   run none themselves
 //! - [`rows`]: [`Campaign`] and its run: rows over seeds on the pool, stoppable, folded in seed
 //!   order into [`Outcome`] (totals, `--verify` trace differences, seeds finished, interrupted)
 //! - [`verdict`]: an outcome judged: the expectations, the ones not judged, and the [`Class`]
@@ -12,17 +16,26 @@
 //! - [`shard`]: one block of the seeds as a partial results file, and parts merged back into
 //!   the outcome one machine would have had
 //! - [`sweep`]: a sweep's points, one campaign each, recorded as they finish, resumable
+//! - [`shrink`]: `sim shrink`: the smallest scenario that still shows a seed's violation (delta
+//!   debugging on the TOML document, each candidate run through the real parser and [`seed`])
+//! - [`explore`]: `sim explore`: swarm testing, an extra random fault schedule per seed within
+//!   the scenario's `[explore]` bounds, the failures found (written, shrunk) and their summary
 //!
 //! Where it sits (docs/architecture.md): above `locksim-simulator` (which runs one seed and
 //! hands seeds out in order) and `locksim-reports` (whose `AlgorithmTotals` a seed folds into and
 //! whose `evaluate` judges an expectation), below the binary.
 
+pub mod explore;
 pub mod pool;
+pub mod replay;
+pub mod seed;
 pub mod rows;
 pub mod shard;
+pub mod shrink;
 pub mod sweep;
 pub mod verdict;
 
 pub use pool::{thread_pool, MAX_THREADS};
 pub use rows::{Campaign, Outcome, Progress};
+pub use seed::{RunMode, SeedResult};
 pub use verdict::{Class, Verdict};

@@ -9,11 +9,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use locksim_reports::shard::empty_row;
 use locksim_reports::AlgorithmTotals;
-use locksim_simulator::batch::{
-    run_ordered_until, run_seed, run_seed_stoppable, verify_seed_stoppable, SeedResult, TraceDifference,
-};
-use locksim_simulator::outcome::{RunOptions, SeedOutcome};
+use locksim_simulator::batch::run_ordered_until;
+use locksim_simulator::outcome::SeedOutcome;
 use locksim_simulator::scenario::{RunSpec, Scenario};
+
+use crate::seed::{replay, run_seed_stoppable, verify_seed_stoppable, RunMode, SeedResult, TraceDifference};
 
 /// What to run: a scenario's rows over a seed range.
 #[derive(Clone)]
@@ -26,6 +26,8 @@ pub struct Campaign<'a> {
     pub seeds: Range<u64>,
     /// `--verify`: run every seed twice with its trace and compare.
     pub verify: bool,
+    /// How the seeds are recorded (folding the events only counted: on unless switched off).
+    pub mode: RunMode,
 }
 
 /// Told after every seed folded (on the caller's thread): for a progress bar.
@@ -58,7 +60,7 @@ pub struct Outcome {
 impl<'a> Campaign<'a> {
     /// `rows` of `scenario` over `seeds`, without `--verify`.
     pub fn new(scenario: &'a Scenario, rows: Vec<&'a RunSpec>, seeds: Range<u64>) -> Self {
-        Campaign { scenario, rows, seeds, verify: false }
+        Campaign { scenario, rows, seeds, verify: false, mode: RunMode::default() }
     }
 
     /// Every row of `scenario` over its own `seeds` count.
@@ -69,6 +71,12 @@ impl<'a> Campaign<'a> {
     /// With `--verify` on or off.
     pub fn verified(mut self, verify: bool) -> Self {
         self.verify = verify;
+        self
+    }
+
+    /// Recording in `mode` instead of the default.
+    pub fn recorded_as(mut self, mode: RunMode) -> Self {
+        self.mode = mode;
         self
     }
 
@@ -85,7 +93,8 @@ impl<'a> Campaign<'a> {
     /// One seed of every row, recorded with its trace (`sim run --trace`): each row with its
     /// outcome, or the message of its panic (or of a stuck seed).
     pub fn traced(&self, seed: u64) -> Vec<(&'a RunSpec, Result<SeedOutcome, String>)> {
-        self.rows.iter().map(|run| (*run, run_seed(self.scenario, run, seed, &RunOptions { trace: true }))).collect()
+        let traced = |run: &RunSpec| replay(self.scenario, run, seed, true, None, self.mode).map_err(|e| e.to_string());
+        self.rows.iter().map(|run| (*run, traced(run))).collect()
     }
 
     /// Runs every row over the seeds on `pool`, each seed folded into its row as soon as it is
@@ -113,7 +122,7 @@ impl<'a> Campaign<'a> {
                 violating_runs += totals.failing_runs - before;
                 progress(Progress { label: &run.label, violating_runs });
             };
-            let (scenario, seeds) = (self.scenario, self.seeds.clone());
+            let (scenario, seeds, mode) = (self.scenario, self.seeds.clone(), self.mode);
             // A stop cuts the seeds in progress (the engine polls the flag), so a Ctrl-C or
             // SIGTERM takes effect within about a millisecond of each thread's work, not a whole
             // seed's.
@@ -122,7 +131,7 @@ impl<'a> Campaign<'a> {
                     pool,
                     seeds,
                     stop,
-                    |s| verify_seed_stoppable(scenario, run, s, stop),
+                    |s| verify_seed_stoppable(scenario, run, s, stop, mode),
                     |v| {
                         if let Some(d) = v.difference {
                             outcome.differences.push((run.label.clone(), d));
@@ -131,7 +140,7 @@ impl<'a> Campaign<'a> {
                     },
                 )
             } else {
-                run_ordered_until(pool, seeds, stop, |s| run_seed_stoppable(scenario, run, s, stop), &mut fold)
+                run_ordered_until(pool, seeds, stop, |s| run_seed_stoppable(scenario, run, s, stop, mode), &mut fold)
             };
             outcome.totals.push(totals);
         }

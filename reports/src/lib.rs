@@ -16,21 +16,18 @@
 //! - [`expect`]: evaluating a scenario's `[expect]` block against the totals
 //! - [`compare`]: `sim compare`: a row simulated and live, metric by metric, with the simulated interval
 //! - [`table`]: the terminal table and the notes under it (failing seeds, replay commands, …)
-//! - [`explain`]: one violation of one seed told as a numbered narrative and a space-time diagram
-//!   (`sim explain`, the report's explanations, `sim shrink`'s final narrative)
+//! - [`explain`]: one violation of one (replayed) seed told as a numbered narrative and a
+//!   space-time diagram (`sim explain`, the report's explanations, `sim shrink`'s final narrative)
 //! - [`report`]: a report directory (`sim run --report`, `sim report`): the results JSON, every
-//!   chart, the timeline of one re-run seed, and `index.html`
+//!   chart, the timeline of one replayed seed, and `index.html`
 //! - [`sweep`]: `sim sweep`'s `--param` values, key-path edits of the scenario, its output files,
 //!   its terminal summary and its progress record (`--resume`)
-//! - [`shrink`]: `sim shrink`: the smallest scenario that still shows a seed's violation (delta
-//!   debugging on the TOML document, each candidate run through the real parser and seed runner)
-//! - [`explore`]: `sim explore`: swarm testing, an extra random fault schedule per seed within
-//!   the scenario's `[explore]` bounds, the failures found and their summary table
 //!
 //! Dependencies point one way: this crate reads `locksim-simulator`'s per-seed
-//! [`SeedMetrics`](locksim_simulator::checker::SeedMetrics), histories and holder intervals,
-//! scenario types and its seed runner (the timeline re-runs one seed), and draws with
-//! `locksim-charts`; no model crate and nothing of the command line.
+//! [`SeedMetrics`](locksim_simulator::checker::SeedMetrics), histories and holder intervals and
+//! scenario types, and draws with `locksim-charts`; no model crate, nothing of the command line,
+//! and no seed runner: a seed the explanations or the timeline need is replayed by the caller
+//! (the campaign) and handed over ([`explain::Replay`]).
 
 #![warn(missing_docs)]
 
@@ -39,12 +36,10 @@ pub mod compare;
 pub mod exact;
 pub mod expect;
 pub mod explain;
-pub mod explore;
 pub mod json;
 pub mod num;
 pub mod report;
 pub mod shard;
-pub mod shrink;
 pub mod sweep;
 pub mod table;
 pub mod wilson;

@@ -1,10 +1,13 @@
-//! Running many seeds: in parallel across seeds (rayon), one seed per thread, results handed to
-//! the caller strictly in seed order so totals and output never depend on the thread count.
+//! Running seeds: one seed inside the panic boundary ([`record_seed`]: a panic inside a model is
+//! caught per seed, and so is a seed stuck in a zero-time loop or cut by a stop), and many seeds
+//! in parallel across seeds (rayon), one seed per thread, results handed to the caller strictly
+//! in seed order so totals and output never depend on the thread count ([`run_ordered_until`]).
 //! A bounded window of seeds is in flight at once (a new seed starts as soon as the oldest is
-//! handed over, so no thread idles between batches), and each seed's history is dropped as soon
-//! as it is checked, so memory stays flat however many seeds run. A panic inside a model is
-//! caught per seed, and so is a seed stuck in a zero-time loop. A stop (Ctrl-C) cuts the seeds
-//! in progress within a few thousand events each: they are discarded, never half-counted.
+//! handed over, so no thread idles between batches). A stop (Ctrl-C) cuts the seeds in progress
+//! within a few thousand events each: they are discarded, never half-counted.
+//!
+//! What a seed's recording is checked for, folded into and judged against is the campaign's
+//! (`locksim-campaign`); [`run_seed`] records and checks one seed for tests and tools.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -13,27 +16,8 @@ use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 
-use crate::checker::SeedMetrics;
-use crate::outcome::{Halt, RunOptions, SeedOutcome};
-use crate::run::recycle;
+use crate::outcome::{Halt, Recorded, RunOptions, SeedOutcome};
 use crate::scenario::{RunSpec, Scenario};
-
-/// One seed's result: its metrics, or why it failed.
-pub enum SeedResult {
-    /// The seed ran to its end.
-    Done {
-        /// Everything the checkers measured.
-        metrics: Box<SeedMetrics>,
-    },
-    /// The seed failed: the model panicked, or the engine stopped it in a zero-time loop
-    /// ([`Halt::Stuck`]). Reported as a panicked seed is (exit 3, `panicked_seeds`).
-    Panicked {
-        /// The seed that failed.
-        seed: u64,
-        /// The panic's message, or the stuck seed's.
-        message: String,
-    },
-}
 
 /// Why a seed gave no result.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -64,9 +48,34 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
-/// Runs one seed of a row, with or without its trace. The one place that catches a model's
-/// panic: every caller (a plain run, `--verify`, a replay, a report's timeline) goes through here.
-/// A seed stuck in a zero-time loop is an error too, its message the stuck seed's.
+/// Records one seed of a row (with its trace when `opts` asks) and hands the recording to
+/// `then` (the caller's checkers), both inside the panic boundary: the one place that catches a
+/// model's panic (or a checker's), so every caller (a campaign's seeds, `--verify`, a replay, a
+/// report's timeline) goes through here. A seed stuck in a zero-time loop is an error too, its
+/// message the stuck seed's; so is one cut by `stop` ([`Halt::Stopped`]: no result).
+pub fn record_seed<T>(
+    scenario: &Scenario,
+    run: &RunSpec,
+    seed: u64,
+    opts: &RunOptions,
+    stop: Option<&AtomicBool>,
+    then: impl FnOnce(Recorded) -> T,
+) -> Result<T, SeedError> {
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        #[cfg(debug_assertions)]
+        test_panic(seed);
+        run.model.record_seed(&scenario.setup, &run.params, seed, opts, stop).map(then)
+    }));
+    match result {
+        Ok(Ok(outcome)) => Ok(outcome),
+        Ok(Err(halt)) => Err(SeedError::Halted(halt)),
+        Err(payload) => Err(SeedError::Panicked(panic_message(payload.as_ref()))),
+    }
+}
+
+/// Runs one seed of a row and checks it ([`SeedOutcome::checked`]), with or without its trace:
+/// for tests and tools that want one seed's metrics outside a campaign. A panic or a zero-time
+/// loop is the error's message.
 pub fn run_seed(scenario: &Scenario, run: &RunSpec, seed: u64, opts: &RunOptions) -> Result<SeedOutcome, String> {
     run_seed_until(scenario, run, seed, opts, None).map_err(|e| e.to_string())
 }
@@ -80,16 +89,7 @@ pub fn run_seed_until(
     opts: &RunOptions,
     stop: Option<&AtomicBool>,
 ) -> Result<SeedOutcome, SeedError> {
-    let result = catch_unwind(AssertUnwindSafe(|| {
-        #[cfg(debug_assertions)]
-        test_panic(seed);
-        run.model.run_seed_until(&scenario.setup, &run.params, seed, opts, stop)
-    }));
-    match result {
-        Ok(Ok(outcome)) => Ok(outcome),
-        Ok(Err(halt)) => Err(SeedError::Halted(halt)),
-        Err(payload) => Err(SeedError::Panicked(panic_message(payload.as_ref()))),
-    }
+    record_seed(scenario, run, seed, opts, stop, SeedOutcome::checked)
 }
 
 /// The variable naming seeds that panic on purpose (debug builds only; see [`test_panic`]).
@@ -110,100 +110,6 @@ fn test_panic(seed: u64) {
     if seeds.contains(&seed) {
         panic!("{TEST_PANIC_SEEDS_VAR}: seed {seed} panics on purpose");
     }
-}
-
-/// Runs one seed without a trace, keeping only its metrics.
-pub fn run_seed_caught(scenario: &Scenario, run: &RunSpec, seed: u64) -> SeedResult {
-    let never = AtomicBool::new(false);
-    run_seed_stoppable(scenario, run, seed, &never).expect("a stop flag never raised")
-}
-
-/// As [`run_seed_caught`], but `None` when `stop` became true before the seed ended: an
-/// unfinished seed has no result (its partial counts would read as a whole run's).
-pub fn run_seed_stoppable(scenario: &Scenario, run: &RunSpec, seed: u64, stop: &AtomicBool) -> Option<SeedResult> {
-    match run_seed_until(scenario, run, seed, &RunOptions::default(), Some(stop)) {
-        Ok(out) => {
-            recycle(out.history);
-            Some(SeedResult::Done { metrics: Box::new(out.metrics) })
-        }
-        Err(SeedError::Halted(Halt::Stopped)) => None,
-        Err(e) => Some(SeedResult::Panicked { seed, message: e.to_string() }),
-    }
-}
-
-/// Runs `seeds` of one algorithm on `pool`, calling `each` with every result in seed order.
-/// Stops early when `stop` becomes true: the seeds in progress stop within a few thousand events
-/// and are discarded; returns how many seeds were handed over (a prefix of `seeds`).
-pub fn run_seeds(
-    pool: &rayon::ThreadPool,
-    scenario: &Scenario,
-    run: &RunSpec,
-    seeds: Range<u64>,
-    stop: &AtomicBool,
-    each: impl FnMut(SeedResult),
-) -> u64 {
-    run_ordered_until(pool, seeds, stop, |s| run_seed_stoppable(scenario, run, s, stop), each)
-}
-
-/// What `--verify` found for one seed: its result from the first run, and where a second run of
-/// the same seed differed (if it did).
-pub struct VerifiedSeed {
-    /// The first run's metrics, or the panic if either run panicked.
-    pub result: SeedResult,
-    /// Where the two traces first differ; `None`: their hashes matched (or a run panicked).
-    pub difference: Option<TraceDifference>,
-}
-
-/// The first trace entry at which two runs of one seed disagree.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TraceDifference {
-    /// The seed run twice.
-    pub seed: u64,
-    /// Index of the first differing entry (0-based).
-    pub index: usize,
-    /// That entry in each run, as a trace line; `None` where that run's trace had already ended.
-    pub first: Option<String>,
-    /// As `first`, for the second run.
-    pub second: Option<String>,
-    /// The first run's trace hash.
-    pub first_hash: u64,
-    /// The second run's trace hash.
-    pub second_hash: u64,
-}
-
-/// Runs one seed twice with its trace and compares the trace hashes; on a mismatch, finds the
-/// first differing entry. A panic in either run is the seed's result.
-pub fn verify_seed(scenario: &Scenario, run: &RunSpec, seed: u64) -> VerifiedSeed {
-    let never = AtomicBool::new(false);
-    verify_seed_stoppable(scenario, run, seed, &never).expect("a stop flag never raised")
-}
-
-/// As [`verify_seed`], but `None` when `stop` became true before both runs ended.
-pub fn verify_seed_stoppable(scenario: &Scenario, run: &RunSpec, seed: u64, stop: &AtomicBool) -> Option<VerifiedSeed> {
-    let traced = RunOptions { trace: true };
-    let once = || run_seed_until(scenario, run, seed, &traced, Some(stop));
-    let (a, b) = match once().and_then(|a| Ok((a, once()?))) {
-        Ok(pair) => pair,
-        Err(SeedError::Halted(Halt::Stopped)) => return None,
-        Err(e) => {
-            let result = SeedResult::Panicked { seed, message: e.to_string() };
-            return Some(VerifiedSeed { result, difference: None });
-        }
-    };
-    let difference = (a.trace_hash != b.trace_hash).then(|| {
-        let ta = &a.trace.as_ref().expect("traced").entries;
-        let tb = &b.trace.as_ref().expect("traced").entries;
-        let index = ta.iter().zip(tb).position(|(x, y)| x.line() != y.line()).unwrap_or(ta.len().min(tb.len()));
-        TraceDifference {
-            seed,
-            index,
-            first: ta.get(index).map(|e| e.line()),
-            second: tb.get(index).map(|e| e.line()),
-            first_hash: a.trace_hash,
-            second_hash: b.trace_hash,
-        }
-    });
-    Some(VerifiedSeed { result: SeedResult::Done { metrics: Box::new(a.metrics) }, difference })
 }
 
 /// How many seeds per thread may be started and not yet handed over: enough that every thread

@@ -14,6 +14,7 @@
 //! times [`BYTES_PER_HISTORY_EVENT`] times the duration bounds a seed's memory at its end.
 
 use crate::batch::{run_seed_until, SeedError};
+use crate::history::folding_counted;
 use crate::outcome::{Halt, RunOptions};
 use crate::run::recycle;
 use crate::scenario::Scenario;
@@ -184,7 +185,10 @@ fn probe(
     let (mut rows, mut panics) = (Vec::new(), Vec::new());
     for run in &short.runs {
         let mut result = None;
-        let wall_s = time(&mut || result = Some(run_seed_until(&short, run, 0, &RunOptions::default(), None)));
+        // Folding as a campaign does by default: the memory estimate is of the run `sim run`
+        // makes, whose histories count the events only counted instead of keeping them.
+        let probe = || folding_counted(true, || run_seed_until(&short, run, 0, &RunOptions::default(), None));
+        let wall_s = time(&mut || result = Some(probe()));
         match result.expect("the timer runs the probe") {
             Ok(out) => {
                 let history_events = out.history.events.len() as u64;

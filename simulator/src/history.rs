@@ -232,9 +232,9 @@ impl Folded {
 
 /// Whether worlds created from now on fold the events only counted ([`Folded`]) instead of
 /// recording them. Off by default: a library caller (a test asking when a client was woken)
-/// gets every event; the `sim` binary turns it on, as its seeds' histories only feed the
-/// checkers and reports, which never look at these events one by one. Either way the checkers'
-/// results and the trace are the same.
+/// gets every event; a campaign folds its seeds' (its run option, on by default: their
+/// histories only feed the checkers and reports, which never look at these events one by one;
+/// see [`folding_counted`]). Either way the checkers' results and the trace are the same.
 static FOLD_COUNTED_EVENTS: AtomicBool = AtomicBool::new(false);
 
 /// Turns folding of the events only counted on or off for worlds created from now on.
@@ -242,9 +242,30 @@ pub fn fold_counted_events(on: bool) {
     FOLD_COUNTED_EVENTS.store(on, Ordering::Relaxed);
 }
 
-/// Whether worlds created now fold the events only counted.
+thread_local! {
+    /// The choice of [`folding_counted`] for worlds created on this thread while it runs; `None`
+    /// outside it (the process-wide switch decides).
+    static FOLD_HERE: std::cell::Cell<Option<bool>> = const { std::cell::Cell::new(None) };
+}
+
+/// Runs `f` with worlds created on this thread folding the events only counted (`on`) or
+/// recording them, whatever the process-wide switch says: a campaign's run option
+/// (`locksim-campaign`), scoped to its seeds, so two callers in one process cannot change each
+/// other's histories. Restored when `f` returns or panics.
+pub fn folding_counted<T>(on: bool, f: impl FnOnce() -> T) -> T {
+    struct Restore(Option<bool>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            FOLD_HERE.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(FOLD_HERE.with(|c| c.replace(Some(on))));
+    f()
+}
+
+/// Whether worlds created now (on this thread) fold the events only counted.
 pub fn folds_counted_events() -> bool {
-    FOLD_COUNTED_EVENTS.load(Ordering::Relaxed)
+    FOLD_HERE.with(|c| c.get()).unwrap_or_else(|| FOLD_COUNTED_EVENTS.load(Ordering::Relaxed))
 }
 
 impl History {

@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::directory::NodeKind;
 use crate::dist::Dist;
 use crate::lockclient::LockClient;
-use crate::outcome::{Halt, RunOptions, SeedOutcome};
+use crate::outcome::{Halt, Recorded, RunOptions, SeedOutcome};
 use crate::process::{Process, Protocol};
 use crate::search::SearchWorld;
 use crate::setup::{Setup, WorkloadSpec};
@@ -212,7 +212,7 @@ pub struct ParamProblem {
 pub trait Model: Send + Sync + 'static {
     /// The model's message and timer types.
     type Protocol: Protocol;
-    /// The name scenarios use (`db`, `etcd`, …; `sim list` prints every registered one).
+    /// `db`, `redis`, `redlock`, `zookeeper`, `etcd`, `kubernetes`.
     fn name(&self) -> &'static str;
     /// One line for `sim list`.
     fn summary(&self) -> &'static str;
@@ -231,16 +231,6 @@ pub trait Model: Send + Sync + 'static {
     }
     /// Whether grants carry a fencing token.
     fn fenced(&self, params: &Params) -> bool;
-    /// The lock library preset this configuration runs, for the results table and JSON: by
-    /// default the `client` parameter's value, `None` for a model without one. A model whose
-    /// default preset depends on other parameters (redis: Redisson with the watchdog) names the
-    /// one that runs.
-    fn library(&self, params: &Params) -> Option<String> {
-        match params.values.get("client") {
-            Some(ParamValue::Str(s)) => Some(s.clone()),
-            _ => None,
-        }
-    }
     /// Whether this configuration grants shared (read) locks. The scenario parser rejects
     /// `read_fraction > 0` at `workload.read_fraction` for every configuration that does not,
     /// so models need not check it themselves.
@@ -273,17 +263,32 @@ pub trait DynModel: Send + Sync {
     fn limitations(&self, params: &Params, workload: &WorkloadSpec) -> Vec<String>;
     /// As [`Model::fenced`].
     fn fenced(&self, params: &Params) -> bool;
-    /// As [`Model::library`].
-    fn library(&self, params: &Params) -> Option<String>;
     /// As [`Model::shared_locks`].
     fn shared_locks(&self, params: &Params) -> bool;
     /// As [`Model::services`].
     fn services(&self, params: &Params) -> Vec<(String, NodeKind)>;
     /// As [`Model::topology`].
     fn topology(&self, params: &Params) -> Topology;
-    /// Runs one seed of this model with `params` through `setup`. Panics inside the model
-    /// propagate: [`crate::batch::run_seed`] is the one place that catches them.
-    fn run_seed(&self, setup: &Setup, params: &Params, seed: u64, opts: &RunOptions) -> SeedOutcome;
+    /// Runs one seed of this model with `params` through `setup` and returns what the engine
+    /// recorded (the history, and the trace when `opts` asks), unchecked: a seed that `stop`
+    /// cuts short or whose simulated time stops advancing ends with its [`Halt`] instead. The
+    /// engine's one entry point; the campaign calls the checkers on what it returns. Panics
+    /// inside the model propagate: [`crate::batch::record_seed`] is the one place that catches
+    /// them.
+    fn record_seed(
+        &self,
+        setup: &Setup,
+        params: &Params,
+        seed: u64,
+        opts: &RunOptions,
+        stop: Option<&AtomicBool>,
+    ) -> Result<Recorded, Halt>;
+    /// One seed recorded and checked ([`SeedOutcome::checked`]), for tests and tools that want
+    /// a seed's metrics without a campaign; a zero-time loop panics with its message.
+    fn run_seed(&self, setup: &Setup, params: &Params, seed: u64, opts: &RunOptions) -> SeedOutcome {
+        let recorded = self.record_seed(setup, params, seed, opts, None).unwrap_or_else(|halt| panic!("{halt}"));
+        SeedOutcome::checked(recorded)
+    }
     /// As [`DynModel::run_seed`], but a seed that `stop` cuts short or whose simulated time
     /// stops advancing ends with its [`Halt`] instead of a result.
     fn run_seed_until(
@@ -293,7 +298,9 @@ pub trait DynModel: Send + Sync {
         seed: u64,
         opts: &RunOptions,
         stop: Option<&AtomicBool>,
-    ) -> Result<SeedOutcome, Halt>;
+    ) -> Result<SeedOutcome, Halt> {
+        self.record_seed(setup, params, seed, opts, stop).map(SeedOutcome::checked)
+    }
     /// The world of one seed at true time 0, to be run step by step by a systematic search
     /// (`sim exhaust`): the caller picks each next event and each latency.
     fn search_world(&self, setup: &Setup, params: &Params, seed: u64) -> Box<dyn SearchWorld>;

@@ -1,12 +1,13 @@
-//! What running one seed is asked for and what it gives back, and why a seed can end before its
-//! simulated end ([`Halt`]).
+//! What running one seed is asked for and what it gives back: the engine's recording
+//! ([`Recorded`]), and that recording checked ([`SeedOutcome`]); and why a seed can end before
+//! its simulated end ([`Halt`]).
 
 use std::fmt;
 
-use crate::checker::SeedMetrics;
+use crate::checker::{self, SeedMetrics};
 use crate::history::History;
 use crate::time::{ns_to_ms, Nanos};
-use crate::trace::Trace;
+use crate::trace::{Trace, TraceEntry};
 
 /// How to run a seed, beyond the scenario.
 #[derive(Clone, Debug, Default)]
@@ -15,7 +16,19 @@ pub struct RunOptions {
     pub trace: bool,
 }
 
-/// The result of one seed.
+/// One seed as the engine recorded it, before any checker looked at it.
+pub struct Recorded {
+    /// The seed.
+    pub seed: u64,
+    /// The recorded history.
+    pub history: History,
+    /// The event trace, when asked for ([`RunOptions::trace`]).
+    pub trace: Option<Trace>,
+    /// Events the engine processed.
+    pub events: u64,
+}
+
+/// The result of one seed: its recording, checked.
 pub struct SeedOutcome {
     /// Everything the checkers measured.
     pub metrics: SeedMetrics,
@@ -27,6 +40,33 @@ pub struct SeedOutcome {
     pub trace_hash: u64,
     /// Events the engine processed.
     pub events: u64,
+}
+
+impl SeedOutcome {
+    /// `recorded` checked: every metric of its history, and, when it has a trace, every
+    /// violation merged into the trace at its true time and the trace's hash. A trace shows
+    /// every violation; without one only the first few are kept with their text.
+    pub fn checked(recorded: Recorded) -> SeedOutcome {
+        let Recorded { seed, history, mut trace, events } = recorded;
+        let keep = if trace.is_some() { usize::MAX } else { checker::MAX_STORED_VIOLATIONS };
+        let metrics = checker::check_keeping(seed, &history, keep);
+        if let Some(t) = trace.as_mut() {
+            for v in &metrics.violations {
+                t.push(TraceEntry {
+                    at_ns: v.at_ns,
+                    node: "-".into(),
+                    mono_ns: v.at_ns,
+                    wall_ns: v.at_ns as i64,
+                    kind: "violation",
+                    detail: format!("{}: {}", v.kind, v.detail),
+                });
+            }
+            // Stable: violations land after the events of the same instant.
+            t.entries.sort_by_key(|e| e.at_ns);
+        }
+        let trace_hash = trace.as_ref().map_or(0, |t| t.hash());
+        SeedOutcome { metrics, history, trace, trace_hash, events }
+    }
 }
 
 /// Events in a row at one simulated instant after which a seed is stopped as a zero-time loop.

@@ -1,10 +1,10 @@
 //! Running one seed of one model: build the world from the setup and the model's typed cluster,
-//! run it, check its history. Also where a typed [`Model`] becomes a [`DynModel`].
+//! run it, hand back what it recorded ([`Recorded`]; the checkers are the caller's, see
+//! [`SeedOutcome::checked`]). Also where a typed [`Model`] becomes a [`DynModel`].
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::checker;
 use crate::clock::NodeClock;
 use crate::directory::Directory;
 use crate::engine::network::{LinkParams, Network};
@@ -18,11 +18,10 @@ use crate::rng::stream;
 use crate::search::SearchWorld;
 use crate::setup::{Selector, Setup, WorkloadSpec};
 use crate::time::{ms_to_ns, ms_to_ns_signed};
-use crate::trace::TraceEntry;
 use crate::workload::{ClientNode, ResourceNode};
 
 use crate::outcome::Halt;
-pub use crate::outcome::{RunOptions, SeedOutcome};
+pub use crate::outcome::{Recorded, RunOptions, SeedOutcome};
 
 thread_local! {
     /// The history buffer of the last seed this thread finished with (see [`recycle`]).
@@ -61,7 +60,7 @@ fn node_set(sel: &Selector, names: &[(String, NodeKind)]) -> Vec<bool> {
 
 /// The world of one seed of `model` with `params` through `setup`, at true time 0 with every
 /// node's start and fault occurrence queued (`tracing`: it records a trace), and the nodes'
-/// names and kinds by id. [`run_typed_until`] runs it to its end; a search copies it
+/// names and kinds by id. [`record_typed`] runs it to its end; a search copies it
 /// (`World: Clone`) and runs it event by event.
 pub fn build_world<M: Model>(
     model: &M,
@@ -145,23 +144,17 @@ pub fn build_world<M: Model>(
     (world, names)
 }
 
-/// Runs one seed of `model` with `params` through `setup`; a zero-time loop panics with its
-/// message (see [`run_typed_until`]).
-pub fn run_typed<M: Model>(model: &M, setup: &Setup, params: &Params, seed: u64, opts: &RunOptions) -> SeedOutcome {
-    run_typed_until(model, setup, params, seed, opts, None).unwrap_or_else(|halt| panic!("{halt}"))
-}
-
-/// Runs one seed of `model` with `params` through `setup`, unless `stop` becomes true or the
-/// seed's simulated time stops advancing ([`World::run_until`]): then the seed has no result
-/// and its history is not checked.
-pub fn run_typed_until<M: Model>(
+/// Runs one seed of `model` with `params` through `setup` and returns its recording, unless
+/// `stop` becomes true or the seed's simulated time stops advancing ([`World::run_until`]): then
+/// the seed has no result.
+pub fn record_typed<M: Model>(
     model: &M,
     setup: &Setup,
     params: &Params,
     seed: u64,
     opts: &RunOptions,
     stop: Option<&AtomicBool>,
-) -> Result<SeedOutcome, Halt> {
+) -> Result<Recorded, Halt> {
     let w = &setup.workload;
     let fenced = model.fenced(params);
     let (world, names) = build_world(model, setup, params, seed, opts.trace);
@@ -170,7 +163,7 @@ pub fn run_typed_until<M: Model>(
     let mut world = world.with_history_buffer(spare);
 
     // A stop raised after the last event still ends the seed here: checking a long seed's history
-    // can take longer than the bound a stop promises, and an unchecked seed has no result.
+    // can take longer than the bound a stop promises, and a seed not yet checked has no result.
     let ended = world.run_until(stop).and_then(|()| match stop {
         Some(s) if s.load(Ordering::Relaxed) => Err(Halt::Stopped),
         _ => Ok(()),
@@ -201,26 +194,7 @@ pub fn run_typed_until<M: Model>(
         schedule_period_ns: w.schedule.as_ref().map(|s| ms_to_ns(s.period_ms)),
         faults: result.faults,
     };
-    // A trace shows every violation; otherwise only the first few are kept with their text.
-    let keep = if opts.trace { usize::MAX } else { checker::MAX_STORED_VIOLATIONS };
-    let metrics = checker::check_keeping(seed, &history, keep);
-    let mut trace = result.trace;
-    if let Some(t) = trace.as_mut() {
-        for v in &metrics.violations {
-            t.push(TraceEntry {
-                at_ns: v.at_ns,
-                node: "-".into(),
-                mono_ns: v.at_ns,
-                wall_ns: v.at_ns as i64,
-                kind: "violation",
-                detail: format!("{}: {}", v.kind, v.detail),
-            });
-        }
-        // Stable: violations land after the events of the same instant.
-        t.entries.sort_by_key(|e| e.at_ns);
-    }
-    let trace_hash = trace.as_ref().map_or(0, |t| t.hash());
-    Ok(SeedOutcome { metrics, history, trace, trace_hash, events: result.events_processed })
+    Ok(Recorded { seed, history, trace: result.trace, events: result.events_processed })
 }
 
 impl<M: Model> DynModel for M {
@@ -242,9 +216,6 @@ impl<M: Model> DynModel for M {
     fn fenced(&self, params: &Params) -> bool {
         Model::fenced(self, params)
     }
-    fn library(&self, params: &Params) -> Option<String> {
-        Model::library(self, params)
-    }
     fn shared_locks(&self, params: &Params) -> bool {
         Model::shared_locks(self, params)
     }
@@ -254,18 +225,15 @@ impl<M: Model> DynModel for M {
     fn topology(&self, params: &Params) -> Topology {
         Model::topology(self, params)
     }
-    fn run_seed(&self, setup: &Setup, params: &Params, seed: u64, opts: &RunOptions) -> SeedOutcome {
-        run_typed(self, setup, params, seed, opts)
-    }
-    fn run_seed_until(
+    fn record_seed(
         &self,
         setup: &Setup,
         params: &Params,
         seed: u64,
         opts: &RunOptions,
         stop: Option<&AtomicBool>,
-    ) -> Result<SeedOutcome, Halt> {
-        run_typed_until(self, setup, params, seed, opts, stop)
+    ) -> Result<Recorded, Halt> {
+        record_typed(self, setup, params, seed, opts, stop)
     }
     fn search_world(&self, setup: &Setup, params: &Params, seed: u64) -> Box<dyn SearchWorld> {
         let (world, names) = build_world(self, setup, params, seed, false);

@@ -9,8 +9,9 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use clap::Subcommand;
-use locksim_simulator::batch::run_seeds;
+use locksim_campaign::Campaign;
 use locksim_simulator::enginebench::{run_engine_workload, CLIENTS, SERVERS, SIMULATED_S};
+use locksim_simulator::history::folding_counted;
 use locksim_simulator::scenario::load_file;
 use serde_json::json;
 
@@ -109,9 +110,11 @@ pub fn bench(cmd: BenchCommand) -> Result<i32, CliError> {
     match cmd {
         BenchCommand::Engine { json } => {
             // One warm-up run, then the measured one.
-            run_engine_workload(1, 5);
+            // As a campaign records its seeds (the events only counted are folded).
+            let run = |simulated_s| folding_counted(true, || run_engine_workload(1, simulated_s));
+            run(5);
             let start = Instant::now();
-            let r = run_engine_workload(1, SIMULATED_S);
+            let r = run(SIMULATED_S);
             let wall_s = start.elapsed().as_secs_f64();
             let figures = json!({
                 "build": build_label(),
@@ -174,7 +177,7 @@ pub fn bench(cmd: BenchCommand) -> Result<i32, CliError> {
                     let best = (0..repeat)
                         .map(|_| {
                             let start = Instant::now();
-                            run_seeds(&pool, &scenario, run, 0..seeds, &stop, |_| {});
+                            Campaign::new(&scenario, vec![run], 0..seeds).run(&pool, &stop, |_| {});
                             start.elapsed().as_secs_f64()
                         })
                         .fold(f64::INFINITY, f64::min);
@@ -247,8 +250,7 @@ pub fn bench(cmd: BenchCommand) -> Result<i32, CliError> {
                 // upper bound on the second; say which one it is.
                 let fresh = reset_peak_rss();
                 let progress = progress_bar(n * runs.len() as u64);
-                let outcome =
-                    run_campaign(&locksim_campaign::Campaign::new(&scenario, runs.clone(), 0..n), &pool, &progress);
+                let outcome = run_campaign(&Campaign::new(&scenario, runs.clone(), 0..n), &pool, &progress);
                 progress.finish_and_clear();
                 let peak = peak_rss_mb().unwrap_or(f64::NAN);
                 outln!(

@@ -7,13 +7,13 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use locksim_campaign::seed::{run_seed_stoppable, RunMode, SeedResult};
 use locksim_live::reference::{self, BuildError, Prepared, Selection};
 use locksim_live::run::{run_live_with, Launch};
 use locksim_live::{calibrate::calibrate, check_row, LiveError};
 use locksim_reports::compare::{
     compare, render, render_reference, write_compare_report, Agreement, ComparedRow, ReferenceRow,
 };
-use locksim_simulator::batch::{run_seed_stoppable, SeedResult};
 use locksim_simulator::checker::SeedMetrics;
 use locksim_simulator::dist::Dist;
 use locksim_simulator::model::ParamValue;
@@ -270,7 +270,7 @@ pub fn compare_cmd(args: CompareArgs) -> Result<i32, CliError> {
                 sim_seeds
                     .clone()
                     .into_par_iter()
-                    .filter_map(|s| match run_seed_stoppable(&simulated, row, s, stop)? {
+                    .filter_map(|s| match run_seed_stoppable(&simulated, row, s, stop, RunMode::default())? {
                         SeedResult::Done { metrics } => Some(*metrics),
                         SeedResult::Panicked { .. } => None,
                     })

@@ -1,11 +1,13 @@
 //! `sim explain FILE --algorithm LABEL --seed S [--index I] [--out DIR]`: one violation of one
 //! seed told as a numbered narrative (printed) and a space-time diagram (SVG and PNG in DIR).
-//! The explaining is `locksim_reports::explain`; this is the wiring.
+//! The seed is replayed by `locksim_campaign::replay`, told by `locksim_reports::explain`; this is
+//! the wiring.
 
 use std::path::PathBuf;
 
 use clap::Args;
-use locksim_reports::explain::{explain, file_part, write_diagram, ExplainError};
+use locksim_campaign::replay::explain;
+use locksim_reports::explain::{file_part, write_diagram, ExplainError};
 use locksim_simulator::scenario::load_file;
 
 use crate::exit::{CliError, MODEL_FAILED, OK};

@@ -1,14 +1,14 @@
 //! `sim explore FILE`: swarm testing on top of a scenario. Each seed draws an extra random fault
 //! schedule within the file's `[explore]` bounds and runs it on every selected row; every
-//! violation is written to DIR as a scenario file, each shrunk beside it, and a summary table is printed. The machinery is `locksim_reports::explore`; this file
+//! violation is written to DIR as a scenario file, each shrunk beside it, and a summary table is printed. The machinery is `locksim_campaign::explore`; this file
 //! reads the arguments, checks DIR, reports progress and prints.
 
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use locksim_reports::explore::output::{summary_table, write_found, WriteOptions};
-use locksim_reports::explore::{explore as explore_scenario, Explored};
-use locksim_reports::shrink::SEEDS_PER_CANDIDATE;
+use locksim_campaign::explore::output::{summary_table, write_found, WriteOptions};
+use locksim_campaign::explore::{explore as explore_scenario, Explored};
+use locksim_campaign::shrink::SEEDS_PER_CANDIDATE;
 
 use crate::commands::shrink::narrative;
 use crate::exit::{CliError, EXPECTATION_FAILED, OK};

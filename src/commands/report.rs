@@ -72,11 +72,13 @@ pub fn report(args: ReportArgs) -> Result<i32, CliError> {
     if let Err(why) = &scenario {
         eprintln!("note: no timeline: {why}");
     }
-    let source = match &scenario {
-        Ok(s) => TimelineSource::Replay(s),
-        Err(why) => TimelineSource::Unavailable(why),
+    let written = match &scenario {
+        Ok(s) => {
+            let replay = locksim_campaign::replay::replayer(s, locksim_campaign::RunMode::default());
+            write_report(&args.out, &results, TimelineSource::Replay(s, &replay), args.timeline_seed)?
+        }
+        Err(why) => write_report(&args.out, &results, TimelineSource::Unavailable(why), args.timeline_seed)?,
     };
-    let written = write_report(&args.out, &results, source, args.timeline_seed)?;
     outln!("report: {}{}", written.index.display(), timeline_note(written.timeline_seed));
     Ok(OK)
 }

@@ -161,7 +161,9 @@ pub(crate) fn finish(
             })?;
         }
         if let Some(dir) = &outputs.report {
-            let written = write_report(dir, &json, TimelineSource::Replay(scenario), outputs.timeline_seed)?;
+            let replay = locksim_campaign::replay::replayer(scenario, locksim_campaign::RunMode::default());
+            let source = TimelineSource::Replay(scenario, &replay);
+            let written = write_report(dir, &json, source, outputs.timeline_seed)?;
             eprintln!("report: {}{}", written.index.display(), timeline_note(written.timeline_seed));
         }
     }

@@ -1,12 +1,12 @@
 //! `sim shrink FILE --algorithm LABEL --seed S`: the smallest scenario found that still shows
 //! the seed's violation (of its first violation's kind, or `--kind`) on some seed, written with a
-//! comment block saying what went. The search is `locksim_reports::shrink`; this file reads the
+//! comment block saying what went. The search is `locksim_campaign::shrink`; this file reads the
 //! arguments, reports progress on stderr, writes the file and prints the summary.
 
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use locksim_reports::shrink::{
+use locksim_campaign::shrink::{
     shrink as shrink_scenario, NotShrunk, Request, Shrunk, DEFAULT_BUDGET, SEEDS_PER_CANDIDATE,
 };
 
@@ -64,15 +64,10 @@ pub struct ShrinkArgs {
     pub threads: Option<usize>,
 }
 
-/// The story of `label`'s `seed` in the scenario `file`: what `sim explain` prints for its first
-/// violation, shown under a shrink's summary and written beside each scenario `sim explore`
-/// finds. `None` when the file does not load or the seed cannot be explained (the shrink's own
-/// output says what it found either way).
+/// The story of `label`'s `seed` in the scenario `file` ([`locksim_campaign::replay::narrative`]
+/// with every known model).
 pub fn narrative(file: &Path, label: &str, seed: u64) -> Option<String> {
-    let models = locksim_algorithms::registry();
-    let scenario = locksim_simulator::scenario::load_file(file, &models).ok()?;
-    let lines = locksim_reports::explain::narrative(&scenario, label, seed, 0).ok()?;
-    Some(lines.join("\n"))
+    locksim_campaign::replay::narrative(file, &locksim_algorithms::registry(), label, seed)
 }
 
 /// The default output: FILE's name with `.shrunk.toml`, in the current directory.

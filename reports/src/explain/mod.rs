@@ -1,7 +1,9 @@
 //! Explaining a violation (`sim explain`, the report's per-row explanation, `sim shrink`'s
-//! final scenario): one seed of one row re-run with its trace, the violation found again in the
-//! history with its two parties, and told two ways: a numbered narrative of plain sentences and
-//! a space-time diagram. Every number in either comes from the recorded history or trace.
+//! final scenario): one seed of one row as the campaign replayed it with its trace (this crate
+//! runs no seed: it is given the recorded, checked seed, [`Replay`]), the violation found again
+//! in the history with its two parties, and told two ways: a numbered narrative of plain
+//! sentences and a space-time diagram. Every number in either comes from the recorded history or
+//! trace.
 //!
 //! - `fmt`: how times are written (`42 001.394 ms`)
 //! - [`incident`]: a checker violation as structured facts (the two holds or writes involved)
@@ -18,11 +20,10 @@ pub mod story;
 use std::path::Path;
 
 use locksim_charts::{ChartError, ChartFiles, SpacetimeChart};
-use locksim_simulator::batch::run_seed;
 use locksim_simulator::checker::{Timeline, Violation};
 use locksim_simulator::history::History;
-use locksim_simulator::run::RunOptions;
-use locksim_simulator::scenario::{Scenario, UnknownLabel};
+use locksim_simulator::outcome::SeedOutcome;
+use locksim_simulator::scenario::{RunSpec, Scenario, UnknownLabel};
 use locksim_simulator::trace::Trace;
 
 pub use fmt::{fmt_ms, ms_number};
@@ -95,23 +96,33 @@ pub struct Explanation {
     pub diagram: SpacetimeChart,
 }
 
-/// Re-runs `seed` of row `label` with its trace and explains violation `index` (0: the first).
-pub fn explain(scenario: &Scenario, label: &str, seed: u64, index: usize) -> Result<Explanation, ExplainError> {
+/// One seed of a row recorded (with its trace when the flag says so) and checked, or the
+/// message of its panic (or of a zero-time loop): the campaign's replay
+/// (`locksim_campaign::seed::replay`), handed to the reports that tell or draw a seed, so that
+/// they never run one themselves.
+pub type Replay<'a> = &'a dyn Fn(&RunSpec, u64, bool) -> Result<SeedOutcome, String>;
+
+/// Explains violation `index` (0: the first) of `seed` of row `label`, replayed with its trace
+/// by `replay`.
+pub fn explain(
+    scenario: &Scenario,
+    label: &str,
+    seed: u64,
+    index: usize,
+    replay: Replay,
+) -> Result<Explanation, ExplainError> {
     let file = scenario.file.display().to_string();
     let run = scenario.row_labelled(label)?;
-    let outcome = run_seed(scenario, run, seed, &RunOptions { trace: true })
-        .map_err(|message| ExplainError::Panicked { label: label.to_string(), seed, message })?;
+    let outcome = replay(run, seed, true).map_err(|message| ExplainError::Panicked {
+        label: label.to_string(),
+        seed,
+        message,
+    })?;
     let trace = outcome.trace.unwrap_or_default();
     explain_outcome(label, seed, index, &outcome.history, &trace, &outcome.metrics.violations).map_err(|e| match e {
         ExplainError::NoViolation { label, seed, .. } => ExplainError::NoViolation { label, seed, file },
         other => other,
     })
-}
-
-/// The narrative of violation `index` of `seed` of row `label` (what `sim explain` prints), for
-/// commands that only print it (`sim shrink` on its final scenario).
-pub fn narrative(scenario: &Scenario, label: &str, seed: u64, index: usize) -> Result<Vec<String>, ExplainError> {
-    explain(scenario, label, seed, index).map(|e| e.narrative)
 }
 
 /// Explains violation `index` of a run already made with its trace (`violations` as the checker

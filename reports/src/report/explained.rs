@@ -1,12 +1,12 @@
 //! Each row's first violation explained for the report page: the row's first failing seed
-//! re-run with its trace, its first violation told as a narrative, and its space-time diagram
+//! replayed with its trace (by the campaign's [`Replay`]), its first violation told as a narrative, and its space-time diagram
 //! written beside the charts as `explain-LABEL.svg` and `.png`.
 
 use std::path::Path;
 
 use locksim_simulator::scenario::Scenario;
 
-use crate::explain::{explain, file_part, write_diagram};
+use crate::explain::{explain, file_part, write_diagram, Replay};
 use crate::json::ResultsJson;
 
 use super::ReportError;
@@ -41,12 +41,13 @@ pub fn explain_rows(
     dir: &Path,
     results: &ResultsJson,
     scenario: &Scenario,
+    replay: Replay,
 ) -> Result<(Vec<RowExplanation>, Vec<String>), ReportError> {
     let mut rows = Vec::new();
     let mut notes = Vec::new();
     for a in &results.algorithms {
         let Some(&seed) = a.failing_seeds.first() else { continue };
-        let e = match explain(scenario, &a.label, seed, 0) {
+        let e = match explain(scenario, &a.label, seed, 0, replay) {
             Ok(e) => e,
             Err(why) => {
                 notes.push(format!("No explanation for {}: {why}.", a.label));

@@ -6,7 +6,7 @@
 //!
 //! - [`chart_data`]: results rows as chart data
 //! - [`explained`]: each row's first violation explained (narrative and space-time diagram)
-//! - [`timeline`]: one seed of every row (re-run, or as a live run recorded it) turned into lanes,
+//! - [`timeline`]: one seed of every row (replayed, or as a live run recorded it) turned into lanes,
 //!   faults and overlaps
 //! - [`html`]: the page
 
@@ -21,6 +21,7 @@ use locksim_charts::{ChartError, ChartFiles};
 use locksim_simulator::history::History;
 use locksim_simulator::scenario::Scenario;
 
+use crate::explain::Replay;
 use crate::json::ResultsJson;
 use chart_data::{algorithm_chart_data, CdfSource};
 use html::{index_html, ChartSection};
@@ -37,9 +38,10 @@ pub struct RecordedHistory {
 
 /// Where the report's timeline (and the explanations of violations) come from.
 pub enum TimelineSource<'a> {
-    /// Re-run a seed of the scenario: simulated runs are exact replays, so the timeline and the
-    /// explanations are of the very runs the results counted.
-    Replay(&'a Scenario),
+    /// Replay a seed of the scenario (the campaign runs it: [`Replay`]): simulated runs are
+    /// exact replays, so the timeline and the explanations are of the very runs the results
+    /// counted.
+    Replay(&'a Scenario, Replay<'a>),
     /// The histories a live run recorded: the timeline is drawn from them; violations are not
     /// explained (the narrative reads a replay's trace, which a live run does not have).
     Recorded(&'a [RecordedHistory]),
@@ -167,15 +169,15 @@ pub fn write_report(
     let (seed, why) = timeline_seed(results, asked_seed);
     let labels: Vec<String> = results.algorithms.iter().map(|a| a.label.clone()).collect();
     match source {
-        TimelineSource::Replay(scenario) => {
-            let (rows, why_not) = explained::explain_rows(dir, results, scenario)?;
+        TimelineSource::Replay(scenario, replay) => {
+            let (rows, why_not) = explained::explain_rows(dir, results, scenario, replay)?;
             explained = rows;
             notes.extend(why_not);
             // A row's overlaps link to its explanation when that is of the seed drawn.
             let link_of = |label: &str| {
                 explained.iter().find(|e| e.label == label && e.seed == seed).map(|e| format!("#{}", e.anchor))
             };
-            let chart = timeline::timeline_chart(scenario, &labels, seed, link_of);
+            let chart = timeline::timeline_chart(scenario, &labels, seed, link_of, replay);
             let f = locksim_charts::timeline_chart(dir, "timeline", &chart).map_err(chart_error)?;
             sections.push(section(
                 &f,

@@ -1,5 +1,5 @@
-//! The timeline of one seed: every row of the results re-run at that seed (runs are exact
-//! replays), or as a live run recorded it, and each run's history turned into lanes (a client's waiting and holding), the
+//! The timeline of one seed: every row of the results replayed at that seed by the campaign
+//! ([`Replay`]; runs are exact replays), or as a live run recorded it, and each run's history turned into lanes (a client's waiting and holding), the
 //! fault windows, and the overlaps, for `locksim_charts::timeline_chart`.
 //!
 //! Holds and waits are the checker's own ([`locksim_simulator::checker::Timeline`]): a hold is a
@@ -10,14 +10,14 @@
 use std::collections::BTreeMap;
 
 use locksim_charts::{FaultWindow, Hold, Lane, Span, TimelineChart, TimelinePanel};
-use locksim_simulator::batch::run_seed;
 use locksim_simulator::checker::intervals::WaitOutcome;
 use locksim_simulator::checker::{overlap, Timeline};
 use locksim_simulator::directory::NodeId;
 use locksim_simulator::history::{History, LockMode};
-use locksim_simulator::run::RunOptions;
 use locksim_simulator::scenario::Scenario;
 use locksim_simulator::time::{ns_to_ms, Nanos};
+
+use crate::explain::Replay;
 
 /// One client's lane while it is filled: waits and holds with the time each ended, so they can be
 /// put in the order they ended.
@@ -94,19 +94,20 @@ fn span(start_ns: Nanos, end_ns: Nanos) -> Span {
     Span::new(ns_to_ms(start_ns), ns_to_ms(end_ns))
 }
 
-/// Re-runs `seed` for every row named in `labels` (in that order) and draws nothing: returns the
-/// chart data. Rows the scenario no longer has are skipped; a row whose run panics gets an empty
+/// Replays `seed` (by `replay`) for every row named in `labels` (in that order) and draws
+/// nothing: returns the chart data. Rows the scenario no longer has are skipped; a row whose run panics gets an empty
 /// panel titled with the panic. A row's overlaps link to `link_of(label)` when it gives one.
 pub fn timeline_chart(
     scenario: &Scenario,
     labels: &[String],
     seed: u64,
     link_of: impl Fn(&str) -> Option<String>,
+    replay: Replay,
 ) -> TimelineChart {
     let mut panels = Vec::new();
     for label in labels {
         let Some(run) = scenario.runs.iter().find(|r| &r.label == label) else { continue };
-        match run_seed(scenario, run, seed, &RunOptions::default()) {
+        match replay(run, seed, false) {
             Ok(o) => panels.push(TimelinePanel { overlap_link: link_of(label), ..panel(label, seed, &o.history) }),
             Err(_) => panels.push(TimelinePanel {
                 label: format!("{label} (seed {seed} panicked)"),

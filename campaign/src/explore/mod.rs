@@ -15,13 +15,12 @@ pub mod output;
 
 use std::sync::atomic::AtomicBool;
 
-use locksim_simulator::batch::{run_ordered_until, run_seed_until, SeedError};
+use locksim_simulator::batch::run_ordered_until;
 use locksim_simulator::model::DynModel;
-use locksim_simulator::outcome::Halt;
-use locksim_simulator::run::{recycle, RunOptions};
 use locksim_simulator::scenario::{parse_str, ExploreSpec, Scenario};
 use toml_edit::DocumentMut;
 
+use crate::seed::{run_seed_stoppable, RunMode, SeedResult};
 use crate::shrink::trial::VIOLATION_KINDS;
 
 /// The kind recorded for a seed whose model panicked (a bug in the model, worth a file too).
@@ -160,17 +159,11 @@ fn first_violation(
     let Some(run) = scenario.runs.iter().find(|r| r.label == label) else {
         return Some(None);
     };
-    Some(match run_seed_until(scenario, run, seed, &RunOptions::default(), Some(stop)) {
-        Err(SeedError::Halted(Halt::Stopped)) => return None,
-        Err(e) => Some((PANIC, e.to_string())),
-        Ok(out) => {
-            let first = out
-                .metrics
-                .violations
-                .iter()
-                .find_map(|v| VIOLATION_KINDS.iter().find(|k| **k == v.kind).map(|k| (*k, v.detail.clone())));
-            recycle(out.history);
-            first
-        }
+    Some(match run_seed_stoppable(scenario, run, seed, stop, RunMode::default())? {
+        SeedResult::Panicked { message, .. } => Some((PANIC, message)),
+        SeedResult::Done { metrics } => metrics
+            .violations
+            .iter()
+            .find_map(|v| VIOLATION_KINDS.iter().find(|k| **k == v.kind).map(|k| (*k, v.detail.clone()))),
     })
 }

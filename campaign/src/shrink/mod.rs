@@ -26,11 +26,11 @@ pub mod trial;
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use locksim_simulator::batch::{run_seed_stoppable, SeedResult};
 use locksim_simulator::model::DynModel;
 use locksim_simulator::scenario::{parse_str, Scenario};
 use toml_edit::{Array, DocumentMut, Item, Value};
 
+use crate::seed::{run_seed_stoppable, RunMode, SeedResult};
 use candidates::{Context, FAMILIES};
 use doc::{path, Seg};
 pub use header::Size;
@@ -248,7 +248,7 @@ fn first_kind(req: &Request, scenario: &Scenario, stop: &AtomicBool) -> Result<&
         return Ok(trial::parse_kind(k)?);
     }
     let run = scenario.runs.iter().find(|r| r.label == req.label).expect("checked by the caller");
-    let metrics = match run_seed_stoppable(scenario, run, req.seed, stop) {
+    let metrics = match run_seed_stoppable(scenario, run, req.seed, stop, RunMode::default()) {
         None => return Err(NotShrunk::InterruptedBeforeStart),
         Some(SeedResult::Panicked { message, .. }) => {
             return Err(format!(

@@ -4,7 +4,8 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use locksim_simulator::batch::{run_seed, verify_seed, SeedResult};
+use locksim_campaign::seed::{verify_seed, SeedResult, VerifiedSeed};
+use locksim_simulator::batch::run_seed;
 use locksim_simulator::model::{Cluster, DynModel, Model, ParamSpec, Params, Topology};
 use locksim_simulator::process::{Crash, Ctx, NodeId, NodeKind, Process, Protocol, TimerId};
 use locksim_simulator::run::RunOptions;
@@ -74,7 +75,7 @@ impl Model for Toy {
 static STEADY: Toy = Toy { name: "steady", flaky: false };
 static FLAKY: Toy = Toy { name: "flaky", flaky: true };
 
-fn verify(model: &'static Toy, seed: u64) -> locksim_simulator::batch::VerifiedSeed {
+fn verify(model: &'static Toy, seed: u64) -> VerifiedSeed {
     let models: Vec<&'static dyn DynModel> = vec![&STEADY, &FLAKY];
     let text = format!("name = \"t\"\nduration_ms = 20\nalgorithms = [\"{}\"]\n", model.name);
     let scenario = parse_str("t.toml", &text, &models).expect("valid scenario");

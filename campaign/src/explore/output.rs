@@ -140,7 +140,7 @@ fn offer(tally: &mut KindTally, e: Example) {
 }
 
 fn write(path: &Path, text: &str) -> Result<(), String> {
-    crate::write_atomic(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    locksim_reports::write_atomic(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 fn write_narrative(

@@ -5,11 +5,12 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use locksim_simulator::batch::{run_seed_stoppable, SeedResult};
 use locksim_simulator::checker::SeedMetrics;
 use locksim_simulator::model::DynModel;
 use locksim_simulator::scenario::{parse_str, Scenario};
 use rayon::prelude::*;
+
+use crate::seed::{run_seed_stoppable, RunMode, SeedResult};
 
 /// The checker's violation kinds (`leaked_regrant` is not a violation).
 pub const VIOLATION_KINDS: &[&str] = &["overlap", "stale_unfenced", "stale_fenced", "lost_update", "token_regression"];
@@ -61,7 +62,8 @@ pub struct Witness {
 /// within its bound instead of after the whole seed): an unfinished run proves nothing.
 pub fn run_one(scenario: &Scenario, label: &str, seed: u64, kind: &str, stop: &AtomicBool) -> Option<Witness> {
     let run = scenario.runs.iter().find(|r| r.label == label)?;
-    let Some(SeedResult::Done { metrics: m }) = run_seed_stoppable(scenario, run, seed, stop) else {
+    let Some(SeedResult::Done { metrics: m }) = run_seed_stoppable(scenario, run, seed, stop, RunMode::default())
+    else {
         return None;
     };
     shows(&m, kind).then(|| {
