@@ -308,6 +308,27 @@ const INCIDENT_MUTATIONS: &[Mutation] = &[
         from: "ttl_ms = 10_000",
         to: "ttl_ms = 60_000",
     },
+    Mutation {
+        file: "shedlock-231-node-clocks-apart.toml",
+        what: "no clock step between the nodes",
+        row: "broken",
+        from: "by_ms = 179_000",
+        to: "by_ms = 0",
+    },
+    Mutation {
+        file: "shedlock-132-gc-pause.toml",
+        what: "no stop-the-world pause",
+        row: "broken",
+        from: "duration_ms = 20_000",
+        to: "duration_ms = 0",
+    },
+    Mutation {
+        file: "shedlock-1502-job-outlives-lock.toml",
+        what: "the fix: lockAtMostFor longer than the job",
+        row: "broken",
+        from: "lock_at_most_for_ms = 60_000",
+        to: "lock_at_most_for_ms = 600_000",
+    },
 ];
 
 #[test]
