@@ -65,6 +65,8 @@ enum Command {
     Shrink(commands::shrink::ShrinkArgs),
     /// Swarm testing: an extra random fault schedule per seed; every violation found, shrunk.
     Explore(commands::explore::ExploreArgs),
+    /// Every schedule within bounds: the shortest counterexample, or what was covered.
+    Exhaust(commands::exhaust::ExhaustArgs),
     /// Run a scenario against real servers started on this machine (Redis, MariaDB, ZooKeeper, etcd).
     Live(commands::live::LiveArgs),
     /// Simulate a scenario and run it live, and print each metric side by side.
@@ -142,6 +144,7 @@ fn main() {
         Command::Merge(args) => commands::merge::merge(args),
         Command::Shrink(args) => commands::shrink::shrink(args),
         Command::Explore(args) => commands::explore::explore(args),
+        Command::Exhaust(args) => commands::exhaust::exhaust(args),
         Command::Completions { shell } => commands::shell::completions(Cli::command(), shell),
         Command::Man => commands::shell::man(Cli::command()),
     };

@@ -20,11 +20,14 @@
 //!   debugging on the TOML document, each candidate run through the real parser and [`seed`])
 //! - [`explore`]: `sim explore`: swarm testing, an extra random fault schedule per seed within
 //!   the scenario's `[explore]` bounds, the failures found (written, shrunk) and their summary
+//! - [`exhaust`]: `sim exhaust`, a bounded systematic search of one row's schedules (no seeds:
+//!   it enumerates the choices a seed would draw), its shortest counterexample or certificate
 //!
 //! Where it sits (docs/architecture.md): above `locksim-simulator` (which runs one seed and
 //! hands seeds out in order) and `locksim-reports` (whose `AlgorithmTotals` a seed folds into and
 //! whose `evaluate` judges an expectation), below the binary.
 
+pub mod exhaust;
 pub mod explore;
 pub mod pool;
 pub mod replay;

@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod check;
 pub mod compare;
+pub mod exhaust;
 pub mod explain;
 pub mod explore;
 pub mod list;

@@ -301,7 +301,7 @@ impl<P: Protocol> SearchWorld for SearchRun<P> {
         }
         let history = History {
             events,
-            folded: self.world.folded.clone(),
+            folded: self.world.folded,
             messages: self.world.messages,
             client_messages: self.world.client_messages,
             duration_ns: if at_end { self.world.run_end_ns } else { self.world.now_ns },

@@ -1,0 +1,176 @@
+//! `sim exhaust`: a systematic, bounded search of one row's schedules. Where `sim run` and `sim
+//! explore` draw schedules at random, this enumerates them: which of the events due at one
+//! instant happens first, each message's delay from a small set of boundary values, and up to K
+//! faults from a menu, each started just before an event of its target. It ends with either the
+//! shortest counterexample, written as a scenario `sim run` replays exactly, or a certificate of
+//! what was covered ("no violation in every schedule within these bounds"; never "proved").
+//! docs/exhaustive.md says what is enumerated and what is abstracted.
+//!
+//! - [`bounds`]: the bounds and the fault menu, read against the row's parameters
+//! - [`search`]: depth-first with a visited set, iterative deepening, the shortest violation
+//! - [`replay_file`]: a found path as a replayable scenario file
+//!
+//! Symmetry reduction over interchangeable clients is not done: clients are not interchangeable
+//! in this engine (each draws its hold and think times from a stream of its own), and node ids
+//! in model state are plain numbers a fingerprint cannot rename (docs/world-state.md).
+
+pub mod bounds;
+pub mod replay_file;
+pub mod search;
+
+use std::fmt;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use locksim_simulator::scenario::{RunSpec, Scenario};
+use locksim_simulator::setup::Setup;
+
+pub use bounds::{Bounds, MenuFault, Property, Targets};
+pub use search::{Found, Incomplete, Stats, Step};
+
+/// One search's result, ready to print.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// The row searched.
+    pub label: String,
+    /// Its model.
+    pub model: &'static str,
+    /// The bounds.
+    pub bounds: Bounds,
+    /// What the search found and counted.
+    pub found: Found,
+    /// The counterexample as a scenario file's text, when one was found.
+    pub scenario: Option<String>,
+    /// The counterexample's faults and the checkers' first violation, for the report.
+    pub story: Vec<String>,
+    /// Wall time of the search.
+    pub wall: Duration,
+}
+
+/// The setting a search runs the row through: the scenario's, with the workload bounded and its
+/// own `[[faults]]` and `[replay]` dropped (the fault menu replaces them). `Err`: a setting the
+/// search cannot enumerate (loss or duplication, which it does not choose).
+pub fn bounded_setup(setup: &Setup, bounds: &Bounds) -> Result<Setup, String> {
+    let n = &setup.network;
+    if n.loss > 0.0
+        || n.duplicate > 0.0
+        || n.links.iter().any(|l| l.loss.unwrap_or(0.0) > 0.0 || l.duplicate.unwrap_or(0.0) > 0.0)
+    {
+        return Err(
+            "[network] loss and duplicate must be 0 for sim exhaust: it chooses delays, not losses (a lost message \
+             on these TCP links is a delay; give it as a --delays value)"
+                .to_string(),
+        );
+    }
+    let mut s = setup.clone();
+    s.workload.clients = bounds.clients;
+    s.workload.acquisitions_per_client = Some(bounds.acquisitions);
+    s.faults.clear();
+    s.replay = None;
+    Ok(s)
+}
+
+/// Searches `row` of `scenario` (whose file text is `text`) within `bounds`; `stop` (Ctrl-C) ends
+/// it early with a partial certificate; `progress` is called every few thousand states.
+pub fn exhaust(
+    scenario: &Scenario,
+    text: &str,
+    row: &RunSpec,
+    bounds: &Bounds,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(&Stats),
+) -> Result<Report, String> {
+    let setup = bounded_setup(&scenario.setup, bounds)?;
+    #[allow(clippy::disallowed_methods)] // the search's own wall time, not a run's: no run reads it
+    let started = std::time::Instant::now();
+    let root = row.model.search_world(&setup, &row.params, bounds.seed);
+    let found = search::search(root.as_ref(), bounds, stop, progress);
+    let wall = started.elapsed();
+    let mut story = Vec::new();
+    let mut scenario_text = None;
+    if let Some(path) = &found.counterexample {
+        let taken = replay_file::take(root.as_ref(), path, bounds.delays_ns[0]);
+        for (inj, at_ns, name) in &taken.faults {
+            story.push(format!("fault: {}", replay_file::describe_fault(inj, *at_ns, name)));
+        }
+        if let Some(v) = taken.metrics.violations.first() {
+            story.push(format!("{} at {:.3} ms: {}", v.kind, v.at_ns as f64 / 1e6, v.detail));
+        }
+        scenario_text = Some(replay_file::scenario_text(text, &row.label, bounds, &taken)?);
+    }
+    Ok(Report {
+        label: row.label.clone(),
+        model: row.model.name(),
+        bounds: bounds.clone(),
+        found,
+        scenario: scenario_text,
+        story,
+        wall,
+    })
+}
+
+impl Report {
+    /// The bounds in one line.
+    pub fn bounds_line(&self) -> String {
+        let b = &self.bounds;
+        let menu: Vec<&str> = b.menu.iter().map(|m| m.text.as_str()).collect();
+        format!(
+            "{} clients x {} acquisition{}, at most {} fault{} from [{}], delays {{{}}} (at most {} message{} off the first), depth <= {} steps, seed {}",
+            b.clients,
+            b.acquisitions,
+            if b.acquisitions == 1 { "" } else { "s" },
+            b.faults,
+            if b.faults == 1 { "" } else { "s" },
+            menu.join(" "),
+            b.delays_text,
+            b.slow_messages,
+            if b.slow_messages == 1 { "" } else { "s" },
+            b.max_depth,
+            b.seed
+        )
+    }
+
+    /// Unique states per second of wall time.
+    pub fn unique_per_s(&self) -> f64 {
+        self.found.stats.unique as f64 / self.wall.as_secs_f64().max(1e-9)
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = &self.found.stats;
+        let prop = self.bounds.property.name();
+        match (&self.found.counterexample, &self.found.incomplete) {
+            (Some(path), _) => {
+                writeln!(f, "{} ({}): {prop} found, shortest path {} steps", self.label, self.model, path.len())?;
+                for line in &self.story {
+                    writeln!(f, "  {line}")?;
+                }
+            }
+            (None, None) => writeln!(
+                f,
+                "{} ({}): no {prop} in every schedule within these bounds (search complete)",
+                self.label, self.model
+            )?,
+            (None, Some(why)) => {
+                let why = match why {
+                    Incomplete::DepthBound => "a path was still going at the depth bound",
+                    Incomplete::VisitedFull => "the visited set reached its memory bound (--max-states)",
+                    Incomplete::Stopped => "interrupted",
+                };
+                writeln!(
+                    f,
+                    "{} ({}): search incomplete ({why}); no {prop} in the schedules searched",
+                    self.label, self.model
+                )?;
+            }
+        }
+        writeln!(f, "  bounds: {}", self.bounds_line())?;
+        writeln!(
+            f,
+            "  states explored {}, unique states {}, largest depth {}, rounds {} (last depth limit {})",
+            s.states, s.unique, s.max_depth, s.rounds, s.limit
+        )?;
+        write!(f, "  wall time {:.2} s ({:.0} unique states/s)", self.wall.as_secs_f64(), self.unique_per_s())
+    }
+}

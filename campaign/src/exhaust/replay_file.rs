@@ -1,0 +1,162 @@
+//! A counterexample as a scenario file `sim run` replays exactly: the search's path taken again
+//! from the start to learn each step's event key and every latency, then the original scenario
+//! rewritten: only the searched row, the workload bound, the path's faults at fixed times and
+//! lengths as `[[faults]]`, the path as `[replay]`, and an `[expect]` that the violation shows.
+
+use locksim_simulator::checker::SeedMetrics;
+use locksim_simulator::process::CrashKind;
+use locksim_simulator::search::{Injection, SearchWorld};
+use locksim_simulator::setup::FaultKind;
+use locksim_simulator::time::Nanos;
+use toml_edit::{value, Array, ArrayOfTables, DocumentMut, Item, Table};
+
+use super::bounds::{Bounds, Property};
+use super::search::Step;
+
+/// A path taken again: what `[replay]` and `[[faults]]` need, and how the run ended.
+#[derive(Clone, Debug)]
+pub struct Taken {
+    /// Each step's event key.
+    pub keys: Vec<String>,
+    /// Every latency, in the order the network needed them.
+    pub delays_ns: Vec<Nanos>,
+    /// The faults, in the order started, with their start times.
+    pub faults: Vec<(Injection, Nanos, String)>,
+    /// The checkers' measure of the path's history.
+    pub metrics: SeedMetrics,
+}
+
+/// Takes `path` again from `root` (a copy of it), recording keys, latencies and faults.
+pub fn take(root: &dyn SearchWorld, path: &[Step], first_delay_ns: Nanos) -> Taken {
+    let mut world = root.box_clone();
+    let mut taken = Taken { keys: Vec::new(), delays_ns: Vec::new(), faults: Vec::new(), metrics: world.check(false) };
+    for step in path {
+        world.enabled();
+        let (seq, delays) = match step {
+            Step::Event { seq, delays_ns } => (*seq, delays_ns),
+            Step::Fault { injection, at_ns, delays_ns } => {
+                let seq = world.inject_fault(injection, *at_ns);
+                world.enabled();
+                let name = world.nodes()[injection.target].0.clone();
+                taken.faults.push((injection.clone(), *at_ns, name));
+                (seq, delays_ns)
+            }
+        };
+        taken.keys.push(world.event_key(seq).expect("a path's event is queued"));
+        let n = world.step(seq, delays, first_delay_ns);
+        taken.delays_ns.extend((0..n).map(|i| delays.get(i).copied().unwrap_or(first_delay_ns)));
+    }
+    let at_end = world.enabled().is_empty();
+    taken.metrics = world.check(at_end);
+    taken
+}
+
+/// How a fault reads in a report line: `pause client-0 at 12.000 ms for 9999.000 ms`.
+pub fn describe_fault(inj: &Injection, at_ns: Nanos, name: &str) -> String {
+    let what = match &inj.kind {
+        FaultKind::ClockJump { .. } => format!("clock_jump {name} by {} ms", inj.value),
+        k => format!("{} {name}", k.label()),
+    };
+    let length = match inj.duration_ns {
+        Some(d) if !matches!(inj.kind, FaultKind::ClockJump { .. }) => format!(" for {:.3} ms", d as f64 / 1e6),
+        _ => String::new(),
+    };
+    format!("{what} at {:.3} ms{length}", at_ns as f64 / 1e6)
+}
+
+/// The original scenario `text` rewritten to replay `taken` for the row `label` (see the module
+/// docs). `Err`: the text is not TOML (it parsed once, so this does not happen in practice).
+pub fn scenario_text(text: &str, label: &str, bounds: &Bounds, taken: &Taken) -> Result<String, String> {
+    let mut doc: DocumentMut = text.parse().map_err(|e| format!("the scenario does not parse as TOML again: {e}"))?;
+    let root = doc.as_table_mut();
+    let row_is_algorithm =
+        root.get("algorithms").and_then(Item::as_array).is_some_and(|a| a.iter().any(|v| v.as_str() == Some(label)));
+    if row_is_algorithm {
+        let mut only = Array::new();
+        only.push(label);
+        root.insert("algorithms", value(only));
+        root.remove("variants");
+    } else {
+        root.remove("algorithms");
+        if let Some(Item::ArrayOfTables(variants)) = root.get_mut("variants") {
+            variants.retain(|t| t.get("name").and_then(Item::as_str) == Some(label));
+        }
+    }
+    let name = root.get("name").and_then(Item::as_str).unwrap_or("scenario").to_string();
+    root.insert("name", value(format!("{name}-{label}-counterexample")));
+    root.insert(
+        "description",
+        value(format!(
+            "The shortest {} sim exhaust found for `{label}` ({} steps), replayed exactly: the search's faults \
+             at fixed times below, and its path of events and message delays in [replay]. Run it with \
+             `sim run FILE{}`; `sim run FILE --trace` shows every step.",
+            bounds.property.name(),
+            taken.keys.len(),
+            if bounds.seed == 0 { String::new() } else { format!(" --seed {}", bounds.seed) },
+        )),
+    );
+    root.insert("seeds", value(1));
+    root.remove("expect");
+    root.remove("explore");
+    root.remove("faults");
+
+    let workload = root.entry("workload").or_insert(Item::Table(Table::new()));
+    if let Some(w) = workload.as_table_like_mut() {
+        w.insert("clients", value(bounds.clients as i64));
+        w.insert("acquisitions_per_client", value(bounds.acquisitions as i64));
+    }
+
+    if !taken.faults.is_empty() {
+        let mut faults = ArrayOfTables::new();
+        for (inj, at_ns, target) in &taken.faults {
+            let mut t = Table::new();
+            t.insert("kind", value(inj.kind.name()));
+            t.insert("target", value(target.as_str()));
+            t.insert("at_ms", value(*at_ns as f64 / 1e6));
+            match &inj.kind {
+                FaultKind::ClockJump { .. } => {
+                    t.insert("by_ms", value(inj.value));
+                }
+                FaultKind::Crash { mode } => {
+                    t.insert("mode", value(if *mode == CrashKind::Machine { "machine" } else { "process" }));
+                }
+                _ => {}
+            }
+            if let (Some(d), false) = (inj.duration_ns, matches!(inj.kind, FaultKind::ClockJump { .. })) {
+                t.insert("duration_ms", value(d as f64 / 1e6));
+            }
+            faults.push(t);
+        }
+        root.insert("faults", Item::ArrayOfTables(faults));
+    }
+
+    let mut replay = Table::new();
+    let mut keys = Array::new();
+    for k in &taken.keys {
+        keys.push(k.as_str());
+    }
+    for v in keys.iter_mut() {
+        v.decor_mut().set_prefix("\n  ");
+    }
+    keys.set_trailing("\n");
+    keys.set_trailing_comma(true);
+    let mut delays = Array::new();
+    for d in &taken.delays_ns {
+        delays.push(*d as f64 / 1e6);
+    }
+    replay.insert("events", value(keys));
+    replay.insert("delays_ms", value(delays));
+    root.insert("replay", Item::Table(replay));
+
+    let mut expect = Table::new();
+    expect.set_implicit(true);
+    let mut row = Table::new();
+    row.insert(property_metric(bounds.property), value("all"));
+    expect.insert(label, Item::Table(row));
+    root.insert("expect", Item::Table(expect));
+    Ok(doc.to_string())
+}
+
+fn property_metric(p: Property) -> &'static str {
+    p.metric()
+}

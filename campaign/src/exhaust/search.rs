@@ -1,0 +1,355 @@
+//! The search itself: depth-first over a world's choices (which due event next, each message's
+//! delay from the bounded set, a menu fault before an event of its target), with a visited set of
+//! (world fingerprint, faults left) and the depth left when each was explored, inside an
+//! iterative-deepening loop whose depth limit doubles. Within a round, a violation found at depth
+//! d lowers the limit to d − 1, so the round ends with the shortest violation within its limit;
+//! the rounds before it found none that short, so that is the shortest of all.
+//!
+//! A state is explored again only when reached with more depth left than before (else what lies
+//! below it within the limit was already searched). A violation is judged on each step that
+//! recorded a history event, by the checkers on the path's history so far.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use locksim_simulator::checker::SeedMetrics;
+use locksim_simulator::directory::NodeKind;
+use locksim_simulator::process::NodeId;
+use locksim_simulator::search::{Enabled, Injection, SearchWorld};
+use locksim_simulator::setup::FaultKind;
+use locksim_simulator::time::Nanos;
+
+use super::bounds::{Bounds, Property, Targets};
+
+/// One step of a path, enough to take it again from the same world.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Step {
+    /// The event with this sequence number, its latencies in order (past them: the first delay).
+    Event {
+        /// The event.
+        seq: u64,
+        /// Its handlers' latencies.
+        delays_ns: Vec<Nanos>,
+    },
+    /// A menu fault started at `at_ns`, and its start handled at once.
+    Fault {
+        /// What, on whom, how long.
+        injection: Injection,
+        /// When (the instant of the events due next).
+        at_ns: Nanos,
+        /// The latencies its start needed (a killed process's connection resets).
+        delays_ns: Vec<Nanos>,
+    },
+}
+
+/// Counts kept while searching, shown by the progress line and the certificate.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Stats {
+    /// Steps taken (states reached, counting repeats).
+    pub states: u64,
+    /// Distinct (fingerprint, faults left) explored in the last round.
+    pub unique: u64,
+    /// The deepest path reached (steps).
+    pub max_depth: u32,
+    /// The depth limit of the round in progress.
+    pub limit: u32,
+    /// Rounds of iterative deepening run.
+    pub rounds: u32,
+}
+
+/// Why a search did not cover every schedule within its bounds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Incomplete {
+    /// Some path was still going at the largest depth limit.
+    DepthBound,
+    /// The visited set reached its memory bound.
+    VisitedFull,
+    /// Ctrl-C (or another stop).
+    Stopped,
+}
+
+/// What a search ends with.
+#[derive(Clone, Debug)]
+pub struct Found {
+    /// The shortest path to a violation, if one was found.
+    pub counterexample: Option<Vec<Step>>,
+    /// Counts.
+    pub stats: Stats,
+    /// `None`: every schedule within the bounds was covered (or a counterexample was found).
+    pub incomplete: Option<Incomplete>,
+}
+
+/// Whether `m`, the checkers' measure of a history, shows `property`.
+pub fn shows(property: Property, m: &SeedMetrics) -> bool {
+    match property {
+        Property::Overlap => m.overlap_events > 0,
+        Property::StaleWrite => m.stale_unfenced_events > 0,
+        Property::FencedStaleWrite => m.stale_fenced_events.unwrap_or(0) > 0,
+    }
+}
+
+/// What a path may still spend: faults, and messages given a delay other than the first.
+#[derive(Clone, Copy, Debug)]
+struct Budget {
+    faults: u32,
+    slow: u32,
+}
+
+struct Round<'a> {
+    bounds: &'a Bounds,
+    stop: &'a AtomicBool,
+    progress: &'a mut dyn FnMut(&Stats),
+    stats: Stats,
+    limit: u32,
+    visited: BTreeMap<u64, u32>,
+    path: Vec<Step>,
+    best: Option<Vec<Step>>,
+    cut: bool,
+    halted: Option<Incomplete>,
+}
+
+/// Searches every schedule of `root` within `bounds` (see the module docs). `progress` is called
+/// every few thousand states; `stop` ends the search early (incomplete).
+pub fn search(root: &dyn SearchWorld, bounds: &Bounds, stop: &AtomicBool, progress: &mut dyn FnMut(&Stats)) -> Found {
+    let mut stats = Stats::default();
+    let mut limit = bounds.start_depth.min(bounds.max_depth).max(1);
+    loop {
+        let mut round = Round {
+            bounds,
+            stop,
+            progress: &mut *progress,
+            stats: Stats { limit, rounds: stats.rounds + 1, ..stats.clone() },
+            limit,
+            visited: BTreeMap::new(),
+            path: Vec::new(),
+            best: None,
+            cut: false,
+            halted: None,
+        };
+        round.explore(root.box_clone(), 0, Budget { faults: bounds.faults, slow: bounds.slow_messages });
+        round.stats.unique = round.visited.len() as u64;
+        stats = round.stats.clone();
+        if round.best.is_some() {
+            return Found { counterexample: round.best, stats, incomplete: None };
+        }
+        if let Some(why) = round.halted {
+            return Found { counterexample: None, stats, incomplete: Some(why) };
+        }
+        if !round.cut {
+            return Found { counterexample: None, stats, incomplete: None };
+        }
+        if limit >= bounds.max_depth {
+            return Found { counterexample: None, stats, incomplete: Some(Incomplete::DepthBound) };
+        }
+        limit = limit.saturating_mul(2).min(bounds.max_depth);
+    }
+}
+
+impl Round<'_> {
+    fn explore(&mut self, world: Box<dyn SearchWorld>, depth: u32, left: Budget) {
+        // The world itself goes to its last child (one copy saved per state); the others get copies.
+        let mut slot = Some(world);
+        let world = slot.as_mut().expect("the world is here until its last child");
+        if self.halted.is_some() {
+            return;
+        }
+        self.stats.states += 1;
+        self.stats.max_depth = self.stats.max_depth.max(depth);
+        if self.stats.states.is_multiple_of(2048) {
+            if self.stop.load(Ordering::Relaxed) {
+                self.halted = Some(Incomplete::Stopped);
+                return;
+            }
+            self.stats.unique = self.visited.len() as u64;
+            (self.progress)(&self.stats);
+        }
+        let enabled = world.enabled();
+        if enabled.is_empty() {
+            // The run's end: the checkers see the whole run, as `sim run` would.
+            if shows(self.bounds.property, &world.check(true)) {
+                self.record(depth);
+            }
+            return;
+        }
+        if world.clients_finished() {
+            return;
+        }
+        if depth >= self.limit {
+            self.cut = true;
+            return;
+        }
+        let key = world.fingerprint()
+            ^ u64::from(left.faults).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            ^ u64::from(left.slow).wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
+        let depth_left = self.limit - depth;
+        match self.visited.get(&key) {
+            Some(&seen) if seen >= depth_left => return,
+            Some(_) => {}
+            None if self.visited.len() >= self.bounds.max_visited => {
+                self.halted = Some(Incomplete::VisitedFull);
+                return;
+            }
+            None => {}
+        }
+        self.visited.insert(key, depth_left);
+
+        let faults = if left.faults > 0 { self.fault_moves(world.as_ref(), &enabled) } else { Vec::new() };
+        let world = slot.as_deref().expect("the world is here until its last child");
+        let d0 = self.bounds.delays_ns[0];
+        let one_delay = self.bounds.delays_ns.len() == 1 || left.slow == 0;
+        let moves = enabled.len() + faults.len();
+        let history = world.history_len();
+        let _ = world;
+        for (i, e) in enabled.iter().enumerate() {
+            let last = i + 1 == moves;
+            if one_delay {
+                let mut child = if last { slot.take().expect("the last child") } else { slot_clone(&slot) };
+                let taken = child.step(e.seq, &[], d0);
+                self.child(child, history, Step::Event { seq: e.seq, delays_ns: vec![d0; taken] }, depth, left);
+            } else {
+                for (delays_ns, slow) in self.delay_combinations(slot_ref(&slot), e.seq, None, left.slow) {
+                    let mut child = slot_clone(&slot);
+                    child.step(e.seq, &delays_ns, d0);
+                    let left = Budget { slow: left.slow - slow, ..left };
+                    self.child(child, history, Step::Event { seq: e.seq, delays_ns }, depth, left);
+                }
+            }
+            if self.depth_exhausted(depth) {
+                return;
+            }
+        }
+        for (injection, at_ns) in faults {
+            for (delays_ns, slow) in self.delay_combinations(slot_ref(&slot), 0, Some((&injection, at_ns)), left.slow) {
+                let mut child = slot_clone(&slot);
+                let seq = child.inject_fault(&injection, at_ns);
+                child.enabled();
+                child.step(seq, &delays_ns, d0);
+                let step = Step::Fault { injection: injection.clone(), at_ns, delays_ns };
+                self.child(child, history, step, depth, Budget { faults: left.faults - 1, slow: left.slow - slow });
+            }
+            if self.depth_exhausted(depth) {
+                return;
+            }
+        }
+    }
+
+    /// A shorter violation was found meanwhile: nothing at this depth can be shorter.
+    fn depth_exhausted(&self, depth: u32) -> bool {
+        self.halted.is_some() || depth >= self.limit
+    }
+
+    /// Every assignment of the bounded delays to the latencies the step needs (learned by taking
+    /// it once on a copy with the first delay everywhere) that gives at most `slow_left` of them
+    /// a delay other than the first, each with how many it gives one.
+    fn delay_combinations(
+        &self,
+        world: &dyn SearchWorld,
+        seq: u64,
+        fault: Option<(&Injection, Nanos)>,
+        slow_left: u32,
+    ) -> Vec<(Vec<Nanos>, u32)> {
+        let d = &self.bounds.delays_ns;
+        let mut probe = world.box_clone();
+        let taken = match fault {
+            Some((inj, at_ns)) => {
+                let s = probe.inject_fault(inj, at_ns);
+                probe.enabled();
+                probe.step(s, &[], d[0])
+            }
+            None => probe.step(seq, &[], d[0]),
+        };
+        if d.len() == 1 || taken == 0 || slow_left == 0 {
+            return vec![(vec![d[0]; taken], 0)];
+        }
+        // An odometer over `taken` digits of base `d.len()`; the count is bounded by the caller's
+        // choice of delays (|delays|^sends of one handler).
+        let mut out = Vec::new();
+        let mut digits = vec![0usize; taken];
+        loop {
+            let slow = digits.iter().filter(|&&i| i != 0).count() as u32;
+            if slow <= slow_left {
+                out.push((digits.iter().map(|&i| d[i]).collect(), slow));
+            }
+            let mut k = 0;
+            loop {
+                if k == taken {
+                    return out;
+                }
+                digits[k] += 1;
+                if digits[k] < d.len() {
+                    break;
+                }
+                digits[k] = 0;
+                k += 1;
+            }
+        }
+    }
+
+    /// The menu faults that may start now: each before an event of its target that is due now.
+    fn fault_moves(&self, world: &dyn SearchWorld, enabled: &[Enabled]) -> Vec<(Injection, Nanos)> {
+        let at_ns = enabled[0].at_ns;
+        let mut due: Vec<NodeId> = enabled.iter().filter_map(|e| e.node).collect();
+        due.sort_unstable();
+        due.dedup();
+        let nodes = world.nodes();
+        let leader = world.leader();
+        let mut out = Vec::new();
+        for item in &self.bounds.menu {
+            for &n in &due {
+                let (name, kind) = &nodes[n];
+                let hit = match &item.targets {
+                    Targets::Clients => *kind == NodeKind::Client,
+                    Targets::Servers => matches!(kind, NodeKind::Server | NodeKind::Sentinel),
+                    Targets::Leader => leader == Some(n),
+                    Targets::Named(want) => want == name,
+                };
+                if !hit || !world.node_is_up(n) {
+                    continue;
+                }
+                for (i, &duration_ns) in item.lengths_ns.iter().enumerate() {
+                    let (kind, value) = match &item.kind {
+                        FaultKind::ClockJump { .. } => {
+                            let by = item.jumps_ms[i];
+                            (FaultKind::ClockJump { by_ms: locksim_simulator::dist::Dist::Const(by) }, by)
+                        }
+                        k => (k.clone(), 0.0),
+                    };
+                    out.push((Injection { kind, target: n, duration_ns, value }, at_ns));
+                }
+            }
+        }
+        out
+    }
+
+    fn child(&mut self, child: Box<dyn SearchWorld>, history: usize, step: Step, depth: u32, left: Budget) {
+        self.path.push(step);
+        let violated = child.history_len() > history && shows(self.bounds.property, &child.check(false));
+        if violated {
+            self.stats.states += 1;
+            self.stats.max_depth = self.stats.max_depth.max(depth + 1);
+            self.record(depth + 1);
+        } else {
+            self.explore(child, depth + 1, left);
+        }
+        self.path.pop();
+    }
+
+    /// A violation at the end of the current path, `depth` steps long: keep it if shortest, and
+    /// search on only for shorter ones.
+    fn record(&mut self, depth: u32) {
+        if self.best.as_ref().is_none_or(|b| (b.len() as u32) > depth) {
+            self.best = Some(self.path.clone());
+        }
+        self.limit = self.limit.min(depth.saturating_sub(1));
+    }
+}
+
+/// The world still held for the moves after this one.
+fn slot_ref(slot: &Option<Box<dyn SearchWorld>>) -> &dyn SearchWorld {
+    slot.as_deref().expect("only the last move takes the world")
+}
+
+/// A copy of the world still held, for one move.
+fn slot_clone(slot: &Option<Box<dyn SearchWorld>>) -> Box<dyn SearchWorld> {
+    slot_ref(slot).box_clone()
+}

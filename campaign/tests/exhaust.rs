@@ -1,0 +1,122 @@
+//! `sim exhaust`'s targets at CI-sized bounds (docs/exhaustive.md): the search finds plain Redis's
+//! overlap with a pause around the TTL and none with shorter pauses (a complete certificate);
+//! finds the fenced resource's gap (a paused holder that resumes before the next holder has
+//! written gets its stale write accepted) and certifies it complete for pauses far past the TTL;
+//! and finds Kleppmann's Redlock case at its minimal depth (a depth limit one step shorter finds
+//! nothing). Violations come from the models, judged by the checkers: the search only chooses
+//! event orders, delays and where a fault from the menu starts.
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+use locksim_campaign::exhaust::bounds::BoundWords;
+use locksim_campaign::exhaust::{exhaust, Report};
+use locksim_simulator::scenario::{parse_str, Scenario};
+
+fn scenario(name: &str) -> (Scenario, String) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/exhaust").join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let models = locksim_algorithms::registry();
+    let sc = parse_str(&path.display().to_string(), &text, &models).unwrap_or_else(|e| panic!("{e}"));
+    (sc, text)
+}
+
+fn words(menu: &[&str]) -> BoundWords {
+    BoundWords {
+        clients: 2,
+        acquisitions: 1,
+        faults: None,
+        menu: menu.iter().map(|m| m.to_string()).collect(),
+        delays: "min".into(),
+        slow_messages: 1,
+        property: None,
+        max_depth: 4096,
+        max_states: 1_000_000,
+        seed: 0,
+    }
+}
+
+fn search(file: &str, label: &str, w: &BoundWords) -> Report {
+    let (sc, text) = scenario(file);
+    let row = sc.row_labelled(label).expect("row");
+    let bounds = w.resolve(&row.params, row.model.fenced(&row.params), &sc.setup.network).expect("bounds");
+    let stop = AtomicBool::new(false);
+    let report = exhaust(&sc, &text, row, &bounds, &stop, &mut |_| {}).expect("searches");
+    eprintln!("{report}");
+    report
+}
+
+const PAUSE_AROUND_TTL: &str = "pause@clients:ttl_ms-1,ttl_ms+1";
+
+#[test]
+fn plain_redis_overlaps_with_a_pause_around_the_ttl_and_not_with_shorter_ones() {
+    let report = search("redis.toml", "redis", &words(&[PAUSE_AROUND_TTL]));
+    let path = report.found.counterexample.as_ref().expect("an overlap is found");
+    // Even the pause just under the TTL overlaps when it starts late in the hold (at the hold's
+    // end, 100 ms after the grant): the shortest path is that one, found first.
+    assert!(report.story.iter().any(|l| l.contains("pause client-") && l.contains("for 999.000 ms")), "{report}");
+    assert!(report.story.iter().any(|l| l.starts_with("overlap at")), "{report}");
+    let text = report.scenario.as_deref().expect("a replay file");
+    assert!(text.contains("[replay]") && text.contains("duration_ms = 999.0"), "{text}");
+    assert!(path.len() > 5);
+
+    // Pauses that end before the key expires whenever they start (the TTL less twice the hold):
+    // every schedule is searched, and none overlaps.
+    let under = search("redis.toml", "redis", &words(&["pause@clients:ttl_ms-200"]));
+    assert!(under.found.counterexample.is_none(), "{under}");
+    assert_eq!(under.found.incomplete, None, "{under}");
+    assert!(under.found.stats.unique > 50, "{under}");
+}
+
+#[test]
+fn fenced_redis_accepts_no_stale_write_when_the_pause_outlasts_the_next_holder() {
+    let far = "pause@clients:ttl_ms+500";
+    let report = search("redis.toml", "redis-fenced", &words(&[far]));
+    assert!(report.found.counterexample.is_none(), "{report}");
+    assert_eq!(report.found.incomplete, None, "the certificate is complete: {report}");
+    assert!(report.to_string().contains("no fenced-stale-write in every schedule within these bounds"), "{report}");
+    // The same schedules do give a stale write an unfenced resource would take: the fence, not
+    // the schedule, is what keeps the resource right.
+    let mut unfenced = words(&[far]);
+    unfenced.property = Some("stale-write".into());
+    let stale = search("redis.toml", "redis-fenced", &unfenced);
+    assert!(stale.found.counterexample.is_some(), "{stale}");
+}
+
+#[test]
+fn fenced_redis_accepts_a_stale_write_when_the_paused_holder_writes_first() {
+    // A pause around the TTL: the paused holder resumes after its key expired and the next
+    // client was granted, but before that client's write carried the higher token to the
+    // resource, so the fence has nothing to compare against yet.
+    let report = search("redis.toml", "redis-fenced", &words(&[PAUSE_AROUND_TTL]));
+    assert!(report.found.counterexample.is_some(), "{report}");
+    assert!(report.story.iter().any(|l| l.contains("pause client-")), "{report}");
+}
+
+#[test]
+fn redlock_gives_kleppmanns_overlap_at_its_minimal_depth() {
+    let report = search("redlock.toml", "redlock", &words(&[PAUSE_AROUND_TTL]));
+    let shortest = report.found.counterexample.as_ref().expect("Kleppmann's case is found").len() as u32;
+    // The first client paused at the end of its hold (just before its write), past its keys'
+    // expiry on every master (499 ms after 300 ms of hold is past the 500 ms TTL).
+    assert!(report.story.iter().any(|l| l.contains("pause client-")), "{report}");
+    assert!(report.story.iter().any(|l| l.starts_with("overlap at")), "{report}");
+    // One step shorter: nothing, whichever schedule.
+    let mut shorter = words(&[PAUSE_AROUND_TTL]);
+    shorter.max_depth = shortest - 1;
+    let none = search("redlock.toml", "redlock", &shorter);
+    assert!(none.found.counterexample.is_none(), "{none}");
+}
+
+#[test]
+fn delays_from_the_bounds_are_choices_too() {
+    // Both latency bounds, one message slow per path, no faults: more states than with one delay.
+    let mut one = words(&[]);
+    one.faults = Some(0);
+    let mut two = one.clone();
+    two.delays = "min,max".into();
+    let a = search("redis.toml", "redis", &one);
+    let b = search("redis.toml", "redis", &two);
+    assert_eq!((a.found.incomplete.clone(), b.found.incomplete.clone()), (None, None));
+    assert!(b.found.stats.unique > a.found.stats.unique, "{a}\n{b}");
+}
