@@ -329,6 +329,13 @@ const INCIDENT_MUTATIONS: &[Mutation] = &[
         from: "lock_at_most_for_ms = 60_000",
         to: "lock_at_most_for_ms = 600_000",
     },
+    Mutation {
+        file: "redis-py-818-crash-between-setnx-and-pexpire.toml",
+        what: "the fix: redis-py 3.0's one SET NX PX",
+        row: "broken",
+        from: "acquire = \"setnx_then_expire\"   # redis-py 2.10.5 Lock.do_acquire",
+        to: "",
+    },
 ];
 
 #[test]
