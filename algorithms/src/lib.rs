@@ -8,6 +8,7 @@
 //! - [`etcd`]: a Raft cluster with leases and revisions, and the clientv3/concurrency Mutex
 //! - [`zookeeper`]: a ZooKeeper ensemble (sessions, ephemeral sequential znodes, watches) and Curator's lock recipes
 //! - [`kubernetes`]: client-go leader election on a Lease, API servers with resourceVersion-checked updates
+//! - [`postgres`]: PostgreSQL advisory locks (session or transaction scope), PgBouncer, a self-promoting standby
 //! - [`consul`]: Consul servers (Raft), sessions bound to serfHealth and a TTL, lock-delay, and the Go api's Lock
 //! - `smallmap`: a small sorted-vector map the models use for per-key state
 //!
@@ -20,6 +21,7 @@ pub mod consul;
 pub mod db;
 pub mod etcd;
 pub mod kubernetes;
+pub mod postgres;
 pub mod redis;
 pub mod redlock;
 mod smallmap;
@@ -29,7 +31,7 @@ use locksim_simulator::model::DynModel;
 
 /// Every model this build has, in the order `sim list` shows them. Adding a model is one line here.
 pub fn registry() -> Vec<&'static dyn DynModel> {
-    vec![&db::DB, &redis::REDIS, &redlock::REDLOCK, &zookeeper::ZOOKEEPER, &etcd::ETCD, &kubernetes::KUBERNETES, &consul::CONSUL]
+    vec![&db::DB, &redis::REDIS, &redlock::REDLOCK, &zookeeper::ZOOKEEPER, &etcd::ETCD, &kubernetes::KUBERNETES, &postgres::POSTGRES, &consul::CONSUL]
 }
 
 /// The model with this name.
