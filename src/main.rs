@@ -34,7 +34,7 @@ use exit::CliError;
 
 /// Deterministic simulation testbed for distributed lock algorithms.
 ///
-/// Runs lock models (db, redis, redlock, zookeeper, etcd, kubernetes) side by side through the
+/// Runs lock models (`sim list` names every one this build has) side by side through the
 /// faults a scenario file describes, over many seeds, and reports throughput, latency and safety
 /// violations judged on true time. The same binary, scenario and seed give the same bytes;
 /// every failing seed comes with the command that replays it.

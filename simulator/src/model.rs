@@ -212,7 +212,7 @@ pub struct ParamProblem {
 pub trait Model: Send + Sync + 'static {
     /// The model's message and timer types.
     type Protocol: Protocol;
-    /// `db`, `redis`, `redlock`, `zookeeper`, `etcd`, `kubernetes`.
+    /// The name scenarios use (`db`, `etcd`, …; `sim list` prints every registered one).
     fn name(&self) -> &'static str;
     /// One line for `sim list`.
     fn summary(&self) -> &'static str;
@@ -231,6 +231,16 @@ pub trait Model: Send + Sync + 'static {
     }
     /// Whether grants carry a fencing token.
     fn fenced(&self, params: &Params) -> bool;
+    /// The lock library preset this configuration runs, for the results table and JSON: by
+    /// default the `client` parameter's value, `None` for a model without one. A model whose
+    /// default preset depends on other parameters (redis: Redisson with the watchdog) names the
+    /// one that runs.
+    fn library(&self, params: &Params) -> Option<String> {
+        match params.values.get("client") {
+            Some(ParamValue::Str(s)) => Some(s.clone()),
+            _ => None,
+        }
+    }
     /// Whether this configuration grants shared (read) locks. The scenario parser rejects
     /// `read_fraction > 0` at `workload.read_fraction` for every configuration that does not,
     /// so models need not check it themselves.
@@ -263,6 +273,8 @@ pub trait DynModel: Send + Sync {
     fn limitations(&self, params: &Params, workload: &WorkloadSpec) -> Vec<String>;
     /// As [`Model::fenced`].
     fn fenced(&self, params: &Params) -> bool;
+    /// As [`Model::library`].
+    fn library(&self, params: &Params) -> Option<String>;
     /// As [`Model::shared_locks`].
     fn shared_locks(&self, params: &Params) -> bool;
     /// As [`Model::services`].

@@ -191,8 +191,8 @@ pub fn record_typed<M: Model>(
         clients,
         fenced,
         node_names: names.iter().map(|(n, _)| n.clone()).collect(),
-        schedule_period_ns: w.schedule.as_ref().map(|s| ms_to_ns(s.period_ms)),
         faults: result.faults,
+        schedule_period_ns: w.schedule.as_ref().map(|s| ms_to_ns(s.period_ms)),
     };
     Ok(Recorded { seed, history, trace: result.trace, events: result.events_processed })
 }
@@ -215,6 +215,9 @@ impl<M: Model> DynModel for M {
     }
     fn fenced(&self, params: &Params) -> bool {
         Model::fenced(self, params)
+    }
+    fn library(&self, params: &Params) -> Option<String> {
+        Model::library(self, params)
     }
     fn shared_locks(&self, params: &Params) -> bool {
         Model::shared_locks(self, params)
