@@ -154,6 +154,13 @@ const MUTATIONS: &[Mutation] = &[
         to: "duration_ms = 15_000",
     },
     Mutation {
+        file: "families.toml",
+        what: "PostgreSQL's idle_session_timeout at 10 s: the paused holder's session is ended under it",
+        row: "postgres",
+        from: "[workload]\nclients = 10\nhold_ms",
+        to: "[models.postgres]\nidle_session_timeout_ms = 10_000\n\n[workload]\nclients = 10\nhold_ms",
+    },
+    Mutation {
         file: "known/26-postgres-pgbouncer-session-lock.toml",
         what: "the transaction-pooled row takes an xact lock instead of a session lock",
         row: "pg-session-bouncer-tx",
