@@ -343,6 +343,13 @@ const INCIDENT_MUTATIONS: &[Mutation] = &[
         from: "acquire = \"setnx_then_expire\"   # redis-py 2.10.5 Lock.do_acquire",
         to: "",
     },
+    Mutation {
+        file: "golang-migrate-992-advisory-lock-through-pgbouncer.toml",
+        what: "the fix: a transaction-scoped advisory lock",
+        row: "broken",
+        from: "pgbouncer = \"transaction\"\n\n[[variants]]",
+        to: "pgbouncer = \"transaction\"\nscope = \"transaction\"\n\n[[variants]]",
+    },
 ];
 
 #[test]
