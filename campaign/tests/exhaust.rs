@@ -120,3 +120,17 @@ fn delays_from_the_bounds_are_choices_too() {
     assert_eq!((a.found.incomplete.clone(), b.found.incomplete.clone()), (None, None));
     assert!(b.found.stats.unique > a.found.stats.unique, "{a}\n{b}");
 }
+
+#[test]
+fn etcd_with_its_recheck_still_overlaps_when_a_waiter_is_paused_as_its_grant_arrives() {
+    // 3 clients; a waiter paused past its lease. The shortest path pauses it just as the Txn's
+    // answer "your key is the oldest" arrives: its lease expires and its key is revoked during
+    // the pause, another client is granted, and the stale answer grants it on resume with no
+    // wait, so clientv3 3.5's re-check after waiting never runs.
+    let mut w = words(&["pause@waiters:lease_ttl_ms+1000"]);
+    w.clients = 3;
+    w.property = Some("overlap".into());
+    let report = search("etcd.toml", "etcd", &w);
+    assert!(report.found.counterexample.is_some(), "{report}");
+    assert!(report.story.iter().any(|l| l.contains("pause client-") && l.contains("for 3000.000 ms")), "{report}");
+}

@@ -57,6 +57,8 @@ pub trait SearchWorld: Send {
     fn clients_finished(&self) -> bool;
     /// `node` is neither paused nor crashed.
     fn node_is_up(&self, node: NodeId) -> bool;
+    /// `node` is a client with an acquire call outstanding (a waiter).
+    fn is_waiting(&self, node: NodeId) -> bool;
     /// The server claiming leadership now (for a leaderless model, `server-0`).
     fn leader(&self) -> Option<NodeId>;
     /// How many history events were recorded so far.

@@ -22,7 +22,7 @@ workload is bounded to --clients clients of --acquisitions acquisitions each. Ra
 models and the workload still make (hold and think times, retry jitter) come from --seed.
 
 --fault KIND@TARGETS:V,V,...  KIND: pause, crash (process), crash-machine, isolate, clock_jump;
-TARGETS: clients, servers, leader or a node name; each V a length in ms (a clock_jump: its step),
+TARGETS: clients, waiters (a client waiting for a grant), servers, leader or a node name; each V a length in ms (a clock_jump: its step),
 `end` (until the end of the run; a crash's default), or KEY+MS / KEY-MS with KEY a numeric
 parameter of the row (e.g. pause@clients:ttl_ms-1,ttl_ms+1: just under and just over the TTL).
 --delays: min and max (the network latency's bounds), numbers of ms, or KEY+MS / KEY-MS.

@@ -57,6 +57,8 @@ impl Property {
 pub enum Targets {
     /// Every client.
     Clients,
+    /// A client with an acquire call outstanding at that moment.
+    Waiters,
     /// Every server (and sentinel).
     Servers,
     /// The server claiming leadership at that moment.
@@ -227,8 +229,8 @@ pub fn time_ms(text: &str, params: &Params) -> Result<f64, String> {
 }
 
 /// Parses one `--fault` menu entry: `KIND@TARGETS:V,V,…` with KIND one of `pause`, `crash`
-/// (process), `crash-machine`, `isolate`, `clock_jump`; TARGETS `clients`, `servers`, `leader` or
-/// a node name; each V a length (or a clock jump's step) as [`time_ms`] reads it, or `end`
+/// (process), `crash-machine`, `isolate`, `clock_jump`; TARGETS `clients`, `waiters`, `servers`,
+/// `leader` or a node name; each V a length (or a clock jump's step) as [`time_ms`] reads it, or `end`
 /// (until the end of the run; the default for a crash).
 pub fn menu_fault(text: &str, params: &Params) -> Result<MenuFault, String> {
     let bad = |why: String| format!("--fault {text}: {why}");
@@ -253,9 +255,10 @@ pub fn menu_fault(text: &str, params: &Params) -> Result<MenuFault, String> {
     };
     let targets = match target_text {
         "clients" => Targets::Clients,
+        "waiters" => Targets::Waiters,
         "servers" => Targets::Servers,
         "leader" => Targets::Leader,
-        "" => return Err(bad("no targets: expected clients, servers, leader or a node name".to_string())),
+        "" => return Err(bad("no targets: expected clients, waiters, servers, leader or a node name".to_string())),
         name => Targets::Named(name.to_string()),
     };
     let words: Vec<&str> = values.map(|v| v.split(',').map(str::trim).collect()).unwrap_or_default();

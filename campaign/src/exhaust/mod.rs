@@ -168,7 +168,7 @@ impl fmt::Display for Report {
         writeln!(f, "  bounds: {}", self.bounds_line())?;
         writeln!(
             f,
-            "  states explored {}, unique states {}, largest depth {}, rounds {} (last depth limit {})",
+            "  states explored {}, unique states {} (branch points), largest depth {}, rounds {} (last depth limit {})",
             s.states, s.unique, s.max_depth, s.rounds, s.limit
         )?;
         write!(f, "  wall time {:.2} s ({:.0} unique states/s)", self.wall.as_secs_f64(), self.unique_per_s())

@@ -146,60 +146,99 @@ pub fn search(root: &dyn SearchWorld, bounds: &Bounds, stop: &AtomicBool, progre
 }
 
 impl Round<'_> {
+    /// Explores everything below `world`, reached in `depth` steps with `left` to spend. A run of
+    /// states with one way on each is walked in place, in a loop (no copy, no fingerprint, no
+    /// recursion: a path through thousands of heartbeats does not grow the stack).
     fn explore(&mut self, world: Box<dyn SearchWorld>, depth: u32, left: Budget) {
-        // The world itself goes to its last child (one copy saved per state); the others get copies.
-        let mut slot = Some(world);
-        let world = slot.as_mut().expect("the world is here until its last child");
-        if self.halted.is_some() {
-            return;
-        }
-        self.stats.states += 1;
-        self.stats.max_depth = self.stats.max_depth.max(depth);
-        if self.stats.states.is_multiple_of(2048) {
-            if self.stop.load(Ordering::Relaxed) {
-                self.halted = Some(Incomplete::Stopped);
-                return;
-            }
-            self.stats.unique = self.visited.len() as u64;
-            (self.progress)(&self.stats);
-        }
-        let enabled = world.enabled();
-        if enabled.is_empty() {
-            // The run's end: the checkers see the whole run, as `sim run` would.
-            if shows(self.bounds.property, &world.check(true)) {
-                self.record(depth);
-            }
-            return;
-        }
-        if world.clients_finished() {
-            return;
-        }
-        if depth >= self.limit {
-            self.cut = true;
-            return;
-        }
-        let key = world.fingerprint()
-            ^ u64::from(left.faults).wrapping_mul(0x9e37_79b9_7f4a_7c15)
-            ^ u64::from(left.slow).wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
-        let depth_left = self.limit - depth;
-        match self.visited.get(&key) {
-            Some(&seen) if seen >= depth_left => return,
-            Some(_) => {}
-            None if self.visited.len() >= self.bounds.max_visited => {
-                self.halted = Some(Incomplete::VisitedFull);
-                return;
-            }
-            None => {}
-        }
-        self.visited.insert(key, depth_left);
+        let walked_from = self.path.len();
+        self.walk(world, depth, left);
+        self.path.truncate(walked_from);
+    }
 
-        let faults = if left.faults > 0 { self.fault_moves(world.as_ref(), &enabled) } else { Vec::new() };
-        let world = slot.as_deref().expect("the world is here until its last child");
+    fn walk(&mut self, mut world: Box<dyn SearchWorld>, mut depth: u32, left: Budget) {
+        loop {
+            if self.halted.is_some() {
+                return;
+            }
+            self.stats.states += 1;
+            self.stats.max_depth = self.stats.max_depth.max(depth);
+            if self.stats.states.is_multiple_of(2048) {
+                if self.stop.load(Ordering::Relaxed) {
+                    self.halted = Some(Incomplete::Stopped);
+                    return;
+                }
+                self.stats.unique = self.visited.len() as u64;
+                (self.progress)(&self.stats);
+            }
+            let enabled = world.enabled();
+            if enabled.is_empty() {
+                // The run's end: the checkers see the whole run, as `sim run` would.
+                if shows(self.bounds.property, &world.check(true)) {
+                    self.record(depth);
+                }
+                return;
+            }
+            if world.clients_finished() {
+                return;
+            }
+            if depth >= self.limit {
+                self.cut = true;
+                return;
+            }
+            let faults = if left.faults > 0 { self.fault_moves(world.as_ref(), &enabled) } else { Vec::new() };
+            let one_delay = self.bounds.delays_ns.len() == 1 || left.slow == 0;
+            let d0 = self.bounds.delays_ns[0];
+            if enabled.len() == 1 && faults.is_empty() && one_delay {
+                // One way on: take it in place.
+                let history = world.history_len();
+                let seq = enabled[0].seq;
+                let taken = world.step(seq, &[], d0);
+                self.path.push(Step::Event { seq, delays_ns: vec![d0; taken] });
+                depth += 1;
+                if world.history_len() > history && shows(self.bounds.property, &world.check(false)) {
+                    self.stats.states += 1;
+                    self.stats.max_depth = self.stats.max_depth.max(depth);
+                    self.record(depth);
+                    return;
+                }
+                continue;
+            }
+            // A branch: looked up in the visited set (only branches are: a visited set over a
+            // subset of the states prunes less, never wrongly, and saves the others' fingerprints).
+            let key = world.fingerprint()
+                ^ u64::from(left.faults).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+                ^ u64::from(left.slow).wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
+            let depth_left = self.limit - depth;
+            match self.visited.get(&key) {
+                Some(&seen) if seen >= depth_left => return,
+                Some(_) => {}
+                None if self.visited.len() >= self.bounds.max_visited => {
+                    self.halted = Some(Incomplete::VisitedFull);
+                    return;
+                }
+                None => {}
+            }
+            self.visited.insert(key, depth_left);
+            self.branch(world, depth, left, &enabled, faults, one_delay);
+            return;
+        }
+    }
+
+    /// Every move from a branch: each enabled event (with each assignment of delays to its
+    /// sends), then each menu fault; the world itself goes to its last child, the others get copies.
+    fn branch(
+        &mut self,
+        world: Box<dyn SearchWorld>,
+        depth: u32,
+        left: Budget,
+        enabled: &[Enabled],
+        faults: Vec<(Injection, Nanos)>,
+        one_delay: bool,
+    ) {
         let d0 = self.bounds.delays_ns[0];
-        let one_delay = self.bounds.delays_ns.len() == 1 || left.slow == 0;
         let moves = enabled.len() + faults.len();
         let history = world.history_len();
-        let _ = world;
+        let mut slot = Some(world);
         for (i, e) in enabled.iter().enumerate() {
             let last = i + 1 == moves;
             if one_delay {
@@ -299,6 +338,7 @@ impl Round<'_> {
                 let (name, kind) = &nodes[n];
                 let hit = match &item.targets {
                     Targets::Clients => *kind == NodeKind::Client,
+                    Targets::Waiters => *kind == NodeKind::Client && world.is_waiting(n),
                     Targets::Servers => matches!(kind, NodeKind::Server | NodeKind::Sentinel),
                     Targets::Leader => leader == Some(n),
                     Targets::Named(want) => want == name,

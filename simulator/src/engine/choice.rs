@@ -23,7 +23,7 @@ use crate::dist::Dist;
 use crate::history::{History, HistoryEvent};
 use crate::outcome::Halt;
 use crate::process::NodeKind;
-use crate::process::{NodeId, Protocol};
+use crate::process::{ClientState, NodeId, Protocol};
 pub use crate::search::{Enabled, Injection, SearchWorld};
 use crate::setup::{FaultSpec, Selector};
 use crate::time::Nanos;
@@ -282,6 +282,9 @@ impl<P: Protocol> SearchWorld for SearchRun<P> {
     }
     fn node_is_up(&self, node: NodeId) -> bool {
         self.world.node_is_up(node)
+    }
+    fn is_waiting(&self, node: NodeId) -> bool {
+        self.world.nodes[node].behaviour.client_state() == ClientState::Waiting
     }
     fn leader(&self) -> Option<NodeId> {
         self.world.leader()
