@@ -16,7 +16,9 @@ fn scenario(period_ms: u64, hold_ms: u64, duration_ms: u64, rows: &[(&str, &str)
     let variants: String = rows
         .iter()
         .map(|(label, lines)| {
-            format!("[[variants]]\nname = \"{label}\"\nmodel = \"db\"\nmode = \"shedlock\"\nservice_ms = 0\n{lines}\n\n")
+            format!(
+                "[[variants]]\nname = \"{label}\"\nmodel = \"db\"\nmode = \"shedlock\"\nservice_ms = 0\n{lines}\n\n"
+            )
         })
         .collect();
     format!(
@@ -130,9 +132,8 @@ fn a_holder_paused_past_lock_at_most_for_runs_alongside_the_next_tick() {
 #[test]
 fn a_job_longer_than_lock_at_most_for_overlaps_and_unlock_by_owner_decides_whose_lock_ends() {
     // A 25 s job every 10 s with lockAtMostFor 10 s: client-1 takes each tick client-0 is busy
-    // for (#1502). From 7.0 client-0's unlock touches only its own row.
-    let rows = [("v7", "lock_at_most_for_ms = 10000"), ("v6", "lock_at_most_for_ms = 10000\nunlock_by_owner = false")];
-    let toml = scenario(10_000, 25_000, 60_000, &rows, "");
+    // for (#1502).
+    let toml = scenario(10_000, 25_000, 60_000, &[("v7", "lock_at_most_for_ms = 10000")], "");
     let v7 = run(&toml, "v7", 0);
     let r = runs(&v7);
     // 10 s: client-0 (to 35 s, lock_until 20 s); 20 s: client-1 (lock_until 20 <= 20, equality
@@ -141,8 +142,17 @@ fn a_job_longer_than_lock_at_most_for_overlaps_and_unlock_by_owner_decides_whose
     assert!(v7.metrics.overlap_events >= 2);
     // 7.x: client-0's unlock at 35 s matches nothing (locked_by is client-1): 0 rows.
     assert!(!trace_lines(&v7, "client-0", "deliver", "0 rows").is_empty());
-    let v6 = run(&toml, "v6", 0);
-    assert!(v6.metrics.overlap_events >= 2);
+
+    // lockAtMostFor 15 s: client-1 takes the 30 s tick (lock_until 25 s) and holds to 55 s with
+    // lock_until 45 s. client-0's unlock at 35 s: from 7.0 it touches only its own row, so
+    // client-0 skips 40 s and runs 50 s; in 6.x it sets client-1's lock_until to 35 s, and
+    // client-0 runs 40 s while client-1 is still running.
+    let rows = [("v7", "lock_at_most_for_ms = 15000"), ("v6", "lock_at_most_for_ms = 15000\nunlock_by_owner = false")];
+    let toml = scenario(10_000, 25_000, 60_000, &rows, "");
+    let v7 = runs(&run(&toml, "v7", 0));
+    assert_eq!(v7[..3], [(10_002.0, 0), (30_004.0, 1), (50_002.0, 0)]);
+    let v6 = runs(&run(&toml, "v6", 0));
+    assert_eq!(v6[..3], [(10_002.0, 0), (30_004.0, 1), (40_002.0, 0)]);
 }
 
 #[test]

@@ -335,7 +335,8 @@ mod tests {
         for part in [0..4, 4..10] {
             let mut t = row();
             part.for_each(|s| t.add(&scheduled(s)));
-            let state: TotalsState = serde_json::from_str(&serde_json::to_string(&TotalsState::of(&t)).unwrap()).unwrap();
+            let state: TotalsState =
+                serde_json::from_str(&serde_json::to_string(&TotalsState::of(&t)).unwrap()).unwrap();
             state.absorb_into(&mut merged).unwrap();
         }
         assert_eq!(everything(&merged), everything(&whole));

@@ -1000,13 +1000,23 @@ fn a_scheduled_workload_reads_its_period_and_refuses_the_loops_keys() {
     assert!(ok(&with("[workload]\nclients = 2\n")).setup.workload.schedule.is_none());
 
     let text = with("[workload]\nkind = \"cron\"\n");
-    fails(&text, &val(&text, "kind = "), Some("workload.kind"), &["unknown workload kind \"cron\"", "\"loop\", \"scheduled\""]);
+    fails(
+        &text,
+        &val(&text, "kind = "),
+        Some("workload.kind"),
+        &["unknown workload kind \"cron\"", "\"loop\", \"scheduled\""],
+    );
     let text = with("[workload]\nkind = \"scheduled\"\nclients = 2\n");
     fails(&text, &pos(&text, "[workload]"), Some("workload.period_ms"), &["missing required key `period_ms`"]);
     let text = with("[workload]\nkind = \"scheduled\"\nperiod_ms = 0\n");
     fails(&text, &val(&text, "period_ms = "), Some("workload.period_ms"), &["a number in [0.001"]);
     let text = with("[workload]\nkind = \"scheduled\"\nperiod_ms = 1000\nthink_ms = 5\n");
-    fails(&text, &pos(&text, "think_ms"), Some("workload.think_ms"), &["think_ms does not apply to kind = \"scheduled\""]);
+    fails(
+        &text,
+        &pos(&text, "think_ms"),
+        Some("workload.think_ms"),
+        &["think_ms does not apply to kind = \"scheduled\""],
+    );
     let text = with("[workload]\nkind = \"scheduled\"\nperiod_ms = 1000\nlocks = 3\n");
     fails(&text, &val(&text, "locks = "), Some("workload.locks"), &["expected locks = 1"]);
     let text = with("[workload]\nperiod_ms = 1000\n");

@@ -210,7 +210,10 @@ impl fmt::Debug for Stmt {
                 if insert {
                     write!(f, "INSERT shedlock k{key} lock_until={until} locked_at={now} by={by}")
                 } else {
-                    write!(f, "UPDATE shedlock k{key} lock_until={until} locked_at={now} by={by} WHERE lock_until <= {now}")
+                    write!(
+                        f,
+                        "UPDATE shedlock k{key} lock_until={until} locked_at={now} by={by} WHERE lock_until <= {now}"
+                    )
                 }
             }
             Stmt::ShedUnlock { key, owner, by_owner, time } => {

@@ -374,7 +374,15 @@ impl DbServer {
 
     /// ShedLock's INSERT or lock UPDATE, at the server's wall clock `now` (which only
     /// `usingDbTime()` reads). Not replicated: `shedlock` runs on one server (see `validate`).
-    fn shed_lock(&mut self, ctx: &mut Ctx<Db>, key: LockKey, owner: Owner, insert: bool, time: ShedTime, now: i64) -> Outcome {
+    fn shed_lock(
+        &mut self,
+        ctx: &mut Ctx<Db>,
+        key: LockKey,
+        owner: Owner,
+        insert: bool,
+        time: ShedTime,
+        now: i64,
+    ) -> Outcome {
         let (lock_until_ns, now_ns) = match time {
             ShedTime::Node { lock_until_ns, now_ns } => (lock_until_ns, now_ns),
             ShedTime::Db { at_most_ns } => (now.saturating_add(at_most_ns as i64), now),

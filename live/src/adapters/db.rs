@@ -235,7 +235,13 @@ WHERE name = ? AND lock_until <= {DB_NOW_NS}"
 
 /// ShedLock's unlock: `lock_until` to the node's time or the server's `max(locked_at +
 /// lockAtLeastFor, now)`, on the caller's row (7.0) or the name's.
-fn shed_unlock(con: &mut Conn, name: &str, owner: Owner, by_owner: bool, time: ShedUnlockTime) -> mysql::Result<Outcome> {
+fn shed_unlock(
+    con: &mut Conn,
+    name: &str,
+    owner: Owner,
+    by_owner: bool,
+    time: ShedUnlockTime,
+) -> mysql::Result<Outcome> {
     let cond = if by_owner { " AND locked_by = ?" } else { "" };
     let (set, value) = match time {
         ShedUnlockTime::Node { unlock_ns } => ("?".to_string(), unlock_ns),
@@ -283,8 +289,11 @@ fn run(con: &mut Conn, stmt: Stmt, reentrant: bool, recipe: Recipe) -> Result<Ou
             update_owned(con, "update_time = NOW(6)", &lock_name(key), owner).map_err(failure)
         }
         Stmt::Release { key, owner } if recipe == Recipe::SpringJdbc => {
-            con.exec_drop("DELETE FROM int_lock WHERE REGION = 'DEFAULT' AND LOCK_KEY = ? AND CLIENT_ID = ?", (lock_name(key), owner))
-                .map_err(failure)?;
+            con.exec_drop(
+                "DELETE FROM int_lock WHERE REGION = 'DEFAULT' AND LOCK_KEY = ? AND CLIENT_ID = ?",
+                (lock_name(key), owner),
+            )
+            .map_err(failure)?;
             Ok(Outcome::Released { left: (con.affected_rows() > 0).then_some(0) })
         }
         Stmt::Release { key, owner } => release(con, &lock_name(key), owner, reentrant).map_err(failure),
@@ -331,7 +340,9 @@ fn run(con: &mut Conn, stmt: Stmt, reentrant: bool, recipe: Recipe) -> Result<Ou
         Stmt::Claim { key, owner, stamp_ns, expired_before_ns } => {
             deadlock_is_a_conflict(claim(con, &lock_name(key), owner, stamp_ns, expired_before_ns))
         }
-        Stmt::ShedLock { key, owner, insert, time } => shed_lock(con, &lock_name(key), owner, insert, time).map_err(failure),
+        Stmt::ShedLock { key, owner, insert, time } => {
+            shed_lock(con, &lock_name(key), owner, insert, time).map_err(failure)
+        }
         Stmt::ShedUnlock { key, owner, by_owner, time } => {
             shed_unlock(con, &lock_name(key), owner, by_owner, time).map_err(failure)
         }

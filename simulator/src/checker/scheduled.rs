@@ -77,7 +77,10 @@ mod tests {
         // One run per period, a few ms after each tick: none.
         assert_eq!(doubles(&[(1, 1_002), (2, 2_003), (1, 3_002)], Some(1_000)), Some(0));
         // Two nodes 300 ms apart both ran tick 2, three ran tick 3.
-        assert_eq!(doubles(&[(1, 1_002), (1, 2_002), (2, 2_302), (1, 3_002), (2, 2_700), (3, 3_400)], Some(1_000)), Some(3));
+        assert_eq!(
+            doubles(&[(1, 1_002), (1, 2_002), (2, 2_302), (1, 3_002), (2, 2_700), (3, 3_400)], Some(1_000)),
+            Some(3)
+        );
         // The period's edges are half a period either side of the tick.
         assert_eq!(doubles(&[(1, 1_499), (2, 1_500)], Some(1_000)), Some(0));
         assert_eq!(doubles(&[(1, 500), (2, 1_499)], Some(1_000)), Some(1));

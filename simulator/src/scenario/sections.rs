@@ -140,7 +140,10 @@ fn schedule(src: &Source, tab: &Tab) -> Res<Option<Schedule>> {
     };
     if kind != "scheduled" {
         if let Some(n) = tab.get("period_ms") {
-            return Err(n.key_err(src, "period_ms applies to kind = \"scheduled\" only; add kind = \"scheduled\" or remove it"));
+            return Err(n.key_err(
+                src,
+                "period_ms applies to kind = \"scheduled\" only; add kind = \"scheduled\" or remove it",
+            ));
         }
         return Ok(None);
     }
