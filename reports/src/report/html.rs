@@ -58,7 +58,13 @@ fn class_cell(c: &ClassJson, runs: u64) -> String {
     format!("<td class=\"bad\">{} ({}){ci}</td>", c.runs, c.rate.map(fmt_pct).unwrap_or_default())
 }
 
-fn row(a: &AlgorithmJson, scheduled: bool) -> String {
+fn row(a: &AlgorithmJson, scheduled: bool, libraries: bool) -> String {
+    // The row's library preset beside its label, when any row has one (as in the text table).
+    let library = if libraries {
+        format!("<td class=\"label\">{}</td>", escape(a.library.as_deref().unwrap_or("–")))
+    } else {
+        String::new()
+    };
     let fenced = match &a.stale_fenced {
         Some(c) => class_cell(c, a.runs),
         None => "<td class=\"na\">cannot be fenced</td>".to_string(),
@@ -106,7 +112,7 @@ fn row(a: &AlgorithmJson, scheduled: bool) -> String {
         _ => String::new(),
     };
     format!(
-        "<tr data-label=\"{label}\"><td class=\"label\">{label}</td><td>{runs}</td>{overlap}{unfenced}{fenced}{lost}\
+        "<tr data-label=\"{label}\"><td class=\"label\">{label}</td>{library}<td>{runs}</td>{overlap}{unfenced}{fenced}{lost}\
 {regressions}{leaked}{doubles}<td>{thru}</td><td>{wait}</td><td>{failed}</td><td>{unavail}</td><td>{outage}</td>\
 <td>{fairness}</td><td>{msgs}</td><td>{wake}</td></tr>\n",
         label = escape(&a.label),
@@ -123,15 +129,17 @@ fn row(a: &AlgorithmJson, scheduled: bool) -> String {
 fn table(results: &ResultsJson) -> String {
     let scheduled = results.algorithms.iter().any(|a| a.double_executions.is_some());
     let doubles_head = if scheduled { "<th>double executions</th>" } else { "" };
+    let libraries = results.algorithms.iter().any(|a| a.library.is_some());
+    let library_head = if libraries { "<th class=\"label\">library</th>" } else { "" };
     let mut out = format!(
-        "<table id=\"results\">\n<tr><th class=\"label\">label</th><th>runs</th><th>overlap runs [95%]</th>\
+        "<table id=\"results\">\n<tr><th class=\"label\">label</th>{library_head}<th>runs</th><th>overlap runs [95%]</th>\
 <th>stale writes, unfenced</th><th>stale writes, fenced</th><th>lost updates</th><th>token regressions</th>\
 <th>leaked re-grants</th>{doubles_head}<th>throughput /s</th><th>wait ms p50/p99</th><th>failed acquire/release</th>\
 <th>unavailable ms</th><th>outage ms mean/max</th><th>fairness mean [min–max]</th><th>messages /acquisition</th>\
 <th>wake-ups /release</th></tr>\n",
     );
     for a in &results.algorithms {
-        out.push_str(&row(a, scheduled));
+        out.push_str(&row(a, scheduled, libraries));
     }
     out.push_str(
         "</table>\n<p class=\"meta\">Violation columns count runs (seeds) with at least one; the \
@@ -408,6 +416,20 @@ mod tests {
         // A live run cut short is judged (a run) but did not finish.
         cut.algorithms[0].seeds_finished = Some(36);
         assert!(seeds_text(&cut).contains("db 36 of 200 (1 cut short), redis not run"), "{}", seeds_text(&cut));
+    }
+
+    #[test]
+    fn the_results_table_names_each_rows_library_preset() {
+        use crate::aggregate::AlgorithmTotals;
+        let db = AlgorithmTotals::new("db", "db", serde_json::json!({}), true);
+        let plain = ResultsJson::new("s", "s.toml", 1000.0, 0..1, &[db.clone()], vec![]);
+        assert!(!table(&plain).contains("library"), "no presets: no column");
+        let redis = AlgorithmTotals::new("redis", "redis", serde_json::json!({}), true)
+            .with_library(Some("redis-py-8".to_string()));
+        let t = table(&ResultsJson::new("s", "s.toml", 1000.0, 0..1, &[db, redis], vec![]));
+        assert!(t.contains("<th class=\"label\">label</th><th class=\"label\">library</th><th>runs</th>"), "{t}");
+        assert!(t.contains("<td class=\"label\">redis</td><td class=\"label\">redis-py-8</td>"), "{t}");
+        assert!(t.contains("<td class=\"label\">db</td><td class=\"label\">–</td>"), "{t}");
     }
 
     #[test]
