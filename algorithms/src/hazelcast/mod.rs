@@ -1,0 +1,242 @@
+//! `hazelcast`: Hazelcast's CP subsystem `FencedLock` (5.x): a CP group of 3 to 7 members running
+//! Raft (the shared consensus core), CP sessions kept alive by client heartbeats, and the lock's
+//! fence, a monotonic `long` from `lockAndGetFence()`.
+//!
+//! Module map:
+//! - [`protocol`]: invocations (`CreateSessionOp`, `HeartbeatSessionOp`, `LockOp`, `UnlockOp`),
+//!   responses, log commands, timers
+//! - [`state`]: the group's sessions and locks (owner, reentry count, fence, wait queue)
+//! - [`server`]: one CP member: Raft, the state, the leader's expired-session check
+//! - [`client`]: a client: the `FencedLock` proxy and the session manager's heartbeats
+//!
+//! Sources (hazelcast/hazelcast, the 5.x line): `config/cp/CPSubsystemConfig.java`
+//! (`DEFAULT_SESSION_TTL_SECONDS` 300, `DEFAULT_HEARTBEAT_INTERVAL_SECONDS` 5, CP member and
+//! group sizes 3-7), `config/cp/RaftAlgorithmConfig.java` (leader election timeout 2 s, leader
+//! heartbeat period 5 s, 5 missed heartbeats), `config/cp/FencedLockConfig.java`
+//! (`DEFAULT_LOCK_ACQUIRE_LIMIT` 0: reentrant without bound), `cp/internal/session/
+//! RaftSessionService.java` (`CHECK_EXPIRED_SESSIONS_TASK_PERIOD_IN_MILLIS` 1 s),
+//! `cp/internal/datastructures/lock/Lock.java`, and the `FencedLock` javadoc ("If the lock holder
+//! ... its session is closed ... the lock is released ... the fence"). Each module header says
+//! what it follows.
+//!
+//! How it fails, by mechanism: a holder that stops heartbeating (paused, cut off) for longer
+//! than the session TTL loses its session on the leader, which releases its lock to the next
+//! waiter with a higher fence; the old holder resumes believing it holds, and only a resource
+//! that checks the fence rejects its writes. The TTL is five minutes by default, so a pause must
+//! be long; the fence is the design's answer to the rest.
+//!
+//! Where the model departs from Hazelcast: the group exists from the start with `server-0`
+//! leading (no CP discovery or membership changes); session expiry compares each member's own
+//! monotonic clock (Hazelcast reads the wall clock, `Clock.currentTimeMillis()`); a cancelled
+//! wait (`tryLock` timing out) is dropped on the client only; the client is a smart client that
+//! invokes the leader directly; the pre-3.12 (non-CP) `ILock` is not modelled.
+
+pub mod client;
+pub mod protocol;
+pub mod server;
+pub mod state;
+
+use locksim_simulator::dist::Dist;
+use locksim_simulator::lockclient::LockClient;
+use locksim_simulator::model::{Cluster, Model, ParamKind, ParamProblem, ParamSpec, Params, Topology};
+use locksim_simulator::process::{NodeKind, Process, Protocol};
+use locksim_simulator::setup::WorkloadSpec;
+use locksim_simulator::time::{ms_to_ns, Nanos};
+
+use client::{ClientConfig, HazelcastClient};
+use protocol::{HazelcastMsg, HazelcastTimer};
+use server::{HazelcastServer, ServerConfig};
+
+/// The `hazelcast` model.
+pub struct Hazelcast;
+
+/// The `hazelcast` model, as [`registry`](crate::registry) lists it.
+pub static HAZELCAST: Hazelcast = Hazelcast;
+
+impl Protocol for Hazelcast {
+    type Msg = HazelcastMsg;
+    type Timer = HazelcastTimer;
+}
+
+const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "servers",
+        kind: ParamKind::Int { min: 3, max: 7 },
+        default: "3",
+        meaning: "CP members in the CP group holding the lock (server-0 …; CPSubsystemConfig: cp-member-count and group-size between 3 and 7)",
+    },
+    ParamSpec {
+        name: "session_ttl_ms",
+        kind: ParamKind::Number { min: 1.0, max: 1e10 },
+        default: "300000",
+        meaning: "session-time-to-live-seconds (CPSubsystemConfig.DEFAULT_SESSION_TTL_SECONDS, 300): a session not heartbeaten this long is closed and its locks released",
+    },
+    ParamSpec {
+        name: "session_heartbeat_ms",
+        kind: ParamKind::Number { min: 1.0, max: 1e9 },
+        default: "5000",
+        meaning: "session-heartbeat-interval-seconds (DEFAULT_HEARTBEAT_INTERVAL_SECONDS, 5): how often the client heartbeats a session in use",
+    },
+    ParamSpec {
+        name: "lock_acquire_limit",
+        kind: ParamKind::Int { min: 0, max: 1_000_000 },
+        default: "0",
+        meaning: "FencedLockConfig lock-acquire-limit (DEFAULT_LOCK_ACQUIRE_LIMIT 0: reentrant without bound; 1: not reentrant)",
+    },
+    ParamSpec {
+        name: "raft_heartbeat_ms",
+        kind: ParamKind::Number { min: 0.1, max: 1e7 },
+        default: "5000",
+        meaning: "RaftAlgorithmConfig leader-heartbeat-period-in-millis (5000)",
+    },
+    ParamSpec {
+        name: "raft_election_ms",
+        kind: ParamKind::Number { min: 0.5, max: 1e8 },
+        default: "25000",
+        meaning: "how long a follower waits without the leader before it campaigns, randomised in [1, 2) × this: leader-heartbeat-period (5 s) × max-missed-leader-heartbeat-count (5) (RaftAlgorithmConfig); the 2 s leader-election-timeout bounds one election round in Hazelcast and is not modelled apart",
+    },
+    ParamSpec {
+        name: "invocation_timeout_ms",
+        kind: ParamKind::Number { min: 1.0, max: 1e9 },
+        default: "120000",
+        meaning: "hazelcast.client.invocation.timeout.seconds (120): a non-blocking invocation gives up after this long",
+    },
+    ParamSpec {
+        name: "invocation_retry_pause_ms",
+        kind: ParamKind::Number { min: 0.0, max: 1e7 },
+        default: "1000",
+        meaning: "hazelcast.client.invocation.retry.pause.millis (1000): the wait before an invocation is retried on another member",
+    },
+    ParamSpec {
+        name: "service_ms",
+        kind: ParamKind::Dist { min: 0.0, max: 1e6 },
+        default: "0.05",
+        meaning: "a CP member's processing time per invocation",
+    },
+];
+
+/// Every parameter, read once.
+#[derive(Clone, Debug)]
+pub struct HazelcastConfig {
+    /// CP group members.
+    pub servers: usize,
+    /// Session TTL.
+    pub session_ttl_ns: Nanos,
+    /// Session heartbeat interval.
+    pub session_heartbeat_ns: Nanos,
+    /// Reentry limit (0: none).
+    pub acquire_limit: u32,
+    /// Raft leader heartbeat period.
+    pub raft_heartbeat_ns: Nanos,
+    /// Raft election timeout (base).
+    pub raft_election_ns: Nanos,
+    /// Client invocation timeout.
+    pub invocation_timeout_ns: Nanos,
+    /// Client invocation retry pause.
+    pub retry_pause_ns: Nanos,
+    /// Member processing time.
+    pub service_ms: Dist,
+}
+
+impl HazelcastConfig {
+    /// Reads every parameter.
+    pub fn from_params(p: &Params) -> HazelcastConfig {
+        HazelcastConfig {
+            servers: p.int("servers") as usize,
+            session_ttl_ns: ms_to_ns(p.f64("session_ttl_ms")),
+            session_heartbeat_ns: ms_to_ns(p.f64("session_heartbeat_ms")),
+            acquire_limit: p.int("lock_acquire_limit") as u32,
+            raft_heartbeat_ns: ms_to_ns(p.f64("raft_heartbeat_ms")),
+            raft_election_ns: ms_to_ns(p.f64("raft_election_ms")),
+            invocation_timeout_ns: ms_to_ns(p.f64("invocation_timeout_ms")),
+            retry_pause_ns: ms_to_ns(p.f64("invocation_retry_pause_ms")),
+            service_ms: p.dist("service_ms"),
+        }
+    }
+}
+
+impl Model for Hazelcast {
+    type Protocol = Hazelcast;
+
+    fn name(&self) -> &'static str {
+        "hazelcast"
+    }
+
+    fn summary(&self) -> &'static str {
+        "Hazelcast CP FencedLock: Raft CP group, CP sessions heartbeaten by the client (TTL 300 s), reentrant lock waiting in the group; token = the fence (commit index of the acquire)"
+    }
+
+    fn params(&self) -> &'static [ParamSpec] {
+        PARAMS
+    }
+
+    fn validate(&self, params: &Params, _workload: &WorkloadSpec) -> Vec<ParamProblem> {
+        let (ttl, hb) = (params.f64("session_ttl_ms"), params.f64("session_heartbeat_ms"));
+        let mut problems = Vec::new();
+        if ttl <= hb {
+            problems.push(ParamProblem {
+                key: "session_ttl_ms".into(),
+                message: format!(
+                    "CPSubsystemConfig requires the session TTL to be greater than the session heartbeat interval: session_ttl_ms = {ttl} is not above session_heartbeat_ms = {hb}"
+                ),
+            });
+        }
+        problems
+    }
+
+    fn limitations(&self, params: &Params, workload: &WorkloadSpec) -> Vec<String> {
+        let mut notes = vec![
+            "the CP group exists from the start, led by server-0; CP discovery, membership changes and snapshots are not modelled".to_string(),
+            "session expiry compares each CP member's monotonic clock (Hazelcast reads its wall clock)".to_string(),
+        ];
+        if workload.acquire_timeout_ms.is_some() {
+            notes.push("a cancelled wait (tryLock's timeout) is dropped on the client only: the group's wait key stays until the session closes".into());
+        }
+        if workload.reentry > 0.0 && params.int("lock_acquire_limit") == 1 {
+            notes.push("lock_acquire_limit = 1: a nested acquisition fails (LockAcquireLimitReachedException)".into());
+        }
+        notes
+    }
+
+    fn fenced(&self, _params: &Params) -> bool {
+        true
+    }
+
+    fn services(&self, params: &Params) -> Vec<(String, NodeKind)> {
+        (0..params.int("servers")).map(|i| (format!("server-{i}"), NodeKind::Server)).collect()
+    }
+
+    fn topology(&self, _params: &Params) -> Topology {
+        // Hazelcast's member and client connections are TCP.
+        Topology { ordered_links: true, leaderless: false }
+    }
+
+    fn build(&self, params: &Params, workload: &WorkloadSpec) -> Cluster<Hazelcast> {
+        let cfg = HazelcastConfig::from_params(params);
+        let members: Vec<String> = (0..cfg.servers).map(|i| format!("server-{i}")).collect();
+        let raft = crate::consensus::Config::new(cfg.raft_heartbeat_ns, cfg.raft_election_ns);
+        let server_cfg = ServerConfig {
+            service_ms: cfg.service_ms.clone(),
+            clients: workload.clients,
+            session_ttl_ns: cfg.session_ttl_ns,
+            heartbeat_ns: cfg.session_heartbeat_ns,
+            acquire_limit: cfg.acquire_limit,
+        };
+        let services = (0..cfg.servers)
+            .map(|i| {
+                Box::new(HazelcastServer::new(i, members.clone(), server_cfg.clone(), raft.clone()))
+                    as Box<dyn Process<Hazelcast>>
+            })
+            .collect();
+        let client_cfg = ClientConfig {
+            servers: cfg.servers,
+            heartbeat_ns: cfg.session_heartbeat_ns,
+            invocation_timeout_ns: cfg.invocation_timeout_ns,
+            retry_pause_ns: cfg.retry_pause_ns,
+        };
+        let clients = (0..workload.clients)
+            .map(|_| Box::new(HazelcastClient::new(client_cfg.clone())) as Box<dyn LockClient<Hazelcast>>)
+            .collect();
+        Cluster { services, clients }
+    }
+}
