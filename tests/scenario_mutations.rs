@@ -154,7 +154,7 @@ const MUTATIONS: &[Mutation] = &[
         to: "duration_ms = 15_000",
     },
     Mutation {
-        file: "known/26-hazelcast-paused-holder-fenced.toml",
+        file: "known/27-hazelcast-paused-holder-fenced.toml",
         what: "a 290 s pause, inside the 300 s session TTL",
         row: "hazelcast",
         from: "duration_ms = 330_000",
