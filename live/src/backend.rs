@@ -74,7 +74,7 @@ pub enum ProbeSets {
 }
 
 /// The models live mode runs today.
-pub const LIVE_MODELS: &[&str] = &["db", "redis", "redlock", "zookeeper", "etcd"];
+pub const LIVE_MODELS: &[&str] = &["db", "redis", "redlock", "zookeeper", "etcd", "postgres"];
 
 /// The backend for a model, or why there is none.
 pub fn backend_for(model: &str) -> Result<&'static dyn Backend, String> {
@@ -84,6 +84,7 @@ pub fn backend_for(model: &str) -> Result<&'static dyn Backend, String> {
         "redlock" => Ok(&RedlockBackend),
         "zookeeper" => Ok(&crate::backends::zookeeper::ZooKeeperBackend),
         "etcd" => Ok(&EtcdBackend),
+        "postgres" => Ok(&crate::backends::postgres::PostgresBackend),
         other => Err(format!(
             "live mode does not run the `{other}` model yet (it runs: {}); its servers and client library adapter are not written",
             LIVE_MODELS.join(", ")

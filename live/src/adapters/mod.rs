@@ -8,9 +8,11 @@
 //! - [`redlock`]: Redlock's `SET NX PX` and unlock script on each master, on the `redis` crate
 //! - [`zookeeper`]: the model's session requests and recipe operations, on the `zookeeper-client` crate
 //! - [`etcd`]: clientv3's calls for the Session and Mutex, on etcd's gRPC-JSON gateway (`hyper`)
+//! - [`postgres`]: the `postgres` model's advisory-lock statements, on the `postgres` crate
 
 pub mod db;
 pub mod etcd;
+pub mod postgres;
 pub mod redis;
 pub mod redlock;
 pub mod zookeeper;

@@ -5,9 +5,11 @@
 //! - [`redlock`]: `masters` independent `redis-server`s
 //! - [`zookeeper`]: an ensemble of `servers` ZooKeeper 3.8 JVMs
 //! - [`etcd`]: `servers` etcd members on loopback, with the model's Raft timing
+//! - [`postgres`]: one PostgreSQL 15 server, and PgBouncer in front of it for the pgbouncer rows
 
 pub mod db;
 pub mod etcd;
+pub mod postgres;
 pub mod redis;
 pub mod redlock;
 pub mod zookeeper;
