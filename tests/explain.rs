@@ -127,7 +127,15 @@ fn the_diagram_is_a_well_formed_svg_and_a_png() {
     assert_eq!(xml_root(&svg).as_deref(), Ok("svg"), "the diagram is well-formed XML with an <svg> root");
     // Every text the SVG draws, trimmed (plotters puts an element's text on its own line).
     let texts: Vec<&str> = svg.split('>').filter_map(|t| t.split('<').next()).map(str::trim).collect();
-    for lane in ["client-1", "client-3", "server-0", "resource"] {
+    // A lane for each client the narrative names (the paused holder, the next one), the server
+    // that expired the session, and the resource.
+    let named = |phrase: &'static str| {
+        out.lines().filter(move |l| l.contains(phrase)).filter_map(move |l| l.split(phrase).next()?.split(". ").nth(1))
+    };
+    let granted: Vec<&str> = named(" was granted key 0 at ").collect();
+    let expirer = named(" recorded at ").find(|n| n.starts_with("server-"));
+    assert_eq!(granted.len(), 2, "{out}");
+    for lane in granted.into_iter().chain(expirer).chain(["resource"]) {
         assert!(texts.contains(&lane), "the diagram has a lane for {lane}");
     }
     assert!(texts.iter().any(|t| t.contains("elided")), "the 41 s pause is elided, and the break says so");

@@ -160,19 +160,23 @@ fn a_section_still_working_at_the_validity_end_stops_there() {
 
 /// ZooKeeper, session 4 s (tick 1 s): two clients, whoever holds at 20 ms is paused for 10 s.
 /// Its session expires, the other client takes the lock, and the paused holder resumes with its
-/// 50 ms hold long overdue.
+/// 50 ms hold long overdue. Pinned to `client = "locksim-1"`, the model before presets, whose
+/// check runs the connection's clock first; under the default `curator-5.4` the resumed thread
+/// checks before SUSPENDED reaches its listener and writes (zookeeper_library.rs).
 const ZK_PAUSE: &str = r#"
 name = "zk-pause"
 duration_ms = 20000
 [[variants]]
 name = "suspended"
 model = "zookeeper"
+client = "locksim-1"
 on_connection_loss = "suspended"
 session_timeout_ms = 4000
 tick_ms = 1000
 [[variants]]
 name = "lost"
 model = "zookeeper"
+client = "locksim-1"
 on_connection_loss = "lost"
 session_timeout_ms = 4000
 tick_ms = 1000

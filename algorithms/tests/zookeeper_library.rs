@@ -13,6 +13,7 @@ use zookeeper_common::*;
 use locksim_simulator::history::HistoryEvent;
 use locksim_simulator::run::SeedOutcome;
 
+/// Known outcome 08 (its rows leave `client` to the default, `curator-5.4`).
 fn known_08() -> String {
     std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -43,7 +44,7 @@ fn paused_holders_writes(out: &SeedOutcome) -> Vec<locksim_simulator::history::S
 fn curator_5_4_a_holder_resumed_past_its_session_checks_before_suspended_arrives_and_writes_stale() {
     for seed in 0..3 {
         // The model before presets: the check runs the connection's clock, sees SUSPENDED first.
-        let old = run(&known_08(), "suspended", seed);
+        let old = run(&known_08_with("client = \"locksim-1\""), "suspended", seed);
         assert!(paused_holders_writes(&old).is_empty(), "seed {seed}: locksim-1 abandons the section");
         assert_eq!(old.metrics.stale_unfenced_events, 0);
 
@@ -125,7 +126,7 @@ fn curator_5_4_a_release_under_a_one_second_failover_completes_through_the_retry
     for seed in 0..4 {
         let failed = |out: &SeedOutcome| events(out, |e| matches!(e, HistoryEvent::ReleaseFailed { .. })).len();
         // The model before presets: the reset fails the delete, and release() throws.
-        let old = release_under_failover("", seed);
+        let old = release_under_failover("client = \"locksim-1\"", seed);
         assert_eq!(failed(&old), 1, "seed {seed}: locksim-1 fails the release");
         // Curator 5.4: RetryLoop sleeps 1 s and deletes again once reconnected.
         let out = release_under_failover("client = \"curator-5.4\"", seed);

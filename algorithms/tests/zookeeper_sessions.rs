@@ -161,16 +161,21 @@ fn an_idle_client_pings_every_third_of_its_session_timeout() {
     }
 }
 
+/// Pinned to `client = "locksim-1"`, the model before presets: the test times the application's
+/// stop at the moment the connection changes state (`curator-5.4` delivers it later:
+/// zookeeper_library.rs).
 const ISOLATED: &str = r#"
 name = "zk-suspended-lost"
 duration_ms = 90000
 [[variants]]
 name = "suspended"
 model = "zookeeper"
+client = "locksim-1"
 on_connection_loss = "suspended"
 [[variants]]
 name = "lost"
 model = "zookeeper"
+client = "locksim-1"
 on_connection_loss = "lost"
 [workload]
 clients = 1
@@ -245,7 +250,10 @@ fn known_outcome_8_the_paused_holder_resumes_after_the_next_holder_got_in_and_wr
         env!("CARGO_MANIFEST_DIR"),
         "/../scenarios/known/08-zookeeper-pause-beyond-session.toml"
     ))
-    .expect("the known-outcome scenario");
+    .expect("the known-outcome scenario")
+    // Pinned to the model before presets, whose check sees SUSPENDED at once; under the default
+    // `curator-5.4` the `suspended` row writes stale too (zookeeper_library.rs).
+    .replace("model = \"zookeeper\"\n", "model = \"zookeeper\"\nclient = \"locksim-1\"\n");
     for label in ["suspended", "lost"] {
         for seed in 0..3 {
             let out = run(&text, label, seed);

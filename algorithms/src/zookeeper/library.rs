@@ -3,12 +3,14 @@
 //! citations are repeated in docs/models.md). A preset fills every library-dependent parameter the
 //! scenario leaves at its schema default; an explicit value overrides it.
 //!
-//! - `locksim-1` (the default): the model as it was before presets, with no parameter changed:
+//! - `locksim-1`: the model as it was before presets, with no parameter changed (the default
+//!   until issue 32 made `curator-5.4` the default):
 //!   Curator's retry policy and connection timeout, a 40 s session, SUSPENDED seen by the
 //!   application's check at once (`state_delivery = "sync"`), and a release that fails at the
 //!   first connection loss (`release = "fail_fast"`). It mixes behaviours of several versions;
 //!   docs/libraries.md says which.
-//! - `curator-5.4`: Curator 5.4.0 on the ZooKeeper 3.7.1 client. `CuratorFrameworkFactory.java:62-63`
+//! - `curator-5.4` (the default, the newest stable preset): Curator 5.4.0 on the ZooKeeper 3.7.1
+//!   client. `CuratorFrameworkFactory.java:62-63`
 //!   (session 60 s, which a `tickTime` of 2 s negotiates to 40 s; connection timeout 15 s); the
 //!   documented `ExponentialBackoffRetry(1000, 3)` (`ExponentialBackoffRetry.java:71`); connection
 //!   states reach the listeners through the SendThread, the EventThread and

@@ -15,9 +15,9 @@
 //! - [`connection`]: the client's ZooKeeper handle and Curator connection states
 //! - [`recipe`]: the recipes' pure decisions (who holds, whom to watch) and Curator's retry policy
 //! - [`client`]: the lock client: the recipes as state machines, reentrancy, fencing tokens
-//! - [`library`]: the `client` preset (`curator-5.4`, `kazoo-2.10`, `kazoo-2.11`; `locksim-1`,
-//!   the default, is the model as it was before presets): each library's defaults and
-//!   behaviours, cited
+//! - [`library`]: the `client` preset (`curator-5.4`, the default, `kazoo-2.10`, `kazoo-2.11`;
+//!   `locksim-1` is the model as it was before presets): each library's defaults and behaviours,
+//!   cited
 //!
 //! Sources: the ZooKeeper recipes page ("Locks", "Shared Locks", the herd effect), the
 //! ZooKeeper Administrator's Guide (`tickTime`, min/max session timeout), Hunt et al.,
@@ -101,8 +101,8 @@ const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "client",
         kind: ParamKind::Choice(LIBRARIES),
-        default: "\"locksim-1\"",
-        meaning: "the lock library and version the clients run: locksim-1 is the model as it was before presets (mixed versions, see docs/libraries.md); curator-5.4, kazoo-2.10 and kazoo-2.11 set session_timeout_ms, connection_timeout_ms, retry_policy, retry_base_sleep_ms, retry_max_retries, state_delivery, state_delivery_ms, resume_to_check_ms and release unless given; curator-5.4 also has the ZooKeeper Java client's 100 ms cleanup sleep after a lost connection",
+        default: "\"curator-5.4\"",
+        meaning: "the lock library and version the clients run (default curator-5.4, the newest stable preset): locksim-1 is the model as it was before presets (mixed versions, see docs/libraries.md); curator-5.4, kazoo-2.10 and kazoo-2.11 set session_timeout_ms, connection_timeout_ms, retry_policy, retry_base_sleep_ms, retry_max_retries, state_delivery, state_delivery_ms, resume_to_check_ms and release unless given; curator-5.4 also has the ZooKeeper Java client's 100 ms cleanup sleep after a lost connection",
     },
     ParamSpec {
         name: "servers",
@@ -376,8 +376,9 @@ mod tests {
             };
             p.values.insert(spec.name.to_string(), v);
         }
+        // As a scenario sets them: explicit, so the default preset keeps them.
         for (k, v) in overrides {
-            p.values.insert(k.to_string(), v.clone());
+            p.set_explicit(k, v.clone());
         }
         p
     }
@@ -407,8 +408,12 @@ mod tests {
         assert!(notes.contains("negotiate it to 4000 ms"), "{notes}");
         assert!(notes.contains("needs 3 servers for a quorum"), "{notes}");
         assert!(notes.contains("not reentrant"), "{notes}");
+        // The default preset, curator-5.4, asks for Curator's 60 s, which tickTime 2000 caps.
         let defaults = ZOOKEEPER.limitations(&params(&[]), &facts(0.0, 0.0)).join("\n");
-        assert!(!defaults.contains("negotiate") && !defaults.contains("quorum:"), "{defaults}");
+        assert!(defaults.contains("negotiate it to 40000 ms") && !defaults.contains("quorum:"), "{defaults}");
+        let before =
+            ZOOKEEPER.limitations(&params(&[("client", ParamValue::Str("locksim-1".into()))]), &facts(0.0, 0.0));
+        assert!(!before.join("\n").contains("negotiate"), "{before:?}");
     }
 
     #[test]
