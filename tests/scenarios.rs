@@ -90,13 +90,13 @@ fn every_library_scenario_parses_and_meets_its_expectations_at_20_seeds() {
     }
 }
 
-/// Every row of every shipped scenario (library and known outcomes) says what it expects: a row
-/// without an `[expect]` block is a claim nobody checks.
+/// Every row of every shipped scenario (library, known outcomes, fidelity, incidents) says what it
+/// expects: a row without an `[expect]` block is a claim nobody checks.
 #[test]
 fn every_row_of_every_shipped_scenario_has_an_expect_block() {
     let models = locksim_algorithms::registry();
     let mut missing = Vec::new();
-    for dir in ["scenarios", "scenarios/known", "scenarios/fidelity"] {
+    for dir in ["scenarios", "scenarios/known", "scenarios/fidelity", "scenarios/incidents"] {
         for path in files(dir) {
             let sc = locksim_simulator::scenario::load_file(&path, &models).unwrap_or_else(|e| panic!("{e}"));
             for run in &sc.runs {
