@@ -71,6 +71,11 @@ fn each_tick_runs_once_and_the_other_node_skips() {
     assert_eq!(skips(&out), vec![(10_008.0, 1), (20_004.0, 1), (30_004.0, 1), (40_004.0, 1)]);
     assert_eq!(out.metrics.overlap_events, 0);
     assert_eq!(out.metrics.double_executions, Some(0));
+    // A skipped tick is not a wait: the skipping node does not count as waiting with nobody
+    // holding (no unavailability beyond each tick's round trips), and only the 4 runs record a
+    // wait.
+    assert!(out.metrics.unavailable_ns < 50_000_000, "{} ns unavailable", out.metrics.unavailable_ns);
+    assert_eq!(out.metrics.wait_us.len(), 4);
     // The unlock, after the job's resource write (13.002-13.004 s), writes lock_until = now
     // (lockAtLeastFor 0) on client-0's own row, so the next tick finds it free.
     let unlocks = trace_lines(&out, "client-0", "send", "WHERE name AND locked_by=c0");

@@ -193,7 +193,7 @@ impl Timeline {
     /// Rebuilds the intervals and waits from `history`'s events; whatever is still open at the end
     /// closes at `history.duration_ns` with `RunEnd`.
     pub fn from_history(history: &History) -> Timeline {
-        let mut b = Builder::default();
+        let mut b = Builder { scheduled: history.schedule_period_ns.is_some(), ..Builder::default() };
         for e in ordered(history) {
             b.apply(e);
         }
@@ -225,6 +225,9 @@ struct Builder {
     pending: Vec<Vec<(LockKey, usize)>>,
     /// The section attempt in progress per node: its key and start.
     attempt: Vec<Option<(LockKey, Nanos)>>,
+    /// A scheduled workload: a refused try skips that tick's run, so it ends the attempt (the
+    /// node does not wait for the lock; its next tick is a new attempt).
+    scheduled: bool,
 }
 
 /// The list of `node` in `lists`, grown to reach it.
@@ -313,7 +316,12 @@ impl Builder {
                 let i = intervals.len() - 1;
                 of_node(&mut self.open, node).push((key, i));
             }
-            HistoryEvent::AcquireFailed { key, .. } => self.close_wait(node, key, at, WaitOutcome::Failed),
+            HistoryEvent::AcquireFailed { key, .. } => {
+                self.close_wait(node, key, at, WaitOutcome::Failed);
+                if self.scheduled {
+                    self.close_attempt(node, at);
+                }
+            }
             HistoryEvent::Released { key, nested: false } => self.close_interval(node, key, at, EndCause::Released),
             HistoryEvent::Abandoned { key } => self.close_interval(node, key, at, EndCause::Abandoned),
             HistoryEvent::ClientCrashed => {

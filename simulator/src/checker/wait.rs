@@ -8,6 +8,9 @@
 //! after its previous non-nested grant (or after its start or restart) and ends at its next
 //! non-nested `Granted`, whatever failed in between. Nested (reentrant) grants do not end one.
 //!
+//! In a scheduled workload a failed try skips that tick's run: the attempt ends there and records
+//! no wait (the node did not wait for the lock; its next tick starts a new attempt).
+//!
 //! An attempt still waiting when the run ends counts with its wait so far (a lower bound): a
 //! client starved to the end by a leaked lock is the wait this metric exists to show. An attempt
 //! cut short by the client's own crash is dropped: the application that waited is gone, and its
@@ -38,6 +41,7 @@ pub fn record(history: &History, hist: &mut Histogram<u64>) {
                 }
             }
             HistoryEvent::ClientCrashed => since[e.node] = None,
+            HistoryEvent::AcquireFailed { .. } if history.schedule_period_ns.is_some() => since[e.node] = None,
             _ => {}
         }
     }
