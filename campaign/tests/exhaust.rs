@@ -134,3 +134,17 @@ fn etcd_with_its_recheck_still_overlaps_when_a_waiter_is_paused_as_its_grant_arr
     assert!(report.found.counterexample.is_some(), "{report}");
     assert!(report.story.iter().any(|l| l.contains("pause client-") && l.contains("for 3000.000 ms")), "{report}");
 }
+
+#[test]
+fn a_bad_replay_table_is_refused_with_its_line_and_key() {
+    let models = locksim_algorithms::registry();
+    let head = "name = \"bad\"\nduration_ms = 1000\nalgorithms = [\"redis\"]\n\n[replay]\n";
+    for (body, want) in [
+        ("events = [\"start server-0\", 3]\n", "bad.toml:6:29: `replay.events.1`: expected an event key"),
+        ("delays_ms = [1, -2]\n", "bad.toml:6:17: `replay.delays_ms.1`: expected a latency in milliseconds"),
+        ("event = []\n", "`replay.event`: unknown key `event`; valid keys here: events, delays_ms"),
+    ] {
+        let err = parse_str("bad.toml", &format!("{head}{body}"), &models).expect_err(body).to_string();
+        assert!(err.contains(want), "{body}: {err}");
+    }
+}
