@@ -150,10 +150,13 @@ public class Harness {
                 if (stat != null) token = stat.getCzxid();
             } catch (Exception e) { emit("error", "message", "exists: " + e); }
             grant++;
+            // The hold is measured from the grant, as the model's workload measures it (its hold timer
+            // is set when the grant is recorded): the deadline is fixed before `granted` is printed,
+            // so a SIGSTOP that sim live sends on reading that line always falls inside the hold.
+            final long holdUntil = System.nanoTime() + Math.min(s.get("hold_ns").asLong(), Math.max(end - System.nanoTime(), 0));
             emit("granted", "key", key, "mode", "exclusive", "token", token, "grant", grant, "nested", false);
             if (res != null) res.send("Read", JSON.createObjectNode().put("key", key).put("grant", grant));
-            long hold = Math.min(s.get("hold_ns").asLong(), Math.max(end - System.nanoTime(), 0));
-            boolean abandoned = lost.await(hold, TimeUnit.NANOSECONDS);
+            boolean abandoned = lost.await(Math.max(holdUntil - System.nanoTime(), 0), TimeUnit.NANOSECONDS);
             if (!abandoned && res != null) {
                 JsonNode read = res.answer("ReadReply", grant, 1000);
                 if (read != null) {
