@@ -14,13 +14,16 @@ use kubernetes_common::*;
 const JUMP_AT_MS: f64 = 1_000.0;
 
 /// Two clients taking the Lease in turn (client-0 first, at ~504 ms), client-0's wall clock
-/// stepped by `by_ms` at `JUMP_AT_MS`.
+/// stepped by `by_ms` at `JUMP_AT_MS`. In turn needs a leader that releases on cancel: the row
+/// pins `client = "locksim-1"` (client-go-0.30, the default, leaves the Lease to one process).
 fn jumped(by_ms: i64) -> String {
     format!(
         r#"
 name = "kubernetes-client-clock-jump"
 duration_ms = 40_000
 algorithms = ["kubernetes"]
+[models.kubernetes]
+client = "locksim-1"
 [network]
 latency_ms = 1
 [workload]

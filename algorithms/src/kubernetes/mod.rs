@@ -269,9 +269,10 @@ mod tests {
             };
             p.values.insert(spec.name.to_string(), v);
         }
-        p.values.insert("lease_duration_ms".into(), ParamValue::Num(lease));
-        p.values.insert("renew_deadline_ms".into(), ParamValue::Num(renew));
-        p.values.insert("retry_period_ms".into(), ParamValue::Num(retry));
+        // Set as a scenario sets them: explicit, so the default preset (client-go-0.30) keeps them.
+        p.set_explicit("lease_duration_ms", ParamValue::Num(lease));
+        p.set_explicit("renew_deadline_ms", ParamValue::Num(renew));
+        p.set_explicit("retry_period_ms", ParamValue::Num(retry));
         p
     }
 
