@@ -53,3 +53,35 @@ fn an_xact_locks_bump_commits_with_the_transaction_so_a_crash_loses_it() {
     assert_eq!(g.iter().map(|g| g.token).collect::<Vec<_>>(), vec![Some(1), Some(1)]);
     assert_eq!(overlap, 1);
 }
+
+/// The primary killed at 100 ms and restarted `down_ms` later.
+fn restarted_after(down_ms: u64) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let rest = format!(
+        "[workload]\nclients = 2\nthink_ms = 0\nhold_ms = 100\n\n[[faults]]\nkind = \"crash\"\ntarget = \"server-0\"\nat_ms = 100\nduration_ms = {down_ms}\n"
+    );
+    let out = run(&scenario(60_000, "standby = true", &rest), "pg", 1);
+    let at = |needle: &str| trace(&out, "note", needle).iter().map(|t| t.0).collect::<Vec<f64>>();
+    (at("promoted: primary silent"), at("staying read-only"), at("resuming as primary"))
+}
+
+#[test]
+fn an_old_primary_back_after_the_promotion_stays_read_only() {
+    // No fence, so no WAL: the standby last heard the primary at its own start and promotes at
+    // its check 30 s later. Back at 40 100 ms, the old primary asks server-1 first (57P03 to
+    // its clients meanwhile), hears "primary, timeline 2" one round trip later and never
+    // serves again.
+    let (promoted, read_only, resumed) = restarted_after(40_000);
+    assert_eq!(promoted, vec![30_000.0]);
+    assert_eq!(read_only, vec![40_102.0]);
+    assert!(resumed.is_empty());
+}
+
+#[test]
+fn an_old_primary_back_before_the_promotion_resumes_and_the_standby_stays() {
+    // Back at 5 100 ms: server-1, still a standby, says "not primary"; server-0 resumes and its
+    // WAL keepalives keep server-1 from promoting.
+    let (promoted, read_only, resumed) = restarted_after(5_000);
+    assert!(promoted.is_empty());
+    assert!(read_only.is_empty());
+    assert_eq!(resumed, vec![5_102.0]);
+}
