@@ -2,7 +2,8 @@
 //! the modules below it, never one that uses it back (the simulator's `lib.rs` lists its modules
 //! bottom-up). Read from the sources: every `crate::NAME` a file of module A mentions is an edge
 //! A → NAME. A test fails with the cycle it found. Between crates, every `locksim-*` dependency
-//! points down the layers docs/architecture.md draws.
+//! points down the layers docs/architecture.md draws; the engine calls no checker and the
+//! reports run no seed.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -172,4 +173,33 @@ fn the_cycle_finder_finds_a_cycle() {
 fn the_manifest_scan_reads_only_dependencies() {
     let manifest = "[package]\nname = \"x\"\n[dependencies]\nlocksim-simulator.workspace = true\nlocksim-reports = { path = \"r\" }\n[dev-dependencies]\nlocksim-algorithms.workspace = true\n";
     assert_eq!(locksim_dependencies(manifest), ["locksim-simulator", "locksim-reports"]);
+}
+
+/// Every `.rs` file under `dir` (relative to the workspace; or that file) whose text mentions one
+/// of `needles`.
+fn files_mentioning(dir: &str, needles: &[&str]) -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    match root.join(dir) {
+        file if file.is_file() => files.push(file),
+        dir => rust_files(&dir, &mut files),
+    }
+    assert!(!files.is_empty(), "{dir}: no sources read; is the scan broken?");
+    files
+        .iter()
+        .filter(|f| {
+            let text = std::fs::read_to_string(f).expect("source");
+            needles.iter().any(|n| text.contains(n))
+        })
+        .map(|f| f.strip_prefix(root).unwrap_or(f).display().to_string())
+        .collect()
+}
+
+/// The path of a seed, as docs/architecture.md draws it: the engine records (its run module calls
+/// no checker), the campaign checks, and the reports are handed replayed seeds: they run none.
+#[test]
+fn the_engine_calls_no_checker_and_the_reports_run_no_seed() {
+    assert_eq!(files_mentioning("simulator/src/run.rs", &["crate::checker", "checker::"]), Vec::<String>::new());
+    let seed_runners = ["batch::", "run_seed", "record_seed", "run_ordered"];
+    assert_eq!(files_mentioning("reports/src", &seed_runners), Vec::<String>::new());
 }

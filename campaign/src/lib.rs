@@ -15,6 +15,8 @@
 //!   of the result (passed, an expectation failed, a model failed, interrupted)
 //! - [`shard`]: one block of the seeds as a partial results file, and parts merged back into
 //!   the outcome one machine would have had
+//! - [`finish`]: an outcome judged, rendered and written (the table text, the results JSON,
+//!   the report), and the texts of a shard's run and of `--trace`'s seeds
 //! - [`sweep`]: a sweep's points, one campaign each, recorded as they finish, resumable
 //! - [`shrink`]: `sim shrink`: the smallest scenario that still shows a seed's violation (delta
 //!   debugging on the TOML document, each candidate run through the real parser and [`seed`])
@@ -29,6 +31,7 @@
 
 pub mod exhaust;
 pub mod explore;
+pub mod finish;
 pub mod pool;
 pub mod replay;
 pub mod seed;

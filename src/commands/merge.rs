@@ -12,9 +12,10 @@ use locksim_reports::sweep::params_and_points;
 use locksim_reports::sweep::path::point_scenarios;
 use locksim_simulator::scenario::{parse_str, Scenario};
 
-use crate::commands::run::{finish as finish_run, Outputs};
+use crate::commands::run::finish as finish_run;
 use crate::commands::sweep::finish as finish_sweep;
 use crate::exit::CliError;
+use locksim_campaign::finish::Outputs;
 use locksim_reports::sweep::finish::SweepRun;
 
 const AFTER_HELP: &str = "\

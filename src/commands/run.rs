@@ -6,11 +6,10 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
+use locksim_campaign::finish::{shard_text, traces_text, Outputs};
 use locksim_campaign::shard::ShardRun;
 use locksim_campaign::{Campaign, Class, Outcome};
-use locksim_reports::report::{timeline_note, write_report, TimelineSource};
 use locksim_reports::shard::{Origin, Shard};
-use locksim_reports::{render_table, ResultsJson};
 use locksim_simulator::scenario::{load_file_with_text, Scenario};
 
 use crate::exit::{CliError, EXPECTATION_FAILED, MODEL_FAILED, OK};
@@ -112,18 +111,8 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     finish(&scenario, scenario_text, &args.algorithms, &outcome, &outputs)
 }
 
-/// Where `sim run` (and `sim merge`) write the results.
-pub(crate) struct Outputs<'a> {
-    /// `--json FILE`.
-    pub json: Option<&'a Path>,
-    /// `--report DIR` (already checked to be writable).
-    pub report: Option<&'a Path>,
-    /// `--timeline-seed S`.
-    pub timeline_seed: Option<u64>,
-}
-
-/// What every run ends with, whether its seeds ran here or in shards that `sim merge` folded:
-/// the campaign's verdict, the table printed, the results JSON and report written, the exit code.
+/// What every run ends with, whether its seeds ran here or in shards that `sim merge` folded
+/// ([`locksim_campaign::finish::finish`]): the table printed, the results written, the exit code.
 pub(crate) fn finish(
     scenario: &Scenario,
     scenario_text: String,
@@ -131,48 +120,22 @@ pub(crate) fn finish(
     outcome: &Outcome,
     outputs: &Outputs,
 ) -> Result<i32, CliError> {
-    let verdict = outcome.judge(scenario, algorithms);
-    let file = scenario.file.display().to_string();
-    let mut text = String::new();
-    if outcome.interrupted {
-        text.push_str(&format!(
-            "# interrupted: {} of {} seed-runs finished; the results below cover those\n",
-            outcome.finished, outcome.total
-        ));
-        if verdict.unstarted > 0 {
-            text.push_str(&format!(
-                "# {} expectation(s) of rows that never started are not judged\n",
-                verdict.unstarted
-            ));
-        }
+    let finished = locksim_campaign::finish::finish(scenario, scenario_text, algorithms, outcome, outputs)?;
+    print_out(&finished.text);
+    if let Some(line) = finished.report_line {
+        eprintln!("{line}");
     }
-    text.push_str(&render_table(&file, &outcome.totals, &verdict.expectations));
-    if outcome.verified {
-        text.push_str(&outcome.verify_text());
-    }
-    print_out(&text);
-    if outputs.json.is_some() || outputs.report.is_some() {
-        let json = ResultsJson::from_scenario(scenario, outcome.seeds.clone(), &outcome.totals, verdict.expectations)
-            .with_scenario_text(scenario_text)
-            .with_interrupted(outcome.interrupted);
-        if let Some(path) = &outputs.json {
-            locksim_reports::write_atomic(path, json.to_pretty_string()).map_err(|e| {
-                CliError::bad_input(format!("cannot write the results JSON to {}: {e}", path.display()))
-            })?;
-        }
-        if let Some(dir) = &outputs.report {
-            let replay = locksim_campaign::replay::replayer(scenario, locksim_campaign::RunMode::default());
-            let source = TimelineSource::Replay(scenario, &replay);
-            let written = write_report(dir, &json, source, outputs.timeline_seed)?;
-            eprintln!("report: {}{}", written.index.display(), timeline_note(written.timeline_seed));
-        }
-    }
-    Ok(match verdict.class {
+    Ok(exit_code(finished.class))
+}
+
+/// A run's class as the exit code (130, 3, 1, 0).
+pub(crate) fn exit_code(class: Class) -> i32 {
+    match class {
         Class::Interrupted => INTERRUPTED,
         Class::ModelFailed => MODEL_FAILED,
         Class::ExpectationFailed => EXPECTATION_FAILED,
         Class::Passed => OK,
-    })
+    }
 }
 
 /// `--shard K/N`: runs the shard's block of the seeds, writes its partial results to `--json`
@@ -186,8 +149,8 @@ fn run_shard(
     pool: &rayon::ThreadPool,
 ) -> Result<i32, CliError> {
     let json = args.json.as_deref().expect("clap requires --json with --shard");
-    let (seeds, part) = (campaign.seeds.clone(), shard.seeds(campaign.seeds.clone()));
-    let total = crate::seeds::seed_runs(&part, campaign.rows.len())?;
+    let seeds = campaign.seeds.clone();
+    let total = crate::seeds::seed_runs(&shard.seeds(seeds.clone()), campaign.rows.len())?;
     let progress = progress_bar(total);
     let file = campaign.scenario.file.display().to_string();
     let origin = Origin::new(VERSION, &file, scenario_text, seeds.clone(), &args.algorithms, &[]);
@@ -196,22 +159,7 @@ fn run_shard(
     progress.finish_and_clear();
     locksim_reports::write_atomic(json, partial.to_text())
         .map_err(|e| CliError::bad_input(format!("cannot write the partial results to {}: {e}", json.display())))?;
-    let mut text = format!(
-        "# shard {shard}: seeds {}..{} of {}..{}; partial results in {} (expectations are judged by `sim merge`)\n",
-        part.start,
-        part.end,
-        seeds.start,
-        seeds.end,
-        json.display()
-    );
-    if outcome.interrupted {
-        text.push_str(&format!(
-            "# interrupted: {} of {total} seed-runs of shard {shard} finished; the part holds those and is marked interrupted (`sim merge` says which seeds are missing)\n",
-            outcome.finished
-        ));
-    }
-    text.push_str(&render_table(&file, &outcome.totals, &[]));
-    print_out(&text);
+    print_out(&shard_text(&file, shard, seeds, json, &outcome, total));
     Ok(if outcome.interrupted {
         INTERRUPTED
     } else if outcome.panicked() {
@@ -223,34 +171,9 @@ fn run_shard(
 
 /// Runs the one seed of each selected row with a trace and writes the traces.
 fn write_traces(campaign: &Campaign, seed: u64, target: &Path) -> Result<(), CliError> {
-    let to_stdout = target.as_os_str() == "-";
     let jsonl = target.extension().is_some_and(|e| e == "jsonl");
-    let mut out = String::new();
-    for (run, outcome) in campaign.traced(seed) {
-        let Ok(outcome) = outcome else {
-            out.push_str(&format!("# {}: seed {seed} panicked; see the results below\n", run.label));
-            continue;
-        };
-        let trace = outcome.trace.expect("trace requested");
-        if jsonl {
-            for e in &trace.entries {
-                let mut v = serde_json::to_value(e).expect("trace entry serialises");
-                v["algorithm"] = serde_json::Value::from(run.label.clone());
-                out.push_str(&v.to_string());
-                out.push('\n');
-            }
-        } else {
-            out.push_str(&format!(
-                "# trace: {} seed {seed} ({} events, hash {:016x})\n",
-                run.label,
-                trace.entries.len(),
-                outcome.trace_hash
-            ));
-            out.push_str(&trace.render_text());
-            out.push('\n');
-        }
-    }
-    if to_stdout {
+    let out = traces_text(campaign, seed, jsonl);
+    if target.as_os_str() == "-" {
         print_out(&out);
         Ok(())
     } else {

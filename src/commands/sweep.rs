@@ -6,18 +6,17 @@
 //! output directory) before anything runs.
 //! Each finished point is recorded in DIR as it completes, so `--resume` skips it; `--shard K/N`
 //! runs one block of the seeds at every point and writes a partial file for `sim merge`, whose
-//! sweep outputs go through [`finish`] as this command's do.
+//! sweep outputs go through [`finish`] as this command's do. Running it all is
+//! [`locksim_campaign::sweep::run_sweep`]; this file checks the arguments and prints.
 
-use std::ops::Range;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Args;
-use locksim_reports::exact::TotalsState;
-use locksim_reports::shard::{merge_rows, Origin, PointState, Shard};
+use locksim_campaign::sweep::{run_sweep, SweepPlan};
+use locksim_reports::shard::{Origin, Shard};
 use locksim_reports::sweep::finish::SweepRun;
 use locksim_reports::sweep::params_and_points;
 use locksim_reports::sweep::path::point_scenarios;
-use locksim_reports::sweep::progress::Progress;
 use locksim_reports::sweep::values::describe_point;
 use locksim_reports::AlgorithmTotals;
 use locksim_simulator::scenario::{load_file, RunSpec};
@@ -26,8 +25,6 @@ use crate::exit::{CliError, MODEL_FAILED, OK};
 use crate::interrupt::INTERRUPTED;
 use crate::runner::{print_out, progress_bar, shown_on, thread_pool};
 use crate::seeds::parse_seeds;
-use locksim_campaign::sweep::{run_points, Point as SweepPoint, SweepOutcome};
-use locksim_campaign::Campaign;
 
 const AFTER_HELP: &str = "\
 KEY is a dotted path into the scenario file, as written: table keys by name, [[faults]],
@@ -154,96 +151,48 @@ pub fn sweep(args: SweepArgs) -> Result<i32, CliError> {
     let shard = args.shard.as_deref().map(Shard::parse).transpose().map_err(CliError::bad_input)?;
     let pool = thread_pool(args.threads)?;
     let _out_lock = crate::out_dir::prepare_locked(&args.out, "--out").map_err(CliError::bad_input)?;
-
     let origin =
         Origin::new(crate::commands::run::VERSION, &file, &text, seeds.clone(), &args.algorithms, &args.params);
-    let resumed =
-        if args.resume { Progress::resume(&args.out, &origin, shard).map_err(CliError::bad_input)? } else { None };
-    let found = resumed.is_some();
-    let (mut record, recorded) = match resumed {
-        Some(found) => found,
-        None => (Progress::start(&args.out, &origin, shard).map_err(CliError::bad_input)?, Vec::new()),
+    let plan = SweepPlan {
+        run: SweepRun {
+            out: &args.out,
+            name: &base.name,
+            file: &file,
+            seeds,
+            params: &params,
+            points: &points,
+            has_expect: !base.expect.is_empty(),
+            full: args.full,
+        },
+        rows: runs,
+        origin,
+        algorithms: &args.algorithms,
+        shard,
+        resume: args.resume,
     };
-    if args.resume && !found {
-        eprintln!(
-            "resume: no progress record in {} (the sweep finished, or never started): running every point",
-            args.out.display()
-        );
-    } else if args.resume {
-        eprintln!(
-            "resume: {} of {} points already finished (recorded in {})",
-            recorded.len().min(points.len()),
-            points.len(),
-            record.path().display()
-        );
-    }
-
-    // A shard runs its block of the seeds at every point.
-    let run_seeds = shard.map_or(seeds.clone(), |s| s.seeds(seeds.clone()));
-    let mut total = 0u64;
-    for rows in runs.iter().skip(recorded.len()) {
-        let point = crate::seeds::seed_runs(&run_seeds, rows.len())?;
-        total = total.checked_add(point).ok_or_else(|| {
-            CliError::bad_input(format!(
-                "--seeds {}..{} at {} points: more seed-runs than this machine can count (or ever run); give fewer seeds",
-                run_seeds.start,
-                run_seeds.end,
-                points.len()
-            ))
-        })?;
-    }
-    // Points an interrupted sweep finished are taken from its record, not run again.
-    let name = record.path().display().to_string();
-    let mut sweep_points = Vec::with_capacity(points.len());
-    for (i, point) in points.iter().enumerate() {
-        sweep_points.push(match recorded.get(i) {
-            Some(state) => SweepPoint::Recorded(
-                merge_rows(&point.scenario, &args.algorithms, &[&state.rows], &[&name]).map_err(CliError::bad_input)?,
-            ),
-            None => SweepPoint::Run(Campaign::new(&point.scenario, runs[i].clone(), run_seeds.clone())),
-        });
-    }
-    let progress = progress_bar(total);
-    let outcome = run_points(sweep_points, &pool, crate::interrupt::stop_flag(), shown_on(&progress), |i, totals| {
-        record.record(&PointState { point: i, rows: totals.iter().map(TotalsState::of).collect() })
-    })
+    let progress = progress_bar(0);
+    let end = run_sweep(
+        &plan,
+        &pool,
+        crate::interrupt::stop_flag(),
+        |line| eprintln!("{line}"),
+        |total| progress.set_length(total),
+        shown_on(&progress),
+    )
     .map_err(CliError::bad_input)?;
     progress.finish_and_clear();
-
-    if let Some(shard) = shard {
-        let code = write_shard(&args.out, origin, shard, run_seeds, &outcome, points.len())?;
-        if !outcome.interrupted {
-            forget_progress(record.path());
-        }
-        return Ok(code);
-    }
-    let SweepOutcome { points: done, finished, interrupted } = outcome;
-    let sweep = SweepRun {
-        out: &args.out,
-        name: &base.name,
-        file: &file,
-        seeds,
-        params: &params,
-        points: &points,
-        has_expect: !base.expect.is_empty(),
-        full: args.full,
-    };
-    let code = finish(&sweep, done, interrupted, finished, total)?;
-    if !interrupted {
-        forget_progress(record.path());
-    }
-    Ok(code)
+    print_out(&end.text);
+    Ok(sweep_code(end.interrupted, end.panicked))
 }
 
-/// Removes a finished sweep's progress record: it exists only so that `--resume` can pick up an
-/// interrupted sweep, and it holds every point's exact state (histograms included, about 4.6 KB
-/// per row per point), several times the size of the outputs themselves. A `--resume` of a
-/// finished sweep then runs it again, to the same files.
-fn forget_progress(path: &Path) {
-    if let Err(e) = std::fs::remove_file(path) {
-        if e.kind() != std::io::ErrorKind::NotFound {
-            eprintln!("note: could not remove the finished sweep's progress record {}: {e}", path.display());
-        }
+/// A sweep's exit code: 130 interrupted, 3 a seed panicked, else 0.
+fn sweep_code(interrupted: bool, panicked: bool) -> i32 {
+    if interrupted {
+        INTERRUPTED
+    } else if panicked {
+        MODEL_FAILED
+    } else {
+        OK
     }
 }
 
@@ -259,43 +208,5 @@ pub(crate) fn finish(
     let end = locksim_reports::sweep::finish::finish(sweep, &done, interrupted, finished, total)
         .map_err(CliError::bad_input)?;
     print_out(&end.text);
-    Ok(if interrupted {
-        INTERRUPTED
-    } else if end.panicked {
-        MODEL_FAILED
-    } else {
-        OK
-    })
-}
-
-/// `--shard K/N`: writes the shard's partial results (every point's rows over the shard's
-/// seeds) as `DIR/shard-K-of-N.json`. An interrupted shard writes none: its finished points are
-/// in its progress record, and `--resume` completes it.
-fn write_shard(
-    out: &Path,
-    origin: Origin,
-    shard: Shard,
-    run_seeds: Range<u64>,
-    outcome: &SweepOutcome,
-    n_points: usize,
-) -> Result<i32, CliError> {
-    let file = origin.file.clone();
-    let Some(partial) = outcome.partial(origin, shard) else {
-        let whole = outcome.points.iter().filter(|(_, complete)| *complete).count();
-        print_out(&format!(
-            "# interrupted: shard {shard} finished {whole} of {n_points} points; no partial results written (add --resume to go on)\n"
-        ));
-        return Ok(INTERRUPTED);
-    };
-    let path = out.join(format!("shard-{}-of-{}.json", shard.index, shard.count));
-    locksim_reports::write_atomic(&path, partial.to_text())
-        .map_err(|e| CliError::bad_input(format!("cannot write the partial results to {}: {e}", path.display())))?;
-    print_out(&format!(
-        "# shard {shard} of sweep {file}: {n_points} point{} × seeds {}..{}; partial results in {} (merge every shard with `sim merge … --out DIR`)\n",
-        if n_points == 1 { "" } else { "s" },
-        run_seeds.start,
-        run_seeds.end,
-        path.display()
-    ));
-    Ok(if outcome.panicked() { MODEL_FAILED } else { OK })
+    Ok(sweep_code(interrupted, end.panicked))
 }
