@@ -103,6 +103,20 @@ pub struct WorkloadSpec {
     /// leaving, drawn per write: the window in which a pause defeats the check (Kleppmann's
     /// case). 0: the write leaves in the same instant.
     pub check_to_write_ms: Dist,
+    /// `kind = "scheduled"`: each client runs one job on a cron-like schedule of its own wall
+    /// clock instead of looping; `None`: the loop (`kind = "loop"`, the default).
+    pub schedule: Option<Schedule>,
+}
+
+/// A scheduled-job workload (`[workload] kind = "scheduled"`): every client fires the same job
+/// at each multiple of `period_ms` on its own wall clock (a cron expression such as
+/// `0 * * * * *`), tries the lock once and skips that run when it is taken; a run that is still
+/// going when the next multiple passes makes the client skip that one too (Spring's
+/// `CronTrigger` computes the next time after the last completion).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Schedule {
+    /// The job's period on the clients' wall clocks, ms (a plain number, never drawn).
+    pub period_ms: f64,
 }
 
 /// The format's defaults (`[workload]` absent): ten clients looping on one lock, holding 5–50 ms,
@@ -119,21 +133,8 @@ impl Default for WorkloadSpec {
             reentry: 0.0,
             resource: true,
             acquisitions_per_client: None,
-    /// `kind = "scheduled"`: each client runs one job on a cron-like schedule of its own wall
-    /// clock instead of looping; `None`: the loop (`kind = "loop"`, the default).
-    pub schedule: Option<Schedule>,
-}
-
-/// A scheduled-job workload (`[workload] kind = "scheduled"`): every client fires the same job
-/// at each multiple of `period_ms` on its own wall clock (a cron expression such as
-/// `0 * * * * *`), tries the lock once and skips that run when it is taken; a run that is still
-/// going when the next multiple passes makes the client skip that one too (Spring's
-/// `CronTrigger` computes the next time after the last completion).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Schedule {
-    /// The job's period on the clients' wall clocks, ms (a plain number, never drawn).
-    pub period_ms: f64,
             check_to_write_ms: Dist::Const(0.0),
+            schedule: None,
         }
     }
 }
@@ -150,7 +151,6 @@ pub struct ClockSpec {
 /// What a fault does, with the keys of its own kind.
 #[derive(Clone, Debug, PartialEq)]
 pub enum FaultKind {
-            schedule: None,
     /// The targets go down, losing volatile state and timers; they restart at the fault's end.
     Crash {
         /// A killed process (its connections are reset) or a lost host (silence).
