@@ -333,7 +333,7 @@ impl Model for Postgres {
     }
 
     fn fenced(&self, params: &Params) -> bool {
-        params.str("fence") == "generation"
+        Config::from_params(params).fence
     }
 
     fn services(&self, params: &Params) -> Vec<(String, NodeKind)> {
