@@ -155,15 +155,15 @@ pub struct AlgorithmTotals {
     /// Grants of the highest token so far to the client granted it last, nobody else granted the
     /// key since (a leaked lock re-entered): runs and grants. Not a violation.
     pub leaked_regrants: ClassCount,
-    /// Successful (non-nested) acquisitions over all runs.
-    pub acquisitions: u64,
-    /// Acquire calls that gave up over all runs.
     /// Scheduled workload: runs of the job beyond the first in one period: runs and events.
     /// Stays at 0 for the loop (`scheduled` false).
     pub double_executions: ClassCount,
     /// Whether the rows' seeds ran a scheduled workload (`double_executions` applies); the
     /// outputs show the metric only then, so a loop's outputs are unchanged.
     pub scheduled: bool,
+    /// Successful (non-nested) acquisitions over all runs.
+    pub acquisitions: u64,
+    /// Acquire calls that gave up over all runs.
     pub failed_acquisitions: u64,
     /// Holds ended by a release (critical sections completed) over all runs.
     pub completed_sections: u64,
@@ -235,12 +235,12 @@ impl AlgorithmTotals {
             lost_updates: ClassCount::default(),
             token_regressions: ClassCount::default(),
             leaked_regrants: ClassCount::default(),
+            double_executions: ClassCount::default(),
+            scheduled: false,
             acquisitions: 0,
             failed_acquisitions: 0,
             completed_sections: 0,
             releases: 0,
-            double_executions: ClassCount::default(),
-            scheduled: false,
             failed_releases: 0,
             messages: 0,
             notifications: 0,
@@ -285,6 +285,10 @@ impl AlgorithmTotals {
         self.lost_updates.add(m.lost_updates);
         self.token_regressions.add(m.token_regressions);
         self.leaked_regrants.add(m.leaked_regrants);
+        if let Some(d) = m.double_executions {
+            self.scheduled = true;
+            self.double_executions.add(d);
+        }
         self.acquisitions += m.acquisitions;
         self.failed_acquisitions += m.failed_acquisitions;
         self.completed_sections += m.completed_sections;
@@ -295,10 +299,6 @@ impl AlgorithmTotals {
         self.refused_attempts += m.refused_attempts;
         self.unavailable_ns += m.unavailable_ns as u128;
         self.outage_ns_sum += m.outage_ns as u128;
-        if let Some(d) = m.double_executions {
-            self.scheduled = true;
-            self.double_executions.add(d);
-        }
         self.outage_ns_max = self.outage_ns_max.max(m.outage_ns);
         if let Some(j) = m.fairness {
             self.fairness_sum_units += fairness_units(j);
@@ -335,22 +335,22 @@ impl AlgorithmTotals {
             (&mut self.lost_updates, later.lost_updates),
             (&mut self.token_regressions, later.token_regressions),
             (&mut self.leaked_regrants, later.leaked_regrants),
+            (&mut self.double_executions, later.double_executions),
         ] {
             mine.runs += theirs.runs;
             mine.events += theirs.events;
         }
+        self.scheduled |= later.scheduled;
         self.acquisitions += later.acquisitions;
         self.failed_acquisitions += later.failed_acquisitions;
         self.completed_sections += later.completed_sections;
         self.releases += later.releases;
         self.failed_releases += later.failed_releases;
         self.messages += later.messages;
-            (&mut self.double_executions, later.double_executions),
         self.notifications += later.notifications;
         self.refused_attempts += later.refused_attempts;
         self.unavailable_ns += later.unavailable_ns;
         self.outage_ns_sum += later.outage_ns_sum;
-        self.scheduled |= later.scheduled;
         self.outage_ns_max = self.outage_ns_max.max(later.outage_ns_max);
         self.fairness_sum_units += later.fairness_sum_units;
         self.fairness_runs += later.fairness_runs;

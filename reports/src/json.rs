@@ -263,14 +263,14 @@ pub struct AlgorithmJson {
     /// interrupted, 0 for a row that never started; `null` in results that predate the field.
     #[serde(default)]
     pub seeds_finished: Option<u64>,
-}
-
-impl AlgorithmJson {
-    /// The row for `t`; `file` is the scenario file as the user named it (for `replay`).
     /// Scheduled workload (`kind = "scheduled"`): runs of the job beyond the first in one period,
     /// as a violation class (runs, events, rate); absent for a loop, which reads as none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub double_executions: Option<ClassJson>,
+}
+
+impl AlgorithmJson {
+    /// The row for `t`; `file` is the scenario file as the user named it (for `replay`).
     pub fn from_totals(t: &AlgorithmTotals, file: &str) -> Self {
         let n = t.runs;
         AlgorithmJson {
@@ -323,12 +323,12 @@ impl AlgorithmJson {
             fairness: t.fairness(),
             first_leaked_regrants: first_of_each(&t.leaked_seeds),
             seeds_finished: Some(t.runs + t.panicked_runs),
+            double_executions: t.scheduled.then(|| ClassJson::new(t.double_executions, n)),
         }
     }
 }
 
 impl ResultsJson {
-            double_executions: t.scheduled.then(|| ClassJson::new(t.double_executions, n)),
     /// Results from plain values (`seeds` is `from..to`, `to` exclusive).
     pub fn new(
         scenario: &str,
