@@ -432,6 +432,26 @@ mod tests {
         assert!(t.contains("<td class=\"label\">db</td><td class=\"label\">–</td>"), "{t}");
     }
 
+    /// The double-executions column exists only when some row ran a scheduled workload; a loop
+    /// row beside one says it was not scheduled.
+    #[test]
+    fn the_double_executions_column_shows_only_with_a_scheduled_row() {
+        use crate::aggregate::tests::clean;
+        use crate::aggregate::AlgorithmTotals;
+        let mut looped = AlgorithmTotals::new("db", "db", serde_json::json!({}), true);
+        looped.add(&clean(0, true));
+        let plain = ResultsJson::new("s", "s.toml", 1000.0, 0..1, std::slice::from_ref(&looped), vec![]);
+        assert!(!table(&plain).contains("double executions"));
+        let mut job = AlgorithmTotals::new("shedlock", "db", serde_json::json!({}), false);
+        let mut m = clean(0, false);
+        m.double_executions = Some(2);
+        job.add(&m);
+        let t = table(&ResultsJson::new("s", "s.toml", 1000.0, 0..1, &[looped, job], vec![]));
+        assert!(t.contains("<th>leaked re-grants</th><th>double executions</th>"), "{t}");
+        assert!(t.contains("<td class=\"na\">not scheduled</td>"), "{t}");
+        assert!(t.contains("<td class=\"bad\">1 (100%)"), "{t}");
+    }
+
     #[test]
     fn a_description_links_its_source_addresses() {
         let text =
