@@ -86,6 +86,8 @@ pub const COMPARED: &[(&str, Judged, PerRun)] = &[
     ("overlap", Judged::Rate, |m| Some((m.overlap_events > 0) as u8 as f64)),
     ("stale_unfenced", Judged::Rate, |m| Some((m.stale_unfenced_events > 0) as u8 as f64)),
     ("token_regressions", Judged::Rate, |m| Some((m.token_regressions > 0) as u8 as f64)),
+    // A scheduled row's "at most once per period" (a loop row has none, and no line).
+    ("double_executions", Judged::Rate, |m| m.double_executions.map(|d| (d > 0) as u8 as f64)),
     ("throughput_per_s", Judged::Value, |m| Some(m.completed_sections as f64 / (m.duration_ns as f64 / 1e9).max(1e-9))),
     ("unavailable_ms", Judged::Value, |m| Some(m.unavailable_ns as f64 / 1e6)),
     ("wait_ms_p50", Judged::Value, |m| hist_ms(&m.wait_us, 0.5)),
@@ -400,6 +402,21 @@ mod tests {
         assert!(values_only.verdicts_agree(), "a value outside the range does not fail the comparison");
 
         let mut with_verdict = Agreement::default();
+    /// `double_executions` is a verdict for a scheduled row and absent for a loop row.
+    #[test]
+    fn double_executions_are_compared_only_for_a_scheduled_row() {
+        let run = |d: Option<u64>| {
+            let mut m = SeedMetrics::empty(0, 1_000_000_000, false);
+            m.double_executions = d;
+            m
+        };
+        let metrics = |c: &[Compared]| c.iter().map(|c| c.metric).collect::<Vec<_>>();
+        assert!(!metrics(&compare(&[run(None), run(None)], &[run(None)])).contains(&"double_executions"));
+        let c = compare(&[run(Some(0)), run(Some(1))], &[run(Some(2))]);
+        let d = c.iter().find(|c| c.metric == "double_executions").expect("compared");
+        assert_eq!((d.judged, d.sim_mid, d.live.clone()), (Judged::Rate, 0.5, vec![1.0]));
+    }
+
         with_verdict.add(&[overlap_meets, wait_inside]);
         // A second live column (the reference library) with the differing verdict.
         with_verdict.add(&[overlap_differs, wait_outside]);

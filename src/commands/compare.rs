@@ -24,13 +24,15 @@ use crate::interrupt::{self, INTERRUPTED};
 use crate::runner::{print_out, thread_pool};
 use crate::seeds::parse_seeds;
 
-/// Exit code: a verdict (overlap, stale_unfenced, token_regressions) differs between the
+/// Exit code: a verdict (overlap, stale_unfenced, token_regressions; double_executions for a
+/// scheduled workload) differs between the
 /// simulation and a live column.
 pub const VERDICT_DIFFERS: i32 = EXPECTATION_FAILED;
 
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Agreement, per metric: a rate (overlap, stale_unfenced, token_regressions: the verdicts) agrees when \
+    after_help = "Agreement, per metric: a rate (overlap, stale_unfenced, token_regressions, and double_executions for a scheduled \
+workload: the verdicts) agrees when \
 the live share's Wilson 95% interval meets the simulated one; a value (throughput, outage, waits, latencies, messages) \
 agrees when every live run falls in the middle 95% of the simulated runs.\n\n\
 Exit codes: 0 every verdict agrees (values outside the simulated range are printed as NO but do not fail: a live run's \
