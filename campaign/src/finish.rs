@@ -28,27 +28,27 @@ pub struct Outputs<'a> {
     pub timeline_seed: Option<u64>,
 }
 
-/// A finished run: what to print and what it amounts to.
+/// A finished run: what it amounts to.
 #[derive(Clone, Debug)]
 pub struct Finished {
-    /// The terminal's text: interrupted lines, the table, the `--verify` verdict.
-    pub text: String,
     /// Where the report went (`report: DIR/index.html (timeline: seed S)`), for stderr.
     pub report_line: Option<String>,
     /// The result's class (the exit code).
     pub class: Class,
 }
 
-/// Judges `outcome` against `scenario`'s expectations (rows filtered by `algorithms`), renders
-/// its text and writes the results JSON and the report. A report's explanations and timeline are
-/// replays of the very seeds counted. Errors: an output that cannot be written
-/// ([`ReportError::Io`]) or a chart that fails to draw.
+/// Judges `outcome` against `scenario`'s expectations (rows filtered by `algorithms`), hands its
+/// text (interrupted lines, the table, the `--verify` verdict) to `print`, then writes the results
+/// JSON and the report: in that order, so that `--json -` puts the JSON after the table on
+/// standard output. A report's explanations and timeline are replays of the very seeds counted.
+/// Errors: an output that cannot be written ([`ReportError::Io`]) or a chart that fails to draw.
 pub fn finish(
     scenario: &Scenario,
     scenario_text: String,
     algorithms: &[String],
     outcome: &Outcome,
     outputs: &Outputs,
+    print: impl FnOnce(&str),
 ) -> Result<Finished, ReportError> {
     let verdict = outcome.judge(scenario, algorithms);
     let file = scenario.file.display().to_string();
@@ -69,6 +69,7 @@ pub fn finish(
     if outcome.verified {
         text.push_str(&outcome.verify_text());
     }
+    print(&text);
     let mut report_line = None;
     if outputs.json.is_some() || outputs.report.is_some() {
         let json = ResultsJson::from_scenario(scenario, outcome.seeds.clone(), &outcome.totals, verdict.expectations)
@@ -84,7 +85,7 @@ pub fn finish(
             report_line = Some(format!("report: {}{}", written.index.display(), timeline_note(written.timeline_seed)));
         }
     }
-    Ok(Finished { text, report_line, class: verdict.class })
+    Ok(Finished { report_line, class: verdict.class })
 }
 
 /// The text of a shard's run (`sim run --shard K/N`): which block, where the part went, the

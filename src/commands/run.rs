@@ -120,8 +120,7 @@ pub(crate) fn finish(
     outcome: &Outcome,
     outputs: &Outputs,
 ) -> Result<i32, CliError> {
-    let finished = locksim_campaign::finish::finish(scenario, scenario_text, algorithms, outcome, outputs)?;
-    print_out(&finished.text);
+    let finished = locksim_campaign::finish::finish(scenario, scenario_text, algorithms, outcome, outputs, print_out)?;
     if let Some(line) = finished.report_line {
         eprintln!("{line}");
     }
