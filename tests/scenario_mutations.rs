@@ -161,6 +161,20 @@ const MUTATIONS: &[Mutation] = &[
         to: "duration_ms = 290_000",
     },
     Mutation {
+        file: "known/28-dynamodb-paused-holder.toml",
+        what: "a 15 s pause, shorter than the 20 s lease",
+        row: "dynamodb",
+        from: "duration_ms = 30_000",
+        to: "duration_ms = 15_000",
+    },
+    Mutation {
+        file: "known/29-dynamodb-heartbeat-applied-but-failed.toml",
+        what: "the heartbeat not slowed: it is answered in time",
+        row: "dynamodb",
+        from: "latency_ms = 3_000",
+        to: "latency_ms = 0",
+    },
+    Mutation {
         file: "families.toml",
         what: "PostgreSQL's idle_session_timeout at 10 s: the paused holder's session is ended under it",
         row: "postgres",

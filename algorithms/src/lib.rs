@@ -11,6 +11,7 @@
 //! - [`postgres`]: PostgreSQL advisory locks (session or transaction scope), PgBouncer, a self-promoting standby
 //! - [`consul`]: Consul servers (Raft), sessions bound to serfHealth and a TTL, lock-delay, and the Go api's Lock
 //! - [`hazelcast`]: Hazelcast's CP subsystem (a Raft CP group, CP sessions) and its FencedLock
+//! - [`dynamodb`]: the AWS DynamoDB Lock Client on one conditional-write table (RVN heartbeats, takeover after a lease)
 //! - `smallmap`: a small sorted-vector map the models use for per-key state
 //!
 //! A new model is one folder here plus one line in [`registry`] (see `docs/adding-a-model.md`).
@@ -20,6 +21,7 @@
 pub mod consensus;
 pub mod consul;
 pub mod db;
+pub mod dynamodb;
 pub mod etcd;
 pub mod hazelcast;
 pub mod kubernetes;
@@ -33,7 +35,7 @@ use locksim_simulator::model::DynModel;
 
 /// Every model this build has, in the order `sim list` shows them. Adding a model is one line here.
 pub fn registry() -> Vec<&'static dyn DynModel> {
-    vec![&db::DB, &redis::REDIS, &redlock::REDLOCK, &zookeeper::ZOOKEEPER, &etcd::ETCD, &kubernetes::KUBERNETES, &postgres::POSTGRES, &consul::CONSUL, &hazelcast::HAZELCAST]
+    vec![&db::DB, &redis::REDIS, &redlock::REDLOCK, &zookeeper::ZOOKEEPER, &etcd::ETCD, &kubernetes::KUBERNETES, &postgres::POSTGRES, &consul::CONSUL, &hazelcast::HAZELCAST, &dynamodb::DYNAMODB]
 }
 
 /// The model with this name.

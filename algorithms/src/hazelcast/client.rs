@@ -343,18 +343,18 @@ impl LockClient<Hazelcast> for HazelcastClient {
                     self.arm_heartbeat(ctx);
                 }
             }
-            HazelcastTimer::Client(ClientTimer::CallTimeout { uid }) => {
-                if self.v.calls.get(&uid).is_some_and(|c| c.timeout == Some(timer)) {
-                    self.v.target += 1;
-                    let call = self.finish(ctx, uid).expect("present");
-                    self.completed(ctx, out, call, Err(HzError::NotLeader { hint: None }));
-                }
+            HazelcastTimer::Client(ClientTimer::CallTimeout { uid })
+                if self.v.calls.get(&uid).is_some_and(|c| c.timeout == Some(timer)) =>
+            {
+                self.v.target += 1;
+                let call = self.finish(ctx, uid).expect("present");
+                self.completed(ctx, out, call, Err(HzError::NotLeader { hint: None }));
             }
-            HazelcastTimer::Client(ClientTimer::CallRetry { uid }) => {
-                if self.v.calls.get(&uid).is_some_and(|c| c.retry == Some(timer)) {
-                    self.v.calls.get_mut(&uid).expect("present").retry = None;
-                    self.send(ctx, uid);
-                }
+            HazelcastTimer::Client(ClientTimer::CallRetry { uid })
+                if self.v.calls.get(&uid).is_some_and(|c| c.retry == Some(timer)) =>
+            {
+                self.v.calls.get_mut(&uid).expect("present").retry = None;
+                self.send(ctx, uid);
             }
             _ => {}
         }

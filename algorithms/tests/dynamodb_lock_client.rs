@@ -1,0 +1,44 @@
+//! The dynamodb model's mechanism: a takeover after a lease of an unchanged RVN on the waiter's
+//! clock, and the heartbeat that failed on the client but was applied (dynamolock#280).
+
+#[path = "consul_common/mod.rs"]
+mod consul_common;
+use consul_common::*;
+
+fn known(file: &str) -> String {
+    std::fs::read_to_string(format!("{}/../scenarios/known/{file}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+/// The holder frozen 30 s after its grant: the waiters' first look is right after the grant, and
+/// the first to look again more than a lease (20 s) later takes the lock over, 20-21.5 s in
+/// (1 s refresh); the resumed holder writes stale unless it checks isExpired().
+#[test]
+fn paused_holder_is_taken_over_after_a_lease_of_the_same_rvn() {
+    let text = known("28-dynamodb-paused-holder.toml");
+    let out = run(&text, "dynamodb", 0);
+    let g = grants(&out);
+    assert!(g[1].0 > g[0].0 + 20_000.0 && g[1].0 < g[0].0 + 21_500.0, "{g:?}");
+    assert!(g.iter().all(|x| x.2.is_none()), "no token");
+    assert_eq!(out.metrics.stale_unfenced_events, 1);
+    let out = run(&text, "dynamodb-check-expired", 0);
+    assert_eq!(out.metrics.stale_unfenced_events, 0);
+}
+
+/// #280: the heartbeat sent 5 s after the grant times out on the client at 7 s but is applied at
+/// 8 s; the next one (10 s) fails its condition and the lock is dropped; the waiters take it
+/// over a lease after they first saw the applied RVN (28-29.5 s), during the holder's 40 s
+/// section.
+#[test]
+fn heartbeat_applied_but_failed_drops_the_lock() {
+    let out = run(&known("29-dynamodb-heartbeat-applied-but-failed.toml"), "dynamodb", 0);
+    let kept = trace(&out, "note", "heartbeat failed (no answer in time)");
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert!(kept[0].0 > 7_000.0 && kept[0].0 < 7_100.0, "{kept:?}");
+    let dropped = trace(&out, "note", "heartbeat's condition failed");
+    assert_eq!(dropped.len(), 1);
+    assert!(dropped[0].0 > 10_000.0 && dropped[0].0 < 10_100.0, "{dropped:?}");
+    let g = grants(&out);
+    assert!(g[1].0 > 28_000.0 && g[1].0 < 29_600.0, "{g:?}");
+    assert_eq!(out.metrics.overlap_events, 1);
+    assert_eq!(out.metrics.stale_unfenced_events, 1);
+}
