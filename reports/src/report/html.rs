@@ -422,7 +422,7 @@ mod tests {
     fn the_results_table_names_each_rows_library_preset() {
         use crate::aggregate::AlgorithmTotals;
         let db = AlgorithmTotals::new("db", "db", serde_json::json!({}), true);
-        let plain = ResultsJson::new("s", "s.toml", 1000.0, 0..1, &[db.clone()], vec![]);
+        let plain = ResultsJson::new("s", "s.toml", 1000.0, 0..1, std::slice::from_ref(&db), vec![]);
         assert!(!table(&plain).contains("library"), "no presets: no column");
         let redis = AlgorithmTotals::new("redis", "redis", serde_json::json!({}), true)
             .with_library(Some("redis-py-8".to_string()));
