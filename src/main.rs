@@ -115,8 +115,16 @@ enum Command {
         /// The shell.
         shell: clap_complete::Shell,
     },
-    /// Print the man page (roff), e.g. `sim man > sim.1; man ./sim.1`.
-    Man,
+    /// Print a man page (roff): `sim man > sim.1; man ./sim.1`, or a subcommand's, `sim man run`
+    /// (the page `sim-run(1)`), `sim man bench engine`; `--out-dir DIR` writes every page.
+    Man {
+        /// The subcommand whose page to print (none: `sim`'s own page).
+        #[arg(value_name = "SUBCOMMAND")]
+        subcommand: Vec<String>,
+        /// Write every page (sim.1, sim-run.1, …) into DIR instead of printing one.
+        #[arg(long, value_name = "DIR", conflicts_with = "subcommand")]
+        out_dir: Option<std::path::PathBuf>,
+    },
 }
 
 fn main() {
@@ -146,7 +154,8 @@ fn main() {
         Command::Explore(args) => commands::explore::explore(args),
         Command::Exhaust(args) => commands::exhaust::exhaust(args),
         Command::Completions { shell } => commands::shell::completions(Cli::command(), shell),
-        Command::Man => commands::shell::man(Cli::command()),
+        Command::Man { subcommand, out_dir: None } => commands::shell::man(Cli::command(), &subcommand),
+        Command::Man { out_dir: Some(dir), .. } => commands::shell::man_to_dir(Cli::command(), &dir),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -295,6 +295,57 @@ fn completions_and_the_man_page_come_from_the_same_commands_as_help() {
     assert!(err.contains("possible values: bash, elvish, fish, powershell, zsh"), "{err}");
 }
 
+/// `sim man` lists `sim-run(1)` and the others: each of those pages exists (`sim man run`), an
+/// unknown name is refused with the valid ones, and `--out-dir` writes them all.
+#[test]
+fn every_page_the_man_page_refers_to_exists() {
+    let (code, top, err) = sim(&["man"]);
+    assert_eq!(code, 0, "{err}");
+    let referred: Vec<&str> = top
+        .lines()
+        .filter_map(|l| l.strip_prefix("sim\\-").or_else(|| l.strip_prefix("sim-")))
+        .filter_map(|l| l.strip_suffix("(1)"))
+        .collect();
+    for sub in ["run", "sweep", "compare", "live", "check", "bench", "man"] {
+        assert!(referred.contains(&sub), "sim(1) refers to sim-{sub}(1): {referred:?}");
+    }
+    for sub in &referred {
+        let (code, page, err) = sim(&["man", sub]);
+        assert_eq!(code, 0, "sim man {sub}: {err}");
+        let title = format!(".TH sim-{sub} 1");
+        assert!(page.contains(&title) || page.contains(&title.replace('-', "\\-")), "sim man {sub}: {}", &page[..200]);
+    }
+    let (code, run, _) = sim(&["man", "run"]);
+    assert_eq!(code, 0);
+    assert!(run.contains("\\-\\-seeds"), "sim-run(1) has run's options");
+    let (code, engine, err) = sim(&["man", "bench", "engine"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(engine.contains("bench\\-engine") || engine.contains("bench-engine"), "{}", &engine[..200]);
+    let (code, out, err) = sim(&["man", "runn"]);
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
+    assert!(err.contains("no subcommand `runn`") && err.contains("run, sweep, merge"), "{err}");
+    assert!(!err.contains("live-client"), "hidden subcommands have no page: {err}");
+    let dir = std::env::temp_dir().join(format!("locksim-cli-man-{}", std::process::id()));
+    let (code, out, err) = sim(&["man", "--out-dir", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    for sub in &referred {
+        assert!(dir.join(format!("sim-{sub}.1")).is_file(), "sim-{sub}.1 written: {out}");
+    }
+    assert!(dir.join("sim.1").is_file() && dir.join("sim-bench-engine.1").is_file(), "{out}");
+    assert!(!dir.join("sim-live-client.1").exists() && !dir.join("sim-help.1").exists(), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `sim compare --help` says what its exit code means (a verdict that differs: 1).
+#[test]
+fn compare_help_says_its_exit_codes() {
+    let (code, out, _) = sim(&["compare", "--help"]);
+    assert_eq!(code, 0);
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("Exit codes: 0 every verdict agrees"), "{out}");
+    assert!(flat.contains("1 a verdict differs in some live column"), "{out}");
+}
+
 #[test]
 fn check_notes_that_duplicate_and_loss_act_on_tcp_segments() {
     let f = write("tcp.toml", &format!("{MINIMAL}[network]\nduplicate = 0.05\nloss = 0.01\n"));
