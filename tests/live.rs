@@ -171,6 +171,11 @@ fn redis_paused_holder_overlaps_live() {
         assert_eq!(row(&json, label)["overlap"]["runs"], 1, "{label}");
         assert_eq!(row(&json, label)["stale_unfenced"]["runs"], 1, "{label}");
     }
+    // The overlapping rows are named with their seed, but a live run gives no `replay:` command
+    // (its table says it is not replayable).
+    assert!(stdout.contains("redis: violations in 1 of 1 runs"), "{stdout}");
+    assert!(stdout.contains("a live run is not replayable"), "{stdout}");
+    assert!(!stdout.contains("replay: "), "no replay command for a live run:\n{stdout}");
     // The report's timeline is the recorded live run (it cannot be replayed): both rows' panels,
     // a lane per client, and the overlap the checker found, marked.
     let svg = std::fs::read_to_string(report.join("timeline.svg")).expect("a timeline");

@@ -50,5 +50,5 @@ pub use json::{params_json, replay_command, AlgorithmJson, ResultsJson, ServerVe
 /// Every output file is written whole or not at all (see `locksim_charts::atomic`).
 pub use locksim_charts::{resolve_output, write_atomic, OutputTarget};
 pub use report::{timeline_note, write_report, ReportError, ReportWritten};
-pub use table::render_table;
+pub use table::{render_live_table, render_table};
 pub use wilson::{rule_of_three, rules_out, rules_out_text, wilson95};

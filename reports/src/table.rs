@@ -40,9 +40,28 @@ struct Column {
     cells: Vec<String>,
 }
 
+/// Whether the notes under the table end each failing row with the `replay:` command.
+#[derive(Clone, Copy, PartialEq)]
+enum Replay {
+    /// A simulated run: the same file and seed give the same run again.
+    Command,
+    /// A live run: its seed does not fix the servers' timing, so there is no command to give.
+    None,
+}
+
 /// The tables and the notes under them; `file` is the scenario file as the user named it (for
 /// replay commands). Ends with a newline.
 pub fn render_table(file: &str, totals: &[AlgorithmTotals], expectations: &[ExpectationResult]) -> String {
+    render(file, totals, expectations, Replay::Command)
+}
+
+/// [`render_table`] for a live run (`sim live`): the same tables and notes without the
+/// `replay:` lines, since a live run cannot be replayed (the caller says so above the table).
+pub fn render_live_table(file: &str, totals: &[AlgorithmTotals], expectations: &[ExpectationResult]) -> String {
+    render(file, totals, expectations, Replay::None)
+}
+
+fn render(file: &str, totals: &[AlgorithmTotals], expectations: &[ExpectationResult], replay: Replay) -> String {
     let mut out = String::new();
     out.push_str(&grid(&safety_columns(totals)));
     out.push_str("violation columns count runs; overlap with its 95% Wilson interval\n");
@@ -50,7 +69,7 @@ pub fn render_table(file: &str, totals: &[AlgorithmTotals], expectations: &[Expe
     out.push('\n');
     out.push_str(&grid(&liveness_columns(totals)));
     out.push_str(LIVENESS_NOTE);
-    notes(&mut out, file, totals, expectations);
+    notes(&mut out, file, totals, expectations, replay);
     out
 }
 
@@ -228,7 +247,7 @@ fn runs_cell(c: ClassCount, n: u64) -> String {
     }
 }
 
-fn notes(out: &mut String, file: &str, totals: &[AlgorithmTotals], expectations: &[ExpectationResult]) {
+fn notes(out: &mut String, file: &str, totals: &[AlgorithmTotals], expectations: &[ExpectationResult], replay: Replay) {
     for t in totals.iter().filter(|t| t.failing_runs > 0) {
         let seeds: Vec<String> = t.failing_seeds.iter().map(|f| f.seed.to_string()).collect();
         let more = if t.failing_runs > t.failing_seeds.len() as u64 { ", …" } else { "" };
@@ -251,7 +270,9 @@ fn notes(out: &mut String, file: &str, totals: &[AlgorithmTotals], expectations:
                     v.detail
                 );
             }
-            let _ = writeln!(out, "  replay: {}", replay_command(file, &t.label, first.seed));
+            if replay == Replay::Command {
+                let _ = writeln!(out, "  replay: {}", replay_command(file, &t.label, first.seed));
+            }
         }
     }
     for t in totals.iter().filter(|t| t.leaked_regrants.runs > 0) {
@@ -276,7 +297,9 @@ fn notes(out: &mut String, file: &str, totals: &[AlgorithmTotals], expectations:
                     v.detail
                 );
             }
-            let _ = writeln!(out, "  replay: {}", replay_command(file, &t.label, first.seed));
+            if replay == Replay::Command {
+                let _ = writeln!(out, "  replay: {}", replay_command(file, &t.label, first.seed));
+            }
         }
     }
     for t in totals.iter().filter(|t| t.panicked_runs > 0) {
@@ -290,7 +313,9 @@ fn notes(out: &mut String, file: &str, totals: &[AlgorithmTotals], expectations:
             let _ = writeln!(out, "  … and {} more", t.panicked_runs - shown);
         }
         if let Some((seed, _)) = t.panicked.first() {
-            let _ = writeln!(out, "  replay: {}", replay_command(file, &t.label, *seed));
+            if replay == Replay::Command {
+                let _ = writeln!(out, "  replay: {}", replay_command(file, &t.label, *seed));
+            }
         }
     }
     let failed: Vec<&ExpectationResult> = expectations.iter().filter(|e| !e.ok).collect();
@@ -384,6 +409,24 @@ mod tests {
         // Columns line up: every grid line but the rule has the runs column ending at one place.
         let grid: Vec<&str> = s.lines().take(3 + r.len()).collect();
         assert!(grid[2].chars().all(|c| c == '-'));
+    }
+
+    /// A live run cannot be replayed: its table keeps every failing seed and panic but gives no
+    /// `replay:` command (`sim live` says why above the table).
+    #[test]
+    fn the_live_table_gives_no_replay_command() {
+        let mut r = rows();
+        r[2].add_panic(1000, "assertion failed: term > 0");
+        let simulated = render_table("f.toml", &r, &[]);
+        assert!(simulated.contains("replay: sim run f.toml --algorithm redis --seed 3 --trace"), "{simulated}");
+        let live = render_live_table("f.toml", &r, &[]);
+        assert!(!live.contains("replay"), "{live}");
+        assert!(
+            live.contains("first failing seeds: 3, 30, 57") && live.contains("seed 1000: assertion failed"),
+            "{live}"
+        );
+        let without = |s: &str| s.lines().filter(|l| !l.starts_with("  replay: ")).collect::<Vec<_>>().join("\n");
+        assert_eq!(without(&simulated), without(&live), "only the replay lines differ");
     }
 
     #[test]

@@ -9,7 +9,7 @@ use locksim_live::reference::{self, BuildError, Prepared, Selection};
 use locksim_live::run::{run_live_with, Launch};
 use locksim_live::{check_row, LiveError};
 use locksim_reports::report::{timeline_note, write_report, RecordedHistory, TimelineSource};
-use locksim_reports::{evaluate, params_json, render_table, AlgorithmTotals, ResultsJson, ServerVersion};
+use locksim_reports::{evaluate, params_json, render_live_table, AlgorithmTotals, ResultsJson, ServerVersion};
 use locksim_simulator::scenario::load_file_with_text;
 
 use crate::exit::{CliError, EXPECTATION_FAILED, MODEL_FAILED, OK};
@@ -249,7 +249,7 @@ pub fn live(args: LiveArgs) -> Result<i32, CliError> {
         text.push_str(&format!("# note: {n}\n"));
     }
     text.push_str("# a live run is not replayable: its seed fixes the workload's draws and the fault schedule, not the servers' timing\n");
-    text.push_str(&render_table(&file, &all_totals, &expectations));
+    text.push_str(&render_live_table(&file, &all_totals, &expectations));
     print_out(&text);
     if args.json.is_some() || args.report.is_some() {
         let mut json = ResultsJson::from_scenario(&scenario, seeds.clone(), &all_totals, expectations.clone())
