@@ -30,7 +30,9 @@ struct Line {
 
 /// The number right before `unit` in `text` (`… 1200 seed-runs` → 1200).
 fn before(text: &str, unit: &str) -> f64 {
-    let at = text.find(unit).unwrap_or_else(|| panic!("{unit:?} not in {text}"));
+    // A count of 1 takes the singular ("1 row x", "1 seed-run"): the unit without its "s".
+    let singular = unit.replacen("s ", " ", 1).replacen("seed-runs", "seed-run", 1);
+    let at = text.find(unit).or_else(|| text.find(&singular)).unwrap_or_else(|| panic!("{unit:?} not in {text}"));
     let word = text[..at].split_whitespace().last().unwrap().trim_start_matches('(');
     word.parse().unwrap_or_else(|_| panic!("{word:?} before {unit:?} in {text}"))
 }
@@ -93,6 +95,21 @@ fn the_estimate_scales_with_the_files_seeds_and_rows() {
     assert_eq!((b.rows, b.seeds, b.seed_runs), (2, 100, 200), "{}", b.text);
     assert_eq!(b.simulated_s, 4.0 * a.simulated_s);
     assert!(b.events > 2.0 * a.events, "{} then {}", a.text, b.text);
+}
+
+/// One row of one seed reads "1 row x 1 seed = 1 seed-run", not "1 rows x 1 seeds = 1 seed-runs".
+#[test]
+fn a_count_of_one_is_singular() {
+    let one = "name = \"e\"\nduration_ms = 2000\nseeds = 1\nalgorithms = [\"redis\"]\n";
+    let (code, out, err) = sim(&["check", &write("single.toml", one), "--no-estimate"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(", 2000 ms, 1 seed, algorithms [redis], 0 faults, 0 expectations"), "{out}");
+    let e = estimate(&["check", &write("single.toml", one)]);
+    assert_eq!((e.rows, e.seeds, e.seed_runs), (1, 1, 1), "{}", e.text);
+    assert!(e.text.starts_with("estimate: 1 row x 1 seed = 1 seed-run of 2 s simulated"), "{}", e.text);
+    let plural = estimate(&["check", "scenarios/failover.toml", "--seeds", "2"]);
+    assert!(plural.text.contains(" seeds = ") && plural.text.contains(" seed-runs of "), "{}", plural.text);
+    assert!(!plural.text.contains(" 1 threads") && !plural.text.contains(" 1 seeds "), "{}", plural.text);
 }
 
 #[test]

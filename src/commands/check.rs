@@ -31,14 +31,14 @@ pub fn check(args: &CheckArgs) -> Result<i32, CliError> {
     let scenario = locksim_simulator::scenario::load_file(file, &models)?;
     let labels: Vec<&str> = scenario.runs.iter().map(|r| r.label.as_str()).collect();
     outln!(
-        "{}: ok: scenario \"{}\", {} ms, {} seeds, algorithms [{}], {} faults, {} expectations",
+        "{}: ok: scenario \"{}\", {} ms, {}, algorithms [{}], {}, {}",
         file.display(),
         scenario.name,
         scenario.setup.duration_ms,
-        scenario.seeds,
+        counted(scenario.seeds.into(), "seed"),
         labels.join(", "),
-        scenario.setup.faults.len(),
-        scenario.expect.len()
+        counted(scenario.setup.faults.len() as u128, "fault"),
+        counted(scenario.expect.len() as u128, "expectation")
     );
     for note in tcp_notes(&scenario).into_iter().chain(late_fault_notes(&scenario)) {
         outln!("note: {note}");
@@ -74,7 +74,8 @@ pub fn check(args: &CheckArgs) -> Result<i32, CliError> {
         Err(CliError {
             code: MODEL_FAILED,
             message: format!(
-                "the probe of seed 0 panicked in rows {}; replay: sim run {} --algorithm LABEL --seed 0",
+                "the probe of seed 0 panicked in row{} {}; replay: sim run {} --algorithm LABEL --seed 0",
+                if rows.len() == 1 { "" } else { "s" },
                 rows.join(", "),
                 file.display()
             ),
@@ -82,30 +83,35 @@ pub fn check(args: &CheckArgs) -> Result<i32, CliError> {
     }
 }
 
+/// `n` and the noun, plural unless `n` is 1: "1 seed-run", "12 seed-runs", "0 rows".
+fn counted(n: u128, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
 /// The estimate as printed: one `estimate:` line, and a warning when the run would be long.
 fn estimate_lines(e: &Estimate) -> Vec<String> {
     let probe_s = e.rows.first().map_or(0.0, |r| r.probe_ms / 1_000.0);
     let mut lines = vec![format!(
-        "estimate: {} rows x {} seeds = {} seed-runs of {} s simulated ({} simulated s in all), \
-         about {:.2e} events, about {} of wall time on {} threads \
+        "estimate: {} x {} = {} of {} s simulated ({} simulated s in all), \
+         about {:.2e} events, about {} of wall time on {} \
          (probe: seed 0 of each row for {} s simulated, {:.2} s of wall)",
-        e.rows.len() + e.panics.len(),
-        e.seeds,
-        e.seed_runs(),
+        counted((e.rows.len() + e.panics.len()) as u128, "row"),
+        counted(e.seeds.into(), "seed"),
+        counted(e.seed_runs(), "seed-run"),
         e.duration_ms / 1_000.0,
         e.simulated_s(),
         e.events(),
         human_duration(e.wall_s()),
-        e.threads,
+        counted(e.threads as u128, "thread"),
         probe_s,
         e.probe_wall_s(),
     )];
     if e.is_long() {
         lines.push(format!(
-            "warning: this run would take more than an hour (about {} on {} threads): \
+            "warning: this run would take more than an hour (about {} on {}): \
              fewer seeds (--seeds), a shorter duration_ms or fewer rows (--algorithm) shorten it",
             human_duration(e.wall_s()),
-            e.threads
+            counted(e.threads as u128, "thread")
         ));
     }
     lines
