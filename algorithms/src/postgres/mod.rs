@@ -37,8 +37,9 @@
 //! runs only in session pooling (`server_reset_query_always = 0`, line 442). So a session lock
 //! taken through it stays on whichever server connection ran the call; the next client handed
 //! that connection is granted the same lock at once (the session already holds it), and the
-//! holder's unlock, run elsewhere, returns false. golang-migrate moved its PostgreSQL driver to
-//! `pg_advisory_xact_lock` for this (PR #992).
+//! holder's unlock, run elsewhere, returns false. golang-migrate's users hit this (PR #992, which
+//! added a lock-table strategy, `x-lock-strategy`, first in v4.17.1); a transaction-scoped lock
+//! (`pg_advisory_xact_lock`, proposed there in PR #908) avoids it.
 //!
 //! There is no fencing token. An application fences with a `bigint` generation of its own
 //! (`fence = "generation"`): after the lock, `UPDATE lock_fence SET generation = generation + 1
