@@ -133,8 +133,52 @@ fn num(v: f64, judged: Judged) -> String {
     }
 }
 
-/// The metric column's width: the longest metric name (`client_messages_per_acquisition`).
+/// The metric column's least width: the longest metric name (`client_messages_per_acquisition`).
 const METRIC_WIDTH: usize = 31;
+
+/// A column of a comparison table: its least width (the usual cells fit, so tables of different
+/// rows line up with each other) and whether it is left-aligned (the metric names).
+struct Column {
+    min_width: usize,
+    left: bool,
+}
+
+/// The lines of a table, each indented by two spaces: every column as wide as its widest cell
+/// (and at least its least width), so that a long cell (many live runs, a wide interval) widens
+/// its whole column instead of pushing the rest of its own line out of line. Each row is its
+/// cells and a free tail (the verdict, or a last column of a different shape).
+fn aligned(columns: &[Column], rows: &[(Vec<String>, String)]) -> String {
+    let widths: Vec<usize> = columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| rows.iter().map(|(cells, _)| cells[i].chars().count()).max().unwrap_or(0).max(c.min_width))
+        .collect();
+    let mut out = String::new();
+    for (cells, tail) in rows {
+        out.push_str("  ");
+        for (i, (cell, width)) in cells.iter().zip(&widths).enumerate() {
+            if i > 0 {
+                out.push(' ');
+            }
+            if columns[i].left {
+                out.push_str(&format!("{cell:<width$}"));
+            } else {
+                out.push_str(&format!("{cell:>width$}"));
+            }
+        }
+        out.push_str(tail);
+        out.push('\n');
+    }
+    out
+}
+
+/// A right-aligned column of at least `min_width` characters.
+const fn right(min_width: usize) -> Column {
+    Column { min_width, left: false }
+}
+
+/// The metric name column.
+const METRIC: Column = Column { min_width: METRIC_WIDTH, left: true };
 
 /// The live side of one metric as a cell: the share and count for a rate, each run's value for
 /// a value.
@@ -161,21 +205,14 @@ fn yes_no(agrees: bool) -> &'static str {
 /// The side-by-side table of one row.
 pub fn render(label: &str, sim_runs: usize, live_runs: usize, rows: &[Compared]) -> String {
     let mut out = format!("{label}: simulated {sim_runs} seeds, live {live_runs} run(s)\n");
-    out.push_str(&format!(
-        "  {:<METRIC_WIDTH$} {:>10} {:>22} {:>22}  {}\n",
-        "metric", "simulated", "sim 95% interval", "live (each run)", "live inside?"
-    ));
+    let head = ["metric", "simulated", "sim 95% interval", "live (each run)"].map(String::from).to_vec();
+    let mut lines = vec![(head, "  live inside?".to_string())];
     for r in rows {
         let interval = format!("[{} – {}]", num(r.sim_lo, r.judged), num(r.sim_hi, r.judged));
-        out.push_str(&format!(
-            "  {:<METRIC_WIDTH$} {:>10} {:>22} {:>22}  {}\n",
-            r.metric,
-            num(r.sim_mid, r.judged),
-            interval,
-            live_cell(r),
-            yes_no(r.inside())
-        ));
+        let cells = vec![r.metric.to_string(), num(r.sim_mid, r.judged), interval, live_cell(r)];
+        lines.push((cells, format!("  {}", yes_no(r.inside()))));
     }
+    out.push_str(&aligned(&[METRIC, right(10), right(22), right(22)], &lines));
     out
 }
 
@@ -264,10 +301,8 @@ pub fn render_reference(row: &ReferenceRow) -> String {
         row.label, row.library, row.preset, row.sim_runs, row.recipe_runs, row.library_runs
     );
     let last_title = if row.recipe_sim_differs { "  recipe judged against: sim as written" } else { "" };
-    out.push_str(&format!(
-        "  {:<METRIC_WIDTH$} {:>10} {:>22} {:>22} {:>7} {:>22} {:>7}{last_title}\n",
-        "metric", "simulated", "sim 95% interval", "recipe live", "agrees", "library live", "agrees"
-    ));
+    let head = ["metric", "simulated", "sim 95% interval", "recipe live", "agrees", "library live", "agrees"];
+    let mut lines = vec![(head.map(String::from).to_vec(), last_title.to_string())];
     for (metric, judged, _) in COMPARED {
         let recipe = row.recipe.iter().find(|r| r.metric == *metric);
         let library = row.library_side.iter().find(|r| r.metric == *metric);
@@ -291,11 +326,11 @@ pub fn render_reference(row: &ReferenceRow) -> String {
             Some(r) if row.recipe_sim_differs => format!("  {} {}", num(r.sim_mid, *judged), interval(r)),
             _ => String::new(),
         };
-        out.push_str(&format!(
-            "  {:<METRIC_WIDTH$} {:>10} {:>22} {:>22} {:>7} {:>22} {:>7}{last}\n",
-            metric, sim_mid, sim_interval, recipe_cell, recipe_agrees, library_cell, library_agrees
-        ));
+        let cells =
+            vec![metric.to_string(), sim_mid, sim_interval, recipe_cell, recipe_agrees, library_cell, library_agrees];
+        lines.push((cells, last));
     }
+    out.push_str(&aligned(&[METRIC, right(10), right(22), right(22), right(7), right(22), right(7)], &lines));
     out
 }
 
@@ -509,6 +544,39 @@ mod tests {
             .map(|l| l[..l.rfind("  ").expect("two spaces before the verdict")].chars().count())
             .collect();
         assert!(starts.len() == 3 && starts.iter().all(|s| *s == starts[0]), "{starts:?}\n{text}");
+    }
+
+    /// Many live runs make a cell wider than its column's usual width: the whole column widens,
+    /// so `client_messages_per_acquisition`'s verdict still lines up with the others.
+    #[test]
+    fn a_long_live_cell_widens_its_column_not_its_line() {
+        let runs = [4.51, 4.62, 4.73, 4.84, 4.95, 4.66];
+        let rows = vec![
+            rate("overlap", 0.0, 20, &[0.0; 6]),
+            value("wait_ms_p99", 10.0, 20.0, &[12.0; 6]),
+            value("client_messages_per_acquisition", 4.0, 5.0, &runs),
+        ];
+        let text = render("etcd", 20, 6, &rows);
+        assert!(text.contains("4.510, 4.620, 4.730, 4.840, 4.950, 4.660"), "{text}");
+        let ends: Vec<usize> = text
+            .lines()
+            .skip(1)
+            .map(|l| l[..l.rfind("  ").expect("two spaces before the verdict")].chars().count())
+            .collect();
+        assert!(ends.len() == 4 && ends.iter().all(|e| *e == ends[0]), "{ends:?}\n{text}");
+        let text = render_reference(&ReferenceRow {
+            label: "etcd",
+            library: "clientv3 3.4.23",
+            preset: "clientv3-3.4",
+            sim_runs: 20,
+            recipe_runs: 6,
+            library_runs: 6,
+            recipe: &rows,
+            library_side: &rows,
+            recipe_sim_differs: false,
+        });
+        let widths: Vec<usize> = text.lines().skip(1).map(|l| l.chars().count()).collect();
+        assert!(widths.len() == 4 && widths.iter().all(|w| *w == widths[0]), "{widths:?}\n{text}");
     }
 
     #[test]
