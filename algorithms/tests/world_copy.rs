@@ -16,7 +16,7 @@ const SCENARIO: &str = r#"
 name = "copy"
 duration_ms = 6_000
 seeds = 1
-algorithms = ["db", "redis", "redlock", "zookeeper", "etcd", "kubernetes"]
+algorithms = ["db", "redis", "redlock", "zookeeper", "etcd", "kubernetes", "postgres", "consul", "hazelcast", "dynamodb"]
 
 [workload]
 clients = 3
@@ -103,6 +103,10 @@ fn a_copy_taken_mid_run_runs_on_exactly_as_the_original() {
             "zookeeper" => check(&locksim_algorithms::zookeeper::ZOOKEEPER, &sc.setup, p),
             "etcd" => check(&locksim_algorithms::etcd::ETCD, &sc.setup, p),
             "kubernetes" => check(&locksim_algorithms::kubernetes::KUBERNETES, &sc.setup, p),
+            "postgres" => check(&locksim_algorithms::postgres::POSTGRES, &sc.setup, p),
+            "consul" => check(&locksim_algorithms::consul::CONSUL, &sc.setup, p),
+            "hazelcast" => check(&locksim_algorithms::hazelcast::HAZELCAST, &sc.setup, p),
+            "dynamodb" => check(&locksim_algorithms::dynamodb::DYNAMODB, &sc.setup, p),
             other => panic!("model {other} is not covered: add it here"),
         }
         checked.push(run.model.name());
