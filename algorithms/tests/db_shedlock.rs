@@ -164,6 +164,6 @@ fn a_job_longer_than_lock_at_most_for_overlaps_and_unlock_by_owner_decides_whose
 fn shedlock_with_a_replica_is_refused() {
     let toml = scenario(10_000, 3_000, 45_000, &[("x", "replication = \"async\"")], "");
     let models = locksim_algorithms::registry();
-    let err = locksim_simulator::scenario::parse_str("t.toml", &toml, &models).err().expect("refused");
+    let err = locksim_simulator::scenario::parse_str("t.toml", &toml, &models).expect_err("refused");
     assert!(err.to_string().contains("replication"), "{err}");
 }
