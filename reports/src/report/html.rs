@@ -155,7 +155,12 @@ all), over runs.</p>\n",
 }
 
 fn failing(results: &ResultsJson, explained: &[RowExplanation]) -> String {
+    // A live run's seed does not fix the servers' timing: there is no command that replays it.
+    let replayable = results.mode.as_deref() != Some("live");
     let mut out = String::new();
+    if !replayable {
+        out.push_str("<p class=\"meta\">A live run is not replayable: its seed fixes the workload's draws and the fault schedule, not the servers' timing.</p>\n");
+    }
     for a in &results.algorithms {
         if a.failing_seeds.is_empty() && a.panicked_seeds.is_empty() && a.first_leaked_regrants.is_empty() {
             continue;
@@ -171,20 +176,27 @@ fn failing(results: &ResultsJson, explained: &[RowExplanation]) -> String {
             ));
         }
         for v in a.first_leaked_regrants.iter().take(3) {
+            let replay = if replayable {
+                format!(
+                    " (replay: <code>{}</code>)",
+                    escape(&crate::json::replay_command(&results.file, &a.label, v.seed))
+                )
+            } else {
+                String::new()
+            };
             out.push_str(&format!(
-                "<li>seed {} (not a violation): {} at {} ms: {} (replay: <code>{}</code>)</li>\n",
+                "<li>seed {} (not a violation): {} at {} ms: {}{replay}</li>\n",
                 v.seed,
                 escape(&v.kind),
                 fmt_num(v.at_ms),
                 escape(&v.detail),
-                escape(&crate::json::replay_command(&results.file, &a.label, v.seed))
             ));
         }
         for p in &a.panicked_seeds {
             out.push_str(&format!("<li class=\"fail\">seed {} panicked: {}</li>\n", p.seed, escape(&p.message)));
         }
         out.push_str("</ul>\n");
-        if let Some(replay) = &a.replay {
+        if let Some(replay) = a.replay.as_ref().filter(|_| replayable) {
             out.push_str(&format!("<p>Replay: <code>{}</code></p>\n", escape(replay)));
         }
         if let Some(e) = explained.iter().find(|e| e.label == a.label) {
@@ -352,7 +364,8 @@ pub fn index_html(
     for n in notes {
         out.push_str(&format!("<p class=\"meta\">{}</p>\n", escape(n)));
     }
-    out.push_str("<h2>Failing seeds and replay</h2>\n");
+    let live = results.mode.as_deref() == Some("live");
+    out.push_str(if live { "<h2>Failing seeds</h2>\n" } else { "<h2>Failing seeds and replay</h2>\n" });
     out.push_str(&failing(results, explained));
     if !explained.is_empty() {
         out.push_str("<h2>First violations explained</h2>\n");
@@ -373,7 +386,11 @@ pub fn index_html(
             escape(&a.params.to_string())
         ));
     }
-    out.push_str("</ul>\n<p class=\"meta\">Made by locksim; every number above replays exactly from its seed.</p>\n");
+    out.push_str(if live {
+        "</ul>\n<p class=\"meta\">Made by locksim from a live run (not replayable).</p>\n"
+    } else {
+        "</ul>\n<p class=\"meta\">Made by locksim; every number above replays exactly from its seed.</p>\n"
+    });
     out.push_str("</body>\n</html>\n");
     out
 }
@@ -450,6 +467,26 @@ mod tests {
         assert!(t.contains("<th>leaked re-grants</th><th>double executions</th>"), "{t}");
         assert!(t.contains("<td class=\"na\">not scheduled</td>"), "{t}");
         assert!(t.contains("<td class=\"bad\">1 (100%)"), "{t}");
+    }
+
+    /// A live run's page lists its failing seeds but gives no replay command (as `sim live`).
+    #[test]
+    fn a_live_runs_failing_seeds_come_without_a_replay_command() {
+        use crate::aggregate::tests::{clean, failing as failing_seed};
+        use crate::aggregate::AlgorithmTotals;
+        let mut redis = AlgorithmTotals::new("redis", "redis", serde_json::json!({}), true);
+        redis.add(&clean(0, true));
+        redis.add(&failing_seed(1, true));
+        let simulated = ResultsJson::new("s", "s.toml", 1000.0, 0..2, &[redis], vec![]);
+        assert!(failing(&simulated, &[]).contains("Replay: <code>sim run s.toml"), "{}", failing(&simulated, &[]));
+        let mut live = simulated.clone();
+        live.mode = Some("live".to_string());
+        let text = failing(&live, &[]);
+        assert!(text.contains("seed 1") && text.contains("not replayable"), "{text}");
+        assert!(!text.to_lowercase().contains("replay:"), "{text}");
+        assert!(index_html(&simulated, &[], &[], &[]).contains("every number above replays exactly from its seed"));
+        let page = index_html(&live, &[], &[], &[]);
+        assert!(!page.contains("replays exactly") && !page.contains("Failing seeds and replay"), "{page}");
     }
 
     #[test]
