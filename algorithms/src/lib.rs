@@ -35,7 +35,18 @@ use locksim_simulator::model::DynModel;
 
 /// Every model this build has, in the order `sim list` shows them. Adding a model is one line here.
 pub fn registry() -> Vec<&'static dyn DynModel> {
-    vec![&db::DB, &redis::REDIS, &redlock::REDLOCK, &zookeeper::ZOOKEEPER, &etcd::ETCD, &kubernetes::KUBERNETES, &postgres::POSTGRES, &consul::CONSUL, &hazelcast::HAZELCAST, &dynamodb::DYNAMODB]
+    vec![
+        &db::DB,
+        &redis::REDIS,
+        &redlock::REDLOCK,
+        &zookeeper::ZOOKEEPER,
+        &etcd::ETCD,
+        &kubernetes::KUBERNETES,
+        &postgres::POSTGRES,
+        &consul::CONSUL,
+        &hazelcast::HAZELCAST,
+        &dynamodb::DYNAMODB,
+    ]
 }
 
 /// The model with this name.

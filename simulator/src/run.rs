@@ -7,9 +7,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::clock::NodeClock;
 use crate::directory::Directory;
+use crate::engine::choice::SearchRun;
 use crate::engine::network::{LinkParams, Network};
 use crate::engine::pairs::PairIndex;
-use crate::engine::choice::SearchRun;
 use crate::engine::{schedule, Behaviour, Node, World, WorldConfig};
 use crate::history::{History, HistoryEvent, Stamped};
 use crate::model::{DynModel, Model, ParamProblem, ParamSpec, Params, Topology};
