@@ -206,6 +206,10 @@ func main() {
 			token = got.Kvs[0].CreateRevision
 		}
 		grant++
+		// The hold is measured from the grant, as the model's hold timer is: its deadline is fixed
+		// before `granted` is printed, so a SIGSTOP sim live sends on reading that line always
+		// falls inside the hold instead of pushing the whole hold past the resume.
+		holdUntil := monoNs() + sec.HoldNs
 		emit("granted", obj{"key": key, "mode": "exclusive", "token": token, "grant": grant, "nested": false})
 		if res != nil {
 			res.send("Read", obj{"key": key, "grant": grant})
@@ -225,7 +229,7 @@ func main() {
 			case <-held:
 			}
 		}(sessDone)
-		abandoned := sleepUntil(monoNs()+sec.HoldNs, lost)
+		abandoned := sleepUntil(holdUntil, lost)
 		if !abandoned && res != nil {
 			if read := res.answer("ReadReply", grant, time.Second); read != nil {
 				// The application's check: has the session ended? (Done() itself, as programs

@@ -103,7 +103,12 @@ def _end_at(end_mono_ns):
 
 def _sleep_ns(ns, end_mono_ns, interrupt=None):
     """Sleeps `ns` (never past the end); True when `interrupt` was set meanwhile."""
-    until = min(time.monotonic_ns() + ns, end_mono_ns)
+    return _sleep_until(time.monotonic_ns() + ns, end_mono_ns, interrupt)
+
+
+def _sleep_until(until_mono_ns, end_mono_ns, interrupt=None):
+    """Sleeps until `until_mono_ns` (never past the end); True when `interrupt` was set meanwhile."""
+    until = min(until_mono_ns, end_mono_ns)
     left = (until - time.monotonic_ns()) / 1e9
     if interrupt is not None:
         return interrupt.wait(max(left, 0))
@@ -141,10 +146,14 @@ def run(spec, lib):
             continue
         grant += 1
         completed += 1
+        # The hold is measured from the grant, as the model's hold timer is: its deadline is fixed
+        # before `granted` is printed, so a SIGSTOP sim live sends on reading that line always
+        # falls inside the hold instead of pushing the whole hold past the resume.
+        hold_until = time.monotonic_ns() + s["hold_ns"]
         emit("granted", key=key, mode="exclusive", token=token, grant=grant, nested=False)
         if resource:
             resource.send("Read", key=key, grant=grant)
-        abandoned = _sleep_ns(s["hold_ns"], end, lib.lost)
+        abandoned = _sleep_until(hold_until, end, lib.lost)
         if not abandoned and resource:
             read = resource.answer("ReadReply", grant, 1.0)
             if read is not None:

@@ -24,11 +24,13 @@ function emit(event, fields = {}) {
   process.stdout.write(`{"mono_ns":${now()},${body.slice(1)}\n`);
 }
 
-const sleepNs = (ns) => {
-  const until = now() + BigInt(ns) < end ? now() + BigInt(ns) : end;
+// Sleeps until `at` (CLOCK_MONOTONIC ns, a BigInt), never past the end.
+const sleepUntil = (at) => {
+  const until = at < end ? at : end;
   const ms = Number(until - now()) / 1e6;
   return new Promise((r) => setTimeout(r, Math.max(ms, 0)));
 };
+const sleepNs = (ns) => sleepUntil(now() + BigInt(ns));
 
 // The run's end: emit done and exit at once, whatever is in flight.
 setTimeout(() => {
@@ -117,9 +119,13 @@ async function main() {
       continue;
     }
     grant += 1;
+    // The hold is measured from the grant, as the model's hold timer is: its deadline is fixed
+    // before `granted` is printed, so a SIGSTOP sim live sends on reading that line always falls
+    // inside the hold instead of pushing the whole hold past the resume.
+    const holdUntil = now() + BigInt(s.hold_ns);
     emit("granted", { key, mode: "exclusive", token: null, grant, nested: false });
     if (res) res.send("Read", { key, grant });
-    await sleepNs(s.hold_ns);
+    await sleepUntil(holdUntil);
     let abandoned = false;
     if (res) {
       const read = await res.answer("ReadReply", grant, 1000);
