@@ -402,6 +402,21 @@ pub fn write_compare_report(
 mod tests {
     use super::*;
 
+    /// `double_executions` is a verdict for a scheduled row and absent for a loop row.
+    #[test]
+    fn double_executions_are_compared_only_for_a_scheduled_row() {
+        let run = |d: Option<u64>| {
+            let mut m = SeedMetrics::empty(0, 1_000_000_000, false);
+            m.double_executions = d;
+            m
+        };
+        let metrics = |c: &[Compared]| c.iter().map(|c| c.metric).collect::<Vec<_>>();
+        assert!(!metrics(&compare(&[run(None), run(None)], &[run(None)])).contains(&"double_executions"));
+        let c = compare(&[run(Some(0)), run(Some(1))], &[run(Some(2))]);
+        let d = c.iter().find(|c| c.metric == "double_executions").expect("compared");
+        assert_eq!((d.judged, d.sim_mid, d.live.clone()), (Judged::Rate, 0.5, vec![1.0]));
+    }
+
     fn rate(metric: &'static str, sim_share: f64, sim_runs: u64, live: &[f64]) -> Compared {
         let k = (sim_share * sim_runs as f64).round() as u64;
         let (lo, hi) = wilson95(k, sim_runs).expect("runs");
@@ -437,21 +452,6 @@ mod tests {
         assert!(values_only.verdicts_agree(), "a value outside the range does not fail the comparison");
 
         let mut with_verdict = Agreement::default();
-    /// `double_executions` is a verdict for a scheduled row and absent for a loop row.
-    #[test]
-    fn double_executions_are_compared_only_for_a_scheduled_row() {
-        let run = |d: Option<u64>| {
-            let mut m = SeedMetrics::empty(0, 1_000_000_000, false);
-            m.double_executions = d;
-            m
-        };
-        let metrics = |c: &[Compared]| c.iter().map(|c| c.metric).collect::<Vec<_>>();
-        assert!(!metrics(&compare(&[run(None), run(None)], &[run(None)])).contains(&"double_executions"));
-        let c = compare(&[run(Some(0)), run(Some(1))], &[run(Some(2))]);
-        let d = c.iter().find(|c| c.metric == "double_executions").expect("compared");
-        assert_eq!((d.judged, d.sim_mid, d.live.clone()), (Judged::Rate, 0.5, vec![1.0]));
-    }
-
         with_verdict.add(&[overlap_meets, wait_inside]);
         // A second live column (the reference library) with the differing verdict.
         with_verdict.add(&[overlap_differs, wait_outside]);
