@@ -72,10 +72,11 @@
 
 use std::sync::Arc;
 
+use locksim_simulator::dist::Dist;
 use locksim_simulator::history::{FailReason, LockKey, LockMode};
 use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
 use locksim_simulator::process::{Crash, Ctx, NodeId, TimerId};
-use locksim_simulator::time::Nanos;
+use locksim_simulator::time::{ms_to_ns, Nanos};
 
 use super::protocol::{
     ClientTimer, EtcdError, EtcdMsg, EtcdTimer, KeyInfo, LeaseId, Op, Ping, Pong, Reply, Request, Response, Revision,
@@ -147,6 +148,22 @@ pub struct ClientConfig {
     pub stop_on_session_lost: bool,
     /// The recipes package's `RWMutex` instead of `concurrency.Mutex` (`recipe = "rwmutex"`).
     pub rw_recipe: bool,
+    /// How the session's end reaches the application: `None` at once, and a check before a
+    /// write after a pause always learns it first (`session_done = "sync"`, the model before
+    /// presets); `Some` (`"goroutines"`, clientv3): through the lessor's and the Session's
+    /// goroutines, raced by the application's thread ([`SessionDoneRace`]).
+    pub session_done: Option<SessionDoneRace>,
+}
+
+/// clientv3's path from the lessor noticing a session's end to `Session.Done()` closing, and the
+/// application thread's time to its check after a pause (`session_done = "goroutines"`).
+#[derive(Clone, Debug)]
+pub struct SessionDoneRace {
+    /// From the lessor closing the keep-alive (`ka.close()`) to `Done()` closed
+    /// (`session_done_ms`).
+    pub done_ms: Dist,
+    /// The application thread's time from its wake-up to its check (`resume_to_check_ms`).
+    pub resume_to_check_ms: Dist,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -268,6 +285,22 @@ struct Volatile {
     next_pick: usize,
     /// `round_robin`: per member, until when its connection is not ready (it reset).
     not_ready_until: Vec<Nanos>,
+    /// When the keep-alive deadline loop's next tick is due (a pause makes it overdue).
+    deadline_tick_ns: Nanos,
+    /// `session_done = "goroutines"`: a session's end on its way to the application.
+    done: Option<PendingDone>,
+}
+
+/// A session's end not yet seen by the application: `Session.Done()` closes at `at_ns`.
+#[derive(Clone, Debug)]
+struct PendingDone {
+    /// The session generation that ended (the timer carries the same).
+    gen: u64,
+    at_ns: Nanos,
+    timer: TimerId,
+    /// The lock held when the session ended: its key and its create revision.
+    key: LockKey,
+    my_rev: Revision,
 }
 
 impl EtcdClient {
@@ -347,6 +380,7 @@ impl EtcdClient {
         };
         ctx.note(|| format!("session: lease {lease}"));
         self.keepalive_send(ctx);
+        self.v.deadline_tick_ns = now + DEADLINE_LOOP_NS;
         ctx.set_timer(DEADLINE_LOOP_NS, ClientTimer::KeepAliveDeadline { gen });
         if matches!(&self.v.mutex, Some(m) if m.step == Step::Session) {
             self.lock_txn(ctx, out);
@@ -377,6 +411,7 @@ impl EtcdClient {
             ctx.note(|| "keep-alive unanswered for a whole TTL: session over".to_string());
             return self.session_lost(ctx, out);
         }
+        self.v.deadline_tick_ns = now + DEADLINE_LOOP_NS;
         ctx.set_timer(DEADLINE_LOOP_NS, ClientTimer::KeepAliveDeadline { gen });
         if self.cfg.client_deadline && unanswered_since.is_some_and(|t| now >= t + self.cfg.request_timeout_ns) {
             self.reconnect(ctx, out, Gone::Silent, "keep-alive stream unanswered");
@@ -406,17 +441,88 @@ impl EtcdClient {
 
     /// `Session.Done()`: the application stops treating its lock as held (unless it ignores the
     /// session's end: `on_session_lost = "proceed"`); the mutex's wait, if any, goes on (it is
-    /// not tied to the session).
-    fn session_lost(&mut self, _ctx: &mut Ctx<Etcd>, out: &mut LockEvents) {
+    /// not tied to the session). Under `session_done = "goroutines"` the application learns it
+    /// `session_done_ms` later ([`EtcdClient::close_done_later`]).
+    fn session_lost(&mut self, ctx: &mut Ctx<Etcd>, out: &mut LockEvents) {
+        let gen = match self.v.session {
+            Session::Live { gen, .. } => gen,
+            _ => 0,
+        };
         self.v.session = Session::None;
         if let Some(m) = &self.v.mutex {
             if m.step == Step::Held {
-                out.push(LockEvent::Lost { key: m.key, honour: self.cfg.stop_on_session_lost });
+                let (key, my_rev) = (m.key, m.my_rev);
+                match &self.cfg.session_done {
+                    None => out.push(LockEvent::Lost { key, honour: self.cfg.stop_on_session_lost }),
+                    Some(race) => {
+                        let done_ms = race.done_ms.clone();
+                        self.close_done_later(ctx, gen, key, my_rev, &done_ms);
+                    }
+                }
             }
         }
         if matches!(&self.v.call, Some(c) if c.purpose == Purpose::Grant) {
             self.v.call = None;
         }
+    }
+
+    /// `session_done = "goroutines"`: the lessor has closed the keep-alive (`ka.close()` closes
+    /// its channels: `deadlineLoop` on a passed deadline, `recvKeepAlive` on a TTL-0 answer,
+    /// `clientv3/lease.go:537-552, 509-513, 591-596 @v3.4.23`); the Session's goroutine, ranging
+    /// over that channel, then closes `donec` (`concurrency/session.go:64-69`), which is what the
+    /// application's `Session.Done()` select sees. Those goroutine hand-offs take `done_ms`.
+    fn close_done_later(&mut self, ctx: &mut Ctx<Etcd>, gen: u64, key: LockKey, my_rev: Revision, done_ms: &Dist) {
+        let delay_ns = ms_to_ns(done_ms.sample_non_negative(ctx.rng()));
+        let at_ns = ctx.now_mono_ns() + delay_ns;
+        ctx.note(|| format!("clientv3: keep-alive closed; Session.Done() closes in {} ms", delay_ns as f64 / 1e6));
+        let timer = ctx.set_timer(delay_ns, ClientTimer::SessionDone { gen });
+        self.v.done = Some(PendingDone { gen, at_ns, timer, key, my_rev });
+    }
+
+    /// `Session.Done()` closes: the application's select sees the end (if it still holds the
+    /// lock it held when the session ended). Returns whether it stops (`on_session_lost`).
+    fn deliver_done(&mut self, ctx: &mut Ctx<Etcd>, out: &mut LockEvents) -> bool {
+        let Some(d) = self.v.done.take() else { return false };
+        ctx.note(|| "clientv3: Session.Done() closed".to_string());
+        let still_held =
+            matches!(&self.v.mutex, Some(m) if m.step == Step::Held && m.key == d.key && m.my_rev == d.my_rev);
+        if !still_held {
+            return false;
+        }
+        out.push(LockEvent::Lost { key: d.key, honour: self.cfg.stop_on_session_lost });
+        self.cfg.stop_on_session_lost
+    }
+
+    /// `session_done = "goroutines"`, the check before a write: the application's thread and
+    /// clientv3's goroutines race. After a pause they resume together, each overdue: the lessor's
+    /// `deadlineLoop` (its `time.After(time.Second)` fired during the pause) finds the deadline
+    /// passed and closes the keep-alive, the Session's goroutine then closes `Done()`
+    /// (`session_done_ms`); the application thread reaches its check `resume_to_check_ms` after
+    /// its wake-up and sees `Done()` closed only if it closed by then. The same holds for an end
+    /// already noticed and on its way. The check is made at the wake-up instant, with the
+    /// closing delivered first when it wins (time within the draws is not spent).
+    fn race_to_the_check(&mut self, ctx: &mut Ctx<Etcd>, out: &mut LockEvents, race: &SessionDoneRace) -> bool {
+        let now = ctx.now_mono_ns();
+        let deadline_overdue = matches!(self.v.session, Session::Live { deadline_ns, .. } if deadline_ns < now)
+            && self.v.deadline_tick_ns <= now;
+        if !deadline_overdue && self.v.done.is_none() {
+            return true;
+        }
+        let app_ns = ms_to_ns(race.resume_to_check_ms.sample_non_negative(ctx.rng()));
+        if deadline_overdue {
+            ctx.note(|| "clientv3: the deadline loop's overdue tick runs at the wake-up".to_string());
+            self.deadline_check(ctx, out);
+        }
+        let check_at = now + app_ns;
+        ctx.note(|| format!("clientv3: the application thread reaches its check in {} ms", app_ns as f64 / 1e6));
+        let Some(d) = &self.v.done else { return true };
+        if d.at_ns > check_at {
+            let late_ns = d.at_ns - check_at;
+            ctx.note(|| format!("clientv3: Session.Done() closes {} ms after the check", late_ns as f64 / 1e6));
+            return true;
+        }
+        ctx.cancel_timer(d.timer);
+        !self.deliver_done(ctx, out)
     }
 
     // ----- connection -----
@@ -868,6 +974,11 @@ impl LockClient<Etcd> for EtcdClient {
                 }
             }
             ClientTimer::Ping => self.ping(ctx, out),
+            ClientTimer::SessionDone { gen } => {
+                if self.v.done.as_ref().is_some_and(|d| d.gen == gen) {
+                    self.deliver_done(ctx, out);
+                }
+            }
             ClientTimer::WatchResend { watch_id } => {
                 if matches!(&self.v.watch, Some(w) if w.id == watch_id && !w.created) {
                     self.send_watch(ctx);
@@ -905,6 +1016,16 @@ impl LockClient<Etcd> for EtcdClient {
         }
         if peer == self.server() {
             self.reconnect(ctx, out, Gone::Reset, "connection reset");
+        }
+    }
+
+    /// Under `session_done = "goroutines"` the application's thread races clientv3's goroutines
+    /// to its check ([`EtcdClient::race_to_the_check`]); under `"sync"` it checks nothing of its
+    /// own (the session's end, delivered at once, has already stopped it).
+    fn check_before_write(&mut self, ctx: &mut Ctx<Etcd>, out: &mut LockEvents, _key: LockKey) -> bool {
+        match self.cfg.session_done.clone() {
+            None => true,
+            Some(race) => self.race_to_the_check(ctx, out, &race),
         }
     }
 

@@ -20,9 +20,19 @@
 //!   re-checks the own key after waiting (`concurrency/mutex.go:69-77`, identical v3.4.3 to
 //!   v3.4.45): `recheck_after_wait = false`; session TTL 60 s (`concurrency/session.go:24`),
 //!   keep-alive every TTL/3 (`lease.go:517-518`), gRPC keepalive off (`client.go:224-230`).
+//!   The session's end reaches the application through goroutines (`session_done =
+//!   "goroutines"`): the lessor's `deadlineLoop` (a `time.After(time.Second)` tick, `lease.go:537-552`)
+//!   or `recvKeepAlive` on a TTL-0 answer (`lease.go:509-513`) calls `ka.close()`, which closes the
+//!   keep-alive channel (`lease.go:591-596`); the Session's goroutine ranging over it then closes
+//!   `donec` (`concurrency/session.go:64-69`), the channel `Session.Done()` returns
+//!   (`session.go:84`). Measured live (clientv3 3.4.23, `etcd-paused-holder.toml`, 8 runs):
+//!   `Done()` closed 0.1–0.2 ms after SIGCONT (`session_done_ms`), and the application's check
+//!   came first in 4 of 8 runs; `resume_to_check_ms` = 0–0.3 ms makes that race even (not
+//!   measured on its own: the stale writes reached the resource 0.4–5 ms after SIGCONT).
 //! - `clientv3-3.5` (v3.5.0 … v3.5.33; the default): as 3.4, with the re-check (`concurrency/mutex.go:85-100
 //!   @v3.5.33`) and gRPC's own `round_robin` (`client/v3/internal/resolver/resolver.go:43 @v3.5.0`).
 
+use locksim_simulator::dist::Dist;
 use locksim_simulator::model::{ParamValue as V, Params};
 
 /// The clientv3 version (`client`).
@@ -50,6 +60,14 @@ impl Library {
     }
 }
 
+/// From the lessor closing the keep-alive to `Session.Done()` closed: clientv3 3.4.23 live
+/// (`sim live scenarios/fidelity/etcd-paused-holder.toml --reference`, 8 runs, 2026-11-27):
+/// `Done()` closed 0.1–0.2 ms after SIGCONT.
+const CLIENTV3_SESSION_DONE_MS: Dist = Dist::Uniform(0.1, 0.2);
+/// The application thread's wake-up to its check: the same runs checked before `Done()` closed in
+/// 4 of 8; uniform 0–0.3 ms against the 0.1–0.2 ms above is an even race.
+const CLIENTV3_RESUME_TO_CHECK_MS: Dist = Dist::Uniform(0.0, 0.3);
+
 /// The parameters after the preset: every preset parameter the scenario did not set itself
 /// ([`Params::fill_unset`]) takes the chosen version's value; one it set is kept. `locksim-1`
 /// changes nothing.
@@ -65,6 +83,9 @@ pub fn resolve(params: &Params) -> Params {
     out.fill_unset("call_deadline", V::Str("none".into()));
     out.fill_unset("balancer", V::Str("round_robin".into()));
     out.fill_unset("recheck_after_wait", V::Bool(lib == Library::Clientv3_35));
+    out.fill_unset("session_done", V::Str("goroutines".into()));
+    out.fill_unset("session_done_ms", V::Dist(CLIENTV3_SESSION_DONE_MS));
+    out.fill_unset("resume_to_check_ms", V::Dist(CLIENTV3_RESUME_TO_CHECK_MS));
     out
 }
 

@@ -62,7 +62,7 @@ use locksim_simulator::scenario::show_number;
 use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::time::{ms_to_ns, Nanos, NS_PER_SEC};
 
-use client::{ClientConfig, EtcdClient};
+use client::{ClientConfig, EtcdClient, SessionDoneRace};
 use library::{Library, LIBRARIES};
 use server::{EtcdServer, ServerConfig};
 
@@ -77,7 +77,7 @@ const PARAMS: &[ParamSpec] = &[
         name: "client",
         kind: ParamKind::Choice(LIBRARIES),
         default: "\"clientv3-3.5\"",
-        meaning: "the clientv3 version the clients run (default clientv3-3.5, the newest stable read): locksim-1 is the model as it was before presets (mixed versions, see docs/libraries.md); clientv3-3.4 and clientv3-3.5 set lease_ttl_ms, keepalive_fraction, keepalive_time_ms, call_deadline, balancer and recheck_after_wait unless given",
+        meaning: "the clientv3 version the clients run (default clientv3-3.5, the newest stable read): locksim-1 is the model as it was before presets (mixed versions, see docs/libraries.md); clientv3-3.4 and clientv3-3.5 set lease_ttl_ms, keepalive_fraction, keepalive_time_ms, call_deadline, balancer recheck_after_wait and session_done unless given",
     },
     ParamSpec {
         name: "call_deadline",
@@ -169,6 +169,24 @@ const PARAMS: &[ParamSpec] = &[
         default: "\"stop\"",
         meaning: "what the application does when its session ends while it holds the lock: stop (it selects on Session.Done(), as concurrency's docs advise) or proceed (it ignores the lost lease and finishes the section)",
     },
+    ParamSpec {
+        name: "session_done",
+        kind: ParamKind::Choice(&["sync", "goroutines"]),
+        default: "\"sync\"",
+        meaning: "how the session's end reaches the application: sync (the model before presets: at once, so a holder resumed past its lease always learns it before its check) or goroutines (clientv3: the lessor closes the keep-alive, the Session's goroutine then closes Done(), session_done_ms later; after a pause the application thread races them to its check, resume_to_check_ms)",
+    },
+    ParamSpec {
+        name: "session_done_ms",
+        kind: ParamKind::Dist { min: 0.0, max: 1e6 },
+        default: "{ uniform = [0.1, 0.2] }",
+        meaning: "with session_done = \"goroutines\": from the lessor closing the keep-alive to Session.Done() closed (clientv3 3.4.23 live, SIGSTOP past the lease: Done() closed 0.1-0.2 ms after SIGCONT)",
+    },
+    ParamSpec {
+        name: "resume_to_check_ms",
+        kind: ParamKind::Dist { min: 0.0, max: 1e6 },
+        default: "{ uniform = [0, 0.3] }",
+        meaning: "with session_done = \"goroutines\": how long the application thread takes from its wake-up to its check before a write; a Done() closed sooner is seen (clientv3 3.4.23 live: the check passed before Done() closed in 4 of 8 runs; the range puts the even race there)",
+    },
 ];
 
 /// etcd's minimum lease TTL: `(3 × electionTicks / 2) × heartbeat`, rounded up to whole seconds
@@ -243,7 +261,7 @@ impl Model for Etcd {
         let mut notes = Vec::new();
         if Library::parse(params.str("client")) != Library::Locksim {
             notes.push(format!(
-                "client = \"{}\" sets lease_ttl_ms, keepalive_fraction, keepalive_time_ms, call_deadline, balancer and recheck_after_wait where the scenario does not (now: call_deadline = {}, balancer = {}, recheck_after_wait = {}); a value the scenario sets is kept",
+                "client = \"{}\" sets lease_ttl_ms, keepalive_fraction, keepalive_time_ms, call_deadline, balancer, recheck_after_wait and session_done where the scenario does not (now: call_deadline = {}, balancer = {}, recheck_after_wait = {}); a value the scenario sets is kept",
                 params.str("client"),
                 params.str("call_deadline"),
                 params.str("balancer"),
@@ -350,6 +368,10 @@ impl Model for Etcd {
             keepalive_fraction: keepalive_fraction(params.f64("keepalive_fraction")),
             stop_on_session_lost: params.str("on_session_lost") == "stop",
             rw_recipe: params.str("recipe") == "rwmutex",
+            session_done: (params.str("session_done") == "goroutines").then(|| SessionDoneRace {
+                done_ms: params.dist("session_done_ms"),
+                resume_to_check_ms: params.dist("resume_to_check_ms"),
+            }),
         };
         let clients = (0..workload.clients)
             .map(|i| Box::new(EtcdClient::new(i, client_cfg.clone())) as Box<dyn LockClient<Etcd>>)

@@ -440,6 +440,12 @@ pub enum ClientTimer {
     },
     /// The gRPC keepalive ping (every `keepalive_time_ms`, when set).
     Ping,
+    /// `session_done = "goroutines"`: session generation `gen`'s end reaches the application
+    /// (`Session.Done()` closes, `session_done_ms` after the lessor closed the keep-alive).
+    SessionDone {
+        /// The session generation that ended.
+        gen: u64,
+    },
     /// Watch `watch_id` was not confirmed yet: resend its request.
     WatchResend {
         /// The client's id for the watch.
