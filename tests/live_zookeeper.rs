@@ -97,8 +97,9 @@ fn zookeeper_leader_killed_live() {
 }
 
 /// A holder stopped past its session timeout: the real leader expires the session, its
-/// ephemeral node goes and the next waiter is granted; the holder resumes and abandons before
-/// writing (Curator's SUSPENDED check), as simulated.
+/// ephemeral node goes and the next waiter is granted; the holder resumes and writes stale
+/// before SUSPENDED reaches its check (ZooKeeper's client sleeps 100 ms before it queues the
+/// disconnect: the `curator-5.4` default, docs/models.md), as simulated.
 #[test]
 fn zookeeper_paused_holder_live() {
     let _serial = serial();
@@ -111,11 +112,11 @@ fn zookeeper_paused_holder_live() {
     });
     let out = dir.join("results.json");
     let (code, stdout, stderr) = sim(&["live", &s(&file), "--json", &s(&out)]);
-    assert_eq!(code, 0, "every expectation (overlap in every run, no stale write) holds live\n{stdout}\n{stderr}");
+    assert_eq!(code, 0, "every expectation (overlap and a stale write in every run) holds live\n{stdout}\n{stderr}");
     let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     let r = row(&json, "zookeeper");
     assert_eq!(r["overlap"]["runs"], 1, "{r}");
-    assert_eq!(r["stale_unfenced"]["runs"], 0, "{r}");
+    assert_eq!(r["stale_unfenced"]["runs"], 1, "{r}");
     assert!(processes_mentioning(&dir).is_empty());
 }
 

@@ -434,7 +434,8 @@ think_ms = { uniform = [0, 20] }
     /// redis-py 5's preset sets no TTL and a 100 ms sleep unless the scenario set its own.
     #[test]
     fn settings_follow_the_rows_client_preset() {
-        let text = "name = \"p\"\nduration_ms = 1_000\nalgorithms = [\"redis\"]\n[models.redis]\nttl_ms = 2_000\n";
+        // `locksim-1` pins the model's own retry (the default preset is a redis-py release now).
+        let text = "name = \"p\"\nduration_ms = 1_000\nalgorithms = [\"redis\"]\n[models.redis]\nclient = \"locksim-1\"\nttl_ms = 2_000\n";
         let scenario = locksim_simulator::scenario::parse_str("p.toml", text, &locksim_algorithms::registry())
             .expect("scenario parses");
         let mut params = scenario.runs[0].params.clone();
