@@ -67,7 +67,7 @@ enum Command {
     Explore(commands::explore::ExploreArgs),
     /// Every schedule within bounds: the shortest counterexample, or what was covered.
     Exhaust(commands::exhaust::ExhaustArgs),
-    /// Run a scenario against real servers started on this machine (Redis, MariaDB, ZooKeeper, etcd).
+    /// Run a scenario against real servers started on this machine (Redis, MariaDB, PostgreSQL and PgBouncer, ZooKeeper, etcd).
     Live(commands::live::LiveArgs),
     /// Simulate a scenario and run it live, and print each metric side by side.
     ///
