@@ -86,8 +86,10 @@ fn etcd_leader_killed_comes_back_live() {
 }
 
 /// A holder stopped past its 2 s lease: the leader revokes it and the next waiter holds while the
-/// stopped one still believes it does (the overlap), and the resumed client drops the lock without
-/// writing, as simulated: the file's own expectations hold live.
+/// stopped one still believes it does (the overlap), as simulated: the file's own expectations
+/// hold live. Whether the resumed holder writes before `Session.Done()` closes is a race (the
+/// file expects "some" over its seeds, docs/models.md *etcd*); one live run cannot judge a
+/// share, so that line is left out of the copy and either outcome passes.
 #[test]
 fn etcd_paused_holder_overlaps_live() {
     let _serial = serial();
@@ -95,13 +97,16 @@ fn etcd_paused_holder_overlaps_live() {
         return;
     }
     let dir = fresh_dir("live-etcd", "paused");
-    let file = fidelity_copy("etcd-paused-holder.toml", &dir, Some(6_000), true, |t| t);
+    let file = fidelity_copy("etcd-paused-holder.toml", &dir, Some(6_000), true, |t| {
+        assert!(t.contains("stale_unfenced = \"some\"\n"), "the fidelity file's race expectation moved");
+        t.replace("stale_unfenced = \"some\"\n", "")
+    });
     let out = dir.join("results.json");
     let (code, stdout, stderr) = sim(&["live", &s(&file), "--json", &s(&out)]);
     assert_eq!(code, 0, "every expectation holds live\n{stdout}\n{stderr}");
     let r = &results(&out)["algorithms"][0];
     assert_eq!(r["overlap"]["runs"], 1, "{r}");
-    assert_eq!(r["stale_unfenced"]["runs"], 0, "{r}");
+    assert_eq!(r["token_regressions_runs"], 0, "{r}");
     assert!(processes_mentioning(&dir).is_empty());
 }
 
