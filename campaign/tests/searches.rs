@@ -132,7 +132,7 @@ fn a_stop_inside_a_candidate_ends_the_shrink_within_a_second() {
     let (shrunk, raised, returned) = std::thread::scope(|s| {
         let stop = &stop;
         let raiser = s.spawn(move || {
-            std::thread::sleep(Duration::from_secs(4));
+            std::thread::sleep(Duration::from_secs(1));
             stop.store(true, Ordering::SeqCst);
             Instant::now()
         });
