@@ -2,8 +2,8 @@
 //! session invalidated through serfHealth while it runs on), the lock-delay that follows, and a
 //! pause measured against failure detection plus lock-delay.
 
-mod consul_common;
-use consul_common::*;
+mod common;
+use common::*;
 
 fn scenario(faults: &str, hold_ms: u64, extra: &str) -> String {
     format!(

@@ -1,9 +1,8 @@
 //! The dynamodb model's mechanism: a takeover after a lease of an unchanged RVN on the waiter's
 //! clock, and the heartbeat that failed on the client but was applied (dynamolock#280).
 
-#[path = "consul_common/mod.rs"]
-mod consul_common;
-use consul_common::*;
+mod common;
+use common::*;
 
 fn known(file: &str) -> String {
     std::fs::read_to_string(format!("{}/../scenarios/known/{file}", env!("CARGO_MANIFEST_DIR"))).unwrap()

@@ -2,9 +2,8 @@
 //! LockOp is granted when the lock is released, reentry keeps the fence, and a holder paused
 //! past its session TTL loses the lock to a waiter with a higher fence.
 
-#[path = "consul_common/mod.rs"]
-mod consul_common;
-use consul_common::*;
+mod common;
+use common::*;
 
 fn scenario(faults: &str, extra: &str, workload: &str) -> String {
     format!(

@@ -1,6 +1,7 @@
 //! Helpers every model's engine-driven tests share: run one labelled configuration of a scenario
-//! text for one seed, and read the history and the trace. Each model's `*_common` module
-//! re-exports these next to its own helpers.
+//! text for one seed, and read the history (its grants) and the trace. The consul, hazelcast and
+//! dynamodb tests use this module directly; the other models' `*_common` modules re-export it
+//! next to their own helpers (their own `grants`, where a grant needs more, shadows this one).
 
 #![allow(dead_code)]
 
@@ -24,6 +25,17 @@ pub fn run(toml: &str, label: &str, seed: u64) -> SeedOutcome {
 /// The node id of `client-i`.
 pub fn client(out: &SeedOutcome, i: usize) -> usize {
     out.history.clients[i]
+}
+
+/// Every grant: (true time ms, client node id, token).
+pub fn grants(out: &SeedOutcome) -> Vec<(f64, usize, Option<u64>)> {
+    events(out, |e| matches!(e, HistoryEvent::Granted { .. }))
+        .into_iter()
+        .map(|s| match &s.event {
+            HistoryEvent::Granted { token, .. } => (s.at_ns as f64 / 1e6, s.node, *token),
+            _ => unreachable!(),
+        })
+        .collect()
 }
 
 /// History events matching a predicate.
