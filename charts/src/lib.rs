@@ -13,6 +13,7 @@
 //! | [`font`] | the shipped DejaVu Sans, registered with plotters as `"sans-serif"`; the only font used |
 //! | [`output`] | drawing once per backend into `NAME.svg` and `NAME.png`; [`ChartFiles`], [`ChartError`] |
 //! | `layout` | sizes, colours, number formats, axis ticks, titles, legend rows, hatching |
+//! | `glyphs` | the PNGs' text, each glyph at its place (plotters' own drawing drops side bearings) |
 //! | `raster` | coalescing timeline spans into pixel columns, so dense timelines stay small |
 //! | [`bars`] | horizontal bar panels; [`throughput_chart`] |
 //! | [`compare`] | [`compare_chart`]: `sim compare`'s live runs against the simulated range, metric by metric |
@@ -39,6 +40,7 @@ pub mod compare;
 pub mod cost;
 pub mod data;
 pub mod font;
+mod glyphs;
 mod layout;
 pub mod output;
 mod raster;

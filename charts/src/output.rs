@@ -11,6 +11,7 @@ use plotters::prelude::*;
 
 use crate::atomic::{commit_partial, partial_path, write_atomic};
 use crate::font;
+use crate::glyphs::TextFix;
 
 /// The two files a chart was written to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -143,7 +144,7 @@ fn write_png(chart: &impl Drawing, png: &Path, size: (u32, u32)) -> Result<(), C
     // Drawn beside the target and moved into place once complete.
     let partial = partial_path(png);
     let drawn = {
-        let root = BitMapBackend::new(&partial, size).into_drawing_area();
+        let root = TextFix::new(BitMapBackend::new(&partial, size)).into_drawing_area();
         match root.fill(&WHITE).de().and_then(|()| chart.draw(&root)) {
             Ok(()) => root.present().map_err(|e| ChartError::Write { path: png.to_path_buf(), reason: e.to_string() }),
             Err(reason) => Err(ChartError::Draw { path: png.to_path_buf(), reason }),
