@@ -334,8 +334,9 @@ pub(crate) enum Swatch {
     Fill(RGBAColor),
     /// A thin filled bar (timeline waiting).
     Thin(RGBColor),
-    /// An outlined, lightly tinted box (a rate of 0: the bar shows the interval's upper end).
-    Outline(RGBColor),
+    /// A rule-out bound: a dotted vertical line ending in a cap, over a flat mark at zero (a
+    /// rate of 0 and what the runs rule out; no area, so it never reads as a measured bar).
+    RuledOut,
     /// A grey hatched box ("cannot be fenced").
     Hatch,
     /// A line with a round marker.
@@ -429,10 +430,10 @@ fn draw_swatch<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, swatch: Swatch
     match swatch {
         Swatch::Fill(c) => area.draw(&Rectangle::new([(x0, yc - 7), (x1, yc + 7)], c.filled())).de(),
         Swatch::Thin(c) => area.draw(&Rectangle::new([(x0, yc - 3), (x1, yc + 3)], c.filled())).de(),
-        Swatch::Outline(c) => {
-            area.draw(&Rectangle::new([(x0, yc - 7), (x1, yc + 7)], c.mix(0.15).filled())).de()?;
-            let outline = vec![(x0, yc - 7), (x1, yc - 7), (x1, yc + 7), (x0, yc + 7), (x0, yc - 7)];
-            area.draw(&PathElement::new(outline, c.stroke_width(2))).de()
+        Swatch::RuledOut => {
+            let xm = x0 + SWATCH_W_PX / 2;
+            area.draw(&Rectangle::new([(x0 + 2, yc + 6), (x1 - 2, yc + 8)], MUTED.filled())).de()?;
+            draw_rule_out_bound(area, xm, yc + 4, yc - 8, 10)
         }
         Swatch::Hatch => draw_hatched(area, (x0, yc - 7), (x1, yc + 7)),
         Swatch::LineMarker(c) => {
@@ -460,6 +461,28 @@ pub(crate) fn draw_error_bar<DB: DrawingBackend>(
     area.draw(&PathElement::new(vec![(x, y_lo), (x, y_hi)], style)).de()?;
     area.draw(&PathElement::new(vec![(x - h, y_lo), (x + h, y_lo)], style)).de()?;
     area.draw(&PathElement::new(vec![(x - h, y_hi), (x + h, y_hi)], style)).de()
+}
+
+/// What the runs rule out when none showed a violation, in pixel coordinates of `area`: a dotted
+/// grey line from `y_from` up to `y_bound` with a cap `cap` wide there. A line, not a bar: a
+/// bound is not a measured rate, and an area up to it read, at a glance, as the biggest bar.
+pub(crate) fn draw_rule_out_bound<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    x: i32,
+    y_from: i32,
+    y_bound: i32,
+    cap: i32,
+) -> DrawResult {
+    let style = MUTED.stroke_width(1);
+    // Dots of 2 px every 4 px, from the bound down, so the cap always has its dot.
+    let mut y = y_bound;
+    while y < y_from {
+        let end = (y + 2).min(y_from);
+        area.draw(&PathElement::new(vec![(x, y), (x, end)], style)).de()?;
+        y += 4;
+    }
+    let h = cap / 2;
+    area.draw(&PathElement::new(vec![(x - h, y_bound), (x + h, y_bound)], MUTED.stroke_width(2))).de()
 }
 
 /// A grey box with diagonal hatching and a border, in pixel coordinates of `area`.

@@ -2,9 +2,10 @@
 //! fenced) with their 95% intervals as error bars.
 //!
 //! Three cases never look like an ordinary bar: a model without a fencing token gets a grey
-//! hatched column labelled "cannot be fenced" (never a zero bar); a rate of 0 is an outlined,
-//! lightly tinted bar up to its interval's upper end (what the runs rule out) marked "0" and
-//! "<x%"; a missing rate is written "n/a".
+//! hatched column labelled "cannot be fenced" (never a zero bar); a rate of 0 is a flat mark at
+//! zero labelled "0", under a dotted grey line up to what the runs rule out, capped and labelled
+//! "<x%" (a line with no area, so the bound never reads as a tall measured bar); a missing rate is
+//! written "n/a".
 
 use std::path::Path;
 
@@ -17,9 +18,9 @@ use crate::bars::runs_text;
 use crate::data::{AlgorithmChartData, FencedRate, Interval95};
 use crate::font::{fit_text, text_width, FAMILY};
 use crate::layout::{
-    ceil_to, draw_error_bar, draw_hatched, draw_note, draw_text, fmt_pct, legend_area, linear_ticks, nice_step,
-    text_style, title_area, Axis, LegendItem, Swatch, AXIS_DESC_SIZE_PX, GRID, INK, LABEL_SIZE_PX, MUTED, NOTE_SIZE_PX,
-    TICK_SIZE_PX, WIDTH_PX,
+    ceil_to, draw_error_bar, draw_hatched, draw_note, draw_rule_out_bound, draw_text, fmt_pct, legend_area,
+    linear_ticks, nice_step, text_style, title_area, Axis, LegendItem, Swatch, AXIS_DESC_SIZE_PX, GRID, INK,
+    LABEL_SIZE_PX, MUTED, NOTE_SIZE_PX, TICK_SIZE_PX, WIDTH_PX,
 };
 use crate::output::{render, ChartError, ChartFiles, DrawResult, Drawing, OrDrawErr};
 
@@ -96,7 +97,7 @@ impl Violations<'_> {
             items.push(LegendItem::new(Swatch::ErrorBar, "95% interval"));
         }
         if self.cells().any(|c| matches!(c, Cell::Rate(i) if i.rate == 0.0 && i.hi > 0.0)) {
-            items.push(LegendItem::new(Swatch::Outline(MUTED), "none seen: outline up to the rate ruled out (95%)"));
+            items.push(LegendItem::new(Swatch::RuledOut, "none seen (0): dotted up to the rate ruled out (95%)"));
         }
         if self.cells().any(|c| matches!(c, Cell::CannotBeFenced)) {
             items.push(LegendItem::new(Swatch::Hatch, "cannot be fenced (no fencing token)"));
@@ -169,6 +170,7 @@ impl Drawing for Violations<'_> {
         let bar_px = (f64::from(group_px) * HALF_BAR * 2.0) as i32;
         let py0 = chart.backend_coord(&(0.0, 0.0)).1;
         let value_style = text_style(NOTE_SIZE_PX, &INK, HPos::Center, VPos::Bottom);
+        let muted_value_style = text_style(NOTE_SIZE_PX, &MUTED, HPos::Center, VPos::Bottom);
         let fits = |text: &str| text_width(text, NOTE_SIZE_PX) <= pitch_px - 2;
 
         for (i, group) in self.groups.iter().enumerate() {
@@ -199,31 +201,24 @@ impl Drawing for Violations<'_> {
                         }
                     }
                     Cell::Rate(iv) => {
-                        // Nothing seen: the bar is what the runs rule out.
+                        // Nothing seen: a flat mark at zero in the metric's colour and "0" on it;
+                        // above, what the runs rule out as a dotted line to a cap, never an area.
+                        let (left, _) = chart.backend_coord(&(x0, 0.0));
+                        let (right, _) = chart.backend_coord(&(x1, 0.0));
+                        root.draw(&Rectangle::new([(left, py0 - 3), (right, py0)], color.filled())).de()?;
+                        draw_text(root, "0", (px, py0 - 5), &value_style)?;
                         if iv.hi > 0.0 {
-                            chart
-                                .draw_series(std::iter::once(Rectangle::new(
-                                    [(x0, 0.0), (x1, iv.hi)],
-                                    color.mix(0.15).filled(),
-                                )))
-                                .de()?;
-                            // A path rather than a stroked rectangle: the SVG backend ignores a
-                            // rectangle's stroke width.
-                            let outline = vec![(x0, 0.0), (x0, iv.hi), (x1, iv.hi), (x1, 0.0), (x0, 0.0)];
-                            chart
-                                .draw_series(std::iter::once(PathElement::new(outline, color.stroke_width(2))))
-                                .de()?;
                             let (_, py_hi) = chart.backend_coord(&(xc, iv.hi));
+                            // From above the "0" label, when the bound is higher than that.
+                            let from = py0 - 22;
+                            if py_hi < from {
+                                draw_rule_out_bound(root, px, from, py_hi, (bar_px * 3 / 5).clamp(4, 14))?;
+                            }
+                            // At the cap, or just above the "0" when the bound is lower.
                             let text = format!("<{}", fmt_pct(iv.hi));
                             if fits(&text) {
-                                draw_text(root, &text, (px, py_hi - 4), &value_style)?;
+                                draw_text(root, &text, (px, py_hi.min(from) - 4), &muted_value_style)?;
                             }
-                            // "0" inside the outline when it is tall enough to hold it.
-                            if py0 - py_hi >= 22 {
-                                draw_text(root, "0", (px, py0 - 4), &value_style)?;
-                            }
-                        } else {
-                            draw_text(root, "0", (px, py0 - 4), &value_style)?;
                         }
                     }
                     Cell::CannotBeFenced => {
@@ -264,9 +259,9 @@ impl Drawing for Violations<'_> {
 /// Draws the safety violations of each algorithm as grouped bars: runs with an overlap, with a
 /// stale write accepted by the unfenced resource, and by the fenced one, each with its 95%
 /// interval as an error bar. A model that cannot be fenced gets a hatched grey column labelled
-/// "cannot be fenced" (never a zero bar); a rate of 0 is drawn as an outline up to its interval's
-/// upper end, which the caller sets to what the runs rule out, marked "0"; a missing rate is
-/// written "n/a".
+/// "cannot be fenced" (never a zero bar); a rate of 0 is a flat mark at zero marked "0" under a
+/// dotted line up to its interval's upper end, which the caller sets to what the runs rule out;
+/// a missing rate is written "n/a".
 pub fn violations_chart(
     dir: &Path,
     name: &str,

@@ -286,7 +286,7 @@ fn violations_chart_marks_cannot_be_fenced_and_zero_rates() {
     assert_has(&texts, "95% interval");
     // db saw none: the bars show what the runs rule out.
     assert_has(&texts, "<1.5%");
-    assert_has(&texts, "none seen: outline up to the rate ruled out (95%)");
+    assert_has(&texts, "none seen (0): dotted up to the rate ruled out (95%)");
     // Observed rates are labelled; the y axis is in percent and stops at 100%.
     assert_has(&texts, "12%");
     assert_has(&texts, "100%");
@@ -294,6 +294,41 @@ fn violations_chart_marks_cannot_be_fenced_and_zero_rates() {
     // zookeeper & co has no fenced runs.
     assert_has(&texts, "n/a");
     assert!(texts.iter().any(|t| t.starts_with("runs with the violation (%")));
+}
+
+/// The `height` of every `<rect>` filled with `colour` in `svg`.
+fn rect_heights(svg: &str, colour: &str) -> Vec<f64> {
+    svg.split("<rect ")
+        .skip(1)
+        .filter(|r| r.contains(&format!("fill=\"{colour}\"")))
+        .filter_map(|r| r.split("height=\"").nth(1)?.split('"').next()?.parse().ok())
+        .collect()
+}
+
+/// A row that saw no violation is not drawn as a bar up to the bound it rules out (issue 37:
+/// a clean row's "< 7.5%" outline read, at a glance, as the biggest bar): the only areas in the
+/// metrics' colours are the legend's swatches and a flat mark at zero; the bound is a dotted
+/// line with its "<x%" label.
+#[test]
+fn violations_chart_draws_a_rule_out_bound_as_a_line_not_a_bar() {
+    let dir = out_dir("violations-clean");
+    let clean = vec![AlgorithmChartData {
+        overlap: iv(0.0, 0.0, 0.75),
+        stale_unfenced: iv(0.0, 0.0, 0.75),
+        stale_fenced: FencedRate::Rate(iv(0.0, 0.0, 0.75)),
+        ..AlgorithmChartData::new("db", 4)
+    }];
+    let files = violations_chart(&dir, "v", "violations", &clean).unwrap();
+    let svg = check_files(&files, &dir, "v");
+    for colour in ["#D62728", "#F28E2B", "#4E79A7"] {
+        let tall: Vec<f64> = rect_heights(&svg, colour).into_iter().filter(|&h| h > 3.0).collect();
+        // The legend swatch (14 px) alone.
+        assert_eq!(tall, vec![14.0], "{colour}: an area taller than the zero mark");
+    }
+    assert!(!svg.contains("opacity=\"0.15\""), "no tinted area up to the bound");
+    let texts = svg_texts(&svg);
+    assert_eq!(texts.iter().filter(|t| *t == "<75%").count(), 3, "{texts:?}");
+    assert_eq!(texts.iter().filter(|t| *t == "0").count(), 3, "{texts:?}");
 }
 
 #[test]

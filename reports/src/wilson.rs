@@ -5,7 +5,7 @@
 //! approximation collapses to a zero-width interval. With k = 0 a one-sided statement says more:
 //! the rule of three, "below 3/n at 95%" (the exact one-sided bound is 1 − 0.05^(1/n), always just
 //! under 3/n). That is the one figure every output gives for a class no run showed: the table's
-//! "< 1e-4 at 95%", the results JSON's `rules_out`, and the outline of the violations chart. (The
+//! "< 1e-4 at 95%", the results JSON's `rules_out`, and the dotted bound of the violations chart. (The
 //! Wilson interval's upper end for 0 of n, z² / (n + z²) ≈ 3.84 / n, is a two-sided 95% bound,
 //! i.e. one-sided 97.5%, and would overstate what the runs leave open.)
 

@@ -83,7 +83,7 @@ mod tests {
         assert_eq!(algorithm_chart_data(&row, CdfSource::AcquireLatency).latency_cdf_ms.last(), Some(&(1.0, 1.0)));
     }
 
-    /// The chart's outline for a clean class is the bound the table prints (3/n), not the
+    /// The chart's dotted bound for a clean class is the bound the table prints (3/n), not the
     /// two-sided Wilson upper end (about 3.84/n).
     #[test]
     fn a_clean_class_reaches_what_the_table_says_is_ruled_out() {
