@@ -1,11 +1,12 @@
 //! What a systematic search (`sim exhaust`) sees of one world, its model's types erased: the
 //! events that may happen next, a step that handles one with chosen latencies, a fault injected
-//! at a fixed time, a copy, a fingerprint, and the history so far judged by the checkers. A
+//! at a fixed time, a copy, a fingerprint, and the history so far. A
 //! [`crate::model::DynModel`] builds one ([`crate::model::DynModel::search_world`]); the engine
-//! implements it over its typed world (`engine::choice`).
+//! implements it over its typed world (`engine::choice`). The engine does not judge the history:
+//! the search (in the campaign layer) hands it to the checkers, as `sim run`'s seed runner does.
 
-use crate::checker::SeedMetrics;
 use crate::directory::NodeKind;
+use crate::history::History;
 use crate::process::NodeId;
 use crate::setup::FaultKind;
 use crate::time::Nanos;
@@ -63,9 +64,11 @@ pub trait SearchWorld: Send {
     fn leader(&self) -> Option<NodeId>;
     /// How many history events were recorded so far.
     fn history_len(&self) -> usize;
-    /// The history so far measured by the checkers, as if the run ended now (`at_end`: as if it
+    /// The history so far, as the checkers take it, as if the run ended now (`at_end`: as if it
     /// ended at its full length).
-    fn check(&self, at_end: bool) -> SeedMetrics;
+    fn history_so_far(&self, at_end: bool) -> History;
+    /// The seed of the world's random streams.
+    fn seed(&self) -> u64;
     /// The nodes' names and kinds, by id.
     fn nodes(&self) -> &[(String, NodeKind)];
 }

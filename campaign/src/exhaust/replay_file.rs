@@ -11,7 +11,7 @@ use locksim_simulator::time::Nanos;
 use toml_edit::{value, Array, ArrayOfTables, DocumentMut, Item, Table};
 
 use super::bounds::{Bounds, Property};
-use super::search::Step;
+use super::search::{judge, Step};
 
 /// A path taken again: what `[replay]` and `[[faults]]` need, and how the run ended.
 #[derive(Clone, Debug)]
@@ -29,7 +29,8 @@ pub struct Taken {
 /// Takes `path` again from `root` (a copy of it), recording keys, latencies and faults.
 pub fn take(root: &dyn SearchWorld, path: &[Step], first_delay_ns: Nanos) -> Taken {
     let mut world = root.box_clone();
-    let mut taken = Taken { keys: Vec::new(), delays_ns: Vec::new(), faults: Vec::new(), metrics: world.check(false) };
+    let mut taken =
+        Taken { keys: Vec::new(), delays_ns: Vec::new(), faults: Vec::new(), metrics: judge(world.as_ref(), false) };
     for step in path {
         world.enabled();
         let (seq, delays) = match step {
@@ -47,7 +48,7 @@ pub fn take(root: &dyn SearchWorld, path: &[Step], first_delay_ns: Nanos) -> Tak
         taken.delays_ns.extend((0..n).map(|i| delays.get(i).copied().unwrap_or(first_delay_ns)));
     }
     let at_end = world.enabled().is_empty();
-    taken.metrics = world.check(at_end);
+    taken.metrics = judge(world.as_ref(), at_end);
     taken
 }
 
@@ -68,20 +69,8 @@ pub fn describe_fault(inj: &Injection, at_ns: Nanos, name: &str) -> String {
 /// docs). `Err`: the text is not TOML (it parsed once, so this does not happen in practice).
 pub fn scenario_text(text: &str, label: &str, bounds: &Bounds, taken: &Taken) -> Result<String, String> {
     let mut doc: DocumentMut = text.parse().map_err(|e| format!("the scenario does not parse as TOML again: {e}"))?;
+    keep_only_row(&mut doc, label);
     let root = doc.as_table_mut();
-    let row_is_algorithm =
-        root.get("algorithms").and_then(Item::as_array).is_some_and(|a| a.iter().any(|v| v.as_str() == Some(label)));
-    if row_is_algorithm {
-        let mut only = Array::new();
-        only.push(label);
-        root.insert("algorithms", value(only));
-        root.remove("variants");
-    } else {
-        root.remove("algorithms");
-        if let Some(Item::ArrayOfTables(variants)) = root.get_mut("variants") {
-            variants.retain(|t| t.get("name").and_then(Item::as_str) == Some(label));
-        }
-    }
     let name = root.get("name").and_then(Item::as_str).unwrap_or("scenario").to_string();
     root.insert("name", value(format!("{name}-{label}-counterexample")));
     root.insert(
@@ -130,22 +119,7 @@ pub fn scenario_text(text: &str, label: &str, bounds: &Bounds, taken: &Taken) ->
         root.insert("faults", Item::ArrayOfTables(faults));
     }
 
-    let mut replay = Table::new();
-    let mut keys = Array::new();
-    for k in &taken.keys {
-        keys.push(k.as_str());
-    }
-    for v in keys.iter_mut() {
-        v.decor_mut().set_prefix("\n  ");
-    }
-    keys.set_trailing("\n");
-    keys.set_trailing_comma(true);
-    let mut delays = Array::new();
-    for d in &taken.delays_ns {
-        delays.push(*d as f64 / 1e6);
-    }
-    replay.insert("events", value(keys));
-    replay.insert("delays_ms", value(delays));
+    let replay = replay_table(&taken.keys, &taken.delays_ns);
     root.insert("replay", Item::Table(replay));
 
     let mut expect = Table::new();
@@ -159,4 +133,44 @@ pub fn scenario_text(text: &str, label: &str, bounds: &Bounds, taken: &Taken) ->
 
 fn property_metric(p: Property) -> &'static str {
     p.metric()
+}
+
+/// `doc` with only the row `label`: `algorithms` reduced to it, or `[[variants]]` to its block
+/// (a `[replay]` table applies to every row of a file, and a path fits one row).
+pub fn keep_only_row(doc: &mut DocumentMut, label: &str) {
+    let root = doc.as_table_mut();
+    let row_is_algorithm =
+        root.get("algorithms").and_then(Item::as_array).is_some_and(|a| a.iter().any(|v| v.as_str() == Some(label)));
+    if row_is_algorithm {
+        let mut only = Array::new();
+        only.push(label);
+        root.insert("algorithms", value(only));
+        root.remove("variants");
+    } else {
+        root.remove("algorithms");
+        if let Some(Item::ArrayOfTables(variants)) = root.get_mut("variants") {
+            variants.retain(|t| t.get("name").and_then(Item::as_str) == Some(label));
+        }
+    }
+}
+
+/// A `[replay]` table: each step's event key, one a line, and every latency in ms.
+pub fn replay_table(keys: &[String], delays_ns: &[Nanos]) -> Table {
+    let mut replay = Table::new();
+    let mut events = Array::new();
+    for k in keys {
+        events.push(k.as_str());
+    }
+    for v in events.iter_mut() {
+        v.decor_mut().set_prefix("\n  ");
+    }
+    events.set_trailing("\n");
+    events.set_trailing_comma(true);
+    let mut delays = Array::new();
+    for d in delays_ns {
+        delays.push(*d as f64 / 1e6);
+    }
+    replay.insert("events", value(events));
+    replay.insert("delays_ms", value(delays));
+    replay
 }

@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use locksim_simulator::checker::SeedMetrics;
+use locksim_simulator::checker::{check_keeping, SeedMetrics};
 use locksim_simulator::directory::NodeKind;
 use locksim_simulator::process::NodeId;
 use locksim_simulator::search::{Enabled, Injection, SearchWorld};
@@ -86,6 +86,13 @@ pub fn shows(property: Property, m: &SeedMetrics) -> bool {
         Property::StaleWrite => m.stale_unfenced_events > 0,
         Property::FencedStaleWrite => m.stale_fenced_events.unwrap_or(0) > 0,
     }
+}
+
+/// The checkers' measure of `world`'s history so far (`at_end`: as if the run ended at its full
+/// length), the same code `sim run` judges a seed with. The engine hands the history over; the
+/// judging stays in this layer.
+pub fn judge(world: &dyn SearchWorld, at_end: bool) -> SeedMetrics {
+    check_keeping(world.seed(), &world.history_so_far(at_end), 1)
 }
 
 /// What a path may still spend: faults, and messages given a delay other than the first.
@@ -173,7 +180,7 @@ impl Round<'_> {
             let enabled = world.enabled();
             if enabled.is_empty() {
                 // The run's end: the checkers see the whole run, as `sim run` would.
-                if shows(self.bounds.property, &world.check(true)) {
+                if shows(self.bounds.property, &judge(world.as_ref(), true)) {
                     self.record(depth);
                 }
                 return;
@@ -195,7 +202,7 @@ impl Round<'_> {
                 let taken = world.step(seq, &[], d0);
                 self.path.push(Step::Event { seq, delays_ns: vec![d0; taken] });
                 depth += 1;
-                if world.history_len() > history && shows(self.bounds.property, &world.check(false)) {
+                if world.history_len() > history && shows(self.bounds.property, &judge(world.as_ref(), false)) {
                     self.stats.states += 1;
                     self.stats.max_depth = self.stats.max_depth.max(depth);
                     self.record(depth);
@@ -363,7 +370,7 @@ impl Round<'_> {
 
     fn child(&mut self, child: Box<dyn SearchWorld>, history: usize, step: Step, depth: u32, left: Budget) {
         self.path.push(step);
-        let violated = child.history_len() > history && shows(self.bounds.property, &child.check(false));
+        let violated = child.history_len() > history && shows(self.bounds.property, &judge(child.as_ref(), false));
         if violated {
             self.stats.states += 1;
             self.stats.max_depth = self.stats.max_depth.max(depth + 1);
