@@ -185,6 +185,27 @@ pub struct History {
     /// run of the job, and the "at most once per period" check reads it. `None`: the loop.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schedule_period_ns: Option<Nanos>,
+    /// Every node's wall clock as segments of true time: one per node at 0, then one at each
+    /// step (`clock_jump`) or rate change (`clock_drift`), in time order. For the report page's
+    /// clock plot and the wall clock it shows beside each event; the checkers ignore it. Empty in
+    /// a live run (one machine clock, offsets not known).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clocks: Vec<ClockSegment>,
+}
+
+/// A node's wall clock from `at_ns` until the node's next segment: `offset_ns` ahead of true
+/// time at `at_ns` (negative: behind), running `drift_ppm` fast, so at a later true time `t` it
+/// reads about `t + offset_ns + (t - at_ns) * drift_ppm / 1e6`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ClockSegment {
+    /// The node.
+    pub node: NodeId,
+    /// True time the segment starts (0, a step or a rate change).
+    pub at_ns: Nanos,
+    /// Wall clock minus true time at `at_ns`.
+    pub offset_ns: i64,
+    /// The rate error from `at_ns` on, in parts per million (positive: fast).
+    pub drift_ppm: f64,
 }
 
 /// A fault as it happened: when, on whom, and for how long.

@@ -193,6 +193,7 @@ pub fn record_typed<M: Model>(
         node_names: names.iter().map(|(n, _)| n.clone()).collect(),
         faults: result.faults,
         schedule_period_ns: w.schedule.as_ref().map(|s| ms_to_ns(s.period_ms)),
+        clocks: result.clocks,
     };
     Ok(Recorded { seed, history, trace: result.trace, events: result.events_processed })
 }

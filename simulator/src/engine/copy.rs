@@ -83,6 +83,7 @@ impl<P: Protocol> Clone for World<P> {
             folded: self.folded,
             fault_windows: self.fault_windows.clone(),
             window_of: self.window_of.clone(),
+            clock_segments: self.clock_segments.clone(),
             messages: self.messages,
             client_messages: self.client_messages,
             events_processed: self.events_processed,

@@ -34,7 +34,7 @@ use rand::Rng;
 
 use crate::clock::NodeClock;
 use crate::directory::Directory;
-use crate::history::{FaultWindow, Folded, HistoryEvent, Stamped};
+use crate::history::{ClockSegment, FaultWindow, Folded, HistoryEvent, Stamped};
 use crate::outcome::{Halt, Stuck, STUCK_EVENTS};
 use crate::process::{ClientState, Crash, CrashKind, Ctx, NodeId, NodeKind, Process, Protocol, TimerId};
 use crate::rng::ChaCha8Rng;
@@ -263,6 +263,9 @@ pub struct World<P: Protocol> {
     /// Faults that took effect, and for each occurrence its index there (to close the window).
     fault_windows: Vec<FaultWindow>,
     window_of: Vec<Option<usize>>,
+    /// The nodes' wall clocks as they start and change (for the report's clock plot; no
+    /// decision reads it).
+    clock_segments: Vec<ClockSegment>,
     messages: u64,
     /// Messages a client sent or was sent (what a client process can count in live mode).
     client_messages: u64,
@@ -303,6 +306,8 @@ pub struct WorldResult {
     pub folded: Folded,
     /// Every fault that took effect, in start order.
     pub faults: Vec<FaultWindow>,
+    /// Every node's wall clock at the start and after each step or rate change.
+    pub clocks: Vec<ClockSegment>,
     /// Messages sent (every send, dropped or not).
     pub messages: u64,
     /// Of those, the ones a client sent or was sent.
@@ -331,6 +336,7 @@ impl<P: Protocol> World<P> {
         let mut reset_rng = cfg.net_rng.clone();
         reset_rng.set_stream(1);
         let pairs = PairTable::new(PairIndex::of_directory(&dir));
+        let clock_segments = (0..nodes.len()).map(|i| clock_segment(i, &nodes[i].clock, 0)).collect();
         World {
             now_ns: 0,
             end_ns: cfg.end_ns,
@@ -354,6 +360,7 @@ impl<P: Protocol> World<P> {
             folded: Folded::default(),
             fault_windows: Vec::new(),
             window_of,
+            clock_segments,
             messages: 0,
             client_messages: 0,
             events_processed: 0,
@@ -441,6 +448,7 @@ impl<P: Protocol> World<P> {
             history: self.history,
             folded: self.folded,
             faults: self.fault_windows,
+            clocks: self.clock_segments,
             messages: self.messages,
             client_messages: self.client_messages,
             events_processed: self.events_processed,
@@ -688,6 +696,7 @@ impl<P: Protocol> World<P> {
             FaultKind::ClockJump { .. } => {
                 for &t in &targets {
                     self.nodes[t].clock.jump(ms_to_ns_signed(occ.value));
+                    self.clock_segments.push(clock_segment(t, &self.nodes[t].clock, self.now_ns));
                 }
             }
             FaultKind::ClockDrift { .. } => {
@@ -889,6 +898,7 @@ impl<P: Protocol> World<P> {
 
     fn set_drift(&mut self, node: NodeId, ppm: f64) {
         self.nodes[node].clock.set_drift(self.now_ns, ppm);
+        self.clock_segments.push(clock_segment(node, &self.nodes[node].clock, self.now_ns));
         // Timers run on the node's clock: a new rate moves their true due times.
         for (id, deadline) in self.timers.live_of(node) {
             let due = self.nodes[node].clock.true_time_of_mono(deadline, self.now_ns);
@@ -986,6 +996,12 @@ impl<P: Protocol> World<P> {
             None => TraceEntry { at_ns, node: "-".to_string(), mono_ns: at_ns, wall_ns: at_ns as i64, kind, detail },
         });
     }
+}
+
+/// `node`'s wall clock from true time `at_ns` on, as the history records it.
+fn clock_segment(node: NodeId, clock: &NodeClock, at_ns: Nanos) -> ClockSegment {
+    let offset_ns = clock.wall_ns(at_ns).saturating_sub(i64::try_from(at_ns).unwrap_or(i64::MAX));
+    ClockSegment { node, at_ns, offset_ns, drift_ppm: clock.drift_ppm() }
 }
 
 fn duration_text(d: Option<Nanos>) -> String {
