@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use locksim_charts::SpaceMessage;
 use locksim_simulator::scenario::Scenario;
 
 use crate::explain::{explain, file_part, write_diagram, Replay};
@@ -27,6 +28,13 @@ pub struct RowExplanation {
     pub svg: String,
     /// The diagram's PNG (a file name in the report directory).
     pub png_name: String,
+    /// The violation told: its kind and true time, so the page's interactive timeline can open
+    /// this narrative beside the overlap or stale write it is about.
+    pub violation: (String, u64),
+    /// The messages the diagram draws (from its replay's trace), for the interactive timeline.
+    pub messages: Vec<SpaceMessage>,
+    /// The diagram's lane names, which `messages` index.
+    pub lanes: Vec<String>,
 }
 
 /// The page anchor of a row's explanation.
@@ -68,6 +76,9 @@ pub fn explain_rows(
             sentences,
             svg,
             png_name: format!("{anchor}.png"),
+            violation: (e.incident.violation.kind.to_string(), e.incident.violation.at_ns),
+            messages: e.diagram.messages.clone(),
+            lanes: e.diagram.lanes.clone(),
         });
     }
     Ok((rows, notes))

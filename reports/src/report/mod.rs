@@ -9,10 +9,14 @@
 //! - [`timeline`]: one seed of every row (replayed, or as a live run recorded it) turned into lanes,
 //!   faults and overlaps
 //! - [`html`]: the page
+//! - [`page_data`], [`explorer`]: the recorded histories as JSON in the page, and the
+//!   interactive timeline and clock plot its inlined script draws from them
 
 pub mod chart_data;
 pub mod explained;
+pub mod explorer;
 pub mod html;
+pub mod page_data;
 pub mod timeline;
 
 use std::path::{Path, PathBuf};
@@ -168,6 +172,9 @@ pub fn write_report(
     // Both timelines show the same seed of every row.
     let (seed, why) = timeline_seed(results, asked_seed);
     let labels: Vec<String> = results.algorithms.iter().map(|a| a.label.clone()).collect();
+    // The histories the interactive timeline embeds: (label, seed, history, why it is there).
+    let mut page_runs: Vec<(String, u64, History, String)> = Vec::new();
+    let live_source = matches!(source, TimelineSource::Recorded(_));
     match source {
         TimelineSource::Replay(scenario, replay) => {
             let (rows, why_not) = explained::explain_rows(dir, results, scenario, replay)?;
@@ -189,6 +196,7 @@ pub fn write_report(
                 ),
             )?);
             drawn_seed = Some(seed);
+            page_runs = replayed_runs(scenario, &labels, seed, &explained, replay);
         }
         TimelineSource::Recorded(histories) => {
             notes.push(
@@ -208,12 +216,69 @@ pub fn write_report(
                 ),
             )?);
             drawn_seed = Some(seed);
+            page_runs = recorded_runs(&labels, seed, histories);
         }
         TimelineSource::Unavailable(why) => notes.push(format!("No timeline and no explanations: {why}.")),
     }
     let index = dir.join("index.html");
-    write_file(&index, &index_html(results, &sections, &explained, &notes))?;
+    let mut page = index_html(results, &sections, &explained, &notes);
+    if !page_runs.is_empty() {
+        let runs: Vec<(page_data::PageRun, String)> = page_runs
+            .iter()
+            .map(|(label, seed, history, why)| {
+                let explained = explained.iter().find(|e| &e.label == label && e.seed == *seed);
+                let explain_command = (!live_source).then(|| {
+                    crate::json::replay_command(&results.file, label, *seed)
+                        .replacen("sim run ", "sim explain ", 1)
+                        .replace(" --trace", " --index {index}")
+                });
+                (page_data::PageRun { label, seed: *seed, history, explained, explain_command }, why.clone())
+            })
+            .collect();
+        page = explorer::insert(page, &explorer::section(&runs));
+    }
+    write_file(&index, &page)?;
     Ok(ReportWritten { index, timeline_seed: drawn_seed })
+}
+
+/// The runs a simulated report's interactive timeline shows, replayed by `replay`: every row at
+/// the timeline's `seed`, then each row's explained failing seed. A row whose seed panics is
+/// left out (the static timeline says so).
+fn replayed_runs(
+    scenario: &Scenario,
+    labels: &[String],
+    seed: u64,
+    explained: &[explained::RowExplanation],
+    replay: Replay,
+) -> Vec<(String, u64, History, String)> {
+    let mut wanted: Vec<(String, u64, String)> =
+        labels.iter().map(|l| (l.clone(), seed, "the static timeline's seed".to_string())).collect();
+    for e in explained.iter().filter(|e| e.seed != seed) {
+        wanted.push((e.label.clone(), e.seed, "its first failing seed, explained".to_string()));
+    }
+    wanted
+        .into_iter()
+        .filter_map(|(label, seed, why)| {
+            let run = scenario.runs.iter().find(|r| r.label == label)?;
+            let outcome = replay(run, seed, false).ok()?;
+            Some((label, seed, outcome.history, why))
+        })
+        .collect()
+}
+
+/// The runs a live report's interactive timeline shows: every history recorded, rows in
+/// `labels` order, the timeline's `seed` first.
+fn recorded_runs(labels: &[String], seed: u64, histories: &[RecordedHistory]) -> Vec<(String, u64, History, String)> {
+    let mut out = Vec::new();
+    for label in labels {
+        let mut mine: Vec<&RecordedHistory> = histories.iter().filter(|r| &r.label == label).collect();
+        mine.sort_by_key(|r| (r.seed != seed, r.seed));
+        for r in mine {
+            let why = if r.seed == seed { "the static timeline's seed" } else { "recorded" };
+            out.push((r.label.clone(), r.seed, r.history.clone(), why.to_string()));
+        }
+    }
+    out
 }
 
 /// ` (timeline: seed S)` for the line that says where the report went.

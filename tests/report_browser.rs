@@ -1,0 +1,284 @@
+//! The report page's interactive timeline driven in headless Chromium. The page runs its own
+//! self-test when its address ends in `#selftest`: it dispatches real DOM events (mouseover,
+//! click, wheel) on the marks it drew and writes what the page then showed (the tooltip's
+//! fields, the side panel's narrative, the axis labels, the clock plot) as JSON into
+//! `<pre id="tl-selftest">`, which `chromium --dump-dom` prints. Every value asserted comes from
+//! this test's own knowledge of the run: the results JSON, the trace of the same seed
+//! (`sim run --trace FILE.jsonl`), `sim explain`'s narrative and the scenario file, never from
+//! the page. No websocket crate is allowed, so the DevTools protocol is not used.
+//!
+//! Without Chromium on PATH the tests say SKIPPED (uncaptured) and pass, except under `CI=true`
+//! where `.ci/run` could have installed it (root with apt-get): there a missing browser fails.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+fn sim(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_sim")).args(args).output().expect("sim runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("locksim-browser-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|dir| dir.join(name)).find(|p| is_executable(p))
+}
+
+#[cfg(unix)]
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(not(unix))]
+fn is_executable(p: &Path) -> bool {
+    p.is_file()
+}
+
+/// The browser, as `.ci/run` looks for it; `None` (after saying SKIPPED) where it is absent and
+/// could not have been installed.
+fn chromium(test: &str) -> Option<PathBuf> {
+    let found =
+        ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"].iter().find_map(|n| on_path(n));
+    if found.is_none() {
+        #[cfg(unix)]
+        let root = {
+            use std::os::unix::fs::MetadataExt;
+            std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+        };
+        #[cfg(not(unix))]
+        let root = false;
+        let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
+        assert!(
+            !(ci && root && on_path("apt-get").is_some()),
+            "CI=true, root with apt-get, yet no chromium on PATH: .ci/run should have installed it"
+        );
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "SKIPPED: {test}: no chromium, chromium-browser or google-chrome on PATH"
+        );
+    }
+    found
+}
+
+/// `sim run FILE --seeds N --report DIR`; the results JSON it wrote.
+fn report(file: &str, seeds: &str, dir: &Path) -> Value {
+    let out = dir.join("report");
+    let (code, stdout, err) = sim(&["run", file, "--seeds", seeds, "--report", out.to_str().unwrap()]);
+    // Expectations judged at fewer seeds than the file's may fail (exit 1); the report is written.
+    assert!(code == 0 || code == 1, "{stdout}{err}");
+    serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap()
+}
+
+/// The page opened at `#selftest` in headless Chromium: the JSON it wrote.
+fn selftest(browser: &Path, dir: &Path) -> Value {
+    let page = dir.join("report").join("index.html");
+    let output = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--window-size=1280,900",
+            "--virtual-time-budget=10000",
+        ])
+        .arg(format!("--user-data-dir={}", dir.join("profile").display()))
+        .arg("--dump-dom")
+        .arg(format!("file://{}#selftest", page.display()))
+        .output()
+        .unwrap_or_else(|e| panic!("{} starts: {e}", browser.display()));
+    let dom = String::from_utf8_lossy(&output.stdout);
+    let start = dom
+        .find("<pre id=\"tl-selftest\">")
+        .unwrap_or_else(|| panic!("no self-test output; chromium said: {}", String::from_utf8_lossy(&output.stderr)))
+        + "<pre id=\"tl-selftest\">".len();
+    let text = &dom[start..start + dom[start..].find("</pre>").unwrap()];
+    let text = text.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&amp;", "&");
+    let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("self-test output {text}: {e}"));
+    assert!(v.get("error").is_none(), "the self-test failed in the page: {v}");
+    v
+}
+
+/// The trace of one seed of one row, as JSON lines.
+fn trace(file: &str, label: &str, seed: u64, dir: &Path) -> Vec<Value> {
+    let path = dir.join(format!("trace-{label}-{seed}.jsonl"));
+    let (code, stdout, err) =
+        sim(&["run", file, "--algorithm", label, "--seed", &seed.to_string(), "--trace", path.to_str().unwrap()]);
+    assert!(code == 0 || code == 1, "{stdout}{err}");
+    std::fs::read_to_string(&path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+/// An axis label (`25 s`, `3.5 s`, `120 ms`) in ms.
+fn label_ms(label: &str) -> f64 {
+    match label.strip_suffix(" ms") {
+        Some(ms) => ms.parse().unwrap(),
+        None => {
+            label.strip_suffix(" s").unwrap_or_else(|| panic!("axis label {label}")).parse::<f64>().unwrap() * 1000.0
+        }
+    }
+}
+
+fn axis_span(labels: &Value) -> (f64, f64) {
+    let ms: Vec<f64> = labels.as_array().unwrap().iter().map(|l| label_ms(l.as_str().unwrap())).collect();
+    assert!(ms.len() >= 3, "an axis has ticks: {labels}");
+    assert!(ms.windows(2).all(|w| w[0] < w[1]), "ticks increase: {labels}");
+    (ms[0], ms[ms.len() - 1])
+}
+
+/// The inline scripts of the page: none fetched, under 300 KB together.
+fn check_scripts(page: &str) {
+    assert!(!page.contains("<script src"), "no external script");
+    let mut script_bytes = 0;
+    let mut rest = page;
+    while let Some(at) = rest.find("<script>") {
+        let body = &rest[at + "<script>".len()..];
+        let end = body.find("</script>").unwrap();
+        script_bytes += end;
+        rest = &body[end..];
+    }
+    assert!(script_bytes > 1000 && script_bytes < 300 * 1024, "{script_bytes} bytes of script");
+    // The static timeline chart is still there for a browser without JavaScript.
+    assert!(page.contains("<figure class=\"chart\" id=\"timeline\">"));
+    assert!(
+        page.contains("<section id=\"tl\" class=\"explorer\" hidden>"),
+        "the interactive part hides without a script"
+    );
+}
+
+/// failover.toml, two seeds: hovering a grant shows the token the trace recorded for it, with
+/// the client's wall clock; one wheel notch halves the axis; every row is in the selector.
+#[test]
+fn the_failover_pages_tooltip_shows_the_traced_token_and_the_wheel_zooms() {
+    const FILE: &str = "scenarios/failover.toml";
+    let Some(browser) = chromium("the_failover_pages_tooltip_shows_the_traced_token_and_the_wheel_zooms") else {
+        return;
+    };
+    let dir = temp_dir("failover");
+    let results = report(FILE, "2", &dir);
+    check_scripts(&std::fs::read_to_string(dir.join("report/index.html")).unwrap());
+    let st = selftest(&browser, &dir);
+
+    // Every row at the timeline's seed (no seed fails here: the first one) is in the selector.
+    let runs: Vec<&str> = st["runs"].as_array().unwrap().iter().map(|r| r.as_str().unwrap()).collect();
+    for a in results["algorithms"].as_array().unwrap() {
+        let want = format!("{}:{}", a["label"].as_str().unwrap(), results["seeds"]["from"]);
+        assert!(runs.contains(&want.as_str()), "{want} not in {runs:?}");
+    }
+
+    // The hovered grant, found again in the trace of the same seed.
+    let hover = &st["hover"];
+    assert_eq!(hover["tip_visible"], true, "{hover}");
+    let (label, seed, node) =
+        (hover["label"].as_str().unwrap(), hover["seed"].as_u64().unwrap(), hover["node"].as_str().unwrap());
+    let at_ms = hover["at_ms"].as_f64().unwrap();
+    let entries = trace(FILE, label, seed, &dir);
+    let grant = entries
+        .iter()
+        .find(|e| {
+            e["kind"] == "history"
+                && e["node"] == node
+                && e["detail"].as_str().unwrap().starts_with("Granted")
+                && (e["at_ns"].as_f64().unwrap() / 1e6 - at_ms).abs() < 0.0006
+        })
+        .unwrap_or_else(|| panic!("no Granted on {node} at {at_ms} ms in the trace of {label} seed {seed}"));
+    let detail = grant["detail"].as_str().unwrap();
+    let token = detail.split("token: Some(").nth(1).and_then(|t| t.split(')').next()).expect("a token");
+    assert_eq!(hover["token"].as_str().unwrap(), token, "tooltip vs trace: {detail}");
+    assert!(hover["event"].as_str().unwrap().contains(&format!("token: Some({token})")), "{hover}");
+    let wall_ms = grant["wall_ns"].as_f64().unwrap() / 1e6;
+    assert!(
+        hover["granted"].as_str().unwrap().contains(&format!("wall clock {wall_ms:.3} ms")),
+        "the tooltip's wall clock is the trace's {wall_ms:.3} ms: {hover}"
+    );
+
+    // Zoom: the whole run first, then half of it around the middle.
+    let duration_ms = results["duration_ms"].as_f64().unwrap();
+    let (lo, hi) = axis_span(&st["axis_before"]);
+    assert!(lo == 0.0 && hi <= duration_ms && hi >= 0.8 * duration_ms, "{}", st["axis_before"]);
+    let (zlo, zhi) = axis_span(&st["axis_after"]);
+    assert_ne!(st["axis_before"], st["axis_after"], "the axis changed");
+    assert!(zlo > lo && zhi < hi && zhi - zlo <= 0.6 * (hi - lo), "one notch in halves the span: {st}");
+
+    // No clock setting and no clock fault in the file: every clock reads true time.
+    let text = std::fs::read_to_string(FILE).unwrap();
+    assert!(!text.contains("[clocks]") && !text.contains("clock_"), "the file sets no clock");
+    let clocks = st["clocks"].as_object().unwrap();
+    assert!(clocks.contains_key("server-0") && clocks.contains_key("client-9"), "{clocks:?}");
+    assert!(clocks.values().all(|v| v.as_f64() == Some(0.0)), "{clocks:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Known outcome 15 (Redlock, a 15 s clock step on server-2): clicking the first failing row's
+/// explained overlap opens `sim explain`'s own narrative beside the timeline and pins the mark;
+/// the clock plot shows server-2's step as the trace recorded it and no other clock moving.
+#[test]
+fn clicking_a_violation_of_known_outcome_15_opens_its_narrative_and_the_clock_plot_shows_the_step() {
+    const FILE: &str = "scenarios/known/15-redlock-clock-jump.toml";
+    let Some(browser) =
+        chromium("clicking_a_violation_of_known_outcome_15_opens_its_narrative_and_the_clock_plot_shows_the_step")
+    else {
+        return;
+    };
+    let dir = temp_dir("known15");
+    let results = report(FILE, "2", &dir);
+    check_scripts(&std::fs::read_to_string(dir.join("report/index.html")).unwrap());
+    let st = selftest(&browser, &dir);
+
+    let first = results["algorithms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| !a["failing_seeds"].as_array().unwrap().is_empty())
+        .expect("known outcome 15 fails");
+    let label = first["label"].as_str().unwrap();
+    let seed = first["failing_seeds"][0].as_u64().unwrap();
+    let click = &st["click"];
+    assert_eq!((click["label"].as_str().unwrap(), click["seed"].as_u64().unwrap()), (label, seed), "{click}");
+    assert_eq!(click["kind"], first["first_violations"][0]["kind"], "{click}");
+    assert_eq!(click["pinned"], true, "the clicked mark stays selected: {click}");
+    let narrative: Vec<&str> = click["narrative"].as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect();
+    let (code, told, err) =
+        sim(&["explain", FILE, "--algorithm", label, "--seed", &seed.to_string(), "--out", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let told_sentences: Vec<&str> = told
+        .lines()
+        .filter_map(|l| l.split_once(". ").filter(|(n, _)| n.parse::<u32>().is_ok()).map(|(_, s)| s))
+        .collect();
+    assert!(!told_sentences.is_empty(), "{told}");
+    assert_eq!(narrative, told_sentences, "the side panel tells what `sim explain` tells");
+
+    // The step: server-2's wall clock minus true time, as its trace entries read it.
+    let step_ms = entries_offset_ms(&trace(FILE, label, seed, &dir), "server-2");
+    assert!((step_ms - 15_000.0).abs() < 0.01, "the file steps server-2 by 15 000 ms; the trace says {step_ms}");
+    let clocks = st["clocks"].as_object().unwrap();
+    assert!((clocks["server-2"].as_f64().unwrap() - step_ms).abs() < 0.01, "{clocks:?}");
+    for (node, v) in clocks.iter().filter(|(n, _)| n.as_str() != "server-2") {
+        assert_eq!(v.as_f64(), Some(0.0), "{node} does not move: {clocks:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The largest |wall - true| over `node`'s trace entries, in ms.
+fn entries_offset_ms(entries: &[Value], node: &str) -> f64 {
+    entries
+        .iter()
+        .filter(|e| e["node"] == node)
+        .map(|e| ((e["wall_ns"].as_f64().unwrap() - e["at_ns"].as_f64().unwrap()) / 1e6).abs())
+        .fold(0.0, f64::max)
+}
