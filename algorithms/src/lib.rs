@@ -12,6 +12,8 @@
 //! - [`consul`]: Consul servers (Raft), sessions bound to serfHealth and a TTL, lock-delay, and the Go api's Lock
 //! - [`hazelcast`]: Hazelcast's CP subsystem (a Raft CP group, CP sessions) and its FencedLock
 //! - [`dynamodb`]: the AWS DynamoDB Lock Client on one conditional-write table (RVN heartbeats, takeover after a lease)
+//! - [`notice_race`]: the race after a pause between a library's notice (Curator's SUSPENDED,
+//!   kazoo's listener, clientv3's `Session.Done()`) and the application thread's check
 //! - `smallmap`: a small sorted-vector map the models use for per-key state
 //!
 //! A new model is one folder here plus one line in [`registry`] (see `docs/adding-a-model.md`).
@@ -25,6 +27,7 @@ pub mod dynamodb;
 pub mod etcd;
 pub mod hazelcast;
 pub mod kubernetes;
+pub mod notice_race;
 pub mod postgres;
 pub mod redis;
 pub mod redlock;

@@ -72,11 +72,12 @@
 
 use std::sync::Arc;
 
-use locksim_simulator::dist::Dist;
 use locksim_simulator::history::{FailReason, LockKey, LockMode};
 use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
 use locksim_simulator::process::{Crash, Ctx, NodeId, TimerId};
-use locksim_simulator::time::{ms_to_ns, Nanos};
+use locksim_simulator::time::Nanos;
+
+use crate::notice_race::NoticeRace;
 
 use super::protocol::{
     ClientTimer, EtcdError, EtcdMsg, EtcdTimer, KeyInfo, LeaseId, Op, Ping, Pong, Reply, Request, Response, Revision,
@@ -151,19 +152,11 @@ pub struct ClientConfig {
     /// How the session's end reaches the application: `None` at once, and a check before a
     /// write after a pause always learns it first (`session_done = "sync"`, the model before
     /// presets); `Some` (`"goroutines"`, clientv3): through the lessor's and the Session's
-    /// goroutines, raced by the application's thread ([`SessionDoneRace`]).
-    pub session_done: Option<SessionDoneRace>,
-}
-
-/// clientv3's path from the lessor noticing a session's end to `Session.Done()` closing, and the
-/// application thread's time to its check after a pause (`session_done = "goroutines"`).
-#[derive(Clone, Debug)]
-pub struct SessionDoneRace {
-    /// From the lessor closing the keep-alive (`ka.close()`) to `Done()` closed
-    /// (`session_done_ms`).
-    pub done_ms: Dist,
-    /// The application thread's time from its wake-up to its check (`resume_to_check_ms`).
-    pub resume_to_check_ms: Dist,
+    /// goroutines, raced by the application's thread: the race shared with the zookeeper
+    /// model's Curator and kazoo ([`NoticeRace`]), its `delivery_ms` from the lessor closing the
+    /// keep-alive (`ka.close()`) to `Done()` closed (`session_done_ms`), its `resume_to_check_ms`
+    /// the application thread's time from its wake-up to its check.
+    pub session_done: Option<NoticeRace>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -455,8 +448,8 @@ impl EtcdClient {
                 match &self.cfg.session_done {
                     None => out.push(LockEvent::Lost { key, honour: self.cfg.stop_on_session_lost }),
                     Some(race) => {
-                        let done_ms = race.done_ms.clone();
-                        self.close_done_later(ctx, gen, key, my_rev, &done_ms);
+                        let delay_ns = race.delivery_ns(ctx.rng());
+                        self.close_done_later(ctx, gen, key, my_rev, delay_ns);
                     }
                 }
             }
@@ -470,9 +463,9 @@ impl EtcdClient {
     /// its channels: `deadlineLoop` on a passed deadline, `recvKeepAlive` on a TTL-0 answer,
     /// `clientv3/lease.go:537-552, 509-513, 591-596 @v3.4.23`); the Session's goroutine, ranging
     /// over that channel, then closes `donec` (`concurrency/session.go:64-69`), which is what the
-    /// application's `Session.Done()` select sees. Those goroutine hand-offs take `done_ms`.
-    fn close_done_later(&mut self, ctx: &mut Ctx<Etcd>, gen: u64, key: LockKey, my_rev: Revision, done_ms: &Dist) {
-        let delay_ns = ms_to_ns(done_ms.sample_non_negative(ctx.rng()));
+    /// application's `Session.Done()` select sees. Those goroutine hand-offs take `delay_ns`
+    /// (drawn from `session_done_ms`).
+    fn close_done_later(&mut self, ctx: &mut Ctx<Etcd>, gen: u64, key: LockKey, my_rev: Revision, delay_ns: Nanos) {
         let at_ns = ctx.now_mono_ns() + delay_ns;
         ctx.note(|| format!("clientv3: keep-alive closed; Session.Done() closes in {} ms", delay_ns as f64 / 1e6));
         let timer = ctx.set_timer(delay_ns, ClientTimer::SessionDone { gen });
@@ -501,23 +494,21 @@ impl EtcdClient {
     /// its wake-up and sees `Done()` closed only if it closed by then. The same holds for an end
     /// already noticed and on its way. The check is made at the wake-up instant, with the
     /// closing delivered first when it wins (time within the draws is not spent).
-    fn race_to_the_check(&mut self, ctx: &mut Ctx<Etcd>, out: &mut LockEvents, race: &SessionDoneRace) -> bool {
+    fn race_to_the_check(&mut self, ctx: &mut Ctx<Etcd>, out: &mut LockEvents, race: &NoticeRace) -> bool {
         let now = ctx.now_mono_ns();
         let deadline_overdue = matches!(self.v.session, Session::Live { deadline_ns, .. } if deadline_ns < now)
             && self.v.deadline_tick_ns <= now;
-        if !deadline_overdue && self.v.done.is_none() {
+        let Some(check) = race.check_after_resume(ctx.rng(), now, deadline_overdue, self.v.done.is_some()) else {
             return true;
-        }
-        let app_ns = ms_to_ns(race.resume_to_check_ms.sample_non_negative(ctx.rng()));
+        };
         if deadline_overdue {
             ctx.note(|| "clientv3: the deadline loop's overdue tick runs at the wake-up".to_string());
             self.deadline_check(ctx, out);
         }
-        let check_at = now + app_ns;
-        ctx.note(|| format!("clientv3: the application thread reaches its check in {} ms", app_ns as f64 / 1e6));
+        ctx.note(|| format!("clientv3: the application thread reaches its check in {} ms", check.app_ns as f64 / 1e6));
         let Some(d) = &self.v.done else { return true };
-        if d.at_ns > check_at {
-            let late_ns = d.at_ns - check_at;
+        if !check.sees(d.at_ns) {
+            let late_ns = d.at_ns - check.at_ns;
             ctx.note(|| format!("clientv3: Session.Done() closes {} ms after the check", late_ns as f64 / 1e6));
             return true;
         }

@@ -62,7 +62,9 @@ use locksim_simulator::scenario::show_number;
 use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::time::{ms_to_ns, Nanos, NS_PER_SEC};
 
-use client::{ClientConfig, EtcdClient, SessionDoneRace};
+use crate::notice_race::NoticeRace;
+
+use client::{ClientConfig, EtcdClient};
 use library::{Library, LIBRARIES};
 use server::{EtcdServer, ServerConfig};
 
@@ -368,8 +370,8 @@ impl Model for Etcd {
             keepalive_fraction: keepalive_fraction(params.f64("keepalive_fraction")),
             stop_on_session_lost: params.str("on_session_lost") == "stop",
             rw_recipe: params.str("recipe") == "rwmutex",
-            session_done: (params.str("session_done") == "goroutines").then(|| SessionDoneRace {
-                done_ms: params.dist("session_done_ms"),
+            session_done: (params.str("session_done") == "goroutines").then(|| NoticeRace {
+                delivery_ms: params.dist("session_done_ms"),
                 resume_to_check_ms: params.dist("resume_to_check_ms"),
             }),
         };

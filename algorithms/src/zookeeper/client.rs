@@ -61,11 +61,12 @@ use crate::smallmap::SmallMap;
 
 use rand::Rng;
 
-use locksim_simulator::dist::Dist;
 use locksim_simulator::history::{FailReason, LockKey, LockMode};
 use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
 use locksim_simulator::process::{Crash, Ctx, NodeId, TimerId};
-use locksim_simulator::time::{ms_to_ns, Nanos, NS_PER_MS};
+use locksim_simulator::time::{Nanos, NS_PER_MS};
+
+use crate::notice_race::NoticeRace;
 
 use super::connection::{CallError, ConnEvent, Connection, Tag};
 use super::protocol::{
@@ -132,12 +133,13 @@ pub struct ClientConfig {
     pub connection_timeout_ms: u64,
     /// How connection states reach the application (`state_delivery`).
     pub state_delivery: StateDelivery,
-    /// The delay of `StateDelivery::Threads` (`state_delivery_ms`): the hops from the
-    /// SendThread noticing to the listener, less [`ClientConfig::cleanup_sleep_ms`].
-    pub state_delivery_ms: Dist,
-    /// `StateDelivery::Threads`: after a pause that outlived the read timeout, the resumed
-    /// application thread's time to its check before a write (`resume_to_check_ms`).
-    pub resume_to_check_ms: Dist,
+    /// `StateDelivery::Threads`: the delay from the connection noticing a state to the listener
+    /// (`state_delivery_ms`, less [`ClientConfig::cleanup_sleep_ms`]) and, after a pause that
+    /// outlived the read timeout, the resumed application thread's time to its check before a
+    /// write (`resume_to_check_ms`): the race shared with etcd's clientv3 ([`NoticeRace`]).
+    pub race: NoticeRace,
+    /// Who carries the states to the listener, for the trace's notes (`curator`, `kazoo`).
+    pub notice_path: &'static str,
     /// The ZooKeeper Java client's sleep in `ClientCnxnSocketNIO.cleanup()` after a lost
     /// connection, before `Disconnected` is queued and the next connect is tried (100 ms under
     /// `curator-5.4`, 0 otherwise: the model before presets and kazoo have none).
@@ -710,15 +712,16 @@ impl ZkClient {
     /// at once, `ClientCnxn.java:1425`) or from `ConnectionStateManager`'s own thread.
     fn hand_to_listener(&mut self, ctx: &mut Ctx<ZooKeeper>, state: ConnEvent) {
         let sleep_ns = if state == ConnEvent::Suspended { self.cfg.cleanup_sleep_ms * NS_PER_MS } else { 0 };
-        let hops_ns = ms_to_ns(self.cfg.state_delivery_ms.sample_non_negative(ctx.rng()));
+        let hops_ns = self.cfg.race.delivery_ns(ctx.rng());
         let now = ctx.now_mono_ns();
         let at_ns = (now + sleep_ns + hops_ns).max(self.v.last_delivery_ns);
         self.v.last_delivery_ns = at_ns;
         let seq = self.next_delivery;
         self.next_delivery += 1;
+        let path = self.cfg.notice_path;
         ctx.note(|| {
             format!(
-                "curator: {state:?} queued for the listener thread, in {} ms ({} ms cleanup sleep, {} ms hops)",
+                "{path}: {state:?} queued for the listener thread, in {} ms ({} ms cleanup sleep, {} ms hops)",
                 (at_ns - now) as f64 / 1e6,
                 sleep_ns / NS_PER_MS,
                 hops_ns as f64 / 1e6
@@ -734,7 +737,8 @@ impl ZkClient {
             return;
         }
         let Some(d) = self.v.deliveries.pop_front() else { return };
-        ctx.note(|| format!("curator: listener gets {:?}", d.state));
+        let path = self.cfg.notice_path;
+        ctx.note(|| format!("{path}: listener gets {:?}", d.state));
         match d.state {
             ConnEvent::Suspended => self.report_loss(ctx, out, self.cfg.policy == LossPolicy::Suspended),
             ConnEvent::Lost => self.report_loss(ctx, out, true),
@@ -756,24 +760,24 @@ impl ZkClient {
         let now = ctx.now_mono_ns();
         let send_thread_overdue = self.v.conn.read_timeout_overdue(now);
         let delivery_overdue = self.v.deliveries.front().is_some_and(|d| d.at_ns < now);
-        if !send_thread_overdue && !delivery_overdue {
+        let Some(check) = self.cfg.race.check_after_resume(ctx.rng(), now, send_thread_overdue, delivery_overdue)
+        else {
             return;
-        }
-        let app_ns = ms_to_ns(self.cfg.resume_to_check_ms.sample_non_negative(ctx.rng()));
+        };
         if send_thread_overdue {
             self.with_conn(ctx, out, |conn, ctx, ev| conn.catch_up(ctx, ev));
         }
-        let check_at = now + app_ns;
+        let path = self.cfg.notice_path;
         ctx.note(|| {
-            format!("curator: resumed: the application thread reaches its check in {} ms", app_ns as f64 / 1e6)
+            format!("{path}: resumed: the application thread reaches its check in {} ms", check.app_ns as f64 / 1e6)
         });
         while let Some(d) = self.v.deliveries.front() {
-            if d.at_ns > check_at {
+            if !check.sees(d.at_ns) {
                 ctx.note(|| {
                     format!(
-                        "curator: {:?} reaches the listener {} ms after the check",
+                        "{path}: {:?} reaches the listener {} ms after the check",
                         d.state,
-                        (d.at_ns - check_at) as f64 / 1e6
+                        (d.at_ns - check.at_ns) as f64 / 1e6
                     )
                 });
                 break;

@@ -33,10 +33,22 @@
 //!   retried by `KazooRetry(max_tries=None)`: 0.1 s × 2ⁿ, at most 3600 s, ±40 % jitter
 //!   (`client.py:77-82, 322-323`; `retry.py:36-49, 137-162`): `retry_policy = "kazoo"`; the
 //!   release retried until it succeeds (`recipe/lock.py:329-341`): `release = "retry_loop"` under
-//!   that unlimited policy; the listeners run on the connection thread as the state changes
-//!   (`client.py:526-577`): `state_delivery = "sync"`. Not reentrant (`recipe/lock.py:213-216`).
-//!   The two differ only in the clock of the heartbeat and retry deadlines (2.10 wall, 2.11
-//!   monotonic), which the model does not have yet: both presets run the same here.
+//!   that unlimited policy. Not reentrant (`recipe/lock.py:213-216`). The listeners run on
+//!   kazoo's connection thread, which races the resumed application thread (`state_delivery =
+//!   "threads"`, no cleanup sleep): after a pause past the session the server has closed the
+//!   connection, the connection thread's `select` returns at the resume
+//!   (`protocol/connection.py:624-630`), `_read` gets the end of stream and raises
+//!   `ConnectionDropped("socket connection broken")` (`:262-272`), the loop's handler logs it and
+//!   calls `client._session_callback(KeeperState.CONNECTING)` (`:658-665`), which calls the
+//!   listeners with SUSPENDED on that same thread (`client.py:543-577`, `_make_state_change`
+//!   `:526-541`) — no sleep on the way, only Python work that hands the GIL to the application
+//!   thread at every I/O. The `Lock` itself checks nothing for a holder: `is_acquired` stays set
+//!   (`recipe/lock.py:200, 342`) and its `_watch_session` listener only wakes a waiter
+//!   (`:207-209, 252-266`), so the application's check is its own listener's flag.
+//!   `state_delivery_ms` = 0.9–1.8 ms (resume to the flag set) and `resume_to_check_ms` = 0.5–1.3 ms,
+//!   measured on kazoo 2.10.0 live (below): the check wins in about 9 seeds of 10.
+//!   The two presets differ only in the clock of the heartbeat and retry deadlines (2.10 wall,
+//!   2.11 monotonic), which the model does not have yet: both run the same here.
 
 use locksim_simulator::dist::Dist;
 use locksim_simulator::model::{ParamValue as V, Params};
@@ -65,6 +77,17 @@ const CURATOR_STATE_DELIVERY_MS: Dist = Dist::Uniform(1.5, 4.5);
 /// The resumed application thread's time to its check before the write: the same runs and 4
 /// more, `write_sent` 1.3–7.1 ms after SIGCONT (the check is just before it).
 const CURATOR_RESUME_TO_CHECK_MS: Dist = Dist::Uniform(1.0, 7.0);
+/// kazoo's connection thread, from the resume to the application's listener having set its flag:
+/// kazoo 2.10.0 live on `scenarios/fidelity/zookeeper-paused-holder.toml` (`sim live
+/// --reference kazoo`, `LOCKSIM_KAZOO_TRACE`, 2026-11-27): the connection thread woke first in
+/// 4 of 4 traced runs, entered the listener 0.75–1.13 ms later and (in the run that stamped it)
+/// had set the flag 1.58 ms after waking, the harness's listener printing two lines first.
+const KAZOO_STATE_DELIVERY_MS: Dist = Dist::Uniform(0.9, 1.8);
+/// The resumed application thread (its hold's `Event.wait` returning, the resource's buffered
+/// answer read) reaching its check: 0.60–1.23 ms after the connection thread woke, in the same
+/// runs; with the delivery above the check comes first in about 89 % of draws, as in 7 of the 8
+/// live runs (2026-11-27, the harness's hold fixed at the grant).
+const KAZOO_RESUME_TO_CHECK_MS: Dist = Dist::Uniform(0.5, 1.3);
 /// `ClientCnxnSocketNIO.cleanup()`: `Thread.sleep(100)` after closing the socket
 /// (`ClientCnxnSocketNIO.java:213-217 @release-3.7.1`).
 const ZK_JAVA_CLEANUP_SLEEP_MS: u64 = 100;
@@ -127,7 +150,9 @@ pub fn resolve(params: &Params) -> Params {
         Library::Kazoo210 | Library::Kazoo211 => {
             fill("session_timeout_ms", V::Num(10_000.0));
             fill("retry_policy", V::Str("kazoo".into()));
-            fill("state_delivery", V::Str("sync".into()));
+            fill("state_delivery", V::Str("threads".into()));
+            fill("state_delivery_ms", V::Dist(KAZOO_STATE_DELIVERY_MS));
+            fill("resume_to_check_ms", V::Dist(KAZOO_RESUME_TO_CHECK_MS));
             fill("release", V::Str("retry_loop".into()));
         }
     }

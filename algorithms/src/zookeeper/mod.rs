@@ -79,6 +79,8 @@ use locksim_simulator::model::{Cluster, Model, ParamKind, ParamSpec, Params, Top
 use locksim_simulator::process::{NodeKind, Process, Protocol};
 use locksim_simulator::setup::WorkloadSpec;
 
+use crate::notice_race::NoticeRace;
+
 use client::{ClientConfig, LossPolicy, Recipe, ReleaseMode, StateDelivery, ZkClient};
 use library::{Library, LIBRARIES};
 use protocol::{ZkMsg, ZkTimer};
@@ -174,7 +176,7 @@ const PARAMS: &[ParamSpec] = &[
         name: "state_delivery",
         kind: ParamKind::Choice(&["sync", "threads"]),
         default: "\"sync\"",
-        meaning: "how SUSPENDED and LOST reach the application: sync (the model before presets: at once, and the check before a write runs the connection's clock first) or threads (Curator: SendThread, EventThread, ConnectionStateManager's thread, state_delivery_ms after the connection noticed, SUSPENDED also after curator-5.4's 100 ms cleanup sleep; after a pause the application thread races them to its check, resume_to_check_ms)",
+        meaning: "how SUSPENDED and LOST reach the application: sync (the model before presets: at once, and the check before a write runs the connection's clock first) or threads (Curator: SendThread, EventThread, ConnectionStateManager's thread; kazoo: its connection thread, under the GIL; state_delivery_ms after the connection noticed, SUSPENDED also after curator-5.4's 100 ms cleanup sleep; after a pause the application thread races them to its check, resume_to_check_ms)",
     },
     ParamSpec {
         name: "state_delivery_ms",
@@ -255,7 +257,7 @@ impl Model for ZooKeeper {
         }
         if lib.is_kazoo() {
             notes.push(format!(
-                "{}: the ping schedule (read_timeout/2 minus 10-400 ms) and kazoo 2.10's wall-clock heartbeat and retry deadlines are not modelled (kazoo-2.10 and kazoo-2.11 run the same); kazoo's Lock is not reentrant: nested acquisitions are skipped; its listeners run on the connection thread, modelled as state_delivery = \"sync\"",
+                "{}: the ping schedule (read_timeout/2 minus 10-400 ms) and kazoo 2.10's wall-clock heartbeat and retry deadlines are not modelled (kazoo-2.10 and kazoo-2.11 run the same); kazoo's Lock is not reentrant: nested acquisitions are skipped; its listeners run on kazoo's connection thread, which races the resumed application thread under the GIL: state_delivery = \"threads\" without a cleanup sleep, both sides' times measured live (kazoo 2.10.0); a pause past the read timeout but short of the session is noticed at the resume here, where kazoo notices only a ping unanswered by its next ping deadline",
                 params.str("client")
             ));
         }
@@ -341,8 +343,11 @@ impl Model for ZooKeeper {
             } else {
                 StateDelivery::Sync
             },
-            state_delivery_ms: params.dist("state_delivery_ms"),
-            resume_to_check_ms: params.dist("resume_to_check_ms"),
+            race: NoticeRace {
+                delivery_ms: params.dist("state_delivery_ms"),
+                resume_to_check_ms: params.dist("resume_to_check_ms"),
+            },
+            notice_path: if Library::parse(params.str("client")).is_kazoo() { "kazoo" } else { "curator" },
             cleanup_sleep_ms: Library::parse(params.str("client")).cleanup_sleep_ms(),
             release: if params.str("release") == "retry_loop" { ReleaseMode::RetryLoop } else { ReleaseMode::FailFast },
             reentrant: Library::parse(params.str("client")).reentrant(),
