@@ -1,7 +1,8 @@
 //! `sim explore` as a user meets it: on Redlock with clock jumps enabled it finds an overlap
 //! within a few hundred schedules, writes a scenario file that replays it, and a shrunk one that
 //! `sim check` accepts; on etcd with pauses far shorter than its lease it finds nothing; the same
-//! inputs find the same failures whatever the thread count; a bad `[explore]` table exits 2.
+//! inputs find the same failures whatever the thread count; a bad `[explore]` table exits 2; under
+//! `--scheduler pct` a failure's file replays its PCT path exactly.
 
 use std::path::Path;
 
@@ -121,5 +122,38 @@ fn a_bad_explore_table_exits_2() {
         "{stderr}"
     );
     assert!(!d.join("out").exists(), "nothing is created on bad input");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn pct_failures_replay_exactly_and_bad_scheduler_words_exit_2() {
+    let d = dir("pct");
+    let (code, stdout, stderr) =
+        sim(&["explore", REDLOCK, "--budget", "30", "--scheduler", "pct", "--depth", "3", "--out", &s(&d)]);
+    assert_eq!(code, 1, "PCT finds the overlap within 30 schedules\nstdout: {stdout}\nstderr: {stderr}");
+    assert!(stdout.contains("first failure: redlock at schedule "), "{stdout}");
+    let (found, shrunk) = files(&d);
+    assert!(shrunk.is_empty(), "PCT failures are not shrunk: {shrunk:?}");
+    let first = found.iter().find(|n| n.starts_with("redlock-overlap-seed")).expect("an overlap file");
+    let seed = first.trim_start_matches("redlock-overlap-seed").trim_end_matches(".toml");
+    let path = d.join(first);
+    assert!(std::fs::read_to_string(&path).unwrap().contains("[replay]"));
+    // `sim run` follows the [replay] (PCT's order and latencies) and shows the overlap again,
+    // without leaving the path.
+    assert_eq!(overlap_runs(&path, "redlock", seed, &d.join("replay.json")), 1);
+    let (_, out, err) = sim(&["run", &s(&path), "--algorithm", "redlock", "--seed", seed, "--trace"]);
+    assert!(!format!("{out}{err}").contains("not due now"), "the replay diverged");
+
+    for (args, says) in [
+        (&["--depth", "3"][..], "--scheduler pct"),
+        (&["--scheduler", "pct", "--depth", "0"][..], "--depth 0"),
+        (&["--scheduler", "fifo"][..], "expected one of random, pct"),
+    ] {
+        let mut all = vec!["explore", REDLOCK, "--budget", "2"];
+        all.extend_from_slice(args);
+        let (code, _, stderr) = sim(&all);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
     std::fs::remove_dir_all(&d).unwrap();
 }

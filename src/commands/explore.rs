@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use locksim_campaign::explore::output::{summary_table, write_found, WriteOptions};
-use locksim_campaign::explore::{explore as explore_scenario, Explored};
+use locksim_campaign::explore::{explore as explore_scenario, Explored, Scheduler};
 use locksim_campaign::shrink::SEEDS_PER_CANDIDATE;
 
 use crate::commands::shrink::narrative;
@@ -30,6 +30,17 @@ violation (KIND is its first violation's kind, or `panic`), which `sim run FILE 
 --seed N` replays; each shrunk as LABEL-KIND-seedN.shrunk.toml within --shrink-budget seed-runs
 (unless --no-shrink). The summary table gives, per row, the schedules run, how many failed, and each
 failure kind with its count and smallest example (fewest faults, then clients, then duration).
+
+--scheduler pct --depth D runs each seed under PCT (probabilistic concurrency testing,
+Burckhardt et al., ASPLOS 2010) instead of the queue's order: every node gets a random priority,
+D-1 change points are drawn uniformly over the row's step count (seed 0's run of the file as
+written), the highest-priority node's event due at the earliest instant runs first, a node that
+runs a change point's step drops below every other, and a node's priority sets its messages'
+latency (highest: the network's smallest, lowest: its largest). Priorities come from the seed, so
+a seed gives one schedule; a failure's file keeps only its row and adds the path as [replay],
+which `sim run FILE --seed N` follows exactly. PCT failures are not shrunk (a shrink would change
+the path the [replay] names). The line after the table gives each row's first failing schedule
+(docs/exhaustive.md compares the schedulers).
 
 Exit codes: 0 no violation found; 1 violations found; 2 bad command line, scenario or [explore]
 table, or DIR cannot be written; 130 interrupted (what ran is written and summarised).
@@ -58,6 +69,13 @@ pub struct ExploreArgs {
     /// Seed-runs each shrink may spend.
     #[arg(long, value_name = "N", default_value_t = 1_000)]
     pub shrink_budget: u64,
+    /// How each seed's run is scheduled: `random` (the queue's order, latencies drawn, as `sim
+    /// run`) or `pct` (random node priorities with --depth - 1 change points; see below).
+    #[arg(long, value_name = "S", default_value = "random")]
+    pub scheduler: String,
+    /// PCT's bug depth d (d - 1 priority change points per run); only with --scheduler pct.
+    #[arg(long, value_name = "D")]
+    pub depth: Option<u32>,
     /// Worker threads (default: all cores; at most 1024). The results do not depend on it.
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
@@ -81,6 +99,15 @@ pub fn explore(args: ExploreArgs) -> Result<i32, CliError> {
             args.shrink_budget
         )));
     }
+    let scheduler = match (args.scheduler.as_str(), args.depth) {
+        ("random", None) => Scheduler::Random,
+        ("random", Some(_)) => {
+            return Err(CliError::bad_input("--depth is PCT's bug depth: give it with --scheduler pct"))
+        }
+        ("pct", Some(0)) => return Err(CliError::bad_input("--depth 0: expected a bug depth of at least 1")),
+        ("pct", depth) => Scheduler::Pct { depth: depth.unwrap_or(3) },
+        (other, _) => return Err(CliError::bad_input(format!("--scheduler {other}: expected one of random, pct"))),
+    };
     // The scenario first (a bad file is reported as such), then the directory, then the work.
     locksim_simulator::scenario::parse_str(&file, &text, &models)?;
     let dir = args.out.clone().unwrap_or_else(|| default_out(&args.file));
@@ -89,18 +116,27 @@ pub fn explore(args: ExploreArgs) -> Result<i32, CliError> {
     let stop = interrupt::stop_flag();
     let progress = progress_bar(args.budget);
     let mut failures = 0u64;
-    let explored: Explored =
-        explore_scenario(&file, &text, &models, &args.algorithms, args.budget, &pool, stop, &mut |_, failed| {
+    let explored: Explored = explore_scenario(
+        &file,
+        &text,
+        &models,
+        &args.algorithms,
+        args.budget,
+        scheduler,
+        &pool,
+        stop,
+        &mut |_, failed| {
             failures += failed as u64;
             progress.set_message(format!("row-seeds with violations so far: {failures}"));
             progress.inc(1);
-        })
-        .map_err(CliError::bad_input)?;
+        },
+    )
+    .map_err(CliError::bad_input)?;
     progress.finish_and_clear();
     let opts = WriteOptions {
         file: &file,
         dir: &dir,
-        shrink_budget: (!args.no_shrink).then_some(args.shrink_budget),
+        shrink_budget: (!args.no_shrink && scheduler == Scheduler::Random).then_some(args.shrink_budget),
         models: &models,
     };
     let tallies = write_found(&explored, &opts, &pool, stop, &narrative, &mut |line| eprintln!("explore: {line}"))
@@ -114,6 +150,11 @@ pub fn explore(args: ExploreArgs) -> Result<i32, CliError> {
         ));
     }
     out.push_str(&summary_table(&explored, &tallies));
+    for row in &explored.rows {
+        if let Some(seed) = row.first_failure {
+            out.push_str(&format!("first failure: {} at schedule {} (seed {seed})\n", row.label, seed + 1));
+        }
+    }
     if !explored.found.is_empty() {
         out.push_str(&format!("{} failing scenario(s) written to {}\n", explored.found.len(), dir.display()));
     }

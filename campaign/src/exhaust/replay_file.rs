@@ -136,7 +136,8 @@ fn property_metric(p: Property) -> &'static str {
 }
 
 /// `doc` with only the row `label`: `algorithms` reduced to it, or `[[variants]]` to its block
-/// (a `[replay]` table applies to every row of a file, and a path fits one row).
+/// (a `[replay]` table applies to every row of a file, and a path fits one row), `[models]`
+/// dropped with the algorithms.
 pub fn keep_only_row(doc: &mut DocumentMut, label: &str) {
     let root = doc.as_table_mut();
     let row_is_algorithm =
@@ -147,7 +148,10 @@ pub fn keep_only_row(doc: &mut DocumentMut, label: &str) {
         root.insert("algorithms", value(only));
         root.remove("variants");
     } else {
+        // A variant does not start from `[models.NAME]` (docs/scenario-format.md), and the
+        // parser refuses a `[models.NAME]` for an algorithm not listed: both go.
         root.remove("algorithms");
+        root.remove("models");
         if let Some(Item::ArrayOfTables(variants)) = root.get_mut("variants") {
             variants.retain(|t| t.get("name").and_then(Item::as_str) == Some(label));
         }
