@@ -507,3 +507,76 @@ fn refused(file: &str, text: &str, models: &[&'static dyn locksim_simulator::mod
         Err(e) => e.to_string(),
     }
 }
+
+/// redis-py's `Lock.release()` runs the compare-and-delete script and raises `LockNotOwnedError`
+/// when it answers 0 (`lock.py:258-265@v5.2.1`, `:278-285@v6.0.0` and `@v8.0.0`): a holder whose
+/// 100 ms TTL ran out releases at 500 ms. Under every redis-py preset the release fails
+/// (refused); the model before presets counts it as released. A release of a lock still ours is
+/// a release under every preset.
+#[test]
+fn redis_py_release_of_a_lock_no_longer_ours_raises_lock_not_owned() {
+    use Step::*;
+    for (client, raises) in [("redis-py-5", true), ("redis-py-6", true), ("redis-py-8", true), ("locksim-1", false)] {
+        for (release_ms, expired) in [(500.0, true), (50.0, false)] {
+            let trace = scripted(
+                &format!("client = \"{client}\"\nttl_ms = 100"),
+                vec![vec![(0.0, Acquire(0)), (release_ms, Release(0))]],
+                vec![],
+                1000.0,
+                0,
+            );
+            let failed = find(&trace, "client-0", "note", "lib ReleaseFailed");
+            let released = find(&trace, "client-0", "note", "lib Released");
+            if raises && expired {
+                assert_eq!(failed.len(), 1, "{client}: {failed:?} {released:?}");
+                assert!(failed[0].1.contains("reason: Refused"), "{client}: {}", failed[0].1);
+                assert!(released.is_empty(), "{client}: {released:?}");
+                assert_eq!(find(&trace, "client-0", "note", "LockNotOwnedError").len(), 1, "{client}");
+            } else {
+                assert!(failed.is_empty(), "{client} release at {release_ms} ms: {failed:?}");
+                assert_eq!(released.len(), 1, "{client} release at {release_ms} ms: {released:?}");
+            }
+        }
+    }
+}
+
+/// The same in whole runs: one client holding 300 ms against a 100 ms TTL. Each section's
+/// release finds the key gone: `failed_releases` counts every one under `redis-py-8` (and the
+/// scenario's own `release_missing = "ignore"` overrides the preset), none before presets.
+#[test]
+fn redis_py_counts_the_release_of_an_expired_lock_in_failed_releases() {
+    let text = |models: &str| {
+        format!(
+            r#"
+name = "expired-release"
+duration_ms = 3000
+algorithms = ["redis"]
+[models.redis]
+ttl_ms = 100
+{models}
+[network]
+latency_ms = 0.25
+[workload]
+clients = 1
+think_ms = 10
+hold_ms = 300
+"#
+        )
+    };
+    for seed in 0..2 {
+        let out = run(&text("client = \"redis-py-8\""), "redis", seed);
+        let sections = events(&out, |e| matches!(e, HistoryEvent::Granted { .. })).len() as u64;
+        assert!(sections >= 5, "seed {seed}: {sections} sections");
+        assert!(
+            out.metrics.failed_releases + 1 >= sections,
+            "seed {seed}: {} of {sections}",
+            out.metrics.failed_releases
+        );
+        let failed = events(&out, |e| matches!(e, HistoryEvent::ReleaseFailed { reason: FailReason::Refused, .. }));
+        assert_eq!(failed.len() as u64, out.metrics.failed_releases, "seed {seed}");
+        for models in ["client = \"locksim-1\"", "client = \"redis-py-8\"\nrelease_missing = \"ignore\""] {
+            let out = run(&text(models), "redis", seed);
+            assert_eq!(out.metrics.failed_releases, 0, "{models} seed {seed}");
+        }
+    }
+}

@@ -4,7 +4,9 @@
 //! Plain pattern (`watchdog = false`, redis.io "Distributed Locks with Redis"): `SET key random NX
 //! PX ttl_ms` with a fresh random value per attempt; a refusal retries after a `retry_ms` draw;
 //! release runs the compare-and-delete script (`unlock = "compare_and_delete"`) or a plain `DEL`
-//! (`unlock = "del"`, which deletes whoever's lock is there).
+//! (`unlock = "del"`, which deletes whoever's lock is there). A script that answers 0 (the lock
+//! is no longer ours) returns as a release, or with `release_missing = "error"` fails it
+//! (`ReleaseFailed`, refused): redis-py's `Lock.release()` raises `LockNotOwnedError`.
 //!
 //! Two known-unsafe forms of the plain pattern, each a separate round trip where the safe form has
 //! one atomic command:
@@ -281,6 +283,10 @@ pub struct ClientConfig {
     pub readonly_retry: bool,
     /// Where the replica count for `WAIT` comes from (`replica_count`).
     pub replica_count: ReplicaCount,
+    /// Plain pattern: a release whose compare-and-delete script answers 0 (the lock is no longer
+    /// ours) is an error, `ReleaseFailed` (`release_missing = "error"`: redis-py's
+    /// `LockNotOwnedError`); else it returns.
+    pub release_missing_fails: bool,
 }
 
 /// A request in flight (or waiting to be sent again) and what its answer is for.
@@ -472,6 +478,12 @@ impl RedisLockClient {
     /// A lock library; it draws its Redisson owner id at every start.
     pub fn new(cfg: ClientConfig) -> Self {
         RedisLockClient { cfg, next_req: 0, v: Volatile::default() }
+    }
+
+    /// Whether a release that finds the lock not ours fails (`release_missing = "error"`; plain
+    /// pattern only: Redisson's unlock script always fails it).
+    fn release_missing_fails(&self) -> bool {
+        !self.cfg.watchdog && self.cfg.release_missing_fails
     }
 
     fn next_seq(&mut self) -> u32 {
@@ -680,7 +692,8 @@ impl RedisLockClient {
 
     /// The `GET` of a GET-then-DEL unlock answered. Our value: the `DEL` follows in a second round
     /// trip and deletes whatever is there when it arrives. Another value or none: the lock is not
-    /// ours any more and the release returns (as the compare-and-delete script's 0 does).
+    /// ours any more and the release returns (as the compare-and-delete script's 0 does with
+    /// `release_missing = "ignore"`; "Redis in Action"'s `release_lock` returns False).
     fn on_unlock_get(&mut self, ctx: &mut Ctx<Redis>, out: &mut LockEvents, key: LockKey, kind: ReqKind, r: Response) {
         let ReqKind::UnlockGet { value, cleanup } = kind else { return };
         match r.answer {
@@ -883,6 +896,17 @@ impl RedisLockClient {
                         "lock {key}: unlock script found no hold of ours: unlock() throws IllegalMonitorStateException"
                     )
                 });
+                out.push(LockEvent::ReleaseFailed { key, reason: FailReason::Refused })
+            }
+            // redis-py's `Lock.release()`: the compare-and-delete script answered 0 (the key
+            // expired, or another client's token is there): `do_release` raises
+            // `LockNotOwnedError` (`lock.py:258-265@v5.2.1`, `:278-285@v6.0.0` and `@v8.0.0`).
+            ReqKind::Unlock
+                if self.release_missing_fails()
+                    && self.cfg.unlock == UnlockMode::CompareAndDelete
+                    && r.answer == Answer::Reply(Reply::Int(0)) =>
+            {
+                ctx.note(|| format!("lock {key}: release script found the lock not ours: LockNotOwnedError"));
                 out.push(LockEvent::ReleaseFailed { key, reason: FailReason::Refused })
             }
             ReqKind::Unlock => out.push(LockEvent::Released { key }),

@@ -40,7 +40,10 @@
 //!   6.x–7.x (`client.py:215-217@v6.0.0`, `backoff.py:124-125@v6.0.0`); 10 retries with base 10 ms,
 //!   cap 1 s, and a 5 s socket timeout in 8.x (`_defaults.py:7,37-39@v8.0.0`). From 6.0 a
 //!   `READONLY` reply, raised as a `ConnectionError` by the Sentinel connection
-//!   (`sentinel.py:73-81@v5.0.8`), is retried like any connection error.
+//!   (`sentinel.py:73-81@v5.0.8`), is retried like any connection error. `release()` raises
+//!   `LockNotOwnedError` when the compare-and-delete script answers 0 (`release_missing =
+//!   "error"`: `lock.py:27-34,258-265@v5.2.1`; the same code at `lock.py:30-37,278-285` in
+//!   `v6.0.0` and `v8.0.0`).
 
 use locksim_simulator::dist::Dist;
 use locksim_simulator::model::{ParamValue as V, Params};
@@ -143,7 +146,8 @@ fn redisson_switches(
     ]
 }
 
-/// redis-py's `Lock`: the redis.io pattern with no `WAIT`, no TTL, 0.1 s between tries.
+/// redis-py's `Lock`: the redis.io pattern with no `WAIT`, no TTL, 0.1 s between tries; a
+/// release that finds the lock not ours raises `LockNotOwnedError`.
 fn redis_py_common() -> Vec<(&'static str, V)> {
     vec![
         ("watchdog", V::Bool(false)),
@@ -154,6 +158,7 @@ fn redis_py_common() -> Vec<(&'static str, V)> {
         ("replica_ack", V::Bool(false)),
         ("fencing_counter", V::Bool(false)),
         ("resend_written", V::Str("all".into())),
+        ("release_missing", V::Str("error".into())),
     ]
 }
 

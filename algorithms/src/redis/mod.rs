@@ -72,6 +72,12 @@ const PARAMS: &[ParamSpec] = &[
         meaning: "release by the compare-and-delete script (Redisson: its owner-checked unlock script), by a plain DEL that deletes whoever's lock is there (Redisson: forceUnlock), or (plain pattern) by GET and, if it answers our value, a separate DEL, which deletes another client's lock taken in between (the race the redis.io script and Redis in Action 6.2.3's WATCH/MULTI release_lock close)",
     },
     ParamSpec {
+        name: "release_missing",
+        kind: ParamKind::Choice(&["ignore", "error"]),
+        default: "\"ignore\"",
+        meaning: "plain pattern: a release that finds the lock no longer ours (the compare-and-delete script answers 0: the key expired or another client holds it) returns as a release (ignore), or fails, counted in failed_releases (error: redis-py's Lock.release() raises LockNotOwnedError); Redisson's unlock always fails it",
+    },
+    ParamSpec {
         name: "acquire",
         kind: ParamKind::Choice(&["set_nx_px", "setnx_then_expire"]),
         default: "\"set_nx_px\"",
@@ -259,6 +265,7 @@ impl Redis {
             resend_written: ResendWritten::parse(params.str("resend_written")),
             readonly_retry: params.bool("readonly_retry"),
             replica_count: ReplicaCount::parse(params.str("replica_count")),
+            release_missing_fails: params.str("release_missing") == "error",
         }
     }
 }
