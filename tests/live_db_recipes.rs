@@ -1,9 +1,11 @@
-//! `sim live` of the db model's library recipes against a real MariaDB server (issue 34 families
-//! 2 and 3): Spring Integration's `JdbcLockRegistry` (`client = "spring-jdbc-6"`, the `INT_LOCK`
+//! `sim live` of the db model's library recipes against a real database (issue 34 families 2 and
+//! 3): Spring Integration's `JdbcLockRegistry` (`client = "spring-jdbc-6"`, the `INT_LOCK`
 //! UPDATE-then-INSERT with the acquirer's clock) and ShedLock (`mode = "shedlock"` under the
-//! scheduled-job workload, the node's and the database's time). Each runs the library's SQL
-//! through the live db adapter; without `mariadbd` (Debian package mariadb-server) the tests print
-//! `SKIPPED:` and pass.
+//! scheduled-job workload, the node's and the database's time), each on MariaDB (the default
+//! `database`) and on PostgreSQL (`database = "postgres"`: the libraries' PostgreSQL SQL,
+//! live/src/adapters/postgres_db.rs). Without the database's server (`mariadbd`, Debian package
+//! mariadb-server; `/usr/lib/postgresql/15/bin/postgres`, postgresql-15) a test prints
+//! `SKIPPED:` and passes.
 
 #[path = "support/cli.rs"]
 #[allow(dead_code)]
@@ -17,29 +19,62 @@ use std::path::Path;
 use cli::{fresh_dir, s, sim};
 use live_support::*;
 
-fn skip(test: &str) -> bool {
-    if on_path("mariadbd") || Path::new("/usr/sbin/mariadbd").is_file() {
-        return false;
-    }
-    println!("SKIPPED: {test}: `mariadbd` is not on PATH nor in /usr/sbin (Debian package mariadb-server)");
-    true
+/// The server a test's rows run on.
+#[derive(Clone, Copy)]
+enum Database {
+    MariaDb,
+    Postgres,
 }
 
-/// A holder paused past Spring's TTL (1 s here, to keep the run short) has its row taken over by
-/// the waiter's UPDATE … WHERE CREATED_DATE < now − ttl: overlap and a stale write, live as
-/// simulated (known outcome 31b). Without the takeover the waiter would wait for the DELETE,
-/// after the holder's section, and nothing would overlap.
-#[test]
-fn spring_jdbc_holder_paused_past_the_ttl_is_taken_over_live() {
-    let _serial = serial();
-    if skip("spring_jdbc_holder_paused_past_the_ttl_is_taken_over_live") {
-        return;
+impl Database {
+    /// The row key that selects it (`database = …`).
+    fn key(self) -> &'static str {
+        match self {
+            Database::MariaDb => "mariadb",
+            Database::Postgres => "postgres",
+        }
     }
-    let dir = fresh_dir("live-db-recipes", "spring");
-    let file = dir.join("spring.toml");
-    std::fs::write(
-        &file,
-        r#"name = "spring-live"
+
+    /// Why it cannot run here, if its server program is missing.
+    fn missing(self) -> Option<&'static str> {
+        match self {
+            Database::MariaDb if on_path("mariadbd") || Path::new("/usr/sbin/mariadbd").is_file() => None,
+            Database::MariaDb => Some("`mariadbd` is not on PATH nor in /usr/sbin (Debian package mariadb-server)"),
+            Database::Postgres if Path::new("/usr/lib/postgresql/15/bin/postgres").is_file() => None,
+            Database::Postgres => {
+                Some("PostgreSQL 15 is not in /usr/lib/postgresql/15/bin (Debian package postgresql-15)")
+            }
+        }
+    }
+}
+
+/// Runs `scenario` (its `{database}` replaced by the database's key) with `sim live`, one run,
+/// and returns the results JSON; `None` (after printing `SKIPPED:`) without the server. Asserts
+/// what every run must give: exit 0, every statement run (no adapter error), nothing left running.
+fn live_results(test: &str, database: Database, scenario: &str) -> Option<serde_json::Value> {
+    if let Some(why) = database.missing() {
+        println!("SKIPPED: {test}: {why}");
+        return None;
+    }
+    let dir = fresh_dir("live-db-recipes", test);
+    let file = dir.join("scenario.toml");
+    std::fs::write(&file, scenario.replace("{database}", database.key())).unwrap();
+    let out = dir.join("results.json");
+    let (code, stdout, stderr) = sim(&["live", &s(&file), "--json", &s(&out)]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(!stderr.contains("db adapter:"), "every statement ran: {stderr}");
+    let left = processes_mentioning(&dir);
+    assert!(left.is_empty(), "processes left running after sim live: {left:?}");
+    let json = results(&out);
+    let program = match database {
+        Database::MariaDb => "mariadbd",
+        Database::Postgres => "postgres",
+    };
+    assert!(json["servers"].to_string().contains(program), "the run names its server: {}", json["servers"]);
+    Some(json)
+}
+
+const SPRING_PAUSED: &str = r#"name = "spring-live"
 duration_ms = 5_000
 seeds = 1
 
@@ -48,6 +83,7 @@ name = "spring-jdbc-6"
 model = "db"
 client = "spring-jdbc-6"
 ttl_ms = 1_000
+database = "{database}"
 
 [workload]
 clients = 2
@@ -60,39 +96,37 @@ kind = "pause"
 target = "holder"
 at_ms = 300
 duration_ms = 2_500
-"#,
-    )
-    .unwrap();
-    let out = dir.join("results.json");
-    let (code, stdout, stderr) = sim(&["live", &s(&file), "--json", &s(&out)]);
-    assert_eq!(code, 0, "{stdout}\n{stderr}");
-    let json = results(&out);
+"#;
+
+/// A holder paused past Spring's TTL (1 s here, to keep the run short) has its row taken over by
+/// the waiter's UPDATE … WHERE CREATED_DATE < now − ttl: overlap and a stale write, live as
+/// simulated (known outcome 31b). Without the takeover the waiter would wait for the DELETE,
+/// after the holder's section, and nothing would overlap.
+fn spring_jdbc_paused_holder(test: &str, database: Database) {
+    let _serial = serial();
+    let Some(json) = live_results(test, database, SPRING_PAUSED) else { return };
     let r = row(&json, "spring-jdbc-6");
     assert_eq!(r["acquisitions"], 2, "both clients granted: {r}");
     assert_eq!(r["overlap"]["runs"], 1, "the waiter took the paused holder's row: {r}");
     assert_eq!(r["stale_unfenced"]["runs"], 1, "{r}");
     // 6.4 and later: the resumed holder's DELETE … WHERE CLIENT_ID = ? found nothing.
     assert_eq!(r["failed_releases"], 1, "{r}");
-    assert!(!stderr.contains("db adapter:"), "every statement ran: {stderr}");
-    assert!(processes_mentioning(&dir).is_empty());
 }
 
-/// ShedLock under the scheduled workload: two nodes fire every second; at each tick one runs
-/// and the other's UPDATE … WHERE lock_until <= now finds the lock taken and skips. With the
-/// nodes' clocks and with the database's (`usingDbTime()`): no overlap, no double execution, one
-/// run per tick. A lock statement that always matched would run both nodes every tick (double
-/// executions); an unlock that never matched would leave one run in the whole test.
 #[test]
-fn shedlock_runs_each_tick_once_live() {
-    let _serial = serial();
-    if skip("shedlock_runs_each_tick_once_live") {
-        return;
-    }
-    let dir = fresh_dir("live-db-recipes", "shedlock");
-    let file = dir.join("shedlock.toml");
-    std::fs::write(
-        &file,
-        r#"name = "shedlock-live"
+fn spring_jdbc_holder_paused_past_the_ttl_is_taken_over_live() {
+    spring_jdbc_paused_holder("spring_jdbc_holder_paused_past_the_ttl_is_taken_over_live", Database::MariaDb);
+}
+
+#[test]
+fn spring_jdbc_on_postgres_holder_paused_past_the_ttl_is_taken_over_live() {
+    spring_jdbc_paused_holder(
+        "spring_jdbc_on_postgres_holder_paused_past_the_ttl_is_taken_over_live",
+        Database::Postgres,
+    );
+}
+
+const SHEDLOCK_TICKS: &str = r#"name = "shedlock-live"
 duration_ms = 4_500
 seeds = 1
 
@@ -101,6 +135,7 @@ name = "shedlock-node-time"
 model = "db"
 mode = "shedlock"
 lock_at_most_for_ms = 10_000
+database = "{database}"
 
 [[variants]]
 name = "shedlock-db-time"
@@ -108,19 +143,23 @@ model = "db"
 mode = "shedlock"
 lock_at_most_for_ms = 10_000
 time_source = "db"
+database = "{database}"
 
 [workload]
 kind = "scheduled"
 period_ms = 1_000
 clients = 2
 hold_ms = 200
-"#,
-    )
-    .unwrap();
-    let out = dir.join("results.json");
-    let (code, stdout, stderr) = sim(&["live", &s(&file), "--json", &s(&out)]);
-    assert_eq!(code, 0, "{stdout}\n{stderr}");
-    let json = results(&out);
+"#;
+
+/// ShedLock under the scheduled workload: two nodes fire every second; at each tick one runs
+/// and the other's UPDATE … WHERE lock_until <= now finds the lock taken and skips. With the
+/// nodes' clocks and with the database's (`usingDbTime()`): no overlap, no double execution, one
+/// run per tick. A lock statement that always matched would run both nodes every tick (double
+/// executions); an unlock that never matched would leave one run in the whole test.
+fn shedlock_ticks(test: &str, database: Database) {
+    let _serial = serial();
+    let Some(json) = live_results(test, database, SHEDLOCK_TICKS) else { return };
     for label in ["shedlock-node-time", "shedlock-db-time"] {
         let r = row(&json, label);
         let runs = r["acquisitions"].as_u64().unwrap();
@@ -131,6 +170,14 @@ hold_ms = 200
         assert_eq!(r["overlap"]["runs"], 0, "{label}: {r}");
         assert_eq!(r["double_executions"]["runs"], 0, "{label}: {r}");
     }
-    assert!(!stderr.contains("db adapter:"), "every statement ran: {stderr}");
-    assert!(processes_mentioning(&dir).is_empty());
+}
+
+#[test]
+fn shedlock_runs_each_tick_once_live() {
+    shedlock_ticks("shedlock_runs_each_tick_once_live", Database::MariaDb);
+}
+
+#[test]
+fn shedlock_on_postgres_runs_each_tick_once_live() {
+    shedlock_ticks("shedlock_on_postgres_runs_each_tick_once_live", Database::Postgres);
 }

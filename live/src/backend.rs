@@ -22,6 +22,12 @@ pub trait Backend: Sync {
     fn servers(&self, params: &Params, root: &Path) -> Result<Vec<Server>, String>;
     /// Each server program's name and version, for the results.
     fn versions(&self) -> Vec<(String, String)>;
+    /// The versions of the programs a row with `params` starts (a backend whose rows choose
+    /// among servers, as `db`'s `database`, says which); the default is [`Backend::versions`].
+    fn versions_for(&self, params: &Params) -> Vec<(String, String)> {
+        let _ = params;
+        self.versions()
+    }
     /// Runs one client process's workload (called in the client process).
     fn client(&self, setup: &Setup, run: &RunSpec, spec: &ClientSpec) -> Result<(), String>;
     /// Waits until the started servers serve (a quorum formed, a leader elected); the default

@@ -185,7 +185,7 @@ fn run_inside(
         s.start(sup).map_err(fail)?;
     }
     backend.ready(&servers).map_err(fail)?;
-    let versions = backend.versions();
+    let versions = backend.versions_for(&run.params);
 
     let epoch = Epoch::now();
     let resource = ResourceServer::start(w.locks, names, epoch).map_err(fail)?;

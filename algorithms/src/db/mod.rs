@@ -436,6 +436,15 @@ const PARAMS: &[ParamSpec] = &[
         default: "50000",
         meaning: "select_for_update: a waiter's locking read fails with error 1205 after this long (innodb_lock_wait_timeout, 50 s), and the library tries again",
     },
+    // Which real server a live run starts for the row (live/src/backends/db.rs). Spring
+    // Integration's and ShedLock's statements exist per dialect; the simulated table is the
+    // same for both, so simulation reads this only to refuse what PostgreSQL would not run.
+    ParamSpec {
+        name: "database",
+        kind: ParamKind::Choice(&["mariadb", "postgres"]),
+        default: "\"mariadb\"",
+        meaning: "the server a live run starts: mariadb (MariaDB 10.11, every mode) or postgres (PostgreSQL 15, spring_jdbc and shedlock only: their libraries' PostgreSQL SQL); simulation is the same for both",
+    },
     // MySQL 8.0 reference manual, 14.14 "Locking Functions": GET_LOCK(str, timeout) waits up to
     // timeout seconds for the lock and returns 0 when it runs out; the argument has no default.
     // 0 keeps the try-and-poll pattern (GET_LOCK(name, 0) every poll_ms).
@@ -522,6 +531,22 @@ impl Model for Db {
     fn validate(&self, params: &Params, _workload: &WorkloadSpec) -> Vec<ParamProblem> {
         let params = &library::resolve(params);
         let mut problems = Vec::new();
+        let mode = params.str("mode");
+        if params.str("database") == "postgres" && !matches!(mode, "spring_jdbc" | "shedlock") {
+            problems.push(ParamProblem {
+                key: "database".into(),
+                message: format!(
+                    "database = \"postgres\" runs mode = \"spring_jdbc\" or \"shedlock\" (their libraries' PostgreSQL SQL); \
+mode = \"{mode}\" is MySQL's (use database = \"mariadb\", or the postgres model for advisory locks)"
+                ),
+            });
+        }
+        if params.str("database") == "postgres" && replicated(params) {
+            problems.push(ParamProblem {
+                key: "replication".into(),
+                message: "database = \"postgres\" is one server (the replica and failover manager are MySQL's); use replication = \"none\"".into(),
+            });
+        }
         if params.str("mode") == "shedlock" && replicated(params) {
             problems.push(ParamProblem {
                 key: "replication".into(),

@@ -43,6 +43,7 @@
 //! `CommunicationsException` is; a statement on a connection already failed gets the same.
 
 use std::collections::BTreeMap;
+use std::marker::PhantomData;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::Duration;
 
@@ -112,7 +113,7 @@ pub fn connect_opts(addr: &str) -> Result<OptsBuilder, String> {
 }
 
 /// How a statement failed.
-enum Failure {
+pub enum Failure {
     /// The connection is gone (refused, reset, closed, a protocol error): a reset.
     Connection,
     /// A server error the model has no answer for (a deadlock victim, …): reported on stderr,
@@ -384,6 +385,28 @@ fn release(con: &mut Conn, name: &str, owner: Owner, reentrant: bool) -> mysql::
     Ok(Outcome::Released { left })
 }
 
+/// One real connection of a database the `db` model's statements run on: MariaDB here,
+/// PostgreSQL in [`super::postgres_db`] (a row's `database`).
+pub trait Session: Sized + 'static {
+    /// Opens a connection to `addr` (`127.0.0.1:port`); an error is a refused or cut handshake.
+    fn open(addr: &str) -> Result<Self, String>;
+    /// Runs one statement and reads its result back as the model's answer.
+    fn run(&mut self, stmt: Stmt, reentrant: bool, recipe: Recipe) -> Result<Outcome, Failure>;
+}
+
+/// A MariaDB connection of the `mysql` crate.
+pub struct MariaDb(Conn);
+
+impl Session for MariaDb {
+    fn open(addr: &str) -> Result<Self, String> {
+        connect_opts(addr).and_then(|o| Conn::new(o).map(MariaDb).map_err(|e| e.to_string()))
+    }
+
+    fn run(&mut self, stmt: Stmt, reentrant: bool, recipe: Recipe) -> Result<Outcome, Failure> {
+        run(&mut self.0, stmt, reentrant, recipe)
+    }
+}
+
 /// What a connection's thread is asked to do.
 enum Job {
     /// Run statement `id`.
@@ -393,7 +416,7 @@ enum Job {
 }
 
 /// One model connection: a real connection, opened by its first statement, run by this thread.
-fn connection(
+fn connection<S: Session>(
     peer: NodeId,
     addr: String,
     conn: ConnId,
@@ -402,7 +425,7 @@ fn connection(
     rx: Receiver<Job>,
     tx: Sender<Inbound<DbMsg>>,
 ) {
-    let mut con: Option<Conn> = None;
+    let mut con: Option<S> = None;
     // Once the connection failed, every later statement on it fails the same way.
     let mut failed = false;
     for job in rx {
@@ -419,7 +442,7 @@ fn connection(
             continue;
         }
         if con.is_none() {
-            match connect_opts(&addr).and_then(|o| Conn::new(o).map_err(|e| e.to_string())) {
+            match S::open(&addr) {
                 Ok(c) => con = Some(c),
                 Err(_) => {
                     // Refused (the server is down) or cut during the handshake.
@@ -430,7 +453,7 @@ fn connection(
             }
         }
         let c = con.as_mut().expect("connected above");
-        match run(c, stmt, reentrant, recipe) {
+        match c.run(stmt, reentrant, recipe) {
             Ok(outcome) => deliver(&tx, peer, DbMsg::Response { conn, id, outcome }),
             Err(Failure::Connection) => {
                 con = None;
@@ -452,17 +475,18 @@ struct Link {
     jobs: Sender<Job>,
 }
 
-/// The adapter: one real connection per model connection.
-pub struct DbAdapter {
+/// The adapter: one real connection of `S` per model connection.
+pub struct DbAdapter<S: Session> {
     servers: BTreeMap<NodeId, String>,
     links: BTreeMap<ConnId, Link>,
     reentrant: bool,
     recipe: Recipe,
     tx: Sender<Inbound<DbMsg>>,
     sent: u64,
+    session: PhantomData<fn() -> S>,
 }
 
-impl DbAdapter {
+impl<S: Session> DbAdapter<S> {
     /// Connections to `servers` (node id and `127.0.0.1:port`), answering into `tx`;
     /// `reentrant` is the model's parameter and `recipe` its table (which release statement to
     /// run).
@@ -474,11 +498,12 @@ impl DbAdapter {
             recipe,
             tx: tx.clone(),
             sent: 0,
+            session: PhantomData,
         }
     }
 }
 
-impl Adapter<DbMsg> for DbAdapter {
+impl<S: Session> Adapter<DbMsg> for DbAdapter<S> {
     fn send(&mut self, to: NodeId, msg: DbMsg) {
         match msg {
             DbMsg::Request { conn, first, id, stmt } => {
@@ -499,7 +524,7 @@ impl Adapter<DbMsg> for DbAdapter {
                 }
                 let (jobs, rx) = mpsc::channel();
                 let (t, r, recipe) = (self.tx.clone(), self.reentrant, self.recipe);
-                std::thread::spawn(move || connection(to, addr, conn, r, recipe, rx, t));
+                std::thread::spawn(move || connection::<S>(to, addr, conn, r, recipe, rx, t));
                 self.sent += 1;
                 let _ = jobs.send(Job::Stmt { id, stmt });
                 self.links.insert(conn, Link { last_id: id, jobs });

@@ -9,10 +9,12 @@
 //! - [`zookeeper`]: the model's session requests and recipe operations, on the `zookeeper-client` crate
 //! - [`etcd`]: clientv3's calls for the Session and Mutex, on etcd's gRPC-JSON gateway (`hyper`)
 //! - [`postgres`]: the `postgres` model's advisory-lock statements, on the `postgres` crate
+//! - [`postgres_db`]: the `db` model's Spring JDBC and ShedLock statements on PostgreSQL (`database = "postgres"`)
 
 pub mod db;
 pub mod etcd;
 pub mod postgres;
+pub mod postgres_db;
 pub mod redis;
 pub mod redlock;
 pub mod zookeeper;

@@ -1,6 +1,9 @@
 //! The `db` model's live backend: one real MariaDB server (Debian's `mariadb-server` 10.11),
 //! configured from the model's parameters, holding the model's lock table; the model's client
-//! library through [`DbAdapter`].
+//! library through [`DbAdapter`]. A row with `database = "postgres"` (Spring JDBC and ShedLock
+//! only) gets one PostgreSQL 15 server instead ([`crate::backends::postgres::postgres_server`],
+//! its defaults) with the libraries' tables, and the PostgreSQL session
+//! ([`crate::adapters::postgres_db`]).
 //!
 //! - `servers()` initialises a fresh data directory with `mariadb-install-db` (about 2 s: the
 //!   system tables are written and fsynced), with a passwordless `root` reachable only on
@@ -31,8 +34,10 @@ use mysql::prelude::Queryable;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 
-use crate::adapters::db::{connect_opts, DbAdapter, Recipe, DATABASE, NAME_PREFIX};
+use crate::adapters::db::{connect_opts, DbAdapter, MariaDb, Recipe, DATABASE, NAME_PREFIX};
+use crate::adapters::postgres_db::{self, PgSession};
 use crate::backend::{Backend, Probe, ProbeSets};
+use crate::backends::postgres::{pg_binary, postgres_server, postgres_version, serve_after};
 use crate::client::{self, ClientSpec};
 use crate::servers::{self, Server};
 
@@ -69,6 +74,25 @@ fn whole(ms: f64, unit_ms: f64) -> Option<u64> {
 /// Whether this process runs as root (`/proc/self` belongs to the effective user).
 fn is_root() -> bool {
     std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}
+
+/// Whether `server` is a PostgreSQL one (its command runs `postgres`, possibly via `setpriv`).
+fn is_postgres(server: &Server) -> bool {
+    server.command.iter().any(|a| Path::new(a).file_name().is_some_and(|f| f == "postgres"))
+}
+
+/// `sim compare`'s calibration on PostgreSQL: a committed single-row upsert, as each of the
+/// recipes' statements is one autocommitted (or committed) single-row write.
+fn probe_postgres(servers: &[Server], n: usize) -> Result<Vec<Probe>, String> {
+    let addr = servers.first().ok_or("no server started")?.addr();
+    let mut c = crate::adapters::postgres::connect(&addr)?;
+    c.batch_execute("CREATE TABLE IF NOT EXISTS calibrate (id int PRIMARY KEY, v bigint)")
+        .map_err(|e| e.to_string())?;
+    let ms = crate::calibrate::through_a_thread(n, move |i| {
+        c.batch_execute(&format!("INSERT INTO calibrate VALUES (1, {i}) ON CONFLICT (id) DO UPDATE SET v = excluded.v"))
+            .map_err(|e| e.to_string())
+    })?;
+    Ok(vec![Probe { what: "a committed single-row upsert (PostgreSQL)", round_trip_ms: ms, sets: ProbeSets::Service }])
 }
 
 /// The SQL the server runs at every start (`--init-file`): idempotent, so a restart after a kill
@@ -181,8 +205,47 @@ fn install(datadir: &Path, log: &Path) -> Result<(), String> {
 /// `db`: one MariaDB server (replication and failover are not started yet).
 pub struct DbBackend;
 
+/// Which server a row runs on (`database`, after the client preset).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Database {
+    MariaDb,
+    Postgres,
+}
+
+impl Database {
+    /// The row's `database`; anything but `"postgres"` (the parser allows only the two) is MariaDB.
+    fn of(params: &Params) -> Database {
+        if params.str("database") == "postgres" {
+            Database::Postgres
+        } else {
+            Database::MariaDb
+        }
+    }
+}
+
+/// Refuses what a PostgreSQL row cannot run live (the model already refuses other modes and a
+/// replica in any run), and a missing server.
+fn check_postgres(params: &Params) -> Result<(), String> {
+    let params = locksim_algorithms::db::library::resolve(params);
+    let mode = params.str("mode");
+    if !matches!(mode, "spring_jdbc" | "shedlock") {
+        return Err(format!(
+            "database = \"postgres\": mode = \"{mode}\" is MySQL's; live mode runs spring_jdbc and shedlock on PostgreSQL"
+        ));
+    }
+    if params.str("replication") != "none" {
+        return Err(
+            "database = \"postgres\": live mode starts one PostgreSQL server (set replication = \"none\")".into()
+        );
+    }
+    pg_binary("postgres").map(|_| ())
+}
+
 impl Backend for DbBackend {
     fn check(&self, params: &Params) -> Result<(), String> {
+        if Database::of(params) == Database::Postgres {
+            return check_postgres(params);
+        }
         let replication = params.str("replication");
         if replication != "none" {
             return Err(format!(
@@ -223,6 +286,10 @@ be run live: MariaDB 10.11 writes the AUTO_INCREMENT counter to the redo log and
     }
 
     fn servers(&self, params: &Params, root: &Path) -> Result<Vec<Server>, String> {
+        if Database::of(params) == Database::Postgres {
+            // PostgreSQL 15 with its defaults: the libraries' statements wait on no setting of it.
+            return Ok(vec![postgres_server(root, &[])?]);
+        }
         let binary = find("mariadbd")?;
         let port = servers::free_port()?;
         let dir = root.join("server-0");
@@ -262,6 +329,9 @@ be run live: MariaDB 10.11 writes the AUTO_INCREMENT counter to the redo log and
     }
 
     fn ready(&self, servers: &[Server]) -> Result<(), String> {
+        if let Some(s) = servers.first().filter(|s| is_postgres(s)) {
+            return serve_after(s, postgres_db::SCHEMA);
+        }
         // The port opens before the init file has run: wait until the table answers.
         let start = Instant::now();
         let mut last = String::new();
@@ -298,12 +368,26 @@ be run live: MariaDB 10.11 writes the AUTO_INCREMENT counter to the redo log and
         vec![("mariadbd".to_string(), v)]
     }
 
+    fn versions_for(&self, params: &Params) -> Vec<(String, String)> {
+        match Database::of(params) {
+            Database::Postgres => vec![postgres_version()],
+            Database::MariaDb => self.versions(),
+        }
+    }
+
     fn client(&self, setup: &Setup, run: &RunSpec, spec: &ClientSpec) -> Result<(), String> {
         // The row's recipe after its preset (a spring-jdbc-* client sets mode = spring_jdbc).
         let params = locksim_algorithms::db::library::resolve(&run.params);
         let reentrant = params.bool("reentrant");
         let recipe = if params.str("mode") == "spring_jdbc" { Recipe::SpringJdbc } else { Recipe::Locks };
-        client::run_typed(&Db, setup, run, spec, |servers, tx| Box::new(DbAdapter::new(servers, tx, reentrant, recipe)))
+        match Database::of(&params) {
+            Database::Postgres => client::run_typed(&Db, setup, run, spec, |servers, tx| {
+                Box::new(DbAdapter::<PgSession>::new(servers, tx, reentrant, recipe))
+            }),
+            Database::MariaDb => client::run_typed(&Db, setup, run, spec, |servers, tx| {
+                Box::new(DbAdapter::<MariaDb>::new(servers, tx, reentrant, recipe))
+            }),
+        }
     }
 
     fn probe_requests_ms(&self, params: &Params, servers: &[Server], n: usize) -> Option<Result<Vec<Probe>, String>> {
@@ -311,6 +395,9 @@ be run live: MariaDB 10.11 writes the AUTO_INCREMENT counter to the redo log and
         // calls (in memory, nothing committed), else a committed single-row write, as the lock
         // row's INSERT, UPDATE and DELETE (and select_for_update's transaction) are.
         let get_lock = params.str("mode") == "get_lock";
+        if Database::of(params) == Database::Postgres {
+            return Some(probe_postgres(servers, n));
+        }
         let probe = || {
             let addr = servers.first().ok_or("no server started")?.addr();
             let mut c = mysql::Conn::new(connect_opts(&addr)?).map_err(|e| e.to_string())?;
@@ -337,8 +424,9 @@ be run live: MariaDB 10.11 writes the AUTO_INCREMENT counter to the redo log and
     }
     fn boundary(&self) -> &'static str {
         "the model's client library (INSERT and poll, reentry, release, heartbeat, its connections, statement ids and \
-timeouts) runs unchanged; each statement is the real SQL on a real MariaDB table through the `mysql` crate (one \
-connection per model connection; retransmissions are the kernel's TCP); the cleanup job is a MariaDB event (whole \
+timeouts) runs unchanged; each statement is the real SQL on a real MariaDB table through the `mysql` crate, or, for \
+database = \"postgres\", Spring's and ShedLock's PostgreSQL SQL on a real PostgreSQL 15 through the `postgres` crate \
+(one connection per model connection; retransmissions are the kernel's TCP); the cleanup job is a MariaDB event (whole \
 seconds); statement times are the real server's, not service_ms; GET_LOCK's nesting count is not reported by MariaDB"
     }
 }

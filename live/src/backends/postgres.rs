@@ -24,7 +24,7 @@ use locksim_simulator::scenario::RunSpec;
 use locksim_simulator::setup::Setup;
 
 use crate::adapters::postgres::{connect, PgAdapter, USER};
-use crate::backend::Backend;
+use crate::backend::{Backend, Probe, ProbeSets};
 use crate::client::{self, ClientSpec};
 use crate::servers::{self, Server};
 
@@ -35,7 +35,7 @@ const PG_BIN: &str = "/usr/lib/postgresql/15/bin";
 const INITDB_LIMIT: Duration = Duration::from_secs(60);
 
 /// A PostgreSQL server program: in Debian's directory, else on `PATH`.
-fn pg_binary(name: &str) -> Result<PathBuf, String> {
+pub fn pg_binary(name: &str) -> Result<PathBuf, String> {
     let debian = Path::new(PG_BIN).join(name);
     if debian.is_file() {
         return Ok(debian);
@@ -122,6 +122,50 @@ fn initdb(datadir: &Path, log: &Path) -> Result<(), String> {
     }
 }
 
+/// A PostgreSQL 15 server as `server-0` in `root/server-0` (not started): a fresh `initdb`
+/// directory, listening on a free loopback port, with `settings` (`name=value`) as `-c` options
+/// besides the address, socket and log ones. The `postgres` model's backend and the `db` model's
+/// `database = "postgres"` rows both start it.
+pub fn postgres_server(root: &Path, settings: &[String]) -> Result<Server, String> {
+    let postgres = pg_binary("postgres")?;
+    let port = servers::free_port()?;
+    let dir = root.join("server-0");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    give_to_postgres(&dir)?;
+    let datadir = dir.join("data");
+    initdb(&datadir, &dir.join("initdb.log"))?;
+    let mut command = as_postgres(&postgres);
+    command.extend(["-D".to_string(), datadir.display().to_string(), "-p".into(), port.to_string()]);
+    let fixed = [
+        "listen_addresses=127.0.0.1".to_string(),
+        format!("unix_socket_directories={}", dir.display()),
+        format!("log_directory={}", dir.display()),
+    ];
+    for setting in fixed.iter().chain(settings) {
+        command.extend(["-c".to_string(), setting.clone()]);
+    }
+    Ok(Server { node: "server-0".to_string(), port, dir, command, proc: None })
+}
+
+/// Waits (up to 20 s) until the started `server` runs `sql` (the tables a backend needs), which
+/// it does only once it accepts connections.
+pub fn serve_after(server: &Server, sql: &str) -> Result<(), String> {
+    let start = Instant::now();
+    loop {
+        let tried = connect(&server.addr()).and_then(|mut c| c.batch_execute(sql).map_err(|e| e.to_string()));
+        match tried {
+            Ok(()) => return Ok(()),
+            Err(_) if start.elapsed() < Duration::from_secs(20) => std::thread::sleep(Duration::from_millis(50)),
+            Err(e) => return Err(format!("{} did not answer within 20 s: {e}", server.node)),
+        }
+    }
+}
+
+/// PostgreSQL's version, as `postgres --version` reports it.
+pub fn postgres_version() -> (String, String) {
+    ("postgres".to_string(), pg_binary("postgres").map(|b| servers::version_of(&b, "--version")).unwrap_or_else(|e| e))
+}
+
 /// `postgres`: one PostgreSQL server, and PgBouncer when the row asks for it.
 pub struct PostgresBackend;
 
@@ -152,39 +196,20 @@ promotion are not started in live mode yet (set standby = false)"
 
     fn servers(&self, params: &Params, root: &Path) -> Result<Vec<Server>, String> {
         let cfg = Config::from_params(params);
-        let postgres = pg_binary("postgres")?;
-        let port = servers::free_port()?;
-        let dir = root.join("server-0");
-        std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        give_to_postgres(&dir)?;
-        let datadir = dir.join("data");
-        initdb(&datadir, &dir.join("initdb.log"))?;
         let secs = |ns: u64| (ns / 1_000_000_000).to_string();
         let millis = |ns: u64| (ns / 1_000_000).to_string();
-        let mut command = as_postgres(&postgres);
-        command.extend([
-            "-D".to_string(),
-            datadir.display().to_string(),
-            "-p".into(),
-            port.to_string(),
-            "-c".into(),
-            "listen_addresses=127.0.0.1".into(),
-            "-c".into(),
-            format!("unix_socket_directories={}", dir.display()),
-            "-c".into(),
-            format!("tcp_keepalives_idle={}", secs(cfg.keepalive_idle_ns)),
-            "-c".into(),
-            format!("tcp_keepalives_interval={}", secs(cfg.keepalive_interval_ns)),
-            "-c".into(),
-            format!("tcp_keepalives_count={}", cfg.keepalive_count),
-            "-c".into(),
-            format!("idle_session_timeout={}", millis(cfg.idle_session_timeout_ns)),
-            "-c".into(),
-            format!("idle_in_transaction_session_timeout={}", millis(cfg.idle_in_transaction_timeout_ns)),
-            "-c".into(),
-            format!("log_directory={}", dir.display()),
-        ]);
-        let mut all = vec![Server { node: "server-0".to_string(), port, dir: dir.clone(), command, proc: None }];
+        let server = postgres_server(
+            root,
+            &[
+                format!("tcp_keepalives_idle={}", secs(cfg.keepalive_idle_ns)),
+                format!("tcp_keepalives_interval={}", secs(cfg.keepalive_interval_ns)),
+                format!("tcp_keepalives_count={}", cfg.keepalive_count),
+                format!("idle_session_timeout={}", millis(cfg.idle_session_timeout_ns)),
+                format!("idle_in_transaction_session_timeout={}", millis(cfg.idle_in_transaction_timeout_ns)),
+            ],
+        )?;
+        let port = server.port;
+        let mut all = vec![server];
         if let Some(node) = cfg.bouncer_name() {
             let bport = servers::free_port()?;
             let bdir = root.join(node);
@@ -211,28 +236,15 @@ pool_mode = {mode}\ndefault_pool_size = {}\nmax_client_conn = 1000\nlogfile = {}
     }
 
     fn ready(&self, servers: &[Server]) -> Result<(), String> {
-        let start = Instant::now();
         let server = servers.first().ok_or("no server started")?;
-        loop {
-            let tried = connect(&server.addr()).and_then(|mut c| {
-                c.batch_execute(
-                    "CREATE TABLE IF NOT EXISTS lock_fence (key bigint PRIMARY KEY, generation bigint NOT NULL)",
-                )
-                .map_err(|e| e.to_string())
-            });
-            match tried {
-                Ok(()) => return Ok(()),
-                Err(_) if start.elapsed() < Duration::from_secs(20) => std::thread::sleep(Duration::from_millis(50)),
-                Err(e) => return Err(format!("server-0 did not answer within 20 s: {e}")),
-            }
-        }
+        serve_after(
+            server,
+            "CREATE TABLE IF NOT EXISTS lock_fence (key bigint PRIMARY KEY, generation bigint NOT NULL)",
+        )
     }
 
     fn versions(&self) -> Vec<(String, String)> {
-        let mut v = vec![(
-            "postgres".to_string(),
-            pg_binary("postgres").map(|b| servers::version_of(&b, "--version")).unwrap_or_else(|e| e),
-        )];
+        let mut v = vec![postgres_version()];
         if let Ok(b) = pgbouncer_binary() {
             v.push(("pgbouncer".to_string(), servers::version_of(&b, "--version")));
         }
@@ -241,6 +253,29 @@ pool_mode = {mode}\ndefault_pool_size = {}\nmax_client_conn = 1000\nlogfile = {}
 
     fn client(&self, setup: &Setup, run: &RunSpec, spec: &ClientSpec) -> Result<(), String> {
         client::run_typed(&Postgres, setup, run, spec, |servers, tx| Box::new(PgAdapter::new(servers, tx)))
+    }
+
+    fn probe_requests_ms(&self, _params: &Params, servers: &[Server], n: usize) -> Option<Result<Vec<Probe>, String>> {
+        // The advisory-lock calls on the server itself (in shared memory, nothing committed),
+        // as a direct client sends them: PgBouncer's hop, where a row has one, is the network's.
+        let probe = || {
+            let server = servers.first().ok_or("no server started")?;
+            let mut c = connect(&server.addr())?;
+            let ms = crate::calibrate::through_a_thread(n, move |i| {
+                let sql = if i % 2 == 0 {
+                    "SELECT pg_advisory_lock(987654321)"
+                } else {
+                    "SELECT pg_advisory_unlock(987654321)"
+                };
+                c.simple_query(sql).map(|_| ()).map_err(|e| e.to_string())
+            })?;
+            Ok(vec![Probe {
+                what: "a pg_advisory_lock or pg_advisory_unlock",
+                round_trip_ms: ms,
+                sets: ProbeSets::Service,
+            }])
+        };
+        Some(probe())
     }
 
     fn boundary(&self) -> &'static str {
