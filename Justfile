@@ -18,12 +18,14 @@ bench:
 # The README's pictures, from real runs: the failover report (table, charts, timeline) and a
 # sweep of the GC pause length, ShedLock's clock skew against lockAtMostFor, and known outcome
 # 08's explained violation. Writes docs/failover/, docs/gc-pause-sweep/,
-# docs/shedlock-skew-sweep/ and docs/explain/.
+# docs/shedlock-skew-sweep/ and docs/explain/; then the report page's interactive timeline in
+# headless Chromium (docs/timeline/).
 docs:
     cargo run --release -- run scenarios/failover.toml --report docs/failover
     cargo run --release -- explain scenarios/known/08-zookeeper-pause-beyond-session.toml --algorithm suspended --seed 0 --out docs/explain
     cargo run --release -- sweep scenarios/gc-pause.toml --param faults.0.duration_ms=0..80000:5000 --seeds 20 --out docs/gc-pause-sweep
     cargo run --release -- sweep scenarios/known/30-db-shedlock-clock-skew.toml --param faults.0.by_ms=0..240000:20000 --param variants.0.lock_at_most_for_ms=30000,60000,120000 --algorithm shedlock-node-time --algorithm shedlock-db-time --seeds 20 --out docs/shedlock-skew-sweep
+    scripts/timeline-screenshots.sh target/release/sim
 
 # The profile-guided release build, target/pgo/sim (about 1.1-1.18x as fast, the same results; about
 # 7 minutes; needs `rustup component add llvm-tools`).

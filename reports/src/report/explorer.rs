@@ -20,10 +20,11 @@ pub const DATA_BUDGET_BYTES: usize = 24 * 1024 * 1024;
 
 const STYLE: &str = "#tl{position:relative;margin:1em 0}#tl .tl-controls{margin:.4em 0;font-size:.9em}\
 #tl button,#tl select{font:inherit;font-size:.9em}#tl .tl-main{display:flex;gap:.8em;align-items:flex-start}\
-#tl-view{flex:1 1 auto;min-width:0;overflow:hidden;border:1px solid #eee;cursor:crosshair;user-select:none}\
+#tl .tl-col{flex:1 1 auto;min-width:0}#tl-view{overflow:hidden;border:1px solid #eee;cursor:crosshair;user-select:none}\
+#tl h4{margin:.6em 0 .2em}\
 #tl-side{flex:0 0 300px;font-size:.85em;max-height:640px;overflow-y:auto}#tl-side code{overflow-wrap:anywhere}\
 #tl .tl-tick,#tl .tl-lane,#tl .tl-fname{font-size:11px;fill:#444}#tl .tl-fname{fill:#a35f00}\
-#tl .tl-fault{fill:rgba(255,165,0,.07)}#tl .tl-fault-lane{fill:rgba(255,140,0,.25)}#tl .tl-wait{fill:#c9dcef}\
+#tl .tl-fault{fill:rgba(255,165,0,.05)}#tl .tl-fault-lane{fill:rgba(255,140,0,.25)}#tl .tl-wait{fill:#c9dcef}\
 #tl .tl-hold{fill:#2f6ea8}#tl .tl-shared{fill:#7fb3d5}#tl .tl-write{fill:#222}#tl .tl-stale{fill:#d00;cursor:pointer}\
 #tl .tl-overlap{fill:rgba(220,0,0,.55);stroke:#b00;cursor:pointer}#tl .tl-msg{stroke:#555;stroke-width:1.2}\
 #tl .tl-lost{stroke-dasharray:3 2;stroke:#b00}#tl .tl-pinned{stroke:#000;stroke-width:2}\
@@ -66,14 +67,15 @@ pub fn section(runs: &[(PageRun, String)]) -> String {
 <button id=\"tl-in\" type=\"button\">zoom in</button> <button id=\"tl-out\" type=\"button\">zoom out</button> \
 <button id=\"tl-left\" type=\"button\">\u{2190}</button> <button id=\"tl-right\" type=\"button\">\u{2192}</button> \
 <button id=\"tl-all\" type=\"button\">whole run</button> <span id=\"tl-range\" class=\"meta\"></span></div>\n\
-<div class=\"tl-main\"><div id=\"tl-view\"></div><aside id=\"tl-side\"></aside></div>\n<div id=\"tl-tip\" hidden></div>\n\
+<div class=\"tl-main\"><div class=\"tl-col\"><div id=\"tl-view\"></div>\n\
+<h4>Clocks</h4>\n<div id=\"tl-clock\"></div>\n<p class=\"meta\">Each node's wall clock minus true time over \
+the same span: a clock's drift is a slope, a step (<code>clock_jump</code>) a vertical jump.</p></div>\n\
+<aside id=\"tl-side\"></aside></div>\n<div id=\"tl-tip\" hidden></div>\n\
 <p class=\"meta\">A lane per client (waiting light, holding solid, writes as ticks) and per server; fault \
 windows shaded and named (darker on the nodes they hit); overlaps and stale writes in red. Wheel to zoom, drag or \
 the arrows to pan; hover a mark for its node, both clocks (true time and the node's wall clock), token and \
 history event; click to pin it, and click an overlap or a stale write for what happened. The runs listed are \
 those this report recorded.{left_out}</p>\n\
-<h4>Clocks</h4>\n<div id=\"tl-clock\"></div>\n<p class=\"meta\">Each node's wall clock minus true time over \
-the same span: a clock's drift is a slope, a step (<code>clock_jump</code>) a vertical jump.</p>\n\
 <pre id=\"tl-selftest\" hidden></pre>\n</section>\n\
 <script type=\"application/json\" id=\"tl-data\">{data}</script>\n<script>\n{SCRIPT}</script>\n"
     )

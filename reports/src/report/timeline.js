@@ -317,7 +317,6 @@
       html('p', 'No clock readings recorded: a live run has one machine clock, and its nodes\u2019 offsets from true time are not known.', clockEl, 'meta');
       return;
     }
-    var W = Math.max(600, view.clientWidth), H = 150, top = 8, bottom = H - 22;
     var nodes = [], lo = 0, hi = 0, curves = {};
     run.clocks.forEach(function (c, i) {
       if (run.nodes[c[0]] === 'resource') return;
@@ -327,15 +326,17 @@
       curves[c[0]].push([c[1], c[2]], [end, endOff]);
       lo = Math.min(lo, c[2], endOff); hi = Math.max(hi, c[2], endOff);
     });
-    if (hi - lo < 1e-6) {
+    var flat = hi - lo < 1e-6;
+    if (flat) {
       lo -= 1; hi += 1;
       html('p', 'Every clock read true time in this run (no offset, drift or step).', clockEl, 'meta');
     }
+    var W = Math.max(600, view.clientWidth), H = flat ? 60 : 150, top = 8, bottom = H - (flat ? 8 : 22);
     var pad = (hi - lo) * 0.08; lo -= pad; hi += pad;
     var y = function (o) { return bottom - (o - lo) / (hi - lo) * (bottom - top); };
     var svg = el('svg', { width: W, height: H, id: 'tl-clock-svg', 'class': 'tl-svg' }, clockEl);
     el('clipPath', { id: 'tl-clip2' }, svg).appendChild(el('rect', { x: LM, y: 0, width: W - LM - RM, height: H }));
-    [lo + pad, 0, hi - pad].forEach(function (o) {
+    (flat ? [0] : [lo + pad, 0, hi - pad]).forEach(function (o) {
       el('line', { x1: LM, x2: W - RM, y1: y(o), y2: y(o), stroke: o === 0 ? '#999' : '#eee' }, svg);
       el('text', { x: LM - 6, y: y(o) + 4, 'text-anchor': 'end', 'class': 'tl-tick' }, svg).textContent = (o >= 0 ? '+' : '') + o.toFixed(Math.abs(o) < 10 ? 3 : 0) + ' ms';
     });
