@@ -338,13 +338,6 @@ impl EtcdClient {
         self.v.call = Some(Call { id, purpose, op, retries, member, sent: true, timer });
     }
 
-    /// Sends `op` without waiting for its answer (mutex.go's cleanup `Unlock` after a failure).
-    fn fire(&mut self, ctx: &mut Ctx<Etcd>, op: Op) {
-        let id = self.fresh_id();
-        let member = self.pick(ctx);
-        ctx.send(self.servers[member], Request { id, op });
-    }
-
     fn lease(&self) -> Option<LeaseId> {
         match self.v.session {
             Session::Live { lease, .. } => Some(lease),
@@ -577,9 +570,16 @@ impl EtcdClient {
         ctx.set_timer(WATCH_RESEND_NS, ClientTimer::WatchResend { watch_id: w.id });
     }
 
+    /// The cancel goes on the watch stream itself, to the member the watch was opened on
+    /// (clientv3 `watchGrpcStream.run`: `wc.Send` of a `WatchCancelRequest` on the stream,
+    /// `clientv3/watch.go:698-716 @v3.4.23`), never through the unary balancer: sent round-robin
+    /// it reached a member without that watch and the watch stayed, its events flowing and
+    /// acknowledged for the rest of the run (93-208 client messages per acquisition under
+    /// `clientv3-3.4` against 19 for the recipe live).
     fn cancel_watch(&mut self, ctx: &mut Ctx<Etcd>) {
         if let Some(w) = self.v.watch.take() {
-            self.fire(ctx, Op::WatchCancel { watch_id: w.id });
+            let id = self.fresh_id();
+            ctx.send(self.server(), Request { id, op: Op::WatchCancel { watch_id: w.id } });
         }
     }
 
