@@ -1,11 +1,13 @@
 //! `sim shrink FILE --algorithm LABEL --seed S`: the smallest scenario found that still shows
-//! the seed's violation (of its first violation's kind, or `--kind`) on some seed, written with a
-//! comment block saying what went. The search is `locksim_campaign::shrink`; this file reads the
+//! the seed's violation (of its first violation's kind, or `--kind`) or still fails an `[expect]`
+//! line (`--expect`: outages, a lock never granted again) on some seed, on the row's library
+//! preset, written with a comment block saying what went. The search is `locksim_campaign::shrink`; this file reads the
 //! arguments, reports progress on stderr, writes the file and prints the summary.
 
 use std::path::{Path, PathBuf};
 
 use clap::Args;
+use locksim_campaign::shrink::trial::{EXPECT_PREFIX, VIOLATION_KINDS};
 use locksim_campaign::shrink::{
     shrink as shrink_scenario, NotShrunk, Request, Shrunk, DEFAULT_BUDGET, SEEDS_PER_CANDIDATE,
 };
@@ -18,11 +20,21 @@ const AFTER_HELP: &str = "\
 What it tries, greedily and repeatedly until nothing more can go: fewer faults, fewer clients, a
 shorter duration_ms, faults moved earlier or made shorter (no recurrence, no probability, fewer
 targets), distributions replaced by constants, fewer servers (servers, masters, replicas,
-sentinels), the row's parameters back to their defaults, workload keys back to theirs, [network]
-and [clocks] entries removed, then rounder constants. The other rows, [expect] and [explore] go
-first. Every candidate goes through the scenario parser (one it refuses is skipped) and runs on
+sentinels), the row's parameters back to their defaults (never `client`: the row keeps its library
+preset, and a candidate that would run another preset is skipped), workload keys back to theirs,
+[network] and [clocks] entries removed, then rounder constants. The other rows, [expect] and
+[explore] go first. Every candidate goes through the scenario parser (one it refuses is skipped) and runs on
 the current witness seed, then seeds 0, 1, ... (8 seeds in all); the first that still shows the
 violation becomes the witness. The result is the same whatever --threads is.
+
+A failure that is no violation (an outage, a lock never granted again, a starved waiter) is kept
+with --expect: an [expect] line that fails on the seed, judged on each seed alone as `sim run
+FILE --seed S` judges it. `--expect METRIC` takes the row's own [expect.LABEL] line;
+`--expect 'METRIC EXPECTED'` writes one out ('outage_ms < 1_000', 'acquisitions > 0',
+'wait_ms_max < 5_000'). A seed fails it only with a measured value, never for want of data. Write
+the promise the failure breaks, with a bound the run must exceed: 'acquisitions > 0' would also
+be failed by a run cut too short to grant anything, 'outage_ms < 31_000' only by a lock that
+stays away longer than its TTL.
 
 The output file starts with a comment block: where it came from, the reduction (clients 10 → 2,
 faults 3 → 1, duration 60 s → 6 s), the replay command and every edit kept. `sim check` accepts
@@ -34,8 +46,10 @@ Exit codes: 0 written; 2 bad command line or scenario, an unknown label or kind,
 shows no such violation (nothing written); 130 interrupted (the smallest so far is written, if
 the search had started).
 
-Example:
-  sim shrink scenarios/known/02-redis-paused-holder.toml --algorithm redis --seed 0 --out small.toml";
+Examples:
+  sim shrink scenarios/known/02-redis-paused-holder.toml --algorithm redis --seed 0 --out small.toml
+  sim shrink scenarios/incidents/openshift-leader-election-apiserver-downtime.toml --algorithm broken \
+    --seed 0 --expect 'outage_ms < 1_000'";
 
 #[derive(Args, Debug)]
 #[command(after_help = AFTER_HELP)]
@@ -50,8 +64,12 @@ pub struct ShrinkArgs {
     pub seed: u64,
     /// The violation kind to keep: overlap, stale_unfenced, stale_fenced, lost_update,
     /// token_regression (default: the kind of the seed's first violation).
-    #[arg(long, value_name = "KIND")]
+    #[arg(long, value_name = "KIND", conflicts_with = "expect")]
     pub kind: Option<String>,
+    /// Keep a failing [expect] line instead of a violation: METRIC (the row's own line) or
+    /// 'METRIC EXPECTED' ('outage_ms < 1_000'); any [expect] metric.
+    #[arg(long, value_name = "LINE")]
+    pub expect: Option<String>,
     /// Where to write the smallest scenario (default: FILE's name with `.shrunk.toml`, in the
     /// current directory).
     #[arg(long, value_name = "FILE")]
@@ -91,13 +109,14 @@ pub fn shrink(args: ShrinkArgs) -> Result<i32, CliError> {
     crate::out_file::check_all(&[("--out", Some(&out))], &[&args.file])?;
     let pool = thread_pool(args.threads)?;
     let out_text = out.display().to_string();
+    let expect_kind = args.expect.as_deref().map(|e| format!("{EXPECT_PREFIX}{e}"));
     let request = Request {
         file: &file,
         text: &text,
         models: &models,
         label: &args.algorithm,
         seed: args.seed,
-        kind: args.kind.as_deref(),
+        kind: expect_kind.as_deref().or(args.kind.as_deref()),
         budget: args.budget,
         out_file: &out_text,
     };
@@ -137,7 +156,10 @@ fn report(out: &Path, label: &str, s: &Shrunk) -> String {
         s.witness.seed
     ));
     if !s.witness.detail.is_empty() {
-        text.push_str(&format!("first {} on seed {}: {}\n", s.kind, s.witness.seed, s.witness.detail));
+        // A violation has a first occurrence; a failing [expect] line has its judgement.
+        let first =
+            if VIOLATION_KINDS.contains(&s.kind.as_str()) { format!("first {} ", s.kind) } else { String::new() };
+        text.push_str(&format!("{first}on seed {}: {}\n", s.witness.seed, s.witness.detail));
     }
     // After a stop no more seeds run: the story replays the witness seed, which may be long.
     let story = if s.interrupted { None } else { narrative(out, label, s.witness.seed) };

@@ -3,7 +3,10 @@
 //! targets), distributions replaced by constants, fewer servers where the model has a count,
 //! model parameters back to their defaults, workload keys back to theirs, `[network]` and
 //! `[clocks]` entries removed, then rounder constants. Each family looks at the current document
-//! and lists its candidates, the most drastic first; each candidate says what it changed.
+//! and lists its candidates, the most drastic first; each candidate says what it changed. No
+//! family touches the row's `client` (the library preset): the failure of another library is
+//! another failure, so a shrink keeps the one it was given (the trial also refuses any candidate
+//! whose row ends up on another preset, whichever key did it).
 
 use locksim_simulator::model::{ParamKind, ParamSpec};
 use toml_edit::{DocumentMut, Item, Table, Value};
@@ -48,6 +51,10 @@ pub const FAMILIES: &[(&str, Family)] = &[
     ("network and clocks entries removed", network_and_clocks),
     ("rounder constants", rounder_constants),
 ];
+
+/// Row keys a shrink never removes: the row's name and model, and `client`, the library preset
+/// (its default is another library, which fails, if at all, by another mechanism).
+const KEPT_ROW_KEYS: &[&str] = &["name", "model", "client"];
 
 /// Model parameters that count servers of some kind, which a shrink may lower.
 const SERVER_COUNTS: &[&str] = &["servers", "masters", "replicas", "sentinels"];
@@ -322,7 +329,7 @@ fn set_or_insert(doc: &mut DocumentMut, table: &[Seg], key: &str, v: i64) -> boo
 fn params_to_defaults(d: &DocumentMut, cx: &Context) -> Vec<Candidate> {
     doc::keys(d, &cx.row_table)
         .into_iter()
-        .filter(|k| k != "name" && k != "model")
+        .filter(|k| !KEPT_ROW_KEYS.contains(&k.as_str()))
         .filter_map(|k| {
             let mut p = cx.row_table.clone();
             p.push(Seg::Key(k.clone()));

@@ -4,7 +4,7 @@
 
 use locksim_simulator::scenario::Scenario;
 
-use crate::shrink::trial::Witness;
+use crate::shrink::trial::{Target, Witness};
 use crate::shrink::Request;
 
 /// The sizes the summary line compares.
@@ -61,7 +61,7 @@ pub fn summary(before: &Size, after: &Size) -> String {
 /// The comment block: every line starts with `#`, so the file stays the scenario it was.
 pub fn render(
     req: &Request,
-    kind: &str,
+    target: &Target,
     witness: &Witness,
     summary: &str,
     steps: &[String],
@@ -69,8 +69,12 @@ pub fn render(
 ) -> String {
     let mut lines = vec![
         format!(
-            "Shrunk by `sim shrink` from {}, row {}, seed {}: {kind} still shows on seed {}.",
-            req.file, req.label, req.seed, witness.seed
+            "Shrunk by `sim shrink` from {}, row {}, seed {}: {} on seed {}.",
+            req.file,
+            req.label,
+            req.seed,
+            target.still(),
+            witness.seed
         ),
         format!("Reduction: {summary}."),
         format!("Replay: sim run {} --algorithm {} --seed {} --trace", req.out_file, req.label, witness.seed),
@@ -79,7 +83,11 @@ pub fn render(
         lines.push("Cut short (budget spent or interrupted): a longer shrink may go further.".to_string());
     }
     if !witness.detail.is_empty() {
-        lines.push(format!("First {kind} on seed {}: {}", witness.seed, witness.detail));
+        let first = match target {
+            Target::Violation(kind) => format!("First {kind}"),
+            Target::Expect(_) => "Judged alone,".to_string(),
+        };
+        lines.push(format!("{first} on seed {}: {}", witness.seed, witness.detail));
     }
     lines.push("What was removed or simplified, in order:".to_string());
     lines.extend(steps.iter().map(|s| format!("  - {s}")));

@@ -1,11 +1,13 @@
-//! `sim shrink`'s machinery: from a scenario, a row and a seed that shows a violation, the
-//! smallest scenario found that still shows a violation of the same kind on some seed (delta
-//! debugging, greedy and repeated until nothing more can go).
+//! `sim shrink`'s machinery: from a scenario, a row and a seed that shows a violation (or fails
+//! an `[expect]` line: an outage, a lock never granted again), the smallest scenario found that
+//! still shows a violation of the same kind (fails the same line) on some seed, on the same
+//! library preset (delta debugging, greedy and repeated until nothing more can go).
 //!
 //! - [`numbers`]: the smaller and rounder numbers tried in place of a number
 //! - [`doc`]: reading and editing the TOML document by path, keeping the user's layout
 //! - [`candidates`]: the families of edits, in the order a pass tries them
-//! - [`trial`]: running one candidate (parsed by the real parser) over a few seeds
+//! - [`trial`]: running one candidate (parsed by the real parser) over a few seeds, and what it
+//!   must show ([`Target`])
 //! - [`header`]: the comment block and the one-line summary at the top of the output
 //!
 //! The loop: the row is isolated first (the other rows, `[expect]` and `[explore]` removed);
@@ -34,7 +36,8 @@ use crate::seed::{run_seed_stoppable, RunMode, SeedResult};
 use candidates::{Context, FAMILIES};
 use doc::{path, Seg};
 pub use header::Size;
-use trial::{run_one, try_text, Trial, Witness};
+pub use trial::Target;
+use trial::{run_one, try_text, Bounds, Trial, Witness, EXPECT_PREFIX};
 
 /// Seeds each candidate is tried on (the witness first).
 pub const SEEDS_PER_CANDIDATE: usize = 8;
@@ -54,7 +57,9 @@ pub struct Request<'a> {
     pub label: &'a str,
     /// The seed that shows the violation.
     pub seed: u64,
-    /// The violation kind to keep (`None`: the seed's first violation's kind).
+    /// The failure to keep: a violation kind (`overlap`; `None`: the seed's first violation's
+    /// kind), or an `[expect]` line that fails on the seed, `expect:METRIC` (the row's own line)
+    /// or `expect:METRIC EXPECTED` (`expect:outage_ms < 1_000`): see [`Target`].
     pub kind: Option<&'a str>,
     /// Seed-runs the shrink may spend.
     pub budget: u64,
@@ -66,8 +71,8 @@ pub struct Request<'a> {
 pub struct Shrunk {
     /// The output file's text: the comment block, then the scenario.
     pub text: String,
-    /// The violation kind kept.
-    pub kind: &'static str,
+    /// The failure kept, in words ([`Target::name`]: `overlap`, `outage_ms "< 1_000" failing`).
+    pub kind: String,
     /// The seed that shows it in the output scenario.
     pub witness: Witness,
     /// The one-line reduction summary (`clients 10 → 2, faults 3 → 1, duration 60 s → 6 s`).
@@ -111,14 +116,25 @@ pub fn shrink(
 ) -> Result<Shrunk, NotShrunk> {
     let original = parse_str(req.file, req.text, req.models).map_err(|e| e.to_string())?;
     let run = original.row_labelled(req.label).map_err(|e| e.to_string())?;
-    let kind = first_kind(req, &original, stop)?;
-    let witness = run_one(&original, req.label, req.seed, kind, stop);
+    let target = first_target(req, &original, stop)?;
+    let witness = run_one(&original, req.label, req.seed, &target, stop);
     if stop.load(Ordering::SeqCst) {
         return Err(NotShrunk::InterruptedBeforeStart);
     }
     let Some(witness) = witness else {
-        return Err(format!("seed {} of {} in {} shows no {kind} violation", req.seed, req.label, req.file).into());
+        let what = match &target {
+            Target::Violation(kind) => format!("shows no {kind} violation"),
+            Target::Expect(e) => format!(
+                "does not fail [expect] {} \"{}\" (a shrink keeps a failing line; to keep a failure that \
+                 the row's line asserts, write the opposite out: --expect '{} EXPECTED')",
+                e.metric.name(),
+                e.expected,
+                e.metric.name()
+            ),
+        };
+        return Err(format!("seed {} of {} in {} {what}", req.seed, req.label, req.file).into());
     };
+    let kind = target.name();
     let params = run.model.params();
     let mut doc: DocumentMut = req.text.parse().map_err(|e| format!("{}: {e}", req.file))?;
     let (row_table, isolated) = isolate(&mut doc, &original, req.label);
@@ -126,7 +142,8 @@ pub fn shrink(
     let mut state = State {
         req,
         pool,
-        kind,
+        target: &target,
+        library: trial::library(&original, req.label),
         doc,
         witness,
         steps: isolated,
@@ -202,7 +219,7 @@ pub fn shrink(
         }
     }
 
-    retitle(&mut state.doc, req, kind);
+    retitle(&mut state.doc, req, &target);
     let mut final_text = state.doc.to_string();
     if !final_text.ends_with('\n') {
         final_text.push('\n');
@@ -212,7 +229,7 @@ pub fn shrink(
     interrupted |= stop.load(Ordering::SeqCst);
     let shrunk = parse_str(req.file, &final_text, req.models).map_err(|e| e.to_string())?;
     let summary = header::summary(&Size::of(&original), &Size::of(&shrunk));
-    let text = header::render(req, kind, &state.witness, &summary, &state.steps, interrupted || state.budget_spent)
+    let text = header::render(req, &target, &state.witness, &summary, &state.steps, interrupted || state.budget_spent)
         + &final_text;
     Ok(Shrunk {
         text,
@@ -228,24 +245,30 @@ pub fn shrink(
 
 /// Renames the scenario `NAME-shrunk` and replaces its description (which describes the
 /// original) with one line saying where it came from.
-fn retitle(doc: &mut DocumentMut, req: &Request, kind: &str) {
+fn retitle(doc: &mut DocumentMut, req: &Request, target: &Target) {
     let name = doc::value(doc, &path("name")).and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
     doc::set(doc, &path("name"), Value::from(format!("{name}-shrunk")));
     let description = format!(
-        "Shrunk by `sim shrink` from {} (row {}, seed {}): the smallest scenario found that still shows {kind}; \
+        "Shrunk by `sim shrink` from {} (row {}, seed {}): the smallest scenario found in which {}; \
          the comment block at the top says what went.",
-        req.file, req.label, req.seed
+        req.file,
+        req.label,
+        req.seed,
+        target.still()
     );
     if !doc::set(doc, &path("description"), Value::from(description.clone())) {
         doc.insert("description", toml_edit::value(description));
     }
 }
 
-/// `--kind`, checked; else the kind of the seed's first violation (the seed's run is cut by
-/// `stop`, and then there is no kind yet).
-fn first_kind(req: &Request, scenario: &Scenario, stop: &AtomicBool) -> Result<&'static str, NotShrunk> {
+/// `--kind` (or `--expect`), checked; else the kind of the seed's first violation (the seed's
+/// run is cut by `stop`, and then there is no kind yet).
+fn first_target(req: &Request, scenario: &Scenario, stop: &AtomicBool) -> Result<Target, NotShrunk> {
+    if let Some(spec) = req.kind.and_then(|k| k.strip_prefix(EXPECT_PREFIX)) {
+        return Ok(Target::Expect(trial::parse_expect(spec, scenario, req.label)?));
+    }
     if let Some(k) = req.kind {
-        return Ok(trial::parse_kind(k)?);
+        return Ok(Target::Violation(trial::parse_kind(k)?));
     }
     let run = scenario.runs.iter().find(|r| r.label == req.label).expect("checked by the caller");
     let metrics = match run_seed_stoppable(scenario, run, req.seed, stop, RunMode::default()) {
@@ -272,7 +295,7 @@ fn first_kind(req: &Request, scenario: &Scenario, stop: &AtomicBool) -> Result<&
             req.label
         )
     })?;
-    Ok(first)
+    Ok(Target::Violation(first))
 }
 
 /// Leaves only `label`'s row (and drops `[expect]`, `[explore]`); returns where its parameters
@@ -323,7 +346,9 @@ fn isolate(doc: &mut DocumentMut, scenario: &Scenario, label: &str) -> (Vec<Seg>
 struct State<'a> {
     req: &'a Request<'a>,
     pool: &'a rayon::ThreadPool,
-    kind: &'static str,
+    target: &'a Target,
+    /// The row's library preset: every candidate keeps it.
+    library: Option<String>,
     doc: DocumentMut,
     witness: Witness,
     steps: Vec<String>,
@@ -346,8 +371,9 @@ impl State<'_> {
         let mut seeds = vec![self.witness.seed];
         seeds.extend((0..).filter(|s| *s != self.witness.seed).take(SEEDS_PER_CANDIDATE - 1));
         seeds.truncate(left.min(SEEDS_PER_CANDIDATE as u64) as usize);
-        let (req, kind) = (self.req, self.kind);
-        match try_text(self.pool, stop, req.file, text, req.models, req.label, kind, &seeds, max_nodes) {
+        let req = self.req;
+        let bounds = Bounds { max_nodes, library: &self.library };
+        match try_text(self.pool, stop, req.file, text, req.models, req.label, self.target, &seeds, &bounds) {
             Trial::Refused | Trial::Stopped => None,
             Trial::Ran { runs, witness } => {
                 self.seed_runs += runs;

@@ -1,13 +1,18 @@
-//! Running one candidate scenario: parse it with the real parser (a candidate it refuses is
-//! skipped), run the one row over a few seeds, and say on which seed, if any, it still shows the
-//! violation. The seeds are tried in a fixed order and the first failing one in that order wins,
-//! so the answer does not depend on the thread count.
+//! Running one candidate scenario: parse it with the real parser (a candidate it refuses, or one
+//! whose row no longer runs the original's library preset, is skipped), run the one row over a
+//! few seeds, and say on which seed, if any, it still shows the failure kept (a violation kind,
+//! or a failing `[expect]` line: [`Target`]). The seeds are tried in a fixed order and the first
+//! failing one in that order wins, so the answer does not depend on the thread count.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use locksim_reports::expect::{evaluate_one, Actual};
+use locksim_reports::shard::empty_row;
 use locksim_simulator::checker::SeedMetrics;
+use locksim_simulator::metric::{Metric, MetricKind};
 use locksim_simulator::model::DynModel;
-use locksim_simulator::scenario::{parse_str, Scenario};
+use locksim_simulator::scenario::expect::parse_expected;
+use locksim_simulator::scenario::{parse_str, ExpectOp, Expectation, RunSpec, Scenario};
 use rayon::prelude::*;
 
 use crate::seed::{run_seed_stoppable, RunMode, SeedResult};
@@ -29,8 +34,102 @@ pub fn parse_kind(text: &str) -> Result<&'static str, String> {
         } else {
             format!("unknown violation kind `{text}`")
         };
-        format!("--kind {text}: {why}; valid kinds: {}", VIOLATION_KINDS.join(", "))
+        let hint = if Metric::parse(text).is_some() {
+            format!("; `{text}` is an [expect] metric: keep a failing line of it with --expect '{text} EXPECTED'")
+        } else {
+            String::new()
+        };
+        format!("--kind {text}: {why}; valid kinds: {}{hint}", VIOLATION_KINDS.join(", "))
     })
+}
+
+/// What a shrink keeps: a checker violation, or an `[expect]` line of the row failing. The
+/// second reaches what no violation shows: an outage, a lock never granted again, a starved
+/// waiter (`outage_ms`, `acquisitions`, `wait_ms_max`, …).
+#[derive(Clone, Debug)]
+pub enum Target {
+    /// A violation kind ([`VIOLATION_KINDS`]).
+    Violation(&'static str),
+    /// An expectation, judged on each seed alone (as `sim run FILE --seed S` would judge it):
+    /// a seed shows the failure when the expectation fails on it with a measured value (never
+    /// for want of data: a run with no waiter has no outage to judge, and that is no failure).
+    Expect(Expectation),
+}
+
+/// The prefix of [`Request::kind`](crate::shrink::Request::kind) that names an `[expect]` line
+/// instead of a violation kind (`expect:outage_ms` or `expect:outage_ms < 1_000`).
+pub const EXPECT_PREFIX: &str = "expect:";
+
+impl Target {
+    /// The failure in a few words: `overlap`, `outage_ms "< 1_000" failing`.
+    pub fn name(&self) -> String {
+        match self {
+            Target::Violation(k) => k.to_string(),
+            Target::Expect(e) => format!("{} \"{}\" failing", e.metric.name(), e.expected),
+        }
+    }
+
+    /// The sentence of the comment block: `overlap still shows`, `[expect] outage_ms "< 1_000"
+    /// still fails`.
+    pub fn still(&self) -> String {
+        match self {
+            Target::Violation(k) => format!("{k} still shows"),
+            Target::Expect(e) => format!("[expect] {} \"{}\" still fails", e.metric.name(), e.expected),
+        }
+    }
+
+    /// Whether one seed's metrics show the failure; its time (ms, if known) and its words.
+    pub fn judge(&self, scenario: &Scenario, run: &RunSpec, m: &SeedMetrics) -> Option<(Option<f64>, String)> {
+        match self {
+            Target::Violation(kind) => shows(m, kind).then(|| {
+                let first = m.violations.iter().find(|v| v.kind == *kind);
+                (first.map(|v| v.at_ns as f64 / 1e6), first.map(|v| v.detail.clone()).unwrap_or_default())
+            }),
+            Target::Expect(e) => {
+                let mut totals = empty_row(scenario, run);
+                totals.add(m);
+                let mut e = e.clone();
+                e.label = run.label.clone();
+                let r = evaluate_one(&e, Some(&totals));
+                let measured = matches!(r.actual, Actual::Count(_) | Actual::Number(_));
+                (!r.ok && measured).then_some((None, r.message))
+            }
+        }
+    }
+}
+
+/// The expectation named by `spec` for row `label` of `scenario`: `METRIC` (the row's own
+/// `[expect.LABEL]` line) or `METRIC EXPECTED` written out as `[expect]` writes it
+/// (`outage_ms < 1_000`, `acquisitions > 0`, `overlap none`). The error says what is wrong and
+/// the valid forms.
+pub fn parse_expect(spec: &str, scenario: &Scenario, label: &str) -> Result<Expectation, String> {
+    let spec = spec.trim();
+    let (name, written) = match spec.split_once(char::is_whitespace) {
+        Some((n, rest)) => (n, Some(rest.trim())),
+        None => (spec, None),
+    };
+    let metric = Metric::parse(name).ok_or_else(|| {
+        format!("--expect {spec}: unknown metric `{name}`; valid metrics: {}", Metric::NAMES.join(", "))
+    })?;
+    let Some(written) = written else {
+        return scenario.expect.iter().find(|e| e.label == label && e.metric == metric).cloned().ok_or_else(|| {
+            format!(
+                "--expect {spec}: row {label} has no `{name}` line in [expect.{label}]; write the line out: \
+                 --expect '{name} EXPECTED' (EXPECTED as in [expect]: none, some, all, < 0.05, > 50_000)"
+            )
+        });
+    };
+    let written = written.trim_matches('"');
+    let op = parse_expected(written).ok_or_else(|| {
+        format!(
+            "--expect {spec}: `{written}` is no expectation; expected none, some, all, a comparison such as \
+             < 0.05 or >= 100 (operators <, <=, >, >=, ==), or two joined by `and`"
+        )
+    })?;
+    if matches!(op, ExpectOp::All) && metric.kind() != MetricKind::Runs {
+        return Err(format!("--expect {spec}: \"all\" applies only to run-counting metrics, and {name} is a value"));
+    }
+    Ok(Expectation { label: label.to_string(), metric, expected: written.to_string(), op })
 }
 
 /// Whether a seed's metrics show a violation of `kind` (from the exact counts, not the few
@@ -57,23 +156,23 @@ pub struct Witness {
     pub detail: String,
 }
 
-/// Runs one seed of `label` in `scenario`; the witness if it shows `kind`. A panic is no
+/// Runs one seed of `label` in `scenario`; the witness if it shows `target`. A panic is no
 /// witness, and neither is a seed cut by `stop` (the engine polls it, so a Ctrl-C ends the seed
 /// within its bound instead of after the whole seed): an unfinished run proves nothing.
-pub fn run_one(scenario: &Scenario, label: &str, seed: u64, kind: &str, stop: &AtomicBool) -> Option<Witness> {
+pub fn run_one(scenario: &Scenario, label: &str, seed: u64, target: &Target, stop: &AtomicBool) -> Option<Witness> {
     let run = scenario.runs.iter().find(|r| r.label == label)?;
     let Some(SeedResult::Done { metrics: m }) = run_seed_stoppable(scenario, run, seed, stop, RunMode::default())
     else {
         return None;
     };
-    shows(&m, kind).then(|| {
-        let first = m.violations.iter().find(|v| v.kind == kind);
-        Witness {
-            seed,
-            at_ms: first.map(|v| v.at_ns as f64 / 1e6),
-            detail: first.map(|v| v.detail.clone()).unwrap_or_default(),
-        }
-    })
+    target.judge(scenario, run, &m).map(|(at_ms, detail)| Witness { seed, at_ms, detail })
+}
+
+/// The library preset `label`'s row runs (`sim run`'s library column; `None` for a model
+/// without presets). A shrink keeps it: resetting `client` to the model's default swaps the
+/// library, and a failure the other library shows is another incident.
+pub fn library(scenario: &Scenario, label: &str) -> Option<String> {
+    scenario.runs.iter().find(|r| r.label == label).and_then(|r| r.model.library(&r.params))
 }
 
 /// The outcome of trying one candidate text.
@@ -102,9 +201,18 @@ pub fn nodes(scenario: &Scenario, label: &str) -> usize {
         .map_or(0, |r| r.model.services(&r.params).len() + scenario.setup.workload.clients)
 }
 
+/// What every candidate must keep besides showing the failure.
+pub struct Bounds<'a> {
+    /// The row's node count may not grow past this.
+    pub max_nodes: usize,
+    /// The row's library preset ([`library`]) must stay this.
+    pub library: &'a Option<String>,
+}
+
 /// Parses `text` and runs `label` on `seeds` (in this order of preference) in `pool`. A text
-/// the parser refuses, or whose row has more than `max_nodes` nodes, is refused without a run.
-/// A raised `stop` cuts the seeds in progress, and the candidate is [`Trial::Stopped`].
+/// the parser refuses, or whose row breaks `bounds` (more nodes, another library preset), is
+/// refused without a run. A raised `stop` cuts the seeds in progress, and the candidate is
+/// [`Trial::Stopped`].
 #[allow(clippy::too_many_arguments)]
 pub fn try_text(
     pool: &rayon::ThreadPool,
@@ -113,18 +221,24 @@ pub fn try_text(
     text: &str,
     models: &[&'static dyn DynModel],
     label: &str,
-    kind: &str,
+    target: &Target,
     seeds: &[u64],
-    max_nodes: usize,
+    bounds: &Bounds,
 ) -> Trial {
     let Ok(scenario) = parse_str(file, text, models) else {
         return Trial::Refused;
     };
-    if !scenario.runs.iter().any(|r| r.label == label) || nodes(&scenario, label) > max_nodes {
+    if !scenario.runs.iter().any(|r| r.label == label)
+        || nodes(&scenario, label) > bounds.max_nodes
+        || library(&scenario, label) != *bounds.library
+    {
         return Trial::Refused;
     }
     let found = pool.install(|| {
-        seeds.par_iter().enumerate().find_map_first(|(i, s)| run_one(&scenario, label, *s, kind, stop).map(|w| (i, w)))
+        seeds
+            .par_iter()
+            .enumerate()
+            .find_map_first(|(i, s)| run_one(&scenario, label, *s, target, stop).map(|w| (i, w)))
     });
     if stop.load(Ordering::SeqCst) {
         return Trial::Stopped;
