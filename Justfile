@@ -59,9 +59,11 @@ known-full:
     for f in scenarios/known/*.toml; do cargo run --release -- run "$f" --seeds 10000 || exit 1; done
 
 # Every fidelity scenario simulated and run live on this machine (needs redis-server,
-# mariadb-server, zookeeper and etcd-server), side by side: writes docs/fidelity.md (the
+# mariadb-server, zookeeper, etcd-server, postgresql-15 and pgbouncer: the db-* files run Spring
+# JDBC and ShedLock on MariaDB and PostgreSQL, the postgres-* and pg-* files PostgreSQL's advisory
+# locks and PgBouncer), side by side: writes docs/fidelity.md (the
 # explanations kept in docs/fidelity-notes.md, then the library table of `just
-# fidelity-libraries`, then the tables). About 12 minutes plus the library table's 15; keep the
+# fidelity-libraries`, then the tables). About 20 minutes plus the library table's 15; keep the
 # machine otherwise idle, since the live side's timings are this machine's. `sim compare` exits 1
 # when a verdict differs: that is recorded in the tables (and explained in the notes), not a
 # failure of the recipe; any other non-zero exit is.
