@@ -41,3 +41,29 @@ fn heartbeat_applied_but_failed_drops_the_lock() {
     assert_eq!(out.metrics.overlap_events, 1);
     assert_eq!(out.metrics.stale_unfenced_events, 1);
 }
+
+/// The heartbeat thread ends 7 s after the start: the holder's 5 s heartbeat is its last. The
+/// waiters' first acquireLock calls saw the RVN change at 5 s and give up at their budget (a
+/// lease + 1 s, ~21 s in); the next calls watch the unchanged RVN from ~21 s and one takes over a
+/// lease later (41-43.5 s, with the 1 s refresh) while the holder's 60 s section runs on; it
+/// writes stale unless it checks isExpired(). Without the thread's end (the default) the
+/// heartbeats keep the lock: no takeover, no overlap.
+#[test]
+fn heartbeat_thread_that_ended_lets_a_waiter_take_over() {
+    let text = known("29-dynamodb-heartbeat-thread-died.toml");
+    let out = run(&text, "dynamodb", 0);
+    let ended = trace(&out, "note", "the heartbeat thread has ended");
+    assert!(!ended.is_empty() && ended[0].0 >= 7_000.0 && ended[0].0 < 10_100.0, "{ended:?}");
+    let g = grants(&out);
+    assert!(g[1].0 > 41_000.0 && g[1].0 < 43_500.0, "{g:?}");
+    assert!(out.metrics.overlap_events > 0);
+    assert!(out.metrics.stale_unfenced_events > 0);
+    let out = run(&text, "dynamodb-check-expired", 0);
+    assert!(out.metrics.overlap_events > 0, "it believed it held");
+    assert_eq!(out.metrics.stale_unfenced_events, 0);
+    let out = run(&text.replace("heartbeat_thread_stops_ms = 7_000", "heartbeat_thread_stops_ms = 0"), "dynamodb", 0);
+    assert!(trace(&out, "note", "the heartbeat thread has ended").is_empty());
+    assert_eq!(out.metrics.overlap_events, 0);
+    let g = grants(&out);
+    assert!(g.windows(2).all(|w| w[1].0 > w[0].0 + 60_000.0), "handed over by release only: {g:?}");
+}

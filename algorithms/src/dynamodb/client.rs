@@ -48,6 +48,8 @@ pub struct ClientConfig {
     pub additional_wait_ns: Nanos,
     /// The SDK call's timeout (`None`: it waits for the answer).
     pub request_timeout_ns: Option<Nanos>,
+    /// When the heartbeat thread ends, after the client's start (`None`: never).
+    pub heartbeat_stops_ns: Option<Nanos>,
     /// The application checks `lockItem.isExpired()` before it writes.
     pub check_expired: bool,
 }
@@ -93,6 +95,10 @@ struct Volatile {
     calls: BTreeMap<u64, Pending>,
     locks: BTreeMap<LockKey, (Phase, Option<TimerId>)>,
     heartbeat: Option<TimerId>,
+    /// The client's start (monotonic), for the heartbeat thread's end.
+    started_ns: Nanos,
+    /// The heartbeat thread has ended.
+    heartbeat_ended: bool,
 }
 
 /// One lock client.
@@ -229,8 +235,21 @@ impl DynamoClient {
         }
     }
 
+    /// Whether the heartbeat thread has ended by now (noted once, when it is found so).
+    fn heartbeat_thread_ended(&mut self, ctx: &mut Ctx<Dynamo>) -> bool {
+        if !self.v.heartbeat_ended {
+            let Some(stops) = self.cfg.heartbeat_stops_ns else { return false };
+            if ctx.now_mono_ns() < self.v.started_ns + stops {
+                return false;
+            }
+            self.v.heartbeat_ended = true;
+            ctx.note(|| "the heartbeat thread has ended: held locks keep their last RVN".to_string());
+        }
+        true
+    }
+
     fn arm_heartbeat(&mut self, ctx: &mut Ctx<Dynamo>) {
-        if self.v.heartbeat.is_none() {
+        if self.v.heartbeat.is_none() && !self.heartbeat_thread_ended(ctx) {
             self.v.heartbeat = Some(ctx.set_timer(self.cfg.heartbeat_ns, ClientTimer::Heartbeat));
         }
     }
@@ -239,6 +258,7 @@ impl DynamoClient {
 impl LockClient<Dynamo> for DynamoClient {
     fn on_start(&mut self, ctx: &mut Ctx<Dynamo>, _out: &mut LockEvents) {
         self.v.table = ctx.node_named("server-0").expect("the table's node");
+        self.v.started_ns = ctx.now_mono_ns();
     }
 
     fn acquire(&mut self, ctx: &mut Ctx<Dynamo>, _out: &mut LockEvents, key: LockKey, _mode: LockMode) {
@@ -298,6 +318,9 @@ impl LockClient<Dynamo> for DynamoClient {
             }
             ClientTimer::Heartbeat if self.v.heartbeat == Some(timer) => {
                 self.v.heartbeat = None;
+                if self.heartbeat_thread_ended(ctx) {
+                    return;
+                }
                 let held: Vec<(LockKey, Rvn)> = self
                     .v
                     .locks

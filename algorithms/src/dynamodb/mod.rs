@@ -14,7 +14,8 @@
 //! was applied). No absolute times are stored: a waiter declares a lock stale only after seeing
 //! the same record version number (RVN) for a whole lease on its own clock, so clock offsets do
 //! nothing; what breaks exclusion is a holder that stops heartbeating for a lease (paused, cut
-//! off) and resumes without checking, and the lock has no ordered token to fence it.
+//! off, or its heartbeat thread gone while the application runs on) and resumes without checking,
+//! and the lock has no ordered token to fence it.
 //!
 //! Where the model departs: DynamoDB is one node applying calls at once (what that leaves out
 //! is said in [`server`]); the SDK's retries are not modelled (a call has one try and an
@@ -78,6 +79,12 @@ const PARAMS: &[ParamSpec] = &[
         meaning: "the SDK call's timeout (ClientConfiguration requestTimeout, 0 = none, the SDK v1 default; a context deadline in the Go port): a call unanswered this long fails on the client, whether or not it took effect",
     },
     ParamSpec {
+        name: "heartbeat_thread_stops_ms",
+        kind: ParamKind::Number { min: 0.0, max: 1e10 },
+        default: "0",
+        meaning: "the client's background heartbeat thread ends this long after the client starts (0: never); its locks are not heartbeaten again while the application runs on (run() returns on an interrupt, and an Error escapes it: AmazonDynamoDBLockClient 1.1.0 lines 1160-1191; Iceberg's own DynamoDB lock's heartbeat task likewise stopped for good on its first exception, apache/iceberg#2034)",
+    },
+    ParamSpec {
         name: "check_expired",
         kind: ParamKind::Bool,
         default: "false",
@@ -104,6 +111,8 @@ pub struct DynamoConfig {
     pub additional_wait_ns: Nanos,
     /// The SDK call's timeout.
     pub request_timeout_ns: Option<Nanos>,
+    /// When the heartbeat thread ends, after the client's start (`None`: never).
+    pub heartbeat_stops_ns: Option<Nanos>,
     /// The application's `isExpired()` check.
     pub check_expired: bool,
 }
@@ -112,12 +121,14 @@ impl DynamoConfig {
     /// Reads every parameter.
     pub fn from_params(p: &Params) -> DynamoConfig {
         let timeout = p.f64("request_timeout_ms");
+        let stops = p.f64("heartbeat_thread_stops_ms");
         DynamoConfig {
             lease_ns: ms_to_ns(p.f64("lease_duration_ms")),
             heartbeat_ns: ms_to_ns(p.f64("heartbeat_period_ms")),
             refresh_ns: ms_to_ns(p.f64("refresh_period_ms")),
             additional_wait_ns: ms_to_ns(p.f64("additional_wait_ms")),
             request_timeout_ns: (timeout > 0.0).then(|| ms_to_ns(timeout)),
+            heartbeat_stops_ns: (stops > 0.0).then(|| ms_to_ns(stops)),
             check_expired: p.bool("check_expired"),
         }
     }
@@ -152,10 +163,13 @@ impl Model for Dynamo {
         problems
     }
 
-    fn limitations(&self, _params: &Params, workload: &WorkloadSpec) -> Vec<String> {
+    fn limitations(&self, params: &Params, workload: &WorkloadSpec) -> Vec<String> {
         let mut notes = vec![
             "DynamoDB is one linearizable node answering after service_ms: its replication, partitions, throttling and outages are not modelled, nor the SDK's retries".to_string(),
         ];
+        if params.f64("heartbeat_thread_stops_ms") > 0.0 {
+            notes.push("heartbeat_thread_stops_ms: every client's heartbeat thread ends at that time after its start, whatever ended it".into());
+        }
         if workload.reentry > 0.0 {
             notes.push("the lock client is not reentrant (a second acquireLock waits for its own lock): nested acquisitions are skipped".into());
         }
@@ -184,6 +198,7 @@ impl Model for Dynamo {
             refresh_ns: cfg.refresh_ns,
             additional_wait_ns: cfg.additional_wait_ns,
             request_timeout_ns: cfg.request_timeout_ns,
+            heartbeat_stops_ns: cfg.heartbeat_stops_ns,
             check_expired: cfg.check_expired,
         };
         let clients = (0..workload.clients)
