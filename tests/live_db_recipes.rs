@@ -181,3 +181,32 @@ fn shedlock_runs_each_tick_once_live() {
 fn shedlock_on_postgres_runs_each_tick_once_live() {
     shedlock_ticks("shedlock_on_postgres_runs_each_tick_once_live", Database::Postgres);
 }
+
+/// The row's `database` takes `"mariadb"` or `"postgres"` and says so; PostgreSQL runs only the
+/// libraries' recipes, and a MySQL recipe there is refused naming the key (exit 2, no server
+/// needed).
+#[test]
+fn database_names_its_choices_and_postgres_refuses_the_mysql_recipes() {
+    let dir = fresh_dir("live-db-recipes", "database-key");
+    for (value, mode, expected) in [
+        ("oracle", "table", "expected one of \"mariadb\", \"postgres\", found \"oracle\""),
+        ("postgres", "get_lock", "mode = \"get_lock\" is MySQL's"),
+        ("postgres", "table", "mode = \"table\" is MySQL's"),
+    ] {
+        let file = dir.join(format!("{value}-{mode}.toml"));
+        std::fs::write(
+            &file,
+            format!(
+                "name = \"x\"\nduration_ms = 1_000\n\n[[variants]]\nname = \"a\"\nmodel = \"db\"\nmode = \"{mode}\"\ndatabase = \"{value}\"\n"
+            ),
+        )
+        .unwrap();
+        let (code, stdout, stderr) = sim(&["check", &s(&file)]);
+        assert_eq!(code, 2, "{value}, {mode}: {stdout}{stderr}");
+        assert!(
+            stderr.contains(":8:") && stderr.contains("database"),
+            "{value}, {mode}: names the line and key: {stderr}"
+        );
+        assert!(stderr.contains(expected), "{value}, {mode}: {stderr}");
+    }
+}
