@@ -118,4 +118,56 @@ mod tests {
         assert_eq!(page, "<p>a</p>[S]<figure class=\"chart\" id=\"timeline\">x</figure>");
         assert_eq!(insert("<p>no charts</p>".into(), "[S]"), "<p>no charts</p>", "no timeline, no section");
     }
+
+    /// A live report's page embeds every recorded seed of a row, the static timeline's seed (the
+    /// first failing one) first, with no clocks (one machine clock) and no `sim explain` command (no replay).
+    #[test]
+    fn a_live_pages_selector_holds_every_recorded_seed_and_no_explain_command() {
+        use crate::aggregate::tests::{clean, failing};
+        use crate::aggregate::AlgorithmTotals;
+        use crate::json::ResultsJson;
+        use crate::report::{write_report, RecordedHistory, TimelineSource};
+        let mut db = AlgorithmTotals::new("db", "db", json!({}), true);
+        db.add(&clean(0, true));
+        // Seed 1 fails: the static timeline shows it, and the selector lists it first.
+        db.add(&failing(1, true));
+        let mut results = ResultsJson::new("live-test", "s.toml", 1.0, 0..2, &[db], vec![]);
+        results.mode = Some("live".to_string());
+        let recorded = |seed| RecordedHistory {
+            label: "db".into(),
+            seed,
+            history: History {
+                duration_ns: 1_000_000,
+                node_names: vec!["server-0".into(), "client-0".into(), "resource".into()],
+                clients: vec![1],
+                ..History::default()
+            },
+        };
+        let dir = std::env::temp_dir().join(format!("locksim-explorer-live-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let written =
+            write_report(&dir, &results, TimelineSource::Recorded(&[recorded(1), recorded(0)]), None).unwrap();
+        let page = std::fs::read_to_string(&written.index).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        let open = "<script type=\"application/json\" id=\"tl-data\">";
+        let data = &page[page.find(open).unwrap() + open.len()..];
+        let data: Value = serde_json::from_str(&data[..data.find("</script>").unwrap()]).unwrap();
+        let runs: Vec<(String, u64, String)> = data["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (r["label"].as_str().unwrap().into(), r["seed"].as_u64().unwrap(), r["why"].as_str().unwrap().into())
+            })
+            .collect();
+        assert_eq!(runs, [("db".into(), 1, "the static timeline's seed".into()), ("db".into(), 0, "recorded".into())]);
+        assert!(data["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["explain_command"].is_null() && r["clocks"] == json!([])));
+        assert!(
+            page.find("<section id=\"tl\"").unwrap() < page.find("<figure class=\"chart\" id=\"timeline\">").unwrap()
+        );
+    }
 }
