@@ -2,7 +2,8 @@
 //! writes the shortest counterexample, which `sim run` replays exactly (its `[expect]` that the
 //! overlap shows in its one seed holds, and the trace follows the whole `[replay]`); with the
 //! fenced resource and a pause far past the TTL it prints a complete certificate and exits 0; bad
-//! bounds exit 2 naming what is wrong.
+//! bounds exit 2 naming what is wrong; the scenario's `[exhaust]` table gives the bounds unless a
+//! flag overrides them, and its errors name their file, line and column.
 
 #[path = "support/cli.rs"]
 #[allow(dead_code)] // each test file uses part of it
@@ -60,7 +61,6 @@ fn bad_bounds_exit_2_naming_the_problem() {
     let cases: &[(&[&str], &str)] = &[
         (&["--fault", "nap@clients:5"], "valid kinds: pause, crash"),
         (&["--fault", "pause@clients:lease_ms+1"], "ttl_ms"),
-        (&["--faults", "2"], "no fault menu"),
         (&["--delays", "min,oops"], "--delays min,oops"),
         (&["--property", "fenced-stale-write"], "not fenced"),
         (&["--clients", "0"], "--clients 0"),
@@ -75,4 +75,56 @@ fn bad_bounds_exit_2_naming_the_problem() {
     let (code, _, stderr) = sim(&["exhaust", REDIS, "--algorithm", "nope"]);
     assert_eq!(code, 2);
     assert!(stderr.contains("redis-fenced"), "the valid labels: {stderr}");
+}
+
+#[test]
+fn the_exhaust_table_gives_the_bounds_and_flags_override_it() {
+    // No flag: the table's menu, clients and hold time.
+    let (code, stdout, stderr) = sim(&["exhaust", REDIS, "--algorithm", "redis", "--out", "/dev/null"]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(stdout.contains("from [pause@clients:ttl_ms-1,ttl_ms+1]"), "{stdout}");
+    assert!(stdout.contains("2 clients x 1 acquisition (hold {100} ms, think {0} ms)"), "{stdout}");
+    // A flag replaces its key: a shorter pause, and the certificate is complete.
+    let (code, stdout, stderr) =
+        sim(&["exhaust", REDIS, "--algorithm", "redis", "--fault", "pause@clients:ttl_ms-200"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("from [pause@clients:ttl_ms-200]") && stdout.contains("search complete"), "{stdout}");
+    // A set of hold times is searched pair by pair; the counts cover both.
+    let (code, stdout, stderr) =
+        sim(&["exhaust", REDIS, "--algorithm", "redis", "--fault", "pause@clients:ttl_ms-200", "--hold-ms", "100,150"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("(hold {100, 150} ms, think {0} ms)"), "{stdout}");
+}
+
+#[test]
+fn a_bad_exhaust_table_exits_2_at_its_place() {
+    let d = cli::fresh_dir("exhaust", "table");
+    let text = std::fs::read_to_string(REDIS).unwrap();
+    // A menu entry naming a parameter the row lacks: found against the row, named by its place.
+    let bad = d.join("bad-param.toml");
+    std::fs::write(&bad, text.replace("pause@clients:ttl_ms-1,ttl_ms+1", "pause@clients:lease_ms+1")).unwrap();
+    let line = text.lines().position(|l| l.starts_with("menu = ")).unwrap() + 1;
+    let (code, _, stderr) = sim(&["exhaust", &s(&bad), "--algorithm", "redis"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(&format!("bad-param.toml:{line}:9: `exhaust.menu.0`: pause@clients:lease_ms+1")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("ttl_ms"), "the row's parameters: {stderr}");
+    // A kind the menu does not know: refused by the parser, as every scenario error.
+    let bad = d.join("bad-kind.toml");
+    std::fs::write(&bad, text.replace("pause@clients:ttl_ms-1,ttl_ms+1", "nap@clients:5")).unwrap();
+    let (code, _, stderr) = sim(&["exhaust", &s(&bad), "--algorithm", "redis"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(&format!("bad-kind.toml:{line}:9: `exhaust.menu.0`")) && stderr.contains("valid kinds"),
+        "{stderr}"
+    );
+    // Without a table, K > 0 needs a menu.
+    let plain = d.join("plain.toml");
+    std::fs::write(&plain, &text[..text.find("\n# The bounds `sim exhaust`").unwrap()]).unwrap();
+    let (code, _, stderr) = sim(&["exhaust", &s(&plain), "--algorithm", "redis", "--faults", "2"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("no fault menu"), "{stderr}");
+    std::fs::remove_dir_all(&d).unwrap();
 }

@@ -33,6 +33,10 @@ fn words(menu: &[&str]) -> BoundWords {
         max_depth: 4096,
         max_states: 1_000_000,
         seed: 0,
+        menu_at: vec![],
+        delays_at: None,
+        holds_ms: vec![],
+        thinks_ms: vec![],
     }
 }
 

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use locksim_campaign::exhaust::{bounds::BoundWords, exhaust as search, Incomplete, Stats};
+use locksim_simulator::scenario::exhaust::ExhaustSpec;
 
 use crate::exit::{CliError, EXPECTATION_FAILED, OK};
 use crate::interrupt::{self, INTERRUPTED};
@@ -26,6 +27,12 @@ TARGETS: clients, waiters (a client waiting for a grant), servers, leader or a n
 `end` (until the end of the run; a crash's default), or KEY+MS / KEY-MS with KEY a numeric
 parameter of the row (e.g. pause@clients:ttl_ms-1,ttl_ms+1: just under and just over the TTL).
 --delays: min and max (the network latency's bounds), numbers of ms, or KEY+MS / KEY-MS.
+
+The scenario's [exhaust] table may give every bound instead (clients, acquisitions, faults,
+menu, delays, slow_messages, hold_ms, think_ms, property, max_depth, max_states; see
+docs/exhaustive.md); a flag given on the command line overrides its key (--fault replaces the
+whole menu). --hold-ms / --think-ms (or hold_ms / think_ms): the hold and think times to search,
+each pair in turn with every client the same; the shortest counterexample over all pairs wins.
 
 A violation (--property) is judged by the checkers on the path's history after each step. The
 search deepens iteratively (the depth limit doubles from 64 to --max-depth) and reports the
@@ -49,34 +56,47 @@ pub struct ExhaustArgs {
     /// The algorithm or variant label to search.
     #[arg(long = "algorithm", value_name = "LABEL")]
     pub algorithm: String,
-    /// Clients (N).
-    #[arg(long, value_name = "N", default_value_t = 2)]
-    pub clients: usize,
-    /// Acquisitions per client (A).
-    #[arg(long, value_name = "A", default_value_t = 1)]
-    pub acquisitions: u64,
-    /// Faults a path may take from the menu (K; default 1 with a menu, 0 without).
+    /// Clients (N; default: [exhaust] clients, else 2).
+    #[arg(long, value_name = "N")]
+    pub clients: Option<usize>,
+    /// Acquisitions per client (A; default: [exhaust] acquisitions, else 1).
+    #[arg(long, value_name = "A")]
+    pub acquisitions: Option<u64>,
+    /// Faults a path may take from the menu (K; default: [exhaust] faults, else 1 with a menu,
+    /// 0 without).
     #[arg(long, value_name = "K")]
     pub faults: Option<u32>,
-    /// One fault of the menu: KIND@TARGETS:LENGTHS (repeatable; see below).
+    /// One fault of the menu: KIND@TARGETS:LENGTHS (repeatable; see below). Replaces the
+    /// [exhaust] menu when given.
     #[arg(long = "fault", value_name = "SPEC")]
     pub menu: Vec<String>,
-    /// The delays a message may take, comma-separated; the first is every message's default.
-    #[arg(long, value_name = "LIST", default_value = "min")]
-    pub delays: String,
-    /// Messages of a path that may take a delay other than the first.
-    #[arg(long, value_name = "D", default_value_t = 1)]
-    pub slow_messages: u32,
+    /// The delays a message may take, comma-separated; the first is every message's default
+    /// (default: [exhaust] delays, else min).
+    #[arg(long, value_name = "LIST")]
+    pub delays: Option<String>,
+    /// Messages of a path that may take a delay other than the first (default: [exhaust]
+    /// slow_messages, else 1).
+    #[arg(long, value_name = "D")]
+    pub slow_messages: Option<u32>,
+    /// Hold times to search, ms, comma-separated, each in turn with every think time (default:
+    /// [exhaust] hold_ms, else the workload's).
+    #[arg(long, value_name = "LIST")]
+    pub hold_ms: Option<String>,
+    /// Think times to search, ms, comma-separated (default: [exhaust] think_ms, else the
+    /// workload's).
+    #[arg(long, value_name = "LIST")]
+    pub think_ms: Option<String>,
     /// overlap, stale-write or fenced-stale-write (default: fenced-stale-write on a fenced row,
     /// else overlap).
     #[arg(long, value_name = "P")]
     pub property: Option<String>,
-    /// The longest path searched, in steps.
-    #[arg(long, value_name = "N", default_value_t = 4096)]
-    pub max_depth: u32,
-    /// The visited set's bound, in states; reaching it ends the search, incomplete.
-    #[arg(long, value_name = "N", default_value_t = 4_000_000)]
-    pub max_states: usize,
+    /// The longest path searched, in steps (default: [exhaust] max_depth, else 4096).
+    #[arg(long, value_name = "N")]
+    pub max_depth: Option<u32>,
+    /// The visited set's bound, in states; reaching it ends the search, incomplete (default:
+    /// [exhaust] max_states, else 4000000).
+    #[arg(long, value_name = "N")]
+    pub max_states: Option<usize>,
     /// The seed of the draws the models and the workload still make.
     #[arg(long, value_name = "S", default_value_t = 0)]
     pub seed: u64,
@@ -91,21 +111,12 @@ pub fn exhaust(args: ExhaustArgs) -> Result<i32, CliError> {
     let text = locksim_simulator::scenario::read_scenario_text(&args.file)?;
     let scenario = locksim_simulator::scenario::parse_str(&file, &text, &models)?;
     let row = scenario.row_labelled(&args.algorithm)?;
-    let words = BoundWords {
-        clients: args.clients,
-        acquisitions: args.acquisitions,
-        faults: args.faults,
-        menu: args.menu.clone(),
-        delays: args.delays.clone(),
-        slow_messages: args.slow_messages,
-        property: args.property.clone(),
-        max_depth: args.max_depth,
-        max_states: args.max_states,
-        seed: args.seed,
-    };
+    let words = bound_words(&args, scenario.exhaust.clone().unwrap_or_default())?;
+    // A value of the [exhaust] table is already named by its file, line and column.
+    let placed = |e: String| if e.starts_with(&file) { e } else { format!("{file}: {e}") };
     let bounds = words
         .resolve(&row.params, row.model.fenced(&row.params), &scenario.setup.network)
-        .map_err(|e| CliError::bad_input(format!("{file}: {e}")))?;
+        .map_err(|e| CliError::bad_input(placed(e)))?;
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from(format!("{}.exhaust.toml", row.label)));
     let stop = interrupt::stop_flag();
     let mut progress = progress_line();
@@ -127,6 +138,57 @@ pub fn exhaust(args: ExhaustArgs) -> Result<i32, CliError> {
         (None, Some(Incomplete::Stopped)) => INTERRUPTED,
         (None, _) => OK,
     })
+}
+
+/// The bounds' words: each flag given on the command line, else the scenario's `[exhaust]` key,
+/// else the default.
+fn bound_words(args: &ExhaustArgs, table: ExhaustSpec) -> Result<BoundWords, CliError> {
+    let (menu, menu_at) = if args.menu.is_empty() {
+        table.menu.into_iter().map(|m| (m.text, Some(m.at))).unzip()
+    } else {
+        (args.menu.clone(), Vec::new())
+    };
+    let (delays, delays_at) = match (&args.delays, table.delays) {
+        (Some(d), _) => (d.clone(), None),
+        (None, Some(d)) => (d.text, Some(d.at)),
+        (None, None) => ("min".to_string(), None),
+    };
+    Ok(BoundWords {
+        clients: args.clients.or(table.clients).unwrap_or(2),
+        acquisitions: args.acquisitions.or(table.acquisitions).unwrap_or(1),
+        faults: args.faults.or(table.faults),
+        menu,
+        menu_at,
+        delays,
+        delays_at,
+        slow_messages: args.slow_messages.or(table.slow_messages).unwrap_or(1),
+        property: args.property.clone().or(table.property.map(str::to_string)),
+        max_depth: args.max_depth.or(table.max_depth).unwrap_or(4096),
+        max_states: args.max_states.or(table.max_states).unwrap_or(4_000_000),
+        seed: args.seed,
+        holds_ms: match &args.hold_ms {
+            Some(list) => ms_list("--hold-ms", list)?,
+            None => table.hold_ms,
+        },
+        thinks_ms: match &args.think_ms {
+            Some(list) => ms_list("--think-ms", list)?,
+            None => table.think_ms,
+        },
+    })
+}
+
+/// A comma list of times in ms, each at least 0.
+fn ms_list(flag: &str, list: &str) -> Result<Vec<f64>, CliError> {
+    let mut out: Vec<f64> = Vec::new();
+    for w in list.split(',').map(str::trim) {
+        let v = w.replace('_', "").parse::<f64>().ok().filter(|v| (0.0..=1e12).contains(v)).ok_or_else(|| {
+            CliError::bad_input(format!("{flag} {list}: expected times in ms (numbers in [0, 1e12]), found `{w}`"))
+        })?;
+        if !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    Ok(out)
 }
 
 /// The progress line on stderr (states, unique, depth, rate): redrawn once a second on a

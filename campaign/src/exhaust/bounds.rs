@@ -112,6 +112,11 @@ pub struct Bounds {
     pub max_visited: usize,
     /// The seed of the random streams the models and the workload still draw from.
     pub seed: u64,
+    /// Hold times searched, ms, each in turn with every think time (every client the same);
+    /// empty: the workload's own.
+    pub holds_ms: Vec<f64>,
+    /// Think times searched, ms; empty: the workload's own.
+    pub thinks_ms: Vec<f64>,
 }
 
 /// The bounds as the command line gives them, before they are read against the row.
@@ -137,6 +142,15 @@ pub struct BoundWords {
     pub max_states: usize,
     /// `--seed`.
     pub seed: u64,
+    /// Where each menu entry was written when it came from the scenario's `[exhaust]` table
+    /// (`file:line:col: \`exhaust.menu.0\``), by index; missing or `None`: the command line.
+    pub menu_at: Vec<Option<String>>,
+    /// Where `delays` was written, when it came from the table.
+    pub delays_at: Option<String>,
+    /// `--hold-ms` / `[exhaust] hold_ms`.
+    pub holds_ms: Vec<f64>,
+    /// `--think-ms` / `[exhaust] think_ms`.
+    pub thinks_ms: Vec<f64>,
 }
 
 /// The first depth limit of iterative deepening.
@@ -158,7 +172,19 @@ impl BoundWords {
         if self.max_states == 0 {
             return Err("--max-states 0: expected room for at least 1 state".to_string());
         }
-        let menu = self.menu.iter().map(|m| menu_fault(m, params)).collect::<Result<Vec<_>, _>>()?;
+        // An entry of the scenario's table is named by its place in the file, not as a flag.
+        let placed = |at: Option<&String>, flag: &str, e: String| match at {
+            Some(at) => format!("{at}: {}", e.strip_prefix(flag).unwrap_or(&e)),
+            None => e,
+        };
+        let menu = self
+            .menu
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                menu_fault(m, params).map_err(|e| placed(self.menu_at.get(i).and_then(Option::as_ref), "--fault ", e))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let faults = self.faults.unwrap_or(if menu.is_empty() { 0 } else { 1 });
         if faults > 0 && menu.is_empty() {
             return Err(format!(
@@ -178,7 +204,8 @@ impl BoundWords {
             acquisitions: self.acquisitions,
             faults,
             menu,
-            delays_ns: delays(&self.delays, network, params)?,
+            delays_ns: delays(&self.delays, network, params)
+                .map_err(|e| placed(self.delays_at.as_ref(), "--delays ", e))?,
             delays_text: self.delays.clone(),
             slow_messages: self.slow_messages,
             property,
@@ -186,6 +213,8 @@ impl BoundWords {
             start_depth: START_DEPTH.min(self.max_depth),
             max_visited: self.max_states,
             seed: self.seed,
+            holds_ms: self.holds_ms.clone(),
+            thinks_ms: self.thinks_ms.clone(),
         })
     }
 }

@@ -22,6 +22,7 @@ use std::fmt;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use locksim_simulator::dist::Dist;
 use locksim_simulator::scenario::{RunSpec, Scenario};
 use locksim_simulator::setup::Setup;
 
@@ -70,8 +71,19 @@ pub fn bounded_setup(setup: &Setup, bounds: &Bounds) -> Result<Setup, String> {
     Ok(s)
 }
 
+/// The hold and think times to search, each pair in turn: every pair of `bounds.holds_ms` and
+/// `bounds.thinks_ms` (`None`: the workload's own, when a set is empty).
+pub fn workload_pairs(bounds: &Bounds) -> Vec<(Option<f64>, Option<f64>)> {
+    let some = |v: &[f64]| if v.is_empty() { vec![None] } else { v.iter().copied().map(Some).collect() };
+    let thinks = some(&bounds.thinks_ms);
+    some(&bounds.holds_ms).into_iter().flat_map(|h| thinks.iter().map(move |&t| (h, t))).collect()
+}
+
 /// Searches `row` of `scenario` (whose file text is `text`) within `bounds`; `stop` (Ctrl-C) ends
-/// it early with a partial certificate; `progress` is called every few thousand states.
+/// it early with a partial certificate; `progress` is called every few thousand states. With
+/// sets of hold or think times, each pair is searched in turn (every client holding and
+/// thinking that long): the counts add up, and once a pair gave a counterexample the next ones
+/// search only for a shorter one, so the one reported is the shortest over all pairs.
 pub fn exhaust(
     scenario: &Scenario,
     text: &str,
@@ -80,33 +92,98 @@ pub fn exhaust(
     stop: &AtomicBool,
     progress: &mut dyn FnMut(&Stats),
 ) -> Result<Report, String> {
-    let setup = bounded_setup(&scenario.setup, bounds)?;
+    let base = bounded_setup(&scenario.setup, bounds)?;
     #[allow(clippy::disallowed_methods)] // the search's own wall time, not a run's: no run reads it
     let started = std::time::Instant::now();
-    let root = row.model.search_world(&setup, &row.params, bounds.seed);
-    let found = search::search(root.as_ref(), bounds, stop, progress);
+    let mut total = Stats::default();
+    let mut incomplete = None;
+    let mut best: Option<(Vec<Step>, Bounds, Setup)> = None;
+    for (hold_ms, think_ms) in workload_pairs(bounds) {
+        let mut setup = base.clone();
+        let mut pair = bounds.clone();
+        pair.holds_ms = hold_ms.into_iter().collect();
+        pair.thinks_ms = think_ms.into_iter().collect();
+        if let Some(h) = hold_ms {
+            setup.workload.hold_ms = Dist::Const(h);
+        }
+        if let Some(t) = think_ms {
+            setup.workload.think_ms = Dist::Const(t);
+        }
+        if let Some((path, ..)) = &best {
+            // Only a shorter counterexample can replace the one found.
+            if path.len() <= 1 {
+                break;
+            }
+            pair.max_depth = pair.max_depth.min(path.len() as u32 - 1);
+            pair.start_depth = pair.start_depth.min(pair.max_depth);
+        }
+        let root = row.model.search_world(&setup, &row.params, bounds.seed);
+        let found = search::search(root.as_ref(), &pair, stop, progress);
+        total.states += found.stats.states;
+        total.unique += found.stats.unique;
+        total.max_depth = total.max_depth.max(found.stats.max_depth);
+        total.rounds += found.stats.rounds;
+        total.limit = found.stats.limit;
+        match (found.counterexample, found.incomplete) {
+            (Some(path), _) => best = Some((path, pair, setup)),
+            // A pair cut at a depth lowered by an earlier counterexample is not incomplete: it
+            // has nothing shorter, which is all that was asked of it.
+            (None, Some(Incomplete::DepthBound)) if best.is_some() => {}
+            (None, Some(why)) => {
+                let stopped = why == Incomplete::Stopped;
+                incomplete.get_or_insert(why);
+                if stopped {
+                    break;
+                }
+            }
+            (None, None) => {}
+        }
+    }
     let wall = started.elapsed();
     let mut story = Vec::new();
     let mut scenario_text = None;
-    if let Some(path) = &found.counterexample {
-        let taken = replay_file::take(root.as_ref(), path, bounds.delays_ns[0]);
+    let mut counterexample = None;
+    if let Some((path, pair, setup)) = best {
+        let root = row.model.search_world(&setup, &row.params, bounds.seed);
+        let taken = replay_file::take(root.as_ref(), &path, bounds.delays_ns[0]);
+        if !bounds.holds_ms.is_empty() || !bounds.thinks_ms.is_empty() {
+            story.push(format!("workload: {}", pair_words(&pair)));
+        }
         for (inj, at_ns, name) in &taken.faults {
             story.push(format!("fault: {}", replay_file::describe_fault(inj, *at_ns, name)));
         }
         if let Some(v) = taken.metrics.violations.first() {
             story.push(format!("{} at {:.3} ms: {}", v.kind, v.at_ns as f64 / 1e6, v.detail));
         }
-        scenario_text = Some(replay_file::scenario_text(text, &row.label, bounds, &taken)?);
+        scenario_text = Some(replay_file::scenario_text(text, &row.label, &pair, &taken)?);
+        counterexample = Some(path);
+        incomplete = None;
     }
     Ok(Report {
         label: row.label.clone(),
         model: row.model.name(),
         bounds: bounds.clone(),
-        found,
+        found: Found { counterexample, stats: total, incomplete },
         scenario: scenario_text,
         story,
         wall,
     })
+}
+
+/// The hold and think times of a search, in words (`hold {100, 500} ms, think {0} ms`); empty
+/// when both are the workload's own.
+fn pair_words(b: &Bounds) -> String {
+    let set = |v: &[f64]| {
+        if v.is_empty() {
+            "the workload's".to_string()
+        } else {
+            format!("{{{}}} ms", v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", "))
+        }
+    };
+    if b.holds_ms.is_empty() && b.thinks_ms.is_empty() {
+        return String::new();
+    }
+    format!("hold {}, think {}", set(&b.holds_ms), set(&b.thinks_ms))
 }
 
 impl Report {
@@ -115,10 +192,14 @@ impl Report {
         let b = &self.bounds;
         let menu: Vec<&str> = b.menu.iter().map(|m| m.text.as_str()).collect();
         format!(
-            "{} clients x {} acquisition{}, at most {} fault{} from [{}], delays {{{}}} (at most {} message{} off the first), depth <= {} steps, seed {}",
+            "{} clients x {} acquisition{}{}, at most {} fault{} from [{}], delays {{{}}} (at most {} message{} off the first), depth <= {} steps, seed {}",
             b.clients,
             b.acquisitions,
             if b.acquisitions == 1 { "" } else { "s" },
+            match pair_words(b) {
+                w if w.is_empty() => w,
+                w => format!(" ({w})"),
+            },
             b.faults,
             if b.faults == 1 { "" } else { "s" },
             menu.join(" "),

@@ -87,12 +87,20 @@ pub fn scenario_text(text: &str, label: &str, bounds: &Bounds, taken: &Taken) ->
     root.insert("seeds", value(1));
     root.remove("expect");
     root.remove("explore");
+    root.remove("exhaust");
     root.remove("faults");
 
     let workload = root.entry("workload").or_insert(Item::Table(Table::new()));
     if let Some(w) = workload.as_table_like_mut() {
         w.insert("clients", value(bounds.clients as i64));
         w.insert("acquisitions_per_client", value(bounds.acquisitions as i64));
+        // The search's pair of hold and think times, when it chose them.
+        if let [h] = bounds.holds_ms[..] {
+            w.insert("hold_ms", value(h));
+        }
+        if let [t] = bounds.thinks_ms[..] {
+            w.insert("think_ms", value(t));
+        }
     }
 
     if !taken.faults.is_empty() {

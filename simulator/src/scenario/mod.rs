@@ -7,6 +7,7 @@
 //! - [`selector`]: node selectors (`client-3`, `server-*`, `leader`, …)
 //! - [`expect`]: `[expect.LABEL]` values (`"none"`, `"< 0.05"`), also usable on their own
 //! - [`explore`]: the `[explore]` table, the bounds of `sim explore`'s random fault schedules
+//! - [`exhaust`]: the `[exhaust]` table, the bounds of `sim exhaust`'s systematic search
 //! - [`file_names`]: row labels as file-name parts (one sanitizer; colliding labels are refused)
 //! - [`notes`]: notes on a valid scenario that may surprise (a fault starting after the run ends)
 //! - private helpers of the parser: `walk` (key paths and positions), `values` (numbers and
@@ -16,6 +17,7 @@
 //!   is 0 would never advance), `read` (a scenario file's text, bounded in size)
 
 pub mod error;
+pub mod exhaust;
 pub mod expect;
 pub mod explore;
 mod faults;

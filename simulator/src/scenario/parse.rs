@@ -9,6 +9,7 @@
 //! - [`faults`](super::faults), [`nodes`](super::nodes): faults, selectors, node existence
 //! - [`expect`](super::expect): `[expect.LABEL]`
 //! - [`explore`](super::explore): `[explore]`, `sim explore`'s bounds
+//! - [`exhaust`](super::exhaust): `[exhaust]`, `sim exhaust`'s bounds
 //! - [`replay`](super::replay): `[replay]`, a recorded path of choices (`sim exhaust`)
 
 use std::path::{Path, PathBuf};
@@ -22,7 +23,7 @@ use crate::scenario::read::read_scenario_text;
 use crate::scenario::types::{Scenario, Setup};
 use crate::scenario::values::{int_in, name};
 use crate::scenario::walk::{show_number, Node, Res, Source};
-use crate::scenario::{expect, explore, faults, replay, runs, sections, syntax};
+use crate::scenario::{exhaust, expect, explore, faults, replay, runs, sections, syntax};
 use crate::time::MAX_TIME_MS;
 
 const TOP_KEYS: &[&str] = &[
@@ -39,6 +40,7 @@ const TOP_KEYS: &[&str] = &[
     "faults",
     "expect",
     "explore",
+    "exhaust",
     "replay",
 ];
 
@@ -129,6 +131,7 @@ pub fn parse_str(file: &str, text: &str, models: &[&'static dyn DynModel]) -> Re
     let faults = faults::faults(&src, &root, &mut mentions)?;
     let explore = explore::explore(&src, &root, duration_ms, &mut mentions)?;
     let replay = replay::replay(&src, &root)?;
+    let exhaust = exhaust::exhaust(&src, &root)?;
     crate::scenario::zero_time::check(&src, &root, &network, &workload, runs.iter().map(|r| &r.spec))?;
     nodes::check(&src, &runs, workload.clients, &mentions)?;
     let labels: Vec<String> = runs.iter().map(|r| r.spec.label.clone()).collect();
@@ -143,6 +146,7 @@ pub fn parse_str(file: &str, text: &str, models: &[&'static dyn DynModel]) -> Re
         setup: Setup { duration_ms, network, workload, clocks, faults, replay },
         expect,
         explore,
+        exhaust,
     })
 }
 

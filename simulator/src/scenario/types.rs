@@ -27,6 +27,8 @@ pub struct Scenario {
     pub expect: Vec<Expectation>,
     /// The `[explore]` table (`sim explore`'s bounds); `None` when the file has none.
     pub explore: Option<ExploreSpec>,
+    /// The `[exhaust]` table (`sim exhaust`'s bounds); `None` when the file has none.
+    pub exhaust: Option<crate::scenario::exhaust::ExhaustSpec>,
 }
 
 impl Scenario {
