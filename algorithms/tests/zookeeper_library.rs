@@ -270,10 +270,11 @@ fn paused_holder_under(client: &str, models: &str) -> String {
 #[test]
 fn kazoo_2_10_the_resumed_application_thread_races_kazoos_connection_thread_and_mostly_wins() {
     // kazoo's listener runs on its connection thread, which notices the closed connection at the
-    // resume and calls the listener after ~1 ms of Python work (0.9-1.8 ms, no cleanup sleep);
-    // the application thread reaches its check 0.5-1.3 ms after the resume. Live (kazoo 2.10.0,
-    // 8 runs with the hold fixed at the grant) the check came first in 7: the model writes stale
-    // in most seeds of the paused-holder file, not in none (the old `sync` preset) nor in all.
+    // resume and has the listener set its flag after ~1 ms of Python work (0.85-1.6 ms, no
+    // cleanup sleep); the application thread reaches its check 0.55-1.4 ms after the resume.
+    // Live (kazoo 2.10.0, 16 runs with the hold fixed at the grant) the check came first in 12:
+    // the model writes stale in most seeds of the paused-holder file, not in none (the old `sync`
+    // preset) nor in all.
     let text = paused_holder_under("kazoo-2.10", "");
     let seeds = 40;
     let (mut stale, mut abandoned) = (0, 0);
@@ -288,8 +289,8 @@ fn kazoo_2_10_the_resumed_application_thread_races_kazoos_connection_thread_and_
         };
         let app_ms = drawn_ms("kazoo: resumed: the application thread reaches its check in", "check in ");
         let delivery_ms = drawn_ms("kazoo: Suspended queued for the listener thread, in ", "thread, in ");
-        assert!((0.9..=1.8).contains(&delivery_ms), "seed {seed}: SUSPENDED {delivery_ms} ms after the resume");
-        assert!((0.5..=1.3).contains(&app_ms), "seed {seed}: the check {app_ms} ms after the resume");
+        assert!((0.85..=1.6).contains(&delivery_ms), "seed {seed}: SUSPENDED {delivery_ms} ms after the resume");
+        assert!((0.55..=1.4).contains(&app_ms), "seed {seed}: the check {app_ms} ms after the resume");
         assert_eq!(r.wrote, app_ms < delivery_ms, "seed {seed}: check {app_ms} ms, SUSPENDED {delivery_ms} ms");
         assert!(r.check_ms.is_some_and(|c| c == r.resume_ms), "seed {seed}: the check is made at the resume");
         assert_eq!(out.metrics.stale_unfenced_events, u64::from(r.wrote), "seed {seed}");
@@ -300,7 +301,7 @@ fn kazoo_2_10_the_resumed_application_thread_races_kazoos_connection_thread_and_
             abandoned += 1;
         }
     }
-    assert!(abandoned >= 1 && stale >= seeds * 7 / 10, "{stale} stale writes, {abandoned} abandoned of {seeds}");
+    assert!(abandoned >= 4 && stale >= seeds * 6 / 10, "{stale} stale writes, {abandoned} abandoned of {seeds}");
 
     // The preset before: listeners called synchronously, the check saw SUSPENDED first always.
     for seed in 0..4 {

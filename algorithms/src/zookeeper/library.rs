@@ -45,8 +45,8 @@
 //!   thread at every I/O. The `Lock` itself checks nothing for a holder: `is_acquired` stays set
 //!   (`recipe/lock.py:200, 342`) and its `_watch_session` listener only wakes a waiter
 //!   (`:207-209, 252-266`), so the application's check is its own listener's flag.
-//!   `state_delivery_ms` = 0.9–1.8 ms (resume to the flag set) and `resume_to_check_ms` = 0.5–1.3 ms,
-//!   measured on kazoo 2.10.0 live (below): the check wins in about 9 seeds of 10.
+//!   `state_delivery_ms` = 0.85–1.6 ms (resume to the flag set) and `resume_to_check_ms` =
+//!   0.55–1.4 ms, measured on kazoo 2.10.0 live (below): the check wins in about 3 seeds of 4.
 //!   The two presets differ only in the clock of the heartbeat and retry deadlines (2.10 wall,
 //!   2.11 monotonic), which the model does not have yet: both run the same here.
 
@@ -80,14 +80,15 @@ const CURATOR_RESUME_TO_CHECK_MS: Dist = Dist::Uniform(1.0, 7.0);
 /// kazoo's connection thread, from the resume to the application's listener having set its flag:
 /// kazoo 2.10.0 live on `scenarios/fidelity/zookeeper-paused-holder.toml` (`sim live
 /// --reference kazoo`, `LOCKSIM_KAZOO_TRACE`, 2026-11-27): the connection thread woke first in
-/// 4 of 4 traced runs, entered the listener 0.75–1.13 ms later and (in the run that stamped it)
-/// had set the flag 1.58 ms after waking, the harness's listener printing two lines first.
-const KAZOO_STATE_DELIVERY_MS: Dist = Dist::Uniform(0.9, 1.8);
+/// 8 of 8 traced runs, entered the listener 0.67–1.13 ms later and had set the flag 0.89–1.58 ms
+/// after waking (5 runs stamped it), the harness's listener printing two lines first.
+const KAZOO_STATE_DELIVERY_MS: Dist = Dist::Uniform(0.85, 1.6);
 /// The resumed application thread (its hold's `Event.wait` returning, the resource's buffered
-/// answer read) reaching its check: 0.60–1.23 ms after the connection thread woke, in the same
-/// runs; with the delivery above the check comes first in about 89 % of draws, as in 7 of the 8
-/// live runs (2026-11-27, the harness's hold fixed at the grant).
-const KAZOO_RESUME_TO_CHECK_MS: Dist = Dist::Uniform(0.5, 1.3);
+/// answer read) reaching its check: 0.60–1.23 ms after the connection thread woke (7 runs; in
+/// the eighth it woke only at 1.23 ms, after the flag); with the delivery above the check comes
+/// first in about 76 % of draws, as in 12 of the 16 live runs (2026-11-27, the harness's hold
+/// fixed at the grant).
+const KAZOO_RESUME_TO_CHECK_MS: Dist = Dist::Uniform(0.55, 1.4);
 /// `ClientCnxnSocketNIO.cleanup()`: `Thread.sleep(100)` after closing the socket
 /// (`ClientCnxnSocketNIO.java:213-217 @release-3.7.1`).
 const ZK_JAVA_CLEANUP_SLEEP_MS: u64 = 100;
