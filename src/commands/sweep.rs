@@ -50,7 +50,8 @@ another sim writing DIR meanwhile is refused with exit 2):
   sweep.csv          one row per point and algorithm: the parameter values (columns named by
                      their keys), label, runs, overlap and stale-write rates with 95% intervals,
                      lost updates, throughput, acquire latency p50/p99, unavailability,
-                     messages per acquisition, wake-ups per release, first failing seeds; an
+                     messages per acquisition, wake-ups per release, first failing seeds, then
+                     double executions (runs, rate, 95% interval: a scheduled workload only); an
                      empty cell means no data (never 0)
   sweep.json         scenario, file, seeds, params [{key, values}], and per point its values and
                      `rows`: per algorithm the CSV's fields (label, runs, rates, ...); with

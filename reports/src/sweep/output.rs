@@ -107,6 +107,10 @@ pub const CSV_COLUMNS: &[&str] = &[
     "messages_per_acquisition",
     "notifications_per_release",
     "failing_seeds",
+    "double_executions_runs",
+    "double_executions_rate",
+    "double_executions_ci95_lo",
+    "double_executions_ci95_hi",
 ];
 
 /// `sweep.csv`: a header, then one row per point and algorithm.
@@ -122,6 +126,7 @@ pub fn csv(params: &[SweepParam], points: &[PointResults]) -> String {
             row.push(cell(&summary.label));
             row.extend(summary.numbers().iter().map(|(_, n)| n.cell()));
             row.push(summary.failing_seeds_text());
+            row.extend(summary.appended_numbers().iter().map(|(_, n)| n.cell()));
             out.push_str(&row.join(","));
             out.push('\n');
         }

@@ -52,6 +52,22 @@ pub struct SummaryRow {
     pub notifications_per_release: Option<f64>,
     /// The first failing seeds, in order.
     pub failing_seeds: Vec<u64>,
+    // The columns appended after `failing_seeds` (later additions go after it, so the older
+    // columns keep their positions). A loop workload has no scheduled job: `None`, left out of
+    // sweep.json as the results JSON leaves `double_executions` out.
+    /// Runs in which the scheduled job ran more than once in a period (`sim run`'s
+    /// `double_executions`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub double_executions_runs: Option<u64>,
+    /// Their fraction of the runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub double_executions_rate: Option<f64>,
+    /// Its 95% interval, lower end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub double_executions_ci95_lo: Option<f64>,
+    /// Its 95% interval, upper end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub double_executions_ci95_hi: Option<f64>,
 }
 
 fn split(c: Option<[f64; 2]>) -> (Option<f64>, Option<f64>) {
@@ -70,6 +86,8 @@ impl SummaryRow {
         let (stale_unfenced_ci95_lo, stale_unfenced_ci95_hi) = split(a.stale_unfenced.ci95);
         let fenced = a.stale_fenced.as_ref();
         let (stale_fenced_ci95_lo, stale_fenced_ci95_hi) = split(fenced.and_then(|c| c.ci95));
+        let double = a.double_executions.as_ref();
+        let (double_executions_ci95_lo, double_executions_ci95_hi) = split(double.and_then(|c| c.ci95));
         SummaryRow {
             label: a.label.clone(),
             runs: a.runs,
@@ -91,6 +109,10 @@ impl SummaryRow {
             messages_per_acquisition: a.messages_per_acquisition,
             notifications_per_release: a.notifications_per_release,
             failing_seeds: a.failing_seeds.clone(),
+            double_executions_runs: double.and_then(|c| count(c.runs)),
+            double_executions_rate: double.and_then(|c| c.rate),
+            double_executions_ci95_lo,
+            double_executions_ci95_hi,
         }
     }
 
@@ -122,6 +144,17 @@ impl SummaryRow {
             ("unavailable_ms", Float(self.unavailable_ms)),
             ("messages_per_acquisition", Float(self.messages_per_acquisition)),
             ("notifications_per_release", Float(self.notifications_per_release)),
+        ]
+    }
+
+    /// The numeric fields after `failing_seeds`, in column order, each with its column name.
+    pub fn appended_numbers(&self) -> Vec<(&'static str, Number)> {
+        use Number::{Float, Int};
+        vec![
+            ("double_executions_runs", Int(self.double_executions_runs)),
+            ("double_executions_rate", Float(self.double_executions_rate)),
+            ("double_executions_ci95_lo", Float(self.double_executions_ci95_lo)),
+            ("double_executions_ci95_hi", Float(self.double_executions_ci95_hi)),
         ]
     }
 }

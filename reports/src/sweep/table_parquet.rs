@@ -75,8 +75,21 @@ fn columns(params: &[SweepParam], points: &[PointResults]) -> Vec<(String, Colum
         params.iter().enumerate().map(|(i, p)| (p.key.clone(), param_column(p, points, i))).collect();
     out.push(("label".into(), Column::Text(summaries.iter().map(|s| Some(s.label.clone())).collect())));
     // The numeric columns, named and typed as a row's numbers() lists them.
-    let numbers: Vec<Vec<(&'static str, Number)>> = summaries.iter().map(SummaryRow::numbers).collect();
-    let template = SummaryRow::default().numbers();
+    out.extend(number_columns(&summaries, SummaryRow::numbers));
+    out.push(("failing_seeds".into(), Column::Text(summaries.iter().map(|s| Some(s.failing_seeds_text())).collect())));
+    out.extend(number_columns(&summaries, SummaryRow::appended_numbers));
+    out
+}
+
+/// The columns of the numbers `fields` lists for each row, named and typed as it lists them for
+/// a row with no data.
+fn number_columns(
+    summaries: &[SummaryRow],
+    fields: fn(&SummaryRow) -> Vec<(&'static str, Number)>,
+) -> Vec<(String, Column)> {
+    let numbers: Vec<Vec<(&'static str, Number)>> = summaries.iter().map(fields).collect();
+    let template = fields(&SummaryRow::default());
+    let mut out = Vec::new();
     for (k, (name, kind)) in template.iter().enumerate() {
         let column = match kind {
             Number::Int(_) => Column::Int(
@@ -101,7 +114,6 @@ fn columns(params: &[SweepParam], points: &[PointResults]) -> Vec<(String, Colum
         };
         out.push((name.to_string(), column));
     }
-    out.push(("failing_seeds".into(), Column::Text(summaries.iter().map(|s| Some(s.failing_seeds_text())).collect())));
     out
 }
 
