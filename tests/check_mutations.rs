@@ -328,3 +328,47 @@ fn a_model_parameter_message_shows_a_tiny_number_in_exponent_form() {
     let longest_digits = e.message.split(|c: char| !c.is_ascii_digit()).map(str::len).max().unwrap_or(0);
     assert!(longest_digits < 30, "a number shown in full: {e}");
 }
+
+/// Issue 34's model files (hazelcast's ILock row, the DynamoDB heartbeat thread's end): the key
+/// that makes each outcome, mutated to a bad value, is refused at its line and column with the
+/// key named and what it expects; mutated to another valid value, the file still parses.
+#[test]
+fn issue_34_model_keys_mutated_are_refused_at_their_position() {
+    let models = locksim_algorithms::registry();
+    let cases = [
+        (
+            "27-hazelcast-ilock-partition.toml",
+            "lock = \"ilock\"",
+            "lock = \"ilok\"",
+            "lock = \"fenced_lock\"",
+            "fenced_lock",
+        ),
+        (
+            "27-hazelcast-ilock-partition.toml",
+            "max_no_heartbeat_ms = 5_000",
+            "max_no_heartbeat_ms = 500",
+            "max_no_heartbeat_ms = 300_000",
+            "member_heartbeat_ms",
+        ),
+        (
+            "29-dynamodb-heartbeat-thread-died.toml",
+            "heartbeat_thread_stops_ms = 7_000\n\n",
+            "heartbeat_thread_stops_ms = -7_000\n\n",
+            "heartbeat_thread_stops_ms = 0\n\n",
+            "heartbeat_thread_stops_ms",
+        ),
+    ];
+    for (file, good, bad, other, expected) in cases {
+        let (name, text) =
+            shipped().iter().find(|(n, _)| n.ends_with(file)).unwrap_or_else(|| panic!("{file} is shipped"));
+        assert!(text.contains(good), "{name}: {good}");
+        let line = text[..text.find(good).unwrap()].lines().count() + 1;
+        let e = locksim_simulator::scenario::parse_str(name, &text.replacen(good, bad, 1), &models)
+            .expect_err("the bad value is refused");
+        let shown = e.to_string();
+        assert!(shown.contains(&format!("{name}:{line}:")), "{good} → {bad}: {shown}");
+        assert!(shown.contains(good.split(' ').next().unwrap()) && shown.contains(expected), "{shown}");
+        locksim_simulator::scenario::parse_str(name, &text.replacen(good, other, 1), &models)
+            .unwrap_or_else(|e| panic!("{good} → {other}: {e}"));
+    }
+}

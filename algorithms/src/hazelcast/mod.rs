@@ -29,9 +29,17 @@
 //! leading (no CP discovery or membership changes); session expiry compares each member's own
 //! monotonic clock (Hazelcast reads the wall clock, `Clock.currentTimeMillis()`); a cancelled
 //! wait (`tryLock` timing out) is dropped on the client only; the client is a smart client that
-//! invokes the leader directly; the pre-3.12 (non-CP) `ILock` is not modelled.
+//! invokes the leader directly.
+//!
+//! `lock = "ilock"` runs the pre-3.12 lock instead, for contrast ([`ilock`]): Hazelcast 3.8's
+//! `ILock`, a lock entry in a partition owned by one member with one backup, members removing
+//! each other after `hazelcast.max.no.heartbeat.seconds` of silence and releasing a removed
+//! member's clients' locks; no fence. Under a partition between members each side grants the
+//! lock (Jepsen, "Hazelcast 3.8.3", 2017). The CP parameters do not apply to it, nor its own to
+//! the FencedLock.
 
 pub mod client;
+pub mod ilock;
 pub mod protocol;
 pub mod server;
 pub mod state;
@@ -44,6 +52,9 @@ use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::time::{ms_to_ns, Nanos};
 
 use client::{ClientConfig, HazelcastClient};
+use ilock::client::IlockClient;
+use ilock::member::IlockMember;
+use ilock::IlockConfig;
 use protocol::{HazelcastMsg, HazelcastTimer};
 use server::{HazelcastServer, ServerConfig};
 
@@ -59,6 +70,12 @@ impl Protocol for Hazelcast {
 }
 
 const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "lock",
+        kind: ParamKind::Choice(&["fenced_lock", "ilock"]),
+        default: "\"fenced_lock\"",
+        meaning: "fenced_lock: the CP subsystem's FencedLock (3.12+); ilock: the pre-3.12 ILock of Hazelcast 3.8, a partitioned lock store with one backup and no consensus, for contrast (Jepsen's Hazelcast 3.8.3 analysis)",
+    },
     ParamSpec {
         name: "servers",
         kind: ParamKind::Int { min: 3, max: 7 },
@@ -106,6 +123,24 @@ const PARAMS: &[ParamSpec] = &[
         kind: ParamKind::Number { min: 0.0, max: 1e7 },
         default: "1000",
         meaning: "hazelcast.client.invocation.retry.pause.millis (1000): the wait before an invocation is retried on another member",
+    },
+    ParamSpec {
+        name: "member_heartbeat_ms",
+        kind: ParamKind::Number { min: 1.0, max: 1e9 },
+        default: "5000",
+        meaning: "lock = ilock: hazelcast.heartbeat.interval.seconds (3.x GroupProperty, 5): how often members heartbeat each other",
+    },
+    ParamSpec {
+        name: "max_no_heartbeat_ms",
+        kind: ParamKind::Number { min: 1.0, max: 1e10 },
+        default: "300000",
+        meaning: "lock = ilock: hazelcast.max.no.heartbeat.seconds (3.x GroupProperty, 300): a member not heard from this long is removed from the cluster",
+    },
+    ParamSpec {
+        name: "client_endpoint_remove_delay_ms",
+        kind: ParamKind::Number { min: 0.0, max: 1e9 },
+        default: "10000",
+        meaning: "lock = ilock: ClientEngineImpl.ENDPOINT_REMOVE_DELAY_SECONDS (10 in 3.8): after a member is removed, its clients are disconnected (their locks released) this much later",
     },
     ParamSpec {
         name: "service_ms",
@@ -163,7 +198,7 @@ impl Model for Hazelcast {
     }
 
     fn summary(&self) -> &'static str {
-        "Hazelcast CP FencedLock: Raft CP group, CP sessions heartbeaten by the client (TTL 300 s), reentrant lock waiting in the group; token = the fence (commit index of the acquire)"
+        "Hazelcast CP FencedLock: Raft CP group, CP sessions heartbeaten by the client (TTL 300 s), reentrant lock waiting in the group; token = the fence (commit index of the acquire); lock = \"ilock\": the pre-3.12 ILock (a partitioned lock entry with one backup, no consensus, no token)"
     }
 
     fn params(&self) -> &'static [ParamSpec] {
@@ -173,7 +208,19 @@ impl Model for Hazelcast {
     fn validate(&self, params: &Params, _workload: &WorkloadSpec) -> Vec<ParamProblem> {
         let (ttl, hb) = (params.f64("session_ttl_ms"), params.f64("session_heartbeat_ms"));
         let mut problems = Vec::new();
-        if ttl <= hb {
+        if ilock(params) {
+            let (beat, max) = (params.f64("member_heartbeat_ms"), params.f64("max_no_heartbeat_ms"));
+            if max <= beat {
+                problems.push(ParamProblem {
+                    key: "max_no_heartbeat_ms".into(),
+                    message: format!(
+                        "a member is removed after this much silence, which must be longer than the heartbeat interval: max_no_heartbeat_ms = {} is not above member_heartbeat_ms = {}",
+                        locksim_simulator::scenario::show_number(max),
+                        locksim_simulator::scenario::show_number(beat)
+                    ),
+                });
+            }
+        } else if ttl <= hb {
             problems.push(ParamProblem {
                 key: "session_ttl_ms".into(),
                 message: format!(
@@ -185,6 +232,11 @@ impl Model for Hazelcast {
     }
 
     fn limitations(&self, params: &Params, workload: &WorkloadSpec) -> Vec<String> {
+        if ilock(params) {
+            return vec![
+                "lock = ilock: each member removes the members it has not heard from (Hazelcast's master decides and the others follow); a removed member never rejoins (no split-brain merge); one lock partition per key with one backup; clients use unisocket routing through their own member and are never disconnected for silence (a paused client keeps its lock); a member's restart comes back empty with every member in its view".to_string(),
+            ];
+        }
         let mut notes = vec![
             "the CP group exists from the start, led by server-0; CP discovery, membership changes and snapshots are not modelled".to_string(),
             "session expiry compares each CP member's monotonic clock (Hazelcast reads its wall clock)".to_string(),
@@ -198,8 +250,9 @@ impl Model for Hazelcast {
         notes
     }
 
-    fn fenced(&self, _params: &Params) -> bool {
-        true
+    fn fenced(&self, params: &Params) -> bool {
+        // ILock has no fence; FencedLock's is the commit index.
+        !ilock(params)
     }
 
     fn services(&self, params: &Params) -> Vec<(String, NodeKind)> {
@@ -212,6 +265,9 @@ impl Model for Hazelcast {
     }
 
     fn build(&self, params: &Params, workload: &WorkloadSpec) -> Cluster<Hazelcast> {
+        if ilock(params) {
+            return build_ilock(params, workload);
+        }
         let cfg = HazelcastConfig::from_params(params);
         let members: Vec<String> = (0..cfg.servers).map(|i| format!("server-{i}")).collect();
         let raft = crate::consensus::Config::new(cfg.raft_heartbeat_ns, cfg.raft_election_ns);
@@ -239,4 +295,28 @@ impl Model for Hazelcast {
             .collect();
         Cluster { services, clients }
     }
+}
+
+/// Whether the row runs the pre-3.12 `ILock`.
+fn ilock(params: &Params) -> bool {
+    params.str("lock") == "ilock"
+}
+
+/// The `ILock` cluster: plain members and unisocket clients.
+fn build_ilock(params: &Params, workload: &WorkloadSpec) -> Cluster<Hazelcast> {
+    let cfg = IlockConfig {
+        members: params.int("servers") as usize,
+        clients: workload.clients,
+        heartbeat_ns: ms_to_ns(params.f64("member_heartbeat_ms")),
+        max_no_heartbeat_ns: ms_to_ns(params.f64("max_no_heartbeat_ms")),
+        endpoint_remove_delay_ns: ms_to_ns(params.f64("client_endpoint_remove_delay_ms")),
+        // GroupProperty.INVOCATION_RETRY_PAUSE: hazelcast.invocation.retry.pause.millis, 500.
+        retry_pause_ns: ms_to_ns(500.0),
+    };
+    let services =
+        (0..cfg.members).map(|i| Box::new(IlockMember::new(i, cfg.clone())) as Box<dyn Process<Hazelcast>>).collect();
+    let clients = (0..workload.clients)
+        .map(|i| Box::new(IlockClient::new(i as u32, cfg.members)) as Box<dyn LockClient<Hazelcast>>)
+        .collect();
+    Cluster { services, clients }
 }

@@ -8,6 +8,7 @@ use std::fmt;
 use locksim_simulator::history::LockKey;
 use locksim_simulator::process::NodeId;
 
+use super::ilock::{IlockMsg, IlockTimer};
 use crate::consensus::{ConsensusMsg, ConsensusTimer};
 
 /// A CP session id (the Raft index of its creation, as Hazelcast's session ids are the group's
@@ -154,6 +155,8 @@ locksim_simulator::wrapper_enum! {
         Response(Response),
         /// Between CP members: Raft.
         Consensus(ConsensusMsg<CmdKind>),
+        /// The pre-3.12 `ILock` mode's messages (`lock = "ilock"`).
+        Ilock(IlockMsg),
     }
 }
 
@@ -191,5 +194,7 @@ locksim_simulator::wrapper_enum! {
         Client(ClientTimer),
         /// The Raft replica's.
         Consensus(ConsensusTimer),
+        /// The `ILock` mode's.
+        Ilock(IlockTimer),
     }
 }

@@ -166,7 +166,7 @@ impl Process<Hazelcast> for HazelcastServer {
         match msg {
             HazelcastMsg::Consensus(m) => self.replica.on_message(ctx, from, m),
             HazelcastMsg::Invocation(inv) => self.on_invocation(ctx, from, inv),
-            HazelcastMsg::Response(_) => {}
+            HazelcastMsg::Response(_) | HazelcastMsg::Ilock(_) => {}
         }
         self.settle(ctx);
     }
@@ -181,7 +181,7 @@ impl Process<Hazelcast> for HazelcastServer {
                 }
                 self.v.check_timer = Some(ctx.set_timer(EXPIRY_CHECK_NS, ServerTimer::ExpiryCheck));
             }
-            HazelcastTimer::Server(_) | HazelcastTimer::Client(_) => {}
+            HazelcastTimer::Server(_) | HazelcastTimer::Client(_) | HazelcastTimer::Ilock(_) => {}
         }
         self.settle(ctx);
     }
