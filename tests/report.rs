@@ -47,7 +47,7 @@ at_ms = 1000
 duration_ms = 1500
 "#;
 
-const CHARTS: &[&str] = &["throughput", "latency-cdf", "violations", "cost", "timeline"];
+const CHARTS: &[&str] = &["throughput", "latency-cdf", "violations", "cost", "scorecard", "timeline"];
 
 fn run_report(name: &str) -> (PathBuf, PathBuf) {
     let dir = temp_dir(name);

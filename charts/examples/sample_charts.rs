@@ -49,6 +49,9 @@ fn algorithms() -> Vec<AlgorithmChartData> {
             stale_fenced: FencedRate::Rate(zero),
             messages_per_acquisition: Some(16.1),
             notifications_per_release: Some(0.0),
+            outage_ms_mean: None,
+            outage_ms_max: None,
+            fairness: None,
         },
         AlgorithmChartData {
             label: "redis".into(),
@@ -60,6 +63,9 @@ fn algorithms() -> Vec<AlgorithmChartData> {
             stale_fenced: FencedRate::Rate(iv(0.004, 0.001, 0.012)),
             messages_per_acquisition: Some(13.4),
             notifications_per_release: Some(0.0),
+            outage_ms_mean: None,
+            outage_ms_max: None,
+            fairness: None,
         },
         AlgorithmChartData {
             label: "redlock".into(),
@@ -71,6 +77,9 @@ fn algorithms() -> Vec<AlgorithmChartData> {
             stale_fenced: FencedRate::CannotBeFenced,
             messages_per_acquisition: Some(99.2),
             notifications_per_release: None,
+            outage_ms_mean: None,
+            outage_ms_max: None,
+            fairness: None,
         },
         AlgorithmChartData {
             label: "zookeeper".into(),
@@ -82,6 +91,9 @@ fn algorithms() -> Vec<AlgorithmChartData> {
             stale_fenced: FencedRate::Rate(zero),
             messages_per_acquisition: Some(36.7),
             notifications_per_release: Some(0.996),
+            outage_ms_mean: None,
+            outage_ms_max: None,
+            fairness: None,
         },
         AlgorithmChartData {
             label: "etcd".into(),
@@ -93,6 +105,9 @@ fn algorithms() -> Vec<AlgorithmChartData> {
             stale_fenced: FencedRate::Rate(zero),
             messages_per_acquisition: Some(51.4),
             notifications_per_release: Some(1.0),
+            outage_ms_mean: None,
+            outage_ms_max: None,
+            fairness: None,
         },
         AlgorithmChartData {
             label: "suspended".into(),
@@ -104,6 +119,9 @@ fn algorithms() -> Vec<AlgorithmChartData> {
             stale_fenced: FencedRate::Rate(iv(0.0, 0.0, 0.28)),
             messages_per_acquisition: Some(37.1),
             notifications_per_release: Some(1.0),
+            outage_ms_mean: None,
+            outage_ms_max: None,
+            fairness: None,
         },
     ]
 }

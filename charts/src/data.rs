@@ -59,6 +59,24 @@ pub struct AlgorithmChartData {
     pub messages_per_acquisition: Option<f64>,
     /// Watch or pub/sub wake-ups delivered per release (the herd effect).
     pub notifications_per_release: Option<f64>,
+    /// The outage, ms: the longest stretch of a run with a waiter and no holder, its mean over
+    /// runs; `None` = no data.
+    pub outage_ms_mean: Option<f64>,
+    /// The longest outage of any run, ms.
+    pub outage_ms_max: Option<f64>,
+    /// Jain's fairness index of sections per client over runs (1: equal shares).
+    pub fairness: Option<Fairness>,
+}
+
+/// Jain's fairness index over runs: mean, lowest and highest, each in `0..=1`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fairness {
+    /// The mean over runs.
+    pub mean: f64,
+    /// The lowest run's.
+    pub min: f64,
+    /// The highest run's.
+    pub max: f64,
 }
 
 impl AlgorithmChartData {
@@ -75,6 +93,9 @@ impl AlgorithmChartData {
             stale_fenced: FencedRate::Rate(None),
             messages_per_acquisition: None,
             notifications_per_release: None,
+            outage_ms_mean: None,
+            outage_ms_max: None,
+            fairness: None,
         }
     }
 }

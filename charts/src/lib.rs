@@ -20,6 +20,7 @@
 //! | [`cdf`] | [`latency_cdf_chart`], [`wait_cdf_chart`]: acquire-latency or wait CDFs on a log time axis |
 //! | [`violations`] | [`violations_chart`]: overlap and stale-write rates with 95% intervals |
 //! | [`cost`] | [`cost_chart`]: messages per acquisition and wake-ups per release |
+//! | [`scorecard`] | [`scorecard_chart`]: every row on one figure: safety rates, outage, messages, fairness |
 //! | [`timeline`] | [`timeline_chart`]: per-client lanes of several runs on one time axis |
 //! | [`sweep`] | [`sweep_chart`]: a metric against a swept parameter, with interval bands |
 //! | [`spacetime`] | [`spacetime_chart`]: one violation's nodes as lanes, time going down, messages as arrows |
@@ -44,6 +45,7 @@ mod glyphs;
 mod layout;
 pub mod output;
 mod raster;
+pub mod scorecard;
 pub mod spacetime;
 pub mod sweep;
 pub mod timeline;
@@ -55,10 +57,11 @@ pub use cdf::{latency_cdf_chart, wait_cdf_chart};
 pub use compare::{compare_chart, CompareChart, CompareMetric};
 pub use cost::cost_chart;
 pub use data::{
-    AlgorithmChartData, FaultWindow, FencedRate, Hold, Interval95, Lane, Span, SweepChart, SweepPoint, SweepSeries,
-    TimelineChart, TimelinePanel,
+    AlgorithmChartData, Fairness, FaultWindow, FencedRate, Hold, Interval95, Lane, Span, SweepChart, SweepPoint,
+    SweepSeries, TimelineChart, TimelinePanel,
 };
 pub use output::{ChartError, ChartFiles};
+pub use scorecard::scorecard_chart;
 pub use spacetime::{spacetime_chart, Elided, MarkKind, SpaceMark, SpaceMessage, SpaceWindow, SpacetimeChart};
 pub use sweep::sweep_chart;
 pub use timeline::timeline_chart;

@@ -5,9 +5,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use locksim_charts::{
-    cost_chart, latency_cdf_chart, sweep_chart, throughput_chart, timeline_chart, violations_chart, AlgorithmChartData,
-    ChartError, ChartFiles, FaultWindow, FencedRate, Hold, Interval95, Lane, Span, SweepChart, SweepPoint, SweepSeries,
-    TimelineChart, TimelinePanel,
+    cost_chart, latency_cdf_chart, scorecard_chart, sweep_chart, throughput_chart, timeline_chart, violations_chart,
+    AlgorithmChartData, ChartError, ChartFiles, Fairness, FaultWindow, FencedRate, Hold, Interval95, Lane, Span,
+    SweepChart, SweepPoint, SweepSeries, TimelineChart, TimelinePanel,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -109,6 +109,9 @@ fn algorithms() -> Vec<AlgorithmChartData> {
             stale_fenced: FencedRate::Rate(iv(0.0, 0.0, 0.015)),
             messages_per_acquisition: Some(16.1),
             notifications_per_release: Some(0.0),
+            outage_ms_mean: Some(20_000.0),
+            outage_ms_max: Some(20_000.0),
+            fairness: Some(Fairness { mean: 0.485, min: 0.128, max: 0.99 }),
         },
         AlgorithmChartData {
             label: "redlock".into(),
@@ -120,6 +123,9 @@ fn algorithms() -> Vec<AlgorithmChartData> {
             stale_fenced: FencedRate::CannotBeFenced,
             messages_per_acquisition: Some(99.2),
             notifications_per_release: None,
+            outage_ms_mean: Some(54.2),
+            outage_ms_max: Some(140.0),
+            fairness: Some(Fairness { mean: 0.987, min: 0.961, max: 0.998 }),
         },
         AlgorithmChartData {
             label: "zookeeper & co".into(),
@@ -131,6 +137,9 @@ fn algorithms() -> Vec<AlgorithmChartData> {
             stale_fenced: FencedRate::Rate(None),
             messages_per_acquisition: Some(37.1),
             notifications_per_release: Some(0.996),
+            outage_ms_mean: None,
+            outage_ms_max: None,
+            fairness: None,
         },
     ]
 }
@@ -329,6 +338,58 @@ fn violations_chart_draws_a_rule_out_bound_as_a_line_not_a_bar() {
     let texts = svg_texts(&svg);
     assert_eq!(texts.iter().filter(|t| *t == "<75%").count(), 3, "{texts:?}");
     assert_eq!(texts.iter().filter(|t| *t == "0").count(), 3, "{texts:?}");
+}
+
+/// The scorecard puts every row's safety, availability, cost and fairness on one figure, each
+/// cell with its value: intervals for seen rates, the bound for a clean class, "no token" for a
+/// model that cannot be fenced, "n/a" (never 0) for a missing value.
+#[test]
+fn scorecard_shows_every_row_and_every_column_with_its_value() {
+    let dir = out_dir("scorecard");
+    let files = scorecard_chart(&dir, "s", "failover: scorecard", &algorithms()).unwrap();
+    let svg = check_files(&files, &dir, "s");
+    let texts = svg_texts(&svg);
+    for wanted in [
+        "failover: scorecard",
+        "safety: runs with the violation",
+        "availability",
+        "cost",
+        "fairness",
+        "overlap",
+        "stale write, unfenced",
+        "stale write, fenced",
+        "outage",
+        "msgs / acquisition",
+        "Jain's index",
+        "db",
+        "redlock",
+        "zookeeper & co",
+        // db: clean, with its bound; its outage and fairness.
+        "0 (<1.5%)",
+        "20s / 20s",
+        "0.485 [0.128–0.99]",
+        "16.1",
+        // redlock: seen rates with their intervals; no fencing token; short outages.
+        "12% [8%–17%]",
+        "no fencing token",
+        "54.2ms / 140ms",
+        // zookeeper & co: every rate, no fenced runs, no outage or fairness data.
+        "100% [72%–100%]",
+        "n/a",
+    ] {
+        assert_has(&texts, wanted);
+    }
+    // The outage axis reaches past the longest outage; the rate axis is shared and stops at 100%.
+    assert_has(&texts, "100%");
+    assert_eq!(texts.iter().filter(|t| *t == "n/a").count(), 3, "fenced, outage and fairness of the third row");
+    // Three rows: the height grows with them.
+    let (_, h3) = png_size(&files.png);
+    let one = scorecard_chart(&dir, "one", "t", &algorithms()[..1]).unwrap();
+    let (_, h1) = png_size(&one.png);
+    assert!(h3 > h1 + 60, "{h1} {h3}");
+    // No rows: a note, not a failure.
+    let none = scorecard_chart(&dir, "none", "t", &[]).unwrap();
+    assert_has(&svg_texts(&fs::read_to_string(none.svg).unwrap()), "no algorithms");
 }
 
 #[test]
@@ -536,6 +597,9 @@ fn odd_values_do_not_break_charts() {
             stale_fenced: FencedRate::Rate(iv(f64::NAN, 0.0, 1.0)),
             messages_per_acquisition: Some(f64::INFINITY),
             notifications_per_release: Some(-0.0),
+            outage_ms_mean: None,
+            outage_ms_max: None,
+            fairness: None,
             ..AlgorithmChartData::new("edge", 3)
         },
         AlgorithmChartData {

@@ -1,7 +1,7 @@
 //! The results JSON's rows turned into the plain data `locksim-charts` draws from.
 
 use crate::json::{AlgorithmJson, ClassJson};
-use locksim_charts::{AlgorithmChartData, FencedRate, Interval95};
+use locksim_charts::{AlgorithmChartData, Fairness, FencedRate, Interval95};
 
 /// A violation class as a rate with its interval; `None` with no runs. A class no run showed
 /// reaches up to what the runs rule out (`rules_out`, the rule of three, as in the table), so the
@@ -53,6 +53,9 @@ pub fn algorithm_chart_data(a: &AlgorithmJson, cdf: CdfSource) -> AlgorithmChart
     };
     d.messages_per_acquisition = a.messages_per_acquisition;
     d.notifications_per_release = a.notifications_per_release;
+    d.outage_ms_mean = a.outage_ms;
+    d.outage_ms_max = a.outage_ms_max;
+    d.fairness = a.fairness.map(|f| Fairness { mean: f.mean, min: f.min, max: f.max });
     d
 }
 

@@ -43,7 +43,10 @@ text-align:right}th{background:#f3f3f3}td.label,th.label{text-align:left}td.bad{
 td.na{color:#777;font-style:italic}pre,code{background:#f6f6f6;font-size:.85em}pre{padding:.6em;overflow-x:auto}\
 figure{margin:1em 0}figure svg{width:100%;height:auto;border:1px solid #eee}figure.diagram svg{max-width:1000px}\
 section.explain ol{font-size:.92em}figcaption{color:#555;font-size:.9em}\
-.meta{color:#555}li code{overflow-wrap:anywhere}.ok{color:#070}.fail{color:#b00;font-weight:bold}td.warn{color:#a60}";
+.meta{color:#555}li code{overflow-wrap:anywhere}.ok{color:#070}.fail{color:#b00;font-weight:bold}td.warn{color:#a60}\
+div.table-scroll{overflow-x:auto;width:min(calc(100vw - 2em),1500px);max-width:none;\
+margin-left:calc((100% - min(calc(100vw - 2em),1500px))/2)}#results{font-size:.8em}#results th{font-weight:600;vertical-align:bottom}\
+#results th,#results td{padding:.2em .35em}#results td.label{white-space:nowrap}";
 
 fn class_cell(c: &ClassJson, runs: u64) -> String {
     if runs == 0 {
@@ -132,7 +135,7 @@ fn table(results: &ResultsJson) -> String {
     let libraries = results.algorithms.iter().any(|a| a.library.is_some());
     let library_head = if libraries { "<th class=\"label\">library</th>" } else { "" };
     let mut out = format!(
-        "<table id=\"results\">\n<tr><th class=\"label\">label</th>{library_head}<th>runs</th><th>overlap runs [95%]</th>\
+        "<div class=\"table-scroll\">\n<table id=\"results\">\n<tr><th class=\"label\">label</th>{library_head}<th>runs</th><th>overlap runs [95%]</th>\
 <th>stale writes, unfenced</th><th>stale writes, fenced</th><th>lost updates</th><th>token regressions</th>\
 <th>leaked re-grants</th>{doubles_head}<th>throughput /s</th><th>wait ms p50/p99</th><th>failed acquire/release</th>\
 <th>unavailable ms</th><th>outage ms mean/max</th><th>fairness mean [min–max]</th><th>messages /acquisition</th>\
@@ -142,7 +145,7 @@ fn table(results: &ResultsJson) -> String {
         out.push_str(&row(a, scheduled, libraries));
     }
     out.push_str(
-        "</table>\n<p class=\"meta\">Violation columns count runs (seeds) with at least one; the \
+        "</table>\n</div>\n<p class=\"meta\">Violation columns count runs (seeds) with at least one; the \
 brackets are 95% Wilson intervals. Hover a 0 for the rate the clean runs rule out.</p>\n\
 <p class=\"meta\">Leaked re-grants: a client was granted again the token of a lock whose release never took \
 effect — a leaked lock (others starve), not a fencing failure.</p>\n\
@@ -235,6 +238,21 @@ fn limitations(results: &ResultsJson) -> String {
         return String::new();
     }
     format!("<h2>Not modelled</h2>\n<ul>\n{out}</ul>\n")
+}
+
+/// The scorecard's PNG name: its section is shown under the results table, not among the charts.
+const SCORECARD_PNG: &str = "scorecard.png";
+
+/// The scorecard as a static block (no script needed): heading, the SVG, how to read it.
+fn scorecard_block(c: &ChartSection) -> String {
+    format!(
+        "<section class=\"scorecard\">\n<h2>{heading}</h2>\n<figure class=\"chart\" id=\"scorecard\">\n{svg}\n<figcaption>{caption} \
+(<a href=\"{png}\">PNG</a>)</figcaption>\n</figure>\n</section>\n",
+        heading = escape(&c.heading),
+        svg = inline_svg(&c.svg),
+        caption = escape(&c.caption),
+        png = escape(&c.png_name),
+    )
 }
 
 /// Strips the XML prologue so an SVG file can sit inside HTML.
@@ -347,10 +365,14 @@ pub fn index_html(
     }
     out.push_str("<h2>Results</h2>\n");
     out.push_str(&table(results));
+    // The scorecard, static, right under the table: every row on one figure.
+    if let Some(c) = charts.iter().find(|c| c.png_name == SCORECARD_PNG) {
+        out.push_str(&scorecard_block(c));
+    }
     out.push_str("<h2>Expectations</h2>\n");
     out.push_str(&expectations(results));
     out.push_str("<h2>Charts</h2>\n");
-    for c in charts {
+    for c in charts.iter().filter(|c| c.png_name != SCORECARD_PNG) {
         out.push_str(&format!(
             "<figure class=\"chart\" id=\"{id}\">\n<h3>{heading}</h3>\n{svg}\n<figcaption>{caption} \
 (<a href=\"{png}\">PNG</a>)</figcaption>\n</figure>\n",
@@ -499,6 +521,40 @@ mod tests {
 (etcd 3.4.3). See <a href=\"https://x.org/a?b=1&amp;c=&quot;2&quot;\">https://x.org/a?b=1&amp;c=&quot;2&quot;</a>."
         );
         assert_eq!(linked("no address"), "no address");
+    }
+
+    /// The scorecard stands in its own static block right under the results table (no script
+    /// needed), not among the charts further down; a page without one has no block.
+    #[test]
+    fn the_scorecard_is_a_block_under_the_results_table() {
+        let results = ResultsJson::new("s", "s.toml", 1000.0, 0..1, &[], vec![]);
+        let chart = |png: &str| ChartSection {
+            heading: png.trim_end_matches(".png").to_string(),
+            caption: "how to read it".to_string(),
+            svg: format!("<?xml version=\"1.0\"?>\n<svg id=\"{png}\"></svg>"),
+            png_name: png.to_string(),
+        };
+        let page = index_html(&results, &[chart("throughput.png"), chart(SCORECARD_PNG)], &[], &[]);
+        let block = page.find("<section class=\"scorecard\">").expect("a scorecard block");
+        assert!(page.find("</table>").unwrap() < block, "under the table");
+        assert!(block < page.find("<h2>Expectations</h2>").unwrap(), "near the top, before the charts");
+        assert_eq!(page.matches("<svg id=\"scorecard.png\">").count(), 1, "shown once");
+        assert!(page.find("<svg id=\"throughput.png\">").unwrap() > page.find("<h2>Charts</h2>").unwrap());
+        let without = index_html(&results, &[chart("throughput.png")], &[], &[]);
+        assert!(!without.contains("scorecard"));
+    }
+
+    /// The results table (16 columns and more) sits in a container that is wider than the text
+    /// column and scrolls sideways, so it is never cut (issue 37: at 1 400 px the columns from
+    /// messages per acquisition on were cut off).
+    #[test]
+    fn the_results_table_scrolls_within_its_container() {
+        let results = ResultsJson::new("s", "s.toml", 1000.0, 0..1, &[], vec![]);
+        let t = table(&results);
+        assert!(t.starts_with("<div class=\"table-scroll\">\n<table id=\"results\">"), "{t}");
+        assert!(t.contains("</table>\n</div>"), "{t}");
+        assert!(STYLE.contains("div.table-scroll{overflow-x:auto;"), "{STYLE}");
+        assert!(!STYLE.contains("#results td{white-space:nowrap}"), "cells may wrap, so the table fits");
     }
 
     #[test]

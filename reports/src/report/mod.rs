@@ -1,7 +1,7 @@
 //! A report directory: the results JSON, every chart as SVG and PNG, and `index.html` showing
 //! them all. Written by `sim run --report DIR` and, from saved results, `sim report`. Only the
 //! report's own files are written (`index.html`, `results.json`, and `throughput`, `latency-cdf`,
-//! `violations`, `cost`, `timeline` and one `explain-LABEL` per row with a failing seed, as `.svg`
+//! `violations`, `cost`, `scorecard`, `timeline` and one `explain-LABEL` per row with a failing seed, as `.svg`
 //! and `.png`); anything else already in the directory is left alone.
 //!
 //! - [`chart_data`]: results rows as chart data
@@ -124,6 +124,18 @@ pub fn write_report(
     let algs: Vec<_> = results.algorithms.iter().map(|a| algorithm_chart_data(a, cdf)).collect();
     let name = &results.scenario;
     let mut sections = Vec::new();
+    // The page shows it in its own block under the results table (html.rs picks it out by name).
+    let f =
+        locksim_charts::scorecard_chart(dir, "scorecard", &format!("{name}: scorecard"), &algs).map_err(chart_error)?;
+    sections.push(section(
+        &f,
+        "Scorecard",
+        "Every row on one figure. Safety: runs with each violation, a dot and its 95% Wilson interval \
+         on one scale for the three; a row that saw none is a dot at 0 and a dotted line to the rate its \
+         runs rule out. Availability: the outage (the longest stretch with a waiter and no holder), mean \
+         as a bar and longest as a tick. Cost: messages per successful acquisition. Fairness: Jain's index \
+         of sections per client, the mean on its min–max range (1: equal shares).",
+    )?);
     let f = locksim_charts::throughput_chart(dir, "throughput", &format!("{name}: throughput"), &algs)
         .map_err(chart_error)?;
     sections.push(section(&f, "Throughput", "Completed critical sections per simulated second, all seeds.")?);
