@@ -104,7 +104,7 @@ const PARAMS: &[ParamSpec] = &[
         name: "client",
         kind: ParamKind::Choice(LIBRARIES),
         default: "\"curator-5.4\"",
-        meaning: "the lock library and version the clients run (default curator-5.4, the newest stable preset): locksim-1 is the model as it was before presets (mixed versions, see docs/libraries.md); curator-5.4, kazoo-2.10 and kazoo-2.11 set session_timeout_ms, connection_timeout_ms, retry_policy, retry_base_sleep_ms, retry_max_retries, state_delivery, state_delivery_ms, resume_to_check_ms and release unless given; curator-5.4 also has the ZooKeeper Java client's 100 ms cleanup sleep after a lost connection",
+        meaning: "the lock library and version the clients run (default curator-5.4, the newest stable preset): locksim-1 is the model as it was before presets (mixed versions, see docs/libraries.md); curator-5.4 sets session_timeout_ms, connection_timeout_ms, retry_policy, retry_base_sleep_ms, retry_max_retries, state_delivery, state_delivery_ms, resume_to_check_ms and release unless given, kazoo-2.10 and kazoo-2.11 set session_timeout_ms, retry_policy, state_delivery, state_delivery_ms, resume_to_check_ms and release; curator-5.4 also has the ZooKeeper Java client's 100 ms cleanup sleep after a lost connection",
     },
     ParamSpec {
         name: "servers",
