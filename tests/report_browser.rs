@@ -181,31 +181,7 @@ fn the_failover_pages_tooltip_shows_the_traced_token_and_the_wheel_zooms() {
         assert!(runs.contains(&want.as_str()), "{want} not in {runs:?}");
     }
 
-    // The hovered grant, found again in the trace of the same seed.
-    let hover = &st["hover"];
-    assert_eq!(hover["tip_visible"], true, "{hover}");
-    let (label, seed, node) =
-        (hover["label"].as_str().unwrap(), hover["seed"].as_u64().unwrap(), hover["node"].as_str().unwrap());
-    let at_ms = hover["at_ms"].as_f64().unwrap();
-    let entries = trace(FILE, label, seed, &dir);
-    let grant = entries
-        .iter()
-        .find(|e| {
-            e["kind"] == "history"
-                && e["node"] == node
-                && e["detail"].as_str().unwrap().starts_with("Granted")
-                && (e["at_ns"].as_f64().unwrap() / 1e6 - at_ms).abs() < 0.0006
-        })
-        .unwrap_or_else(|| panic!("no Granted on {node} at {at_ms} ms in the trace of {label} seed {seed}"));
-    let detail = grant["detail"].as_str().unwrap();
-    let token = detail.split("token: Some(").nth(1).and_then(|t| t.split(')').next()).expect("a token");
-    assert_eq!(hover["token"].as_str().unwrap(), token, "tooltip vs trace: {detail}");
-    assert!(hover["event"].as_str().unwrap().contains(&format!("token: Some({token})")), "{hover}");
-    let wall_ms = grant["wall_ns"].as_f64().unwrap() / 1e6;
-    assert!(
-        hover["granted"].as_str().unwrap().contains(&format!("wall clock {wall_ms:.3} ms")),
-        "the tooltip's wall clock is the trace's {wall_ms:.3} ms: {hover}"
-    );
+    check_hover(&st, FILE, &dir);
 
     // Zoom: the whole run first, then half of it around the middle.
     let duration_ms = results["duration_ms"].as_f64().unwrap();
@@ -271,6 +247,66 @@ fn clicking_a_violation_of_known_outcome_15_opens_its_narrative_and_the_clock_pl
     for (node, v) in clocks.iter().filter(|(n, _)| n.as_str() != "server-2") {
         assert_eq!(v.as_f64(), Some(0.0), "{node} does not move: {clocks:?}");
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The grant the self-test hovered, found again in the trace of the same seed: the tooltip's
+/// token is the one granted, and its wall clock is the one the client's clock read then.
+fn check_hover(st: &Value, file: &str, dir: &Path) {
+    let hover = &st["hover"];
+    assert_eq!(hover["tip_visible"], true, "{hover}");
+    let label = hover["label"].as_str().unwrap();
+    let seed = hover["seed"].as_u64().unwrap();
+    let node = hover["node"].as_str().unwrap();
+    let at_ms = hover["at_ms"].as_f64().unwrap();
+    let entries = trace(file, label, seed, dir);
+    let grant = entries
+        .iter()
+        .find(|e| {
+            e["kind"] == "history"
+                && e["node"] == node
+                && e["detail"].as_str().unwrap().starts_with("Granted")
+                && (e["at_ns"].as_f64().unwrap() / 1e6 - at_ms).abs() < 0.0006
+        })
+        .unwrap_or_else(|| panic!("no Granted on {node} at {at_ms} ms in the trace of {label} seed {seed}"));
+    let detail = grant["detail"].as_str().unwrap();
+    let token = detail.split("token: Some(").nth(1).and_then(|t| t.split(')').next()).expect("a token");
+    assert_eq!(hover["token"].as_str().unwrap(), token, "tooltip vs trace: {detail}");
+    assert!(hover["event"].as_str().unwrap().contains(&format!("token: Some({token})")), "{hover}");
+    let wall_ms = grant["wall_ns"].as_f64().unwrap() / 1e6;
+    let shown: f64 = hover["granted"]
+        .as_str()
+        .unwrap()
+        .split("wall clock ")
+        .nth(1)
+        .and_then(|t| t.strip_suffix(" ms"))
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("a wall clock reading in {hover}"));
+    // The page keeps true times to the microsecond: a clock running 50% fast reads 1.5 us off.
+    assert!(
+        (shown - wall_ms).abs() < 0.002,
+        "the tooltip's wall clock {shown} ms, the trace's {wall_ms:.3} ms: {hover}"
+    );
+}
+
+/// Known outcome 13: every node's clock is offset by up to an hour and drifts by up to 50%. The
+/// tooltip's wall clock for a grant is what that client's clock read then, as the trace says.
+#[test]
+fn the_tooltips_wall_clock_follows_an_offset_and_drifting_clock() {
+    const FILE: &str = "scenarios/known/13-kubernetes-clock-drift.toml";
+    let Some(browser) = chromium("the_tooltips_wall_clock_follows_an_offset_and_drifting_clock") else {
+        return;
+    };
+    let dir = temp_dir("known13");
+    report(FILE, "1", &dir);
+    let st = selftest(&browser, &dir);
+    check_hover(&st, FILE, &dir);
+    let hover = &st["hover"];
+    let (at_ms, granted) = (hover["at_ms"].as_f64().unwrap(), hover["granted"].as_str().unwrap());
+    assert!(!granted.contains(&format!("wall clock {at_ms:.3} ms")), "this clock is not true time: {granted}");
+    // Every clock drifts: no node's line in the clock plot is flat at zero.
+    let clocks = st["clocks"].as_object().unwrap();
+    assert!(clocks.len() >= 6 && clocks.values().all(|v| v.as_f64().unwrap() > 0.0), "{clocks:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
