@@ -251,6 +251,15 @@ pool_mode = {mode}\ndefault_pool_size = {}\nmax_client_conn = 1000\nlogfile = {}
         v
     }
 
+    fn versions_for(&self, params: &Params) -> Vec<(String, String)> {
+        // PgBouncer only for the rows that run through it.
+        let mut v = self.versions();
+        if params.str("pgbouncer") == "none" {
+            v.retain(|(program, _)| program != "pgbouncer");
+        }
+        v
+    }
+
     fn client(&self, setup: &Setup, run: &RunSpec, spec: &ClientSpec) -> Result<(), String> {
         client::run_typed(&Postgres, setup, run, spec, |servers, tx| Box::new(PgAdapter::new(servers, tx)))
     }
