@@ -338,7 +338,8 @@
     el('clipPath', { id: 'tl-clip2' }, svg).appendChild(el('rect', { x: LM, y: 0, width: W - LM - RM, height: H }));
     (flat ? [0] : [lo + pad, 0, hi - pad]).forEach(function (o) {
       el('line', { x1: LM, x2: W - RM, y1: y(o), y2: y(o), stroke: o === 0 ? '#999' : '#eee' }, svg);
-      el('text', { x: LM - 6, y: y(o) + 4, 'text-anchor': 'end', 'class': 'tl-tick' }, svg).textContent = (o >= 0 ? '+' : '') + o.toFixed(Math.abs(o) < 10 ? 3 : 0) + ' ms';
+      var a = Math.abs(o), text = a === 0 ? '0' : a >= 10000 ? (o / 1000).toFixed(a >= 1e6 ? 0 : 1) + ' s' : o.toFixed(a < 10 ? 3 : 0) + ' ms';
+      el('text', { x: LM - 6, y: y(o) + 4, 'text-anchor': 'end', 'class': 'tl-tick' }, svg).textContent = (o > 0 ? '+' : '') + text;
     });
     var g = el('g', { 'clip-path': 'url(#tl-clip2)' }, svg), legend = html('div', undefined, clockEl, 'tl-legend');
     nodes.forEach(function (n, k) {
