@@ -410,10 +410,13 @@ fn row_5_from_3_27_1_a_readonly_reply_is_retried_after_the_retry_delay() {
 /// request at 40 s, before the lock left its 5 ms replication buffer. client-0 also locks at
 /// 0.1 s, 12 s and 14 s (each released 0.1 s later); client-1 locks at 50 s, after the second
 /// failover.
+/// Every preset runs with `no_sync = "unlock_fail"` here: the acquisition at 12 s finds no replica
+/// synced (server-0 is down); a version that unlocks and retries it (3.47.0+) would take the lock
+/// after the script's release at 12.1 s and keep it, which is not what this test is about.
 fn two_failovers(client: &str) -> Vec<locksim_simulator::trace::TraceEntry> {
     use Step::*;
     scripted(
-        &format!("client = \"{client}\"\nwatchdog = true\nreplicas = 1\ndown_after_ms = 5000\npersistence = \"none\""),
+        &format!("client = \"{client}\"\nwatchdog = true\nreplicas = 1\ndown_after_ms = 5000\npersistence = \"none\"\nno_sync = \"unlock_fail\""),
         vec![
             vec![
                 (100.0, Acquire(0)),
@@ -577,6 +580,37 @@ hold_ms = 300
         for models in ["client = \"locksim-1\"", "client = \"redis-py-8\"\nrelease_missing = \"ignore\""] {
             let out = run(&text(models), "redis", seed);
             assert_eq!(out.metrics.failed_releases, 0, "{models} seed {seed}");
+        }
+    }
+}
+
+/// "None of slaves were synced" per version (`no_sync`): the replica, connected, is paused
+/// from 50 ms, so the lock script's `WAIT` (at 100 ms) answers 0 after its 1000 ms. Redisson 3.25.0–3.46.0 (`redisson-3.37`) fails
+/// the call and leaves the key (no unlock); 3.47.0 and later (`redisson-4.7`) unlock and run the
+/// acquisition again after the retry delay, `retry_attempts` (4) times, then fail; the model
+/// before presets unlocks and fails at once.
+#[test]
+fn no_sync_per_version_fail_keep_unlock_retry_or_unlock_fail() {
+    use Step::*;
+    for (client, locks, unlocks) in [("redisson-3.37", 1, 0), ("redisson-4.7", 5, 5), ("locksim-1", 1, 1)] {
+        let trace = scripted(
+            &format!("client = \"{client}\"\nwatchdog = true\nreplicas = 1"),
+            vec![vec![(100.0, Acquire(0))]],
+            vec![fault(FaultKind::Pause, "server-1", 50.0, Some(25_000.0))],
+            30_000.0,
+            0,
+        );
+        let sent_locks = find(&trace, "client-0", "send", "HLock");
+        let sent_unlocks = find(&trace, "client-0", "send", "HUnlock");
+        assert_eq!((sent_locks.len(), sent_unlocks.len()), (locks, unlocks), "{client}: {sent_locks:?}");
+        let failed = find(&trace, "client-0", "note", "lib Failed");
+        assert_eq!(failed.len(), 1, "{client}: {failed:?}");
+        assert!(failed[0].1.contains("Refused"), "{client}: {}", failed[0].1);
+        assert!(find(&trace, "client-0", "note", "lib Granted").is_empty(), "{client}");
+        if client == "redisson-4.7" {
+            // Each retry waits the equal-jitter delay after the unlock: 500-1000 ms, then 1000-2000.
+            let gap = sent_locks[1].0 - sent_locks[0].0;
+            assert!(gap > 1_000.0 + 500.0 && gap < 1_002.0 + 1_000.0, "{client}: {sent_locks:?}");
         }
     }
 }

@@ -48,9 +48,10 @@
 //! = true` and `slavesSyncTimeout = 1000` since the setting came in 3.17.0, CHANGELOG 20-Mar-2022;
 //! unchanged in the 2024 source read): the acquiring script is pipelined with `WAIT <available
 //! replicas> 1000` (`syncedEval`); if no replica acknowledged ("None of slaves were synced"), the
-//! acquisition fails and the lock just taken is unlocked (`handleNoSync`). With no replica
-//! available (none configured, or all reported down) there is no `WAIT`, as in Redisson. The model
-//! applies it to the plain pattern too (the redis.io pattern itself has no `WAIT`: `replica_ack =
+//! acquisition fails and the lock just taken is unlocked (`handleNoSync`; `no_sync =
+//! "fail_keep"` leaves it, `"unlock_retry"` unlocks and acquires again after the retry delay).
+//! With no replica available (none configured, or all reported down) there is no `WAIT`, as in
+//! Redisson. The model applies it to the plain pattern too (the redis.io pattern itself has no `WAIT`: `replica_ack =
 //! false`).
 //!
 //! Commands and retries (Redisson 3.x `RedisExecutor`, read at the 2021 source: `execute`,
@@ -139,6 +140,32 @@ impl RenewalError {
             RenewalError::Stop
         } else {
             RenewalError::Reschedule
+        }
+    }
+}
+
+/// What an acquisition does when no replica acknowledged its `WAIT` ("None of slaves were
+/// synced", `no_sync`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoSync {
+    /// Unlock the key just taken and fail the call (the model before presets).
+    UnlockFail,
+    /// Fail the call and leave the key: nothing unlocks it and no watchdog renews it, so it
+    /// expires one lease later (Redisson 3.17.x, where `handleNoSync` does not exist yet; and
+    /// 3.25.0–3.46.0, whose message check no longer matches the new error text).
+    FailKeep,
+    /// Unlock, then run the whole acquisition again after the retry delay, up to
+    /// `retry_attempts` times; then fail (Redisson 3.20.1–3.24.x and from 3.47.0).
+    UnlockRetry,
+}
+
+impl NoSync {
+    /// The `no_sync` parameter: `fail_keep`, `unlock_retry`, anything else `unlock_fail`.
+    pub fn parse(s: &str) -> NoSync {
+        match s {
+            "fail_keep" => NoSync::FailKeep,
+            "unlock_retry" => NoSync::UnlockRetry,
+            _ => NoSync::UnlockFail,
         }
     }
 }
@@ -287,6 +314,8 @@ pub struct ClientConfig {
     /// ours) is an error, `ReleaseFailed` (`release_missing = "error"`: redis-py's
     /// `LockNotOwnedError`); else it returns.
     pub release_missing_fails: bool,
+    /// What an acquisition does when no replica acknowledged its `WAIT` (`no_sync`).
+    pub no_sync: NoSync,
 }
 
 /// A request in flight (or waiting to be sent again) and what its answer is for.
@@ -415,11 +444,14 @@ struct KeyState {
     permit: bool,
     /// The running watchdog's generation (None: not renewing).
     renew_seq: Option<u32>,
+    /// Acquisitions run again in this call after no replica acknowledged (`no_sync =
+    /// "unlock_retry"`).
+    no_sync_retries: u32,
 }
 
 impl Default for KeyState {
     fn default() -> Self {
-        KeyState { held: None, acq: Acq::Idle, subscribed: false, permit: false, renew_seq: None }
+        KeyState { held: None, acq: Acq::Idle, subscribed: false, permit: false, renew_seq: None, no_sync_retries: 0 }
     }
 }
 
@@ -785,11 +817,8 @@ impl RedisLockClient {
                 }
                 self.state(key).acq = Acq::Idle;
                 if waited && r.synced.unwrap_or(0) == 0 {
-                    // checkLockSyncedSlaves: "None of slaves were synced". Fail and unlock.
-                    ctx.note(|| format!("lock {key}: no replica acknowledged the grant (WAIT): failing and unlocking"));
-                    self.send_unlock(ctx, key, value, true);
-                    self.unsubscribe(ctx, key);
-                    out.push(LockEvent::Failed { key, reason: FailReason::Refused });
+                    // checkLockSyncedSlaves: "None of slaves were synced".
+                    self.on_no_sync(ctx, out, key, value, nested);
                     return;
                 }
                 self.unsubscribe(ctx, key);
@@ -846,6 +875,44 @@ impl RedisLockClient {
                 }
             }
         }
+    }
+
+    /// No replica acknowledged the `WAIT` after a grant ("None of slaves were synced"): what the
+    /// version does (`no_sync`). A nested acquisition is never run again (the lock is held).
+    fn on_no_sync(&mut self, ctx: &mut Ctx<Redis>, out: &mut LockEvents, key: LockKey, value: u64, nested: bool) {
+        if self.cfg.no_sync == NoSync::FailKeep {
+            // No handleNoSync (3.17.x) or one that no longer recognises the error (3.25.0–3.46.0,
+            // CommandAsyncService.java:858,906@redisson-3.25.0): the error reaches the caller
+            // and the key stays until its lease runs out (no watchdog was started).
+            ctx.note(|| format!("lock {key}: no replica acknowledged the grant (WAIT): failing; the key stays"));
+            self.unsubscribe(ctx, key);
+            out.push(LockEvent::Failed { key, reason: FailReason::Refused });
+            return;
+        }
+        let tries = self.state(key).no_sync_retries;
+        if self.cfg.no_sync == NoSync::UnlockFail || nested || tries >= self.cfg.retry_attempts {
+            ctx.note(|| format!("lock {key}: no replica acknowledged the grant (WAIT): failing and unlocking"));
+            self.send_unlock(ctx, key, value, true);
+            self.unsubscribe(ctx, key);
+            out.push(LockEvent::Failed { key, reason: FailReason::Refused });
+            return;
+        }
+        // handleNoSync unlocks, and the retry wrapper runs the acquisition again after the
+        // retry delay (RedissonBaseLock.java:334-340@redisson-3.20.1;
+        // connection/ServiceManager.java:568-578@redisson-3.48.0).
+        let n = tries + 1;
+        self.state(key).no_sync_retries = n;
+        let delay_ns = self.cfg.retry_delay.before_retry_ns(self.cfg.retry_interval_ms, n, ctx.rng());
+        ctx.note(|| {
+            format!(
+                "lock {key}: no replica acknowledged the grant (WAIT): unlocking, acquisition {n} again in {:.3} ms",
+                delay_ns as f64 / 1e6
+            )
+        });
+        self.send_unlock(ctx, key, value, true);
+        let seq = self.next_seq();
+        self.state(key).acq = Acq::RetryWait { seq };
+        ctx.set_timer(delay_ns, ClientTimer::Retry { key, seq });
     }
 
     fn fail(&mut self, ctx: &mut Ctx<Redis>, out: &mut LockEvents, key: LockKey, nested: bool) {
@@ -1113,7 +1180,9 @@ impl LockClient<Redis> for RedisLockClient {
 
     fn acquire(&mut self, ctx: &mut Ctx<Redis>, out: &mut LockEvents, key: LockKey, mode: LockMode) {
         let _ = (out, mode); // exclusive only: the model rejects read_fraction > 0
-        let nested = self.state(key).held.is_some();
+        let st = self.state(key);
+        st.no_sync_retries = 0;
+        let nested = st.held.is_some();
         self.attempt(ctx, key, nested);
     }
 

@@ -30,6 +30,11 @@
 //!   `connection/MasterSlaveEntry.java:77@redisson-3.27.0`), forgotten on any other count from
 //!   3.46.0 (`CommandAsyncService.java:1129@redisson-3.46.0`); no `WAIT` with 0 cached
 //!   (`command/CommandBatchService.java:447-461@redisson-3.27.0`).
+//! - `no_sync` (no replica acknowledged the lock's `WAIT`): `fail_keep` in 3.17.x (no
+//!   `handleNoSync`) and 3.25.0–3.46.0 (the message check no longer matches:
+//!   `command/CommandAsyncService.java:858,906@redisson-3.25.0`); `unlock_retry` in 3.20.1–3.24.x
+//!   (`RedissonBaseLock.java:334-340@redisson-3.20.1`) and from 3.47.0
+//!   (`CommandAsyncService.java:997@redisson-3.47.0`, `connection/ServiceManager.java:568-578@redisson-3.48.0`).
 //! - retries: 3 × constant 1500 ms up to 3.47.0 (`BaseConfig.java:57,59@redisson-3.17.0`), 4 ×
 //!   `EqualJitterDelay(1000 ms, 2 s)` from 3.48.0 (`BaseConfig.java:63,65-68@redisson-3.48.0`,
 //!   `config/EqualJitterDelay.java:51-63@redisson-3.48.0`; `BaseConfig.java:62,67@redisson-4.7.0`).
@@ -137,12 +142,14 @@ fn redisson_switches(
     resend_written: &str,
     readonly_retry: bool,
     replica_count: &str,
+    no_sync: &str,
 ) -> Vec<(&'static str, V)> {
     vec![
         ("renewal_error", V::Str(renewal_error.into())),
         ("resend_written", V::Str(resend_written.into())),
         ("readonly_retry", V::Bool(readonly_retry)),
         ("replica_count", V::Str(replica_count.into())),
+        ("no_sync", V::Str(no_sync.into())),
     ]
 }
 
@@ -181,34 +188,35 @@ fn preset(client: &str) -> Vec<(&'static str, V)> {
         "redisson-3.17" => {
             v.extend(redisson_common());
             v.extend(redisson_constant_retry());
-            v.extend(redisson_switches("stop", "all", false, "sentinel_view"));
+            v.extend(redisson_switches("stop", "all", false, "sentinel_view", "fail_keep"));
         }
         "redisson-3.21" => {
             v.extend(redisson_common());
             v.extend(redisson_constant_retry());
-            v.extend(redisson_switches("stop", "all", false, "info_each_call"));
+            v.extend(redisson_switches("stop", "all", false, "info_each_call", "unlock_retry"));
         }
         "redisson-3.27" => {
             v.extend(redisson_common());
             v.extend(redisson_constant_retry());
-            v.extend(redisson_switches("stop", "all", true, "info_cached"));
+            v.extend(redisson_switches("stop", "all", true, "info_cached", "fail_keep"));
         }
         "redisson-3.37" => {
             v.extend(redisson_common());
             v.extend(redisson_constant_retry());
-            v.extend(redisson_switches("stop", "batch_only", true, "info_cached"));
+            v.extend(redisson_switches("stop", "batch_only", true, "info_cached", "fail_keep"));
         }
         "redisson-3.44" => {
             v.extend(redisson_common());
             v.extend(redisson_constant_retry());
-            v.extend(redisson_switches("reschedule", "batch_only", true, "info_cached"));
+            // 3.44.0–3.46.0; 3.47.0 alone already unlocks and retries (`no_sync`).
+            v.extend(redisson_switches("reschedule", "batch_only", true, "info_cached", "fail_keep"));
         }
         // 3.48.0–3.52.0 and 4.0.0–4.7.0: the same for every switch the model has (they differ
         // in WAITAOF with AOF on, not modelled).
         "redisson-3.52" | "redisson-4.7" => {
             v.extend(redisson_common());
             v.extend(redisson_equal_jitter_retry());
-            v.extend(redisson_switches("reschedule", "batch_only", true, "info_cached_any_change"));
+            v.extend(redisson_switches("reschedule", "batch_only", true, "info_cached_any_change", "unlock_retry"));
         }
         "redis-py-5" => {
             v.extend(redis_py_common());

@@ -39,7 +39,8 @@ use locksim_simulator::process::{NodeKind, Process};
 use locksim_simulator::setup::WorkloadSpec;
 
 use client::{
-    AcquireMode, ClientConfig, RedisLockClient, RenewalError, ReplicaCount, ResendWritten, RetryDelay, UnlockMode,
+    AcquireMode, ClientConfig, NoSync, RedisLockClient, RenewalError, ReplicaCount, ResendWritten, RetryDelay,
+    UnlockMode,
 };
 use library::LIBRARIES;
 use persistence::Persistence;
@@ -222,6 +223,12 @@ const PARAMS: &[ParamSpec] = &[
         meaning: "where the replica count for WAIT comes from: every replica Sentinel did not report down (Redisson up to 3.18.0 reads its own Sentinel view); the primary's INFO REPLICATION connected_slaves asked before every call (3.18.1+); the same cached per client and forgotten only when a WAIT answers fewer (3.27.0+: once 0 is cached, as right after a failover, it never WAITs again) or any other count (3.46.0+)",
     },
     ParamSpec {
+        name: "no_sync",
+        kind: ParamKind::Choice(&["unlock_fail", "fail_keep", "unlock_retry"]),
+        default: "\"unlock_fail\"",
+        meaning: "with replica_ack, an acquisition whose WAIT no replica acknowledged (\"None of slaves were synced\"): unlock the key just taken and fail (the model before presets); fail and leave the key, which expires one lease later with no watchdog (Redisson 3.17.x, 3.25.0-3.46.0); or unlock and run the acquisition again after the retry delay, up to retry_attempts times, then fail (Redisson 3.20.1-3.24.x, 3.47.0 and later)",
+    },
+    ParamSpec {
         name: "service_ms",
         kind: ParamKind::Dist { min: 0.0, max: 1e6 },
         default: "0.05",
@@ -266,6 +273,7 @@ impl Redis {
             readonly_retry: params.bool("readonly_retry"),
             replica_count: ReplicaCount::parse(params.str("replica_count")),
             release_missing_fails: params.str("release_missing") == "error",
+            no_sync: NoSync::parse(params.str("no_sync")),
         }
     }
 }
@@ -359,7 +367,21 @@ impl Model for Redis {
         }
         if library::is_redisson(client) {
             notes.push(
-                "Redisson preset: Sentinel is followed by its announcements, not polled every second; the no-sync handling is the model's (unlock and fail) for every version"
+                "Redisson preset: Sentinel is followed by its announcements (+switch-master, +sdown/-sdown), not polled every second (scanInterval 1000 ms)"
+                    .into(),
+            );
+        }
+        let replicas = params.int("replicas");
+        let aof = matches!(params.str("persistence"), "everysec" | "always");
+        if client == "redisson-3.52" && replicas > 0 && aof && params.bool("replica_ack") {
+            notes.push(
+                "Redisson 3.46.0-3.52.0 send WAITAOF 1 <replicas> instead of WAIT when the primary has appendonly yes (the grant also waits for the primary's fsync): not modelled, the model sends WAIT"
+                    .into(),
+            );
+        }
+        if client.starts_with("redis-py-") && replicas > 0 {
+            notes.push(
+                "redis-py preset with replicas: redis-py's SentinelConnectionPool asks Sentinel for the primary at each new connection; the model's client follows Sentinel's +switch-master announcements"
                     .into(),
             );
         }
@@ -372,7 +394,6 @@ impl Model for Redis {
                     .into(),
             );
         }
-        let replicas = params.int("replicas");
         if params.bool("replica_ack") && replicas > 0 && !params.bool("watchdog") {
             notes.push(
                 "replica_ack (Redisson's checkLockSyncedSlaves, on by default) also WAITs after the plain pattern's SET NX: the redis.io pattern as published does not (replica_ack = false)"
