@@ -60,7 +60,7 @@ fn compare_reference_prints_three_columns_under_a_header_naming_library_and_pres
     assert!(header.contains("library live: redis-py 5.2.1"), "{header}");
     assert!(header.contains("simulated with client = \"redis-py-5\" (the library's preset)"), "{header}");
     assert!(
-        stdout.contains("redis: redis-py 5.2.1 (PyPI redis==5.2.1) live against the model with client = \"redis-py-5\": simulated 4 seeds, recipe live 1 run(s), library live 1 run(s)"),
+        stdout.contains("redis: redis-py 5.2.1 (PyPI redis==5.2.1) live against the model with client = \"redis-py-5\": simulated 4 seeds, recipe live 1 run, library live 1 run"),
         "{stdout}"
     );
     // Redisson's watchdog row has no reference client: named, not compared.
@@ -100,7 +100,7 @@ fn compare_reference_prints_three_columns_under_a_header_naming_library_and_pres
     // The harness counts no messages: its column says so instead of comparing a 0.
     let messages = cells(line("client_messages_per_acquisition"));
     assert_eq!(&messages[5..7], ["not counted", "–"], "{stdout}");
-    assert!(stdout.contains("0 verdict(s) differ") && stdout.contains("every verdict agrees"), "{stdout}");
+    assert!(stdout.contains("0 verdicts differ") && stdout.contains("every verdict agrees"), "{stdout}");
     for started in ["locksim-calibrate-", "locksim-live-"] {
         let left = processes_mentioning(&std::env::temp_dir().join(started));
         assert!(left.is_empty(), "processes left running ({started}…): {left:?}");

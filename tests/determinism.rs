@@ -90,7 +90,7 @@ fn a_replayed_trace_is_byte_identical() {
             .args(["run", file.to_str().unwrap(), "--seed", "3", "--trace"])
             .output()
             .unwrap()
-            .stdout
+            .stderr
     };
     let a = run();
     assert!(String::from_utf8_lossy(&a).contains("deliver"));
@@ -130,7 +130,8 @@ fn the_printed_replay_command_reproduces_the_first_violation() {
     let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
     let out = Command::new("sh").current_dir(root).env("PATH", path).args(["-c", replay]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let trace = String::from_utf8_lossy(&out.stdout);
+    // `--trace` without a file writes the trace to stderr, apart from the table.
+    let trace = String::from_utf8_lossy(&out.stderr);
     let violations: Vec<&str> = trace.lines().filter(|l| l.contains(" violation ")).collect();
     assert!(
         violations.first().is_some_and(|l| l.ends_with(&format!("violation {kind}: {detail}"))),

@@ -167,7 +167,7 @@ fn etcd_compare_calibrates_each_request_kind() {
     let (service, sync) = (figure("simulated with service_ms"), figure("fsync_ms"));
     assert!(given.starts_with("service_ms ") && given.contains(", fsync_ms "), "{header}");
     assert!(service < read && sync < write - read, "{header}");
-    assert!(stdout.contains("etcd: simulated 4 seeds, live 1 run(s)"), "{stdout}");
+    assert!(stdout.contains("etcd: simulated 4 seeds, live 1 run"), "{stdout}");
     for metric in ["overlap", "throughput_per_s", "wait_ms_p50", "client_messages_per_acquisition"] {
         assert!(stdout.lines().any(|l| l.trim_start().starts_with(metric)), "no {metric} row:\n{stdout}");
     }

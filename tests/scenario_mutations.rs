@@ -240,7 +240,7 @@ fn breaking_a_library_scenario_fails_its_expectations() {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, mutated).unwrap();
         let out = Command::new(env!("CARGO_BIN_EXE_sim"))
-            .args(["run", path.to_str().unwrap(), "--algorithm", m.row, "--seeds", "20"])
+            .args(["run", path.to_str().unwrap(), "--algorithm", m.row, "--seeds", "20", "--judge-all"])
             .output()
             .unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
@@ -405,7 +405,7 @@ fn removing_an_incidents_fault_or_applying_its_fix_fails_its_broken_row() {
         let path = tmp.join(m.file);
         std::fs::write(&path, text.replacen(m.from, m.to, 1)).unwrap();
         let out = Command::new(env!("CARGO_BIN_EXE_sim"))
-            .args(["run", path.to_str().unwrap(), "--algorithm", m.row, "--seeds", "20"])
+            .args(["run", path.to_str().unwrap(), "--algorithm", m.row, "--seeds", "20", "--judge-all"])
             .output()
             .unwrap();
         if out.status.code() != Some(1) {

@@ -85,7 +85,7 @@ fn every_library_scenario_parses_and_meets_its_expectations_at_20_seeds() {
         assert_eq!(code, 0, "{out}");
         // Each library file's claims are chosen to hold at 20 seeds too (and at its full count,
         // which `sim run` uses by default).
-        let (code, out) = sim(&["run", path, "--seeds", "20"]);
+        let (code, out) = sim(&["run", path, "--seeds", "20", "--judge-all"]);
         assert_eq!(code, 0, "{path} exited {code}: {out}");
     }
 }

@@ -55,8 +55,9 @@ pub fn finish(
     let mut text = String::new();
     if outcome.interrupted {
         text.push_str(&format!(
-            "# interrupted: {} of {} seed-runs finished; the results below cover those\n",
-            outcome.finished, outcome.total
+            "# interrupted: {} of {} finished; the results below cover those\n",
+            outcome.finished,
+            locksim_reports::num::count(outcome.total, "seed-run")
         ));
         if verdict.unstarted > 0 {
             text.push_str(&format!(
@@ -109,8 +110,9 @@ pub fn shard_text(
     );
     if outcome.interrupted {
         text.push_str(&format!(
-            "# interrupted: {} of {seed_runs} seed-runs of shard {shard} finished; the part holds those and is marked interrupted (`sim merge` says which seeds are missing)\n",
-            outcome.finished
+            "# interrupted: {} of {} of shard {shard} finished; the part holds those and is marked interrupted (`sim merge` says which seeds are missing)\n",
+            outcome.finished,
+            locksim_reports::num::count(seed_runs, "seed-run")
         ));
     }
     text.push_str(&render_table(file, &outcome.totals, &[]));

@@ -1,7 +1,8 @@
 //! A campaign's outcome judged: the scenario's `[expect]` blocks about the rows that ran, and
 //! the class of the whole result, which the binary maps to its exit code.
 
-use locksim_reports::{evaluate, ExpectationResult};
+use locksim_reports::num::count;
+use locksim_reports::{evaluate_at_fewer_seeds, ExpectationResult};
 use locksim_simulator::scenario::Scenario;
 
 use crate::rows::Outcome;
@@ -42,7 +43,8 @@ impl Outcome {
             .filter(|e| algorithms.is_empty() || algorithms.contains(&e.label))
             .cloned()
             .partition(|e| !self.interrupted || started(&e.label));
-        let expectations = evaluate(&judged, &self.totals);
+        // Fewer seeds than the file's (a quick look): only what those seeds decide is judged.
+        let expectations = evaluate_at_fewer_seeds(&judged, &self.totals, scenario.seeds);
         let class = if self.interrupted {
             Class::Interrupted
         } else if self.panicked() || !self.differences.is_empty() {
@@ -60,11 +62,17 @@ impl Outcome {
     pub fn verify_text(&self) -> String {
         let finished = self.finished;
         if self.differences.is_empty() {
-            return format!("\nverify: all {finished} seed-runs gave the same trace twice\n");
+            let all = if finished == 1 {
+                "the 1 seed-run gave".to_string()
+            } else {
+                format!("all {finished} seed-runs gave")
+            };
+            return format!("\nverify: {all} the same trace twice\n");
         }
         let mut out = format!(
-            "\nverify FAILED: {} of {finished} seed-runs gave a different trace the second time\n",
-            self.differences.len()
+            "\nverify FAILED: {} of {} gave a different trace the second time\n",
+            self.differences.len(),
+            count(finished, "seed-run")
         );
         for (label, d) in &self.differences {
             out.push_str(&format!(

@@ -204,7 +204,11 @@ fn yes_no(agrees: bool) -> &'static str {
 
 /// The side-by-side table of one row.
 pub fn render(label: &str, sim_runs: usize, live_runs: usize, rows: &[Compared]) -> String {
-    let mut out = format!("{label}: simulated {sim_runs} seeds, live {live_runs} run(s)\n");
+    let mut out = format!(
+        "{label}: simulated {}, live {}\n",
+        crate::num::count(sim_runs as u64, "seed"),
+        crate::num::count(live_runs as u64, "run")
+    );
     let head = ["metric", "simulated", "sim 95% interval", "live (each run)"].map(String::from).to_vec();
     let mut lines = vec![(head, "  live inside?".to_string())];
     for r in rows {
@@ -297,8 +301,13 @@ pub struct ReferenceRow<'a> {
 /// side did not measure reads `–`.
 pub fn render_reference(row: &ReferenceRow) -> String {
     let mut out = format!(
-        "{}: {} live against the model with client = \"{}\": simulated {} seeds, recipe live {} run(s), library live {} run(s)\n",
-        row.label, row.library, row.preset, row.sim_runs, row.recipe_runs, row.library_runs
+        "{}: {} live against the model with client = \"{}\": simulated {}, recipe live {}, library live {}\n",
+        row.label,
+        row.library,
+        row.preset,
+        crate::num::count(row.sim_runs as u64, "seed"),
+        crate::num::count(row.recipe_runs as u64, "run"),
+        crate::num::count(row.library_runs as u64, "run")
     );
     let last_title = if row.recipe_sim_differs { "  recipe judged against: sim as written" } else { "" };
     let head = ["metric", "simulated", "sim 95% interval", "recipe live", "agrees", "library live", "agrees"];

@@ -24,7 +24,7 @@
 //! - `all` on a value metric (it is defined for run-counting metrics only).
 
 use locksim_simulator::metric::Metric;
-use locksim_simulator::scenario::{ExpectOp, Expectation};
+use locksim_simulator::scenario::{CompareOp, ExpectOp, Expectation};
 use serde::{Deserialize, Serialize};
 
 use crate::aggregate::{AlgorithmTotals, ClassCount};
@@ -61,6 +61,11 @@ pub struct ExpectationResult {
     pub ok: bool,
     /// The line printed for it.
     pub message: String,
+    /// Why it was not judged, when the run had fewer seeds than the scenario file asks for and
+    /// those seeds cannot decide it ([`evaluate_at_fewer_seeds`]); `ok` is then true (nothing
+    /// failed). Absent from the JSON when judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_judged: Option<String>,
 }
 
 /// Evaluates every expectation, in order, against the row with its label.
@@ -78,6 +83,7 @@ pub fn evaluate_one(e: &Expectation, totals: Option<&AlgorithmTotals>) -> Expect
         actual,
         ok,
         message,
+        not_judged: None,
     };
     let fail = |actual: Actual, why: &str| result(actual, false, format!("{head}, actual: {why}"));
 
@@ -130,6 +136,75 @@ pub fn evaluate_one(e: &Expectation, totals: Option<&AlgorithmTotals>) -> Expect
         ExpectOp::Both { first, second } => first.0.holds(value, first.1) && second.0.holds(value, second.1),
     };
     result(actual, ok, format!("{head}, actual {}", fmt_num(value)))
+}
+
+/// [`evaluate`] for a run of fewer seeds per row than the scenario file's `file_seeds`: an
+/// expectation is judged only where the seeds run decide it whatever the file's other seeds would
+/// show; the rest are marked not judged, with why, and do not fail. With `n` runs of which `k`
+/// showed a class, the file's `N` seeds would show it in `k` to `k + N - n` runs, so `none` and
+/// `all` are decided when broken, `some` when met, and a share when it holds (or fails) at both
+/// ends of that range. A value metric (a latency, a mean, a total) over `n` seeds does not
+/// decide its value over `N`: never judged here. A row with as many runs as the file's seeds, or
+/// more, is judged as usual.
+pub fn evaluate_at_fewer_seeds(
+    expectations: &[Expectation],
+    totals: &[AlgorithmTotals],
+    file_seeds: u64,
+) -> Vec<ExpectationResult> {
+    expectations
+        .iter()
+        .map(|e| {
+            let row = totals.iter().find(|t| t.label == e.label);
+            let judged = evaluate_one(e, row);
+            match row.and_then(|t| undecided(e, t, file_seeds)) {
+                Some(why) => ExpectationResult {
+                    ok: true,
+                    message: format!("{}: {} expected \"{}\": not judged: {why}", e.label, e.metric.name(), e.expected),
+                    not_judged: Some(why),
+                    ..judged
+                },
+                None => judged,
+            }
+        })
+        .collect()
+}
+
+/// Why `e` cannot be decided on `t`'s runs for a file of `file_seeds` seeds; `None` when it can
+/// (or the row ran the file's seeds).
+fn undecided(e: &Expectation, t: &AlgorithmTotals, file_seeds: u64) -> Option<String> {
+    let n = t.runs;
+    if n == 0 || n >= file_seeds {
+        return None;
+    }
+    let at = format!("{n} of the file's {file_seeds} seeds ran");
+    let Some(class) = run_class(t, e.metric) else {
+        return Some(format!("{at}; a value over {n} seeds does not decide the value over {file_seeds}"));
+    };
+    // `stale_fenced` on a model without a token fails whatever the seeds: decided.
+    let c = class?;
+    let (k, rest, total) = (c.runs, file_seeds - n, file_seeds as f64);
+    let (lo, hi) = (k as f64 / total, (k + rest) as f64 / total);
+    let so_far = format!("{k} of {n} runs so far");
+    let decided = match &e.op {
+        ExpectOp::None | ExpectOp::Some => k > 0,
+        ExpectOp::All => k < n,
+        ExpectOp::Compare { op: CompareOp::Eq, .. } => false,
+        ExpectOp::Compare { op, value } => op.holds(lo, *value) == op.holds(hi, *value),
+        ExpectOp::Both { first, second } => {
+            let ends = |(op, v): (CompareOp, f64)| (op.holds(lo, v), op.holds(hi, v));
+            let (a, b) = (ends(*first), ends(*second));
+            let eq = first.0 == CompareOp::Eq || second.0 == CompareOp::Eq;
+            !eq && ((a == (true, true) && b == (true, true)) || a == (false, false) || b == (false, false))
+        }
+    };
+    if decided {
+        return None;
+    }
+    Some(match &e.op {
+        ExpectOp::None | ExpectOp::Some => format!("{at}, {so_far}; the other {rest} could still show one"),
+        ExpectOp::All => format!("{at}, {so_far}; the other {rest} could still miss it"),
+        _ => format!("{at}, {so_far}; over all {file_seeds} the share could be {} to {}", fmt_pct(lo), fmt_pct(hi)),
+    })
 }
 
 /// `Some(Some(class))` for a run-counting metric, `Some(None)` for `stale_fenced` on an unfenced
@@ -187,7 +262,6 @@ pub fn value_metric(t: &AlgorithmTotals, metric: Metric) -> Option<f64> {
 mod tests {
     use super::*;
     use crate::aggregate::tests::{clean, failing};
-    use locksim_simulator::scenario::CompareOp;
 
     fn exp(label: &str, metric: &str, expected: &str, op: ExpectOp) -> Expectation {
         Expectation {
@@ -242,6 +316,44 @@ mod tests {
         assert_eq!(check("redis", "leaked_regrants", cmp(CompareOp::Eq, 0.3)).actual, Actual::Number(0.3));
         assert_eq!(check("redis", "overlap", ExpectOp::None).actual, Actual::Count(3));
         assert_eq!(check("redis", "overlap", cmp(CompareOp::Lt, 0.5)).actual, Actual::Number(0.3));
+    }
+
+    /// At fewer seeds than the file's, an expectation is judged only where the seeds run decide
+    /// it (issue 37: `sim run failover.toml --seeds 4` exited 1 on "> 0.6" with 2 of 4 runs).
+    /// redis: 3 of 10 runs; redlock: 0 of 10; the file asks for 200 or 11.
+    #[test]
+    fn fewer_seeds_judge_only_what_they_decide() {
+        let r = rows();
+        let at = |label: &str, metric: &str, op: ExpectOp, file_seeds: u64| {
+            evaluate_at_fewer_seeds(&[exp(label, metric, "x", op)], &r, file_seeds).remove(0)
+        };
+        // Decided: a violation seen breaks "none" and meets "some"; a clean run breaks "all".
+        let broken = at("redis", "overlap", ExpectOp::None, 200);
+        assert!(!broken.ok && broken.not_judged.is_none(), "{broken:?}");
+        assert!(at("redis", "overlap", ExpectOp::Some, 200).not_judged.is_none());
+        assert!(!at("redis", "overlap", ExpectOp::All, 200).ok);
+        // Undecided: nothing seen yet ("none", "some"), a share the other 190 seeds could move.
+        let none = at("redlock", "overlap", ExpectOp::None, 200);
+        assert!(none.ok, "not judged is not a failure");
+        assert_eq!(
+            none.not_judged.as_deref(),
+            Some("10 of the file's 200 seeds ran, 0 of 10 runs so far; the other 190 could still show one")
+        );
+        assert!(at("redlock", "overlap", ExpectOp::Some, 200).not_judged.is_some());
+        let share = at("redis", "overlap", cmp(CompareOp::Gt, 0.6), 200);
+        assert!(
+            share.ok && share.message.contains("not judged: ") && share.message.contains("1.5% to 96%"),
+            "{share:?}"
+        );
+        // A share decided at both ends: 3 to 4 of 11 runs is under 40% and over 20% whatever seed 10 shows.
+        assert!(at("redis", "overlap", cmp(CompareOp::Lt, 0.4), 11).not_judged.is_none());
+        assert!(!at("redis", "overlap", cmp(CompareOp::Gt, 0.5), 11).ok);
+        let both = ExpectOp::Both { first: (CompareOp::Gt, 0.2), second: (CompareOp::Lt, 0.4) };
+        assert!(at("redis", "overlap", both, 11).not_judged.is_none());
+        // A value over 10 seeds does not decide the value over 200; at the file's seeds all is judged.
+        assert!(at("redis", "throughput_per_s", cmp(CompareOp::Gt, 1.0), 200).not_judged.is_some());
+        assert!(at("redlock", "overlap", ExpectOp::None, 10).not_judged.is_none());
+        assert!(at("redlock", "stale_fenced", ExpectOp::None, 200).not_judged.is_none(), "cannot be fenced: decided");
     }
 
     #[test]

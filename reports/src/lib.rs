@@ -45,7 +45,7 @@ pub mod table;
 pub mod wilson;
 
 pub use aggregate::{AlgorithmTotals, ClassCount, FailingSeed, MAX_FAILING_SEEDS, MAX_PANICKED_SEEDS};
-pub use expect::{evaluate, evaluate_one, Actual, ExpectationResult};
+pub use expect::{evaluate, evaluate_at_fewer_seeds, evaluate_one, Actual, ExpectationResult};
 pub use json::{params_json, replay_command, AlgorithmJson, ResultsJson, ServerVersion};
 /// Every output file is written whole or not at all (see `locksim_charts::atomic`).
 pub use locksim_charts::{resolve_output, write_atomic, OutputTarget};

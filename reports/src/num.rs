@@ -57,6 +57,17 @@ pub fn fmt_num(x: f64) -> String {
     trim(format!("{:.*}", d, x))
 }
 
+/// `n` and its noun, singular for one: `count(1, "seed-run")` is `1 seed-run`, `count(2, "run")`
+/// is `2 runs` (every noun the outputs count takes an `s`).
+pub fn count(n: impl Into<u64>, noun: &str) -> String {
+    let n = n.into();
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// An optional number for the table, `-` when absent.
 pub fn fmt_opt(x: Option<f64>) -> String {
     x.map(fmt_num).unwrap_or_else(|| "-".to_string())
@@ -90,6 +101,13 @@ fn trim(s: String) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_of_one_are_singular() {
+        assert_eq!(count(1u64, "seed-run"), "1 seed-run");
+        assert_eq!(count(0u64, "seed-run"), "0 seed-runs");
+        assert_eq!(count(2usize as u64, "verdict"), "2 verdicts");
+    }
 
     #[test]
     fn rounding() {

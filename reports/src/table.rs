@@ -22,7 +22,7 @@ use locksim_simulator::time::ns_to_ms;
 use crate::aggregate::{AlgorithmTotals, ClassCount};
 use crate::expect::ExpectationResult;
 use crate::json::replay_command;
-use crate::num::{fmt_num, fmt_opt, fmt_pct};
+use crate::num::{count, fmt_num, fmt_opt, fmt_pct};
 use crate::wilson::{rules_out_text, wilson95};
 
 /// The width the table aims to stay within.
@@ -319,13 +319,29 @@ fn notes(out: &mut String, file: &str, totals: &[AlgorithmTotals], expectations:
         }
     }
     let failed: Vec<&ExpectationResult> = expectations.iter().filter(|e| !e.ok).collect();
+    let unjudged: Vec<&ExpectationResult> = expectations.iter().filter(|e| e.not_judged.is_some()).collect();
+    let judged = expectations.len() - unjudged.len();
     if !failed.is_empty() {
-        let _ = writeln!(out, "\nexpectations failed ({} of {}):", failed.len(), expectations.len());
+        let of = if unjudged.is_empty() { judged.to_string() } else { format!("{judged} judged") };
+        let _ = writeln!(out, "\nexpectations failed ({} of {of}):", failed.len());
         for e in failed {
             let _ = writeln!(out, "  {}", e.message);
         }
-    } else if !expectations.is_empty() {
-        let _ = writeln!(out, "\nexpectations: all {} held", expectations.len());
+    } else if judged > 0 {
+        let judged_word = if unjudged.is_empty() { "" } else { " judged" };
+        let all = if judged == 1 { format!("the 1{judged_word}") } else { format!("all {judged}{judged_word}") };
+        let _ = writeln!(out, "\nexpectations: {all} held");
+    }
+    if !unjudged.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n{} not judged: fewer seeds than the file's, and these seeds do not decide {}:",
+            count(unjudged.len() as u64, "expectation"),
+            if unjudged.len() == 1 { "it" } else { "them" }
+        );
+        for e in unjudged {
+            let _ = writeln!(out, "  {}", e.message);
+        }
     }
     let noted: Vec<&AlgorithmTotals> = totals.iter().filter(|t| !t.limitations.is_empty()).collect();
     if !noted.is_empty() {

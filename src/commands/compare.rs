@@ -14,6 +14,7 @@ use locksim_live::{calibrate::calibrate, check_row, LiveError};
 use locksim_reports::compare::{
     compare, render, render_reference, write_compare_report, Agreement, ComparedRow, ReferenceRow,
 };
+use locksim_reports::num::count;
 use locksim_simulator::checker::SeedMetrics;
 use locksim_simulator::dist::Dist;
 use locksim_simulator::model::ParamValue;
@@ -342,8 +343,10 @@ pub fn compare_cmd(args: CompareArgs) -> Result<i32, CliError> {
         });
     }
     let outside = format!(
-        "{} verdict(s) differ, {} value(s) outside the simulated interval",
-        agreement.verdicts_differ, agreement.values_outside
+        "{} {}, {} outside the simulated interval",
+        count(agreement.verdicts_differ as u64, "verdict"),
+        if agreement.verdicts_differ == 1 { "differs" } else { "differ" },
+        count(agreement.values_outside as u64, "value")
     );
     if interrupt::interrupted() {
         // A cut comparison claims no agreement: what did not run could disagree.

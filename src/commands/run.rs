@@ -34,13 +34,18 @@ pub struct RunArgs {
     /// Run only this algorithm or variant label (repeatable).
     #[arg(long = "algorithm", value_name = "LABEL")]
     pub algorithms: Vec<String>,
+    /// Judge every expectation on the seeds run, as if they were the file's. Without it, a run of
+    /// fewer seeds than the file's judges only what those seeds decide (a "none" broken, a
+    /// "some" met, a share settled whatever the other seeds show) and lists the rest as not judged.
+    #[arg(long)]
+    pub judge_all: bool,
     /// Write the results JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Print the event trace of the (single) seed; with FILE, write it there
-    /// (JSON lines when FILE ends in .jsonl).
-    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
-    pub trace: Option<PathBuf>,
+    /// Record the event trace of the (single) seed: to stderr, apart from the table on stdout;
+    /// with FILE, into FILE (JSON lines when FILE ends in .jsonl; `-`: stdout).
+    #[arg(long, value_name = "FILE", num_args = 0..=1)]
+    pub trace: Option<Option<PathBuf>>,
     /// Worker threads (default: all cores; at most 1024). Results do not depend on it.
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
@@ -75,12 +80,17 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         (None, Some(text)) => parse_seeds(text)?,
         (None, None) => 0..scenario.seeds,
     };
+    let mut scenario = scenario;
+    if args.judge_all {
+        // The seeds run stand for the file's: every expectation is judged on them.
+        scenario.seeds = scenario.seeds.min(seeds.end - seeds.start);
+    }
     let shard = args.shard.as_deref().map(Shard::parse).transpose().map_err(CliError::bad_input)?;
     let pool = thread_pool(args.threads)?;
     let runs = scenario.rows_labelled(&args.algorithms)?;
     // Every output checked before any work: writable, not the scenario, not each other; the
     // report directory held by this run alone.
-    let trace_file = args.trace.as_deref().filter(|t| t.as_os_str() != "-");
+    let trace_file = args.trace.as_ref().and_then(|t| t.as_deref()).filter(|t| t.as_os_str() != "-");
     crate::out_file::check_all(&[("--json", args.json.as_deref()), ("--trace", trace_file)], &[&args.file])?;
     let _report_lock = args
         .report
@@ -99,7 +109,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
                 seeds.end - seeds.start
             )));
         }
-        write_traces(&campaign, seeds.start, target)?;
+        write_traces(&campaign, seeds.start, target.as_deref())?;
     }
 
     let total = crate::seeds::seed_runs(&campaign.seeds, campaign.rows.len())?;
@@ -168,15 +178,29 @@ fn run_shard(
     })
 }
 
-/// Runs the one seed of each selected row with a trace and writes the traces.
-fn write_traces(campaign: &Campaign, seed: u64, target: &Path) -> Result<(), CliError> {
-    let jsonl = target.extension().is_some_and(|e| e == "jsonl");
-    let out = traces_text(campaign, seed, jsonl);
-    if target.as_os_str() == "-" {
-        print_out(&out);
-        Ok(())
-    } else {
-        locksim_reports::write_atomic(target, out)
-            .map_err(|e| CliError::bad_input(format!("cannot write the trace to {}: {e}", target.display())))
+/// Runs the one seed of each selected row with a trace and writes the traces: to stderr when no
+/// FILE was given (tens of thousands of lines must not bury the table on stdout), to stdout for
+/// `-`, else into FILE; stderr says where they went.
+fn write_traces(campaign: &Campaign, seed: u64, target: Option<&Path>) -> Result<(), CliError> {
+    match target {
+        None => {
+            eprintln!("note: the trace of seed {seed} follows on stderr; the table is on stdout (--trace FILE writes it to FILE)");
+            let out = traces_text(campaign, seed, false);
+            let mut stderr = std::io::stderr().lock();
+            // A closed stderr loses the trace, not the run.
+            let _ = std::io::Write::write_all(&mut stderr, out.as_bytes());
+            Ok(())
+        }
+        Some(t) if t.as_os_str() == "-" => {
+            print_out(&traces_text(campaign, seed, false));
+            Ok(())
+        }
+        Some(t) => {
+            let jsonl = t.extension().is_some_and(|e| e == "jsonl");
+            locksim_reports::write_atomic(t, traces_text(campaign, seed, jsonl))
+                .map_err(|e| CliError::bad_input(format!("cannot write the trace to {}: {e}", t.display())))?;
+            eprintln!("trace of seed {seed}: {}", t.display());
+            Ok(())
+        }
     }
 }

@@ -72,9 +72,10 @@ pub fn finish(
     ));
     if interrupted {
         text.push_str(&format!(
-            "# interrupted: {finished} of {total} seed-runs finished; {} of {} points below{}\n",
+            "# interrupted: {finished} of {} finished; {} of {} below{}\n",
+            crate::num::count(total, "seed-run"),
             results.len(),
-            points.len(),
+            crate::num::count(points.len() as u64, "point"),
             if results.last().is_some_and(|p| !p.complete) { " (the last one partly)" } else { "" }
         ));
     }

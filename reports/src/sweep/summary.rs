@@ -14,8 +14,18 @@ pub fn summary_table(params: &[SweepParam], points: &[PointResults]) -> String {
     let mut header: Vec<String> = params.iter().map(|p| p.key.clone()).collect();
     let n_params = header.len();
     header.extend(
-        ["label", "runs", "overlap", "stale unfenced", "stale fenced", "lost", "thru/s", "p50/p99 ms", "msgs/acq"]
-            .map(String::from),
+        [
+            "label",
+            "runs",
+            "overlap",
+            "stale unfenced",
+            "stale fenced",
+            "lost updates",
+            "thru/s",
+            "p50/p99 ms",
+            "msgs/acq",
+        ]
+        .map(String::from),
     );
     let class = |runs: u64, rate: Option<f64>, n: u64| match rate {
         _ if n == 0 => "-".to_string(),
@@ -34,7 +44,9 @@ pub fn summary_table(params: &[SweepParam], points: &[PointResults]) -> String {
                 Some(c) => class(c.runs, c.rate, a.runs),
                 None => "n/a: no token".to_string(),
             });
-            row.push(if a.runs == 0 { "-".to_string() } else { a.lost_updates.to_string() });
+            // Runs, like the other violation columns (and `sim run`'s), not lost increments.
+            let lost_rate = (a.runs > 0).then(|| a.lost_updates_runs as f64 / a.runs as f64);
+            row.push(class(a.lost_updates_runs, lost_rate, a.runs));
             row.push(fmt_opt(a.throughput_per_s));
             row.push(match a.acquire_latency_ms {
                 Some(l) => format!("{}/{}", fmt_num(l.p50), fmt_num(l.p99)),
@@ -69,6 +81,7 @@ pub fn summary_table(params: &[SweepParam], points: &[PointResults]) -> String {
     for r in &rows {
         out.push_str(&line(r));
     }
+    out.push_str("violation columns count runs (seeds with at least one), as in `sim run`\n");
     out
 }
 
