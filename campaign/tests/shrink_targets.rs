@@ -1,6 +1,7 @@
 //! What a shrink keeps, in process: the row's library preset (a shrink never resets `client`, nor
 //! drops a key whose removal swaps the preset, even when the default library would still fail),
-//! and, with an `[expect]` target, a failure that is no violation (a lock never granted again).
+//! a key marked `shrink: keep`, and, with an `[expect]` target, a failure that is no violation (a
+//! lock never granted again).
 
 use std::sync::atomic::AtomicBool;
 
@@ -176,4 +177,21 @@ fn an_expect_target_is_the_rows_own_line_or_one_written_out() {
     assert!(e.contains("\"all\" applies only to run-counting metrics"), "{e}");
     let Err(NotShrunk::Input(e)) = run(SETNX_KILLED, Some("outage_ms")) else { panic!("shrunk") };
     assert!(e.contains("is an [expect] metric") && e.contains("--expect"), "{e}");
+}
+
+#[test]
+fn a_key_marked_keep_is_neither_changed_nor_removed_with_its_table() {
+    let marked = PAUSED_REDIS_PY_5
+        .replace("hold_ms = { uniform = [5, 50] }", "hold_ms = { uniform = [5, 50] }   # (shrink: keep)")
+        .replace("[workload]", "[network]\nlatency_ms = 2   # (shrink: keep)\n\n[workload]");
+    let shrunk = run(&marked, Some("overlap")).expect("it shrinks");
+    assert!(shrunk.text.contains("hold_ms = { uniform = [5, 50] }   # (shrink: keep)"), "{}", shrunk.text);
+    assert!(shrunk.text.contains("[network]\nlatency_ms = 2   # (shrink: keep)"), "{}", shrunk.text);
+    assert!(!shrunk.steps.iter().any(|s| s.contains("hold_ms") || s.contains("network")), "{:?}", shrunk.steps);
+    // Unmarked, both go (the distribution to a constant, [network] removed).
+    let plain =
+        run(&PAUSED_REDIS_PY_5.replace("[workload]", "[network]\nlatency_ms = 2\n\n[workload]"), Some("overlap"))
+            .expect("it shrinks");
+    assert!(plain.steps.iter().any(|s| s.contains("hold_ms")), "{:?}", plain.steps);
+    assert!(plain.steps.iter().any(|s| s.contains("network")), "{:?}", plain.steps);
 }

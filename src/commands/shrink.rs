@@ -23,7 +23,8 @@ targets), distributions replaced by constants, fewer servers (servers, masters, 
 sentinels), the row's parameters back to their defaults (never `client`: the row keeps its library
 preset, and a candidate that would run another preset is skipped), workload keys back to theirs,
 [network] and [clocks] entries removed, then rounder constants. The other rows, [expect] and
-[explore] go first. Every candidate goes through the scenario parser (one it refuses is skipped) and runs on
+[explore] go first. A key whose line has a comment containing `shrink: keep` is never removed or
+changed (nor the link, table or fault holding it): mark the setting the failure is about. Every candidate goes through the scenario parser (one it refuses is skipped) and runs on
 the current witness seed, then seeds 0, 1, ... (8 seeds in all); the first that still shows the
 violation becomes the witness. The result is the same whatever --threads is.
 

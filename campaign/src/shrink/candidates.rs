@@ -6,7 +6,9 @@
 //! and lists its candidates, the most drastic first; each candidate says what it changed. No
 //! family touches the row's `client` (the library preset): the failure of another library is
 //! another failure, so a shrink keeps the one it was given (the trial also refuses any candidate
-//! whose row ends up on another preset, whichever key did it).
+//! whose row ends up on another preset, whichever key did it). Nor does any family touch a key
+//! whose line carries a `# … shrink: keep` comment ([`doc::KEEP_MARK`]): the setting an incident
+//! is about, which a shrink would otherwise trade for a cheaper failure.
 
 use locksim_simulator::model::{ParamKind, ParamSpec};
 use toml_edit::{DocumentMut, Item, Table, Value};
@@ -78,7 +80,9 @@ const DIST_FORMS: &[&str] = &["uniform", "exponential", "lognormal", "normal", "
 
 fn edited(d: &DocumentMut, what: String, edit: impl FnOnce(&mut DocumentMut) -> bool) -> Option<Candidate> {
     let mut doc = d.clone();
-    edit(&mut doc).then_some(Candidate { what, doc })
+    // An edit that removes a kept line (its key, its link, its table) is no candidate.
+    let marks = |doc: &DocumentMut| doc.to_string().matches(doc::KEEP_MARK).count();
+    (edit(&mut doc) && marks(&doc) == marks(d)).then_some(Candidate { what, doc })
 }
 
 fn show(x: f64) -> String {
@@ -145,7 +149,7 @@ fn simpler_faults(d: &DocumentMut, _: &Context) -> Vec<Candidate> {
     let mut out = Vec::new();
     for i in 0..doc::len(d, &path("faults")) {
         let at = path(&format!("faults.{i}.at_ms"));
-        if let Some(v) = doc::value(d, &at).and_then(|v| number(&v)) {
+        if let Some(v) = doc::value(d, &at).and_then(|v| number(&v)).filter(|_| !doc::kept(d, &at)) {
             for x in smaller(v, 0.0, true) {
                 out.extend(edited(d, format!("faults.{i}.at_ms {} → {} (earlier)", show(v), show(x)), |doc| {
                     doc::set(doc, &at, number_value(x))
@@ -153,7 +157,7 @@ fn simpler_faults(d: &DocumentMut, _: &Context) -> Vec<Candidate> {
             }
         }
         let len = path(&format!("faults.{i}.duration_ms"));
-        if let Some(v) = doc::value(d, &len).and_then(|v| number(&v)) {
+        if let Some(v) = doc::value(d, &len).and_then(|v| number(&v)).filter(|_| !doc::kept(d, &len)) {
             for x in smaller(v, 1.0, true) {
                 out.extend(edited(d, format!("faults.{i}.duration_ms {} → {} (shorter)", show(v), show(x)), |doc| {
                     doc::set(doc, &len, number_value(x))
@@ -190,6 +194,7 @@ fn sites(d: &DocumentMut) -> Vec<(Path, Value)> {
             item_sites(item, &mut p, &mut out);
         }
     }
+    out.retain(|(p, _)| !doc::kept(d, p));
     out
 }
 
@@ -300,6 +305,9 @@ fn fewer_servers(d: &DocumentMut, cx: &Context) -> Vec<Candidate> {
         let ParamKind::Int { min, .. } = spec.kind else { continue };
         let mut p = cx.row_table.clone();
         p.push(Seg::Key(spec.name.to_string()));
+        if doc::kept(d, &p) {
+            continue;
+        }
         let written = doc::value(d, &p).and_then(|v| number(&v)).map(|n| n as i64);
         let Some(n) = written.or_else(|| int_default(spec)) else { continue };
         for c in smaller_int(n, min) {
@@ -333,6 +341,9 @@ fn params_to_defaults(d: &DocumentMut, cx: &Context) -> Vec<Candidate> {
         .filter_map(|k| {
             let mut p = cx.row_table.clone();
             p.push(Seg::Key(k.clone()));
+            if doc::kept(d, &p) {
+                return None;
+            }
             edited(d, format!("{} back to its default", dotted(&p)), |doc| {
                 let removed = doc::remove(doc, &p);
                 // An emptied [models.LABEL] says nothing: drop it, and an emptied [models] too.
@@ -355,6 +366,9 @@ fn workload_to_defaults(d: &DocumentMut, _: &Context) -> Vec<Candidate> {
         .filter(|k| WORKLOAD_DEFAULTABLE.contains(&k.as_str()))
         .filter_map(|k| {
             let p = path(&format!("workload.{k}"));
+            if doc::kept(d, &p) {
+                return None;
+            }
             edited(d, format!("workload.{k} back to its default"), |doc| doc::remove(doc, &p))
         })
         .collect()

@@ -126,6 +126,15 @@ pub fn len(doc: &DocumentMut, p: &[Seg]) -> usize {
     }
 }
 
+/// The marker that keeps a key out of a shrink: a comment on its line containing it
+/// (`extend_every_ms = 2_000   # the Extend loop (shrink: keep)`).
+pub const KEEP_MARK: &str = "shrink: keep";
+
+/// Whether the value at `p` carries [`KEEP_MARK`] in the comment after it.
+pub fn kept(doc: &DocumentMut, p: &[Seg]) -> bool {
+    value(doc, p).is_some_and(|v| v.decor().suffix().and_then(|s| s.as_str()).is_some_and(|s| s.contains(KEEP_MARK)))
+}
+
 /// A number's value, if `v` is one.
 pub fn number(v: &Value) -> Option<f64> {
     match v {
@@ -167,6 +176,13 @@ mod tests {
         assert!(text.contains("hold_ms = { uniform = [5, 7.5] }"), "{text}");
         assert!(text.starts_with("name = \"t\" # the name\n"), "{text}");
         assert_eq!(keys(&d, &path("workload")), vec!["clients", "hold_ms"]);
+    }
+
+    #[test]
+    fn a_keep_comment_marks_its_key() {
+        let d: DocumentMut = "[m]\na = 1 # shrink: keep\nb = 2 # other\nc = 3\n".parse().unwrap();
+        assert!(kept(&d, &path("m.a")));
+        assert!(!kept(&d, &path("m.b")) && !kept(&d, &path("m.c")) && !kept(&d, &path("m.z")));
     }
 
     #[test]
