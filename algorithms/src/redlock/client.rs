@@ -46,6 +46,19 @@
 //!   the write is on its way and the deadline no longer stops it: `Lost` is only reported
 //!   (`honour = false`), as it always is without `respect_validity`.
 //!
+//! Extension (`extend_every_ms` > 0: the application calls redsync's `Mutex.Extend` every that
+//! long while it holds; go-redsync/redsync `mutex.go` `ExtendContext`, lines 158-173, `touch` 279-296 @v4.12.1):
+//! the extend script on every master at once (`actOnPoolsAsync`), waiting for every answer (or
+//! `node_timeout_ms`, which stands for the caller's context: `ExtendContext` sets no timeout of
+//! its own), whatever `requests` is; extended when at least a quorum answered 1 and
+//! `until = now + expiry − elapsed − expiry × driftFactor` is still ahead. The script is
+//! `touchScript` (`if GET == value then PEXPIRE`), or with `extend = "pexpire_or_set"`
+//! `touchWithSetNXScript` (v4.12.0, PR #149, `WithSetNXOnExtend`: `elseif SET NX PX`), which
+//! puts the key back on a master that restarted empty. A successful extension gives the holder a
+//! new validity; a failed one (`ErrExtendFailed`, or fewer than a quorum) ends the hold: the
+//! application stops its section (`Lost`, honoured unless its write is already on its way), as a
+//! caller of `Extend` does on `false`. Nothing is extended after the validity has run out.
+//!
 //! Release: the unlock script on every master (redlock-rb `unlock`). redlock-rb ignores every
 //! per-node error and the release reads as done; redsync and node-redlock raise when fewer than
 //! a quorum of masters deleted the key, reported as `ReleaseFailed`. No fencing token: Redlock
@@ -135,6 +148,12 @@ pub struct ClientConfig {
     /// Whether the application respects the validity: it checks it just before writing
     /// ([`LockClient::check_before_write`]) and stops a section still working when it runs out.
     pub respect_validity: bool,
+    /// How often the application calls `Extend` while it holds (`extend_every_ms`); `None`:
+    /// never.
+    pub extend_every_ns: Option<Nanos>,
+    /// The extend script sets a missing key (`extend = "pexpire_or_set"`, redsync
+    /// `WithSetNXOnExtend`).
+    pub extend_sets: bool,
 }
 
 impl ClientConfig {
@@ -174,6 +193,8 @@ enum Purpose {
     UnlockAfterFailure,
     /// The unlock script for the application's release.
     Release,
+    /// The extend script while holding (the phase stays `Holding`; the round is `Lock::extend`).
+    Extend,
 }
 
 /// One pass over the masters.
@@ -212,6 +233,8 @@ enum Phase {
         validity_end_mono_ns: i64,
         /// The application's check before its write passed: the write is committed.
         checked: bool,
+        /// The application's next `Extend` call (`extend_every_ms`), if it extends.
+        extend_due: Option<TimerId>,
     },
 }
 
@@ -247,6 +270,8 @@ struct Lock {
     /// Answers (OK or nil) in the last SET round: none at all makes the failure `Unavailable`.
     last_answers: usize,
     phase: Phase,
+    /// An extend round in flight while `phase` is `Holding`.
+    extend: Option<Round>,
 }
 
 /// What the library loses when its node crashes.
@@ -301,10 +326,12 @@ impl RedlockClient {
         }
     }
 
-    fn command(purpose: Purpose, key: LockKey, value: u64, ttl_ns: Nanos) -> Command {
+    fn command(&self, purpose: Purpose, key: LockKey, value: u64) -> Command {
+        let ttl_ns = self.cfg.ttl_ns;
         match purpose {
             Purpose::Acquire => Command::SetNx { key, value, ttl_ns },
             Purpose::UnlockAfterFailure | Purpose::Release => Command::Unlock { key, value },
+            Purpose::Extend => Command::Touch { key, value, ttl_ns, set_if_missing: self.cfg.extend_sets },
         }
     }
 
@@ -312,7 +339,7 @@ impl RedlockClient {
     fn send_to(&mut self, ctx: &mut Ctx<Redlock>, key: LockKey, value: u64, round: &mut Round, m: usize) {
         let id = self.next_request_id;
         self.next_request_id += 1;
-        let cmd = Self::command(round.purpose, key, value, self.cfg.ttl_ns);
+        let cmd = self.command(round.purpose, key, value);
         round.outstanding.insert(id, m);
         self.v.pending.insert(id, key);
         ctx.send(self.master_ids[m], Request { id, cmd });
@@ -416,8 +443,9 @@ impl RedlockClient {
                     // reported lost at once.
                     let validity_end_mono_ns = now.mono_ns as i64 + validity;
                     let validity = Some(ctx.set_timer(validity.max(0) as Nanos, ClientTimer::Validity { key }));
+                    let extend_due = self.cfg.extend_every_ns.map(|d| ctx.set_timer(d, ClientTimer::ExtendDue { key }));
                     self.v.locks.get_mut(&key).expect("lock").phase =
-                        Phase::Holding { validity, validity_end_mono_ns, checked: false };
+                        Phase::Holding { validity, validity_end_mono_ns, checked: false, extend_due };
                     out.push(LockEvent::Granted { key, token: None });
                 } else {
                     let last = attempt >= self.cfg.attempts;
@@ -438,6 +466,7 @@ impl RedlockClient {
                 }
             }
             Purpose::UnlockAfterFailure => self.retry_or_fail(ctx, out, key),
+            Purpose::Extend => unreachable!("an extend round is closed by finish_extend"),
             Purpose::Release => {
                 let deleted = round.ok;
                 let lock = self.v.locks.remove(&key);
@@ -482,8 +511,77 @@ impl RedlockClient {
         self.start_round(ctx, key, Purpose::Acquire);
     }
 
+    /// Starts an extend round on a held lock: the script on every master at once, one timer
+    /// for the round (redsync `actOnPoolsAsync`, whatever `requests` is).
+    fn start_extend(&mut self, ctx: &mut Ctx<Redlock>, key: LockKey) {
+        let value = self.v.locks[&key].value;
+        let mut round = Round {
+            purpose: Purpose::Extend,
+            start: Instant::now(ctx),
+            next: 0,
+            outstanding: SmallMap::with_capacity(self.cfg.masters),
+            ok: 0,
+            nil: 0,
+            failed: 0,
+            timer: None,
+        };
+        for m in 0..self.cfg.masters {
+            self.send_to(ctx, key, value, &mut round, m);
+        }
+        round.timer = Some(ctx.set_timer(self.cfg.node_timeout_ns, ClientTimer::NodeTimeout { key }));
+        self.v.locks.get_mut(&key).expect("lock").extend = Some(round);
+    }
+
+    /// Drops an extend round in flight: its timer and the requests it still waits for.
+    fn drop_extend(&mut self, ctx: &mut Ctx<Redlock>, key: LockKey) {
+        let Some(lock) = self.v.locks.get_mut(&key) else { return };
+        if let Some(mut round) = lock.extend.take() {
+            Self::disarm(ctx, round.timer.take());
+            for id in round.outstanding.keys() {
+                self.v.pending.remove(id);
+            }
+        }
+    }
+
+    /// Closes the extend round once every master answered (or the round timed out): a new
+    /// validity and the next call, or the end of the hold.
+    fn finish_extend(&mut self, ctx: &mut Ctx<Redlock>, out: &mut LockEvents, key: LockKey) {
+        let n = self.cfg.masters;
+        let q = self.cfg.quorum();
+        let now = Instant::now(ctx);
+        let Some(lock) = self.v.locks.get_mut(&key) else { return };
+        let Some(mut round) = lock.extend.take() else { return };
+        Self::disarm(ctx, round.timer.take());
+        for id in std::mem::take(&mut round.outstanding).into_keys() {
+            self.v.pending.remove(&id);
+        }
+        let lock = self.v.locks.get_mut(&key).expect("lock");
+        let Phase::Holding { validity, validity_end_mono_ns, checked, extend_due } = &mut lock.phase else { return };
+        let elapsed_ns = round.start.elapsed_ns(now, self.cfg.elapsed_clock);
+        let left = validity_ns(self.cfg.ttl_ns, elapsed_ns, self.cfg.drift_ns);
+        let ok = round.ok;
+        Self::disarm(ctx, validity.take());
+        if ok >= q && left > 0 {
+            ctx.note(|| format!("redlock extended lock{key}: {ok}/{n} masters, validity_ms={:.3}", ms(left)));
+            *validity_end_mono_ns = now.mono_ns as i64 + left;
+            *validity = Some(ctx.set_timer(left as Nanos, ClientTimer::Validity { key }));
+            *extend_due = self.cfg.extend_every_ns.map(|d| ctx.set_timer(d, ClientTimer::ExtendDue { key }));
+        } else {
+            // redsync: `false` (fewer than a quorum, or ErrExtendFailed); its caller stops.
+            let honour = !*checked;
+            ctx.note(|| {
+                format!(
+                    "redlock extend of lock{key} failed: {ok}/{n} masters (quorum {q}), validity_ms={:.3}; the hold ends (honour={honour})",
+                    ms(left)
+                )
+            });
+            out.push(LockEvent::Lost { key, honour });
+        }
+    }
+
     /// Drops a lock's timers and outstanding requests (cancel, crash of an attempt).
     fn forget(&mut self, ctx: &mut Ctx<Redlock>, key: LockKey) -> Option<Lock> {
+        self.drop_extend(ctx, key);
         let mut lock = self.v.locks.remove(&key)?;
         match &mut lock.phase {
             Phase::Round(round) => {
@@ -494,7 +592,10 @@ impl RedlockClient {
             }
             // The retry timer is left to fire: its id no longer matches any lock's phase.
             Phase::RetryWait { .. } | Phase::Between => {}
-            Phase::Holding { validity, .. } => Self::disarm(ctx, validity.take()),
+            Phase::Holding { validity, extend_due, .. } => {
+                Self::disarm(ctx, validity.take());
+                Self::disarm(ctx, extend_due.take());
+            }
         }
         Some(lock)
     }
@@ -512,7 +613,9 @@ impl LockClient<Redlock> for RedlockClient {
         self.forget(ctx, key);
         let value = ctx.rng().gen::<u64>();
         let call_start = Instant::now(ctx);
-        self.v.locks.insert(key, Lock { value, call_start, attempts: 0, last_answers: 0, phase: Phase::Between });
+        self.v
+            .locks
+            .insert(key, Lock { value, call_start, attempts: 0, last_answers: 0, phase: Phase::Between, extend: None });
         self.start_attempt(ctx, key);
     }
 
@@ -523,8 +626,11 @@ impl LockClient<Redlock> for RedlockClient {
             out.push(LockEvent::Released { key });
             return;
         }
-        if let Some(Lock { phase: Phase::Holding { validity, .. }, .. }) = self.v.locks.get_mut(&key) {
+        // An Extend call in flight is dropped: the application unlocks instead.
+        self.drop_extend(ctx, key);
+        if let Some(Lock { phase: Phase::Holding { validity, extend_due, .. }, .. }) = self.v.locks.get_mut(&key) {
             Self::disarm(ctx, validity.take());
+            Self::disarm(ctx, extend_due.take());
         }
         self.start_round(ctx, key, Purpose::Release);
     }
@@ -546,6 +652,19 @@ impl LockClient<Redlock> for RedlockClient {
         let RedlockMsg::Reply(reply) = msg else { return };
         // Late (after its timeout), duplicated, or for a round already decided: ignored.
         let Some(key) = self.v.pending.remove(&reply.id) else { return };
+        if let Some(Lock { extend: Some(round), .. }) = self.v.locks.get_mut(&key) {
+            if round.outstanding.remove(&reply.id).is_some() {
+                if reply.ok {
+                    round.ok += 1;
+                } else {
+                    round.nil += 1;
+                }
+                if round.outstanding.is_empty() {
+                    self.finish_extend(ctx, out, key);
+                }
+                return;
+            }
+        }
         let Some(Lock { phase: Phase::Round(round), .. }) = self.v.locks.get_mut(&key) else { return };
         if round.outstanding.remove(&reply.id).is_none() {
             return;
@@ -565,6 +684,14 @@ impl LockClient<Redlock> for RedlockClient {
         let RedlockTimer::Client(tag) = tag else { return };
         let key = tag.key();
         let Some(lock) = self.v.locks.get_mut(&key) else { return };
+        if let (ClientTimer::NodeTimeout { .. }, Some(round)) = (tag, lock.extend.as_mut()) {
+            if round.timer == Some(timer) {
+                // The masters that have not answered count as failures.
+                round.timer = None;
+                self.finish_extend(ctx, out, key);
+                return;
+            }
+        }
         // Only the timer the lock's phase holds counts; any other is stale.
         match (tag, &mut lock.phase) {
             (ClientTimer::NodeTimeout { .. }, Phase::Round(round)) if round.timer == Some(timer) => {
@@ -579,10 +706,20 @@ impl LockClient<Redlock> for RedlockClient {
             (ClientTimer::RetryDelay { .. }, Phase::RetryWait { timer: t }) if *t == timer => {
                 self.start_attempt(ctx, key)
             }
-            (ClientTimer::Validity { .. }, Phase::Holding { validity, checked, .. }) if *validity == Some(timer) => {
+            (ClientTimer::ExtendDue { .. }, Phase::Holding { extend_due, .. }) if *extend_due == Some(timer) => {
+                *extend_due = None;
+                self.start_extend(ctx, key);
+            }
+            (ClientTimer::Validity { .. }, Phase::Holding { validity, checked, extend_due, .. })
+                if *validity == Some(timer) =>
+            {
                 *validity = None;
+                // Nothing is extended once the validity is gone.
+                Self::disarm(ctx, extend_due.take());
+                let checked = *checked;
+                self.drop_extend(ctx, key);
                 // The deadline stops only a section that has not passed its check yet.
-                let honour = self.cfg.respect_validity && !*checked;
+                let honour = self.cfg.respect_validity && !checked;
                 ctx.note(|| format!("redlock validity of lock{key} ran out before release (honour={honour})"));
                 out.push(LockEvent::Lost { key, honour });
             }
@@ -602,6 +739,23 @@ impl LockClient<Redlock> for RedlockClient {
         let mut keys = std::mem::take(&mut self.reset_keys);
         keys.extend(self.v.locks.keys().copied());
         for &key in &keys {
+            // An extend round waiting for this master: its request failed.
+            if let Some(Lock { extend: Some(round), .. }) = self.v.locks.get_mut(&key) {
+                let pending = &mut self.v.pending;
+                let before = round.outstanding.len();
+                round.outstanding.retain(|id, mi| {
+                    let on_m = *mi == m;
+                    if on_m {
+                        pending.remove(id);
+                    }
+                    !on_m
+                });
+                let failed = before - round.outstanding.len();
+                round.failed += failed;
+                if failed > 0 && round.outstanding.is_empty() {
+                    self.finish_extend(ctx, out, key);
+                }
+            }
             let Some(Lock { phase: Phase::Round(round), .. }) = self.v.locks.get_mut(&key) else { continue };
             let pending = &mut self.v.pending;
             let before = round.outstanding.len();

@@ -25,6 +25,10 @@
 //!   and unlock) runs on all masters at once (`actOnPoolsAsync`) under one
 //!   `context.WithTimeout(expiry*timeoutFactor)`; every failed attempt unlocks all masters;
 //!   `UnlockContext` returns `false` and the error when fewer than a quorum deleted the key.
+//!   `Extend` (`mutex.go` `ExtendContext`, lines 158-173 @v4.12.1; `touch`, 279-296, and its two
+//!   scripts, 261-277) runs only when the application calls it: `extend_every_ms` is off in the
+//!   preset, and `extend` stays `touchScript` (v4.12.0's `touchWithSetNXScript` is the opt-in
+//!   `WithSetNXOnExtend`, `redsync.go:90-98 @v4.12.1`). `redsync-4` names the same preset.
 //! - `node-redlock`: mike-marcacci/node-redlock v5.0.0-beta.2 `src/index.ts`: `defaultSettings`
 //!   (`driftFactor: 0.01`, `retryCount: 10`, `retryDelay: 200`, `retryJitter: 100`);
 //!   `_execute` makes `retryCount + 1` attempts with a wait of
@@ -52,14 +56,16 @@ pub enum Library {
     NodeRedlock,
 }
 
-/// The `client` parameter's choices, in the order `sim list` shows them.
-pub const LIBRARIES: &[&str] = &["redlock-rb", "redsync", "node-redlock"];
+/// The `client` parameter's choices, in the order `sim list` shows them. `redsync-4` is the
+/// versioned name of `redsync` (the same preset: every reading below is of v4).
+pub const LIBRARIES: &[&str] = &["redlock-rb", "redsync", "redsync-4", "node-redlock"];
 
 impl Library {
-    /// The `client` parameter: `redsync`, `node-redlock`, anything else `redlock-rb`.
+    /// The `client` parameter: `redsync` or `redsync-4`, `node-redlock`, anything else
+    /// `redlock-rb`.
     pub fn parse(s: &str) -> Library {
         match s {
-            "redsync" => Library::Redsync,
+            "redsync" | "redsync-4" => Library::Redsync,
             "node-redlock" => Library::NodeRedlock,
             _ => Library::RedlockRb,
         }

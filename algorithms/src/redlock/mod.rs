@@ -21,8 +21,9 @@
 //! - The unlock rounds use the same request mode and `node_timeout_ms` as the SET rounds.
 //! - node-redlock's `release` retries up to `retryCount` times before it throws; the model runs
 //!   one release round.
-//! - Lock extension (redsync `Extend`, node-redlock `using` auto-extension) is not modelled: a
-//!   holder has one validity.
+//! - Lock extension: redsync's `Mutex.Extend`, called by the application every `extend_every_ms`
+//!   while it holds (off by default: an application's choice, in every preset), with the script
+//!   `extend` picks (see [`client`]); node-redlock's `using` auto-extension is not modelled.
 //! - A master's crash `mode` decides what survives (see [`server`]): a killed process keeps its
 //!   AOF (`everysec`, `always`) from the page cache; a lost machine keeps what was fsynced.
 
@@ -128,6 +129,18 @@ const PARAMS: &[ParamSpec] = &[
         meaning: "the application checks, just before it writes, that the validity lock() returned is still running on its monotonic clock (else it abandons the section without writing), and stops a section still working when the validity runs out",
     },
     ParamSpec {
+        name: "extend_every_ms",
+        kind: ParamKind::Number { min: 0.0, max: 1e9 },
+        default: "0",
+        meaning: "the application calls redsync's Extend this often while it holds (0: never): the extend script on every master at once, extended when a quorum answered 1 and the new validity is positive; a failed Extend ends the hold",
+    },
+    ParamSpec {
+        name: "extend",
+        kind: ParamKind::Choice(&["pexpire_if_value", "pexpire_or_set"]),
+        default: "\"pexpire_if_value\"",
+        meaning: "the extend script: PEXPIRE where the key holds the client's value (redsync touchScript, every v4 release), or that or else SET NX PX (touchWithSetNXScript, WithSetNXOnExtend, v4.12.0 on, PR #149): a master that restarted empty gets the key back",
+    },
+    ParamSpec {
         name: "service_ms",
         kind: ParamKind::Dist { min: 0.0, max: 1e6 },
         default: "0.05",
@@ -152,6 +165,8 @@ impl Redlock {
             retry_delay_ms: params.dist("retry_delay_ms"),
             requests: RequestMode::parse(params.str("requests")),
             respect_validity: params.bool("respect_validity"),
+            extend_every_ns: Some(params.f64("extend_every_ms")).filter(|ms| *ms > 0.0).map(ms_to_ns),
+            extend_sets: params.str("extend") == "pexpire_or_set",
         }
     }
 }

@@ -1,5 +1,6 @@
-//! The wire protocol between a Redlock client and one Redis master: the two commands Redlock uses
-//! (`SET key value NX PX ttl` and the compare-and-delete unlock script) and their replies; the
+//! The wire protocol between a Redlock client and one Redis master: the commands Redlock uses
+//! (`SET key value NX PX ttl`, the compare-and-delete unlock script, redsync's extend script) and
+//! their replies; the
 //! model's one message enum ([`RedlockMsg`]) and its timers ([`ServerTimer`] for a master,
 //! [`ClientTimer`] for the client library, both wrapped in [`RedlockTimer`]).
 //!
@@ -34,13 +35,26 @@ pub enum Command {
         /// The value the client set: only a key that still has it is deleted.
         value: u64,
     },
+    /// redsync's extend script (`touchScript`: `if GET key == value then PEXPIRE key ttl`), and
+    /// with `set_if_missing` its `touchWithSetNXScript` (v4.12.0, PR #149: `elseif SET key value
+    /// PX ttl NX`): 1 when the key now has the client's value and the new TTL.
+    Touch {
+        /// The lock.
+        key: LockKey,
+        /// The value the client set.
+        value: u64,
+        /// The new time to live (`PEXPIRE`, or `PX` of the SET).
+        ttl_ns: Nanos,
+        /// Set the key when it is absent (a master that restarted empty gets it back).
+        set_if_missing: bool,
+    },
 }
 
 impl Command {
     /// The lock the command is about.
     pub fn key(&self) -> LockKey {
         match *self {
-            Command::SetNx { key, .. } | Command::Unlock { key, .. } => key,
+            Command::SetNx { key, .. } | Command::Unlock { key, .. } | Command::Touch { key, .. } => key,
         }
     }
 }
@@ -73,6 +87,10 @@ impl fmt::Debug for Request {
             }
             Command::Unlock { key, value } => {
                 write!(f, "UNLOCK lock{key} {:08x} #{}", value as u32, self.id)
+            }
+            Command::Touch { key, value, ttl_ns, set_if_missing } => {
+                let or_set = if set_if_missing { " OR SET NX" } else { "" };
+                write!(f, "EXTEND lock{key} {:08x} PX {}{or_set} #{}", value as u32, ttl_ns / 1_000_000, self.id)
             }
         }
     }
@@ -124,13 +142,21 @@ pub enum ClientTimer {
         /// The lock.
         key: LockKey,
     },
+    /// The application's next `Extend` call (`extend_every_ms` after the grant or the last one).
+    ExtendDue {
+        /// The lock.
+        key: LockKey,
+    },
 }
 
 impl ClientTimer {
     /// The lock the timer is for.
     pub fn key(&self) -> LockKey {
         match *self {
-            ClientTimer::NodeTimeout { key } | ClientTimer::RetryDelay { key } | ClientTimer::Validity { key } => key,
+            ClientTimer::NodeTimeout { key }
+            | ClientTimer::RetryDelay { key }
+            | ClientTimer::Validity { key }
+            | ClientTimer::ExtendDue { key } => key,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! One independent Redis master of a Redlock deployment: `SET NX PX` with expiry on the master's
 //! WALL clock (Redis stores an absolute unix-time expiry and compares it with the current time, so
 //! a wall-clock jump forward expires keys early and one backward keeps them longer), the
-//! compare-and-delete unlock script, a single-threaded command loop taking `service_ms` per
+//! compare-and-delete unlock script, redsync's extend script, a single-threaded command loop taking `service_ms` per
 //! command, and what survives a crash (`persistence`).
 //!
 //! Persistence depends on the crash `mode`:
@@ -96,6 +96,26 @@ impl Store {
             true
         } else {
             false
+        }
+    }
+
+    /// redsync's extend script: a new TTL for a key that holds `value`; with `set_if_missing`,
+    /// the key set when it is absent (`touchWithSetNXScript`). True (1) when the key now holds
+    /// `value` with the new TTL.
+    pub fn touch(&mut self, key: LockKey, value: u64, ttl_ns: Nanos, set_if_missing: bool, now_wall_ns: i64) -> bool {
+        self.expire(key, now_wall_ns);
+        let expires_at_wall_ns = now_wall_ns.saturating_add(ttl_ns as i64);
+        match self.keys.get_mut(&key) {
+            Some(e) if e.value == value => {
+                e.expires_at_wall_ns = expires_at_wall_ns;
+                true
+            }
+            Some(_) => false,
+            None if set_if_missing => {
+                self.keys.insert(key, Entry { value, expires_at_wall_ns });
+                true
+            }
+            None => false,
         }
     }
 
@@ -207,6 +227,9 @@ impl Process<Redlock> for RedisMaster {
         let ok = match req.cmd {
             Command::SetNx { key, value, ttl_ns } => v.store.set_nx(key, value, ttl_ns, now_wall),
             Command::Unlock { key, value } => v.store.unlock(key, value, now_wall),
+            Command::Touch { key, value, ttl_ns, set_if_missing } => {
+                v.store.touch(key, value, ttl_ns, set_if_missing, now_wall)
+            }
         };
         // Commands run one after another; the reply leaves when this one is done.
         let service_ns = ms_to_ns(self.service_ms.sample_non_negative(ctx.rng()));
@@ -283,6 +306,21 @@ mod tests {
         // 1 s of true time later, but the wall clock jumped 9.5 s ahead.
         assert_eq!(s.get(0, 10_500 * MS), None);
         assert!(s.set_nx(0, 9, 10_000 * MS as u64, 10_500 * MS));
+    }
+
+    #[test]
+    fn extend_renews_its_own_key_and_sets_a_missing_one_only_when_asked() {
+        let mut s = Store::default();
+        assert!(s.set_nx(0, 7, 1_000 * MS as u64, 0));
+        assert!(s.touch(0, 7, 1_000 * MS as u64, false, 900 * MS), "its own key: PEXPIRE");
+        assert_eq!(s.get(0, 1_800 * MS), Some(7), "renewed from 900 ms");
+        assert!(!s.touch(0, 8, 1_000 * MS as u64, true, 1_000 * MS), "another value: 0, even with SET NX");
+        // A master that restarted empty: the plain script answers 0, the PR #149 one sets it.
+        let mut empty = Store::default();
+        assert!(!empty.touch(0, 7, 1_000 * MS as u64, false, 0));
+        assert!(empty.is_empty());
+        assert!(empty.touch(0, 7, 1_000 * MS as u64, true, 0));
+        assert_eq!(empty.get(0, 999 * MS), Some(7));
     }
 
     #[test]

@@ -1,6 +1,6 @@
-//! Redlock's two commands on each real master, through the `redis` crate: `SET key value NX PX
+//! Redlock's commands on each real master, through the `redis` crate: `SET key value NX PX
 //! ttl` and the compare-and-delete unlock script (redlock-rb, redsync and node-redlock send
-//! these same two). One connection per master, run by its own thread, so a slow master delays
+//! these same two), and redsync's extend scripts. One connection per master, run by its own thread, so a slow master delays
 //! only its own replies.
 
 use std::collections::BTreeMap;
@@ -17,6 +17,13 @@ use super::{deliver, reset, Adapter, Inbound};
 const UNLOCK: &str =
     "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
 
+/// redsync `touchScript` and `touchWithSetNXScript` (mutex.go:261-277 @v4.12.1).
+const TOUCH: &str =
+    "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end";
+const TOUCH_OR_SET: &str =
+    "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) \
+     elseif redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then return 1 else return 0 end";
+
 fn run(con: &mut redis::Connection, cmd: &Command) -> redis::RedisResult<bool> {
     Ok(match *cmd {
         Command::SetNx { key, value, ttl_ns } => {
@@ -27,6 +34,12 @@ fn run(con: &mut redis::Connection, cmd: &Command) -> redis::RedisResult<bool> {
         }
         Command::Unlock { key, value } => {
             let v: i64 = redis::cmd("EVAL").arg(UNLOCK).arg(1).arg(lock_key(key)).arg(value).query(con)?;
+            v == 1
+        }
+        Command::Touch { key, value, ttl_ns, set_if_missing } => {
+            let ttl_ms = ttl_ns.div_ceil(1_000_000).max(1);
+            let script = if set_if_missing { TOUCH_OR_SET } else { TOUCH };
+            let v: i64 = redis::cmd("EVAL").arg(script).arg(1).arg(lock_key(key)).arg(value).arg(ttl_ms).query(con)?;
             v == 1
         }
     })
