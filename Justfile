@@ -54,6 +54,8 @@ exhaust:
     x 0 scenarios/exhaust/zookeeper.toml --algorithm zookeeper --faults 1 --fault crash@leader:1000
     x 0 scenarios/exhaust/zookeeper.toml --algorithm zookeeper --faults 1 --fault pause@clients:session_timeout_ms+2001
     x 1 scenarios/exhaust/zookeeper.toml --algorithm zookeeper --out target/exhaust/zookeeper.toml
+    # etcd at K = 2 from the issue's menu (about 6 minutes, release): a fenced stale write, 189 steps.
+    x 1 scenarios/exhaust/etcd.toml --algorithm etcd --clients 2 --property fenced-stale-write --faults 2 --fault pause@clients:lease_ttl_ms+1000 --fault crash@leader:1000 --fault isolate@leader:1000 --out target/exhaust/etcd-k2.toml
 
 # Every known-outcome scenario at the full seed counts of docs/models.md (Known outcomes; slow).
 known-full:
