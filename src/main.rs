@@ -7,6 +7,7 @@
 //! - [`interrupt`]: Ctrl-C or SIGTERM stops a run within a second, the seeds in progress discarded
 //! - [`out_dir`]: checks an output directory can be written before any work runs, and locks it
 //! - [`out_file`]: checks an output file can be written, and is not an input, before any work runs
+//! - [`progress`]: progress on stderr: a bar on a terminal, lines elsewhere, none with `--quiet`
 //! - [`runner`]: the binary's side of a campaign ([`locksim_campaign`]): pool, progress bar, Ctrl-C
 //! - [`commands`]: one module per subcommand
 //!
@@ -25,6 +26,7 @@ mod exit;
 mod interrupt;
 mod out_dir;
 mod out_file;
+mod progress;
 mod runner;
 mod seeds;
 
@@ -51,6 +53,13 @@ use exit::CliError;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// No progress on stderr (the bar on a terminal, the lines elsewhere).
+    #[arg(long, global = true)]
+    quiet: bool,
+    /// Progress as a line every few seconds on stderr, even on a terminal (the default when
+    /// stderr is not one: a script or CI log sees how far a long run is).
+    #[arg(long, global = true, conflicts_with = "quiet")]
+    progress: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -137,6 +146,7 @@ fn main() {
             std::process::exit(code);
         }
     };
+    progress::set_mode(cli.quiet, cli.progress);
     let result = match cli.command {
         Command::Run(args) => commands::run::run(args),
         Command::Report(args) => commands::report::report(args),

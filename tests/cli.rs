@@ -145,6 +145,32 @@ fn fewer_seeds_than_the_file_judge_only_what_they_decide() {
     assert!(out.contains("expectations failed") && !out.contains("not judged"), "{out}");
 }
 
+/// With stderr not a terminal (as here), a run longer than a few seconds prints progress lines
+/// on stderr and a closing one (issue 37: a 25 s sweep from a script was silent); `--quiet`
+/// prints none; stdout is the same either way.
+#[test]
+fn progress_lines_when_stderr_is_not_a_terminal_and_none_with_quiet() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let file = format!("{root}/scenarios/failover.toml");
+    let started = std::time::Instant::now();
+    let (code, out, err) = sim(&["run", &file, "--seeds", "120", "--judge-all"]);
+    let took = started.elapsed();
+    assert!(code == 0 || code == 1, "{err}");
+    // Lines come every 3 s: only a run that took longer must have printed one.
+    if took > std::time::Duration::from_secs(4) {
+        let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("progress: ")).collect();
+        assert!(lines.len() >= 2, "{took:?}: {err}");
+        assert!(lines[0].contains(" of ") || lines[0].contains("/720 seed-runs"), "{lines:?}");
+        assert!(lines.last().unwrap().starts_with("progress: 720/720 seed-runs done in "), "{lines:?}");
+    }
+    let (quiet_code, quiet_out, quiet_err) = sim(&["run", &file, "--seeds", "120", "--judge-all", "--quiet"]);
+    assert_eq!(quiet_code, code);
+    assert!(!quiet_err.contains("progress"), "{quiet_err}");
+    assert_eq!(quiet_out, out);
+    let (code, _, err) = sim(&["run", &file, "--seeds", "1", "--quiet", "--progress"]);
+    assert_eq!(code, 2, "{err}");
+}
+
 #[test]
 fn verify_runs_every_seed_twice_and_reports_agreement() {
     let f = write("verify.toml", MINIMAL);
