@@ -235,7 +235,46 @@ impl<'a> Spacetime<'a> {
         }
         let fixed = 44 + legend_height(&legend, WIDTH_PX) as i32 + HEADER_PX + BOTTOM_PX;
         let height = (fixed + y.ceil() as i32).max(fixed + 160) as u32;
-        Self { chart, legend, pieces, height }
+        let mut diagram = Self { chart, legend, pieces, height };
+        // Labels stacked below the last instant may reach past the lanes' end: the image grows
+        // to hold them (the last labels were clipped at the bottom edge).
+        let lowest = diagram.label_rows().iter().map(|(_, ly, lines)| ly + 12 * (lines - 1) + 8).max();
+        if let Some(lowest) = lowest {
+            let past = lowest - (y.ceil() as i32 + BOTTOM_PX);
+            if past > 0 {
+                diagram.height += past as u32;
+            }
+        }
+        diagram
+    }
+
+    /// The marks in time order (violations included), each with the y (from the top of the lane
+    /// area) of its label's first line and its number of lines: labels at one instant on one lane
+    /// stack downwards, 12 px a line. A violation's label sits on its own line (0 lines here).
+    fn label_rows(&self) -> Vec<(&SpaceMark, i32, i32)> {
+        let mut marks: Vec<&SpaceMark> = self.chart.marks.iter().filter(|m| m.at_ms.is_finite()).collect();
+        marks.sort_by(|a, b| a.at_ms.total_cmp(&b.at_ms));
+        let mut taken: Vec<(usize, i32)> = Vec::new();
+        let mut rows = Vec::with_capacity(marks.len());
+        for m in marks {
+            let yy = HEADER_PX + self.y(m.at_ms).round() as i32;
+            if m.kind == MarkKind::Violation || m.lane >= self.chart.lanes.len() {
+                rows.push((m, yy, 1));
+                continue;
+            }
+            // The first free line at or below the mark.
+            let lines = if m.clock.is_some() { 2 } else { 1 };
+            let mut ly = yy;
+            while taken.iter().any(|(l, ty)| *l == m.lane && (ty - ly).abs() < 12 * lines) {
+                ly += 12;
+            }
+            taken.push((m.lane, ly));
+            if lines == 2 {
+                taken.push((m.lane, ly + 12));
+            }
+            rows.push((m, ly, lines));
+        }
+        rows
     }
 
     /// The y pixel (from the top of the lane area) of time `ms`: linear inside a shown stretch,
@@ -369,12 +408,9 @@ impl Drawing for Spacetime<'_> {
             }
         }
         // Marks and their labels; labels at one spot stack downwards. True times in the gutter.
-        let mut taken: Vec<(usize, i32)> = Vec::new();
         let mut gutter_last = i32::MIN;
         let time_style = text_style(NOTE_SIZE_PX, &MUTED, HPos::Right, VPos::Center);
-        let mut marks: Vec<&SpaceMark> = self.chart.marks.iter().filter(|m| m.at_ms.is_finite()).collect();
-        marks.sort_by(|a, b| a.at_ms.total_cmp(&b.at_ms));
-        for m in marks {
+        for (m, ly, _) in self.label_rows() {
             let yy = y(m.at_ms);
             let color = mark_color(m.kind);
             if yy >= gutter_last + 13 {
@@ -390,16 +426,7 @@ impl Drawing for Spacetime<'_> {
             }
             let Some(&x) = xs.get(m.lane) else { continue };
             area.draw(&Circle::new((x, yy), 5, color.filled())).de()?;
-            // The first free line at or below the mark: labels at one instant stack downwards.
-            let lines = if m.clock.is_some() { 2 } else { 1 };
-            let mut ly = yy;
-            while taken.iter().any(|(l, ty)| *l == m.lane && (ty - ly).abs() < 12 * lines) {
-                ly += 12;
-            }
-            taken.push((m.lane, ly));
-            if lines == 2 {
-                taken.push((m.lane, ly + 12));
-            }
+            // The label's line from label_rows: labels at one instant stack downwards.
             // A label may run over the next lane's line, not past the one after it.
             let room = match xs.get(m.lane + 2) {
                 Some(x2) => x2 - x - 16,
@@ -442,5 +469,36 @@ mod tests {
         assert!(ys.windows(2).all(|w| w[0] < w[1]), "{ys:?}");
         assert!(s.visible(5.0) && !s.visible(20_000.0));
         assert_eq!(fmt_ms(42_001.394_331), "42 001.394");
+    }
+
+    /// Labels stacked at the last instant (a release, a lost connection, a resume, each with its
+    /// wall clock) fit in the image: it grows to hold them instead of clipping them at the
+    /// bottom edge (issue 37).
+    #[test]
+    fn labels_stacked_at_the_end_fit_in_the_image() {
+        let mark = |label: &str| SpaceMark {
+            lane: 0,
+            at_ms: 100.0,
+            kind: MarkKind::Grant,
+            label: label.into(),
+            clock: Some("wall 100 ms".into()),
+        };
+        let chart = |n: usize| SpacetimeChart {
+            lanes: vec!["client-1".into(), "server-0".into()],
+            shown: vec![Span::new(0.0, 100.0)],
+            marks: (0..n).map(|i| mark(&format!("event {i}"))).collect(),
+            ..SpacetimeChart::default()
+        };
+        let (one, many) = (chart(1), chart(12));
+        let (one, many) = (Spacetime::new(&one), Spacetime::new(&many));
+        let above = 44 + legend_height(&many.legend, WIDTH_PX) as i32;
+        let lowest = many.label_rows().iter().map(|(_, ly, lines)| ly + 12 * (lines - 1) + 6).max().unwrap();
+        assert!(
+            above + lowest < many.height as i32,
+            "label bottom {} past the image's {}",
+            above + lowest,
+            many.height
+        );
+        assert!(many.height > one.height, "{} {}", many.height, one.height);
     }
 }
