@@ -371,6 +371,20 @@ const INCIDENT_MUTATIONS: &[Mutation] = &[
         from: "pgbouncer = \"transaction\"\n\n[[variants]]",
         to: "pgbouncer = \"transaction\"\nscope = \"transaction\"\n\n[[variants]]",
     },
+    Mutation {
+        file: "redsync-149-extend-after-restarts.toml",
+        what: "the fix: WithSetNXOnExtend's extend script (SET where the key is missing)",
+        row: "broken",
+        from: "extend = \"pexpire_if_value\"   # touchScript",
+        to: "extend = \"pexpire_or_set\"   # touchScript",
+    },
+    Mutation {
+        file: "redsync-149-extend-after-restarts.toml",
+        what: "no second restart",
+        row: "broken",
+        from: "at_ms = { uniform = [30_000, 32_000] }",
+        to: "at_ms = 70_000",
+    },
 ];
 
 #[test]
