@@ -15,7 +15,8 @@ bench:
     cargo run --release -- bench memory scenarios/failover.toml
     cargo bench --workspace
 
-# The README's pictures, from real runs: the failover report (table, charts, timeline) and a
+# The README's pictures, from real runs: the failover report (table, charts, timeline, and the
+# scorecard at the top of the README, docs/failover/scorecard.png) and a
 # sweep of the GC pause length, ShedLock's clock skew against lockAtMostFor, and known outcome
 # 08's explained violation. Writes docs/failover/, docs/gc-pause-sweep/,
 # docs/shedlock-skew-sweep/ and docs/explain/; then the report page's interactive timeline in
