@@ -45,6 +45,14 @@ impl Library {
             _ => Library::Locksim,
         }
     }
+
+    /// The `client` parameter's text for this version (one of [`LIBRARIES`]).
+    pub fn name(self) -> &'static str {
+        match self {
+            Library::Locksim => "locksim-1",
+            Library::ClientGo030 => "client-go-0.30",
+        }
+    }
 }
 
 /// The parameters after the preset: every preset parameter the scenario did not set itself
@@ -74,6 +82,8 @@ mod tests {
     fn every_choice_parses_to_its_library() {
         let libs: Vec<Library> = LIBRARIES.iter().map(|s| Library::parse(s)).collect();
         assert_eq!(libs, [Library::Locksim, Library::ClientGo030]);
+        let names: Vec<&str> = libs.iter().map(|l| l.name()).collect();
+        assert_eq!(names, LIBRARIES, "name() gives back the parameter's text");
     }
 
     fn with(explicit: &[(&str, V)]) -> Params {

@@ -46,6 +46,7 @@ pub mod library;
 pub mod protocol;
 pub mod server;
 
+use locksim_simulator::dist::Dist;
 use locksim_simulator::lockclient::LockClient;
 use locksim_simulator::model::{Cluster, Model, ParamKind, ParamProblem, ParamSpec, Params, Topology};
 use locksim_simulator::process::{NodeKind, Process, Protocol};
@@ -120,17 +121,62 @@ const PARAMS: &[ParamSpec] = &[
     },
 ];
 
-impl Kubernetes {
-    fn client_config(params: &Params) -> ClientConfig {
-        ClientConfig {
-            servers: params.int("servers") as usize,
-            // `int(le.config.LeaseDuration / time.Second)` in tryAcquireOrRenew.
-            lease_duration_secs: (params.f64("lease_duration_ms") / 1000.0).floor() as u32,
-            renew_deadline_ns: ms_to_ns(params.f64("renew_deadline_ms")),
-            retry_period_ns: ms_to_ns(params.f64("retry_period_ms")),
-            request_timeout_ns: ms_to_ns(params.f64("request_timeout_ms")),
+/// Every parameter, read once, after the `client` preset has filled what the scenario left unset
+/// ([`library::resolve`]). Times stay in the scenario's milliseconds here (the checks and notes
+/// quote them); [`KubernetesConfig::client_config`] converts them for the library.
+#[derive(Clone, Debug)]
+pub struct KubernetesConfig {
+    /// `client`: the client-go version.
+    pub library: Library,
+    /// `lease_duration_ms`: LeaseDuration.
+    pub lease_duration_ms: f64,
+    /// `renew_deadline_ms`: RenewDeadline.
+    pub renew_deadline_ms: f64,
+    /// `retry_period_ms`: RetryPeriod.
+    pub retry_period_ms: f64,
+    /// `request_timeout_ms`: the HTTP timeout per request.
+    pub request_timeout_ms: f64,
+    /// `release_on_cancel`: ReleaseOnCancel.
+    pub release_on_cancel: bool,
+    /// `servers`: API servers (the store on `server-0`).
+    pub servers: usize,
+    /// `service_ms`: processing time per Lease call at the store.
+    pub service_ms: Dist,
+}
+
+impl KubernetesConfig {
+    /// The configuration the scenario's parameters give, with the `client` preset applied. Every
+    /// key is in [`PARAMS`] and the parser has checked each value's type and range.
+    pub fn from_params(params: &Params) -> KubernetesConfig {
+        let params = &library::resolve(params);
+        KubernetesConfig {
+            library: Library::parse(params.str("client")),
+            lease_duration_ms: params.f64("lease_duration_ms"),
+            renew_deadline_ms: params.f64("renew_deadline_ms"),
+            retry_period_ms: params.f64("retry_period_ms"),
+            request_timeout_ms: params.f64("request_timeout_ms"),
             release_on_cancel: params.bool("release_on_cancel"),
+            servers: params.int("servers") as usize,
+            service_ms: params.dist("service_ms"),
         }
+    }
+
+    /// The client library's settings.
+    pub fn client_config(&self) -> ClientConfig {
+        ClientConfig {
+            servers: self.servers,
+            // `int(le.config.LeaseDuration / time.Second)` in tryAcquireOrRenew.
+            lease_duration_secs: (self.lease_duration_ms / 1000.0).floor() as u32,
+            renew_deadline_ns: ms_to_ns(self.renew_deadline_ms),
+            retry_period_ns: ms_to_ns(self.retry_period_ms),
+            request_timeout_ns: ms_to_ns(self.request_timeout_ms),
+            release_on_cancel: self.release_on_cancel,
+        }
+    }
+
+    /// An API server's settings.
+    pub fn server_config(&self) -> ServerConfig {
+        ServerConfig { service_ms: self.service_ms.clone() }
     }
 }
 
@@ -152,11 +198,9 @@ impl Model for Kubernetes {
     /// `NewLeaderElector` refuses these configurations ("leaseDuration must be greater than
     /// renewDeadline", "renewDeadline must be greater than retryPeriod*JitterFactor").
     fn validate(&self, params: &Params, _workload: &WorkloadSpec) -> Vec<ParamProblem> {
-        let params = &library::resolve(params);
+        let cfg = KubernetesConfig::from_params(params);
         let mut problems = Vec::new();
-        let lease = params.f64("lease_duration_ms");
-        let renew = params.f64("renew_deadline_ms");
-        let retry = params.f64("retry_period_ms");
+        let (lease, renew, retry) = (cfg.lease_duration_ms, cfg.renew_deadline_ms, cfg.retry_period_ms);
         if lease <= renew {
             let (lease, renew) = (show_number(lease), show_number(renew));
             problems.push(ParamProblem {
@@ -180,19 +224,19 @@ impl Model for Kubernetes {
     }
 
     fn limitations(&self, params: &Params, workload: &WorkloadSpec) -> Vec<String> {
-        let params = &library::resolve(params);
+        let cfg = KubernetesConfig::from_params(params);
         let mut notes = vec![
             "the store behind the API servers is one linearizable map on server-0 (etcd's stand-in: one revision counter, resourceVersion-checked updates); etcd's own replication, elections and failures are not modelled".to_string(),
         ];
-        if Library::parse(params.str("client")) != Library::Locksim {
+        if cfg.library != Library::Locksim {
             notes.push(format!(
                 "client = \"{}\" sets lease_duration_ms, renew_deadline_ms, retry_period_ms, request_timeout_ms and release_on_cancel where the scenario does not (now: release_on_cancel = {}, request_timeout_ms = {}); a value the scenario sets is kept",
-                params.str("client"),
-                params.bool("release_on_cancel"),
-                params.f64("request_timeout_ms"),
+                cfg.library.name(),
+                cfg.release_on_cancel,
+                cfg.request_timeout_ms,
             ));
         }
-        let servers = params.int("servers");
+        let servers = cfg.servers;
         if servers > 1 {
             notes.push(format!(
                 "server-1 … server-{}: front API servers that forward every Lease call to server-0 and keep no state; a client talks to one of them and moves to the next after a request timeout (what a load balancer or a re-dial would do)",
@@ -202,7 +246,7 @@ impl Model for Kubernetes {
         notes.push(
             "a request lost in the network, or caught by a frozen or unreachable API server (or a lost host), costs the whole request_timeout_ms; one caught by a killed API server process fails at once on the connection reset".into(),
         );
-        let lease_ms = params.f64("lease_duration_ms");
+        let lease_ms = cfg.lease_duration_ms;
         if lease_ms < 1000.0 {
             notes.push(format!(
                 "lease_duration_ms = {lease_ms} is under a second: client-go writes leaseDurationSeconds = 0 into the Lease, so every candidate sees it expired at once"
@@ -213,7 +257,7 @@ impl Model for Kubernetes {
                 (lease_ms / 1000.0).floor()
             ));
         }
-        if params.bool("release_on_cancel") {
+        if cfg.release_on_cancel {
             notes.push(
                 "release is one UPDATE of the Lease last read or written (client-go 1.31): a conflict with a renewal it cancelled leaves the Lease held until it expires (kubernetes/kubernetes #131867); the later retry after a GET (PR #137988) is not modelled".into(),
             );
@@ -231,7 +275,7 @@ impl Model for Kubernetes {
     }
 
     fn services(&self, params: &Params) -> Vec<(String, NodeKind)> {
-        (0..params.int("servers")).map(|i| (format!("server-{i}"), NodeKind::Server)).collect()
+        (0..KubernetesConfig::from_params(params).servers).map(|i| (format!("server-{i}"), NodeKind::Server)).collect()
     }
 
     fn topology(&self, _params: &Params) -> Topology {
@@ -239,15 +283,14 @@ impl Model for Kubernetes {
     }
 
     fn build(&self, params: &Params, workload: &WorkloadSpec) -> Cluster<Kubernetes> {
-        let params = &library::resolve(params);
-        let servers = params.int("servers") as usize;
-        let server_cfg = ServerConfig { service_ms: params.dist("service_ms") };
-        let services = (0..servers)
+        let cfg = KubernetesConfig::from_params(params);
+        let server_cfg = cfg.server_config();
+        let services = (0..cfg.servers)
             .map(|i| Box::new(ApiServer::new(server_cfg.clone(), i == 0)) as Box<dyn Process<Kubernetes>>)
             .collect();
-        let cfg = Self::client_config(params);
+        let client_cfg = cfg.client_config();
         let clients = (0..workload.clients)
-            .map(|i| Box::new(KubernetesClient::new(i, cfg.clone())) as Box<dyn LockClient<Kubernetes>>)
+            .map(|i| Box::new(KubernetesClient::new(i, client_cfg.clone())) as Box<dyn LockClient<Kubernetes>>)
             .collect();
         Cluster { services, clients }
     }
@@ -290,8 +333,11 @@ mod tests {
     /// `int(LeaseDuration / time.Second)` is what goes into the Lease.
     #[test]
     fn lease_duration_is_written_in_whole_seconds() {
-        assert_eq!(Kubernetes::client_config(&params(15_000.0, 10_000.0, 2_000.0)).lease_duration_secs, 15);
-        assert_eq!(Kubernetes::client_config(&params(15_999.0, 10_000.0, 2_000.0)).lease_duration_secs, 15);
+        let secs = |lease_ms| {
+            KubernetesConfig::from_params(&params(lease_ms, 10_000.0, 2_000.0)).client_config().lease_duration_secs
+        };
+        assert_eq!(secs(15_000.0), 15);
+        assert_eq!(secs(15_999.0), 15);
         let facts = WorkloadSpec { read_fraction: 0.0, reentry: 0.0, clients: 2, ..WorkloadSpec::default() };
         let notes = KUBERNETES.limitations(&params(15_500.0, 10_000.0, 2_000.0), &facts);
         assert!(notes.iter().any(|n| n.contains("= 15 s into the Lease")), "{notes:?}");
