@@ -58,6 +58,15 @@ impl Library {
             _ => Library::Locksim,
         }
     }
+
+    /// The `client` parameter's text for this version (one of [`LIBRARIES`]).
+    pub fn name(self) -> &'static str {
+        match self {
+            Library::Locksim => "locksim-1",
+            Library::Clientv3_34 => "clientv3-3.4",
+            Library::Clientv3_35 => "clientv3-3.5",
+        }
+    }
 }
 
 /// From the lessor closing the keep-alive to `Session.Done()` closed: clientv3 3.4.23 live
@@ -97,5 +106,7 @@ mod tests {
     fn every_choice_parses_to_its_library() {
         let libs: Vec<Library> = LIBRARIES.iter().map(|s| Library::parse(s)).collect();
         assert_eq!(libs, [Library::Locksim, Library::Clientv3_34, Library::Clientv3_35]);
+        let names: Vec<&str> = libs.iter().map(|l| l.name()).collect();
+        assert_eq!(names, LIBRARIES, "name() gives back the parameter's text");
     }
 }

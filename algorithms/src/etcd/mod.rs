@@ -55,6 +55,7 @@ pub mod mvcc;
 pub mod protocol;
 pub mod server;
 
+use locksim_simulator::dist::Dist;
 use locksim_simulator::lockclient::LockClient;
 use locksim_simulator::model::{Cluster, Model, ParamKind, ParamProblem, ParamSpec, Params, Topology};
 use locksim_simulator::process::{NodeKind, Process};
@@ -222,9 +223,117 @@ pub fn keepalive_fraction(fraction: f64) -> Option<f64> {
     ((fraction - 1.0 / 3.0).abs() > 1e-9).then_some(fraction)
 }
 
-/// The members' names, `server-0 …`, in Raft member order.
-fn member_names(params: &Params) -> Vec<String> {
-    (0..params.int("servers")).map(|i| format!("server-{i}")).collect()
+/// Every parameter, read once, after the `client` preset has filled what the scenario left unset
+/// ([`library::resolve`]). Times stay in the scenario's milliseconds (the checks and notes quote
+/// them); [`EtcdConfig::server_config`] and [`EtcdConfig::client_config`] convert them.
+#[derive(Clone, Debug)]
+pub struct EtcdConfig {
+    /// `client`: the clientv3 version.
+    pub library: Library,
+    /// `call_deadline = "req_timeout"`: each call carries the request timeout as its deadline.
+    pub client_deadline: bool,
+    /// `balancer = "round_robin"` (else `pinned`).
+    pub round_robin: bool,
+    /// `servers`: the Raft members.
+    pub servers: usize,
+    /// `lease_ttl_ms`: the session's lease TTL asked for.
+    pub lease_ttl_ms: f64,
+    /// `heartbeat_ms`: `--heartbeat-interval`.
+    pub heartbeat_ms: f64,
+    /// `election_ms`: `--election-timeout`.
+    pub election_ms: f64,
+    /// `lease_check_ms`: the lessor's expiry check period.
+    pub lease_check_ms: f64,
+    /// `recheck_after_wait`: the Mutex re-checks its key after the wait.
+    pub recheck_after_wait: bool,
+    /// `keepalive_time_ms`: the gRPC keepalive ping interval (0: none).
+    pub keepalive_time_ms: f64,
+    /// `keepalive_timeout_ms`: the gRPC keepalive ping's timeout.
+    pub keepalive_timeout_ms: f64,
+    /// `service_ms`: a member's processing time.
+    pub service_ms: Dist,
+    /// `fsync_ms`: the WAL fsync.
+    pub fsync_ms: Dist,
+    /// `recipe = "rwmutex"` (else `mutex`).
+    pub rw_recipe: bool,
+    /// `keepalive_fraction`: the keep-alive schedule as a fraction of the TTL.
+    pub keepalive_fraction: f64,
+    /// `on_session_lost = "stop"` (else `proceed`).
+    pub stop_on_session_lost: bool,
+    /// `session_done = "goroutines"`: the race of `Session.Done()` with the resumed application
+    /// (`session_done_ms`, `resume_to_check_ms`); `None` for `sync`.
+    pub session_done: Option<NoticeRace>,
+}
+
+impl EtcdConfig {
+    /// The configuration the scenario's parameters give, with the `client` preset applied. Every
+    /// key is in [`PARAMS`] and the parser has checked each value's type and range.
+    pub fn from_params(params: &Params) -> EtcdConfig {
+        let params = &library::resolve(params);
+        EtcdConfig {
+            library: Library::parse(params.str("client")),
+            client_deadline: params.str("call_deadline") != "none",
+            round_robin: params.str("balancer") == "round_robin",
+            servers: params.int("servers") as usize,
+            lease_ttl_ms: params.f64("lease_ttl_ms"),
+            heartbeat_ms: params.f64("heartbeat_ms"),
+            election_ms: params.f64("election_ms"),
+            lease_check_ms: params.f64("lease_check_ms"),
+            recheck_after_wait: params.bool("recheck_after_wait"),
+            keepalive_time_ms: params.f64("keepalive_time_ms"),
+            keepalive_timeout_ms: params.f64("keepalive_timeout_ms"),
+            service_ms: params.dist("service_ms"),
+            fsync_ms: params.dist("fsync_ms"),
+            rw_recipe: params.str("recipe") == "rwmutex",
+            keepalive_fraction: params.f64("keepalive_fraction"),
+            stop_on_session_lost: params.str("on_session_lost") == "stop",
+            session_done: (params.str("session_done") == "goroutines").then(|| NoticeRace {
+                delivery_ms: params.dist("session_done_ms"),
+                resume_to_check_ms: params.dist("resume_to_check_ms"),
+            }),
+        }
+    }
+
+    /// The members' names, `server-0 …`, in Raft member order.
+    pub fn member_names(&self) -> Vec<String> {
+        (0..self.servers).map(|i| format!("server-{i}")).collect()
+    }
+
+    /// The Raft timings and fsync every member runs.
+    pub fn raft_config(&self) -> crate::consensus::Config {
+        let mut raft = crate::consensus::Config::new(ms_to_ns(self.heartbeat_ms), ms_to_ns(self.election_ms));
+        raft.fsync_ms = self.fsync_ms.clone();
+        raft
+    }
+
+    /// A member's settings.
+    pub fn server_config(&self) -> ServerConfig {
+        ServerConfig {
+            service_ms: self.service_ms.clone(),
+            lease_check_ns: ms_to_ns(self.lease_check_ms),
+            election_ns: ms_to_ns(self.election_ms),
+            min_ttl_ns: min_lease_ttl_ns(self.heartbeat_ms, self.election_ms),
+            req_timeout_ns: (!self.client_deadline).then(|| request_timeout_ns(self.election_ms)),
+        }
+    }
+
+    /// The client library's settings.
+    pub fn client_config(&self) -> ClientConfig {
+        ClientConfig {
+            servers: self.servers,
+            lease_ttl_ns: ms_to_ns(self.lease_ttl_ms),
+            recheck_after_wait: self.recheck_after_wait,
+            request_timeout_ns: request_timeout_ns(self.election_ms),
+            client_deadline: self.client_deadline,
+            round_robin: self.round_robin,
+            keepalive_time_ns: keepalive_time_ns(self.keepalive_time_ms),
+            keepalive_timeout_ns: ms_to_ns(self.keepalive_timeout_ms),
+            keepalive_fraction: keepalive_fraction(self.keepalive_fraction),
+            stop_on_session_lost: self.stop_on_session_lost,
+            rw_recipe: self.rw_recipe,
+            session_done: self.session_done.clone(),
+        }
+    }
 }
 
 impl Model for Etcd {
@@ -243,9 +352,9 @@ impl Model for Etcd {
     }
 
     fn validate(&self, params: &Params, _workload: &WorkloadSpec) -> Vec<ParamProblem> {
-        let params = &library::resolve(params);
+        let cfg = EtcdConfig::from_params(params);
         let mut problems = Vec::new();
-        let (hb, el) = (params.f64("heartbeat_ms"), params.f64("election_ms"));
+        let (hb, el) = (cfg.heartbeat_ms, cfg.election_ms);
         if el < 5.0 * hb {
             let (el, hb) = (show_number(el), show_number(hb));
             problems.push(ParamProblem {
@@ -259,29 +368,29 @@ impl Model for Etcd {
     }
 
     fn limitations(&self, params: &Params, workload: &WorkloadSpec) -> Vec<String> {
-        let params = &library::resolve(params);
+        let cfg = EtcdConfig::from_params(params);
         let mut notes = Vec::new();
-        if Library::parse(params.str("client")) != Library::Locksim {
+        if cfg.library != Library::Locksim {
             notes.push(format!(
                 "client = \"{}\" sets lease_ttl_ms, keepalive_fraction, keepalive_time_ms, call_deadline, balancer, recheck_after_wait and session_done where the scenario does not (now: call_deadline = {}, balancer = {}, recheck_after_wait = {}); a value the scenario sets is kept",
-                params.str("client"),
-                params.str("call_deadline"),
-                params.str("balancer"),
-                params.bool("recheck_after_wait"),
+                cfg.library.name(),
+                if cfg.client_deadline { "req_timeout" } else { "none" },
+                if cfg.round_robin { "round_robin" } else { "pinned" },
+                cfg.recheck_after_wait,
             ));
         }
-        if params.str("call_deadline") == "none" {
+        if !cfg.client_deadline {
             notes.push(
                 "call_deadline = \"none\": a call to a member that answers nothing (frozen, cut off) waits until the member answers or the workload's acquire timeout cancels a Lock; an Unlock waits without end, as clientv3's with context.Background() does".into(),
             );
         }
-        if params.str("balancer") == "round_robin" {
+        if cfg.round_robin {
             notes.push(
                 "balancer = \"round_robin\": each member is one gRPC sub-connection; a member whose connection reset is skipped for 1 s (grpc-go's first reconnect back-off), not until its reconnect succeeds; when no member is ready the next in turn is tried".into(),
             );
         }
-        let servers = params.int("servers");
-        if servers % 2 == 0 {
+        let servers = cfg.servers;
+        if servers.is_multiple_of(2) {
             notes.push(format!(
                 "servers = {servers} is even: a quorum is {} members, so it survives {} failures, no more than {} members would",
                 servers / 2 + 1,
@@ -294,21 +403,21 @@ impl Model for Etcd {
                 "etcd's Mutex is not reentrant (a second Lock in the same session returns at once and one Unlock frees it): nested acquisitions are skipped".into(),
             );
         }
-        let ttl_ms = params.f64("lease_ttl_ms");
-        let min_ns = min_lease_ttl_ns(params.f64("heartbeat_ms"), params.f64("election_ms"));
+        let ttl_ms = cfg.lease_ttl_ms;
+        let min_ns = min_lease_ttl_ns(cfg.heartbeat_ms, cfg.election_ms);
         if ms_to_ns(ttl_ms) < min_ns {
             notes.push(format!(
                 "lease_ttl_ms = {ttl_ms} is below etcd's minimum lease TTL ({} ms for these timeouts): the server grants the minimum",
                 min_ns / 1_000_000
             ));
         }
-        let ka_ms = params.f64("keepalive_time_ms");
+        let ka_ms = cfg.keepalive_time_ms;
         if ka_ms > 0.0 && ms_to_ns(ka_ms) < GRPC_MIN_PING_NS {
             notes.push(format!(
                 "keepalive_time_ms = {ka_ms} is below grpc-go's 10 s minimum ping interval: the client pings every 10 s"
             ));
         }
-        if params.str("recipe") == "rwmutex" && workload.acquire_timeout_ms.is_some() {
+        if cfg.rw_recipe && workload.acquire_timeout_ms.is_some() {
             notes.push(
                 "recipe = \"rwmutex\": RLock and Lock take no context (rwmutex.go uses context.TODO()), so a real application cannot cancel them; acquire_timeout_ms cancels the wait and deletes the own key as Mutex.Lock does".into(),
             );
@@ -321,7 +430,7 @@ impl Model for Etcd {
 
     fn shared_locks(&self, params: &Params) -> bool {
         // Only the recipes package's RWMutex grants shared locks.
-        params.str("recipe") == "rwmutex"
+        EtcdConfig::from_params(params).rw_recipe
     }
 
     fn fenced(&self, _params: &Params) -> bool {
@@ -329,7 +438,7 @@ impl Model for Etcd {
     }
 
     fn services(&self, params: &Params) -> Vec<(String, NodeKind)> {
-        member_names(params).into_iter().map(|name| (name, NodeKind::Server)).collect()
+        EtcdConfig::from_params(params).member_names().into_iter().map(|name| (name, NodeKind::Server)).collect()
     }
 
     fn topology(&self, _params: &Params) -> Topology {
@@ -338,43 +447,16 @@ impl Model for Etcd {
     }
 
     fn build(&self, params: &Params, workload: &WorkloadSpec) -> Cluster<Etcd> {
-        let params = &library::resolve(params);
-        let client_deadline = params.str("call_deadline") != "none";
-        let (hb_ms, el_ms) = (params.f64("heartbeat_ms"), params.f64("election_ms"));
-        let members = member_names(params);
-        let servers = members.len();
-        let mut raft = crate::consensus::Config::new(ms_to_ns(hb_ms), ms_to_ns(el_ms));
-        raft.fsync_ms = params.dist("fsync_ms");
-        let server_cfg = ServerConfig {
-            service_ms: params.dist("service_ms"),
-            lease_check_ns: ms_to_ns(params.f64("lease_check_ms")),
-            election_ns: ms_to_ns(el_ms),
-            min_ttl_ns: min_lease_ttl_ns(hb_ms, el_ms),
-            req_timeout_ns: (!client_deadline).then(|| request_timeout_ns(el_ms)),
-        };
-        let services = (0..servers)
+        let cfg = EtcdConfig::from_params(params);
+        let members = cfg.member_names();
+        let (raft, server_cfg) = (cfg.raft_config(), cfg.server_config());
+        let services = (0..cfg.servers)
             .map(|i| {
                 Box::new(EtcdServer::new(i, members.clone(), server_cfg.clone(), raft.clone()))
                     as Box<dyn Process<Etcd>>
             })
             .collect();
-        let client_cfg = ClientConfig {
-            servers,
-            lease_ttl_ns: ms_to_ns(params.f64("lease_ttl_ms")),
-            recheck_after_wait: params.bool("recheck_after_wait"),
-            request_timeout_ns: request_timeout_ns(el_ms),
-            client_deadline,
-            round_robin: params.str("balancer") == "round_robin",
-            keepalive_time_ns: keepalive_time_ns(params.f64("keepalive_time_ms")),
-            keepalive_timeout_ns: ms_to_ns(params.f64("keepalive_timeout_ms")),
-            keepalive_fraction: keepalive_fraction(params.f64("keepalive_fraction")),
-            stop_on_session_lost: params.str("on_session_lost") == "stop",
-            rw_recipe: params.str("recipe") == "rwmutex",
-            session_done: (params.str("session_done") == "goroutines").then(|| NoticeRace {
-                delivery_ms: params.dist("session_done_ms"),
-                resume_to_check_ms: params.dist("resume_to_check_ms"),
-            }),
-        };
+        let client_cfg = cfg.client_config();
         let clients = (0..workload.clients)
             .map(|i| Box::new(EtcdClient::new(i, client_cfg.clone())) as Box<dyn LockClient<Etcd>>)
             .collect();
