@@ -5,7 +5,7 @@
 use rand::Rng;
 
 use crate::rng::ChaCha8Rng;
-use crate::setup::FaultSpec;
+use crate::setup::{FaultKind, FaultSpec};
 use crate::time::{ms_to_ns, Nanos};
 
 /// Recurring faults stop after this many occurrences (a guard against `every_ms` far below the run).
@@ -27,7 +27,6 @@ pub struct Occurrence {
 
 /// Draws every occurrence that starts before `run_ns`.
 pub fn draw(faults: &[FaultSpec], run_ns: Nanos, rng: &mut ChaCha8Rng) -> Vec<Occurrence> {
-    use crate::scenario::FaultKind;
     let mut out = Vec::new();
     for (i, f) in faults.iter().enumerate() {
         // Draw every value even for a fault that does not happen, so the probability of one
