@@ -104,6 +104,16 @@ impl Library {
         }
     }
 
+    /// The `client` parameter's text for this library (one of [`LIBRARIES`]).
+    pub fn name(self) -> &'static str {
+        match self {
+            Library::Locksim => "locksim-1",
+            Library::Curator54 => "curator-5.4",
+            Library::Kazoo210 => "kazoo-2.10",
+            Library::Kazoo211 => "kazoo-2.11",
+        }
+    }
+
     /// Whether a second acquisition by the holder only counts (Curator's per-thread
     /// `lockCount`); kazoo's `Lock` blocks on itself instead.
     pub fn reentrant(self) -> bool {
@@ -169,5 +179,7 @@ mod tests {
         let libs: Vec<Library> = LIBRARIES.iter().map(|s| Library::parse(s)).collect();
         assert_eq!(libs, [Library::Locksim, Library::Curator54, Library::Kazoo210, Library::Kazoo211]);
         assert!(Library::Curator54.reentrant() && !Library::Kazoo211.reentrant());
+        let names: Vec<&str> = libs.iter().map(|l| l.name()).collect();
+        assert_eq!(names, LIBRARIES, "name() gives back the parameter's text");
     }
 }

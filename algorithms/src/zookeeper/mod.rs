@@ -74,6 +74,7 @@ pub mod server;
 pub mod session;
 pub mod tree;
 
+use locksim_simulator::dist::Dist;
 use locksim_simulator::lockclient::LockClient;
 use locksim_simulator::model::{Cluster, Model, ParamKind, ParamSpec, Params, Topology};
 use locksim_simulator::process::{NodeKind, Process, Protocol};
@@ -210,124 +211,64 @@ const PARAMS: &[ParamSpec] = &[
     },
 ];
 
-fn recipe_of(params: &Params) -> Recipe {
-    match params.str("recipe") {
-        "naive" => Recipe::Naive,
-        "read_write" => Recipe::ReadWrite,
-        _ => Recipe::Sequential,
-    }
+/// Every parameter, read once, after the `client` preset has filled what the scenario left unset
+/// ([`library::resolve`]), in the types the servers and the clients use.
+#[derive(Clone, Debug)]
+pub struct ZooKeeperConfig {
+    /// `client`: the client library and version.
+    pub library: Library,
+    /// `servers`: the ensemble's size.
+    pub servers: usize,
+    /// `tick_ms` as the servers use it (whole milliseconds, as ZooKeeper's `tickTime` is).
+    pub tick_ms: u64,
+    /// `session_timeout_ms` as the scenario gives it (the client asks for it rounded).
+    pub session_timeout_ms: f64,
+    /// `recipe`.
+    pub recipe: Recipe,
+    /// `on_connection_loss`.
+    pub loss_policy: LossPolicy,
+    /// `sync_limit`: ticks of silence before a follower is dropped.
+    pub sync_limit: u64,
+    /// `election_ms`.
+    pub election_ms: f64,
+    /// `retry_base_sleep_ms`, `retry_max_retries`, `retry_policy`.
+    pub retry: RetryPolicy,
+    /// `connection_timeout_ms`, rounded.
+    pub connection_timeout_ms: u64,
+    /// `state_delivery`.
+    pub state_delivery: StateDelivery,
+    /// `state_delivery_ms` and `resume_to_check_ms`.
+    pub race: NoticeRace,
+    /// `release`.
+    pub release: ReleaseMode,
+    /// `service_ms`: a server's processing time.
+    pub service_ms: Dist,
+    /// `fsync_ms`: a follower's txn-log sync.
+    pub fsync_ms: Dist,
 }
 
-/// The tick as the servers use it (whole milliseconds, as ZooKeeper's `tickTime` is).
-fn tick_ms_of(params: &Params) -> u64 {
-    (params.f64("tick_ms").round() as u64).max(1)
-}
-
-impl Model for ZooKeeper {
-    type Protocol = ZooKeeper;
-
-    fn name(&self) -> &'static str {
-        "zookeeper"
-    }
-
-    fn summary(&self) -> &'static str {
-        "ZooKeeper ensemble (quorum log, sessions expiring in tick buckets, ephemeral sequential znodes, watches) with Curator's InterProcessMutex / ReadWriteLock or the naive herd lock; czxid fencing token"
-    }
-
-    fn params(&self) -> &'static [ParamSpec] {
-        PARAMS
-    }
-
-    fn limitations(&self, params: &Params, workload: &WorkloadSpec) -> Vec<String> {
+impl ZooKeeperConfig {
+    /// The configuration the scenario's parameters give, with the `client` preset applied. Every
+    /// key is in [`PARAMS`] and the parser has checked each value's type and range.
+    pub fn from_params(params: &Params) -> ZooKeeperConfig {
         let params = &library::resolve(params);
-        let mut notes = Vec::new();
-        let lib = Library::parse(params.str("client"));
-        if lib != Library::Locksim {
-            notes.push(format!(
-                "client = \"{}\" sets session_timeout_ms, connection_timeout_ms, retry_policy, retry_base_sleep_ms, retry_max_retries, state_delivery, state_delivery_ms, resume_to_check_ms and release where the scenario does not (now: session_timeout_ms = {}, retry_policy = {}, state_delivery = {}, release = {}); a value the scenario sets is kept",
-                params.str("client"),
-                params.f64("session_timeout_ms"),
-                params.str("retry_policy"),
-                params.str("state_delivery"),
-                params.str("release"),
-            ));
-        }
-        if lib == Library::Curator54 {
-            notes.push("curator-5.4: acquire(time)'s wall-clock deadline (LockInternals.java:303-316) is not modelled: the workload's acquire timeout runs on the monotonic clock".into());
-        }
-        if lib.is_kazoo() {
-            notes.push(format!(
-                "{}: the ping schedule (read_timeout/2 minus 10-400 ms) and kazoo 2.10's wall-clock heartbeat and retry deadlines are not modelled (kazoo-2.10 and kazoo-2.11 run the same); kazoo's Lock is not reentrant: nested acquisitions are skipped; its listeners run on kazoo's connection thread, which races the resumed application thread under the GIL: state_delivery = \"threads\" without a cleanup sleep, both sides' times measured live (kazoo 2.10.0); a pause past the read timeout but short of the session is noticed at the resume here, where kazoo notices only a ping unanswered by its next ping deadline",
-                params.str("client")
-            ));
-        }
-        let tick = tick_ms_of(params);
-        let asked = params.f64("session_timeout_ms").round() as u64;
-        let got = negotiate_timeout_ms(asked, tick);
-        if got != asked {
-            notes.push(format!(
-                "session_timeout_ms = {asked} is outside [2, 20] × tick_ms = [{}, {}]: the servers negotiate it to {got} ms, as ZooKeeper's min/maxSessionTimeout do",
-                2 * tick,
-                20 * tick
-            ));
-        }
-        let servers = params.int("servers");
-        if servers % 2 == 0 {
-            notes.push(format!(
-                "an even ensemble of {servers} needs {} servers for a quorum: it tolerates no more failures than {} servers",
-                servers / 2 + 1,
-                servers - 1
-            ));
-        }
-        if workload.reentry > 0.0 && recipe_of(params) == Recipe::Naive {
-            notes.push("the naive recipe is not reentrant (a second create finds the node taken): nested acquisitions are skipped".into());
-        }
-        notes.push(
-            "replication is the shared Raft log standing in for ZAB (leader, quorum commit, ZAB's proposal / ack / commit messages and half-tick pings); a follower that stalled or whose link broke is caught up by the log's resend once a heartbeat round, not ZooKeeper's DIFF / TRUNC / SNAP (one whose link broke, or that was silent for sync_limit × tick_ms, gets nothing else until it answers that resend, where in ZooKeeper it reconnects itself); ZooKeeper's failure detection (sync_limit × tick_ms of silence, or a reset from a killed leader) starts an election that takes election_ms to twice it, without FastLeaderElection's vote rounds or the discovery and synchronisation phases (initLimit)"
-                .into(),
-        );
-        notes
-    }
-
-    fn shared_locks(&self, params: &Params) -> bool {
-        // Only Curator's InterProcessReadWriteLock grants shared locks.
-        params.str("recipe") == "read_write"
-    }
-
-    fn fenced(&self, _params: &Params) -> bool {
-        true
-    }
-
-    fn services(&self, params: &Params) -> Vec<(String, NodeKind)> {
-        (0..params.int("servers")).map(|i| (format!("server-{i}"), NodeKind::Server)).collect()
-    }
-
-    fn topology(&self, _params: &Params) -> Topology {
-        Topology { ordered_links: true, leaderless: false }
-    }
-
-    fn build(&self, params: &Params, workload: &WorkloadSpec) -> Cluster<ZooKeeper> {
-        let params = &library::resolve(params);
-        let members: Vec<String> = self.services(params).into_iter().map(|(name, _)| name).collect();
-        let services = (0..members.len())
-            .map(|index| {
-                let cfg = ServerConfig {
-                    index,
-                    members: members.clone(),
-                    tick_ms: tick_ms_of(params),
-                    election_ms: params.f64("election_ms"),
-                    sync_limit: params.int("sync_limit") as u64,
-                    service_ms: params.dist("service_ms"),
-                    fsync_ms: params.dist("fsync_ms"),
-                };
-                Box::new(ZkServer::new(cfg)) as Box<dyn Process<ZooKeeper>>
-            })
-            .collect();
-        let cfg = ClientConfig {
-            servers: members,
-            session_timeout_ms: params.f64("session_timeout_ms").round() as u64,
-            recipe: recipe_of(params),
-            policy: if params.str("on_connection_loss") == "lost" { LossPolicy::Lost } else { LossPolicy::Suspended },
+        ZooKeeperConfig {
+            library: Library::parse(params.str("client")),
+            servers: params.int("servers") as usize,
+            tick_ms: (params.f64("tick_ms").round() as u64).max(1),
+            session_timeout_ms: params.f64("session_timeout_ms"),
+            recipe: match params.str("recipe") {
+                "naive" => Recipe::Naive,
+                "read_write" => Recipe::ReadWrite,
+                _ => Recipe::Sequential,
+            },
+            loss_policy: if params.str("on_connection_loss") == "lost" {
+                LossPolicy::Lost
+            } else {
+                LossPolicy::Suspended
+            },
+            sync_limit: params.int("sync_limit") as u64,
+            election_ms: params.f64("election_ms"),
             retry: RetryPolicy {
                 base_sleep_ms: params.f64("retry_base_sleep_ms").round() as u64,
                 max_retries: params.int("retry_max_retries") as u32,
@@ -347,13 +288,164 @@ impl Model for ZooKeeper {
                 delivery_ms: params.dist("state_delivery_ms"),
                 resume_to_check_ms: params.dist("resume_to_check_ms"),
             },
-            notice_path: if Library::parse(params.str("client")).is_kazoo() { "kazoo" } else { "curator" },
-            cleanup_sleep_ms: Library::parse(params.str("client")).cleanup_sleep_ms(),
             release: if params.str("release") == "retry_loop" { ReleaseMode::RetryLoop } else { ReleaseMode::FailFast },
-            reentrant: Library::parse(params.str("client")).reentrant(),
-        };
+            service_ms: params.dist("service_ms"),
+            fsync_ms: params.dist("fsync_ms"),
+        }
+    }
+
+    /// The servers' names, `server-0 …`.
+    pub fn member_names(&self) -> Vec<String> {
+        (0..self.servers).map(|i| format!("server-{i}")).collect()
+    }
+
+    /// The settings of server `index`.
+    pub fn server_config(&self, index: usize) -> ServerConfig {
+        ServerConfig {
+            index,
+            members: self.member_names(),
+            tick_ms: self.tick_ms,
+            election_ms: self.election_ms,
+            sync_limit: self.sync_limit,
+            service_ms: self.service_ms.clone(),
+            fsync_ms: self.fsync_ms.clone(),
+        }
+    }
+
+    /// The lock client's settings.
+    pub fn client_config(&self) -> ClientConfig {
+        ClientConfig {
+            servers: self.member_names(),
+            session_timeout_ms: self.session_timeout_ms.round() as u64,
+            recipe: self.recipe,
+            policy: self.loss_policy,
+            retry: self.retry,
+            connection_timeout_ms: self.connection_timeout_ms,
+            state_delivery: self.state_delivery,
+            race: self.race.clone(),
+            notice_path: if self.library.is_kazoo() { "kazoo" } else { "curator" },
+            cleanup_sleep_ms: self.library.cleanup_sleep_ms(),
+            release: self.release,
+            reentrant: self.library.reentrant(),
+        }
+    }
+}
+
+/// The text of the choices the preset note quotes, as the scenario writes them.
+fn retry_policy_name(kind: RetryKind) -> &'static str {
+    match kind {
+        RetryKind::ExponentialBackoff => "exponential_backoff",
+        RetryKind::Kazoo => "kazoo",
+    }
+}
+
+/// See [`retry_policy_name`].
+fn state_delivery_name(delivery: StateDelivery) -> &'static str {
+    match delivery {
+        StateDelivery::Sync => "sync",
+        StateDelivery::Threads => "threads",
+    }
+}
+
+/// See [`retry_policy_name`].
+fn release_name(release: ReleaseMode) -> &'static str {
+    match release {
+        ReleaseMode::FailFast => "fail_fast",
+        ReleaseMode::RetryLoop => "retry_loop",
+    }
+}
+
+impl Model for ZooKeeper {
+    type Protocol = ZooKeeper;
+
+    fn name(&self) -> &'static str {
+        "zookeeper"
+    }
+
+    fn summary(&self) -> &'static str {
+        "ZooKeeper ensemble (quorum log, sessions expiring in tick buckets, ephemeral sequential znodes, watches) with Curator's InterProcessMutex / ReadWriteLock or the naive herd lock; czxid fencing token"
+    }
+
+    fn params(&self) -> &'static [ParamSpec] {
+        PARAMS
+    }
+
+    fn limitations(&self, params: &Params, workload: &WorkloadSpec) -> Vec<String> {
+        let cfg = ZooKeeperConfig::from_params(params);
+        let mut notes = Vec::new();
+        let lib = cfg.library;
+        if lib != Library::Locksim {
+            notes.push(format!(
+                "client = \"{}\" sets session_timeout_ms, connection_timeout_ms, retry_policy, retry_base_sleep_ms, retry_max_retries, state_delivery, state_delivery_ms, resume_to_check_ms and release where the scenario does not (now: session_timeout_ms = {}, retry_policy = {}, state_delivery = {}, release = {}); a value the scenario sets is kept",
+                lib.name(),
+                cfg.session_timeout_ms,
+                retry_policy_name(cfg.retry.kind),
+                state_delivery_name(cfg.state_delivery),
+                release_name(cfg.release),
+            ));
+        }
+        if lib == Library::Curator54 {
+            notes.push("curator-5.4: acquire(time)'s wall-clock deadline (LockInternals.java:303-316) is not modelled: the workload's acquire timeout runs on the monotonic clock".into());
+        }
+        if lib.is_kazoo() {
+            notes.push(format!(
+                "{}: the ping schedule (read_timeout/2 minus 10-400 ms) and kazoo 2.10's wall-clock heartbeat and retry deadlines are not modelled (kazoo-2.10 and kazoo-2.11 run the same); kazoo's Lock is not reentrant: nested acquisitions are skipped; its listeners run on kazoo's connection thread, which races the resumed application thread under the GIL: state_delivery = \"threads\" without a cleanup sleep, both sides' times measured live (kazoo 2.10.0); a pause past the read timeout but short of the session is noticed at the resume here, where kazoo notices only a ping unanswered by its next ping deadline",
+                lib.name()
+            ));
+        }
+        let tick = cfg.tick_ms;
+        let asked = cfg.session_timeout_ms.round() as u64;
+        let got = negotiate_timeout_ms(asked, tick);
+        if got != asked {
+            notes.push(format!(
+                "session_timeout_ms = {asked} is outside [2, 20] × tick_ms = [{}, {}]: the servers negotiate it to {got} ms, as ZooKeeper's min/maxSessionTimeout do",
+                2 * tick,
+                20 * tick
+            ));
+        }
+        let servers = cfg.servers;
+        if servers.is_multiple_of(2) {
+            notes.push(format!(
+                "an even ensemble of {servers} needs {} servers for a quorum: it tolerates no more failures than {} servers",
+                servers / 2 + 1,
+                servers - 1
+            ));
+        }
+        if workload.reentry > 0.0 && cfg.recipe == Recipe::Naive {
+            notes.push("the naive recipe is not reentrant (a second create finds the node taken): nested acquisitions are skipped".into());
+        }
+        notes.push(
+            "replication is the shared Raft log standing in for ZAB (leader, quorum commit, ZAB's proposal / ack / commit messages and half-tick pings); a follower that stalled or whose link broke is caught up by the log's resend once a heartbeat round, not ZooKeeper's DIFF / TRUNC / SNAP (one whose link broke, or that was silent for sync_limit × tick_ms, gets nothing else until it answers that resend, where in ZooKeeper it reconnects itself); ZooKeeper's failure detection (sync_limit × tick_ms of silence, or a reset from a killed leader) starts an election that takes election_ms to twice it, without FastLeaderElection's vote rounds or the discovery and synchronisation phases (initLimit)"
+                .into(),
+        );
+        notes
+    }
+
+    fn shared_locks(&self, params: &Params) -> bool {
+        // Only Curator's InterProcessReadWriteLock grants shared locks.
+        ZooKeeperConfig::from_params(params).recipe == Recipe::ReadWrite
+    }
+
+    fn fenced(&self, _params: &Params) -> bool {
+        true
+    }
+
+    fn services(&self, params: &Params) -> Vec<(String, NodeKind)> {
+        ZooKeeperConfig::from_params(params).member_names().into_iter().map(|name| (name, NodeKind::Server)).collect()
+    }
+
+    fn topology(&self, _params: &Params) -> Topology {
+        Topology { ordered_links: true, leaderless: false }
+    }
+
+    fn build(&self, params: &Params, workload: &WorkloadSpec) -> Cluster<ZooKeeper> {
+        let cfg = ZooKeeperConfig::from_params(params);
+        let services = (0..cfg.servers)
+            .map(|index| Box::new(ZkServer::new(cfg.server_config(index))) as Box<dyn Process<ZooKeeper>>)
+            .collect();
+        let client_cfg = cfg.client_config();
         let clients = (0..workload.clients)
-            .map(|_| Box::new(ZkClient::new(cfg.clone())) as Box<dyn LockClient<ZooKeeper>>)
+            .map(|_| Box::new(ZkClient::new(client_cfg.clone())) as Box<dyn LockClient<ZooKeeper>>)
             .collect();
         Cluster { services, clients }
     }
@@ -371,11 +463,9 @@ mod tests {
                 ParamKind::Int { .. } => ParamValue::Int(spec.default.parse().unwrap()),
                 ParamKind::Choice(_) => ParamValue::Str(spec.default.trim_matches('"').to_string()),
                 // The distribution defaults that are not a number.
-                ParamKind::Dist { .. } if spec.name == "state_delivery_ms" => {
-                    ParamValue::Dist(locksim_simulator::dist::Dist::Uniform(1.5, 4.5))
-                }
+                ParamKind::Dist { .. } if spec.name == "state_delivery_ms" => ParamValue::Dist(Dist::Uniform(1.5, 4.5)),
                 ParamKind::Dist { .. } if spec.name == "resume_to_check_ms" => {
-                    ParamValue::Dist(locksim_simulator::dist::Dist::Uniform(1.0, 7.0))
+                    ParamValue::Dist(Dist::Uniform(1.0, 7.0))
                 }
                 _ => ParamValue::Num(spec.default.parse().unwrap()),
             };
@@ -419,6 +509,29 @@ mod tests {
         let before =
             ZOOKEEPER.limitations(&params(&[("client", ParamValue::Str("locksim-1".into()))]), &facts(0.0, 0.0));
         assert!(!before.join("\n").contains("negotiate"), "{before:?}");
+    }
+
+    /// The preset note quotes each choice as the scenario writes it.
+    #[test]
+    fn the_preset_note_names_the_choices_in_force() {
+        let kazoo = params(&[("client", ParamValue::Str("kazoo-2.10".into()))]);
+        let notes = ZOOKEEPER.limitations(&kazoo, &facts(0.0, 0.0)).join("\n");
+        assert!(
+            notes.contains("client = \"kazoo-2.10\" sets")
+                && notes.contains("retry_policy = kazoo, state_delivery = threads, release = retry_loop)"),
+            "{notes}"
+        );
+        let explicit = params(&[
+            ("client", ParamValue::Str("curator-5.4".into())),
+            ("retry_policy", ParamValue::Str("exponential_backoff".into())),
+            ("state_delivery", ParamValue::Str("sync".into())),
+            ("release", ParamValue::Str("fail_fast".into())),
+        ]);
+        let notes = ZOOKEEPER.limitations(&explicit, &facts(0.0, 0.0)).join("\n");
+        assert!(
+            notes.contains("retry_policy = exponential_backoff, state_delivery = sync, release = fail_fast)"),
+            "{notes}"
+        );
     }
 
     #[test]
