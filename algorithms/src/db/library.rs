@@ -58,6 +58,16 @@ impl Library {
             _ => Library::Locksim,
         }
     }
+
+    /// The `client` parameter's text for this library (one of [`LIBRARIES`]).
+    pub fn name(self) -> &'static str {
+        match self {
+            Library::Locksim => "locksim-1",
+            Library::Spring60 => "spring-jdbc-6.0",
+            Library::Spring6 => "spring-jdbc-6",
+            Library::Spring7 => "spring-jdbc-7",
+        }
+    }
 }
 
 /// The parameters after the preset: every preset parameter the scenario did not set itself
@@ -92,6 +102,8 @@ mod tests {
     fn every_choice_parses_to_its_library() {
         let libs: Vec<Library> = LIBRARIES.iter().map(|s| Library::parse(s)).collect();
         assert_eq!(libs, [Library::Locksim, Library::Spring60, Library::Spring6, Library::Spring7]);
+        let names: Vec<&str> = libs.iter().map(|l| l.name()).collect();
+        assert_eq!(names, LIBRARIES, "name() gives back the parameter's text");
     }
 
     #[test]

@@ -109,6 +109,19 @@ pub enum Mode {
     ShedLock,
 }
 
+impl Mode {
+    /// The `mode` parameter's text for this primitive.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Table => "table",
+            Mode::GetLock => "get_lock",
+            Mode::SelectForUpdate => "select_for_update",
+            Mode::SpringJdbc => "spring_jdbc",
+            Mode::ShedLock => "shedlock",
+        }
+    }
+}
+
 /// Which time column a `spring_jdbc` row carries (`expiry_column`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Expiry {
@@ -118,6 +131,16 @@ pub enum Expiry {
     /// Spring Integration 7.0: `EXPIRED_AFTER` = the writer's now + ttl; taken over when it is
     /// below the acquirer's now.
     ExpiredAfter,
+}
+
+impl Expiry {
+    /// The `expiry_column` parameter's text for this column.
+    pub fn name(self) -> &'static str {
+        match self {
+            Expiry::CreatedDate => "created_date",
+            Expiry::ExpiredAfter => "expired_after",
+        }
+    }
 }
 
 /// How the primary's changes reach the replica.
@@ -142,9 +165,14 @@ pub enum OwnerScope {
     Acquire,
 }
 
-/// The model's parameters in engine units.
+/// The model's parameters in engine units, read once ([`Config::from_params`]), after the `client`
+/// preset.
 #[derive(Clone, Debug)]
 pub struct Config {
+    /// The lock library (`client`).
+    pub library: Library,
+    /// `database = "postgres"` (else MariaDB/MySQL): only `spring_jdbc` and `shedlock` run there.
+    pub postgres: bool,
     /// Which lock primitive the library uses (`mode`).
     pub mode: Mode,
     /// Sleep between attempts while the lock is taken (`poll_ms`).
@@ -215,9 +243,14 @@ impl Config {
 }
 
 impl Config {
-    /// The configuration the scenario's parameters give, for a workload of `clients` clients.
+    /// The configuration the scenario's parameters give, with the `client` preset applied
+    /// ([`library::resolve`]), for a workload of `clients` clients. Every key is in [`PARAMS`]
+    /// and the parser has checked each value's type and range.
     pub fn from_params(params: &Params, clients: usize) -> Config {
+        let params = &library::resolve(params);
         Config {
+            library: Library::parse(params.str("client")),
+            postgres: params.str("database") == "postgres",
             mode: match params.str("mode") {
                 "get_lock" => Mode::GetLock,
                 "select_for_update" => Mode::SelectForUpdate,
@@ -267,10 +300,10 @@ impl Config {
     }
 }
 
-/// Whether these parameters call for a replica and a failover manager (what
-/// [`Config::replicated`] says, read from the parameters alone).
-fn replicated(params: &Params) -> bool {
-    params.str("replication") != "none"
+/// The configuration for the questions that do not depend on the workload (which services there
+/// are, whether grants are fenced): the client count plays no part in them.
+fn config_of(params: &Params) -> Config {
+    Config::from_params(params, 0)
 }
 
 const PARAMS: &[ParamSpec] = &[
@@ -472,23 +505,23 @@ impl Model for Db {
     }
 
     fn limitations(&self, params: &Params, workload: &WorkloadSpec) -> Vec<String> {
-        let params = &library::resolve(params);
+        let cfg = Config::from_params(params, workload.clients);
         let mut notes = Vec::new();
-        if Library::parse(params.str("client")) != Library::Locksim {
+        if cfg.library != Library::Locksim {
             notes.push(format!(
                 "client = \"{}\" sets mode, ttl_ms, poll_ms, owner_scope, reentrant, release_retry, heartbeat_ms, expire_ms, expiry_column and release_missing where the scenario does not (now: mode = {}, expiry_column = {}, release_missing = {}); a value the scenario sets is kept",
-                params.str("client"),
-                params.str("mode"),
-                params.str("expiry_column"),
-                params.str("release_missing"),
+                cfg.library.name(),
+                cfg.mode.name(),
+                cfg.expiry.name(),
+                if cfg.release_missing_fails { "error" } else { "ignore" },
             ));
         }
-        if params.str("mode") == "spring_jdbc" {
+        if cfg.mode == Mode::SpringJdbc {
             notes.push(
                 "spring_jdbc: expire_ms, cleanup_every_ms and heartbeat_ms do not apply (the library runs no cleanup job and renews only when the application calls renewLock, not modelled); no fencing token (INT_LOCK has none); the acquire transaction runs serially in the server, so SERIALIZABLE (6.0-6.1) and READ_COMMITTED (6.2 and later) behave alike here (a serialization failure, which Spring retries as transient, never happens); REGION is one value for every client".into(),
             );
         }
-        if params.str("mode") == "shedlock" {
+        if cfg.mode == Mode::ShedLock {
             notes.push(
                 "shedlock: expire_ms, cleanup_every_ms, heartbeat_ms, poll_ms and reentrant do not apply (one try per run, no extension: KeepAliveLockProvider is not modelled); no fencing token; locked_by is the client's name (one JVM per host); the clients' cron fires on each one's wall clock with no scheduler delay".into(),
             );
@@ -496,8 +529,8 @@ impl Model for Db {
                 notes.push("shedlock without [workload] kind = \"scheduled\": each acquisition is one try, and a taken lock fails it (the loop thinks and tries again)".into());
             }
         }
-        let get_lock = params.str("mode") == "get_lock";
-        if params.str("mode") == "select_for_update" {
+        let get_lock = cfg.mode == Mode::GetLock;
+        if cfg.mode == Mode::SelectForUpdate {
             notes.push(
                 "select_for_update: the lock rows exist beforehand; expire_ms, cleanup_every_ms and heartbeat_ms do not apply (the lock lives as long as the transaction); no fencing token; waiters are granted in arrival order (InnoDB's CATS scheduling is not modelled)"
                     .into(),
@@ -507,7 +540,7 @@ impl Model for Db {
                     .into(),
             );
         }
-        if workload.reentry > 0.0 && !params.bool("reentrant") {
+        if workload.reentry > 0.0 && !cfg.reentrant {
             notes.push("reentrant = false: nested acquisitions are skipped".into());
         }
         if get_lock {
@@ -520,7 +553,7 @@ impl Model for Db {
                     .into(),
             );
         }
-        if replicated(params) {
+        if cfg.replicated() {
             notes.push(
                 "after a failover the old primary is demoted, not rejoined as a replica, so a second failover has no candidate".into(),
             );
@@ -528,11 +561,11 @@ impl Model for Db {
         notes
     }
 
-    fn validate(&self, params: &Params, _workload: &WorkloadSpec) -> Vec<ParamProblem> {
-        let params = &library::resolve(params);
+    fn validate(&self, params: &Params, workload: &WorkloadSpec) -> Vec<ParamProblem> {
+        let cfg = Config::from_params(params, workload.clients);
         let mut problems = Vec::new();
-        let mode = params.str("mode");
-        if params.str("database") == "postgres" && !matches!(mode, "spring_jdbc" | "shedlock") {
+        let mode = cfg.mode.name();
+        if cfg.postgres && !matches!(cfg.mode, Mode::SpringJdbc | Mode::ShedLock) {
             problems.push(ParamProblem {
                 key: "database".into(),
                 message: format!(
@@ -541,13 +574,13 @@ mode = \"{mode}\" is MySQL's (use database = \"mariadb\", or the postgres model 
                 ),
             });
         }
-        if params.str("database") == "postgres" && replicated(params) {
+        if cfg.postgres && cfg.replicated() {
             problems.push(ParamProblem {
                 key: "replication".into(),
                 message: "database = \"postgres\" is one server (the replica and failover manager are MySQL's); use replication = \"none\"".into(),
             });
         }
-        if params.str("mode") == "shedlock" && replicated(params) {
+        if cfg.mode == Mode::ShedLock && cfg.replicated() {
             problems.push(ParamProblem {
                 key: "replication".into(),
                 message: "mode = \"shedlock\" runs on one server here (its table is not replicated in this model); use replication = \"none\"".into(),
@@ -557,13 +590,12 @@ mode = \"{mode}\" is MySQL's (use database = \"mariadb\", or the postgres model 
     }
 
     fn fenced(&self, params: &Params) -> bool {
-        library::resolve(params).str("mode") == "table"
+        config_of(params).mode == Mode::Table
     }
 
     fn services(&self, params: &Params) -> Vec<(String, NodeKind)> {
-        let params = &library::resolve(params);
         let mut names = vec![("server-0".to_string(), NodeKind::Server)];
-        if replicated(params) {
+        if config_of(params).replicated() {
             names.push(("server-1".to_string(), NodeKind::Server));
             names.push(("sentinel-0".to_string(), NodeKind::Sentinel));
         }
@@ -576,7 +608,6 @@ mode = \"{mode}\" is MySQL's (use database = \"mariadb\", or the postgres model 
     }
 
     fn build(&self, params: &Params, workload: &WorkloadSpec) -> Cluster<Db> {
-        let params = &library::resolve(params);
         let cfg = Config::from_params(params, workload.clients);
         // In the order of `services`.
         let mut services: Vec<Box<dyn Process<Db>>> = vec![Box::new(DbServer::new(cfg.clone(), 0))];
@@ -587,5 +618,61 @@ mode = \"{mode}\" is MySQL's (use database = \"mariadb\", or the postgres model 
         let clients =
             (0..workload.clients).map(|i| Box::new(DbClient::new(cfg.clone(), i)) as Box<dyn LockClient<Db>>).collect();
         Cluster { services, clients }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use locksim_simulator::model::ParamValue;
+
+    /// Every parameter at its schema default, and `overrides` set as a scenario sets them.
+    fn params(overrides: &[(&str, &str)]) -> Params {
+        let mut p = Params::default();
+        for spec in PARAMS {
+            let v = match &spec.kind {
+                ParamKind::Choice(_) => ParamValue::Str(spec.default.trim_matches('"').to_string()),
+                ParamKind::Bool => ParamValue::Bool(spec.default == "true"),
+                ParamKind::Int { .. } => ParamValue::Int(spec.default.parse().expect("int")),
+                _ => ParamValue::Num(spec.default.parse().expect("number")),
+            };
+            p.values.insert(spec.name.to_string(), v);
+        }
+        for (key, choice) in overrides {
+            p.set_explicit(key, ParamValue::Str(choice.to_string()));
+        }
+        p
+    }
+
+    fn choices(key: &str) -> &'static [&'static str] {
+        match PARAMS.iter().find(|s| s.name == key).map(|s| &s.kind) {
+            Some(ParamKind::Choice(c)) => c,
+            other => panic!("{key}: {other:?}"),
+        }
+    }
+
+    /// The notes and checks quote `mode` and `expiry_column` from the typed configuration: each
+    /// choice reads into a variant whose name is the choice again.
+    #[test]
+    fn every_choice_reads_into_the_variant_of_its_name() {
+        for &mode in choices("mode") {
+            assert_eq!(Config::from_params(&params(&[("mode", mode)]), 1).mode.name(), mode);
+        }
+        for &column in choices("expiry_column") {
+            assert_eq!(Config::from_params(&params(&[("expiry_column", column)]), 1).expiry.name(), column);
+        }
+    }
+
+    /// The preset applies inside `from_params`: `spring-jdbc-7` gives Spring's row and its column.
+    #[test]
+    fn the_configuration_has_the_preset_applied() {
+        let cfg = Config::from_params(&params(&[("client", "spring-jdbc-7")]), 2);
+        assert_eq!(
+            (cfg.library, cfg.mode, cfg.expiry, cfg.clients),
+            (Library::Spring7, Mode::SpringJdbc, Expiry::ExpiredAfter, 2)
+        );
+        assert!(cfg.release_missing_fails);
+        let explicit = Config::from_params(&params(&[("client", "spring-jdbc-7"), ("mode", "table")]), 2);
+        assert_eq!(explicit.mode, Mode::Table, "a mode the scenario sets is kept");
     }
 }
