@@ -203,3 +203,119 @@ fn the_engine_calls_no_checker_and_the_reports_run_no_seed() {
     let seed_runners = ["batch::", "run_seed", "record_seed", "run_ordered"];
     assert_eq!(files_mentioning("reports/src", &seed_runners), Vec::<String>::new());
 }
+
+/// The `locksim-*` dependencies each crate's row of docs/architecture.md's table names ("depends
+/// on"), by crate: `—` is none, `all of the above` every crate in an earlier row.
+fn documented_dependencies(page: &str) -> BTreeMap<String, BTreeSet<String>> {
+    let mut crates: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut above: Vec<String> = Vec::new();
+    for row in page.lines().filter(|l| l.starts_with("| ") && l.as_bytes().get(2).is_some_and(u8::is_ascii_digit)) {
+        let cells: Vec<&str> = row.trim_matches('|').split(" | ").map(str::trim).collect();
+        let name = cells[1].split('`').nth(1).expect("crate name in backticks").to_string();
+        let deps = match *cells.last().expect("depends-on cell") {
+            "—" => BTreeSet::new(),
+            "all of the above" => above.iter().cloned().collect(),
+            list => list.split(", ").map(|short| format!("locksim-{short}")).collect(),
+        };
+        above.push(name.clone());
+        crates.insert(name, deps);
+    }
+    crates
+}
+
+/// Every arrow between crates is one the page draws, and every arrow it draws is in the code:
+/// the order of LAYERS alone would let `reports` use `algorithms`, or `live` use `reports`.
+#[test]
+fn crate_dependencies_are_those_docs_architecture_md_names() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let page = std::fs::read_to_string(root.join("docs/architecture.md")).expect("docs/architecture.md");
+    let documented = documented_dependencies(&page);
+    assert_eq!(documented.len(), LAYERS.len(), "one row per crate in the page's table: {documented:?}");
+    for (name, dir) in LAYERS {
+        let manifest = std::fs::read_to_string(root.join(dir).join("Cargo.toml")).expect("manifest");
+        let actual: BTreeSet<String> = locksim_dependencies(&manifest).into_iter().collect();
+        assert_eq!(Some(&actual), documented.get(name), "{name}: Cargo.toml's locksim dependencies vs the page's row");
+    }
+}
+
+#[test]
+fn the_page_table_scan_reads_each_row() {
+    let page = "| layer | crate | owns | depends on |\n|---|---|---|---|\n\
+                | 1 | `locksim-simulator` (`simulator/`) | the engine | — |\n\
+                | 2 | `locksim-reports` (`reports/`) | totals | simulator, charts |\n\
+                | 4 | `locksim` (root) | the binary | all of the above |\n";
+    let deps = documented_dependencies(page);
+    assert_eq!(deps["locksim-simulator"], BTreeSet::new());
+    assert_eq!(deps["locksim-reports"], ["locksim-simulator", "locksim-charts"].map(String::from).into());
+    assert_eq!(deps["locksim"], ["locksim-simulator", "locksim-reports"].map(String::from).into());
+}
+
+/// The top-level modules a crate's `lib.rs` module map lists (`//! - [`name`]: …` or
+/// `//! - `name`: …`), in its order: bottom-up.
+fn module_map(lib_rs: &str) -> Vec<String> {
+    lib_rs
+        .lines()
+        .take_while(|l| l.starts_with("//!"))
+        .filter_map(|l| l.strip_prefix("//! - "))
+        .filter_map(|item| {
+            let name = item.trim_start_matches('[').strip_prefix('`')?.split('`').next()?;
+            name.chars().all(|c| c.is_alphanumeric() || c == '_').then(|| name.to_string())
+        })
+        .collect()
+}
+
+/// Edges that point up a crate's module map, each to be removed by the change named beside it.
+/// The rest are the module maps' order, not cycles: `reports`' map wants `expect` before `json`
+/// (the results JSON holds the expectations' results), `json` before `shard` (a partial file
+/// writes the row's parameters as the JSON does) and `html`'s escaping below `compare`; `live`'s
+/// wants `backend` before `calibrate` and `reference` before `run`.
+const KNOWN_UPWARD_EDGES: [(&str, &str, &str); 7] = [
+    // The live backends' second model registry (issue 33 item 5: one registry).
+    ("live/src", "backend", "backends"),
+    // The DB adapter reads a constant of the DB server backend (issue 33 item 5).
+    ("live/src", "adapters", "backends"),
+    ("reports/src", "json", "expect"),
+    ("reports/src", "shard", "json"),
+    ("reports/src", "compare", "report"),
+    ("live/src", "calibrate", "backend"),
+    ("live/src", "run", "reference"),
+];
+
+/// In `reports` and `live`, whose `lib.rs` module maps are drawn bottom-up (docs/architecture.md:
+/// "inside each crate the top-level modules are layered too"), a module uses only modules the map
+/// lists before it, and the map lists every module.
+#[test]
+fn reports_and_live_modules_point_down_their_module_maps() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for krate in ["reports/src", "live/src"] {
+        let src = root.join(krate);
+        let map = module_map(&std::fs::read_to_string(src.join("lib.rs")).expect("lib.rs"));
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        let modules: BTreeSet<String> = files.iter().filter_map(|f| module_of(&src, f)).collect();
+        let unmapped: Vec<&String> = modules.iter().filter(|m| !map.contains(m)).collect();
+        assert!(unmapped.is_empty(), "{krate}: modules missing from lib.rs's module map: {unmapped:?}");
+        let edges = graph(&src);
+        for (_, from, to) in KNOWN_UPWARD_EDGES.iter().filter(|(k, _, _)| *k == krate) {
+            let still = edges.get(*from).is_some_and(|e| e.contains(*to));
+            assert!(still, "{krate}: {from} → {to} is gone: remove it from KNOWN_UPWARD_EDGES");
+        }
+        let mut upward = Vec::new();
+        for (from, tos) in edges {
+            let at = map.iter().position(|m| *m == from);
+            for to in tos {
+                let known = KNOWN_UPWARD_EDGES.contains(&(krate, from.as_str(), to.as_str()));
+                if map.iter().position(|m| *m == to) > at && !known {
+                    upward.push(format!("{from} → {to}"));
+                }
+            }
+        }
+        assert!(upward.is_empty(), "{krate}: edges up the lib.rs module map: {upward:?}");
+    }
+}
+
+#[test]
+fn the_module_map_scan_reads_linked_and_plain_names() {
+    let lib = "//! Crate.\n//!\n//! Module map:\n//! - [`wilson`]: intervals\n//!   more text\n//! - `smallmap`: a map\n\npub mod wilson;\n";
+    assert_eq!(module_map(lib), ["wilson", "smallmap"]);
+}
