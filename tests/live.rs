@@ -171,6 +171,16 @@ fn redis_paused_holder_overlaps_live() {
         assert_eq!(row(&json, label)["overlap"]["runs"], 1, "{label}");
         assert_eq!(row(&json, label)["stale_unfenced"]["runs"], 1, "{label}");
     }
+    // Each row names the preset its recipe ran with, as a simulated run does: in the JSON, the
+    // table's library column and the report page's.
+    assert_eq!(
+        (row(&json, "redis")["library"].as_str(), row(&json, "redisson")["library"].as_str()),
+        (Some("redis-py-8"), Some("redisson-4.7")),
+        "{json}"
+    );
+    let head = stdout.lines().find(|l| l.trim_start().starts_with("label")).expect(&stdout);
+    assert!(head.split_whitespace().nth(1) == Some("library"), "{stdout}");
+    assert!(stdout.lines().any(|l| l.starts_with("redis ") && l.contains(" redis-py-8 ")), "{stdout}");
     // The overlapping rows are named with their seed, but a live run gives no `replay:` command
     // (its table says it is not replayable).
     assert!(stdout.contains("redis: violations in 1 of 1 runs"), "{stdout}");
@@ -189,6 +199,7 @@ fn redis_paused_holder_overlaps_live() {
     }
     let page = std::fs::read_to_string(report.join("index.html")).unwrap();
     assert!(page.contains("One live run"), "the caption says it is the recorded run");
+    assert!(page.contains("<td class=\"label\">redisson-4.7</td>"), "the page's library column");
     // `sim report` on the live results draws no simulated stand-in for the run.
     let again = dir.join("again");
     let (code, _, stderr) = sim(&["report", &s(&out), "--out", &s(&again)]);

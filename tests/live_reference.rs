@@ -85,8 +85,18 @@ fn redis_py_holder_paused_past_its_ttl_overlaps_and_writes_stale() {
     let (_, stdout, json, history) = run_reference(&dir, &file, None);
     let r = row(&json, "redis");
     assert_eq!(r["runs"], 1, "{r}");
+    // The library column names the real library that ran, not the row's preset.
+    assert_eq!(r["library"], "redis-py 5.2.1", "{r}");
+    assert!(stdout.lines().any(|l| l.starts_with("redis ") && l.contains(" redis-py 5.2.1 ")), "{stdout}");
     assert_eq!(r["overlap"]["runs"], 1, "{r}\n{stdout}");
     assert_eq!(r["stale_unfenced"]["runs"], 1, "{r}\n{stdout}");
+    // The resumed holder's release finds another client's token: redis-py raises
+    // LockNotOwnedError, recorded as the model's redis-py presets record it (a failed release,
+    // refused, after the interval ended at the call).
+    let failed = events(&history, "release_failed");
+    assert!(failed.iter().any(|e| e["reason"] == "refused"), "{history}");
+    assert!(r["failed_releases"].as_u64().unwrap() >= 1, "{r}");
+    assert!(notes(&json).contains("LockNotOwnedError"), "{}", notes(&json));
     // redis-py issues no token; the row's Redisson variant has no reference client, said so.
     assert!(events(&history, "granted").iter().all(|g| g["token"].is_null()), "{history}");
     assert!(json["algorithms"].as_array().unwrap().iter().all(|a| a["label"] != "redisson"), "{json}");

@@ -92,6 +92,20 @@ pub enum Launch<'a> {
     Reference(&'a Prepared),
 }
 
+/// What the results' `library` column names for a live row: with the model's own client code
+/// (the recipe live), the model's `client` preset it ran with, as a simulated row names it
+/// (`redis-py-8`); with a reference client, the real library and its version (`redis-py 5.2.1`:
+/// [`Library::version`](crate::reference::Library) up to its parenthesised origin).
+pub fn library_label(run: &RunSpec, launch: &Launch) -> Option<String> {
+    match launch {
+        Launch::Model => run.model.library(&run.params),
+        Launch::Reference(prepared) => {
+            let version = prepared.lib.version;
+            Some(version.split(" (").next().unwrap_or(version).to_string())
+        }
+    }
+}
+
 fn track(state: &mut BTreeMap<usize, ClientState>, node: usize, e: &HistoryEvent) {
     let s = match e {
         HistoryEvent::AcquireStart { .. } => ClientState::Waiting,
@@ -499,5 +513,46 @@ fn apply(
             }
         }
         _ => Err(format!("live mode cannot apply {} to {target}", kind.name())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use locksim_simulator::scenario::parse_str;
+
+    /// A redis row with no `client` (the plain pattern's default preset), Redisson's watchdog
+    /// row (its own default) and a row pinning the model before presets.
+    const ROWS: &str = r#"
+name = "library-label"
+duration_ms = 1000
+algorithms = ["redis"]
+[[variants]]
+name = "redisson"
+model = "redis"
+watchdog = true
+[[variants]]
+name = "pinned"
+model = "redis"
+client = "locksim-1"
+"#;
+
+    #[test]
+    fn a_live_rows_library_is_the_preset_it_ran_or_the_real_library_and_version() {
+        let scenario = parse_str("library-label.toml", ROWS, &locksim_algorithms::registry()).unwrap();
+        let label = |i: usize, launch: &Launch| library_label(&scenario.runs[i], launch);
+        // The recipe live: the model's own client code with the preset it resolved to, as the
+        // simulated row names it.
+        assert_eq!(label(0, &Launch::Model).as_deref(), Some("redis-py-8"));
+        assert_eq!(label(1, &Launch::Model).as_deref(), Some("redisson-4.7"));
+        assert_eq!(label(2, &Launch::Model).as_deref(), Some("locksim-1"));
+        // A reference client: the real library and version that ran, whatever the row's preset.
+        let prepared = Prepared {
+            lib: &reference::redis_py::LIBRARY,
+            root: PathBuf::from("/nonexistent"),
+            out_dir: PathBuf::from("/nonexistent"),
+        };
+        assert_eq!(label(0, &Launch::Reference(&prepared)).as_deref(), Some("redis-py 5.2.1"));
+        assert_eq!(label(2, &Launch::Reference(&prepared)).as_deref(), Some("redis-py 5.2.1"));
     }
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use locksim_live::reference::{self, BuildError, Prepared, Selection};
-use locksim_live::run::{run_live_with, Launch};
+use locksim_live::run::{library_label, run_live_with, Launch};
 use locksim_live::{check_row, LiveError};
 use locksim_reports::report::{timeline_note, write_report, RecordedHistory, TimelineSource};
 use locksim_reports::{evaluate, params_json, render_live_table, AlgorithmTotals, ResultsJson, ServerVersion};
@@ -136,7 +136,8 @@ pub fn live(args: LiveArgs) -> Result<i32, CliError> {
         let model = run.model;
         let mut totals =
             AlgorithmTotals::new(&run.label, model.name(), params_json(&run.params.values), model.fenced(&run.params))
-                .with_limitations(model.limitations(&run.params, &scenario.setup.workload));
+                .with_limitations(model.limitations(&run.params, &scenario.setup.workload))
+                .with_library(library_label(run, &launch));
         let mut row_cut = 0u64;
         for seed in seeds.clone() {
             if interrupt::interrupted() {
