@@ -41,6 +41,58 @@ pub fn processes_mentioning(dir: &Path) -> Vec<String> {
     found
 }
 
+/// Runs `sim ARGS` as `cli::sim` does, and also returns the `sim` process's pid, which
+/// names the run's own temporary directories (`locksim-live-PID-…`, `locksim-calibrate-PID-…`):
+/// [`processes_of_run`] looks at those only, so another live run on the machine (another
+/// developer's, CI's) is not taken for this one's leftovers.
+pub fn sim_with_pid(args: &[&str]) -> (i32, String, String, u32) {
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_sim"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("sim runs");
+    let pid = child.id();
+    let out = child.wait_with_output().expect("sim runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        pid,
+    )
+}
+
+/// Every live (not zombie) process the `sim` with pid `sim_pid` started in its temporary
+/// directories and left running: its command line names a `locksim-live-PID-…` or
+/// `locksim-calibrate-PID-…` directory (the harnesses' and members' arguments), or its working
+/// directory is under one (the servers run in their data directories, and redis-server rewrites
+/// its command line). Other runs' directories carry their own `sim`'s pid and are not looked at.
+pub fn processes_of_run(sim_pid: u32) -> Vec<String> {
+    let prefixes: Vec<String> = ["locksim-live-", "locksim-calibrate-"]
+        .iter()
+        .map(|p| std::env::temp_dir().join(format!("{p}{sim_pid}-")).display().to_string())
+        .collect();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.chars().all(|c| c.is_ascii_digit()) || name == std::process::id().to_string() {
+            continue;
+        }
+        let state = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        if state.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')) {
+            continue;
+        }
+        let cmd = std::fs::read(entry.path().join("cmdline")).map(|c| String::from_utf8_lossy(&c).replace('\0', " "));
+        let cwd = std::fs::read_link(entry.path().join("cwd")).map(|d| d.display().to_string());
+        let named = cmd.as_ref().is_ok_and(|c| prefixes.iter().any(|p| c.contains(p.as_str())) && !c.contains("cargo"));
+        let inside = cwd.as_ref().is_ok_and(|d| prefixes.iter().any(|p| d.starts_with(p.as_str())));
+        if named || inside {
+            found.push(format!("{name}: {}", cmd.unwrap_or_default()));
+        }
+    }
+    found
+}
+
 /// Every live (not zombie) process whose working directory is under `dir`: the servers run in
 /// their data directories, and some (redis-server) rewrite their command line, so
 /// [`processes_mentioning`] does not see them.
