@@ -278,7 +278,7 @@ const INCIDENT_MUTATIONS: &[Mutation] = &[
         what: "the fix: WAIT after the lock script (checkLockSyncedSlaves)",
         row: "broken",
         from: "replica_ack = false   # checkLockSyncedSlaves = false: no WAIT",
-        to: "replica_ack = true",
+        to: "replica_ack = true    # checkLockSyncedSlaves = true: WAIT",
     },
     Mutation {
         file: "redisson-3636-holder-cut-off-from-redis.toml",
