@@ -4,8 +4,8 @@
 //! harmless, and clock drift alone is harmless, because expiry is judged only by candidates, on
 //! their own clocks, from the moment they saw the record change.
 //!
-//! The rows pin `client = "locksim-1"` (the model before presets, which releases on cancel): these
-//! tests pin the mechanisms; `kubernetes_library.rs` tests the `client-go-0.30` default.
+//! The runs use `locksim_1()` (the model before presets, which releases on cancel): these tests
+//! pin the mechanisms; `kubernetes_library.rs` tests the `client-go-0.30` default.
 
 mod kubernetes_common;
 
@@ -18,10 +18,6 @@ fn paused_holder(pause_ms: u64) -> String {
 name = "kubernetes-paused-leader"
 duration_ms = 60_000
 algorithms = ["kubernetes"]
-
-[models.kubernetes]
-client = "locksim-1"
-service_ms = 0
 
 [network]
 latency_ms = 1
@@ -51,7 +47,7 @@ duration_ms = {pause_ms}
 fn a_leader_paused_past_the_lease_duration_is_taken_over_and_resumes_acting() {
     let text = paused_holder(30_000);
     for seed in 0..10 {
-        let out = run(&text, "kubernetes", seed);
+        let out = run_config(&text, &locksim_1(), seed);
         let (_, holder) = fault_target(&out, "pause");
         let g = grants(&out);
         assert_eq!((g[0].0, g[0].1.as_str(), g[0].2), (4.0, holder.as_str(), 0), "seed {seed}");
@@ -84,7 +80,7 @@ fn a_pause_shorter_than_the_lease_is_harmless() {
     for pause in [5_000, 12_000] {
         let text = paused_holder(pause);
         for seed in 0..10 {
-            let out = run(&text, "kubernetes", seed);
+            let out = run_config(&text, &locksim_1(), seed);
             let (_, holder) = fault_target(&out, "pause");
             let g = grants(&out);
             assert_eq!((g[0].1.as_str(), g[0].0), (holder.as_str(), 4.0), "pause {pause} seed {seed}");
@@ -119,9 +115,6 @@ name = "kubernetes-drift"
 duration_ms = 120_000
 algorithms = ["kubernetes"]
 
-[models.kubernetes]
-client = "locksim-1"
-
 [workload]
 clients = 5
 hold_ms = { uniform = [1_000, 5_000] }
@@ -131,9 +124,11 @@ think_ms = { uniform = [0, 5_000] }
 drift_ppm = { uniform = [-500_000, 500_000] }
 offset_ms = { uniform = [-3_600_000, 3_600_000] }
 "#;
+    // The schema's service time, 0.05 ms per Lease call.
+    let cfg = KubernetesConfig { service_ms: Dist::Const(0.05), ..locksim_1() };
     let (mut takeovers, mut regressions) = (0, 0);
     for seed in 0..10 {
-        let out = run(text, "kubernetes", seed);
+        let out = run_config(text, &cfg, seed);
         assert!(out.metrics.acquisitions > 20, "seed {seed}: {} acquisitions", out.metrics.acquisitions);
         assert_eq!(out.metrics.overlap_events, 0, "seed {seed}");
         assert_eq!(out.metrics.stale_unfenced_events, 0, "seed {seed}");

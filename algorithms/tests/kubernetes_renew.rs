@@ -4,8 +4,9 @@
 //! Every scenario here has a constant 1 ms one-way latency and no service time, so a Lease call
 //! takes exactly 2 ms and every time below follows from client-go's loops by arithmetic.
 //!
-//! The rows pin `client = "locksim-1"` (the model before presets, which releases on cancel): these
-//! tests pin the mechanisms; `kubernetes_library.rs` tests the `client-go-0.30` default.
+//! The runs use `locksim_1()` (the model before presets, which releases on cancel), or it with
+//! `release_on_cancel: false`: these tests pin the mechanisms; `kubernetes_library.rs` tests the
+//! `client-go-0.30` default.
 
 mod kubernetes_common;
 
@@ -15,10 +16,6 @@ const ONE_LEADER: &str = r#"
 name = "kubernetes-renew"
 duration_ms = 40_000
 algorithms = ["kubernetes"]
-
-[models.kubernetes]
-client = "locksim-1"
-service_ms = 0
 
 [network]
 latency_ms = 1
@@ -40,7 +37,7 @@ acquisitions_per_client = 1
 #[test]
 fn the_leader_renews_retry_period_after_each_renewal_returned() {
     for seed in 0..3 {
-        let out = run(ONE_LEADER, "kubernetes", seed);
+        let out = run_config(ONE_LEADER, &locksim_1(), seed);
         let g = grants(&out);
         assert_eq!(g.len(), 1, "seed {seed}: {g:?}");
         assert_eq!((g[0].0, g[0].2), (4.0, 0), "seed {seed}: granted at 4 ms with leaseTransitions 0");
@@ -80,17 +77,6 @@ name = "kubernetes-renew-deadline"
 duration_ms = 60_000
 algorithms = ["kubernetes"]
 
-[models.kubernetes]
-client = "locksim-1"
-service_ms = 0
-
-[[variants]]
-name = "no-release"
-model = "kubernetes"
-client = "locksim-1"
-service_ms = 0
-release_on_cancel = false
-
 [network]
 latency_ms = 1
 
@@ -119,9 +105,11 @@ duration_ms = 40_000
 #[test]
 fn an_isolated_leader_gives_up_at_the_renew_deadline_and_hears_of_it_after_release() {
     let text = isolated_leader(1);
-    for (label, lost_at) in [("kubernetes", 25_014.0), ("no-release", 20_014.0)] {
+    for (release_on_cancel, lost_at) in [(true, 25_014.0), (false, 20_014.0)] {
+        let cfg = KubernetesConfig { release_on_cancel, ..locksim_1() };
+        let label = format!("release_on_cancel = {release_on_cancel}");
         for seed in 0..3 {
-            let out = run(&text, label, seed);
+            let out = run_config(&text, &cfg, seed);
             assert_eq!(lost_notices(&out, "client-0"), vec![lost_at], "{label} seed {seed}");
             // The section is abandoned at once (OnStoppedLeading exits kube-controller-manager).
             let abandoned = events(&out, |e| matches!(e, locksim_simulator::history::HistoryEvent::Abandoned { .. }));
@@ -146,7 +134,7 @@ fn an_isolated_leader_gives_up_at_the_renew_deadline_and_hears_of_it_after_relea
                 })
                 .collect();
             let mut expected = vec![(10_014.0, "renew"), (15_014.0, "get")];
-            if label == "kubernetes" {
+            if release_on_cancel {
                 expected.push((20_014.0, "release"));
             }
             assert_eq!(kinds, expected, "{label} seed {seed}");
@@ -165,8 +153,9 @@ fn release_on_cancel_keeps_an_isolated_leader_acting_past_the_lease_duration() {
     let text = isolated_leader(2);
     let mut overlapping = 0;
     for seed in 0..20 {
-        for label in ["kubernetes", "no-release"] {
-            let out = run(&text, label, seed);
+        for release_on_cancel in [true, false] {
+            let label = format!("release_on_cancel = {release_on_cancel}");
+            let out = run_config(&text, &KubernetesConfig { release_on_cancel, ..locksim_1() }, seed);
             let (_, holder) = fault_target(&out, "isolate");
             let lost = lost_notices(&out, &holder);
             let taken: Vec<(f64, String, u64)> = grants(&out).into_iter().filter(|g| g.1 != holder).collect();
@@ -176,7 +165,7 @@ fn release_on_cancel_keeps_an_isolated_leader_acting_past_the_lease_duration() {
             assert!(granted_at >= 8_013.0 + 15_004.0, "{label} seed {seed}: taken over at {granted_at}");
             let overlap = out.metrics.overlap_events > 0;
             assert_eq!(overlap, granted_at < lost[0], "{label} seed {seed}: granted {granted_at}, lost {lost:?}");
-            if label == "no-release" {
+            if !release_on_cancel {
                 assert!(!overlap, "seed {seed}");
             } else if overlap {
                 overlapping += 1;

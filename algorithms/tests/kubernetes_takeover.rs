@@ -7,30 +7,21 @@
 //! Unless said otherwise the scenarios have a constant 1 ms one-way latency and no service time:
 //! a Lease call takes exactly 2 ms.
 //!
-//! The rows pin `client = "locksim-1"` (the model before presets, which releases on cancel): these
-//! tests pin the mechanisms; `kubernetes_library.rs` tests the `client-go-0.30` default.
+//! The runs use `locksim_1()` (the model before presets, which releases on cancel), or it with
+//! `release_on_cancel: false`: these tests pin the mechanisms; `kubernetes_library.rs` tests the
+//! `client-go-0.30` default.
 
 mod kubernetes_common;
 
 use kubernetes_common::*;
 
+/// Two candidates for one Lease (the model's configuration is the test's).
 fn two_clients(hold_ms: &str, faults: &str) -> String {
     format!(
         r#"
 name = "kubernetes-takeover"
 duration_ms = 60_000
 algorithms = ["kubernetes"]
-
-[models.kubernetes]
-client = "locksim-1"
-service_ms = 0
-
-[[variants]]
-name = "no-release"
-model = "kubernetes"
-client = "locksim-1"
-service_ms = 0
-release_on_cancel = false
 
 [network]
 latency_ms = 1
@@ -74,7 +65,7 @@ fn last_observed(out: &locksim_simulator::run::SeedOutcome, client: &str, before
 fn a_crashed_holders_lease_is_taken_one_lease_duration_after_the_candidate_saw_it_change() {
     let text = two_clients("50_000", "[[faults]]\nkind = \"crash\"\ntarget = \"holder\"\nat_ms = 9_000\n");
     for seed in 0..10 {
-        let out = run(&text, "kubernetes", seed);
+        let out = run_config(&text, &locksim_1(), seed);
         let (_, holder) = fault_target(&out, "crash (process)");
         let other = if holder == "client-0" { "client-1" } else { "client-0" };
         let g = grants(&out);
@@ -115,7 +106,7 @@ fn a_crashed_holders_lease_is_taken_one_lease_duration_after_the_candidate_saw_i
 fn a_released_lease_is_taken_at_the_next_try_an_unreleased_one_after_the_lease_duration() {
     let text = two_clients("5_000", "");
     for seed in 0..10 {
-        let out = run(&text, "kubernetes", seed);
+        let out = run_config(&text, &locksim_1(), seed);
         let g = grants(&out);
         assert_eq!(g.len(), 2, "seed {seed}: {g:?}");
         let (first, second) = (&g[0], &g[1]);
@@ -130,7 +121,7 @@ fn a_released_lease_is_taken_at_the_next_try_an_unreleased_one_after_the_lease_d
         assert_eq!(second.0, gets[take] + 4.0, "seed {seed}");
         assert!(second.0 - 5_007.0 <= 4_402.0 + 4.0, "seed {seed}: taken at {}", second.0);
 
-        let out = run(&text, "no-release", seed);
+        let out = run_config(&text, &KubernetesConfig { release_on_cancel: false, ..locksim_1() }, seed);
         let g = grants(&out);
         assert_eq!(g.len(), 2, "no-release seed {seed}: {g:?}");
         assert!(calls_at(&out, "server-0", "holder=\"\"").is_empty(), "no-release seed {seed}");
@@ -153,7 +144,7 @@ fn a_release_racing_a_renewal_gets_409_and_the_lease_stays_until_it_expires() {
     for (hold, races) in [("2_000.5", true), ("2_003", false)] {
         let text = two_clients(hold, "");
         for seed in 0..5 {
-            let out = run(&text, "kubernetes", seed);
+            let out = run_config(&text, &locksim_1(), seed);
             let g = grants(&out);
             assert_eq!(g.len(), 2, "hold {hold} seed {seed}: {g:?}");
             let holder = &g[0].1;
@@ -194,10 +185,6 @@ name = "kubernetes-conflict"
 duration_ms = 120_000
 algorithms = ["kubernetes"]
 
-[models.kubernetes]
-client = "locksim-1"
-service_ms = 0
-
 [network]
 latency_ms = 200
 
@@ -208,7 +195,7 @@ think_ms = { uniform = [0, 3_000] }
 "#;
     let mut races = 0;
     for seed in 0..5 {
-        let out = run(text, "kubernetes", seed);
+        let out = run_config(text, &locksim_1(), seed);
         let writes = store_writes(&out);
         // Every UPDATE the store received, by its precondition: (sender, transitions written,
         // whether it takes the Lease over (transitions one above the record it read), answered 200).

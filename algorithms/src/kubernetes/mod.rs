@@ -178,6 +178,25 @@ impl KubernetesConfig {
     pub fn server_config(&self) -> ServerConfig {
         ServerConfig { service_ms: self.service_ms.clone() }
     }
+
+    /// The API servers' names and kinds, in the order [`KubernetesConfig::cluster`] builds them.
+    pub fn services(&self) -> Vec<(String, NodeKind)> {
+        (0..self.servers).map(|i| (format!("server-{i}"), NodeKind::Server)).collect()
+    }
+
+    /// The cluster this configuration runs for `workload`: the API servers (the store on
+    /// `server-0`) and one elector per client.
+    pub fn cluster(&self, workload: &WorkloadSpec) -> Cluster<Kubernetes> {
+        let server_cfg = self.server_config();
+        let services = (0..self.servers)
+            .map(|i| Box::new(ApiServer::new(server_cfg.clone(), i == 0)) as Box<dyn Process<Kubernetes>>)
+            .collect();
+        let client_cfg = self.client_config();
+        let clients = (0..workload.clients)
+            .map(|i| Box::new(KubernetesClient::new(i, client_cfg.clone())) as Box<dyn LockClient<Kubernetes>>)
+            .collect();
+        Cluster { services, clients }
+    }
 }
 
 impl Model for Kubernetes {
@@ -275,7 +294,7 @@ impl Model for Kubernetes {
     }
 
     fn services(&self, params: &Params) -> Vec<(String, NodeKind)> {
-        (0..KubernetesConfig::from_params(params).servers).map(|i| (format!("server-{i}"), NodeKind::Server)).collect()
+        KubernetesConfig::from_params(params).services()
     }
 
     fn topology(&self, _params: &Params) -> Topology {
@@ -283,16 +302,7 @@ impl Model for Kubernetes {
     }
 
     fn build(&self, params: &Params, workload: &WorkloadSpec) -> Cluster<Kubernetes> {
-        let cfg = KubernetesConfig::from_params(params);
-        let server_cfg = cfg.server_config();
-        let services = (0..cfg.servers)
-            .map(|i| Box::new(ApiServer::new(server_cfg.clone(), i == 0)) as Box<dyn Process<Kubernetes>>)
-            .collect();
-        let client_cfg = cfg.client_config();
-        let clients = (0..workload.clients)
-            .map(|i| Box::new(KubernetesClient::new(i, client_cfg.clone())) as Box<dyn LockClient<Kubernetes>>)
-            .collect();
-        Cluster { services, clients }
+        KubernetesConfig::from_params(params).cluster(workload)
     }
 }
 
