@@ -254,7 +254,16 @@ impl<'a> Spacetime<'a> {
     fn label_rows(&self) -> Vec<(&SpaceMark, i32, i32)> {
         let mut marks: Vec<&SpaceMark> = self.chart.marks.iter().filter(|m| m.at_ms.is_finite()).collect();
         marks.sort_by(|a, b| a.at_ms.total_cmp(&b.at_ms));
-        let mut taken: Vec<(usize, i32)> = Vec::new();
+        // A violation's red line crosses every lane: no label sits on it (a grant at the same
+        // instant had its label struck through).
+        let mut taken: Vec<(usize, i32)> = marks
+            .iter()
+            .filter(|m| m.kind == MarkKind::Violation)
+            .flat_map(|m| {
+                let yy = HEADER_PX + self.y(m.at_ms).round() as i32;
+                (0..self.chart.lanes.len()).map(move |lane| (lane, yy))
+            })
+            .collect();
         let mut rows = Vec::with_capacity(marks.len());
         for m in marks {
             let yy = HEADER_PX + self.y(m.at_ms).round() as i32;
@@ -500,5 +509,22 @@ mod tests {
             many.height
         );
         assert!(many.height > one.height, "{} {}", many.height, one.height);
+    }
+
+    /// A label at the instant of a violation goes below its red line, not through it.
+    #[test]
+    fn no_label_sits_on_a_violations_line() {
+        let at = |kind, label: &str| SpaceMark { lane: 1, at_ms: 50.0, kind, label: label.into(), clock: None };
+        let chart = SpacetimeChart {
+            lanes: vec!["client-2".into(), "client-1".into()],
+            shown: vec![Span::new(0.0, 100.0)],
+            marks: vec![at(MarkKind::Grant, "granted, token 7"), at(MarkKind::Violation, "overlap")],
+            ..SpacetimeChart::default()
+        };
+        let s = Spacetime::new(&chart);
+        let rows = s.label_rows();
+        let line = rows.iter().find(|(m, _, _)| m.kind == MarkKind::Violation).unwrap().1;
+        let grant = rows.iter().find(|(m, _, _)| m.kind == MarkKind::Grant).unwrap().1;
+        assert!(grant >= line + 12, "the grant's label at {grant}, the red line at {line}");
     }
 }
