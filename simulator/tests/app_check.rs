@@ -6,14 +6,13 @@
 //! pauses between the check and the write (`check_to_write_ms`: Kleppmann's case) writes late
 //! all the same.
 
-use locksim_simulator::batch::run_seed;
+mod common;
+
+use common::{run_row, Fake};
 use locksim_simulator::history::{HistoryEvent, LockKey, LockMode};
 use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
-use locksim_simulator::model::{Cluster, DynModel, Model, ParamSpec, Params, Topology};
-use locksim_simulator::process::{Crash, Ctx, NodeId, NodeKind, Process, Protocol, TimerId};
-use locksim_simulator::run::RunOptions;
-use locksim_simulator::scenario::parse_str;
-use locksim_simulator::setup::WorkloadSpec;
+use locksim_simulator::model::DynModel;
+use locksim_simulator::process::{Crash, Ctx, NodeId, Process, Protocol, TimerId};
 
 const LEASE_NS: u64 = 100_000_000;
 const RETRY_NS: u64 = 5_000_000;
@@ -26,10 +25,8 @@ enum Msg {
     Release,
 }
 
-struct Lease {
-    name: &'static str,
-    checks: bool,
-}
+/// The toy's protocol: a lease server and its clients; the client's one timer is its retry.
+struct Lease;
 
 impl Protocol for Lease {
     type Msg = Msg;
@@ -114,43 +111,23 @@ impl LockClient<Lease> for Client {
     }
 }
 
-impl Model for Lease {
-    type Protocol = Lease;
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn summary(&self) -> &'static str {
-        "a 100 ms lease from one server"
-    }
-    fn params(&self) -> &'static [ParamSpec] {
-        &[]
-    }
-    fn fenced(&self, _: &Params) -> bool {
-        false
-    }
-    fn services(&self, _: &Params) -> Vec<(String, NodeKind)> {
-        vec![("server-0".to_string(), NodeKind::Server)]
-    }
-    fn topology(&self, _: &Params) -> Topology {
-        Topology { ordered_links: true, leaderless: false }
-    }
-    fn build(&self, _: &Params, workload: &WorkloadSpec) -> Cluster<Lease> {
-        let clients = (0..workload.clients)
-            .map(|_| {
-                Box::new(Client { checks: self.checks, asked_at_ns: 0, lease_end_ns: None })
-                    as Box<dyn LockClient<Lease>>
-            })
-            .collect();
-        Cluster { services: vec![Box::new(Server { holder: None })], clients }
-    }
-}
-
-static TRUSTING: Lease = Lease { name: "trusting", checks: false };
-static CHECKING: Lease = Lease { name: "checking", checks: true };
+/// The toy as a model whose client does not check its lease before writing, and one whose does.
+static TRUSTING: Fake<Lease> = Fake {
+    name: "trusting",
+    library: || Box::new(Client { checks: false, asked_at_ns: 0, lease_end_ns: None }),
+    server: Some(|| Box::new(Server { holder: None })),
+    fenced: false,
+};
+static CHECKING: Fake<Lease> = Fake {
+    name: "checking",
+    library: || Box::new(Client { checks: true, asked_at_ns: 0, lease_end_ns: None }),
+    server: Some(|| Box::new(Server { holder: None })),
+    fenced: false,
+};
 
 /// Seeds (of 30) with a stale write, and abandoned sections, for a row; the holder pauses for
 /// 300 ms (three leases) at a random moment.
-fn run(model: &'static Lease, check_to_write_ms: u32) -> (usize, usize) {
+fn run(model: &'static Fake<Lease>, check_to_write_ms: u32) -> (usize, usize) {
     let models: Vec<&'static dyn DynModel> = vec![&TRUSTING, &CHECKING];
     let text = format!(
         "name = \"t\"\nduration_ms = 2000\nalgorithms = [\"{}\"]\n[network]\nlatency_ms = 0.5\n\
@@ -158,10 +135,9 @@ fn run(model: &'static Lease, check_to_write_ms: u32) -> (usize, usize) {
          [[faults]]\nkind = \"pause\"\ntarget = \"holder\"\nat_ms = {{ uniform = [100, 1000] }}\nduration_ms = 300\n",
         model.name
     );
-    let scenario = parse_str("t.toml", &text, &models).expect("valid scenario");
     let (mut stale, mut abandoned) = (0, 0);
     for seed in 0..30 {
-        let out = run_seed(&scenario, &scenario.runs[0], seed, &RunOptions::default()).expect("no panic");
+        let out = run_row(&models, &text, seed, false);
         if out.metrics.stale_unfenced_events > 0 {
             stale += 1;
         }

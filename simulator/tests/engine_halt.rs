@@ -2,18 +2,15 @@
 //! growing) forever, a raised stop flag ends a long run within a bounded wall time, and a flag
 //! that is never raised changes nothing.
 
+mod common;
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use locksim_simulator::clock::NodeClock;
-use locksim_simulator::directory::Directory;
-use locksim_simulator::dist::Dist;
-use locksim_simulator::engine::network::{LinkParams, Network};
-use locksim_simulator::engine::{Behaviour, Node, World, WorldConfig};
+use locksim_simulator::engine::World;
 use locksim_simulator::outcome::{Halt, STUCK_EVENTS};
-use locksim_simulator::process::{Crash, Ctx, NodeKind, Process, Protocol, TimerId};
-use locksim_simulator::rng::stream;
+use locksim_simulator::process::{Crash, Ctx, Process, Protocol, TimerId};
 
 const MS: u64 = 1_000_000;
 
@@ -44,24 +41,7 @@ impl Process<Ticks> for Ticker {
 }
 
 fn world(ticker: Ticker, end_ms: u64, tracing: bool) -> World<Ticks> {
-    let names = vec![("server-0".to_string(), NodeKind::Server)];
-    let nodes =
-        vec![Node::new(Behaviour::Service(Box::new(ticker)), NodeClock::new(0.0, 0), stream(1, "server-0", "model"))];
-    let base = LinkParams { latency_ms: Dist::Const(1.0), loss: 0.0, duplicate: 0.0 };
-    World::new(
-        Directory::new(&names),
-        nodes,
-        WorldConfig {
-            end_ns: end_ms * MS,
-            network: Network::new(1, base, vec![], false),
-            net_rng: stream(1, "network", "latency"),
-            fault_rng: stream(1, "faults", "selection"),
-            faults: vec![],
-            occurrences: vec![],
-            leaderless: true,
-            tracing,
-        },
-    )
+    common::service_world(vec![Box::new(ticker)], 1.0, false, end_ms, tracing)
 }
 
 /// A timer re-armed with no delay keeps time at 5 ms forever: the run stops once time has

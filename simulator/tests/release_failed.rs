@@ -5,16 +5,15 @@
 //! release call as the application stopped using the lock there, and the loop carries on (think,
 //! acquire again) rather than waiting for an answer that came as an error.
 
-use locksim_simulator::batch::run_seed;
+mod common;
+
+use common::{run_row, Fake};
 use locksim_simulator::checker::intervals::EndCause;
 use locksim_simulator::checker::Timeline;
 use locksim_simulator::history::{FailReason, HistoryEvent, LockKey, LockMode};
 use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
-use locksim_simulator::model::{Cluster, DynModel, Model, ParamSpec, Params, Topology};
-use locksim_simulator::process::{Crash, Ctx, NodeId, NodeKind, Protocol, TimerId};
-use locksim_simulator::run::RunOptions;
-use locksim_simulator::scenario::parse_str;
-use locksim_simulator::setup::WorkloadSpec;
+use locksim_simulator::model::DynModel;
+use locksim_simulator::process::{Crash, Ctx, NodeId, Protocol, TimerId};
 use locksim_simulator::time::NS_PER_MS;
 
 /// How long the fake release call takes to fail.
@@ -47,43 +46,15 @@ impl LockClient<Leaky> for LeakyClient {
     fn on_crash(&mut self, _: &Crash) {}
 }
 
-struct LeakyModel;
-
-impl Model for LeakyModel {
-    type Protocol = Leaky;
-    fn name(&self) -> &'static str {
-        "leaky"
-    }
-    fn summary(&self) -> &'static str {
-        "a lock library whose releases all time out"
-    }
-    fn params(&self) -> &'static [ParamSpec] {
-        &[]
-    }
-    fn fenced(&self, _: &Params) -> bool {
-        true
-    }
-    fn services(&self, _: &Params) -> Vec<(String, NodeKind)> {
-        Vec::new()
-    }
-    fn topology(&self, _: &Params) -> Topology {
-        Topology { ordered_links: false, leaderless: false }
-    }
-    fn build(&self, _: &Params, w: &WorkloadSpec) -> Cluster<Leaky> {
-        let clients = (0..w.clients).map(|_| Box::new(LeakyClient) as Box<dyn LockClient<Leaky>>).collect();
-        Cluster { services: Vec::new(), clients }
-    }
-}
-
-static LEAKY: LeakyModel = LeakyModel;
+/// The leaky library as a model: no server.
+static LEAKY: Fake<Leaky> = Fake { name: "leaky", library: || Box::new(LeakyClient), server: None, fenced: true };
 
 #[test]
 fn a_failed_release_is_recorded_ends_the_hold_at_the_call_and_the_loop_goes_on() {
     let models: Vec<&'static dyn DynModel> = vec![&LEAKY];
     let text = "name = \"t\"\nduration_ms = 2000\nalgorithms = [\"leaky\"]\n\n[workload]\nclients = 1\n\
                 hold_ms = 10\nthink_ms = 5\n";
-    let scenario = parse_str("t.toml", text, &models).expect("valid scenario");
-    let out = run_seed(&scenario, &scenario.runs[0], 3, &RunOptions { trace: true }).expect("no panic");
+    let out = run_row(&models, text, 3, true);
     let events = &out.history.events;
 
     let released: Vec<u64> = events

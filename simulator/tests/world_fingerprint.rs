@@ -3,13 +3,10 @@
 //! have the same fingerprint, and a one-field difference (a node's state, a message in flight,
 //! a timer's due time) gives another.
 
-use locksim_simulator::clock::NodeClock;
-use locksim_simulator::directory::Directory;
-use locksim_simulator::dist::Dist;
-use locksim_simulator::engine::network::{LinkParams, Network};
-use locksim_simulator::engine::{Behaviour, Node, World, WorldConfig};
-use locksim_simulator::process::{Crash, Ctx, NodeKind, Process, Protocol, TimerId};
-use locksim_simulator::rng::stream;
+mod common;
+
+use locksim_simulator::engine::World;
+use locksim_simulator::process::{Crash, Ctx, Process, Protocol, TimerId};
 
 const MS: u64 = 1_000_000;
 
@@ -69,30 +66,7 @@ impl Process<Ticks> for Ticker {
 /// Tickers `a` and `b` (nodes 0 and 1) run to 12 ms: past both tickers' first two ticks (the
 /// second at 10 ms), with their payloads in flight (5 ms links) and their third ticks armed.
 fn world_at_12ms(a: Ticker, b: Ticker) -> (World<Ticks>, Vec<String>) {
-    let names = vec![("server-0".to_string(), NodeKind::Server), ("server-1".to_string(), NodeKind::Server)];
-    let nodes = [a, b]
-        .into_iter()
-        .enumerate()
-        .map(|(i, t)| {
-            let rng = stream(1, &names[i].0, "model");
-            Node::new(Behaviour::Service(Box::new(t)), NodeClock::new(0.0, 0), rng)
-        })
-        .collect();
-    let base = LinkParams { latency_ms: Dist::Const(5.0), loss: 0.0, duplicate: 0.0 };
-    let mut world = World::new(
-        Directory::new(&names),
-        nodes,
-        WorldConfig {
-            end_ns: 100 * MS,
-            network: Network::new(2, base, vec![], true),
-            net_rng: stream(1, "network", "latency"),
-            fault_rng: stream(1, "faults", "selection"),
-            faults: vec![],
-            occurrences: vec![],
-            leaderless: true,
-            tracing: true,
-        },
-    );
+    let mut world = common::service_world(vec![Box::new(a), Box::new(b)], 5.0, true, 100, true);
     world.run_through(12 * MS, None).expect("runs");
     let fp = world.fingerprint();
     assert_eq!(fp, world.fingerprint(), "a fingerprint reads only");

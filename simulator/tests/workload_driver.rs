@@ -2,14 +2,16 @@
 //! for the rules `cargo mutants` found no test pinning (docs/testing.md, "Mutation testing"):
 //! the per-client quota, the key and mode draws. Each test says which mutant it kills.
 
+mod common;
+
+use common::Fake;
 use locksim_simulator::batch::run_seed;
 use locksim_simulator::history::{FailReason, History, HistoryEvent, LockKey, LockMode};
 use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
-use locksim_simulator::model::{Cluster, DynModel, Model, ParamSpec, Params, Topology};
-use locksim_simulator::process::{Crash, Ctx, NodeId, NodeKind, Process, Protocol, TimerId};
+use locksim_simulator::model::DynModel;
+use locksim_simulator::process::{Crash, Ctx, NodeId, Process, Protocol, TimerId};
 use locksim_simulator::run::RunOptions;
 use locksim_simulator::scenario::parse_str;
-use locksim_simulator::setup::WorkloadSpec;
 
 /// The fake's protocol: no messages, no timers.
 struct Instant;
@@ -39,52 +41,9 @@ impl LockClient<Instant> for InstantClient {
     fn on_crash(&mut self, _: &Crash) {}
 }
 
-/// Every fake of this file as a model: its name, how each client's library is made, and at most
-/// one server. No parameters; fenced; shared locks allowed.
-struct Fake<P: Protocol> {
-    name: &'static str,
-    library: fn() -> Box<dyn LockClient<P>>,
-    server: Option<MakeServer<P>>,
-}
-
-/// How a fake's one server is made.
-type MakeServer<P> = fn() -> Box<dyn Process<P>>;
-
-impl<P: Protocol> Model for Fake<P> {
-    type Protocol = P;
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn summary(&self) -> &'static str {
-        "a fake lock library"
-    }
-    fn params(&self) -> &'static [ParamSpec] {
-        &[]
-    }
-    fn fenced(&self, _: &Params) -> bool {
-        true
-    }
-    fn shared_locks(&self, _: &Params) -> bool {
-        true
-    }
-    fn services(&self, _: &Params) -> Vec<(String, NodeKind)> {
-        self.server.iter().map(|_| ("server-0".to_string(), NodeKind::Server)).collect()
-    }
-    fn topology(&self, _: &Params) -> Topology {
-        // With a server, as the real models' TCP links; without, no links but the resource's.
-        let server = self.server.is_some();
-        Topology { ordered_links: server, leaderless: server }
-    }
-    fn build(&self, _: &Params, w: &WorkloadSpec) -> Cluster<P> {
-        Cluster {
-            services: self.server.iter().map(|make| make()).collect(),
-            clients: (0..w.clients).map(|_| (self.library)()).collect(),
-        }
-    }
-}
-
 /// Grants and releases at once.
-static INSTANT: Fake<Instant> = Fake { name: "instant", library: || Box::new(InstantClient::default()), server: None };
+static INSTANT: Fake<Instant> =
+    Fake { name: "instant", library: || Box::new(InstantClient::default()), server: None, fenced: true };
 
 /// Seed 0 of a scenario running the fake, with `workload` as its `[workload]` table.
 fn run(workload: &str) -> History {
@@ -191,10 +150,10 @@ fn stray(stray: Stray) -> Box<dyn LockClient<Instant>> {
 }
 
 static OTHER_KEY_FIRST: Fake<Instant> =
-    Fake { name: "other-key-first", library: || stray(Stray::OtherKeyFirst), server: None };
-static TWICE: Fake<Instant> = Fake { name: "twice", library: || stray(Stray::Twice), server: None };
+    Fake { name: "other-key-first", library: || stray(Stray::OtherKeyFirst), server: None, fenced: true };
+static TWICE: Fake<Instant> = Fake { name: "twice", library: || stray(Stray::Twice), server: None, fenced: true };
 static OTHER_KEY_FAILS_FIRST: Fake<Instant> =
-    Fake { name: "other-key-fails-first", library: || stray(Stray::OtherKeyFailsFirst), server: None };
+    Fake { name: "other-key-fails-first", library: || stray(Stray::OtherKeyFailsFirst), server: None, fenced: true };
 
 /// Seed 0 of one client on two locks under `model`.
 fn run_stray(model: &'static Fake<Instant>) -> History {
@@ -316,21 +275,35 @@ fn scripted(script: Script) -> Box<dyn LockClient<Instant>> {
 }
 
 static REENTRANT: Fake<Instant> =
-    Fake { name: "reentrant", library: || scripted(Script { reentrant: true, ..PLAIN }), server: None };
-static NOT_REENTRANT: Fake<Instant> = Fake { name: "not-reentrant", library: || scripted(PLAIN), server: None };
+    Fake { name: "reentrant", library: || scripted(Script { reentrant: true, ..PLAIN }), server: None, fenced: true };
+static NOT_REENTRANT: Fake<Instant> =
+    Fake { name: "not-reentrant", library: || scripted(PLAIN), server: None, fenced: true };
 static NESTED_FAILS: Fake<Instant> = Fake {
     name: "nested-fails",
     library: || scripted(Script { reentrant: true, nested_fails: true, ..PLAIN }),
     server: None,
+    fenced: true,
 };
-static FLAKY: Fake<Instant> =
-    Fake { name: "flaky", library: || scripted(Script { every_other_fails: true, ..PLAIN }), server: None };
-static LOST_HONOURED: Fake<Instant> =
-    Fake { name: "lost-honoured", library: || scripted(Script { lost: Some(true), ..PLAIN }), server: None };
-static LOST_IGNORED: Fake<Instant> =
-    Fake { name: "lost-ignored", library: || scripted(Script { lost: Some(false), ..PLAIN }), server: None };
+static FLAKY: Fake<Instant> = Fake {
+    name: "flaky",
+    library: || scripted(Script { every_other_fails: true, ..PLAIN }),
+    server: None,
+    fenced: true,
+};
+static LOST_HONOURED: Fake<Instant> = Fake {
+    name: "lost-honoured",
+    library: || scripted(Script { lost: Some(true), ..PLAIN }),
+    server: None,
+    fenced: true,
+};
+static LOST_IGNORED: Fake<Instant> = Fake {
+    name: "lost-ignored",
+    library: || scripted(Script { lost: Some(false), ..PLAIN }),
+    server: None,
+    fenced: true,
+};
 static SILENT: Fake<Instant> =
-    Fake { name: "silent", library: || scripted(Script { silent: true, ..PLAIN }), server: None };
+    Fake { name: "silent", library: || scripted(Script { silent: true, ..PLAIN }), server: None, fenced: true };
 
 /// Seed 0 of one client under `model`, with `workload` lines added.
 fn run_scripted(model: &'static Fake<Instant>, workload: &str) -> (History, Vec<String>) {
@@ -527,7 +500,7 @@ impl LockClient<Instant> for SharedTokenClient {
 
 /// Grants everyone at once, with tokens from one counter.
 static SHARED_TOKENS: Fake<Instant> =
-    Fake { name: "shared-tokens", library: || Box::new(SharedTokenClient), server: None };
+    Fake { name: "shared-tokens", library: || Box::new(SharedTokenClient), server: None, fenced: true };
 
 /// The fenced resource accepts a write whose token is at least the highest it accepted for the
 /// key, and refuses a lower one; the unfenced one takes every write. Three clients hold at once
@@ -662,11 +635,19 @@ fn timed(plan: Plan) -> Box<dyn LockClient<Clocked>> {
 }
 
 static STRAY_GRANT_IN_RELEASE: Fake<Clocked> =
-    Fake { name: "stray-grant-in-release", library: || timed(Plan::StrayGrantInRelease), server: None };
-static NESTED_FAILS_THEN_GRANTS: Fake<Clocked> =
-    Fake { name: "nested-fails-then-grants", library: || timed(Plan::NestedFailsThenGrants), server: None };
-static OTHER_KEY_FAILS_WHILE_NESTING: Fake<Clocked> =
-    Fake { name: "other-key-fails-while-nesting", library: || timed(Plan::OtherKeyFailsWhileNesting), server: None };
+    Fake { name: "stray-grant-in-release", library: || timed(Plan::StrayGrantInRelease), server: None, fenced: true };
+static NESTED_FAILS_THEN_GRANTS: Fake<Clocked> = Fake {
+    name: "nested-fails-then-grants",
+    library: || timed(Plan::NestedFailsThenGrants),
+    server: None,
+    fenced: true,
+};
+static OTHER_KEY_FAILS_WHILE_NESTING: Fake<Clocked> = Fake {
+    name: "other-key-fails-while-nesting",
+    library: || timed(Plan::OtherKeyFailsWhileNesting),
+    server: None,
+    fenced: true,
+};
 
 /// Seed 0 of one client on two locks under `model`, with `workload` lines added.
 fn run_timed(model: &'static Fake<Clocked>, workload: &str) -> History {
@@ -802,8 +783,12 @@ impl LockClient<Instant> for ResetWatcher {
 }
 
 /// One idle server; the library notes resets.
-static WITH_SERVER: Fake<Instant> =
-    Fake { name: "with-server", library: || Box::new(ResetWatcher), server: Some(|| Box::new(IdleServer)) };
+static WITH_SERVER: Fake<Instant> = Fake {
+    name: "with-server",
+    library: || Box::new(ResetWatcher),
+    server: Some(|| Box::new(IdleServer)),
+    fenced: true,
+};
 
 /// A server's process killed: the client's library is told its connection was reset. Kills
 /// `on_reset` made empty and its resource test `peer == ctx.resource()` made `!=` (the
