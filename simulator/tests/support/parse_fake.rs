@@ -1,5 +1,5 @@
 //! The fake model the parser's tests parse against (`scenario_parse.rs`, `explore_parse.rs`,
-//! `mutants_parser.rs`): it declares parameters and names its nodes as a real model would, and is
+//! `parser_boundaries.rs`): it declares parameters and names its nodes as a real model would, and is
 //! never run, so those tests pin the parser alone. Each test file includes this one as a module.
 
 use locksim_simulator::model::{Cluster, Model, ParamProblem, ParamSpec, Params, Topology};
