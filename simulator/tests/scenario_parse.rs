@@ -13,7 +13,7 @@ use locksim_simulator::setup::WorkloadSpec;
 
 // ---------------------------------------------------------------- fake models
 
-#[path = "support/parse_fake.rs"]
+#[path = "common/parse_fake.rs"]
 mod parse_fake;
 use parse_fake::{NoWire, ParseFake};
 

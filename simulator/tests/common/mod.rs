@@ -3,7 +3,7 @@
 //! library that grants at once, one whose releases all time out, a lease server) and runs it
 //! through the real parser, workload driver, engine and checkers ([`run_row`]). The engine's own
 //! tests build a world of service nodes directly ([`service_world`]). The parser's tests use
-//! `support/parse_fake.rs` instead: a model that names nodes but is never run.
+//! `parse_fake.rs` (beside this file) instead: a model that names nodes but is never run.
 
 #![allow(dead_code)]
 
