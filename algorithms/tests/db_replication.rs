@@ -8,17 +8,17 @@
 mod db_common;
 
 use db_common::*;
+use locksim_algorithms::db::Replication;
 use locksim_simulator::history::HistoryEvent;
 
-fn crash_primary(variant: &str, crash_at_ms: f64) -> String {
+/// Two clients with 60 s sections and `server-0` crashed at `crash_at_ms` (the model's
+/// configuration is the test's: [`replicated`]).
+fn crash_primary(crash_at_ms: f64) -> String {
     format!(
         r#"
 name = "failover"
 duration_ms = 15000
-[[variants]]
-name = "v"
-model = "db"
-{variant}
+algorithms = ["db"]
 [network]
 latency_ms = 0.25
 [workload]
@@ -33,12 +33,17 @@ at_ms = {crash_at_ms}
     )
 }
 
+/// The schema's defaults with a replica fed as `replication` says, and a failover manager.
+fn replicated(replication: Replication) -> Config {
+    Config { replication, ..defaults() }
+}
+
 #[test]
 fn async_primary_dying_inside_the_lag_loses_the_row_and_the_id_is_handed_out_again() {
     // The first INSERT commits at 2.75 ms and would ship at 7.75 ms (lag 5 ms): crash at 4 ms.
-    let toml = crash_primary("replication = \"async\"", 4.0);
+    let toml = crash_primary(4.0);
     for seed in 0..5 {
-        let out = run(&toml, "v", seed);
+        let out = run_config(&toml, &replicated(Replication::Async), seed);
         let g: Vec<Grant> = grants(&out);
         assert_eq!(g.len(), 2, "seed {seed}: {g:?}");
         assert!((g[0].at_ms - 3.0).abs() < 1e-6, "seed {seed}: first grant at {}", g[0].at_ms);
@@ -58,9 +63,9 @@ fn async_primary_dying_inside_the_lag_loses_the_row_and_the_id_is_handed_out_aga
 
 #[test]
 fn async_primary_dying_after_the_lag_loses_nothing() {
-    let toml = crash_primary("replication = \"async\"", 50.0);
+    let toml = crash_primary(50.0);
     for seed in 0..3 {
-        let out = run(&toml, "v", seed);
+        let out = run_config(&toml, &replicated(Replication::Async), seed);
         let promoted = notes(&out, "server-1", "promoted to primary");
         assert_eq!(promoted.len(), 1);
         assert!(promoted[0].1.contains("applied #1"), "seed {seed}: {}", promoted[0].1);
@@ -75,9 +80,10 @@ fn async_primary_dying_after_the_lag_loses_nothing() {
 
 #[test]
 fn semisync_grant_waits_for_the_ack_so_a_crash_inside_the_lag_loses_no_granted_row() {
-    let toml = crash_primary("replication = \"semisync\"", 4.0);
+    let semisync = replicated(Replication::Semisync);
+    let toml = crash_primary(4.0);
     for seed in 0..3 {
-        let out = run(&toml, "v", seed);
+        let out = run_config(&toml, &semisync, seed);
         let g = grants(&out);
         // Nobody was told "granted" before the crash (the answer waited for the ack), so the one
         // grant after the failover overlaps with nothing.
@@ -88,8 +94,8 @@ fn semisync_grant_waits_for_the_ack_so_a_crash_inside_the_lag_loses_no_granted_r
     }
     // Without a crash the grant comes after asking the manager for the primary (0.5), then the
     // INSERT (0.25), commit (2), lag (5), shipping (0.25), ack (0.25) and answer (0.25).
-    let quiet = crash_primary("replication = \"semisync\"", 14_000.0);
-    let g = grants(&run(&quiet, "v", 0));
+    let quiet = crash_primary(14_000.0);
+    let g = grants(&run_config(&quiet, &semisync, 0));
     assert!((g[0].at_ms - 8.5).abs() < 1e-6, "first grant at {} ms", g[0].at_ms);
 }
 
@@ -144,10 +150,11 @@ duration_ms = 20000
 
 #[test]
 fn get_lock_is_forgotten_by_a_failover_while_its_holder_still_holds() {
-    let get_lock = crash_primary("mode = \"get_lock\"\nreplication = \"async\"", 1000.0);
-    let table = crash_primary("replication = \"async\"", 1000.0);
+    let toml = crash_primary(1000.0);
+    let table = replicated(Replication::Async);
+    let get_lock = Config { mode: Mode::GetLock, ..table.clone() };
     for seed in 0..3 {
-        let out = run(&get_lock, "v", seed);
+        let out = run_config(&toml, &get_lock, seed);
         let g = grants(&out);
         assert_eq!(g.len(), 2, "seed {seed}: {g:?}");
         assert_eq!(g[0].token, None, "GET_LOCK has no fencing token");
@@ -163,7 +170,8 @@ fn get_lock_is_forgotten_by_a_failover_while_its_holder_still_holds() {
         assert!((1000.0..1001.0).contains(&lost[0].0), "seed {seed}: lost at {}", lost[0].0);
 
         // A lost machine tells nobody: the holder hears of it only from the new primary.
-        let out = run(&get_lock.replace("at_ms = 1000", "at_ms = 1000\nmode = \"machine\""), "v", seed);
+        let machine = toml.replace("at_ms = 1000", "at_ms = 1000\nmode = \"machine\"");
+        let out = run_config(&machine, &get_lock, seed);
         let promoted = notes(&out, "server-1", "promoted to primary")[0].0;
         let lost = history_times(&out, |e| matches!(e, HistoryEvent::LostNotice { .. }));
         assert_eq!(lost.len(), 1, "seed {seed}");
@@ -171,7 +179,7 @@ fn get_lock_is_forgotten_by_a_failover_while_its_holder_still_holds() {
         assert_eq!(out.metrics.overlap_events, 1, "seed {seed}");
 
         // The lock row was replicated long before the crash: the same schedule is safe.
-        let out = run(&table, "v", seed);
+        let out = run_config(&toml, &table, seed);
         assert_eq!(grants(&out).len(), 1, "seed {seed}");
         assert_eq!(out.metrics.overlap_events, 0);
     }

@@ -298,6 +298,31 @@ impl Config {
     pub fn replicated(&self) -> bool {
         self.replication != Replication::None
     }
+
+    /// The service nodes' names and kinds, in the order [`Config::cluster`] builds them: the
+    /// primary, and with replication the replica and the failover manager.
+    pub fn services(&self) -> Vec<(String, NodeKind)> {
+        let mut names = vec![("server-0".to_string(), NodeKind::Server)];
+        if self.replicated() {
+            names.push(("server-1".to_string(), NodeKind::Server));
+            names.push(("sentinel-0".to_string(), NodeKind::Sentinel));
+        }
+        names
+    }
+
+    /// The cluster this configuration runs: its services and one library for each of the
+    /// `clients` clients.
+    pub fn cluster(&self) -> Cluster<Db> {
+        // In the order of `services`.
+        let mut services: Vec<Box<dyn Process<Db>>> = vec![Box::new(DbServer::new(self.clone(), 0))];
+        if self.replicated() {
+            services.push(Box::new(DbServer::new(self.clone(), 1)));
+            services.push(Box::new(FailoverManager::new(self.clone())));
+        }
+        let clients =
+            (0..self.clients).map(|i| Box::new(DbClient::new(self.clone(), i)) as Box<dyn LockClient<Db>>).collect();
+        Cluster { services, clients }
+    }
 }
 
 /// The configuration for the questions that do not depend on the workload (which services there
@@ -594,12 +619,7 @@ mode = \"{mode}\" is MySQL's (use database = \"mariadb\", or the postgres model 
     }
 
     fn services(&self, params: &Params) -> Vec<(String, NodeKind)> {
-        let mut names = vec![("server-0".to_string(), NodeKind::Server)];
-        if config_of(params).replicated() {
-            names.push(("server-1".to_string(), NodeKind::Server));
-            names.push(("sentinel-0".to_string(), NodeKind::Sentinel));
-        }
-        names
+        config_of(params).services()
     }
 
     fn topology(&self, _params: &Params) -> Topology {
@@ -608,16 +628,7 @@ mode = \"{mode}\" is MySQL's (use database = \"mariadb\", or the postgres model 
     }
 
     fn build(&self, params: &Params, workload: &WorkloadSpec) -> Cluster<Db> {
-        let cfg = Config::from_params(params, workload.clients);
-        // In the order of `services`.
-        let mut services: Vec<Box<dyn Process<Db>>> = vec![Box::new(DbServer::new(cfg.clone(), 0))];
-        if cfg.replicated() {
-            services.push(Box::new(DbServer::new(cfg.clone(), 1)));
-            services.push(Box::new(FailoverManager::new(cfg.clone())));
-        }
-        let clients =
-            (0..workload.clients).map(|i| Box::new(DbClient::new(cfg.clone(), i)) as Box<dyn LockClient<Db>>).collect();
-        Cluster { services, clients }
+        Config::from_params(params, workload.clients).cluster()
     }
 }
 

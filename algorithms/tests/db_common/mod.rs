@@ -1,12 +1,17 @@
-//! Helpers the db model's tests share: run a scenario text through the engine, and read grants,
-//! notes and server answers back from the history and the trace.
+//! Helpers the db model's tests share: run a scenario text through the engine, or a scenario's
+//! network, workload and faults with a typed [`Config`] ([`run_config`]), and read grants, notes
+//! and server answers back from the history and the trace.
 
 #![allow(dead_code)]
 
+pub use locksim_algorithms::db::{Config, Mode};
+use locksim_algorithms::db::{Db, DB};
 use locksim_simulator::history::HistoryEvent;
-use locksim_simulator::model::DynModel;
+use locksim_simulator::model::{Cluster, DynModel, Model, ParamSpec, Params, Topology};
+use locksim_simulator::process::NodeKind;
 use locksim_simulator::run::{RunOptions, SeedOutcome};
 use locksim_simulator::scenario::parse_str;
+use locksim_simulator::setup::WorkloadSpec;
 
 pub const MS: f64 = 1e6;
 
@@ -21,6 +26,55 @@ pub fn run_with(toml: &str, label: &str, seed: u64, models: &[&'static dyn DynMo
     let sc = parse_str("db_test.toml", toml, models).unwrap_or_else(|e| panic!("{e}"));
     let run = sc.runs.iter().find(|r| r.label == label).unwrap_or_else(|| panic!("no run labelled {label}"));
     run.model.run_seed(&sc.setup, &run.params, seed, &RunOptions { trace: true })
+}
+
+/// The configuration a scenario without `[models.db]` runs (the schema's defaults: `locksim-1`'s
+/// lock row on one MySQL server), for a test to change what it is about.
+pub fn defaults() -> Config {
+    let text = "name = \"defaults\"\nduration_ms = 1000\nalgorithms = [\"db\"]\n";
+    let sc = parse_str("db_defaults.toml", text, &locksim_algorithms::registry()).unwrap_or_else(|e| panic!("{e}"));
+    Config::from_params(&sc.runs[0].params, 0)
+}
+
+/// The db model fixed to one typed configuration: it builds its cluster from the configuration
+/// (with the workload's client count), not from the scenario's parameters.
+struct Configured(Config);
+
+impl Model for Configured {
+    type Protocol = Db;
+    fn name(&self) -> &'static str {
+        "db"
+    }
+    fn summary(&self) -> &'static str {
+        "db, with a typed configuration"
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        Model::params(&DB)
+    }
+    fn library(&self, _params: &Params) -> Option<String> {
+        Some(self.0.library.name().to_string())
+    }
+    fn fenced(&self, _params: &Params) -> bool {
+        // As the model: only the lock row's auto-increment id is a token.
+        self.0.mode == Mode::Table
+    }
+    fn services(&self, _params: &Params) -> Vec<(String, NodeKind)> {
+        self.0.services()
+    }
+    fn topology(&self, params: &Params) -> Topology {
+        Model::topology(&DB, params)
+    }
+    fn build(&self, _params: &Params, workload: &WorkloadSpec) -> Cluster<Db> {
+        Config { clients: workload.clients, ..self.0.clone() }.cluster()
+    }
+}
+
+/// Runs `setup`, a scenario text with one `db` row and no model parameters (its network,
+/// workload and faults), with the model configured as `cfg`, for `seed`, with a trace.
+pub fn run_config(setup: &str, cfg: &Config, seed: u64) -> SeedOutcome {
+    let sc = parse_str("db_test.toml", setup, &locksim_algorithms::registry()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(sc.runs.len(), 1, "one row: the configuration comes from the test");
+    Configured(cfg.clone()).run_seed(&sc.setup, &sc.runs[0].params, seed, &RunOptions { trace: true })
 }
 
 /// A grant: true time (ms), client node id, token.
