@@ -5,6 +5,7 @@
 
 mod zookeeper_common;
 
+use locksim_algorithms::zookeeper::client::LossPolicy;
 use locksim_simulator::history::HistoryEvent;
 use zookeeper_common::*;
 
@@ -161,22 +162,13 @@ fn an_idle_client_pings_every_third_of_its_session_timeout() {
     }
 }
 
-/// Pinned to `client = "locksim-1"`, the model before presets: the test times the application's
-/// stop at the moment the connection changes state (`curator-5.4` delivers it later:
-/// zookeeper_library.rs).
+/// One holder cut off from the ensemble at 5 s. The test runs it with `locksim_1()`, the model
+/// before presets: it times the application's stop at the moment the connection changes state
+/// (`curator-5.4` delivers it later: zookeeper_library.rs).
 const ISOLATED: &str = r#"
 name = "zk-suspended-lost"
 duration_ms = 90000
-[[variants]]
-name = "suspended"
-model = "zookeeper"
-client = "locksim-1"
-on_connection_loss = "suspended"
-[[variants]]
-name = "lost"
-model = "zookeeper"
-client = "locksim-1"
-on_connection_loss = "lost"
+algorithms = ["zookeeper"]
 [workload]
 clients = 1
 hold_ms = 80000
@@ -188,9 +180,11 @@ at_ms = 5000
 
 #[test]
 fn suspended_comes_two_thirds_of_a_timeout_after_the_last_reply_and_lost_a_timeout_later() {
-    for (label, stop_at_suspended) in [("suspended", true), ("lost", false)] {
+    for (loss_policy, stop_at_suspended) in [(LossPolicy::Suspended, true), (LossPolicy::Lost, false)] {
+        let cfg = ZooKeeperConfig { loss_policy, ..locksim_1() };
+        let label = format!("{loss_policy:?}");
         for seed in 0..3 {
-            let out = run(ISOLATED, label, seed);
+            let out = run_config(ISOLATED, &cfg, seed);
             let last_reply_ms = trace(&out, "deliver", "← server-")
                 .into_iter()
                 .filter(|(t, n, _)| n == "client-0" && *t <= 5000.0)

@@ -329,6 +329,24 @@ impl ZooKeeperConfig {
             reentrant: self.library.reentrant(),
         }
     }
+
+    /// The servers' names and kinds, in the order [`ZooKeeperConfig::cluster`] builds them.
+    pub fn services(&self) -> Vec<(String, NodeKind)> {
+        self.member_names().into_iter().map(|name| (name, NodeKind::Server)).collect()
+    }
+
+    /// The cluster this configuration runs for `workload`: the ensemble and one lock client per
+    /// workload client.
+    pub fn cluster(&self, workload: &WorkloadSpec) -> Cluster<ZooKeeper> {
+        let services = (0..self.servers)
+            .map(|index| Box::new(ZkServer::new(self.server_config(index))) as Box<dyn Process<ZooKeeper>>)
+            .collect();
+        let client_cfg = self.client_config();
+        let clients = (0..workload.clients)
+            .map(|_| Box::new(ZkClient::new(client_cfg.clone())) as Box<dyn LockClient<ZooKeeper>>)
+            .collect();
+        Cluster { services, clients }
+    }
 }
 
 /// The text of the choices the preset note quotes, as the scenario writes them.
@@ -431,7 +449,7 @@ impl Model for ZooKeeper {
     }
 
     fn services(&self, params: &Params) -> Vec<(String, NodeKind)> {
-        ZooKeeperConfig::from_params(params).member_names().into_iter().map(|name| (name, NodeKind::Server)).collect()
+        ZooKeeperConfig::from_params(params).services()
     }
 
     fn topology(&self, _params: &Params) -> Topology {
@@ -439,15 +457,7 @@ impl Model for ZooKeeper {
     }
 
     fn build(&self, params: &Params, workload: &WorkloadSpec) -> Cluster<ZooKeeper> {
-        let cfg = ZooKeeperConfig::from_params(params);
-        let services = (0..cfg.servers)
-            .map(|index| Box::new(ZkServer::new(cfg.server_config(index))) as Box<dyn Process<ZooKeeper>>)
-            .collect();
-        let client_cfg = cfg.client_config();
-        let clients = (0..workload.clients)
-            .map(|_| Box::new(ZkClient::new(client_cfg.clone())) as Box<dyn LockClient<ZooKeeper>>)
-            .collect();
-        Cluster { services, clients }
+        ZooKeeperConfig::from_params(params).cluster(workload)
     }
 }
 
