@@ -5,7 +5,7 @@
 
 mod etcd_common;
 
-use etcd_common::{events, run, run_with, trace};
+use etcd_common::{events, run, run_edited, trace};
 use locksim_simulator::history::HistoryEvent;
 
 const LEADER_PAUSE: &str = r#"
@@ -127,8 +127,7 @@ fn a_killed_leader_resets_its_clients_who_move_at_once() {
 /// `keepalive_time_ms` turns the gRPC keepalive on; grpc-go raises an interval below 10 s to 10 s.
 #[test]
 fn keepalive_pings_only_when_set_and_at_least_every_ten_seconds() {
-    let text = LEADER_KILLED.replace("[workload]", "[models.etcd]\nkeepalive_time_ms = 2_000\n\n[workload]");
-    let out = run_with(&text, "etcd", 1, true);
+    let out = run_edited(LEADER_KILLED, "etcd", 1, |cfg| cfg.keepalive_time_ms = 2_000.0);
     let pings: Vec<f64> =
         trace(&out, "send", "Ping {").into_iter().filter(|(_, n, _)| n == "client-0").map(|(t, _, _)| t).collect();
     assert!(!pings.is_empty());

@@ -4,7 +4,7 @@
 
 mod etcd_common;
 
-use etcd_common::{events, run, trace};
+use etcd_common::{events, run, run_edited, trace};
 use locksim_simulator::history::HistoryEvent;
 
 /// The node named in a fault line such as "pause starts on [client-1] for 12000 ms".
@@ -171,8 +171,7 @@ fn keep_alives_go_out_a_third_of_the_ttl_after_each_answer() {
 /// two keep-alives is 0.8 × TTL after the answer, on the 500 ms send loop: [48 s, 48.5 s].
 #[test]
 fn keep_alives_go_out_at_the_configured_fraction_of_the_ttl() {
-    let text = STEADY.replace("[workload]", "[models.etcd]\nkeepalive_fraction = 0.8\n\n[workload]");
-    let out = run(&text, "etcd", 3);
+    let out = run_edited(STEADY, "etcd", 3, |cfg| cfg.keepalive_fraction = 0.8);
     for client in ["client-0", "client-1"] {
         let sends: Vec<f64> =
             trace(&out, "send", "KeepAlive").into_iter().filter(|(_, n, _)| n == client).map(|(t, _, _)| t).collect();
@@ -243,9 +242,8 @@ fn a_client_gives_its_session_up_a_ttl_after_the_last_answer() {
 /// the cut (the resource is cut off too, so it is sent after the heal or lost with the cut).
 #[test]
 fn an_application_that_ignores_the_session_end_does_not_abandon_its_section() {
-    let text = ISOLATED_HOLDER.replace("lease_ttl_ms = 5_000", "lease_ttl_ms = 5_000\non_session_lost = \"proceed\"");
     for seed in 0..5 {
-        let out = run(&text, "etcd", seed);
+        let out = run_edited(ISOLATED_HOLDER, "etcd", seed, |cfg| cfg.stop_on_session_lost = false);
         let holder = fault_target(&out, "isolate");
         let node = out.history.clients[holder.trim_start_matches("client-").parse::<usize>().unwrap()];
         assert!(trace(&out, "note", "session over").iter().any(|(_, n, _)| *n == holder), "seed {seed}");

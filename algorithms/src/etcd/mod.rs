@@ -334,6 +334,29 @@ impl EtcdConfig {
             session_done: self.session_done.clone(),
         }
     }
+
+    /// The members' names and kinds, in the order [`EtcdConfig::cluster`] builds them.
+    pub fn services(&self) -> Vec<(String, NodeKind)> {
+        self.member_names().into_iter().map(|name| (name, NodeKind::Server)).collect()
+    }
+
+    /// The cluster this configuration runs for `workload`: the members and one client library
+    /// per workload client.
+    pub fn cluster(&self, workload: &WorkloadSpec) -> Cluster<Etcd> {
+        let members = self.member_names();
+        let (raft, server_cfg) = (self.raft_config(), self.server_config());
+        let services = (0..self.servers)
+            .map(|i| {
+                Box::new(EtcdServer::new(i, members.clone(), server_cfg.clone(), raft.clone()))
+                    as Box<dyn Process<Etcd>>
+            })
+            .collect();
+        let client_cfg = self.client_config();
+        let clients = (0..workload.clients)
+            .map(|i| Box::new(EtcdClient::new(i, client_cfg.clone())) as Box<dyn LockClient<Etcd>>)
+            .collect();
+        Cluster { services, clients }
+    }
 }
 
 impl Model for Etcd {
@@ -438,7 +461,7 @@ impl Model for Etcd {
     }
 
     fn services(&self, params: &Params) -> Vec<(String, NodeKind)> {
-        EtcdConfig::from_params(params).member_names().into_iter().map(|name| (name, NodeKind::Server)).collect()
+        EtcdConfig::from_params(params).services()
     }
 
     fn topology(&self, _params: &Params) -> Topology {
@@ -447,20 +470,7 @@ impl Model for Etcd {
     }
 
     fn build(&self, params: &Params, workload: &WorkloadSpec) -> Cluster<Etcd> {
-        let cfg = EtcdConfig::from_params(params);
-        let members = cfg.member_names();
-        let (raft, server_cfg) = (cfg.raft_config(), cfg.server_config());
-        let services = (0..cfg.servers)
-            .map(|i| {
-                Box::new(EtcdServer::new(i, members.clone(), server_cfg.clone(), raft.clone()))
-                    as Box<dyn Process<Etcd>>
-            })
-            .collect();
-        let client_cfg = cfg.client_config();
-        let clients = (0..workload.clients)
-            .map(|i| Box::new(EtcdClient::new(i, client_cfg.clone())) as Box<dyn LockClient<Etcd>>)
-            .collect();
-        Cluster { services, clients }
+        EtcdConfig::from_params(params).cluster(workload)
     }
 }
 

@@ -1,5 +1,6 @@
 //! Helpers shared by the etcd model's tests: run one labelled configuration of a scenario text for
-//! one seed, and read the history and the trace.
+//! one seed, or that row's [`EtcdConfig`] changed in Rust ([`run_edited`]), and read the history
+//! and the trace.
 
 #![allow(dead_code)]
 
@@ -7,7 +8,59 @@
 mod common;
 pub use common::*;
 
-use locksim_simulator::run::SeedOutcome;
+pub use locksim_algorithms::etcd::EtcdConfig;
+use locksim_algorithms::etcd::{Etcd, ETCD};
+use locksim_simulator::model::{Cluster, DynModel, Model, ParamSpec, Params, Topology};
+use locksim_simulator::process::NodeKind;
+use locksim_simulator::run::{RunOptions, SeedOutcome};
+use locksim_simulator::scenario::parse_str;
+use locksim_simulator::setup::WorkloadSpec;
+
+/// The etcd model fixed to one typed configuration: it builds its cluster from the
+/// configuration, not from the scenario's parameters.
+struct Configured(EtcdConfig);
+
+impl Model for Configured {
+    type Protocol = Etcd;
+    fn name(&self) -> &'static str {
+        "etcd"
+    }
+    fn summary(&self) -> &'static str {
+        "etcd, with a typed configuration"
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        Model::params(&ETCD)
+    }
+    fn library(&self, _params: &Params) -> Option<String> {
+        Some(self.0.library.name().to_string())
+    }
+    fn fenced(&self, params: &Params) -> bool {
+        Model::fenced(&ETCD, params)
+    }
+    fn shared_locks(&self, _params: &Params) -> bool {
+        self.0.rw_recipe
+    }
+    fn services(&self, _params: &Params) -> Vec<(String, NodeKind)> {
+        self.0.services()
+    }
+    fn topology(&self, params: &Params) -> Topology {
+        Model::topology(&ETCD, params)
+    }
+    fn build(&self, _params: &Params, workload: &WorkloadSpec) -> Cluster<Etcd> {
+        self.0.cluster(workload)
+    }
+}
+
+/// Runs `label` of the scenario `toml` for `seed`, with a trace, with the row's configuration
+/// (its parameters after the `client` preset) changed by `edit`: a change a test makes in Rust,
+/// checked by the compiler, instead of splicing TOML lines into the text.
+pub fn run_edited(toml: &str, label: &str, seed: u64, edit: impl FnOnce(&mut EtcdConfig)) -> SeedOutcome {
+    let sc = parse_str("test.toml", toml, &locksim_algorithms::registry()).unwrap_or_else(|e| panic!("{e}"));
+    let run = sc.runs.iter().find(|r| r.label == label).unwrap_or_else(|| panic!("no run labelled {label}"));
+    let mut cfg = EtcdConfig::from_params(&run.params);
+    edit(&mut cfg);
+    Configured(cfg).run_seed(&sc.setup, &run.params, seed, &RunOptions { trace: true })
+}
 
 /// The client's name for a node id.
 pub fn client_index(out: &SeedOutcome, node: usize) -> usize {
