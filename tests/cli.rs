@@ -149,6 +149,7 @@ fn fewer_seeds_than_the_file_judge_only_what_they_decide() {
 /// on stderr and a closing one (issue 37: a 25 s sweep from a script was silent); `--quiet`
 /// prints none; stdout is the same either way.
 #[test]
+#[allow(clippy::disallowed_methods)] // real time: progress lines are paced by the wall clock
 fn progress_lines_when_stderr_is_not_a_terminal_and_none_with_quiet() {
     let root = env!("CARGO_MANIFEST_DIR");
     let file = format!("{root}/scenarios/failover.toml");

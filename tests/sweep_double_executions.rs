@@ -55,12 +55,11 @@ const LOOP: &str = "name = \"loop\"\nduration_ms = 1000\nseeds = 2\nalgorithms =
 const APPENDED: [&str; 4] =
     ["double_executions_runs", "double_executions_rate", "double_executions_ci95_lo", "double_executions_ci95_hi"];
 
-/// Sweeps `text` over `param` into `dir/out`; returns (CSV header, CSV rows, sweep.json, Parquet rows).
-fn sweep(
-    d: &std::path::Path,
-    text: &str,
-    param: &str,
-) -> (Vec<String>, Vec<Vec<String>>, Value, Vec<Vec<(String, Field)>>) {
+/// What one sweep wrote: the CSV header, the CSV rows, sweep.json and the Parquet rows (name, value).
+type SweepFiles = (Vec<String>, Vec<Vec<String>>, Value, Vec<Vec<(String, Field)>>);
+
+/// Sweeps `text` over `param` into `dir/out` and reads back what it wrote.
+fn sweep(d: &std::path::Path, text: &str, param: &str) -> SweepFiles {
     let f = d.join("s.toml");
     std::fs::write(&f, text).unwrap();
     let out = d.join("out");
