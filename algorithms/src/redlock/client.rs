@@ -216,6 +216,25 @@ struct Round {
     timer: Option<TimerId>,
 }
 
+impl Round {
+    /// Fails every request of this round outstanding on master `m`, whose connection was reset:
+    /// drops each from the round and from the client's `pending` map, counts it as failed, and
+    /// returns how many there were.
+    fn fail_requests_on(&mut self, m: usize, pending: &mut SmallMap<u64, LockKey>) -> usize {
+        let before = self.outstanding.len();
+        self.outstanding.retain(|id, mi| {
+            let on_m = *mi == m;
+            if on_m {
+                pending.remove(id);
+            }
+            !on_m
+        });
+        let failed = before - self.outstanding.len();
+        self.failed += failed;
+        failed
+    }
+}
+
 #[derive(Clone, Debug)]
 enum Phase {
     /// Between two phases inside one handler (a round just closed, an attempt about to start);
@@ -741,36 +760,15 @@ impl LockClient<Redlock> for RedlockClient {
         for &key in &keys {
             // An extend round waiting for this master: its request failed.
             if let Some(Lock { extend: Some(round), .. }) = self.v.locks.get_mut(&key) {
-                let pending = &mut self.v.pending;
-                let before = round.outstanding.len();
-                round.outstanding.retain(|id, mi| {
-                    let on_m = *mi == m;
-                    if on_m {
-                        pending.remove(id);
-                    }
-                    !on_m
-                });
-                let failed = before - round.outstanding.len();
-                round.failed += failed;
+                let failed = round.fail_requests_on(m, &mut self.v.pending);
                 if failed > 0 && round.outstanding.is_empty() {
                     self.finish_extend(ctx, out, key);
                 }
             }
             let Some(Lock { phase: Phase::Round(round), .. }) = self.v.locks.get_mut(&key) else { continue };
-            let pending = &mut self.v.pending;
-            let before = round.outstanding.len();
-            round.outstanding.retain(|id, mi| {
-                let on_m = *mi == m;
-                if on_m {
-                    pending.remove(id);
-                }
-                !on_m
-            });
-            let failed = before - round.outstanding.len();
-            if failed == 0 {
+            if round.fail_requests_on(m, &mut self.v.pending) == 0 {
                 continue;
             }
-            round.failed += failed;
             ctx.note(|| format!("connection to server-{m} reset: its request for lock{key} failed"));
             self.advance(ctx, out, key);
         }
