@@ -25,14 +25,7 @@ const HEAD: &str = "name = \"t\"\nduration_ms = 20_000\nalgorithms = [\"etcd\"]\
 
 /// The error for `[explore]` body `body`, which must sit at `line:column` and name `key`.
 fn fails(body: &str, at: &str, key: &str, needles: &[&str]) {
-    let text = format!("{HEAD}{body}");
-    let e = parse(&text).err().unwrap_or_else(|| panic!("expected an error, the scenario parsed:\n{text}"));
-    let shown = e.to_string();
-    assert!(shown.starts_with(&format!("test.toml:{at}: ")), "position: want {at}, got: {shown}");
-    assert_eq!(e.key.as_deref(), Some(key), "{shown}");
-    for n in needles {
-        assert!(shown.contains(n), "{n:?} not in: {shown}");
-    }
+    parse_fake::assert_fails_at(parse, &format!("{HEAD}{body}"), at, key, needles);
 }
 
 #[test]

@@ -84,3 +84,22 @@ impl Model for ParseFake {
         unreachable!("the parser builds nothing")
     }
 }
+
+/// Asserts that `parse` refuses `text` at `at` (line:column, in `test.toml`), naming `key`, with
+/// every one of `needles` in its message: the shape of every table parser's error tests.
+#[allow(dead_code)] // the table parsers' tests use it; not every file that includes this one does
+pub fn assert_fails_at(
+    parse: impl Fn(&str) -> Result<locksim_simulator::scenario::Scenario, locksim_simulator::scenario::ScenarioError>,
+    text: &str,
+    at: &str,
+    key: &str,
+    needles: &[&str],
+) {
+    let e = parse(text).err().unwrap_or_else(|| panic!("expected an error, the scenario parsed:\n{text}"));
+    let shown = e.to_string();
+    assert!(shown.starts_with(&format!("test.toml:{at}: ")), "position: want {at}, got: {shown}");
+    assert_eq!(e.key.as_deref(), Some(key), "{shown}");
+    for n in needles {
+        assert!(shown.contains(n), "{n:?} not in: {shown}");
+    }
+}
