@@ -16,6 +16,7 @@
 //! - [`wire_enum`]: `wrapper_enum!`, how a model declares its message and timer enums
 //! - [`process`]: the typed sans-IO interface (`Protocol`, `Process`) and the handler context `Ctx`
 //! - [`lockclient`]: the one lock-client interface every model's client library implements
+//! - [`durable`]: what survives a crash, as a type (`Durable`: a node's disk, and how it boots from it)
 //! - [`setup`]: a resolved run's setting (network, workload, clocks, faults, selectors)
 //! - [`metric`]: the registry of metrics a user can name (`[expect]`, the JSON, the table)
 //! - [`checker`]: every metric of a run, from its history
@@ -38,6 +39,7 @@ pub mod checker;
 pub mod clock;
 pub mod directory;
 pub mod dist;
+pub mod durable;
 pub mod engine;
 pub mod enginebench;
 pub mod estimate;

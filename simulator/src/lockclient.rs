@@ -83,7 +83,9 @@ pub trait LockClient<P: Protocol>: Send + std::fmt::Debug + CloneLockClient<P> {
     fn on_message(&mut self, ctx: &mut Ctx<P>, out: &mut LockEvents, from: NodeId, msg: P::Msg);
     /// A timer the library set fired.
     fn on_timer(&mut self, ctx: &mut Ctx<P>, out: &mut LockEvents, timer: TimerId, tag: P::Timer);
-    /// The client node crashed: drop all volatile state (a client library keeps nothing durable).
+    /// The client node crashed. A library that implements [`crate::durable::Durable`] (whose disk
+    /// is its configuration: a library keeps nothing else) writes
+    /// `locksim_simulator::rebuilt_on_crash!();` here (see [`crate::process::Process::on_crash`]).
     fn on_crash(&mut self, crash: &Crash);
     /// The client node restarts.
     fn on_restart(&mut self, ctx: &mut Ctx<P>, out: &mut LockEvents) {

@@ -8,11 +8,10 @@
 //! Everything is typed by the model's [`Protocol`]: a server receives its model's message enum
 //! and its timers' enum, never a boxed value to downcast.
 //!
-//! State that survives a crash is the model's to declare: the convention (followed by every model
-//! in `locksim-algorithms`) is that a process keeps its durable state (a Redis AOF, a Raft log, a
-//! table's committed rows) and its volatile state in two separate types, and `on_crash` replaces
-//! the volatile one whole (`self.volatile = Volatile::default()`), so a field added later cannot
-//! be forgotten at a restart.
+//! State that survives a crash is a type: a process implements [`crate::durable::Durable`],
+//! whose `Disk` is what the real system keeps (a Redis AOF, a Raft log, a table's committed rows,
+//! and its configuration); a crash turns the process into its disk and the node comes back built
+//! from it, so no volatile field can be forgotten at a restart.
 
 use std::fmt::Debug;
 
@@ -109,11 +108,12 @@ pub trait Process<P: Protocol>: Send + Debug + CloneProcess<P> {
     fn on_message(&mut self, ctx: &mut Ctx<P>, from: NodeId, msg: P::Msg);
     /// A timer this node set fired.
     fn on_timer(&mut self, ctx: &mut Ctx<P>, timer: TimerId, tag: P::Timer);
-    /// The node crashed: drop every piece of volatile state and keep only what the model declares
-    /// durable. The engine has already discarded the node's timers and will drop messages that
-    /// arrive while it is down.
+    /// The node crashed (the engine has already discarded its timers and will drop messages that
+    /// arrive while it is down). A type that implements [`crate::durable::Durable`] writes
+    /// `locksim_simulator::rebuilt_on_crash!();` here: it is rebuilt from its disk. (A hand-written
+    /// body is the compatibility path for models not migrated yet.)
     fn on_crash(&mut self, crash: &Crash);
-    /// The node restarts after a crash, with the durable state `on_crash` kept.
+    /// The node restarts after a crash, built from what its disk kept.
     fn on_restart(&mut self, ctx: &mut Ctx<P>) {
         self.on_start(ctx)
     }
