@@ -11,6 +11,7 @@
 //! - [`dist`]: the number-or-distribution values of the scenario format
 //! - [`history`]: the recorded history the checkers read
 //! - [`trace`]: the event log and its hash
+//! - [`fingerprint`]: typed state hashing with node ids renamed (a world's symmetric fingerprint)
 //! - [`timers`]: timer ids and the timer slab
 //! - [`wire`]: the workload's resource messages and timers, and the envelopes around a model's
 //! - [`wire_enum`]: `wrapper_enum!`, how a model declares its message and timer enums
@@ -44,6 +45,7 @@ pub mod engine;
 pub mod enginebench;
 pub mod estimate;
 pub mod history;
+pub mod fingerprint;
 pub mod lockclient;
 pub mod lognormal_ns;
 pub mod metric;

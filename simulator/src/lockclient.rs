@@ -112,6 +112,11 @@ pub trait LockClient<P: Protocol>: Send + std::fmt::Debug + CloneLockClient<P> {
     fn reentrant(&self) -> bool {
         false
     }
+    /// The library's typed state hash (`crate::fingerprint`), as `Process::as_fingerprint`:
+    /// return `Some(self)`. The default: none (hashed by its `Debug` text, no symmetry).
+    fn as_fingerprint(&self) -> Option<&dyn crate::fingerprint::Fingerprint> {
+        None
+    }
 }
 
 /// A boxed copy of a client library: implemented for every `Clone` library.

@@ -24,6 +24,7 @@ use crate::timers::TimerSlab;
 use crate::wire::{DriverTimer, ResourceMsg, Tag, Wire};
 
 pub use crate::directory::{NodeId, NodeKind};
+use crate::fingerprint::Fingerprint;
 pub use crate::timers::TimerId;
 
 /// A model's wire and timer types. Usually implemented by the model's own unit struct.
@@ -34,6 +35,18 @@ pub trait Protocol: Send + Sync + 'static {
     /// Every timer the model's nodes set (typically an enum with one variant per process kind,
     /// each holding that process's own timer enum). `Debug` is what the trace prints.
     type Timer: Clone + Debug + Send + 'static;
+    /// The message's typed state hash, if the model wrote one (`crate::fingerprint`): a world
+    /// whose messages all have one can be fingerprinted with interchangeable clients renamed.
+    /// The default: none (the message is hashed by its `Debug` text, no symmetry).
+    fn msg_fingerprint(msg: &Self::Msg) -> Option<&dyn Fingerprint> {
+        let _ = msg;
+        None
+    }
+    /// The timer tag's typed state hash, as [`Protocol::msg_fingerprint`].
+    fn timer_fingerprint(timer: &Self::Timer) -> Option<&dyn Fingerprint> {
+        let _ = timer;
+        None
+    }
 }
 
 /// How a node went down (`[[faults]] kind = "crash"`, `mode = "process" | "machine"`).
@@ -135,6 +148,12 @@ pub trait Process<P: Protocol>: Send + Debug + CloneProcess<P> {
     /// `waiter` selectors read it. Real clients are the workload driver's, which knows this itself.
     fn client_state(&self) -> ClientState {
         ClientState::Idle
+    }
+    /// The process's typed state hash (`crate::fingerprint`), if the model wrote one: return
+    /// `Some(self)`. A world fingerprints with interchangeable clients renamed only when every
+    /// process has one. The default: none (hashed by its `Debug` text).
+    fn as_fingerprint(&self) -> Option<&dyn Fingerprint> {
+        None
     }
 }
 

@@ -43,6 +43,17 @@ pub trait SearchWorld: Send {
     fn box_clone(&self) -> Box<dyn SearchWorld>;
     /// The world's canonical fingerprint (`engine::fingerprint`).
     fn fingerprint(&self) -> u64;
+    /// The fingerprint with interchangeable clients renamed canonically: equal for two worlds
+    /// that differ only by a permutation of such clients (`World::fingerprint_symmetric`,
+    /// docs/world-state.md); [`SearchWorld::fingerprint`] where symmetry does not apply.
+    fn fingerprint_symmetric(&self) -> u64 {
+        self.fingerprint()
+    }
+    /// Whether [`SearchWorld::fingerprint_symmetric`] renames clients in this world (every
+    /// process, message and timer has a typed fingerprint, no pending fault picks a client by id).
+    fn symmetry_applies(&self) -> bool {
+        false
+    }
     /// True time now.
     fn now_ns(&self) -> Nanos;
     /// The events that may happen next (empty: the run is over); see `World::enabled`.

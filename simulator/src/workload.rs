@@ -19,6 +19,8 @@ use crate::time::Nanos;
 pub use crate::wire::ResourceMsg;
 use crate::wire::{DriverTimer, Tag, Wire};
 
+mod fingerprint;
+
 /// How long a critical section waits for the resource to answer a read or a write before it
 /// gives up on that step (a lost message must not stall the client forever).
 pub const RESOURCE_TIMEOUT_NS: Nanos = 1_000_000_000;

@@ -116,3 +116,203 @@ fn a_one_field_difference_gives_another_fingerprint() {
     assert_ne!(timer, base, "timer due time");
     assert!(state != message && message != timer && state != timer);
 }
+
+// Symmetry: interchangeable clients renamed (`World::fingerprint_symmetric`).
+
+mod symmetry {
+    use std::collections::VecDeque;
+    use std::hash::Hasher;
+
+    use locksim_simulator::clock::NodeClock;
+    use locksim_simulator::directory::Directory;
+    use locksim_simulator::dist::Dist;
+    use locksim_simulator::engine::network::{LinkParams, Network};
+    use locksim_simulator::engine::{Behaviour, Node, World, WorldConfig};
+    use locksim_simulator::fingerprint::{Fingerprint, Renaming, StableHasher};
+    use locksim_simulator::fingerprint_struct;
+    use locksim_simulator::process::{Crash, Ctx, NodeId, NodeKind, Process, Protocol, TimerId};
+    use locksim_simulator::rng::stream;
+
+    use super::MS;
+
+    struct Queue;
+
+    #[derive(Clone, Debug)]
+    enum Msg {
+        Acquire,
+        Granted,
+    }
+
+    impl Fingerprint for Msg {
+        fn fingerprint(&self, h: &mut StableHasher, _: &Renaming) {
+            h.write_u8(match self {
+                Msg::Acquire => 0,
+                Msg::Granted => 1,
+            });
+        }
+    }
+
+    impl Protocol for Queue {
+        type Msg = Msg;
+        type Timer = ();
+        fn msg_fingerprint(msg: &Msg) -> Option<&dyn Fingerprint> {
+            Some(msg)
+        }
+        fn timer_fingerprint(timer: &()) -> Option<&dyn Fingerprint> {
+            Some(timer)
+        }
+    }
+
+    /// A lock server: grants to the first asker, queues the others (by node id).
+    #[derive(Clone, Debug, Default)]
+    struct Server {
+        holder: Option<NodeId>,
+        waiters: VecDeque<NodeId>,
+    }
+
+    impl Fingerprint for Server {
+        fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
+            let Server { holder, waiters } = self;
+            ids.opt_node(h, *holder);
+            ids.nodes(h, waiters);
+        }
+    }
+
+    impl Process<Queue> for Server {
+        fn on_start(&mut self, _: &mut Ctx<Queue>) {}
+        fn on_message(&mut self, ctx: &mut Ctx<Queue>, from: NodeId, _: Msg) {
+            if self.holder.is_none() {
+                self.holder = Some(from);
+                ctx.send(from, Msg::Granted);
+            } else {
+                self.waiters.push_back(from);
+            }
+        }
+        fn on_timer(&mut self, _: &mut Ctx<Queue>, _: TimerId, _: ()) {}
+        fn on_crash(&mut self, _: &Crash) {}
+        fn as_fingerprint(&self) -> Option<&dyn Fingerprint> {
+            Some(self)
+        }
+    }
+
+    /// A client (a service of kind `Client`): asks the server at `ask_ms` (consumed when used,
+    /// so clients set apart only by it hold the same state once past it).
+    #[derive(Clone, Debug, Default)]
+    struct Client {
+        ask_ms: Option<u64>,
+        held: bool,
+        waiting: bool,
+        count: u32,
+        timer: Option<TimerId>,
+    }
+
+    fingerprint_struct!(Client { ask_ms, held, waiting, count, timer });
+
+    impl Process<Queue> for Client {
+        fn on_start(&mut self, ctx: &mut Ctx<Queue>) {
+            if let Some(at) = self.ask_ms.take() {
+                self.timer = Some(ctx.set_timer(at * MS, ()));
+            }
+        }
+        fn on_message(&mut self, _: &mut Ctx<Queue>, _: NodeId, _: Msg) {
+            self.held = true;
+            self.waiting = false;
+        }
+        fn on_timer(&mut self, ctx: &mut Ctx<Queue>, _: TimerId, _: ()) {
+            self.timer = None;
+            self.waiting = true;
+            ctx.send(0, Msg::Acquire);
+        }
+        fn on_crash(&mut self, _: &Crash) {}
+        fn as_fingerprint(&self) -> Option<&dyn Fingerprint> {
+            Some(self)
+        }
+    }
+
+    /// `server-0` (node 0) and the clients (nodes 1..), each client's random stream keyed by its
+    /// own name as a real run's is; 2 ms links, run to `at_ms`.
+    fn world(server: Server, clients: Vec<Client>, at_ms: u64) -> World<Queue> {
+        let mut names = vec![("server-0".to_string(), NodeKind::Server)];
+        names.extend((0..clients.len()).map(|i| (format!("client-{i}"), NodeKind::Client)));
+        let mut processes: Vec<Box<dyn Process<Queue>>> = vec![Box::new(server)];
+        processes.extend(clients.into_iter().map(|c| Box::new(c) as Box<dyn Process<Queue>>));
+        let nodes = processes
+            .into_iter()
+            .zip(&names)
+            .map(|(p, (name, _))| Node::new(Behaviour::Service(p), NodeClock::new(0.0, 0), stream(1, name, "model")))
+            .collect();
+        let base = LinkParams { latency_ms: Dist::Const(2.0), loss: 0.0, duplicate: 0.0 };
+        let mut world = World::new(
+            Directory::new(&names),
+            nodes,
+            WorldConfig {
+                end_ns: 100 * MS,
+                network: Network::new(names.len(), base, vec![], true),
+                net_rng: stream(1, "network", "latency"),
+                fault_rng: stream(1, "faults", "selection"),
+                faults: vec![],
+                occurrences: vec![],
+                leaderless: true,
+                tracing: false,
+            },
+        );
+        world.run_through(at_ms * MS, None).expect("runs");
+        world
+    }
+
+    fn asks(ms: &[u64]) -> Vec<Client> {
+        ms.iter().map(|&m| Client { ask_ms: Some(m), ..Client::default() }).collect()
+    }
+
+    #[test]
+    fn swapping_two_interchangeable_clients_gives_the_same_symmetric_fingerprint() {
+        // client-0 asks first and holds, client-1 waits; then the other way round.
+        let one = world(Server::default(), asks(&[1, 2]), 10);
+        let two = world(Server::default(), asks(&[2, 1]), 10);
+        assert!(one.symmetry_applies() && two.symmetry_applies());
+        assert_ne!(one.fingerprint(), two.fingerprint(), "by node id they differ");
+        assert_eq!(one.fingerprint_symmetric(), two.fingerprint_symmetric());
+        // Mid-flight too: at 4 ms the grant to the first asker is on its way (a message and a
+        // timer, each naming a client).
+        let one = world(Server::default(), asks(&[1, 3]), 4);
+        let two = world(Server::default(), asks(&[3, 1]), 4);
+        assert_ne!(one.fingerprint(), two.fingerprint());
+        assert_eq!(one.fingerprint_symmetric(), two.fingerprint_symmetric());
+        // Three clients in any order.
+        let a = world(Server::default(), asks(&[1, 2, 3]), 10);
+        let b = world(Server::default(), asks(&[3, 1, 2]), 10);
+        assert_eq!(a.fingerprint_symmetric(), b.fingerprint_symmetric());
+    }
+
+    #[test]
+    fn a_server_naming_another_client_than_the_holder_is_not_merged() {
+        let holds = Client { held: true, ..Client::default() };
+        let waits = Client { waiting: true, ..Client::default() };
+        let server = |holder, waiter| Server { holder: Some(holder), waiters: VecDeque::from([waiter]) };
+        // Consistent: the server names client-0 (node 1), which holds; and its mirror image.
+        let consistent = world(server(1, 2), vec![holds.clone(), waits.clone()], 1);
+        let mirror = world(server(2, 1), vec![waits.clone(), holds.clone()], 1);
+        // Unsound to merge: the server names client-0 as holder, client-1 believes it holds.
+        let split = world(server(1, 2), vec![waits.clone(), holds.clone()], 1);
+        assert_eq!(consistent.fingerprint_symmetric(), mirror.fingerprint_symmetric());
+        assert_ne!(consistent.fingerprint_symmetric(), split.fingerprint_symmetric());
+        // The clients alone, as a multiset, are the same in both: only the renaming tells.
+        assert_ne!(mirror.fingerprint_symmetric(), split.fingerprint_symmetric());
+    }
+
+    #[test]
+    fn a_one_field_difference_still_differs_under_symmetry() {
+        let base = world(Server::default(), asks(&[1, 2]), 10).fingerprint_symmetric();
+        let mut counted = asks(&[1, 2]);
+        counted[1].count = 1;
+        assert_ne!(world(Server::default(), counted, 10).fingerprint_symmetric(), base, "a client's field");
+        // A timer's due time: client-1 still to ask, at 5 ms or at 6 ms.
+        let soon = world(Server::default(), asks(&[1, 5]), 4).fingerprint_symmetric();
+        let later = world(Server::default(), asks(&[1, 6]), 4).fingerprint_symmetric();
+        assert_ne!(soon, later, "a timer's due time");
+        // A message in flight: at 2 ms client-0's request is on its way, or (asked at 2 ms) not.
+        let flying = world(Server::default(), asks(&[1, 9]), 2).fingerprint_symmetric();
+        let pending = world(Server::default(), asks(&[3, 9]), 2).fingerprint_symmetric();
+        assert_ne!(flying, pending, "a message in flight");
+    }
+}

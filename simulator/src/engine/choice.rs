@@ -261,6 +261,12 @@ impl<P: Protocol> SearchWorld for SearchRun<P> {
     fn fingerprint(&self) -> u64 {
         self.world.fingerprint()
     }
+    fn fingerprint_symmetric(&self) -> u64 {
+        self.world.fingerprint_symmetric()
+    }
+    fn symmetry_applies(&self) -> bool {
+        self.world.symmetry_applies()
+    }
     fn now_ns(&self) -> Nanos {
         self.world.now_ns
     }

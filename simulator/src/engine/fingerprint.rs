@@ -34,14 +34,13 @@
 //!   now: two states at different true times differ. Within one instant, relative and absolute
 //!   due times are the same thing; the relative form is what lets a model that stores only
 //!   durations merge across instants later.
-//! - **Interchangeable clients (symmetry).** Not implemented: clients are hashed by node id. A
-//!   permutation of clients that run the same library with the same parameters gives another
-//!   fingerprint. Hashing the clients' states as a multiset alone would be unsound: servers,
-//!   messages and the resource name clients by node id (a holder, a waiter queue, a session
-//!   owner) and node ids are plain `usize` in model state, so they cannot be renamed in the
-//!   `Debug` text; a multiset would merge "client 1 holds, the server says client 1" with
-//!   "client 2 holds, the server says client 1". Symmetry needs node ids typed in model state
-//!   (a `NodeId` newtype) so a canonical renaming can be applied everywhere.
+//! - **Interchangeable clients (symmetry)**, in [`World::fingerprint`]: clients are hashed by
+//!   node id. [`World::fingerprint_symmetric`] renames them: when every process, message and
+//!   timer tag of the world has a typed [`Fingerprint`] (`crate::fingerprint`), the clients of
+//!   one class (same links, no fault rule naming them) are sorted by their own state hashed with
+//!   client ids abstracted, renamed by that order, and the renamed world is hashed, every node
+//!   id in every process, message, timer and fault through the renaming. Ties keep id order:
+//!   they only cost merges. Otherwise it is [`World::fingerprint`].
 //! - **Tie order.** Events due at the same instant are hashed as a multiset: the random runner
 //!   handles them in sequence order, a search chooses among them, so their order is a choice,
 //!   not state.
@@ -49,71 +48,22 @@
 //!   (the trace's short forms) hides that field from the fingerprint.
 
 use std::collections::BTreeMap;
-use std::fmt::{self, Write as _};
 use std::hash::Hasher;
 
 use super::queue::EventKind;
-use super::{Node, World};
+use super::{Backlogged, Behaviour, Node, World};
+use crate::directory::{NodeId, NodeKind};
+pub use crate::fingerprint::StableHasher;
+use crate::fingerprint::{multiset, stream_position, stream_state, Fingerprint, Renaming};
 use crate::process::Protocol;
+use crate::setup::Selector;
 use crate::time::Nanos;
 use crate::timers::CanonicalTimerNames;
-use crate::wire::Wire;
-
-/// FNV-1a over the bytes, finished with a 64-bit mix (splitmix64's): the same value in every
-/// build, on every platform and Rust version (std's `DefaultHasher` promises none of that).
-/// Writes through `fmt::Write` too, so `Debug` text is hashed as it is formatted, unallocated.
-#[derive(Clone, Copy, Debug)]
-pub struct StableHasher(u64);
-
-impl Default for StableHasher {
-    fn default() -> Self {
-        StableHasher(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Hasher for StableHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 ^= *b as u64;
-            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    fn finish(&self) -> u64 {
-        let mut z = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-}
-
-impl fmt::Write for StableHasher {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        self.write(s.as_bytes());
-        Ok(())
-    }
-}
-
-impl StableHasher {
-    /// Hashes a value's `Debug` text, then a separator (so adjacent texts cannot run together).
-    pub fn debug(&mut self, value: &(impl fmt::Debug + ?Sized)) {
-        // Writing to a hasher cannot fail.
-        let _ = write!(self, "{value:?}");
-        self.write_u8(0xff);
-    }
-}
+use crate::wire::{Tag, Wire};
 
 /// A due time relative to now (negative: overdue, e.g. a timer backlogged on a paused node).
 fn relative(due_ns: Nanos, now_ns: Nanos) -> i128 {
     due_ns as i128 - now_ns as i128
-}
-
-/// Hashes sorted, so the order the parts came in does not count.
-fn multiset(h: &mut StableHasher, mut parts: Vec<u64>) {
-    parts.sort_unstable();
-    h.write_usize(parts.len());
-    for p in parts {
-        h.write_u64(p);
-    }
 }
 
 impl<P: Protocol> World<P> {
@@ -134,6 +84,7 @@ impl<P: Protocol> World<P> {
             timer_hashes.push(th);
         }
         let _named = CanonicalTimerNames::set(timers);
+        let ids = Renaming::identity(self.nodes.len());
 
         let mut h = StableHasher::default();
         h.write_usize(self.nodes.len());
@@ -166,7 +117,7 @@ impl<P: Protocol> World<P> {
                 }
                 EventKind::FaultStart { occurrence } => {
                     e.write_u8(3);
-                    e.write_usize(*occurrence);
+                    self.occurrence_hash(&mut e, *occurrence, &ids);
                 }
                 EventKind::FaultEnd { occurrence } => {
                     e.write_u8(4);
@@ -184,7 +135,7 @@ impl<P: Protocol> World<P> {
             }
         }
         for rng in [&self.net_rng, &self.reset_rng, &self.fault_rng] {
-            rng_hash(&mut h, rng);
+            stream_state(&mut h, rng);
         }
         h.debug(&self.applied);
         h.finish()
@@ -200,20 +151,342 @@ impl<P: Protocol> World<P> {
         h.write_u64(node.clock.mono_ns(now));
         h.write_i64(node.clock.wall_ns(now));
         h.write_u64(node.clock.drift_ppm().to_bits());
-        rng_hash(&mut h, &node.rng);
+        stream_state(&mut h, &node.rng);
         h.debug(&node.backlog);
         match &node.behaviour {
-            super::Behaviour::Service(p) => h.debug(p),
-            super::Behaviour::Client(c) => h.debug(c),
-            super::Behaviour::Resource(r) => h.debug(r),
+            Behaviour::Service(p) => h.debug(p),
+            Behaviour::Client(c) => h.debug(c),
+            Behaviour::Resource(r) => h.debug(r),
+        }
+        h.finish()
+    }
+
+    /// A fault occurrence: its index, its kind and targets (a node named: through the renaming),
+    /// its length and value. The index alone would merge two faults a search injected at the
+    /// same index on different nodes.
+    fn occurrence_hash(&self, h: &mut StableHasher, occurrence: usize, ids: &Renaming) {
+        h.write_usize(occurrence);
+        let Some(occ) = self.occurrences.get(occurrence) else { return };
+        occ.duration_ns.fingerprint(h, ids);
+        occ.value.fingerprint(h, ids);
+        let Some(spec) = self.faults.get(occ.fault) else { return };
+        h.debug(&spec.kind);
+        h.write_usize(spec.targets.len());
+        for target in &spec.targets {
+            match target {
+                Selector::Named(name) => match self.dir.id_of(name) {
+                    Some(id) => {
+                        h.write_u8(0);
+                        ids.node(h, id);
+                    }
+                    None => h.debug(target),
+                },
+                other => h.debug(other),
+            }
+        }
+    }
+
+    /// Whether [`World::fingerprint_symmetric`] renames clients here: every process, message
+    /// and timer tag has a typed fingerprint and no pending fault picks a client by id.
+    pub fn symmetry_applies(&self) -> bool {
+        self.client_classes().is_some()
+    }
+
+    /// The world's fingerprint with interchangeable clients renamed canonically: equal for two
+    /// worlds that differ only by a permutation of such clients (see the module docs). Where
+    /// symmetry does not apply ([`World::symmetry_applies`]), [`World::fingerprint`]. Reads only.
+    pub fn fingerprint_symmetric(&self) -> u64 {
+        match self.client_classes() {
+            Some(classes) => self.canonical_fingerprint(&classes),
+            None => self.fingerprint(),
+        }
+    }
+
+    /// The classes of interchangeable clients (each of two or more, ids ascending), or `None`
+    /// where symmetry cannot be applied soundly.
+    fn client_classes(&self) -> Option<Vec<Vec<NodeId>>> {
+        for node in &self.nodes {
+            let typed = match &node.behaviour {
+                Behaviour::Service(p) => p.as_fingerprint().is_some(),
+                Behaviour::Client(c) => c.has_fingerprint(),
+                Behaviour::Resource(_) => true,
+            };
+            let backlog_typed = node.backlog.iter().all(|b| match b {
+                Backlogged::Message { msg: Wire::Model(m), .. } => P::msg_fingerprint(m).is_some(),
+                _ => true,
+            });
+            if !typed || !backlog_typed {
+                return None;
+            }
+        }
+        if !self.timers.live().all(|(.., tag)| match tag {
+            Tag::Model(t) => P::timer_fingerprint(t).is_some(),
+            Tag::Driver(_) => true,
+        }) {
+            return None;
+        }
+        let mut fixed = vec![false; self.nodes.len()];
+        for (_, kind) in self.queue.events() {
+            match kind {
+                EventKind::Deliver { msg: Wire::Model(m), .. } if P::msg_fingerprint(m).is_none() => return None,
+                EventKind::FaultStart { occurrence } => {
+                    // A selector that picks clients by id order or by the fault stream cannot be
+                    // renamed; a named target is renamed with its node.
+                    let occ = self.occurrences.get(*occurrence)?;
+                    let spec = self.faults.get(occ.fault)?;
+                    if spec
+                        .targets
+                        .iter()
+                        .any(|s| matches!(s, Selector::Holder | Selector::Waiter | Selector::RandomClient))
+                    {
+                        return None;
+                    }
+                }
+                _ => {}
+            }
+        }
+        // A network rule in force names its nodes in its own terms (not renamed): its targets
+        // stay themselves.
+        for owner in self.network.rule_owners() {
+            for &id in self.applied.get(owner).map_or(&[][..], |a| &a.nodes[..]) {
+                fixed[id] = true;
+            }
+        }
+        let mut classes: BTreeMap<Vec<(bool, bool)>, Vec<NodeId>> = BTreeMap::new();
+        for id in self.dir.of_kind(NodeKind::Client) {
+            if !fixed[id] {
+                classes.entry(self.network.link_class(id)).or_default().push(id);
+            }
+        }
+        Some(classes.into_values().filter(|c| c.len() > 1).collect())
+    }
+
+    /// Hashes the world renamed: clients sorted within their class by their state with client
+    /// ids abstracted (ties by id), each renamed to the class's id of its rank.
+    fn canonical_fingerprint(&self, classes: &[Vec<NodeId>]) -> u64 {
+        let n = self.nodes.len();
+        let renamed: Vec<NodeId> = classes.iter().flatten().copied().collect();
+        let mut in_class = vec![false; n];
+        for &id in &renamed {
+            in_class[id] = true;
+        }
+        let abstracted = Renaming::abstracting(n, &renamed);
+        let (timers, _) = self.timer_hashes(&abstracted);
+        let abstracted = abstracted.with_timers(timers);
+        let mut perm: Vec<NodeId> = (0..n).collect();
+        for class in classes {
+            // (own state, what the rest of the world says of it, id): the second part only for
+            // clients whose own states tie (both waiting, say, in a server's queue in some order).
+            let mut ranked: Vec<(u64, u64, NodeId)> =
+                class.iter().map(|&id| (self.node_hash_typed(id, &abstracted, &in_class), 0, id)).collect();
+            ranked.sort_unstable();
+            let mut i = 0;
+            while i < ranked.len() {
+                let j = i + ranked[i..].iter().take_while(|r| r.0 == ranked[i].0).count();
+                if j - i > 1 {
+                    for r in &mut ranked[i..j] {
+                        r.1 = self.marked_hash(r.2, &renamed, &in_class);
+                    }
+                }
+                i = j;
+            }
+            ranked.sort_unstable();
+            for (&slot, &(.., id)) in class.iter().zip(&ranked) {
+                perm[slot] = id;
+            }
+        }
+        let ids = Renaming::from_permutation(&perm);
+        let (timers, timer_hashes) = self.timer_hashes(&ids);
+        let ids = ids.with_timers(timers);
+
+        let mut h = StableHasher::default();
+        h.write_u8(0x5e);
+        h.write_usize(n);
+        for &old in &perm {
+            h.write_u64(self.node_hash_typed(old, &ids, &in_class));
+        }
+        multiset(&mut h, timer_hashes);
+        multiset(&mut h, self.event_hashes(&ids));
+        self.network.fingerprint_renamed(self.now_ns, &mut h, &perm);
+        for &a in &perm {
+            for &b in &perm {
+                h.write_u8(self.conns.get(a, b) as u8 | (self.stale.get(a, b) as u8) << 1);
+            }
+        }
+        for rng in [&self.net_rng, &self.reset_rng, &self.fault_rng] {
+            stream_state(&mut h, rng);
+        }
+        h.write_usize(self.applied.len());
+        for applied in &self.applied {
+            let super::Applied { nodes, saved_drift_ppm, started } = applied;
+            // Targets as a set (picked in id order, undone in any), each with its saved drift
+            // (a clock_drift fault's, aligned with the targets; empty otherwise).
+            let mut targets: Vec<(u64, Option<u64>)> = nodes
+                .iter()
+                .enumerate()
+                .map(|(i, t)| (ids.name(*t), saved_drift_ppm.get(i).map(|d| d.to_bits())))
+                .collect();
+            targets.sort_unstable();
+            targets.fingerprint(&mut h, &ids);
+            saved_drift_ppm.len().fingerprint(&mut h, &ids);
+            started.fingerprint(&mut h, &ids);
+        }
+        h.finish()
+    }
+
+    /// What the world says of client `marked` with the other renamed clients alike: the other
+    /// nodes by id, the renamed clients as a multiset, the events in flight. The same for two
+    /// clients a renaming swaps, so it breaks ties without depending on ids.
+    fn marked_hash(&self, marked: NodeId, renamed: &[NodeId], in_class: &[bool]) -> u64 {
+        let ids = Renaming::abstracting(self.nodes.len(), renamed).marking(marked);
+        let (timers, timer_hashes) = self.timer_hashes(&ids);
+        let ids = ids.with_timers(timers);
+        let mut h = StableHasher::default();
+        let mut clients = Vec::new();
+        for id in 0..self.nodes.len() {
+            let node = self.node_hash_typed(id, &ids, in_class);
+            if in_class[id] {
+                clients.push(node);
+            } else {
+                h.write_u64(node);
+            }
+        }
+        multiset(&mut h, clients);
+        multiset(&mut h, timer_hashes);
+        multiset(&mut h, self.event_hashes(&ids));
+        h.finish()
+    }
+
+    /// Each event in flight under `ids` (timer events left out: the armed timers are hashed).
+    fn event_hashes(&self, ids: &Renaming) -> Vec<u64> {
+        let now = self.now_ns;
+        let events = self.queue.events().filter_map(|(at_ns, kind)| {
+            let mut e = StableHasher::default();
+            e.write_i128(relative(at_ns, now));
+            match kind {
+                EventKind::Timer { .. } => return None,
+                EventKind::Start { node } => {
+                    e.write_u8(0);
+                    ids.node(&mut e, *node);
+                }
+                EventKind::Deliver { from, to, msg } => {
+                    e.write_u8(1);
+                    ids.node(&mut e, *from);
+                    ids.node(&mut e, *to);
+                    wire_hash::<P>(&mut e, msg, ids);
+                }
+                EventKind::Reset { from, to } => {
+                    e.write_u8(2);
+                    ids.node(&mut e, *from);
+                    ids.node(&mut e, *to);
+                }
+                EventKind::FaultStart { occurrence } => {
+                    e.write_u8(3);
+                    self.occurrence_hash(&mut e, *occurrence, ids);
+                }
+                EventKind::FaultEnd { occurrence } => {
+                    e.write_u8(4);
+                    e.write_usize(*occurrence);
+                }
+            }
+            Some(e.finish())
+        });
+        events.collect()
+    }
+
+    /// Each live timer's hash under `ids` (node renamed, due relative to now, tag), by id, and
+    /// the hashes alone.
+    fn timer_hashes(&self, ids: &Renaming) -> (BTreeMap<crate::timers::TimerId, u64>, Vec<u64>) {
+        let now = self.now_ns;
+        let mut by_id = BTreeMap::new();
+        let mut hashes = Vec::new();
+        for (id, node, due_ns, tag) in self.timers.live() {
+            let mut t = StableHasher::default();
+            ids.node(&mut t, node);
+            t.write_i128(relative(due_ns, now));
+            match tag {
+                Tag::Model(m) => {
+                    t.write_u8(0);
+                    match P::timer_fingerprint(m) {
+                        Some(f) => f.fingerprint(&mut t, ids),
+                        None => t.debug(m),
+                    }
+                }
+                Tag::Driver(d) => {
+                    t.write_u8(1);
+                    d.fingerprint(&mut t, ids);
+                }
+            }
+            let th = t.finish();
+            by_id.insert(id, th);
+            hashes.push(th);
+        }
+        (by_id, hashes)
+    }
+
+    /// One node under `ids`: as [`World::node_hash`], with typed state; a renamed client's
+    /// random stream by position only (`in_class`).
+    fn node_hash_typed(&self, id: NodeId, ids: &Renaming, in_class: &[bool]) -> u64 {
+        let node = &self.nodes[id];
+        let now = self.now_ns;
+        let mut h = StableHasher::default();
+        h.debug(&self.dir.kind_of(id));
+        h.debug(&node.status);
+        h.debug(&node.crash_kind);
+        h.write_u32(node.pauses);
+        h.write_u64(node.clock.mono_ns(now));
+        h.write_i64(node.clock.wall_ns(now));
+        h.write_u64(node.clock.drift_ppm().to_bits());
+        if in_class[id] {
+            stream_position(&mut h, &node.rng);
+        } else {
+            stream_state(&mut h, &node.rng);
+        }
+        h.write_usize(node.backlog.len());
+        for b in &node.backlog {
+            match b {
+                Backlogged::Start => h.write_u8(0),
+                Backlogged::Message { from, msg } => {
+                    h.write_u8(1);
+                    ids.node(&mut h, *from);
+                    wire_hash::<P>(&mut h, msg, ids);
+                }
+                Backlogged::Timer { id } => {
+                    h.write_u8(2);
+                    ids.timer(&mut h, *id);
+                }
+                Backlogged::Reset { peer } => {
+                    h.write_u8(3);
+                    ids.node(&mut h, *peer);
+                }
+            }
+        }
+        match &node.behaviour {
+            Behaviour::Service(p) => match p.as_fingerprint() {
+                Some(f) => f.fingerprint(&mut h, ids),
+                None => h.debug(p),
+            },
+            Behaviour::Client(c) => c.fingerprint(&mut h, ids),
+            Behaviour::Resource(r) => r.fingerprint(&mut h, ids),
         }
         h.finish()
     }
 }
 
-/// A random stream's state: its key, stream number and position (what its next draw depends on).
-fn rng_hash(h: &mut StableHasher, rng: &crate::rng::ChaCha8Rng) {
-    h.write(&rng.get_seed());
-    h.write_u64(rng.get_stream());
-    h.write_u128(rng.get_word_pos());
+/// A message under `ids` (a model message without a typed fingerprint: its `Debug` text; a
+/// world with one is not fingerprinted with symmetry).
+fn wire_hash<P: Protocol>(h: &mut StableHasher, msg: &Wire<P::Msg>, ids: &Renaming) {
+    match msg {
+        Wire::Model(m) => {
+            h.write_u8(0);
+            match P::msg_fingerprint(m) {
+                Some(f) => f.fingerprint(h, ids),
+                None => h.debug(m),
+            }
+        }
+        Wire::Resource(r) => {
+            h.write_u8(1);
+            r.fingerprint(h, ids);
+        }
+    }
 }

@@ -337,6 +337,35 @@ impl Network {
         }
     }
 
+    /// The same as [`Network::fingerprint`], the nodes taken in the order `perm` gives (old id
+    /// `perm[k]` as node `k`: a world's symmetric fingerprint). Rules are hashed as their `Debug`
+    /// text: the nodes they name are never renamed ([`Network::rule_owners`]).
+    pub(crate) fn fingerprint_renamed(&self, now_ns: Nanos, h: &mut StableHasher, perm: &[NodeId]) {
+        h.write_usize(self.rules.len());
+        for (owner, rule) in &self.rules {
+            h.write_usize(*owner);
+            h.debug(rule);
+        }
+        if self.ordered {
+            for &a in perm {
+                for &b in perm {
+                    h.write_u64(self.last_delivery_ns.get(a, b).saturating_sub(now_ns));
+                }
+            }
+        }
+    }
+
+    /// The fault occurrences whose rules are in force.
+    pub(crate) fn rule_owners(&self) -> impl Iterator<Item = usize> + '_ {
+        self.rules.iter().map(|(owner, _)| *owner)
+    }
+
+    /// Which `[[network.links]]` overrides `node` is in, as (from, to) per override: two nodes
+    /// with the same answer have the same links to every other node.
+    pub(crate) fn link_class(&self, node: NodeId) -> Vec<(bool, bool)> {
+        self.overrides.iter().map(|(f, t)| (f[node], t[node])).collect()
+    }
+
     /// Removes every rule that fault occurrence `owner` added.
     pub fn remove_rules(&mut self, owner: usize) {
         self.rules.retain(|(o, _)| *o != owner);

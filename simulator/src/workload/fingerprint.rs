@@ -1,0 +1,181 @@
+//! [`Fingerprint`] for the workload driver, the resource and their messages and timers: every
+//! field destructured (a new one is a compile error here), node ids renamed, timer ids by the
+//! timer they name.
+
+use std::hash::Hasher;
+
+use super::{ClientNode, Draws, Driver, Held, Phase, ResourceNode, Step};
+use crate::fingerprint::{stream_position, Fingerprint, Renaming, StableHasher};
+use crate::fingerprint_by_debug;
+use crate::lockclient::{LockClient, LockEvent};
+use crate::process::Protocol;
+use crate::wire::{DriverTimer, ResourceMsg};
+
+fingerprint_by_debug!(Step, DriverTimer);
+
+impl Fingerprint for Held {
+    fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
+        let Held {
+            key,
+            mode,
+            token,
+            grant,
+            nested,
+            nesting_pending,
+            read_value,
+            step,
+            hold_timer,
+            resource_timer,
+            abandoned,
+        } = self;
+        key.fingerprint(h, ids);
+        mode.fingerprint(h, ids);
+        token.fingerprint(h, ids);
+        grant.fingerprint(h, ids);
+        nested.fingerprint(h, ids);
+        nesting_pending.fingerprint(h, ids);
+        read_value.fingerprint(h, ids);
+        step.fingerprint(h, ids);
+        hold_timer.fingerprint(h, ids);
+        resource_timer.fingerprint(h, ids);
+        abandoned.fingerprint(h, ids);
+    }
+}
+
+impl Fingerprint for Phase {
+    fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
+        match self {
+            Phase::Thinking => h.write_u8(0),
+            Phase::Waiting { key, mode, timeout } => {
+                h.write_u8(1);
+                key.fingerprint(h, ids);
+                mode.fingerprint(h, ids);
+                timeout.fingerprint(h, ids);
+            }
+            Phase::Holding(held) => {
+                h.write_u8(2);
+                held.fingerprint(h, ids);
+            }
+            Phase::Releasing { key, remaining } => {
+                h.write_u8(3);
+                key.fingerprint(h, ids);
+                remaining.fingerprint(h, ids);
+            }
+            Phase::Done => h.write_u8(4),
+        }
+    }
+}
+
+impl Fingerprint for Draws {
+    fn fingerprint(&self, h: &mut StableHasher, _: &Renaming) {
+        // Configuration: derived `Debug`, complete, no node ids.
+        let Draws { hold, think, acquire_timeout, check_to_write } = self;
+        h.debug(&(hold, think, acquire_timeout, check_to_write));
+    }
+}
+
+impl Fingerprint for Driver {
+    fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
+        let Driver { params, draws, rng, phase, think_timer, grants, completed, last_slot_wall_ns } = self;
+        h.debug(params);
+        draws.fingerprint(h, ids);
+        stream_position(h, rng);
+        phase.fingerprint(h, ids);
+        think_timer.fingerprint(h, ids);
+        grants.fingerprint(h, ids);
+        completed.fingerprint(h, ids);
+        last_slot_wall_ns.fingerprint(h, ids);
+    }
+}
+
+impl Fingerprint for LockEvent {
+    fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
+        match self {
+            LockEvent::Granted { key, token } => {
+                h.write_u8(0);
+                (key, token).fingerprint(h, ids);
+            }
+            LockEvent::Failed { key, reason } => {
+                h.write_u8(1);
+                (key, reason).fingerprint(h, ids);
+            }
+            LockEvent::Released { key } => {
+                h.write_u8(2);
+                key.fingerprint(h, ids);
+            }
+            LockEvent::ReleaseFailed { key, reason } => {
+                h.write_u8(3);
+                (key, reason).fingerprint(h, ids);
+            }
+            LockEvent::Lost { key, honour } => {
+                h.write_u8(4);
+                (key, honour).fingerprint(h, ids);
+            }
+            LockEvent::Notified { key } => {
+                h.write_u8(5);
+                key.fingerprint(h, ids);
+            }
+            LockEvent::Refused { key } => {
+                h.write_u8(6);
+                key.fingerprint(h, ids);
+            }
+        }
+    }
+}
+
+impl<P: Protocol> ClientNode<P> {
+    /// Whether the library has a typed fingerprint (else the client is hashed by `Debug` text).
+    pub(crate) fn has_fingerprint(&self) -> bool {
+        self.lib.as_fingerprint().is_some()
+    }
+}
+
+impl<P: Protocol> Fingerprint for ClientNode<P> {
+    fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
+        let ClientNode { lib, driver, events, batch } = self;
+        match LockClient::as_fingerprint(lib.as_ref()) {
+            Some(f) => f.fingerprint(h, ids),
+            // A world with such a client is not fingerprinted with symmetry (`has_fingerprint`).
+            None => h.debug(lib),
+        }
+        driver.fingerprint(h, ids);
+        events.fingerprint(h, ids);
+        // Scratch for one `drain` call: empty between events.
+        let _ = batch;
+    }
+}
+
+impl Fingerprint for ResourceNode {
+    fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
+        let ResourceNode { counter, highest_token, applied } = self;
+        counter.fingerprint(h, ids);
+        highest_token.fingerprint(h, ids);
+        // (client, grant): sorted by the renamed client.
+        let mut writes: Vec<(u64, u64)> = applied.iter().map(|(c, g)| (ids.name(*c), *g)).collect();
+        writes.sort_unstable();
+        writes.fingerprint(h, ids);
+    }
+}
+
+impl Fingerprint for ResourceMsg {
+    fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
+        match self {
+            ResourceMsg::Read { key, grant } => {
+                h.write_u8(0);
+                (key, grant).fingerprint(h, ids);
+            }
+            ResourceMsg::ReadReply { key, grant, value } => {
+                h.write_u8(1);
+                (key, grant, value).fingerprint(h, ids);
+            }
+            ResourceMsg::Write { key, grant, token, value } => {
+                h.write_u8(2);
+                (key, grant, token, value).fingerprint(h, ids);
+            }
+            ResourceMsg::WriteReply { key, grant, fenced_accepted } => {
+                h.write_u8(3);
+                (key, grant, fenced_accepted).fingerprint(h, ids);
+            }
+        }
+    }
+}
