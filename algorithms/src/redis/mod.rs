@@ -3,7 +3,9 @@
 //!
 //! Module map:
 //! - [`keyspace`]: the keyspace with wall-clock PX expiry and the lock commands and scripts
+//! - [`command_loop`]: the single-threaded command loop (`service_ms` per command)
 //! - [`persistence`]: RDB snapshots and the AOF, and what a restart loads per kind of crash
+//!   (also Redlock's masters': one persistence model for every Redis server of the crate)
 //! - [`protocol`]: every message (commands, pub/sub, replication stream, Sentinel) and every timer
 //! - [`server`]: one Redis server: single-threaded service, active expiry, replication with lag,
 //!   `WAIT`, persistence, role changes
@@ -26,6 +28,7 @@
 //! after a lock request never overtakes it.
 
 pub mod client;
+pub mod command_loop;
 pub mod keyspace;
 pub mod library;
 pub mod persistence;

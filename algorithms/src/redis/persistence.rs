@@ -1,26 +1,35 @@
 //! What a Redis server keeps on disk, and what a restart loads, per persistence setting and per
-//! kind of crash.
+//! kind of crash. One module for every Redis server the crate models: the `redis` model's
+//! primary and replicas (their data a [`Keyspace`]) and Redlock's independent masters (their data
+//! a [`crate::redlock::server::Store`]); [`Disk`] is generic over the data it holds ([`Dataset`]).
 //!
 //! Sources (Redis 7.2): `redis.conf` (stock settings: `save 3600 1 300 100 60 10000`,
 //! `appendonly no`, `appendfsync everysec`), `server.c` (`serverCron`: a save rule
 //! `(seconds, changes)` fires when `server.dirty >= changes` and
-//! `server.unixtime - server.lastsave > seconds`; `beforeSleep` calls `flushAppendOnlyFile`
-//! before replies are written, so every acknowledged write is in the AOF file's page cache),
-//! `rdb.c` (`rdbSaveBackground` forks; the child's `rdbSave` writes a temp file, fsyncs it and
-//! renames it over `dump.rdb` itself; `backgroundSaveDoneHandler` subtracts the changes counted
-//! at fork time from `dirty` and sets `lastsave`), `aof.c` (`appendfsync always` fsyncs before
-//! replying; `everysec` once a second from a background thread), `replication.c`
-//! (`readSyncBulkPayload`: a replica with the default `repl-diskless-load disabled` stores the
-//! primary's RDB as its own `dump.rdb` before loading it).
+//! `server.unixtime - server.lastsave > seconds`; `beforeSleep` calls `flushAppendOnlyFile`,
+//! which `write(2)`s the AOF buffer, before `handleClientsWithPendingWrites` writes the replies
+//! of that event-loop iteration, so every acknowledged write is in the AOF file's page cache,
+//! which outlives the process), `rdb.c` (`rdbSaveBackground` forks; the child's `rdbSave` writes
+//! a temp file, fsyncs it and renames it over `dump.rdb` itself; `backgroundSaveDoneHandler`
+//! subtracts the changes counted at fork time from `dirty` and sets `lastsave`), `aof.c`
+//! (`appendfsync always` fsyncs before replying; `everysec` once a second from a background
+//! thread, `aof_background_fsync`), `replication.c` (`readSyncBulkPayload`: a replica with the
+//! default `repl-diskless-load disabled` stores the primary's RDB as its own `dump.rdb` before
+//! loading it).
 //!
 //! What survives:
 //!
-//! | setting | process killed (`mode = "process"`) | machine lost (`mode = "machine"`) |
+//! | setting | process killed (`mode = "process"`) | machine lost (`mode = "machine"`, the power loss redis.io's Redlock page discusses) |
 //! |---|---|---|
 //! | `none` | nothing | nothing |
 //! | `rdb` | the last completed snapshot (a save in progress completes: the child survives its parent and renames its own file) | the last completed snapshot (fsynced before its rename) |
-//! | `everysec` | every write (in the page cache) | the keyspace as of the last once-a-second fsync |
+//! | `everysec` | every write (in the page cache) | the data as of the last once-a-second fsync |
 //! | `always` | every write | every write |
+//!
+//! Which settings a server offers is configuration: the `redis` model's servers run the save
+//! rules (`rdb`, the stock default, [`Persistence::CHOICES`]); Redlock's masters model the AOF
+//! settings only ([`Persistence::AOF_CHOICES`], default `everysec`, the setting redis.io's
+//! Redlock page discusses).
 
 use locksim_simulator::process::CrashKind;
 use locksim_simulator::time::{Nanos, NS_PER_MS};
@@ -50,6 +59,22 @@ pub const STOCK_SAVE_RULES: &[SaveRule] = &[
     SaveRule { seconds: 60, changes: 10_000 },
 ];
 
+/// The data a server holds in memory and on disk: what [`Disk`] stores and loads.
+pub trait Dataset: Clone + Default {
+    /// The number of keys held, expired ones not yet removed included (for the trace).
+    fn len(&self) -> usize;
+    /// Whether no key is held.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl Dataset for Keyspace {
+    fn len(&self) -> usize {
+        Keyspace::len(self)
+    }
+}
+
 /// The persistence setting (`persistence` parameter).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Persistence {
@@ -64,8 +89,12 @@ pub enum Persistence {
 }
 
 impl Persistence {
-    /// The `persistence` parameter's choices (validated by the schema).
+    /// The `persistence` parameter's choices for a server that runs the save rules (the `redis`
+    /// model; validated by the schema).
     pub const CHOICES: &'static [&'static str] = &["none", "rdb", "everysec", "always"];
+    /// The choices for a server without the save rules (Redlock's masters: no `serverCron` save
+    /// check is modelled there, so `rdb` is not offered).
+    pub const AOF_CHOICES: &'static [&'static str] = &["none", "everysec", "always"];
 
     /// Parses a value the schema accepted.
     pub fn parse(s: &str) -> Persistence {
@@ -80,17 +109,23 @@ impl Persistence {
 
 /// The snapshot schedule's volatile part: changes since the last save, when it was, and a
 /// `BGSAVE` under way (lost with the process, except as [`Disk::on_crash`] says).
-#[derive(Clone, Debug, Default)]
-pub struct SaveState {
+#[derive(Clone, Debug)]
+pub struct SaveState<D = Keyspace> {
     /// `server.dirty`: changes since the last successful save.
     pub dirty: u64,
     /// `server.lastsave`: the wall-clock time of the last successful save (or the start).
     pub lastsave_wall_ns: i64,
     /// A `BGSAVE` under way: the data at fork time and the changes counted then.
-    pub in_progress: Option<(Keyspace, u64)>,
+    pub in_progress: Option<(D, u64)>,
 }
 
-impl SaveState {
+impl<D> Default for SaveState<D> {
+    fn default() -> Self {
+        SaveState { dirty: 0, lastsave_wall_ns: 0, in_progress: None }
+    }
+}
+
+impl<D> SaveState<D> {
     /// Whether a save rule fires now (`serverCron`), with no save already running.
     pub fn due(&self, now_wall_ns: i64) -> bool {
         let elapsed_s = (now_wall_ns - self.lastsave_wall_ns) / (1_000 * NS_PER_MS as i64);
@@ -100,21 +135,21 @@ impl SaveState {
 
 /// What is on a server's disk: the last completed snapshot and the AOF as last fsynced.
 #[derive(Clone, Debug)]
-pub struct Disk {
+pub struct Disk<D = Keyspace> {
     /// The setting.
     pub persistence: Persistence,
     /// `dump.rdb`: the last completed snapshot, if any.
-    rdb: Option<Keyspace>,
+    rdb: Option<D>,
     /// The AOF as of the last fsync (`everysec`).
-    aof_fsynced: Keyspace,
+    aof_fsynced: D,
     /// What the next start loads (set at the crash).
-    to_load: Keyspace,
+    to_load: D,
 }
 
-impl Disk {
+impl<D: Dataset> Disk<D> {
     /// An empty disk.
     pub fn new(persistence: Persistence) -> Self {
-        Disk { persistence, rdb: None, aof_fsynced: Keyspace::default(), to_load: Keyspace::default() }
+        Disk { persistence, rdb: None, aof_fsynced: D::default(), to_load: D::default() }
     }
 
     /// Whether the save rules run (RDB persistence: with the AOF on, a restart loads the AOF and
@@ -124,18 +159,18 @@ impl Disk {
     }
 
     /// The everysec fsync: the AOF on disk catches up with the keyspace.
-    pub fn fsync(&mut self, data: &Keyspace) {
+    pub fn fsync(&mut self, data: &D) {
         self.aof_fsynced = data.clone();
     }
 
     /// A `BGSAVE` finished: its snapshot is `dump.rdb` (also a replica storing its primary's RDB).
-    pub fn store_rdb(&mut self, snapshot: Keyspace) {
+    pub fn store_rdb(&mut self, snapshot: D) {
         self.rdb = Some(snapshot);
     }
 
     /// The process or machine went down with `data` in memory and `save` under way: decides what
     /// the next start loads.
-    pub fn on_crash(&mut self, kind: CrashKind, data: Keyspace, save: SaveState) {
+    pub fn on_crash(&mut self, kind: CrashKind, data: D, save: SaveState<D>) {
         if kind == CrashKind::Process {
             // The BGSAVE child is a separate process: it finishes and renames its own file.
             if let Some((snapshot, _)) = save.in_progress {
@@ -143,7 +178,7 @@ impl Disk {
             }
         }
         self.to_load = match (self.persistence, kind) {
-            (Persistence::None, _) => Keyspace::default(),
+            (Persistence::None, _) => D::default(),
             (Persistence::Rdb, _) => self.rdb.clone().unwrap_or_default(),
             // Killed: every write was already in the page cache; the OS writes it out.
             (Persistence::EverySec, CrashKind::Process) | (Persistence::Always, _) => data,
@@ -156,7 +191,7 @@ impl Disk {
     }
 
     /// What a restart loads.
-    pub fn load(&self) -> Keyspace {
+    pub fn load(&self) -> D {
         self.to_load.clone()
     }
 

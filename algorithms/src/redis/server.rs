@@ -4,7 +4,8 @@
 //!
 //! How it follows Redis (7.x):
 //! - Single-threaded: requests are served one after another, each taking `service_ms`; a reply
-//!   leaves when the request's turn is over (state changes apply in arrival order).
+//!   leaves when the request's turn is over (state changes apply in arrival order): see
+//!   [`super::command_loop`], which Redlock's masters share.
 //! - Expiry reads the WALL clock (`mstime()`): lazily when a command touches a key, and every
 //!   100 ms in the cron's active cycle (`hz 10`), on a primary only. A replica never expires keys
 //!   itself; it applies the primary's `DEL`s, and once promoted expires by its own clock.
@@ -31,6 +32,7 @@ use locksim_simulator::process::{Crash, Ctx, NodeId, Process, TimerId};
 use locksim_simulator::time::{ms_to_ns, Nanos, NS_PER_MS};
 use rand::Rng;
 
+use super::command_loop::CommandLoop;
 use super::keyspace::{Key, Keyspace, Reply, WriteOp};
 use super::persistence::{Disk, Persistence, SaveState, BGSAVE_NS, FSYNC_EVERY_NS};
 use super::protocol::*;
@@ -112,7 +114,8 @@ struct Volatile {
     next_wait: u64,
     /// Pub/sub subscriptions live on the clients' connections.
     subscribers: BTreeMap<LockKey, BTreeSet<NodeId>>,
-    busy_until: Nanos,
+    /// The single-threaded command loop.
+    commands: CommandLoop,
     /// The RDB snapshot schedule (changes since the last save, a `BGSAVE` under way).
     save: SaveState,
 }
@@ -136,7 +139,7 @@ impl Default for Volatile {
             waits: Vec::new(),
             next_wait: 0,
             subscribers: BTreeMap::new(),
-            busy_until: 0,
+            commands: CommandLoop::default(),
             save: SaveState::default(),
         }
     }
@@ -165,10 +168,7 @@ impl RedisServer {
 
     /// Time until this request's reply leaves: requests are served one at a time.
     fn turn(&mut self, ctx: &mut Ctx<Redis>) -> Nanos {
-        let service = ms_to_ns(self.cfg.service_ms.sample_non_negative(ctx.rng()));
-        let now = ctx.now_mono_ns();
-        self.v.busy_until = self.v.busy_until.max(now) + service;
-        self.v.busy_until - now
+        self.v.commands.turn(ctx, &self.cfg.service_ms)
     }
 
     fn boot(&mut self, ctx: &mut Ctx<Redis>) {

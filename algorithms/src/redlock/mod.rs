@@ -39,9 +39,10 @@ use locksim_simulator::scenario::show_number;
 use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::time::ms_to_ns;
 
+use crate::redis::persistence::Persistence;
 use client::{drift_ns, quorum, ClientConfig, ElapsedClock, RedlockClient, RequestMode};
 use library::{Library, LIBRARIES};
-use server::{Persistence, RedisMaster};
+use server::{MasterConfig, RedisMaster};
 
 /// The `redlock` model, and its protocol (its messages and timers are in [`protocol`]).
 pub struct Redlock;
@@ -112,7 +113,7 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "persistence",
-        kind: ParamKind::Choice(&["none", "everysec", "always"]),
+        kind: ParamKind::Choice(Persistence::AOF_CHOICES),
         default: "\"everysec\"",
         meaning: "what a crashed master still has on restart: nothing; with everysec every acknowledged write after a killed process (the AOF is in the page cache) but only the last once-a-second fsync after a lost machine; with always every acknowledged write",
     },
@@ -261,15 +262,13 @@ impl Model for Redlock {
 
     fn build(&self, params: &Params, workload: &WorkloadSpec) -> Cluster<Redlock> {
         let cfg = Self::client_config(params);
-        let persistence = Persistence::parse(params.str("persistence"));
-        let restart_delay_ns = ms_to_ns(params.f64("restart_delay_ms"));
-        let service_ms = params.dist("service_ms");
-        let services = (0..cfg.masters)
-            .map(|_| {
-                Box::new(RedisMaster::new(persistence, restart_delay_ns, service_ms.clone()))
-                    as Box<dyn Process<Redlock>>
-            })
-            .collect();
+        let master = MasterConfig {
+            persistence: Persistence::parse(params.str("persistence")),
+            restart_delay_ns: ms_to_ns(params.f64("restart_delay_ms")),
+            service_ms: params.dist("service_ms"),
+        };
+        let services =
+            (0..cfg.masters).map(|_| Box::new(RedisMaster::new(master.clone())) as Box<dyn Process<Redlock>>).collect();
         let clients = (0..workload.clients)
             .map(|_| Box::new(RedlockClient::new(cfg.clone())) as Box<dyn LockClient<Redlock>>)
             .collect();

@@ -1,19 +1,16 @@
 //! One independent Redis master of a Redlock deployment: `SET NX PX` with expiry on the master's
 //! WALL clock (Redis stores an absolute unix-time expiry and compares it with the current time, so
 //! a wall-clock jump forward expires keys early and one backward keeps them longer), the
-//! compare-and-delete unlock script, redsync's extend script, a single-threaded command loop taking `service_ms` per
-//! command, and what survives a crash (`persistence`).
+//! compare-and-delete unlock script, redsync's extend script, and a delayed restart.
 //!
-//! Persistence depends on the crash `mode`:
-//! - `none`: the master restarts empty, whatever the mode.
-//! - a killed process (`mode = "process"`) with `everysec` or `always`: Redis `write(2)`s the AOF
-//!   buffer in `beforeSleep` (`flushAppendOnlyFile`) before it writes the replies of that event
-//!   loop iteration (`handleClientsWithPendingWrites`), so every acknowledged write is in the OS
-//!   page cache, which outlives the process: the restart replays all of them.
-//! - a lost machine (`mode = "machine"`, power loss, the case redis.io's Redlock page
-//!   discusses): `everysec` keeps the dataset as of the last once-a-second fsync (phase drawn
-//!   from the master's seeded stream); `always` fsyncs before replying and keeps every
-//!   acknowledged write.
+//! A master is a Redis server as the `redis` model's are, configured as Redlock deploys it: no
+//! replicas, no Sentinel, no save rules. It shares their server core: the single-threaded
+//! command loop ([`crate::redis::command_loop`], `service_ms` per command) and the persistence
+//! model ([`crate::redis::persistence`]: one [`Persistence`] setting and one [`Disk`], here
+//! holding a master's [`Store`]). What differs is configuration ([`MasterConfig`]): the AOF
+//! settings only ([`Persistence::AOF_CHOICES`], `everysec` by default), the restart delay, and the
+//! first fsync's phase, drawn from the master's seeded stream at its start (the background fsync
+//! thread's phase relative to the workload is arbitrary in a real server).
 //!
 //! Expired keys are removed lazily when a command touches them (Redis also expires keys actively;
 //! for a lock key the two are indistinguishable to clients).
@@ -26,33 +23,24 @@
 
 use locksim_simulator::dist::Dist;
 use locksim_simulator::history::LockKey;
-use locksim_simulator::process::{Crash, CrashKind, Ctx, NodeId, Process, TimerId};
-use locksim_simulator::time::{ms_to_ns, Nanos, NS_PER_SEC};
+use locksim_simulator::process::{Crash, Ctx, NodeId, Process, TimerId};
+use locksim_simulator::time::{Nanos, NS_PER_SEC};
 
 use super::protocol::{Command, RedlockMsg, RedlockTimer, Reply, ServerTimer};
 use super::Redlock;
+use crate::redis::command_loop::CommandLoop;
+use crate::redis::persistence::{Dataset, Disk, Persistence, SaveState, FSYNC_EVERY_NS};
 use crate::smallmap::SmallMap;
 
-/// What a restarted master still has.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Persistence {
-    /// No persistence: the master restarts empty.
-    None,
-    /// `appendfsync everysec`: a crash keeps the dataset as of the last fsync.
-    EverySec,
-    /// `appendfsync always`: a crash keeps every acknowledged write.
-    Always,
-}
-
-impl Persistence {
-    /// The `persistence` parameter: `none`, `always`, anything else `everysec`.
-    pub fn parse(s: &str) -> Persistence {
-        match s {
-            "none" => Persistence::None,
-            "always" => Persistence::Always,
-            _ => Persistence::EverySec,
-        }
-    }
+/// A master's configuration: the parts of the model's parameters a master uses.
+#[derive(Clone, Debug)]
+pub struct MasterConfig {
+    /// `persistence`: what a restarted master still has (one of [`Persistence::AOF_CHOICES`]).
+    pub persistence: Persistence,
+    /// `restart_delay_ms`, in nanoseconds: how long after its crash a master stays silent.
+    pub restart_delay_ns: Nanos,
+    /// `service_ms`: the time per command, milliseconds.
+    pub service_ms: Dist,
 }
 
 /// One lock key in the keyspace.
@@ -135,17 +123,22 @@ impl Store {
     }
 }
 
-/// What a master loses at a crash: everything but its configuration, [`RedisMaster::fsynced`]
-/// (the AOF on disk) and the keyspace the persistence rule gives back.
+impl Dataset for Store {
+    fn len(&self) -> usize {
+        Store::len(self)
+    }
+}
+
+/// What a master loses at a crash: everything in memory. The keyspace it comes back with is
+/// the one its [`Disk`] gives back.
 #[derive(Clone, Debug, Default)]
 struct Volatile {
     /// The keyspace in memory.
     store: Store,
-    /// The command loop is single-threaded: the next command starts when this one is done.
-    busy_until_mono_ns: Nanos,
+    /// The single-threaded command loop.
+    commands: CommandLoop,
     /// Set at a restart; the restarted master answers nothing until this monotonic time.
     silent_until_mono_ns: Option<Nanos>,
-    fsync_timer: Option<TimerId>,
 }
 
 impl Volatile {
@@ -158,12 +151,9 @@ impl Volatile {
 /// A Redis master process.
 #[derive(Clone, Debug)]
 pub struct RedisMaster {
-    persistence: Persistence,
-    restart_delay_ns: Nanos,
-    service_ms: Dist,
-    /// Durable: with `everysec`, the dataset as of the last fsync (what the AOF on disk replays to).
-    /// (With `always` the whole keyspace is durable; see `on_crash`.)
-    fsynced: Store,
+    cfg: MasterConfig,
+    /// Durable: the AOF on disk (with `everysec`, as of the last fsync).
+    disk: Disk<Store>,
     /// Between a crash and the restart: the crash instant on the master's monotonic clock
     /// (`Crash::mono_ns`), carried from `on_crash` to `on_restart`.
     crashed_at_mono_ns: Option<Nanos>,
@@ -171,16 +161,10 @@ pub struct RedisMaster {
 }
 
 impl RedisMaster {
-    /// A master with this persistence, restart delay and time per command (milliseconds).
-    pub fn new(persistence: Persistence, restart_delay_ns: Nanos, service_ms: Dist) -> RedisMaster {
-        RedisMaster {
-            persistence,
-            restart_delay_ns,
-            service_ms,
-            fsynced: Store::default(),
-            crashed_at_mono_ns: None,
-            v: Volatile::default(),
-        }
+    /// A master with this configuration, its disk empty.
+    pub fn new(cfg: MasterConfig) -> RedisMaster {
+        let disk = Disk::new(cfg.persistence);
+        RedisMaster { cfg, disk, crashed_at_mono_ns: None, v: Volatile::default() }
     }
 
     /// The keyspace (for tests and notes).
@@ -189,8 +173,8 @@ impl RedisMaster {
     }
 
     fn arm_fsync(&mut self, ctx: &mut Ctx<Redlock>, after_ns: Nanos) {
-        if self.persistence == Persistence::EverySec {
-            self.v.fsync_timer = Some(ctx.set_timer(after_ns, ServerTimer::Fsync));
+        if self.cfg.persistence == Persistence::EverySec {
+            ctx.set_timer(after_ns, ServerTimer::Fsync);
         }
     }
 
@@ -210,14 +194,14 @@ impl RedisMaster {
 
 impl Process<Redlock> for RedisMaster {
     fn on_start(&mut self, ctx: &mut Ctx<Redlock>) {
-        // The fsync thread's phase relative to the workload is arbitrary in a real server.
+        // The fsync thread's phase relative to the workload is arbitrary in a real server: drawn
+        // whatever the setting, so the master's stream is the same for every setting.
         let phase_ns = rand::Rng::gen_range(ctx.rng(), 1..=NS_PER_SEC);
         self.arm_fsync(ctx, phase_ns);
     }
 
     fn on_message(&mut self, ctx: &mut Ctx<Redlock>, from: NodeId, msg: RedlockMsg) {
         let RedlockMsg::Request(req) = msg else { return };
-        let now_mono = ctx.now_mono_ns();
         if self.silent(ctx) {
             ctx.note(|| format!("down (restart delay): dropped {req:?}"));
             return;
@@ -232,9 +216,7 @@ impl Process<Redlock> for RedisMaster {
             }
         };
         // Commands run one after another; the reply leaves when this one is done.
-        let service_ns = ms_to_ns(self.service_ms.sample_non_negative(ctx.rng()));
-        let start = v.busy_until_mono_ns.max(now_mono);
-        v.busy_until_mono_ns = start + service_ns;
+        let after = v.commands.turn(ctx, &self.cfg.service_ms);
         let key = req.cmd.key();
         // The lookup is only for the trace: inside the note, it costs nothing when not tracing.
         let store = &v.store;
@@ -242,44 +224,40 @@ impl Process<Redlock> for RedisMaster {
             Some(v) => format!("lock{key} = {:08x}", v as u32),
             None => format!("lock{key} unset"),
         });
-        ctx.send_after(v.busy_until_mono_ns - now_mono, from, Reply { id: req.id, ok });
+        ctx.send_after(after, from, Reply { id: req.id, ok });
     }
 
     fn on_timer(&mut self, ctx: &mut Ctx<Redlock>, _timer: TimerId, tag: RedlockTimer) {
         match tag {
             RedlockTimer::Server(ServerTimer::Fsync) => {
-                self.fsynced = self.v.store.clone();
-                self.arm_fsync(ctx, NS_PER_SEC);
+                self.disk.fsync(&self.v.store);
+                self.arm_fsync(ctx, FSYNC_EVERY_NS);
             }
             RedlockTimer::Client(_) => {}
         }
     }
 
     fn on_crash(&mut self, crash: &Crash) {
-        // What the AOF gives back (see the module header): nothing; every acknowledged write
-        // (`always`, or a killed process whose AOF writes sit in the page cache); or, when the
-        // machine went down with `everysec`, the dataset as of the last fsync.
-        let kept = match (self.persistence, crash.kind) {
-            (Persistence::None, _) => Store::default(),
-            (Persistence::EverySec, CrashKind::Machine) => self.fsynced.clone(),
-            (Persistence::EverySec, CrashKind::Process) | (Persistence::Always, _) => std::mem::take(&mut self.v.store),
-        };
-        // What was replayed is what the next fsync starts from.
-        self.fsynced = kept.clone();
-        self.v = Volatile::with_store(kept);
+        // The disk decides what comes back (see the persistence module): nothing; every
+        // acknowledged write (`always`, or a killed process whose AOF writes sit in the page
+        // cache); or, when the machine went down with `everysec`, the keyspace as of the last
+        // fsync. A master runs no save rules, so no BGSAVE is under way.
+        let v = std::mem::take(&mut self.v);
+        self.disk.on_crash(crash.kind, v.store, SaveState::default());
+        self.v = Volatile::with_store(self.disk.load());
         self.crashed_at_mono_ns = Some(crash.mono_ns);
     }
 
     fn on_restart(&mut self, ctx: &mut Ctx<Redlock>) {
         let now = ctx.now_mono_ns();
         let crashed_at = self.crashed_at_mono_ns.take().unwrap_or(now).min(now);
-        let until = crashed_at + self.restart_delay_ns;
+        let until = crashed_at + self.cfg.restart_delay_ns;
         if until > now {
             self.v.silent_until_mono_ns = Some(until);
         }
         let (kept, silent_ms) = (self.v.store.len(), until.saturating_sub(now) / 1_000_000);
         ctx.note(|| format!("restarted with {kept} keys; silent for {silent_ms} ms"));
-        self.arm_fsync(ctx, NS_PER_SEC);
+        self.arm_fsync(ctx, FSYNC_EVERY_NS);
     }
 }
 
