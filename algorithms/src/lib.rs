@@ -16,7 +16,7 @@
 //!   kazoo's listener, clientv3's `Session.Done()`) and the application thread's check
 //! - `smallmap`: a small sorted-vector map the models use for per-key state
 //!
-//! A new model is one folder here plus one line in [`registry`] (see `docs/adding-a-model.md`).
+//! A new model is one folder here plus one line in [`entries`] (see `docs/adding-a-model.md`).
 
 #![warn(missing_docs)]
 
@@ -36,20 +36,78 @@ pub mod zookeeper;
 
 use locksim_simulator::model::DynModel;
 
-/// Every model this build has, in the order `sim list` shows them. Adding a model is one line here.
-pub fn registry() -> Vec<&'static dyn DynModel> {
+/// The backend that runs a model in live mode (`sim live`, `sim compare`) against real servers
+/// started on this machine. A registry entry declares it; `locksim-live` maps each one to its
+/// servers and client adapter (`live/src/backends/`), and a test there holds the two together.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LiveBackend {
+    /// One MariaDB server (or PostgreSQL, for the rows that ask for it).
+    Db,
+    /// One `redis-server`, with replicas and Sentinels when the row has them.
+    Redis,
+    /// Independent `redis-server` masters.
+    Redlock,
+    /// A ZooKeeper ensemble.
+    ZooKeeper,
+    /// An etcd cluster.
+    Etcd,
+    /// One PostgreSQL server, PgBouncer in front of it when the row has it.
+    Postgres,
+}
+
+impl LiveBackend {
+    /// Every live backend.
+    pub const ALL: [LiveBackend; 6] = [
+        LiveBackend::Db,
+        LiveBackend::Redis,
+        LiveBackend::Redlock,
+        LiveBackend::ZooKeeper,
+        LiveBackend::Etcd,
+        LiveBackend::Postgres,
+    ];
+}
+
+/// One line of the registry: a model, and the live backend that runs it against real servers
+/// (`None`: it is simulated only).
+#[derive(Clone, Copy)]
+pub struct Entry {
+    /// The model.
+    pub model: &'static dyn DynModel,
+    /// Its live backend, if it has one.
+    pub live: Option<LiveBackend>,
+}
+
+/// Every model this build has, in the order `sim list` shows them, each with its live backend.
+/// Adding a model is one line here.
+pub fn entries() -> Vec<Entry> {
     vec![
-        &db::DB,
-        &redis::REDIS,
-        &redlock::REDLOCK,
-        &zookeeper::ZOOKEEPER,
-        &etcd::ETCD,
-        &kubernetes::KUBERNETES,
-        &postgres::POSTGRES,
-        &consul::CONSUL,
-        &hazelcast::HAZELCAST,
-        &dynamodb::DYNAMODB,
+        Entry { model: &db::DB, live: Some(LiveBackend::Db) },
+        Entry { model: &redis::REDIS, live: Some(LiveBackend::Redis) },
+        Entry { model: &redlock::REDLOCK, live: Some(LiveBackend::Redlock) },
+        Entry { model: &zookeeper::ZOOKEEPER, live: Some(LiveBackend::ZooKeeper) },
+        Entry { model: &etcd::ETCD, live: Some(LiveBackend::Etcd) },
+        Entry { model: &kubernetes::KUBERNETES, live: None },
+        Entry { model: &postgres::POSTGRES, live: Some(LiveBackend::Postgres) },
+        Entry { model: &consul::CONSUL, live: None },
+        Entry { model: &hazelcast::HAZELCAST, live: None },
+        Entry { model: &dynamodb::DYNAMODB, live: None },
     ]
+}
+
+/// Every model this build has, in the order `sim list` shows them ([`entries`]' models).
+pub fn registry() -> Vec<&'static dyn DynModel> {
+    entries().into_iter().map(|e| e.model).collect()
+}
+
+/// The live backend the registry declares for the model named `name` (`None`: the model has
+/// none, or there is no such model).
+pub fn live_backend(name: &str) -> Option<LiveBackend> {
+    entries().into_iter().find(|e| e.model.name() == name).and_then(|e| e.live)
+}
+
+/// The names of the models that have a live backend, in the registry's order.
+pub fn live_models() -> Vec<&'static str> {
+    entries().into_iter().filter(|e| e.live.is_some()).map(|e| e.model.name()).collect()
 }
 
 /// The model with this name.

@@ -64,7 +64,10 @@ fn the_guide_prints_the_example_files_as_compiled_here() {
             "docs/adding-a-model.md section 11 does not print tests/single/{name} as it is"
         );
     }
-    assert!(GUIDE.contains("        &single::SINGLE,\n"), "the guide shows the registry line");
+    assert!(
+        GUIDE.contains("        Entry { model: &single::SINGLE, live: None },\n"),
+        "the guide shows the registry line"
+    );
 }
 
 #[test]

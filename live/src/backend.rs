@@ -1,6 +1,7 @@
-//! What live mode can run, per model: which configurations it starts servers for (and why not
-//! the others), how it starts them, which wire adapter carries the client library's messages,
-//! and which server leads. A model without a backend is refused with the reason.
+//! What a model's live backend provides: which configurations it starts servers for (and why
+//! not the others), how it starts them, which wire adapter carries the client library's
+//! messages, and which server leads. The backends themselves, and which model each runs (the
+//! registry's declaration), are in [`crate::backends`].
 
 use std::path::Path;
 
@@ -8,10 +9,8 @@ use locksim_simulator::model::Params;
 use locksim_simulator::scenario::RunSpec;
 use locksim_simulator::setup::Setup;
 
-use crate::backends::etcd::EtcdBackend;
-use crate::backends::redis::RedisBackend;
-use crate::backends::redlock::RedlockBackend;
 use crate::client::ClientSpec;
+use crate::probe::Probe;
 use crate::servers::Server;
 
 /// A model's live backend.
@@ -55,45 +54,4 @@ pub trait Backend: Sync {
     }
     /// What the live run does differently from the model, shown with the results.
     fn boundary(&self) -> &'static str;
-}
-
-/// One kind of request `sim compare` timed on the real servers.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Probe {
-    /// The request, as the output names it (`a committed single-row REPLACE`).
-    pub what: &'static str,
-    /// Its median round trip through a live client's connection thread, milliseconds.
-    pub round_trip_ms: f64,
-    /// Which model parameter it measures.
-    pub sets: ProbeSets,
-}
-
-/// What a [`Probe`] measures.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ProbeSets {
-    /// `service_ms`: the round trip less the loopback's.
-    Service,
-    /// `fsync_ms`: a write through the replicated log, sent to the leader: its round trip less
-    /// the [`ProbeSets::Service`] probe's (the member's own handling) and less one loopback
-    /// round trip (the leader's to a follower and back) is the follower's sync.
-    LogWrite,
-}
-
-/// The models live mode runs today.
-pub const LIVE_MODELS: &[&str] = &["db", "redis", "redlock", "zookeeper", "etcd", "postgres"];
-
-/// The backend for a model, or why there is none.
-pub fn backend_for(model: &str) -> Result<&'static dyn Backend, String> {
-    match model {
-        "db" => Ok(&crate::backends::db::DbBackend),
-        "redis" => Ok(&RedisBackend),
-        "redlock" => Ok(&RedlockBackend),
-        "zookeeper" => Ok(&crate::backends::zookeeper::ZooKeeperBackend),
-        "etcd" => Ok(&EtcdBackend),
-        "postgres" => Ok(&crate::backends::postgres::PostgresBackend),
-        other => Err(format!(
-            "live mode does not run the `{other}` model yet (it runs: {}); its servers and client library adapter are not written",
-            LIVE_MODELS.join(", ")
-        )),
-    }
 }

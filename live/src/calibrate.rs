@@ -20,7 +20,8 @@ use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
-use crate::backend::{Probe, ProbeSets};
+use crate::backends::backend_for;
+use crate::probe::{quantile, Probe, ProbeSets};
 use crate::supervisor::Supervisor;
 
 /// The figures measured.
@@ -56,12 +57,6 @@ impl Calibration {
     }
 }
 
-fn quantile(v: &[f64], q: f64) -> f64 {
-    let mut v = v.to_vec();
-    v.sort_by(f64::total_cmp);
-    v[((v.len() - 1) as f64 * q).round() as usize]
-}
-
 /// The round trips of `n` one-byte messages over a loopback TCP connection, milliseconds.
 pub fn loopback_rtt_samples_ms(n: usize) -> Result<Vec<f64>, String> {
     let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
@@ -92,48 +87,13 @@ pub fn loopback_rtt_samples_ms(n: usize) -> Result<Vec<f64>, String> {
     Ok(samples)
 }
 
-/// The median of `samples`.
-pub fn median_ms(samples: &[f64]) -> f64 {
-    quantile(samples, 0.5)
-}
-
-/// Times `n` requests (after 50 unmeasured ones) made by `call`, each handed to a worker thread
-/// and answered over a channel, as a live client's event loop hands its requests to an adapter's
-/// connection thread; the median, milliseconds.
-pub fn through_a_thread(
-    n: usize,
-    mut call: impl FnMut(usize) -> Result<(), String> + Send + 'static,
-) -> Result<f64, String> {
-    let (req_tx, req_rx) = std::sync::mpsc::channel::<usize>();
-    let (rep_tx, rep_rx) = std::sync::mpsc::channel::<Result<(), String>>();
-    let worker = std::thread::spawn(move || {
-        for i in req_rx {
-            if rep_tx.send(call(i)).is_err() {
-                return;
-            }
-        }
-    });
-    let mut samples = Vec::with_capacity(n);
-    for i in 0..n + 50 {
-        let t = Instant::now();
-        req_tx.send(i).map_err(|e| e.to_string())?;
-        rep_rx.recv().map_err(|e| e.to_string())??;
-        if i >= 50 {
-            samples.push(t.elapsed().as_secs_f64() * 1e3);
-        }
-    }
-    drop(req_tx);
-    let _ = worker.join();
-    Ok(median_ms(&samples))
-}
-
 /// Measures this machine for `run`: the loopback round trip, and (for a model whose backend
 /// probes) its servers' service time per request, on servers started for the purpose from the
 /// row's parameters and stopped again.
 pub fn calibrate(run: &locksim_simulator::scenario::RunSpec) -> Result<Calibration, String> {
     let samples = loopback_rtt_samples_ms(1000)?;
     let rtt_ms = quantile(&samples, 0.5);
-    let backend = crate::backend::backend_for(run.model.name())?;
+    let backend = backend_for(run.model.name())?;
     let root = std::env::temp_dir().join(format!("locksim-calibrate-{}-{}", std::process::id(), run.label));
     let mut sup = Supervisor::default();
     let probed = (|| {

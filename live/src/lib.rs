@@ -9,13 +9,15 @@
 //! - [`adapters`]: a model's messages as real requests on a real client library, and back
 //! - [`client`]: a client process: the model's library under the workload driver, on real time
 //! - [`resource`]: the protected resource, served by `sim live` on loopback
-//! - [`calibrate`]: the loopback round trip and a real server's service time, for `sim compare`
 //! - [`plan`]: what of a scenario live mode can inject faithfully, and refusals with reasons
-//! - [`backend`]: what a model's live backend provides, and the registry of backends
-//! - [`backends`]: one backend per model live mode runs: configurations, servers, adapter, leader
-//! - [`run`]: one live run of one row: start, inject faults, stop, collect, check
+//! - [`probe`]: one kind of request timed on a model's real servers, and how a backend times it
+//! - [`backend`]: what a model's live backend provides
+//! - [`backends`]: one backend per model live mode runs (configurations, servers, adapter,
+//!   leader), and which model each runs, as the registry (`locksim_algorithms::entries`) declares
+//! - [`calibrate`]: the loopback round trip and a real server's service time, for `sim compare`
 //! - [`reference`]: the real lock libraries as clients (`--reference`): harnesses, their run
 //!   specifications and event lines
+//! - [`run`]: one live run of one row: start, inject faults, stop, collect, check
 
 pub mod adapters;
 pub mod backend;
@@ -24,6 +26,7 @@ pub mod calibrate;
 pub mod client;
 pub mod clock;
 pub mod plan;
+pub mod probe;
 pub mod reference;
 pub mod resource;
 pub mod run;
@@ -46,5 +49,5 @@ pub fn client_main(spec_json: &str) -> Result<(), String> {
         .iter()
         .find(|r| r.label == spec.label)
         .ok_or_else(|| format!("{}: no row labelled {}", spec.scenario.display(), spec.label))?;
-    backend::backend_for(run.model.name())?.client(&scenario.setup, run, &spec)
+    backends::backend_for(run.model.name())?.client(&scenario.setup, run, &spec)
 }

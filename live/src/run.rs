@@ -21,7 +21,7 @@ use locksim_simulator::setup::Selector;
 use locksim_simulator::time::{ms_to_ns, Nanos};
 use rand::seq::SliceRandom;
 
-use crate::backend::backend_for;
+use crate::backends::backend_for;
 use crate::client::{node_names, ClientLine, ClientSpec, Summary};
 use crate::clock::Epoch;
 use crate::plan;

@@ -102,7 +102,7 @@ pub fn live(args: LiveArgs) -> Result<i32, CliError> {
                         BuildError::Failed(m) => CliError { code: MODEL_FAILED, message: m },
                     })?;
                     // The model's client code does not run: its boundary note would mislead.
-                    if let Ok(backend) = locksim_live::backend::backend_for(run.model.name()) {
+                    if let Ok(backend) = locksim_live::backends::backend_for(run.model.name()) {
                         let boundary = format!("{}: {}", run.model.name(), backend.boundary());
                         notes.retain(|n| *n != boundary);
                     }

@@ -88,6 +88,10 @@ fn deadlock_is_a_conflict(r: mysql::Result<Outcome>) -> Result<Outcome, Failure>
 /// The lock row's `name` is this prefix and the key's number (`k0`, `k1`, …).
 pub const NAME_PREFIX: &str = "k";
 
+/// `select_for_update` locks rows that exist beforehand (the model's `mod.rs`): the backend's
+/// init file creates the rows of keys `0..FOR_UPDATE_ROWS` in that mode.
+pub const FOR_UPDATE_ROWS: u32 = 1024;
+
 /// The lock row's `name` (and, after `locksim.`, the `GET_LOCK` name) for a lock key.
 pub fn lock_name(key: LockKey) -> String {
     format!("{NAME_PREFIX}{key}")
@@ -326,7 +330,7 @@ fn run(con: &mut Conn, stmt: Stmt, reentrant: bool, recipe: Recipe) -> Result<Ou
                     Err(Failure::Unexpected(format!(
                         "no row {} in locks: select_for_update's rows are created for keys 0..{}",
                         lock_name(key),
-                        crate::backends::db::FOR_UPDATE_ROWS
+                        FOR_UPDATE_ROWS
                     )))
                 }
                 Err(e) if code(&e) == Some(ER_LOCK_WAIT_TIMEOUT) => {

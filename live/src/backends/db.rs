@@ -34,16 +34,13 @@ use mysql::prelude::Queryable;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 
-use crate::adapters::db::{connect_opts, DbAdapter, MariaDb, Recipe, DATABASE, NAME_PREFIX};
+use crate::adapters::db::{connect_opts, DbAdapter, MariaDb, Recipe, DATABASE, FOR_UPDATE_ROWS, NAME_PREFIX};
 use crate::adapters::postgres_db::{self, PgSession};
-use crate::backend::{Backend, Probe, ProbeSets};
+use crate::backend::Backend;
 use crate::backends::postgres::{pg_binary, postgres_server, postgres_version, serve_after};
 use crate::client::{self, ClientSpec};
+use crate::probe::{through_a_thread, Probe, ProbeSets};
 use crate::servers::{self, Server};
-
-/// `select_for_update` locks rows that exist beforehand (`mod.rs`): the init file creates the rows
-/// of keys `0..FOR_UPDATE_ROWS` in that mode.
-pub const FOR_UPDATE_ROWS: u32 = 1024;
 
 /// InnoDB's redo log and buffer pool, smaller than the stock 96 MiB and 128 MiB so that a run's
 /// throwaway data directory stays at about 25 MiB; neither changes what a commit makes durable.
@@ -88,7 +85,7 @@ fn probe_postgres(servers: &[Server], n: usize) -> Result<Vec<Probe>, String> {
     let mut c = crate::adapters::postgres::connect(&addr)?;
     c.batch_execute("CREATE TABLE IF NOT EXISTS calibrate (id int PRIMARY KEY, v bigint)")
         .map_err(|e| e.to_string())?;
-    let ms = crate::calibrate::through_a_thread(n, move |i| {
+    let ms = through_a_thread(n, move |i| {
         c.batch_execute(&format!("INSERT INTO calibrate VALUES (1, {i}) ON CONFLICT (id) DO UPDATE SET v = excluded.v"))
             .map_err(|e| e.to_string())
     })?;
@@ -402,7 +399,7 @@ be run live: MariaDB 10.11 writes the AUTO_INCREMENT counter to the redo log and
             let addr = servers.first().ok_or("no server started")?.addr();
             let mut c = mysql::Conn::new(connect_opts(&addr)?).map_err(|e| e.to_string())?;
             if get_lock {
-                let ms = crate::calibrate::through_a_thread(n, move |i| {
+                let ms = through_a_thread(n, move |i| {
                     let stmt =
                         if i % 2 == 0 { "SELECT GET_LOCK('calibrate', 0)" } else { "SELECT RELEASE_LOCK('calibrate')" };
                     c.query_drop(stmt).map_err(|e| e.to_string())
@@ -415,7 +412,7 @@ be run live: MariaDB 10.11 writes the AUTO_INCREMENT counter to the redo log and
             }
             c.query_drop("CREATE TABLE IF NOT EXISTS calibrate (id INT PRIMARY KEY, v BIGINT) ENGINE=InnoDB")
                 .map_err(|e| e.to_string())?;
-            let ms = crate::calibrate::through_a_thread(n, move |i| {
+            let ms = through_a_thread(n, move |i| {
                 c.exec_drop("REPLACE INTO calibrate VALUES (1, ?)", (i as u64,)).map_err(|e| e.to_string())
             })?;
             Ok(vec![Probe { what: "a committed single-row REPLACE", round_trip_ms: ms, sets: ProbeSets::Service }])

@@ -13,8 +13,9 @@ use serde_json::json;
 
 use crate::adapters::etcd::gateway::{b64, blocking_post, field};
 use crate::adapters::etcd::EtcdAdapter;
-use crate::backend::{Backend, Probe, ProbeSets};
+use crate::backend::Backend;
 use crate::client::{self, ClientSpec};
+use crate::probe::{through_a_thread, Probe, ProbeSets};
 use crate::servers::{self, Server};
 
 /// etcd 3.4's lessor looks for expired leases every 500 ms, not configurable
@@ -208,7 +209,7 @@ fn time_post(
 ) -> Result<f64, String> {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
     let pool = crate::adapters::etcd::gateway::Pool::new(addr);
-    crate::calibrate::through_a_thread(n, move |i| match rt.block_on(pool.post(path, &body(i))) {
+    through_a_thread(n, move |i| match rt.block_on(pool.post(path, &body(i))) {
         Ok(Ok(_)) => Ok(()),
         Ok(Err(e)) => Err(format!("{path}: {} (gRPC code {})", e.message, e.code)),
         Err(f) => Err(format!("{path}: {f}")),

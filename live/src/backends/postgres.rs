@@ -24,8 +24,9 @@ use locksim_simulator::scenario::RunSpec;
 use locksim_simulator::setup::Setup;
 
 use crate::adapters::postgres::{connect, PgAdapter, USER};
-use crate::backend::{Backend, Probe, ProbeSets};
+use crate::backend::Backend;
 use crate::client::{self, ClientSpec};
+use crate::probe::{through_a_thread, Probe, ProbeSets};
 use crate::servers::{self, Server};
 
 /// Where Debian installs PostgreSQL 15's server programs (not on `PATH`).
@@ -270,7 +271,7 @@ pool_mode = {mode}\ndefault_pool_size = {}\nmax_client_conn = 1000\nlogfile = {}
         let probe = || {
             let server = servers.first().ok_or("no server started")?;
             let mut c = connect(&server.addr())?;
-            let ms = crate::calibrate::through_a_thread(n, move |i| {
+            let ms = through_a_thread(n, move |i| {
                 let sql = if i % 2 == 0 {
                     "SELECT pg_advisory_lock(987654321)"
                 } else {

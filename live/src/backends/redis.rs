@@ -14,8 +14,9 @@ use locksim_simulator::scenario::RunSpec;
 use locksim_simulator::setup::Setup;
 
 use crate::adapters::redis::{sentinel_master, RedisAdapter};
-use crate::backend::{Backend, Probe, ProbeSets};
+use crate::backend::Backend;
 use crate::client::{self, ClientSpec};
+use crate::probe::{through_a_thread, Probe, ProbeSets};
 use crate::servers::{self, Server};
 
 pub(crate) fn redis_version() -> Vec<(String, String)> {
@@ -171,7 +172,7 @@ pub(crate) fn probe_set(servers: &[Server], n: usize) -> Result<Probe, String> {
     let addr = servers.first().ok_or("no server started")?.addr();
     let client = redis::Client::open(format!("redis://{addr}/")).map_err(|e| e.to_string())?;
     let mut con = client.get_connection_with_timeout(Duration::from_secs(2)).map_err(|e| e.to_string())?;
-    let ms = crate::calibrate::through_a_thread(n, move |i| {
+    let ms = through_a_thread(n, move |i| {
         redis::cmd("SET").arg("calibrate").arg(i).query::<()>(&mut con).map_err(|e| e.to_string())
     })?;
     Ok(Probe { what: "a SET", round_trip_ms: ms, sets: ProbeSets::Service })

@@ -10,8 +10,9 @@ use locksim_simulator::setup::Setup;
 
 use super::redis::redis_version;
 use crate::adapters::redlock::RedlockAdapter;
-use crate::backend::{Backend, Probe};
+use crate::backend::Backend;
 use crate::client::{self, ClientSpec};
+use crate::probe::Probe;
 use crate::servers::{self, Server};
 
 /// `redlock`: `masters` independent `redis-server`s.

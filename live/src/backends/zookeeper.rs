@@ -16,8 +16,9 @@ use locksim_simulator::scenario::RunSpec;
 use locksim_simulator::setup::Setup;
 
 use crate::adapters::zookeeper::ZkAdapter;
-use crate::backend::{Backend, Probe, ProbeSets};
+use crate::backend::Backend;
 use crate::client::{self, ClientSpec};
+use crate::probe::{through_a_thread, Probe, ProbeSets};
 use crate::servers::{self, Server};
 
 /// Debian's server jar; its manifest's `Class-Path` names every dependency under /usr/share/java.
@@ -226,10 +227,10 @@ impl Backend for ZooKeeperBackend {
             }
             let rt = std::sync::Arc::new(rt);
             let (read_rt, read_client) = (rt.clone(), client.clone());
-            let read = crate::calibrate::through_a_thread(n, move |_| {
+            let read = through_a_thread(n, move |_| {
                 read_rt.block_on(read_client.check_stat("/")).map(|_| ()).map_err(|e| e.to_string())
             })?;
-            let write = crate::calibrate::through_a_thread(n, move |i| {
+            let write = through_a_thread(n, move |i| {
                 rt.block_on(client.set_data("/calibrate", i.to_string().as_bytes(), None))
                     .map(|_| ())
                     .map_err(|e| e.to_string())
