@@ -467,3 +467,47 @@ fn results_from_an_older_version_still_make_a_report() {
     assert!(!html.contains("No timeline"), "the timeline is drawn");
     assert!(html.contains("seed 0, the first failing seed"), "timeline seed named");
 }
+
+/// The server lanes' leader changes (`History::leaders`) follow what the `leader` selector
+/// reads: in failover.toml, which crashes `leader`, the crashed server is the one claiming to
+/// lead just before the crash and stops at its start; ZooKeeper and etcd elect another server in
+/// a later term after it, while db's only server leads again, in the same epoch, at its restart.
+/// Recorded in process, the trace off: the changes are not trace lines.
+#[test]
+fn leader_changes_show_the_crashed_leader_and_the_one_elected_after_it() {
+    use locksim_simulator::batch::run_seed;
+    use locksim_simulator::history::LeaderChange;
+    use locksim_simulator::run::RunOptions;
+    let models = locksim_algorithms::registry();
+    let scenario = locksim_simulator::scenario::load_file(Path::new("scenarios/failover.toml"), &models).unwrap();
+    for label in ["zookeeper", "etcd", "db"] {
+        let run = scenario.runs.iter().find(|r| r.label == label).unwrap();
+        for seed in 0..2 {
+            let h = run_seed(&scenario, run, seed, &RunOptions { trace: false }).unwrap().history;
+            let what = format!("{label} seed {seed}: {:?}", h.leaders);
+            let crash = &h.faults[0];
+            let crashed = h.node_names.iter().position(|n| *n == crash.targets).expect("one server crashed");
+            let before = h.leaders.iter().filter(|l| l.at_ns < crash.start_ns).fold(
+                vec![None; h.node_names.len()],
+                |mut c, l| {
+                    c[l.node] = l.term;
+                    c
+                },
+            );
+            let leading: Vec<usize> = (0..before.len()).filter(|&n| before[n].is_some()).collect();
+            assert_eq!(leading, [crashed], "only the crashed server led just before the crash: {what}");
+            let term = before[crashed].unwrap();
+            let at_crash = LeaderChange { node: crashed, at_ns: crash.start_ns, term: None };
+            assert!(h.leaders.contains(&at_crash), "it stops leading as it crashes: {what}");
+            let next = h.leaders.iter().find(|l| l.at_ns > crash.start_ns && l.term.is_some()).expect(&what);
+            if label == "db" {
+                let restart = crash.end_ns.unwrap();
+                assert_eq!(*next, LeaderChange { node: crashed, at_ns: restart, term: Some(term) }, "{what}");
+            } else {
+                assert!(next.node != crashed && next.term.unwrap() > term, "another server, a later term: {what}");
+                assert!(h.node_names[next.node].starts_with("server-"), "{what}");
+            }
+            assert!(h.leaders.windows(2).all(|w| w[0].at_ns <= w[1].at_ns), "in time order: {what}");
+        }
+    }
+}

@@ -79,8 +79,9 @@ fn report(file: &str, seeds: &str, dir: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap()
 }
 
-/// The page opened at `#selftest` in headless Chromium: the JSON it wrote.
-fn selftest(browser: &Path, dir: &Path) -> Value {
+/// The page opened at `#selftest` in headless Chromium, in a window `width_px` wide: the JSON
+/// it wrote.
+fn selftest(browser: &Path, dir: &Path, width_px: u32) -> Value {
     let page = dir.join("report").join("index.html");
     let output = Command::new(browser)
         .args([
@@ -91,9 +92,9 @@ fn selftest(browser: &Path, dir: &Path) -> Value {
             "--disable-background-networking",
             "--disable-component-update",
             "--disable-sync",
-            "--window-size=1280,900",
             "--virtual-time-budget=10000",
         ])
+        .arg(format!("--window-size={width_px},900"))
         .arg(format!("--user-data-dir={}", dir.join("profile").display()))
         .arg("--dump-dom")
         .arg(format!("file://{}#selftest", page.display()))
@@ -168,7 +169,8 @@ fn the_failover_pages_tooltip_shows_the_traced_token_and_the_wheel_zooms() {
     let dir = temp_dir("failover");
     let results = report(FILE, "2", &dir);
     check_scripts(&std::fs::read_to_string(dir.join("report/index.html")).unwrap());
-    let st = selftest(&browser, &dir);
+    // The width at which the results table was found cut (issue 37).
+    let st = selftest(&browser, &dir, 1400);
 
     // Every row at the timeline's seed (no seed fails here: the first one) is in the selector.
     let runs: Vec<&str> = st["runs"].as_array().unwrap().iter().map(|r| r.as_str().unwrap()).collect();
@@ -178,6 +180,8 @@ fn the_failover_pages_tooltip_shows_the_traced_token_and_the_wheel_zooms() {
     }
 
     check_hover(&st, FILE, &dir);
+    check_leader_change(&st, FILE, &dir);
+    check_table_fits(&st["table"]);
 
     // Zoom: the whole run first, then half of it around the middle.
     let duration_ms = results["duration_ms"].as_f64().unwrap();
@@ -210,7 +214,7 @@ fn clicking_a_violation_of_known_outcome_15_opens_its_narrative_and_the_clock_pl
     let dir = temp_dir("known15");
     let results = report(FILE, "2", &dir);
     check_scripts(&std::fs::read_to_string(dir.join("report/index.html")).unwrap());
-    let st = selftest(&browser, &dir);
+    let st = selftest(&browser, &dir, 1280);
 
     let first = results["algorithms"]
         .as_array()
@@ -285,6 +289,76 @@ fn check_hover(st: &Value, file: &str, dir: &Path) {
     );
 }
 
+/// The leader change the self-test hovered (the first server to claim a higher term than
+/// another server had claimed: the election after the file's crash of the leader), checked
+/// against the trace of the same seed: the fault crashed the server the page's bands show leading
+/// just before it; the new leader is another server, on its own lane, and the tooltip's term is
+/// the one its messages carry at that instant (the vote reply that elected it, its first
+/// append: `t2`), with its true time and wall clock.
+fn check_leader_change(st: &Value, file: &str, dir: &Path) {
+    let leader = &st["leader"];
+    assert_eq!(leader["tip_visible"], true, "a leader change is hovered: {st}");
+    let label = leader["label"].as_str().unwrap();
+    let seed = leader["seed"].as_u64().unwrap();
+    let at_ms = leader["at_ms"].as_f64().unwrap();
+    let fields = &leader["fields"];
+    let node = fields["node"].as_str().unwrap();
+    assert!(node.starts_with("server-"), "{leader}");
+    assert_eq!(leader["lane"], node, "drawn on the new leader's own lane: {leader}");
+    let term: u64 = fields["term"].as_str().unwrap().parse().unwrap_or_else(|_| panic!("a term: {leader}"));
+    let entries = trace(file, label, seed, dir);
+    // `crash (process) starts on [server-2] for 20000.000 ms`
+    let crash = entries
+        .iter()
+        .find(|e| e["kind"] == "fault" && e["detail"].as_str().unwrap().starts_with("crash"))
+        .unwrap_or_else(|| panic!("no crash in the trace of {label} seed {seed}"));
+    let crashed = crash["detail"].as_str().unwrap().split('[').nth(1).and_then(|t| t.split(']').next()).unwrap();
+    let crash_ms = crash["at_ns"].as_f64().unwrap() / 1e6;
+    assert!((leader["fault"][2].as_f64().unwrap() - crash_ms).abs() < 0.0006, "{leader}");
+    let led = leader["led_before_fault"].as_array().unwrap();
+    assert_eq!(led.len(), 1, "one server led when the `leader` selector picked: {leader}");
+    assert_eq!(led[0][0], crashed, "the server crashed as `leader` is the one the page shows leading: {leader}");
+    assert!(node != crashed && at_ms > crash_ms, "a new leader after the crash: {leader}");
+    assert!(term > led[0][1].as_u64().unwrap(), "in a later term: {leader}");
+    let marker = format!(" t{term} ");
+    assert!(
+        entries.iter().any(|e| e["node"] == node
+            && (e["at_ns"].as_f64().unwrap() / 1e6 - at_ms).abs() < 0.0006
+            && e["detail"].as_str().unwrap().contains(&marker)),
+        "the trace of {label} seed {seed} has {node} sending or receiving term {term} at {at_ms} ms"
+    );
+    let at = fields["at"].as_str().unwrap();
+    assert!(at.contains(&format!("true {at_ms:.3} ms")) && at.contains(&format!("{node}\u{2019}s wall clock")), "{at}");
+    assert!(fields["event"].as_str().unwrap().contains(&format!("term: Some({term})")), "{leader}");
+}
+
+/// The results table at the window's width (1 400 px, where issue 37 found the columns from
+/// messages per acquisition on cut): its container needs no sideways scroll, ends inside the
+/// window, and every header cell is inside it.
+fn check_table_fits(table: &Value) {
+    let window = table["window"].as_f64().unwrap();
+    assert_eq!(window, 1400.0, "{table}");
+    let (client, scroll) = (table["client"].as_f64().unwrap(), table["scroll"].as_f64().unwrap());
+    assert!(scroll <= client, "the table is wider than its container ({scroll} > {client} px): {table}");
+    let (left, right) = (table["box"][0].as_f64().unwrap(), table["box"][1].as_f64().unwrap());
+    assert!(left >= 0.0 && right <= window, "the container is inside the window: {table}");
+    assert!(table["page"].as_f64().unwrap() <= window, "the page does not scroll sideways: {table}");
+    let heads = table["heads"].as_array().unwrap();
+    assert!(heads.len() >= 16, "every column has its header: {table}");
+    for h in heads {
+        let (l, r) = (h[1].as_f64().unwrap(), h[2].as_f64().unwrap());
+        assert!(
+            l >= left - 0.5 && r <= right + 0.5,
+            "column {} is cut ({l}..{r} px outside {left}..{right}): {table}",
+            h[0]
+        );
+    }
+    assert!(
+        heads.iter().any(|h| h[0].as_str().unwrap().contains("messages")),
+        "the messages per acquisition column is there: {table}"
+    );
+}
+
 /// Known outcome 13: every node's clock is offset by up to an hour and drifts by up to 50%. The
 /// tooltip's wall clock for a grant is what that client's clock read then, as the trace says.
 #[test]
@@ -295,7 +369,7 @@ fn the_tooltips_wall_clock_follows_an_offset_and_drifting_clock() {
     };
     let dir = temp_dir("known13");
     report(FILE, "1", &dir);
-    let st = selftest(&browser, &dir);
+    let st = selftest(&browser, &dir, 1280);
     check_hover(&st, FILE, &dir);
     let hover = &st["hover"];
     let (at_ms, granted) = (hover["at_ms"].as_f64().unwrap(), hover["granted"].as_str().unwrap());

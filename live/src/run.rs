@@ -395,6 +395,8 @@ fn run_inside(
         schedule_period_ns: w.schedule.as_ref().map(|s| (s.period_ms * 1e6).round() as u64),
         // One machine clock: no node's offset from true time is known.
         clocks: Vec::new(),
+        // The real servers are not asked who leads.
+        leaders: Vec::new(),
     };
     if let Launch::Reference(_) = launch {
         notes.extend(reference_notes(&c.reference_notes));

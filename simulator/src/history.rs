@@ -191,6 +191,29 @@ pub struct History {
     /// a live run (one machine clock, offsets not known).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub clocks: Vec<ClockSegment>,
+    /// Every change of a server's claim to lead, in time order: the engine asks each server
+    /// ([`crate::process::Process::leadership`], what the `leader` selector reads) after each of
+    /// its handlers and after each fault, and records the answer when it differs from the last
+    /// (a crashed server claims nothing). For the report's server lanes; the checkers and the
+    /// trace ignore it (a seed's trace hash does not change with it). Empty in a live run (the
+    /// real servers are not asked).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub leaders: Vec<LeaderChange>,
+}
+
+/// A server began or stopped claiming to lead: a Raft or ZAB leader elected (or stepping down),
+/// a replica promoted by a failover (Redis Sentinel, the db manager, Postgres), a primary
+/// crashed or restarted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct LeaderChange {
+    /// The server.
+    pub node: NodeId,
+    /// True time of the change.
+    pub at_ns: Nanos,
+    /// `Some(term)`: it leads from now, in this term or epoch (the model's own number: a Raft
+    /// term, a ZAB epoch, a Sentinel config epoch, a db epoch, a Postgres timeline); `None`: it
+    /// stopped leading (stepped down, demoted or crashed).
+    pub term: Option<u64>,
 }
 
 /// A node's wall clock from `at_ns` until the node's next segment: `offset_ns` ahead of true

@@ -194,6 +194,7 @@ pub fn record_typed<M: Model>(
         faults: result.faults,
         schedule_period_ns: w.schedule.as_ref().map(|s| ms_to_ns(s.period_ms)),
         clocks: result.clocks,
+        leaders: result.leaders,
     };
     Ok(Recorded { seed, history, trace: result.trace, events: result.events_processed })
 }

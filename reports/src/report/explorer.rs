@@ -27,7 +27,8 @@ const STYLE: &str = "#tl{position:relative;margin:1em 0}#tl .tl-controls{margin:
 #tl .tl-fault{fill:rgba(255,165,0,.05)}#tl .tl-fault-lane{fill:rgba(255,140,0,.25)}#tl .tl-wait{fill:#c9dcef}\
 #tl .tl-hold{fill:#2f6ea8}#tl .tl-shared{fill:#7fb3d5}#tl .tl-write{fill:#222}#tl .tl-stale{fill:#d00;cursor:pointer}\
 #tl .tl-overlap{fill:rgba(220,0,0,.55);stroke:#b00;cursor:pointer}#tl .tl-msg{stroke:#555;stroke-width:1.2}\
-#tl .tl-lost{stroke-dasharray:3 2;stroke:#b00}#tl .tl-pinned{stroke:#000;stroke-width:2}\
+#tl .tl-lost{stroke-dasharray:3 2;stroke:#b00}#tl .tl-lead{fill:#f2cf6b}#tl .tl-leader{fill:#8a6100}\
+#tl .tl-unlead{fill:#fff;stroke:#8a6100;stroke-width:1}#tl .tl-pinned{stroke:#000;stroke-width:2}\
 #tl-tip{position:absolute;z-index:5;background:#fffef4;border:1px solid #bbb;padding:.35em .55em;font-size:.8em;\
 max-width:320px;box-shadow:0 2px 6px rgba(0,0,0,.15);pointer-events:none}#tl-tip div[data-f=what]{font-weight:bold}\
 #tl .tl-legend span{display:inline-block;margin:0 .8em .2em 0;padding-left:.3em;font-size:.8em}\
@@ -71,8 +72,9 @@ pub fn section(runs: &[(PageRun, String)]) -> String {
 <h4>Clocks</h4>\n<div id=\"tl-clock\"></div>\n<p class=\"meta\">Each node's wall clock minus true time over \
 the same span: a clock's drift is a slope, a step (<code>clock_jump</code>) a vertical jump.</p></div>\n\
 <aside id=\"tl-side\"></aside></div>\n<div id=\"tl-tip\" hidden></div>\n\
-<p class=\"meta\">A lane per client (waiting light, holding solid, writes as ticks) and per server; fault \
-windows shaded and named (darker on the nodes they hit); overlaps and stale writes in red. Wheel to zoom, drag or \
+<p class=\"meta\">A lane per client (waiting light, holding solid, writes as ticks) and per server (gold while \
+it claims to lead, a dark mark where it becomes leader, a hollow one where it stops, as the <code>leader</code> \
+selector sees it); fault windows shaded and named (darker on the nodes they hit); overlaps and stale writes in red. Wheel to zoom, drag or \
 the arrows to pan; hover a mark for its node, both clocks (true time and the node's wall clock), token and \
 history event; click to pin it, and click an overlap or a stale write for what happened. The runs listed are \
 those this report recorded.{left_out}</p>\n\

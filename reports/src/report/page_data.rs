@@ -1,7 +1,7 @@
 //! The recorded histories the report was given, as the JSON the page's interactive timeline
 //! reads: per row and seed, each client's holds and waits (the checker's own intervals), the
 //! writes the resource saw, the faults, the overlaps and stale writes with the checker's words,
-//! every node's wall clock as segments, and, for a row whose first violation is explained, the
+//! every node's wall clock as segments, each server's claim to lead as it changed, and, for a row whose first violation is explained, the
 //! narrative and the messages its diagram draws. Nothing here runs a seed: it reads histories.
 //!
 //! Times are true-time milliseconds rounded to the microsecond; arrays, not objects, keep a
@@ -127,6 +127,8 @@ pub fn run_json(run: &PageRun) -> Value {
         .collect();
     let clocks: Vec<Value> =
         h.clocks.iter().map(|c| json!([c.node, ms(c.at_ns), c.offset_ns as f64 / 1e6, c.drift_ppm])).collect();
+    // A server's claim to lead as it changed: [node, at, term or null (it stopped)].
+    let leaders: Vec<Value> = h.leaders.iter().map(|l| json!([l.node, ms(l.at_ns), l.term])).collect();
     let violation_rows: Vec<Value> = violations.iter().map(|v| json!([v.kind, ms(v.at_ns), v.detail])).collect();
     let explain = run.explained.map(|e| {
         let vi = violations.iter().position(|v| v.kind == e.violation.0 && v.at_ns == e.violation.1);
@@ -160,6 +162,7 @@ pub fn run_json(run: &PageRun) -> Value {
         // Only the first VIOLATIONS_KEPT have their text (and a mark's click its words).
         "violations_capped": violations.len() >= VIOLATIONS_KEPT,
         "clocks": clocks,
+        "leaders": leaders,
         "messages": messages,
         "explain": explain,
         "explain_command": run.explain_command,
@@ -175,7 +178,7 @@ pub fn script_safe(json: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use locksim_simulator::history::{ClockSegment, FaultWindow, Stamped};
+    use locksim_simulator::history::{ClockSegment, FaultWindow, LeaderChange, Stamped};
 
     const MS: Nanos = 1_000_000;
 
@@ -218,6 +221,10 @@ mod tests {
             node_names: vec!["server-0".into(), "client-0".into(), "client-1".into(), "resource".into()],
             faults: vec![FaultWindow { kind: "pause", targets: "client-0".into(), start_ns: 20 * MS, end_ns: None }],
             clocks: vec![ClockSegment { node: 0, at_ns: 30 * MS, offset_ns: 15_000 * MS as i64, drift_ppm: 0.0 }],
+            leaders: vec![
+                LeaderChange { node: 0, at_ns: 0, term: Some(1) },
+                LeaderChange { node: 0, at_ns: 20 * MS, term: None },
+            ],
             ..History::default()
         };
         let v = run_json(&PageRun { label: "zk", seed: 4, history: &h, explained: None, explain_command: None });
@@ -231,6 +238,7 @@ mod tests {
         assert!(write_vi >= 0 && kinds[write_vi as usize].starts_with("stale"), "{v}");
         assert_eq!(v["faults"][0], json!(["pause", "client-0", 20.0, 100.0, 1]));
         assert_eq!(v["clocks"][0], json!([0, 30.0, 15000.0, 0.0]));
+        assert_eq!(v["leaders"], json!([[0, 0.0, 1], [0, 20.0, null]]));
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //   writes: [client, key, at, token, value, fenced accepted, grant, violation index or -1],
 //   faults: [kind, targets, start, end, open], overlaps: [client a, client b, key, start, end,
 //   violation index or -1], violations: [kind, at, detail], clocks: [node, at, offset ms, ppm],
+//   leaders: [server, at, term or null (it stopped leading)],
 //   messages: [from, to, sent, arrive or null, lost, label], explain: {vi, title, anchor,
 //   sentences} or null, explain_command}]}; times are true-time ms.
 // Without JavaScript none of this shows and the static timeline chart stays the page's.
@@ -22,7 +23,7 @@
   var $ = function (id) { return document.getElementById(id); };
   var sel = $('tl-run'), view = $('tl-view'), side = $('tl-side'), tip = $('tl-tip'), clockEl = $('tl-clock');
   var LM = 118, RM = 12, LANE = 18, TOP = 34;  // TOP grows with the rows of fault names
-  var run, lanes, v0, v1, pinned = null, drag = null;
+  var run, lanes, leads, v0, v1, pinned = null, drag = null;
   var ENDS = ['released', 'abandoned (the library said it was lost)', 'client crashed', 'still held at the end'];
   var WAITS = ['granted', 'failed', 'client crashed', 'still waiting at the end', 'superseded by a new call'];
   var COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#17becf', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22'];
@@ -59,6 +60,14 @@
     lanes = run.clients.slice();
     // Servers get lanes too (faults and the explained violation's messages land on them).
     run.nodes.forEach(function (n, id) { if (lanes.indexOf(id) < 0 && n !== 'resource') lanes.push(id); });
+    // Each claim to lead as a span: [server, from, to, term, index of the change that began it,
+    // whether a change of that server ended it (else the run did)].
+    leads = [];
+    run.leaders.forEach(function (l, i) {
+      if (l[2] === null) return;
+      var next = run.leaders.slice(i + 1).filter(function (m) { return m[0] === l[0]; })[0];
+      leads.push([l[0], l[1], next ? next[1] : run.dur, l[2], i, !!next]);
+    });
     v0 = 0; v1 = run.dur; pinned = null;
     tip.hidden = true;
     side.textContent = '';
@@ -141,6 +150,15 @@
       el('text', { x: l.x, y: 29 + l.row * 12, 'class': 'tl-fname', 'data-k': 'fault', 'data-i': l.i }, g).textContent = l.text;
     });
     var pack = new Packer(g);
+    // Server lanes: while a server claims to lead, a band; where its claim changes, a mark.
+    leads.forEach(function (l, i) {
+      if (l[2] < v0 || l[1] > v1) return;
+      pack.add('l' + l[0], x(l[1]), x(l[2]), laneY(l[0]) + 4, LANE - 9, { 'class': 'tl-lead', 'data-k': 'lead', 'data-i': i });
+    });
+    run.leaders.forEach(function (l, i) {
+      if (l[1] < v0 || l[1] > v1) return;
+      el('rect', { x: x(l[1]) - 1.5, y: laneY(l[0]), width: 3, height: LANE - 2, 'class': l[2] === null ? 'tl-leader tl-unlead' : 'tl-leader', 'data-k': 'leader', 'data-i': i }, g);
+    });
     run.waits.forEach(function (w, i) {
       if (w[3] < v0 || w[2] > v1 || w[4] === 4) return;
       pack.add('w' + w[0], x(w[2]), x(w[3]), laneY(w[0]) + 6, 5, { 'class': 'tl-wait', 'data-k': 'wait', 'data-i': i });
@@ -214,6 +232,16 @@
       out.push(['what', 'OVERLAP on key ' + o[2] + ': ' + name(o[0]) + ' and ' + name(o[1]) + ' both hold it']);
       out.push(['at', 'from ' + clocksText(o[1], o[3]) + ' to true ' + fmtMs(o[4])]);
       if (o[5] >= 0) out.push(['violation', run.violations[o[5]][2]]);
+    } else if (k === 'leader' || k === 'lead') {
+      var c = k === 'lead' ? run.leaders[leads[i][4]] : run.leaders[i], led = null;
+      if (c[2] === null) run.leaders.forEach(function (m) { if (m[0] === c[0] && m[1] <= c[1] && m[2] !== null) led = m[2]; });
+      var ci = run.leaders.indexOf(c), span = leads.filter(function (l) { return l[4] === ci; })[0];
+      out.push(['what', c[2] === null ? name(c[0]) + ' stops leading' : name(c[0]) + ' leads, term ' + c[2]]);
+      out.push(['node', name(c[0])]);
+      out.push(['term', c[2] === null ? 'none from now (it led term ' + led + ')' : String(c[2])]);
+      out.push(['at', (c[2] === null ? 'stopped: ' : 'from: ') + clocksText(c[0], c[1])]);
+      if (span) out.push(['until', span[5] ? 'until: ' + clocksText(c[0], span[2]) : 'until the end of the run']);
+      out.push(['event', 'LeaderChange { node: ' + name(c[0]) + ', term: ' + (c[2] === null ? 'None' : 'Some(' + c[2] + ')') + ' }']);
     } else if (k === 'fault') {
       var f = run.faults[i];
       out.push(['what', 'fault: ' + f[0] + ' on ' + f[1]]);
@@ -405,6 +433,38 @@
       mouse('click', vmark);
       out.click = { label: run.label, seed: run.seed, kind: vmark.getAttribute('data-k'), pinned: !!view.querySelector('.tl-pinned'),
         narrative: [].map.call(side.querySelectorAll('.tl-narrative li'), function (li) { return li.textContent; }) };
+    }
+    // Leader change: the first server to claim a higher term than another server claimed before
+    // (an election or promotion after a failover), hovered on its lane; and who led (per the
+    // bands) just before the run's first fault.
+    var lr = -1, lc = -1;
+    D.runs.some(function (r, i) {
+      lc = r.leaders.findIndex(function (l, j) {
+        return l[2] !== null && r.leaders.slice(0, j).some(function (m) { return m[0] !== l[0] && m[2] !== null && m[2] < l[2]; });
+      });
+      lr = lc >= 0 ? i : -1;
+      return lc >= 0;
+    });
+    if (lr >= 0) {
+      select(lr);
+      var c = run.leaders[lc], lmark = view.querySelector('[data-k="leader"][data-i="' + lc + '"]'), fields = {};
+      mouse('mouseover', lmark);
+      [].forEach.call(tip.querySelectorAll('div'), function (d) { fields[d.getAttribute('data-f')] = d.textContent; });
+      var f0 = run.faults[0];
+      out.leader = { label: run.label, seed: run.seed, at_ms: c[1], tip_visible: !tip.hidden, fields: fields,
+        lane: name(lanes[Math.round((+lmark.getAttribute('y') - TOP) / LANE)]),
+        fault: f0 ? [f0[0], f0[1], f0[2]] : null,
+        led_before_fault: f0 ? leads.filter(function (l) { return l[1] < f0[2] && l[2] >= f0[2]; }).map(function (l) { return [name(l[0]), l[3]]; }) : [] };
+      mouse('mouseout', lmark);
+    }
+    // The results table at this window's width: the container's and the table's widths, and
+    // each header cell's right edge (a cut column ends past the window or the container).
+    var tbl = document.getElementById('results');
+    if (tbl) {
+      var box = tbl.parentElement.getBoundingClientRect();
+      out.table = { window: window.innerWidth, page: document.documentElement.scrollWidth, box: [box.left, box.right],
+        client: tbl.parentElement.clientWidth, scroll: tbl.parentElement.scrollWidth,
+        heads: [].map.call(tbl.querySelectorAll('th'), function (th) { var b = th.getBoundingClientRect(); return [th.textContent, b.left, b.right]; }) };
     }
     out.clocks = {};
     [].forEach.call(clockEl.querySelectorAll('.tl-cl'), function (l) { out.clocks[l.getAttribute('data-node')] = +l.getAttribute('data-max'); });

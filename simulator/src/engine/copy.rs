@@ -84,6 +84,8 @@ impl<P: Protocol> Clone for World<P> {
             fault_windows: self.fault_windows.clone(),
             window_of: self.window_of.clone(),
             clock_segments: self.clock_segments.clone(),
+            claims: self.claims.clone(),
+            leader_changes: self.leader_changes.clone(),
             messages: self.messages,
             client_messages: self.client_messages,
             events_processed: self.events_processed,

@@ -35,7 +35,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::clock::NodeClock;
 use crate::directory::Directory;
-use crate::history::{ClockSegment, FaultWindow, Folded, HistoryEvent, Stamped};
+use crate::history::{ClockSegment, FaultWindow, Folded, HistoryEvent, LeaderChange, Stamped};
 use crate::outcome::{Halt, Stuck, STUCK_EVENTS};
 use crate::process::{ClientState, Crash, CrashKind, Ctx, NodeId, Process, Protocol, TimerId};
 use crate::rng::ChaCha8Rng;
@@ -267,6 +267,10 @@ pub struct World<P: Protocol> {
     /// The nodes' wall clocks as they start and change (for the report's clock plot; no
     /// decision reads it).
     clock_segments: Vec<ClockSegment>,
+    /// Each node's claim to lead as last seen ([`World::note_leadership`]), and every change of
+    /// it (for the report's server lanes; like the clock segments, no decision reads them).
+    claims: Vec<Option<u64>>,
+    leader_changes: Vec<LeaderChange>,
     messages: u64,
     /// Messages a client sent or was sent (what a client process can count in live mode).
     client_messages: u64,
@@ -309,6 +313,8 @@ pub struct WorldResult {
     pub faults: Vec<FaultWindow>,
     /// Every node's wall clock at the start and after each step or rate change.
     pub clocks: Vec<ClockSegment>,
+    /// Every change of a server's claim to lead, in time order.
+    pub leaders: Vec<LeaderChange>,
     /// Messages sent (every send, dropped or not).
     pub messages: u64,
     /// Of those, the ones a client sent or was sent.
@@ -338,6 +344,7 @@ impl<P: Protocol> World<P> {
         reset_rng.set_stream(1);
         let pairs = PairTable::new(PairIndex::of_directory(&dir));
         let clock_segments = (0..nodes.len()).map(|i| clock_segment(i, &nodes[i].clock, 0)).collect();
+        let nodes_len = nodes.len();
         World {
             now_ns: 0,
             end_ns: cfg.end_ns,
@@ -362,6 +369,8 @@ impl<P: Protocol> World<P> {
             fault_windows: Vec::new(),
             window_of,
             clock_segments,
+            claims: vec![None; nodes_len],
+            leader_changes: Vec::new(),
             messages: 0,
             client_messages: 0,
             events_processed: 0,
@@ -438,8 +447,37 @@ impl<P: Protocol> World<P> {
             EventKind::Deliver { from, to, msg } => self.deliver(from, to, msg),
             EventKind::Reset { from, to } => self.deliver_reset(from, to),
             EventKind::Timer { id } => self.fire_timer(id, at_ns),
-            EventKind::FaultStart { occurrence } => self.fault_start(occurrence),
-            EventKind::FaultEnd { occurrence } => self.fault_end(occurrence),
+            EventKind::FaultStart { occurrence } => {
+                self.fault_start(occurrence);
+                self.note_all_leadership();
+            }
+            EventKind::FaultEnd { occurrence } => {
+                self.fault_end(occurrence);
+                self.note_all_leadership();
+            }
+        }
+    }
+
+    /// Records a change of `node`'s claim to lead (a crashed node claims nothing, as the
+    /// `leader` selector sees it). Only reads the node: nothing the run does depends on it.
+    #[inline]
+    fn note_leadership(&mut self, node: NodeId) {
+        let n = &self.nodes[node];
+        let claim = match &n.behaviour {
+            Behaviour::Service(p) if n.status != Status::Crashed => p.leadership(),
+            _ => None,
+        };
+        if claim != self.claims[node] {
+            self.claims[node] = claim;
+            self.leader_changes.push(LeaderChange { node, at_ns: self.now_ns, term: claim });
+        }
+    }
+
+    /// [`World::note_leadership`] for every node, after a fault (a crash, a restart) that may
+    /// have changed several at once.
+    fn note_all_leadership(&mut self) {
+        for node in 0..self.nodes.len() {
+            self.note_leadership(node);
         }
     }
 
@@ -450,6 +488,7 @@ impl<P: Protocol> World<P> {
             folded: self.folded,
             faults: self.fault_windows,
             clocks: self.clock_segments,
+            leaders: self.leader_changes,
             messages: self.messages,
             client_messages: self.client_messages,
             events_processed: self.events_processed,
@@ -517,6 +556,7 @@ impl<P: Protocol> World<P> {
         if cancelled > 0 {
             self.note_dead_timers(cancelled);
         }
+        self.note_leadership(node);
     }
 
     fn record(&mut self, node: NodeId, event: HistoryEvent) {
