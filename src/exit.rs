@@ -1,13 +1,26 @@
-//! The binary's one error type: a message and the exit code it maps to.
+//! The binary's exit codes, from a command's [`Class`] or [`CommandError`]; and the one error
+//! type the binary's commands return: a message and the exit code it maps to.
+
+use locksim_campaign::{Class, CommandError};
 
 /// Exit code: ran, every expectation held.
 pub const OK: i32 = 0;
-/// Exit code: an `[expect]` assertion failed.
+/// Exit code: an `[expect]` assertion failed (a search found a violation).
 pub const EXPECTATION_FAILED: i32 = 1;
 /// Exit code: bad command line or bad scenario file; nothing ran.
 pub const BAD_INPUT: i32 = 2;
 /// Exit code: a model or the simulator panicked in some seed.
 pub const MODEL_FAILED: i32 = 3;
+
+/// A command's class as the exit code (130, 3, 1, 0).
+pub fn code(class: Class) -> i32 {
+    match class {
+        Class::Interrupted => crate::interrupt::INTERRUPTED,
+        Class::ModelFailed => MODEL_FAILED,
+        Class::ExpectationFailed => EXPECTATION_FAILED,
+        Class::Passed => OK,
+    }
+}
 
 #[derive(Debug)]
 pub struct CliError {
@@ -21,24 +34,29 @@ impl CliError {
     }
 }
 
-impl From<locksim_simulator::scenario::ScenarioError> for CliError {
-    fn from(e: locksim_simulator::scenario::ScenarioError) -> Self {
-        CliError::bad_input(e.to_string())
+impl From<CommandError> for CliError {
+    fn from(e: CommandError) -> Self {
+        match e {
+            CommandError::BadInput(message) => CliError { code: BAD_INPUT, message },
+            CommandError::Failed(message) => CliError { code: MODEL_FAILED, message },
+        }
     }
 }
 
-/// A report that cannot be written is the user's side (2); a chart that fails to draw is ours (3).
+impl From<locksim_simulator::scenario::ScenarioError> for CliError {
+    fn from(e: locksim_simulator::scenario::ScenarioError) -> Self {
+        CommandError::from(e).into()
+    }
+}
+
 impl From<locksim_simulator::scenario::UnknownLabel> for CliError {
     fn from(e: locksim_simulator::scenario::UnknownLabel) -> Self {
-        CliError::bad_input(e.to_string())
+        CommandError::from(e).into()
     }
 }
 
 impl From<locksim_reports::ReportError> for CliError {
     fn from(e: locksim_reports::ReportError) -> Self {
-        match e {
-            locksim_reports::ReportError::Io(message) => CliError::bad_input(message),
-            draw @ locksim_reports::ReportError::Draw(_) => CliError { code: MODEL_FAILED, message: draw.to_string() },
-        }
+        CommandError::from(e).into()
     }
 }

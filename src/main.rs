@@ -1,13 +1,8 @@
 //! `sim`: the locksim command line. Wiring only: parsing arguments with clap and calling the
 //! simulator, the models and the reports.
 //!
-//! - [`print`]: `outln!`, printing to stdout so that a closed pipe ends quietly
-//! - [`exit`]: the one error type and its exit codes
-//! - [`seeds`]: the `--seed` / `--seeds` options
+//! - [`exit`]: the exit codes, from a command's class or error
 //! - [`interrupt`]: Ctrl-C or SIGTERM stops a run within a second, the seeds in progress discarded
-//! - [`out_dir`]: checks an output directory can be written before any work runs, and locks it
-//! - [`out_file`]: checks an output file can be written, and is not an input, before any work runs
-//! - [`progress`]: progress on stderr: a bar on a terminal, lines elsewhere, none with `--quiet`
 //! - [`runner`]: the binary's side of a campaign ([`locksim_campaign`]): pool, progress bar, Ctrl-C
 //! - [`commands`]: one module per subcommand
 //!
@@ -19,16 +14,26 @@
 #![deny(clippy::print_stdout)]
 
 #[macro_use]
-mod print;
+extern crate locksim_campaign; // outln!
 
 mod commands;
 mod exit;
 mod interrupt;
-mod out_dir;
-mod out_file;
-mod progress;
 mod runner;
-mod seeds;
+
+/// The seed options, output checks and stdout, where the commands still name them here.
+mod seeds {
+    pub use locksim_campaign::seed_range::*;
+}
+mod out_file {
+    pub use locksim_campaign::out_file::check_all;
+}
+mod out_dir {
+    pub use locksim_campaign::out_dir::{prepare, prepare_locked};
+}
+mod print {
+    pub use locksim_campaign::stdout::print_out;
+}
 
 use clap::{CommandFactory, Parser, Subcommand};
 
@@ -146,7 +151,7 @@ fn main() {
             std::process::exit(code);
         }
     };
-    progress::set_mode(cli.quiet, cli.progress);
+    locksim_campaign::progress::set_mode(cli.quiet, cli.progress);
     let result = match cli.command {
         Command::Run(args) => commands::run::run(args),
         Command::Report(args) => commands::report::report(args),

@@ -1,12 +1,13 @@
 //! The binary's side of a campaign ([`locksim_campaign`]): the worker pool from `--threads`, the
-//! progress on stderr ([`crate::progress`]), and the Ctrl-C stop flag handed to [`Campaign::run`].
+//! progress on stderr ([`locksim_campaign::progress`]), and the Ctrl-C stop flag handed to
+//! [`Campaign::run`].
 
-use locksim_campaign::{Campaign, Outcome, Progress};
+use locksim_campaign::progress::Progress as Shown;
+use locksim_campaign::{Campaign, Outcome};
 
 use crate::exit::CliError;
 use crate::interrupt;
-pub use crate::progress::progress_bar;
-use crate::progress::Progress as Shown;
+pub use locksim_campaign::progress::{progress_bar, shown_on};
 
 /// A pool of `threads` workers (default: every core); `--threads 0` and more than
 /// [`locksim_campaign::MAX_THREADS`] are refused.
@@ -19,14 +20,5 @@ pub fn run_campaign(campaign: &Campaign, pool: &rayon::ThreadPool, progress: &Sh
     campaign.run(pool, interrupt::stop_flag(), shown_on(progress))
 }
 
-/// A campaign's progress callback drawing on `progress`: one step a seed, the row and the
-/// violations so far as its message.
-pub fn shown_on(progress: &Shown) -> impl FnMut(Progress) + '_ {
-    |p: Progress| {
-        progress.set_message(format!("running {}; seed-runs with violations so far: {}", p.label, p.violating_runs));
-        progress.inc(1);
-    }
-}
-
-/// Writes to stdout (the one path there; see [`crate::print`]).
-pub use crate::print::print_out;
+/// Writes to stdout (the one path there; see [`locksim_campaign::stdout`]).
+pub use locksim_campaign::stdout::print_out;

@@ -4,6 +4,13 @@
 //! `sim bench memory`; the binary adds only clap, the progress bar and the files.
 //!
 //! Modules, bottom-up:
+//! - [`error`]: why a command ended without its work: bad input (exit 2) or a failure (exit 3)
+//! - [`stdout`]: `print_out` and `outln!`, the one path to standard output (a closed pipe ends
+//!   it quietly)
+//! - [`seed_range`]: the `--seed` / `--seeds` options as seed ranges
+//! - [`out_file`]: an output file checked writable, and no input, before any work runs
+//! - [`out_dir`]: an output directory checked writable before any work runs, and locked
+//! - [`progress`]: progress on stderr: a bar on a terminal, lines elsewhere, none with `--quiet`
 //! - [`pool`]: the worker pool (`--threads`) and its bounds
 //! - [`seed`]: one seed recorded by the engine and checked here (the campaign calls the
 //!   checkers): its metrics, a `--verify` pair of traces, or a whole replay for the reports
@@ -24,23 +31,37 @@
 //!   the scenario's `[explore]` bounds, the failures found (written, shrunk) and their summary
 //! - [`exhaust`]: `sim exhaust`, a bounded systematic search of one row's schedules (no seeds:
 //!   it enumerates the choices a seed would draw), its shortest counterexample or certificate
+//! - [`command`]: each `sim` subcommand's work from its parsed options to its text, files and
+//!   [`Class`]: the binary is clap and one call each
 //!
 //! Where it sits (docs/architecture.md): above `locksim-simulator` (which runs one seed and
 //! hands seeds out in order) and `locksim-reports` (whose `AlgorithmTotals` a seed folds into and
 //! whose `evaluate` judges an expectation), below the binary.
 
+#![deny(clippy::print_stdout)]
+
+#[macro_use]
+pub mod stdout;
+
+pub mod command;
+pub mod error;
 pub mod exhaust;
 pub mod explore;
 pub mod finish;
+pub mod out_dir;
+pub mod out_file;
 pub mod pool;
+pub mod progress;
 pub mod replay;
 pub mod rows;
 pub mod seed;
+pub mod seed_range;
 pub mod shard;
 pub mod shrink;
 pub mod sweep;
 pub mod verdict;
 
+pub use error::CommandError;
 pub use pool::{thread_pool, MAX_THREADS};
 pub use rows::{Campaign, Outcome, Progress};
 pub use seed::{RunMode, SeedResult};

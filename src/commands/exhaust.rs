@@ -1,18 +1,14 @@
 //! `sim exhaust FILE --algorithm LABEL`: a bounded systematic search of one row's schedules,
 //! ending with the shortest counterexample (a scenario file `sim run` replays exactly) or a
-//! certificate of what was covered. The search is `locksim_campaign::exhaust`; this file reads the
-//! arguments, draws the progress line, handles Ctrl-C and writes the file.
+//! certificate of what was covered. The work is `locksim_campaign::command::exhaust`; this file
+//! is its arguments.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use clap::Args;
-use locksim_campaign::exhaust::{bounds::BoundWords, exhaust as search, Incomplete, Stats};
-use locksim_simulator::scenario::exhaust::ExhaustSpec;
+use locksim_campaign::command::exhaust::{exhaust as search, ExhaustOptions};
 
-use crate::exit::{CliError, EXPECTATION_FAILED, OK};
-use crate::interrupt::{self, INTERRUPTED};
-use crate::runner::print_out;
+use crate::exit::{code, CliError};
 
 const AFTER_HELP: &str = "\
 Every schedule within the bounds is enumerated, depth first: which of the events due at the same
@@ -106,117 +102,22 @@ pub struct ExhaustArgs {
 }
 
 pub fn exhaust(args: ExhaustArgs) -> Result<i32, CliError> {
-    let models = locksim_algorithms::registry();
-    let file = args.file.display().to_string();
-    let text = locksim_simulator::scenario::read_scenario_text(&args.file)?;
-    let scenario = locksim_simulator::scenario::parse_str(&file, &text, &models)?;
-    let row = scenario.row_labelled(&args.algorithm)?;
-    let words = bound_words(&args, scenario.exhaust.clone().unwrap_or_default())?;
-    // A value of the [exhaust] table is already named by its file, line and column.
-    let placed = |e: String| if e.starts_with(&file) { e } else { format!("{file}: {e}") };
-    let bounds = words
-        .resolve(&row.params, row.model.fenced(&row.params), &scenario.setup.network)
-        .map_err(|e| CliError::bad_input(placed(e)))?;
-    let out = args.out.clone().unwrap_or_else(|| PathBuf::from(format!("{}.exhaust.toml", row.label)));
-    let stop = interrupt::stop_flag();
-    let mut progress = progress_line();
-    let report = search(&scenario, &text, row, &bounds, stop, &mut progress)
-        .map_err(|e| CliError::bad_input(format!("{file}: {e}")))?;
-    if std::io::stderr().is_terminal() {
-        eprint!("\r\x1b[2K");
-    }
-    let mut printed = report.to_string();
-    printed.push('\n');
-    if let Some(text) = &report.scenario {
-        std::fs::write(&out, text).map_err(|e| CliError::bad_input(format!("--out {}: {e}", out.display())))?;
-        let seed = if bounds.seed == 0 { String::new() } else { format!(" --seed {}", bounds.seed) };
-        printed.push_str(&format!("  written to {}; replay: sim run {}{seed}\n", out.display(), out.display()));
-    }
-    print_out(&printed);
-    Ok(match (&report.found.counterexample, &report.found.incomplete) {
-        (Some(_), _) => EXPECTATION_FAILED,
-        (None, Some(Incomplete::Stopped)) => INTERRUPTED,
-        (None, _) => OK,
-    })
-}
-
-/// The bounds' words: each flag given on the command line, else the scenario's `[exhaust]` key,
-/// else the default.
-fn bound_words(args: &ExhaustArgs, table: ExhaustSpec) -> Result<BoundWords, CliError> {
-    let (menu, menu_at) = if args.menu.is_empty() {
-        table.menu.into_iter().map(|m| (m.text, Some(m.at))).unzip()
-    } else {
-        (args.menu.clone(), Vec::new())
-    };
-    let (delays, delays_at) = match (&args.delays, table.delays) {
-        (Some(d), _) => (d.clone(), None),
-        (None, Some(d)) => (d.text, Some(d.at)),
-        (None, None) => ("min".to_string(), None),
-    };
-    Ok(BoundWords {
-        clients: args.clients.or(table.clients).unwrap_or(2),
-        acquisitions: args.acquisitions.or(table.acquisitions).unwrap_or(1),
-        faults: args.faults.or(table.faults),
-        menu,
-        menu_at,
-        delays,
-        delays_at,
-        slow_messages: args.slow_messages.or(table.slow_messages).unwrap_or(1),
-        property: args.property.clone().or(table.property.map(str::to_string)),
-        max_depth: args.max_depth.or(table.max_depth).unwrap_or(4096),
-        max_states: args.max_states.or(table.max_states).unwrap_or(4_000_000),
+    let opts = ExhaustOptions {
+        file: args.file,
+        algorithm: args.algorithm,
+        clients: args.clients,
+        acquisitions: args.acquisitions,
+        faults: args.faults,
+        menu: args.menu,
+        delays: args.delays,
+        slow_messages: args.slow_messages,
+        hold_ms: args.hold_ms,
+        think_ms: args.think_ms,
+        property: args.property,
+        max_depth: args.max_depth,
+        max_states: args.max_states,
         seed: args.seed,
-        holds_ms: match &args.hold_ms {
-            Some(list) => ms_list("--hold-ms", list)?,
-            None => table.hold_ms,
-        },
-        thinks_ms: match &args.think_ms {
-            Some(list) => ms_list("--think-ms", list)?,
-            None => table.think_ms,
-        },
-    })
-}
-
-/// A comma list of times in ms, each at least 0.
-fn ms_list(flag: &str, list: &str) -> Result<Vec<f64>, CliError> {
-    let mut out: Vec<f64> = Vec::new();
-    for w in list.split(',').map(str::trim) {
-        let v = w.replace('_', "").parse::<f64>().ok().filter(|v| (0.0..=1e12).contains(v)).ok_or_else(|| {
-            CliError::bad_input(format!("{flag} {list}: expected times in ms (numbers in [0, 1e12]), found `{w}`"))
-        })?;
-        if !out.contains(&v) {
-            out.push(v);
-        }
-    }
-    Ok(out)
-}
-
-/// The progress line on stderr (states, unique, depth, rate): redrawn once a second on a
-/// terminal, else a line every ten seconds.
-fn progress_line() -> impl FnMut(&Stats) {
-    #[allow(clippy::disallowed_methods)] // the command's own wall clock, for the rate shown
-    let started = std::time::Instant::now();
-    let terminal = std::io::stderr().is_terminal();
-    let every_s = if terminal { 1.0 } else { 10.0 };
-    let mut shown = 0.0f64;
-    move |s: &Stats| {
-        let t = started.elapsed().as_secs_f64();
-        if t - shown < every_s {
-            return;
-        }
-        shown = t;
-        let line = format!(
-            "exhaust: {} states, {} unique, depth {} (limit {}), {:.0} states/s",
-            s.states,
-            s.unique,
-            s.max_depth,
-            s.limit,
-            s.states as f64 / t.max(1e-9)
-        );
-        if terminal {
-            eprint!("\r\x1b[2K{line}");
-        } else {
-            eprintln!("{line}");
-        }
-    }
+        out: args.out,
+    };
+    Ok(code(search(&opts, &locksim_algorithms::registry(), crate::interrupt::stop_flag())?))
 }

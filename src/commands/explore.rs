@@ -1,19 +1,14 @@
 //! `sim explore FILE`: swarm testing on top of a scenario. Each seed draws an extra random fault
 //! schedule within the file's `[explore]` bounds and runs it on every selected row; every
-//! violation is written to DIR as a scenario file, each shrunk beside it, and a summary table is printed. The machinery is `locksim_campaign::explore`; this file
-//! reads the arguments, checks DIR, reports progress and prints.
+//! violation is written to DIR as a scenario file, each shrunk beside it, and a summary table is
+//! printed. The work is `locksim_campaign::command::explore`; this file is its arguments.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Args;
-use locksim_campaign::explore::output::{summary_table, write_found, WriteOptions};
-use locksim_campaign::explore::{explore as explore_scenario, Explored, Scheduler};
-use locksim_campaign::shrink::SEEDS_PER_CANDIDATE;
+use locksim_campaign::command::explore::{explore as run, ExploreOptions};
 
-use crate::commands::shrink::narrative;
-use crate::exit::{CliError, EXPECTATION_FAILED, OK};
-use crate::interrupt::{self, INTERRUPTED};
-use crate::runner::{print_out, progress_bar, thread_pool};
+use crate::exit::{code, CliError};
 
 const AFTER_HELP: &str = "\
 For each seed 0..N, a schedule of extra faults is drawn from the seed (never from the run's own
@@ -81,89 +76,17 @@ pub struct ExploreArgs {
     pub threads: Option<usize>,
 }
 
-fn default_out(file: &Path) -> PathBuf {
-    let stem = file.file_stem().map_or("scenario".into(), |s| s.to_string_lossy().into_owned());
-    PathBuf::from(format!("{stem}.explore"))
-}
-
 pub fn explore(args: ExploreArgs) -> Result<i32, CliError> {
-    let models = locksim_algorithms::registry();
-    let file = args.file.display().to_string();
-    let text = locksim_simulator::scenario::read_scenario_text(&args.file)?;
-    if args.budget == 0 {
-        return Err(CliError::bad_input("--budget 0: expected at least 1 schedule"));
-    }
-    if !args.no_shrink && args.shrink_budget < SEEDS_PER_CANDIDATE as u64 {
-        return Err(CliError::bad_input(format!(
-            "--shrink-budget {}: expected at least {SEEDS_PER_CANDIDATE} seed-runs (or --no-shrink)",
-            args.shrink_budget
-        )));
-    }
-    let scheduler = match (args.scheduler.as_str(), args.depth) {
-        ("random", None) => Scheduler::Random,
-        ("random", Some(_)) => {
-            return Err(CliError::bad_input("--depth is PCT's bug depth: give it with --scheduler pct"))
-        }
-        ("pct", Some(0)) => return Err(CliError::bad_input("--depth 0: expected a bug depth of at least 1")),
-        ("pct", depth) => Scheduler::Pct { depth: depth.unwrap_or(3) },
-        (other, _) => return Err(CliError::bad_input(format!("--scheduler {other}: expected one of random, pct"))),
+    let opts = ExploreOptions {
+        file: args.file,
+        algorithms: args.algorithms,
+        budget: args.budget,
+        out: args.out,
+        no_shrink: args.no_shrink,
+        shrink_budget: args.shrink_budget,
+        scheduler: args.scheduler,
+        depth: args.depth,
+        threads: args.threads,
     };
-    // The scenario first (a bad file is reported as such), then the directory, then the work.
-    locksim_simulator::scenario::parse_str(&file, &text, &models)?;
-    let dir = args.out.clone().unwrap_or_else(|| default_out(&args.file));
-    let _out_lock = crate::out_dir::prepare_locked(&dir, "--out").map_err(CliError::bad_input)?;
-    let pool = thread_pool(args.threads)?;
-    let stop = interrupt::stop_flag();
-    let progress = progress_bar(args.budget);
-    let mut failures = 0u64;
-    let explored: Explored = explore_scenario(
-        &file,
-        &text,
-        &models,
-        &args.algorithms,
-        args.budget,
-        scheduler,
-        &pool,
-        stop,
-        &mut |_, failed| {
-            failures += failed as u64;
-            progress.set_message(format!("row-seeds with violations so far: {failures}"));
-            progress.inc(1);
-        },
-    )
-    .map_err(CliError::bad_input)?;
-    progress.finish_and_clear();
-    let opts = WriteOptions {
-        file: &file,
-        dir: &dir,
-        shrink_budget: (!args.no_shrink && scheduler == Scheduler::Random).then_some(args.shrink_budget),
-        models: &models,
-    };
-    let tallies = write_found(&explored, &opts, &pool, stop, &narrative, &mut |line| eprintln!("explore: {line}"))
-        .map_err(CliError::bad_input)?;
-    let interrupted = interrupt::interrupted();
-    let mut out = String::new();
-    if interrupted {
-        out.push_str(&format!(
-            "# interrupted: {} of {} schedules ran; the table covers those\n",
-            explored.seeds, args.budget
-        ));
-    }
-    out.push_str(&summary_table(&explored, &tallies));
-    for row in &explored.rows {
-        if let Some(seed) = row.first_failure {
-            out.push_str(&format!("first failure: {} at schedule {} (seed {seed})\n", row.label, seed + 1));
-        }
-    }
-    if !explored.found.is_empty() {
-        out.push_str(&format!("{} failing scenario(s) written to {}\n", explored.found.len(), dir.display()));
-    }
-    print_out(&out);
-    Ok(if interrupted {
-        INTERRUPTED
-    } else if explored.found.is_empty() {
-        OK
-    } else {
-        EXPECTATION_FAILED
-    })
+    Ok(code(run(&opts, &locksim_algorithms::registry(), crate::interrupt::stop_flag())?))
 }

@@ -2,7 +2,7 @@
 //! that goes away (`sim list | head -1`) is not an error: the rest of the output is dropped
 //! quietly and the command goes on, so its files are still written and its exit code is its own
 //! (`println!` would panic, and exiting at once would lose `--json` and `--report`).
-//! `clippy::print_stdout` is denied in this crate to keep it the one path.
+//! `clippy::print_stdout` is denied in this crate and in the binary to keep it the one path.
 
 use std::io::{ErrorKind, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,11 +26,12 @@ pub fn print_out(text: &str) {
 }
 
 /// Prints a line to standard output through [`print_out`].
+#[macro_export]
 macro_rules! outln {
     () => {
-        $crate::print::print_out("\n")
+        $crate::stdout::print_out("\n")
     };
     ($($arg:tt)*) => {
-        $crate::print::print_out(&format!("{}\n", format_args!($($arg)*)))
+        $crate::stdout::print_out(&format!("{}\n", format_args!($($arg)*)))
     };
 }

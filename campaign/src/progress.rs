@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
+use crate::rows::Progress as SeedsDone;
+
 /// How often a progress line is printed when stderr is not a terminal.
 pub const LINE_EVERY: Duration = Duration::from_secs(3);
 
@@ -26,7 +28,7 @@ pub enum Mode {
 
 static MODE: AtomicU8 = AtomicU8::new(Mode::Auto as u8);
 
-/// Sets the mode for the whole process, from the command line (`main`).
+/// Sets the mode for the whole process, from the command line (the binary's `main`).
 pub fn set_mode(quiet: bool, lines: bool) {
     let mode = if quiet {
         Mode::Quiet
@@ -80,6 +82,15 @@ fn bar(total: u64) -> ProgressBar {
 #[allow(clippy::disallowed_methods)]
 fn now() -> Instant {
     Instant::now()
+}
+
+/// A campaign's progress callback drawing on `progress`: one step a seed, the row and the
+/// violations so far as its message.
+pub fn shown_on(progress: &Progress) -> impl FnMut(SeedsDone) + '_ {
+    |p: SeedsDone| {
+        progress.set_message(format!("running {}; seed-runs with violations so far: {}", p.label, p.violating_runs));
+        progress.inc(1);
+    }
 }
 
 impl Progress {

@@ -10,11 +10,11 @@ use std::path::{Path, PathBuf};
 
 use locksim_reports::{resolve_output, OutputTarget};
 
-use crate::exit::CliError;
+use crate::error::CommandError;
 
 /// Checks that `path` can be written by the output rules; `flag` names the option in the message.
-pub fn check(path: &Path, flag: &str) -> Result<(), CliError> {
-    let refuse = |why: String| CliError::bad_input(format!("{flag} {}: {why}", path.display()));
+pub fn check(path: &Path, flag: &str) -> Result<(), CommandError> {
+    let refuse = |why: String| CommandError::bad_input(format!("{flag} {}: {why}", path.display()));
     match resolve_output(path).map_err(|e| refuse(e.to_string()))? {
         OutputTarget::Stdout => Ok(()),
         // A FIFO is not opened here: opening it for writing waits for a reader.
@@ -44,7 +44,7 @@ fn is_fifo(path: &Path) -> bool {
 /// Refuses an output (`(flag, path)`) that resolves to one of `inputs` (by device and inode, so
 /// every spelling, symbolic link and hard link counts), and two outputs that resolve to one file.
 /// Standard output, devices and FIFOs are left alone (writing them destroys nothing).
-pub fn check_distinct(outputs: &[(&str, &Path)], inputs: &[&Path]) -> Result<(), CliError> {
+pub fn check_distinct(outputs: &[(&str, &Path)], inputs: &[&Path]) -> Result<(), CommandError> {
     let mut seen: Vec<(&str, &Path, PathBuf)> = Vec::new();
     for &(flag, path) in outputs {
         let Ok(OutputTarget::Replace(target)) = resolve_output(path) else { continue };
@@ -53,7 +53,7 @@ pub fn check_distinct(outputs: &[(&str, &Path)], inputs: &[&Path]) -> Result<(),
                 let same =
                     std::fs::metadata(input).is_ok_and(|m| m.dev() == out_meta.dev() && m.ino() == out_meta.ino());
                 if same {
-                    return Err(CliError::bad_input(format!(
+                    return Err(CommandError::bad_input(format!(
                         "{flag} {}: is the input file {}; writing it would destroy the input: name another file",
                         path.display(),
                         input.display()
@@ -62,7 +62,7 @@ pub fn check_distinct(outputs: &[(&str, &Path)], inputs: &[&Path]) -> Result<(),
             }
         }
         if let Some((other, other_path, _)) = seen.iter().find(|(_, _, t)| *t == target) {
-            return Err(CliError::bad_input(format!(
+            return Err(CommandError::bad_input(format!(
                 "{flag} {} and {other} {}: name the same file; one would overwrite the other",
                 path.display(),
                 other_path.display()
@@ -74,7 +74,7 @@ pub fn check_distinct(outputs: &[(&str, &Path)], inputs: &[&Path]) -> Result<(),
 }
 
 /// [`check`] for every output, then [`check_distinct`]: what each command runs before its work.
-pub fn check_all(outputs: &[(&str, Option<&Path>)], inputs: &[&Path]) -> Result<(), CliError> {
+pub fn check_all(outputs: &[(&str, Option<&Path>)], inputs: &[&Path]) -> Result<(), CommandError> {
     let given: Vec<(&str, &Path)> = outputs.iter().filter_map(|&(flag, path)| path.map(|p| (flag, p))).collect();
     for &(flag, path) in &given {
         check(path, flag)?;
@@ -97,12 +97,12 @@ mod tests {
     fn a_missing_directory_or_a_directory_is_refused() {
         let err = check(Path::new("/nonexistent/x.json"), "--json").unwrap_err();
         assert!(
-            err.message.starts_with("--json /nonexistent/x.json: the directory /nonexistent does not exist"),
+            err.message().starts_with("--json /nonexistent/x.json: the directory /nonexistent does not exist"),
             "{}",
-            err.message
+            err.message()
         );
         let err = check(Path::new("/tmp"), "--json").unwrap_err();
-        assert!(err.message.contains("is a directory"), "{}", err.message);
+        assert!(err.message().contains("is a directory"), "{}", err.message());
         assert!(check(Path::new("/dev/null"), "--json").is_ok());
         assert!(check(Path::new("-"), "--json").is_ok());
     }
@@ -117,12 +117,12 @@ mod tests {
         let spellings = [dir.join("x.toml"), dir.join("./x.toml"), dir.join("link.toml"), dir.join("hard.toml")];
         for out in &spellings {
             let err = check_distinct(&[("--json", out)], &[&input]).unwrap_err();
-            assert!(err.message.contains("is the input file"), "{}", err.message);
+            assert!(err.message().contains("is the input file"), "{}", err.message());
         }
         let other = dir.join("other.json");
         assert!(check_distinct(&[("--json", &other)], &[&input]).is_ok());
         let err = check_distinct(&[("--json", &other), ("--trace", &dir.join("./other.json"))], &[&input]).unwrap_err();
-        assert!(err.message.contains("name the same file"), "{}", err.message);
+        assert!(err.message().contains("name the same file"), "{}", err.message());
         assert_eq!(std::fs::read_to_string(&input).unwrap(), "name = \"x\"");
         std::fs::remove_dir_all(&dir).unwrap();
     }
