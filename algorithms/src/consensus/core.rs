@@ -44,6 +44,7 @@ use locksim_simulator::time::Nanos;
 
 use super::msg::{ConsensusMsg, Entry, LogIndex, Term};
 
+mod fingerprint;
 mod zab;
 
 /// Whose normal-case message pattern the log follows (elections are Raft's in both).

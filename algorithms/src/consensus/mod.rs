@@ -68,6 +68,7 @@
 //! the failure detector fed through `leader_ping` / `ping_answered`).
 
 pub mod core;
+mod fingerprint;
 pub mod msg;
 
 use std::fmt::Debug;

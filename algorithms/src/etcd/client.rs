@@ -86,6 +86,8 @@ use super::protocol::{
 };
 use super::Etcd;
 
+mod fingerprint;
+
 /// clientv3 `retryConnWait`: the keep-alive send loop's period.
 pub const KEEPALIVE_LOOP_NS: Nanos = 500_000_000;
 /// clientv3 `deadlineLoop` period.
@@ -1046,4 +1048,8 @@ impl LockClient<Etcd> for EtcdClient {
     }
 
     locksim_simulator::rebuilt_on_crash!();
+
+    fn as_fingerprint(&self) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(self)
+    }
 }

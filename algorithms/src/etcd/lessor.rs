@@ -17,6 +17,8 @@ use locksim_simulator::time::Nanos;
 
 use super::protocol::LeaseId;
 
+mod fingerprint;
+
 /// etcd's `expiredLeaseRetryInterval`.
 pub const REVOKE_RETRY_NS: Nanos = 3_000_000_000;
 

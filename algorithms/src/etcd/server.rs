@@ -46,6 +46,8 @@ use super::Etcd;
 use crate::consensus::{Committed, LogIndex, NotLeader, Replica, ReplicaDisk};
 use crate::smallmap::SmallMap;
 
+mod fingerprint;
+
 /// TCP's minimum retransmission timeout (Linux `TCP_RTO_MIN`, 200 ms).
 pub const RETRANSMIT_NS: Nanos = 200_000_000;
 
@@ -666,5 +668,9 @@ impl Process<Etcd> for EtcdServer {
 
     fn leadership(&self) -> Option<u64> {
         self.replica.leadership()
+    }
+
+    fn as_fingerprint(&self) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(self)
     }
 }
