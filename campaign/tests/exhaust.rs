@@ -26,6 +26,8 @@ fn words(menu: &[&str]) -> BoundWords {
         clients: 2,
         acquisitions: 1,
         faults: None,
+        distinct_faults: false,
+        symmetry: false,
         menu: menu.iter().map(|m| m.to_string()).collect(),
         delays: "min".into(),
         slow_messages: 1,
@@ -137,6 +139,35 @@ fn etcd_with_its_recheck_still_overlaps_when_a_waiter_is_paused_as_its_grant_arr
     let report = search("etcd.toml", "etcd", &w);
     assert!(report.found.counterexample.is_some(), "{report}");
     assert!(report.story.iter().any(|l| l.contains("pause client-") && l.contains("for 3000.000 ms")), "{report}");
+}
+
+/// etcd.toml's bound for etcd-io/etcd#11456: 3 clients, one pause past the lease of a waiter
+/// blocked on its watch of the key before its own.
+fn blocked_waiter_paused() -> BoundWords {
+    let mut w = words(&["pause@blocked:lease_ttl_ms+1000"]);
+    w.clients = 3;
+    w.property = Some("overlap".into());
+    w
+}
+
+#[test]
+fn etcd_11456_without_the_recheck_a_waiter_paused_on_its_watch_is_granted_with_its_key_gone() {
+    let report = search("etcd.toml", "etcd-no-recheck", &blocked_waiter_paused());
+    let shortest = report.found.counterexample.as_ref().expect("#11456 is found").len() as u32;
+    assert!(report.story.iter().any(|l| l.contains("pause client-") && l.contains("for 3000.000 ms")), "{report}");
+    assert!(report.story.iter().any(|l| l.starts_with("overlap at")), "{report}");
+    // At its minimal depth: one step shorter, nothing.
+    let mut shorter = blocked_waiter_paused();
+    shorter.max_depth = shortest - 1;
+    let none = search("etcd.toml", "etcd-no-recheck", &shorter);
+    assert!(none.found.counterexample.is_none(), "{none}");
+}
+
+#[test]
+fn etcd_11456_with_the_recheck_no_schedule_overlaps() {
+    let report = search("etcd.toml", "etcd", &blocked_waiter_paused());
+    assert!(report.found.counterexample.is_none(), "{report}");
+    assert_eq!(report.found.incomplete, None, "the certificate is complete: {report}");
 }
 
 #[test]

@@ -18,6 +18,7 @@ use std::path::Path;
 use locksim_simulator::scenario::{RunSpec, Scenario};
 use serde::{Deserialize, Serialize};
 
+use crate::exact::TotalsState;
 use crate::json::{params_json, SeedRange};
 use crate::AlgorithmTotals;
 
@@ -151,12 +152,12 @@ impl Origin {
 }
 
 /// The totals of one sweep point's rows.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PointState {
     /// The point's number (0-based, as in `sweep.json`).
     pub point: usize,
     /// One state per row, in the point's row order.
-    pub rows: Vec<AlgorithmTotals>,
+    pub rows: Vec<TotalsState>,
 }
 
 /// A shard's partial results file.
@@ -175,7 +176,7 @@ pub struct PartialResults {
     pub shard_seeds: SeedRange,
     /// `sim run`: one state per row.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub rows: Vec<AlgorithmTotals>,
+    pub rows: Vec<TotalsState>,
     /// `sim sweep`: every point, each with one state per row.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub points: Vec<PointState>,
@@ -203,7 +204,7 @@ impl PartialResults {
             origin,
             shard,
             shard_seeds: SeedRange { from: s.start, to: s.end },
-            rows: totals.to_vec(),
+            rows: totals.iter().map(TotalsState::of).collect(),
             points: Vec::new(),
             interrupted: false,
             seeds_finished: Vec::new(),
@@ -372,7 +373,7 @@ pub fn empty_row(scenario: &Scenario, run: &RunSpec) -> AlgorithmTotals {
 pub fn merge_rows(
     scenario: &Scenario,
     algorithms: &[String],
-    states: &[&[AlgorithmTotals]],
+    states: &[&[TotalsState]],
     names: &[&str],
 ) -> Result<Vec<AlgorithmTotals>, String> {
     let runs = selected_runs(scenario, algorithms);
@@ -382,7 +383,7 @@ pub fn merge_rows(
             return Err(format!("{name}: holds {} rows, but the scenario runs {}", part.len(), rows.len()));
         }
         for (state, row) in part.iter().zip(rows.iter_mut()) {
-            row.absorb_state(state).map_err(|e| format!("{name}: {e}"))?;
+            state.absorb_into(row).map_err(|e| format!("{name}: {e}"))?;
         }
     }
     Ok(rows)

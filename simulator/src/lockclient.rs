@@ -112,6 +112,14 @@ pub trait LockClient<P: Protocol>: Send + std::fmt::Debug + CloneLockClient<P> {
     fn reentrant(&self) -> bool {
         false
     }
+    /// Whether the acquire call is blocked on a notification from the service, with no request
+    /// of its own in flight: etcd's `waitDeletes` watching the key before its own, a recipe
+    /// waiting on a watch. `sim exhaust`'s `blocked` fault target reads it, to pause a waiter
+    /// only where no answer to it is on its way (a pause that catches the answer "you hold"
+    /// in flight is the generic paused-holder case, not a waiter's). The default: never.
+    fn blocked_on_service(&self) -> bool {
+        false
+    }
     /// The library's typed state hash (`crate::fingerprint`), as `Process::as_fingerprint`:
     /// return `Some(self)`. The default: none (hashed by its `Debug` text, no symmetry).
     fn as_fingerprint(&self) -> Option<&dyn crate::fingerprint::Fingerprint> {

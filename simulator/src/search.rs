@@ -71,6 +71,9 @@ pub trait SearchWorld: Send {
     fn node_is_up(&self, node: NodeId) -> bool;
     /// `node` is a client with an acquire call outstanding (a waiter).
     fn is_waiting(&self, node: NodeId) -> bool;
+    /// `node` is a waiter whose library is blocked on the service's notification, with no
+    /// request of its own in flight (`LockClient::blocked_on_service`).
+    fn is_blocked(&self, node: NodeId) -> bool;
     /// The server claiming leadership now (for a leaderless model, `server-0`).
     fn leader(&self) -> Option<NodeId>;
     /// How many history events were recorded so far.

@@ -524,6 +524,12 @@ impl<P: Protocol> ClientNode<P> {
         matches!(self.driver.phase, Phase::Done)
     }
 
+    /// Whether an acquire call is outstanding and the library says it is blocked on the
+    /// service's notification (`sim exhaust`'s `blocked` target).
+    pub(crate) fn is_blocked(&self) -> bool {
+        matches!(self.driver.phase, Phase::Waiting { .. }) && self.lib.blocked_on_service()
+    }
+
     pub(crate) fn client_state(&self) -> ClientState {
         match &self.driver.phase {
             Phase::Waiting { .. } => ClientState::Waiting,

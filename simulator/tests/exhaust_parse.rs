@@ -34,7 +34,7 @@ fn every_key_is_read_and_each_menu_entry_keeps_its_place() {
     let body =
         "clients = 3\nacquisitions = 2\nfaults = 2\nmenu = [\"pause@clients:lease_ttl_ms+1\", \"crash@leader:1000\"]\n\
                 delays = [\"min\", 5, \"ttl_ms-1\"]\nslow_messages = 0\nhold_ms = [100, 500, 100]\nthink_ms = [0]\n\
-                property = \"overlap\"\nmax_depth = 512\nmax_states = 1000\n";
+                property = \"overlap\"\nmax_depth = 512\nmax_states = 1000\ndistinct_faults = true\nsymmetry = true\n";
     let spec = parse(&format!("{HEAD}{body}")).unwrap().exhaust.expect("the table");
     assert_eq!(
         spec,
@@ -42,6 +42,8 @@ fn every_key_is_read_and_each_menu_entry_keeps_its_place() {
             clients: Some(3),
             acquisitions: Some(2),
             faults: Some(2),
+            distinct_faults: Some(true),
+            symmetry: Some(true),
             menu: vec![
                 Located { text: "pause@clients:lease_ttl_ms+1".into(), at: "test.toml:9:9: `exhaust.menu.0`".into() },
                 Located { text: "crash@leader:1000".into(), at: "test.toml:9:41: `exhaust.menu.1`".into() },
@@ -69,7 +71,12 @@ fn errors_name_the_place_the_key_and_the_valid_choices() {
         &["unknown fault kind \"nap\"", "pause, crash, crash-machine, isolate, clock_jump"],
     );
     fails("menu = [\"pause:5\"]\n", "6:9", "exhaust.menu.0", &["KIND@TARGETS:V,V,..."]);
-    fails("menu = [\"pause@:5\"]\n", "6:9", "exhaust.menu.0", &["no targets", "clients, waiters, servers, leader"]);
+    fails(
+        "menu = [\"pause@:5\"]\n",
+        "6:9",
+        "exhaust.menu.0",
+        &["no targets", "clients, waiters, blocked, servers, leader"],
+    );
     fails("menu = \"pause@clients:5\"\n", "6:8", "exhaust.menu", &["expected an array of menu entries"]);
     fails("delays = []\n", "6:10", "exhaust.delays", &["at least one delay"]);
     fails("delays = [\"min,max\"]\n", "6:11", "exhaust.delays.0", &["\"min\", \"max\", a number of ms"]);

@@ -19,13 +19,16 @@ workload is bounded to --clients clients of --acquisitions acquisitions each. Ra
 models and the workload still make (hold and think times, retry jitter) come from --seed.
 
 --fault KIND@TARGETS:V,V,...  KIND: pause, crash (process), crash-machine, isolate, clock_jump;
-TARGETS: clients, waiters (a client waiting for a grant), servers, leader or a node name; each V a length in ms (a clock_jump: its step),
+TARGETS: clients, waiters (a client waiting for a grant), blocked (a waiter blocked on the service's
+notification, e.g. etcd's watch of the key before its own, no call in flight), servers, leader or
+a node name; each V a length in ms (a clock_jump: its step),
 `end` (until the end of the run; a crash's default), or KEY+MS / KEY-MS with KEY a numeric
 parameter of the row (e.g. pause@clients:ttl_ms-1,ttl_ms+1: just under and just over the TTL).
 --delays: min and max (the network latency's bounds), numbers of ms, or KEY+MS / KEY-MS.
 
 The scenario's [exhaust] table may give every bound instead (clients, acquisitions, faults,
-menu, delays, slow_messages, hold_ms, think_ms, property, max_depth, max_states; see
+distinct_faults, symmetry, menu, delays, slow_messages, hold_ms, think_ms, property, max_depth,
+max_states; see
 docs/exhaustive.md); a flag given on the command line overrides its key (--fault replaces the
 whole menu). --hold-ms / --think-ms (or hold_ms / think_ms): the hold and think times to search,
 each pair in turn with every client the same; the shortest counterexample over all pairs wins.
@@ -62,6 +65,14 @@ pub struct ExhaustArgs {
     /// 0 without).
     #[arg(long, value_name = "K")]
     pub faults: Option<u32>,
+    /// Each menu entry at most once a path (default: [exhaust] distinct_faults, else off);
+    /// `--distinct-faults=false` turns the table's off.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub distinct_faults: Option<bool>,
+    /// Merge states that differ only by a renaming of interchangeable clients (default:
+    /// [exhaust] symmetry, else off); applied where the model's state is typed (the report says).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub symmetry: Option<bool>,
     /// One fault of the menu: KIND@TARGETS:LENGTHS (repeatable; see below). Replaces the
     /// [exhaust] menu when given.
     #[arg(long = "fault", value_name = "SPEC")]
@@ -108,6 +119,8 @@ pub fn exhaust(args: ExhaustArgs) -> Result<i32, CliError> {
         clients: args.clients,
         acquisitions: args.acquisitions,
         faults: args.faults,
+        distinct_faults: args.distinct_faults,
+        symmetry: args.symmetry,
         menu: args.menu,
         delays: args.delays,
         slow_messages: args.slow_messages,

@@ -29,7 +29,6 @@ use std::collections::BTreeMap;
 
 use rand::Rng;
 
-use locksim_simulator::durable::Durable;
 use locksim_simulator::history::{FailReason, LockKey, LockMode};
 use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
 use locksim_simulator::process::{Crash, Ctx, NodeId, TimerId};
@@ -144,7 +143,7 @@ pub struct ConsulClient {
 impl ConsulClient {
     /// Client `index` (node `client-<index>`).
     pub fn new(index: usize, cfg: ClientConfig) -> Self {
-        ConsulClient::from_disk((index, cfg))
+        ConsulClient { index, cfg, v: Volatile::default() }
     }
 
     fn call(&mut self, ctx: &mut Ctx<Consul>, key: LockKey, purpose: Purpose, op: Op) -> u64 {
@@ -341,17 +340,6 @@ impl ConsulClient {
     }
 }
 
-impl Durable for ConsulClient {
-    /// A client library keeps only its index and configuration.
-    type Disk = (usize, ClientConfig);
-    fn into_disk(self, _crash: &Crash) -> Self::Disk {
-        (self.index, self.cfg)
-    }
-    fn from_disk((index, cfg): Self::Disk) -> Self {
-        ConsulClient { index, cfg, v: Volatile::default() }
-    }
-}
-
 impl LockClient<Consul> for ConsulClient {
     fn on_start(&mut self, ctx: &mut Ctx<Consul>, _out: &mut LockEvents) {
         self.v.servers = (0..self.cfg.servers).filter_map(|i| ctx.node_named(&format!("server-{i}"))).collect();
@@ -461,5 +449,7 @@ impl LockClient<Consul> for ConsulClient {
         }
     }
 
-    locksim_simulator::rebuilt_on_crash!();
+    fn on_crash(&mut self, _crash: &Crash) {
+        self.v = Volatile::default();
+    }
 }

@@ -14,7 +14,6 @@
 //! - Its decisions (who is primary, the epoch, a promotion under way) are durable (a manager
 //!   keeps them in its own store); the probe history is not.
 
-use locksim_simulator::durable::Durable;
 use locksim_simulator::process::{Crash, Ctx, NodeId, Process, TimerId};
 use locksim_simulator::time::{ns_to_ms, Nanos, NS_PER_SEC};
 
@@ -51,7 +50,7 @@ pub struct FailoverManager {
 impl FailoverManager {
     /// A manager that takes `server-0` as the primary, in epoch 1.
     pub fn new(cfg: Config) -> FailoverManager {
-        FailoverManager::from_disk(ManagerDisk { cfg, primary: 0, epoch: 1, promoting: None })
+        FailoverManager { cfg, primary: 0, epoch: 1, promoting: None, v: Volatile::default() }
     }
 
     fn probe(&mut self, ctx: &mut Ctx<Db>) {
@@ -88,28 +87,6 @@ impl FailoverManager {
 
     fn server_index(&self, node: NodeId) -> Option<usize> {
         self.v.servers.iter().position(|&s| s == node)
-    }
-}
-
-/// What the manager keeps across a crash: its decisions (primary, epoch, promotion) and its
-/// configuration; everything else restarts.
-#[derive(Clone, Debug)]
-pub struct ManagerDisk {
-    cfg: Config,
-    primary: usize,
-    epoch: u64,
-    promoting: Option<(usize, u64)>,
-}
-
-impl Durable for FailoverManager {
-    type Disk = ManagerDisk;
-    fn into_disk(self, _crash: &Crash) -> ManagerDisk {
-        let FailoverManager { cfg, primary, epoch, promoting, v: _ } = self;
-        ManagerDisk { cfg, primary, epoch, promoting }
-    }
-    fn from_disk(disk: ManagerDisk) -> Self {
-        let ManagerDisk { cfg, primary, epoch, promoting } = disk;
-        FailoverManager { cfg, primary, epoch, promoting, v: Volatile::default() }
     }
 }
 
@@ -172,5 +149,8 @@ impl Process<Db> for FailoverManager {
         }
     }
 
-    locksim_simulator::rebuilt_on_crash!();
+    fn on_crash(&mut self, _crash: &Crash) {
+        // The decisions (primary, epoch, promotion) are durable; everything else restarts.
+        self.v = Volatile::default();
+    }
 }

@@ -49,7 +49,6 @@
 
 pub mod applied;
 pub mod client;
-mod fingerprint;
 pub mod lessor;
 pub mod library;
 pub mod mvcc;

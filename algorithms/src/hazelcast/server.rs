@@ -19,14 +19,13 @@
 use std::collections::BTreeMap;
 
 use locksim_simulator::dist::Dist;
-use locksim_simulator::durable::Durable;
 use locksim_simulator::process::{Crash, Ctx, NodeId, Process, TimerId};
 use locksim_simulator::time::{ms_to_ns, Nanos};
 
 use super::protocol::{CmdKind, HazelcastMsg, HazelcastTimer, HzError, Invocation, Response, ServerTimer};
 use super::state::State;
 use super::Hazelcast;
-use crate::consensus::{Committed, Replica, ReplicaDisk};
+use crate::consensus::{Committed, Replica};
 
 /// A CP member's settings.
 #[derive(Clone, Debug)]
@@ -71,12 +70,14 @@ pub struct HazelcastServer {
 impl HazelcastServer {
     /// Member `index` of the group named `members`, led by member 0 at the start.
     pub fn new(index: usize, members: Vec<String>, cfg: ServerConfig, raft: crate::consensus::Config) -> Self {
-        HazelcastServer::from_disk(ServerDisk {
+        HazelcastServer {
             cfg,
             me: 0,
-            replica: Replica::new(index, members, raft).with_initial_leader(0).into_disk(),
+            replica: Replica::new(index, members, raft).with_initial_leader(0),
             state: State::default(),
-        })
+            v: Volatile::default(),
+            committed: Vec::new(),
+        }
     }
 
     /// The replicated state (for tests).
@@ -153,35 +154,6 @@ impl HazelcastServer {
     }
 }
 
-/// What a CP member keeps across a crash: its configuration and id, the replica's disk and the
-/// group's state (see [`HazelcastServer`]'s `state`).
-#[derive(Clone, Debug)]
-pub struct ServerDisk {
-    cfg: ServerConfig,
-    me: NodeId,
-    replica: ReplicaDisk<CmdKind>,
-    state: State,
-}
-
-impl Durable for HazelcastServer {
-    type Disk = ServerDisk;
-    fn into_disk(self, _crash: &Crash) -> ServerDisk {
-        let HazelcastServer { cfg, me, replica, state, .. } = self;
-        ServerDisk { cfg, me, replica: replica.into_disk(), state }
-    }
-    fn from_disk(disk: ServerDisk) -> Self {
-        let ServerDisk { cfg, me, replica, state } = disk;
-        HazelcastServer {
-            cfg,
-            me,
-            replica: Replica::from_disk(replica),
-            state,
-            v: Volatile::default(),
-            committed: Vec::new(),
-        }
-    }
-}
-
 impl Process<Hazelcast> for HazelcastServer {
     fn on_start(&mut self, ctx: &mut Ctx<Hazelcast>) {
         self.me = ctx.me();
@@ -214,7 +186,10 @@ impl Process<Hazelcast> for HazelcastServer {
         self.settle(ctx);
     }
 
-    locksim_simulator::rebuilt_on_crash!();
+    fn on_crash(&mut self, _crash: &Crash) {
+        self.replica.on_crash();
+        self.v = Volatile::default();
+    }
 
     fn leadership(&self) -> Option<u64> {
         self.replica.leadership()

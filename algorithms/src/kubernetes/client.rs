@@ -62,7 +62,6 @@
 
 use std::collections::BTreeMap;
 
-use locksim_simulator::durable::Durable;
 use locksim_simulator::history::{LockKey, LockMode};
 use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
 use locksim_simulator::process::{Crash, Ctx, NodeId, TimerId};
@@ -407,7 +406,7 @@ impl KubernetesClient {
     /// Client `index`; it starts on API server `index` mod `servers` and draws a new identity at
     /// every start.
     pub fn new(index: usize, cfg: ClientConfig) -> Self {
-        KubernetesClient::from_disk((cfg, index as u32))
+        KubernetesClient { cfg, index: index as u32, v: Volatile::default() }
     }
 
     fn me(&self) -> Identity {
@@ -595,17 +594,6 @@ impl KubernetesClient {
     }
 }
 
-impl Durable for KubernetesClient {
-    /// A client library keeps only its configuration and index.
-    type Disk = (ClientConfig, u32);
-    fn into_disk(self, _crash: &Crash) -> Self::Disk {
-        (self.cfg, self.index)
-    }
-    fn from_disk((cfg, index): Self::Disk) -> Self {
-        KubernetesClient { cfg, index, v: Volatile::default() }
-    }
-}
-
 impl LockClient<Kubernetes> for KubernetesClient {
     fn on_start(&mut self, ctx: &mut Ctx<Kubernetes>, _out: &mut LockEvents) {
         let servers = (0..self.cfg.servers)
@@ -691,5 +679,7 @@ impl LockClient<Kubernetes> for KubernetesClient {
         }
     }
 
-    locksim_simulator::rebuilt_on_crash!();
+    fn on_crash(&mut self, _crash: &Crash) {
+        self.v = Volatile::default();
+    }
 }

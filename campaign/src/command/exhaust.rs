@@ -27,6 +27,10 @@ pub struct ExhaustOptions {
     pub acquisitions: Option<u64>,
     /// `--faults`.
     pub faults: Option<u32>,
+    /// `--distinct-faults` (`Some(false)`: `--distinct-faults=false`).
+    pub distinct_faults: Option<bool>,
+    /// `--symmetry`.
+    pub symmetry: Option<bool>,
     /// Each `--fault` (replaces the `[exhaust]` menu when not empty).
     pub menu: Vec<String>,
     /// `--delays`.
@@ -106,6 +110,8 @@ fn bound_words(opts: &ExhaustOptions, table: ExhaustSpec) -> Result<BoundWords, 
         clients: opts.clients.or(table.clients).unwrap_or(2),
         acquisitions: opts.acquisitions.or(table.acquisitions).unwrap_or(1),
         faults: opts.faults.or(table.faults),
+        distinct_faults: opts.distinct_faults.or(table.distinct_faults).unwrap_or(false),
+        symmetry: opts.symmetry.or(table.symmetry).unwrap_or(false),
         menu,
         menu_at,
         delays,

@@ -59,6 +59,9 @@ pub enum Targets {
     Clients,
     /// A client with an acquire call outstanding at that moment.
     Waiters,
+    /// A waiter whose library is blocked on the service's notification (etcd: watching the key
+    /// before its own), with no request of its own in flight.
+    Blocked,
     /// Every server (and sentinel).
     Servers,
     /// The server claiming leadership at that moment.
@@ -93,6 +96,12 @@ pub struct Bounds {
     pub acquisitions: u64,
     /// Faults a path may inject (K).
     pub faults: u32,
+    /// Whether a path may take each menu entry at most once (two pauses of one entry, on two
+    /// clients or one twice, are then out of bounds).
+    pub distinct_faults: bool,
+    /// Whether the visited set keys states by the client-symmetric fingerprint (states that
+    /// differ only by a renaming of interchangeable clients are explored once).
+    pub symmetry: bool,
     /// The fault menu.
     pub menu: Vec<MenuFault>,
     /// The latencies a message may take, ns, in the order tried (the first is the default).
@@ -128,6 +137,10 @@ pub struct BoundWords {
     pub acquisitions: u64,
     /// `--faults` (default: 1 with a menu, else 0).
     pub faults: Option<u32>,
+    /// `--distinct-faults` / `[exhaust] distinct_faults`: each menu entry at most once a path.
+    pub distinct_faults: bool,
+    /// `--symmetry` / `[exhaust] symmetry`: interchangeable clients merged in the visited set.
+    pub symmetry: bool,
     /// Each `--fault`.
     pub menu: Vec<String>,
     /// `--delays`.
@@ -155,6 +168,24 @@ pub struct BoundWords {
 
 /// The first depth limit of iterative deepening.
 pub const START_DEPTH: u32 = 64;
+
+/// The most menu entries `--distinct-faults` tracks (one bit each in a path's budget).
+pub const MAX_DISTINCT_MENU: usize = 64;
+
+impl Bounds {
+    /// These bounds with each menu entry allowed at most once a path (`on`), or as often as K
+    /// allows; `Err` for a menu too long to track.
+    pub fn with_distinct_faults(mut self, on: bool) -> Result<Bounds, String> {
+        if on && self.menu.len() > MAX_DISTINCT_MENU {
+            return Err(format!(
+                "--distinct-faults: a menu of {} entries; at most {MAX_DISTINCT_MENU} can be told apart",
+                self.menu.len()
+            ));
+        }
+        self.distinct_faults = on;
+        Ok(self)
+    }
+}
 
 impl BoundWords {
     /// Reads the words against the row's parameters and the network; `Err`: what is wrong, for
@@ -199,10 +230,12 @@ impl BoundWords {
         if property == Property::FencedStaleWrite && !fenced {
             return Err("--property fenced-stale-write: this row's grants carry no fencing token (it is not fenced); use overlap or stale-write".to_string());
         }
-        Ok(Bounds {
+        Bounds {
             clients: self.clients,
             acquisitions: self.acquisitions,
             faults,
+            distinct_faults: false,
+            symmetry: self.symmetry,
             menu,
             delays_ns: delays(&self.delays, network, params)
                 .map_err(|e| placed(self.delays_at.as_ref(), "--delays ", e))?,
@@ -215,7 +248,8 @@ impl BoundWords {
             seed: self.seed,
             holds_ms: self.holds_ms.clone(),
             thinks_ms: self.thinks_ms.clone(),
-        })
+        }
+        .with_distinct_faults(self.distinct_faults)
     }
 }
 
@@ -258,8 +292,8 @@ pub fn time_ms(text: &str, params: &Params) -> Result<f64, String> {
 }
 
 /// Parses one `--fault` menu entry: `KIND@TARGETS:V,V,…` with KIND one of `pause`, `crash`
-/// (process), `crash-machine`, `isolate`, `clock_jump`; TARGETS `clients`, `waiters`, `servers`,
-/// `leader` or a node name; each V a length (or a clock jump's step) as [`time_ms`] reads it, or `end`
+/// (process), `crash-machine`, `isolate`, `clock_jump`; TARGETS `clients`, `waiters`, `blocked`,
+/// `servers`, `leader` or a node name; each V a length (or a clock jump's step) as [`time_ms`] reads it, or `end`
 /// (until the end of the run; the default for a crash).
 pub fn menu_fault(text: &str, params: &Params) -> Result<MenuFault, String> {
     let bad = |why: String| format!("--fault {text}: {why}");
@@ -285,9 +319,14 @@ pub fn menu_fault(text: &str, params: &Params) -> Result<MenuFault, String> {
     let targets = match target_text {
         "clients" => Targets::Clients,
         "waiters" => Targets::Waiters,
+        "blocked" => Targets::Blocked,
         "servers" => Targets::Servers,
         "leader" => Targets::Leader,
-        "" => return Err(bad("no targets: expected clients, waiters, servers, leader or a node name".to_string())),
+        "" => {
+            return Err(bad(
+                "no targets: expected clients, waiters, blocked, servers, leader or a node name".to_string()
+            ))
+        }
         name => Targets::Named(name.to_string()),
     };
     let words: Vec<&str> = values.map(|v| v.split(',').map(str::trim).collect()).unwrap_or_default();

@@ -46,6 +46,9 @@ pub struct Report {
     pub story: Vec<String>,
     /// Wall time of the search.
     pub wall: Duration,
+    /// Whether the client-symmetric fingerprint renamed clients in this row's world (read at
+    /// its start): `false` where symmetry was asked for but the model's state is not typed.
+    pub symmetry_applies: bool,
 }
 
 /// The setting a search runs the row through: the scenario's, with the workload bounded and its
@@ -90,7 +93,7 @@ pub fn exhaust(
     row: &RunSpec,
     bounds: &Bounds,
     stop: &AtomicBool,
-    progress: &mut dyn FnMut(&Stats),
+    progress: &mut (dyn FnMut(&Stats) + Send),
 ) -> Result<Report, String> {
     let base = bounded_setup(&scenario.setup, bounds)?;
     #[allow(clippy::disallowed_methods)] // the search's own wall time, not a run's: no run reads it
@@ -98,6 +101,7 @@ pub fn exhaust(
     let mut total = Stats::default();
     let mut incomplete = None;
     let mut best: Option<(Vec<Step>, Bounds, Setup)> = None;
+    let mut symmetry_applies = false;
     for (hold_ms, think_ms) in workload_pairs(bounds) {
         let mut setup = base.clone();
         let mut pair = bounds.clone();
@@ -118,6 +122,7 @@ pub fn exhaust(
             pair.start_depth = pair.start_depth.min(pair.max_depth);
         }
         let root = row.model.search_world(&setup, &row.params, bounds.seed);
+        symmetry_applies = root.symmetry_applies();
         let found = search::search(root.as_ref(), &pair, stop, progress);
         total.states += found.stats.states;
         total.unique += found.stats.unique;
@@ -167,6 +172,7 @@ pub fn exhaust(
         scenario: scenario_text,
         story,
         wall,
+        symmetry_applies,
     })
 }
 
@@ -192,7 +198,7 @@ impl Report {
         let b = &self.bounds;
         let menu: Vec<&str> = b.menu.iter().map(|m| m.text.as_str()).collect();
         format!(
-            "{} clients x {} acquisition{}{}, at most {} fault{} from [{}], delays {{{}}} (at most {} message{} off the first), depth <= {} steps, seed {}",
+            "{} clients x {} acquisition{}{}, at most {} fault{}{} from [{}], delays {{{}}} (at most {} message{} off the first), depth <= {} steps, seed {}",
             b.clients,
             b.acquisitions,
             if b.acquisitions == 1 { "" } else { "s" },
@@ -202,6 +208,7 @@ impl Report {
             },
             b.faults,
             if b.faults == 1 { "" } else { "s" },
+            if b.distinct_faults { " (each entry at most once)" } else { "" },
             menu.join(" "),
             b.delays_text,
             b.slow_messages,
@@ -209,6 +216,16 @@ impl Report {
             b.max_depth,
             b.seed
         )
+    }
+
+    /// What the visited set merged: `off`, `clients` (interchangeable clients renamed), or on
+    /// but not applied (the model's state has no typed fingerprint to rename clients in).
+    pub fn symmetry_words(&self) -> &'static str {
+        match (self.bounds.symmetry, self.symmetry_applies) {
+            (false, _) => "off",
+            (true, true) => "clients (states that differ by a renaming of interchangeable clients explored once)",
+            (true, false) => "asked for, not applied (this model's state has no typed fingerprint yet)",
+        }
     }
 
     /// Unique states per second of wall time.
@@ -247,6 +264,7 @@ impl fmt::Display for Report {
             }
         }
         writeln!(f, "  bounds: {}", self.bounds_line())?;
+        writeln!(f, "  symmetry: {}", self.symmetry_words())?;
         writeln!(
             f,
             "  states explored {}, unique states {} (branch points), largest depth {}, rounds {} (last depth limit {})",

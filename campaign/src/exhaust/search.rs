@@ -1,6 +1,6 @@
 //! The search itself: depth-first over a world's choices (which due event next, each message's
 //! delay from the bounded set, a menu fault before an event of its target), with a visited set of
-//! (world fingerprint, faults left) and the depth left when each was explored, inside an
+//! (world fingerprint, budgets left) and the depth left when each was explored, inside an
 //! iterative-deepening loop whose depth limit doubles. Within a round, a violation found at depth
 //! d lowers the limit to d − 1, so the round ends with the shortest violation within its limit;
 //! the rounds before it found none that short, so that is the shortest of all.
@@ -95,11 +95,13 @@ pub fn judge(world: &dyn SearchWorld, at_end: bool) -> SeedMetrics {
     check_keeping(world.seed(), &world.history_so_far(at_end), 1)
 }
 
-/// What a path may still spend: faults, and messages given a delay other than the first.
+/// What a path may still spend: faults, and messages given a delay other than the first; and,
+/// under `distinct_faults`, which menu entries it has used (bit i: entry i).
 #[derive(Clone, Copy, Debug)]
 struct Budget {
     faults: u32,
     slow: u32,
+    used: u64,
 }
 
 struct Round<'a> {
@@ -115,9 +117,35 @@ struct Round<'a> {
     halted: Option<Incomplete>,
 }
 
+/// The search thread's stack: the search recurses once per branch point along a path (a path
+/// runs to the end of the run when nothing breaks, thousands of steps), deeper than a test
+/// thread's 2 MiB allows. Reserved, not touched: the pages used are the ones the path needs.
+const SEARCH_STACK_BYTES: usize = 1 << 30;
+
 /// Searches every schedule of `root` within `bounds` (see the module docs). `progress` is called
-/// every few thousand states; `stop` ends the search early (incomplete).
-pub fn search(root: &dyn SearchWorld, bounds: &Bounds, stop: &AtomicBool, progress: &mut dyn FnMut(&Stats)) -> Found {
+/// every few thousand states; `stop` ends the search early (incomplete). Runs on a thread of its
+/// own with a deep stack ([`SEARCH_STACK_BYTES`]); one thread, so the order is the same.
+pub fn search(
+    root: &dyn SearchWorld,
+    bounds: &Bounds,
+    stop: &AtomicBool,
+    progress: &mut (dyn FnMut(&Stats) + Send),
+) -> Found {
+    let root = root.box_clone();
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("exhaust".into())
+            .stack_size(SEARCH_STACK_BYTES)
+            .spawn_scoped(scope, move || rounds(root.as_ref(), bounds, stop, progress))
+            .expect("the search thread starts")
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
+}
+
+/// Iterative deepening: rounds of a doubling depth limit, until one completes, finds a
+/// violation, or reaches `max_depth`.
+fn rounds(root: &dyn SearchWorld, bounds: &Bounds, stop: &AtomicBool, progress: &mut dyn FnMut(&Stats)) -> Found {
     let mut stats = Stats::default();
     let mut limit = bounds.start_depth.min(bounds.max_depth).max(1);
     loop {
@@ -133,7 +161,7 @@ pub fn search(root: &dyn SearchWorld, bounds: &Bounds, stop: &AtomicBool, progre
             cut: false,
             halted: None,
         };
-        round.explore(root.box_clone(), 0, Budget { faults: bounds.faults, slow: bounds.slow_messages });
+        round.explore(root.box_clone(), 0, Budget { faults: bounds.faults, slow: bounds.slow_messages, used: 0 });
         round.stats.unique = round.visited.len() as u64;
         stats = round.stats.clone();
         if round.best.is_some() {
@@ -192,7 +220,8 @@ impl Round<'_> {
                 self.cut = true;
                 return;
             }
-            let faults = if left.faults > 0 { self.fault_moves(world.as_ref(), &enabled) } else { Vec::new() };
+            let faults =
+                if left.faults > 0 { self.fault_moves(world.as_ref(), &enabled, left.used) } else { Vec::new() };
             let one_delay = self.bounds.delays_ns.len() == 1 || left.slow == 0;
             let d0 = self.bounds.delays_ns[0];
             if enabled.len() == 1 && faults.is_empty() && one_delay {
@@ -212,9 +241,11 @@ impl Round<'_> {
             }
             // A branch: looked up in the visited set (only branches are: a visited set over a
             // subset of the states prunes less, never wrongly, and saves the others' fingerprints).
-            let key = world.fingerprint()
+            let fingerprint = if self.bounds.symmetry { world.fingerprint_symmetric() } else { world.fingerprint() };
+            let key = fingerprint
                 ^ u64::from(left.faults).wrapping_mul(0x9e37_79b9_7f4a_7c15)
-                ^ u64::from(left.slow).wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
+                ^ u64::from(left.slow).wrapping_mul(0xc2b2_ae3d_27d4_eb4f)
+                ^ left.used.wrapping_mul(0x1656_67b1_9e37_79f9);
             let depth_left = self.limit - depth;
             match self.visited.get(&key) {
                 Some(&seen) if seen >= depth_left => return,
@@ -239,7 +270,7 @@ impl Round<'_> {
         depth: u32,
         left: Budget,
         enabled: &[Enabled],
-        faults: Vec<(Injection, Nanos)>,
+        faults: Vec<(usize, Injection, Nanos)>,
         one_delay: bool,
     ) {
         let d0 = self.bounds.delays_ns[0];
@@ -264,14 +295,21 @@ impl Round<'_> {
                 return;
             }
         }
-        for (injection, at_ns) in faults {
+        for (entry, injection, at_ns) in faults {
             for (delays_ns, slow) in self.delay_combinations(slot_ref(&slot), 0, Some((&injection, at_ns)), left.slow) {
                 let mut child = slot_clone(&slot);
                 let seq = child.inject_fault(&injection, at_ns);
                 child.enabled();
                 child.step(seq, &delays_ns, d0);
                 let step = Step::Fault { injection: injection.clone(), at_ns, delays_ns };
-                self.child(child, history, step, depth, Budget { faults: left.faults - 1, slow: left.slow - slow });
+                let used = if self.bounds.distinct_faults { left.used | 1 << entry } else { left.used };
+                self.child(
+                    child,
+                    history,
+                    step,
+                    depth,
+                    Budget { faults: left.faults - 1, slow: left.slow - slow, used },
+                );
             }
             if self.depth_exhausted(depth) {
                 return;
@@ -331,8 +369,9 @@ impl Round<'_> {
         }
     }
 
-    /// The menu faults that may start now: each before an event of its target that is due now.
-    fn fault_moves(&self, world: &dyn SearchWorld, enabled: &[Enabled]) -> Vec<(Injection, Nanos)> {
+    /// The menu faults that may start now: each before an event of its target that is due now,
+    /// with its entry's index in the menu; under `distinct_faults`, only entries not in `used`.
+    fn fault_moves(&self, world: &dyn SearchWorld, enabled: &[Enabled], used: u64) -> Vec<(usize, Injection, Nanos)> {
         let at_ns = enabled[0].at_ns;
         let mut due: Vec<NodeId> = enabled.iter().filter_map(|e| e.node).collect();
         due.sort_unstable();
@@ -340,12 +379,16 @@ impl Round<'_> {
         let nodes = world.nodes();
         let leader = world.leader();
         let mut out = Vec::new();
-        for item in &self.bounds.menu {
+        for (entry, item) in self.bounds.menu.iter().enumerate() {
+            if self.bounds.distinct_faults && used & (1 << entry) != 0 {
+                continue;
+            }
             for &n in &due {
                 let (name, kind) = &nodes[n];
                 let hit = match &item.targets {
                     Targets::Clients => *kind == NodeKind::Client,
                     Targets::Waiters => *kind == NodeKind::Client && world.is_waiting(n),
+                    Targets::Blocked => *kind == NodeKind::Client && world.is_blocked(n),
                     Targets::Servers => matches!(kind, NodeKind::Server | NodeKind::Sentinel),
                     Targets::Leader => leader == Some(n),
                     Targets::Named(want) => want == name,
@@ -361,7 +404,7 @@ impl Round<'_> {
                         }
                         k => (k.clone(), 0.0),
                     };
-                    out.push((Injection { kind, target: n, duration_ns, value }, at_ns));
+                    out.push((entry, Injection { kind, target: n, duration_ns, value }, at_ns));
                 }
             }
         }

@@ -291,6 +291,9 @@ impl<P: Protocol> SearchWorld for SearchRun<P> {
     fn is_waiting(&self, node: NodeId) -> bool {
         self.world.nodes[node].behaviour.client_state() == ClientState::Waiting
     }
+    fn is_blocked(&self, node: NodeId) -> bool {
+        matches!(&self.world.nodes[node].behaviour, Behaviour::Client(c) if c.is_blocked())
+    }
     fn leader(&self) -> Option<NodeId> {
         self.world.leader()
     }

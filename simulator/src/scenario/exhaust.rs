@@ -1,6 +1,7 @@
 //! `[exhaust]`: the bounds `sim exhaust` searches a row within, written in the scenario (the
 //! command line's flags override each key): the workload bound (clients, acquisitions, the hold
-//! and think times to try), the fault budget K and its menu, the delays, the property, the depth
+//! and think times to try), the fault budget K and its menu (each entry at most once a path with
+//! `distinct_faults`), the delays, the property, the depth
 //! and memory limits. `sim run` ignores the table.
 //!
 //! A menu entry's kind and targets are checked here; its lengths may name the row's parameters
@@ -15,6 +16,8 @@ const KEYS: &[&str] = &[
     "clients",
     "acquisitions",
     "faults",
+    "distinct_faults",
+    "symmetry",
     "menu",
     "delays",
     "slow_messages",
@@ -29,7 +32,7 @@ const KEYS: &[&str] = &[
 pub const MENU_KINDS: &[&str] = &["pause", "crash", "crash-machine", "isolate", "clock_jump"];
 
 /// The target groups a menu entry may name (or one node by name).
-pub const MENU_TARGETS: &[&str] = &["clients", "waiters", "servers", "leader"];
+pub const MENU_TARGETS: &[&str] = &["clients", "waiters", "blocked", "servers", "leader"];
 
 /// The properties a search may look for.
 pub const PROPERTIES: &[&str] = &["overlap", "stale-write", "fenced-stale-write"];
@@ -52,6 +55,10 @@ pub struct ExhaustSpec {
     pub acquisitions: Option<u64>,
     /// Faults a path may take from the menu (K).
     pub faults: Option<u32>,
+    /// Whether a path may take each menu entry at most once (`--distinct-faults`).
+    pub distinct_faults: Option<bool>,
+    /// Whether interchangeable clients are merged in the visited set (`--symmetry`).
+    pub symmetry: Option<bool>,
     /// The fault menu, `KIND@TARGETS:V,…` each, as `--fault` takes them.
     pub menu: Vec<Located>,
     /// The delays a message may take (`min`, `max`, ms, `KEY±MS`), joined with commas.
@@ -91,6 +98,12 @@ pub(crate) fn exhaust(src: &Source, root: &Tab) -> Res<Option<ExhaustSpec>> {
     }
     if let Some(n) = tab.get("faults") {
         spec.faults = Some(int_in(src, n, 0, 16)? as u32);
+    }
+    if let Some(n) = tab.get("distinct_faults") {
+        spec.distinct_faults = Some(n.as_bool(src)?);
+    }
+    if let Some(n) = tab.get("symmetry") {
+        spec.symmetry = Some(n.as_bool(src)?);
     }
     if let Some(n) = tab.get("menu") {
         for item in n.as_array(src, "an array of menu entries (strings such as \"pause@clients:ttl_ms-1,ttl_ms+1\")")? {

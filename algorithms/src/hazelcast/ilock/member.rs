@@ -20,7 +20,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use locksim_simulator::durable::Durable;
 use locksim_simulator::history::LockKey;
 use locksim_simulator::process::{Crash, Ctx, NodeId, Process, TimerId};
 use locksim_simulator::time::Nanos;
@@ -61,7 +60,7 @@ pub struct IlockMember {
 impl IlockMember {
     /// Member `index`.
     pub fn new(index: usize, cfg: IlockConfig) -> Self {
-        IlockMember::from_disk((index, cfg))
+        IlockMember { index, cfg, v: Volatile::default() }
     }
 
     /// The lock's owner in this member's view.
@@ -180,18 +179,6 @@ impl IlockMember {
     }
 }
 
-impl Durable for IlockMember {
-    /// An in-memory data grid: the member keeps its index and configuration, and its replicas go
-    /// with it.
-    type Disk = (usize, IlockConfig);
-    fn into_disk(self, _crash: &Crash) -> Self::Disk {
-        (self.index, self.cfg)
-    }
-    fn from_disk((index, cfg): Self::Disk) -> Self {
-        IlockMember { index, cfg, v: Volatile::default() }
-    }
-}
-
 impl Process<Hazelcast> for IlockMember {
     fn on_start(&mut self, ctx: &mut Ctx<Hazelcast>) {
         self.v.members = (0..self.cfg.members).filter_map(|i| ctx.node_named(&format!("server-{i}"))).collect();
@@ -253,5 +240,8 @@ impl Process<Hazelcast> for IlockMember {
         }
     }
 
-    locksim_simulator::rebuilt_on_crash!();
+    fn on_crash(&mut self, _crash: &Crash) {
+        // An in-memory data grid: the member's replicas go with it.
+        self.v = Volatile::default();
+    }
 }
