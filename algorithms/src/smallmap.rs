@@ -8,6 +8,8 @@
 
 use std::ops::Index;
 
+mod fingerprint;
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct SmallMap<K, V> {
     entries: Vec<(K, V)>,

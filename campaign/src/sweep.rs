@@ -9,7 +9,6 @@ use std::ops::Range;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
-use locksim_reports::exact::TotalsState;
 use locksim_reports::shard::{merge_rows, Origin, PartialResults, PointState, Shard};
 use locksim_reports::sweep::finish::{finish, SweepRun};
 use locksim_reports::sweep::progress::Progress as RecordFile;
@@ -85,12 +84,8 @@ impl SweepOutcome {
         if self.interrupted {
             return None;
         }
-        let points = self
-            .points
-            .iter()
-            .enumerate()
-            .map(|(i, (rows, _))| PointState { point: i, rows: rows.iter().map(TotalsState::of).collect() })
-            .collect();
+        let points =
+            self.points.iter().enumerate().map(|(i, (rows, _))| PointState { point: i, rows: rows.to_vec() }).collect();
         Some(PartialResults::sweep(origin, shard, points))
     }
 }
@@ -188,7 +183,7 @@ pub fn run_sweep(
     }
     on_total(total);
     let outcome = run_points(points, pool, stop, progress, |i, totals| {
-        record.record(&PointState { point: i, rows: totals.iter().map(TotalsState::of).collect() })
+        record.record(&PointState { point: i, rows: totals.to_vec() })
     })?;
     let end = match plan.shard {
         Some(shard) => shard_end(out, plan.origin.clone(), shard, run_seeds, &outcome, n_points)?,

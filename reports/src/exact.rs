@@ -1,21 +1,26 @@
-//! A results row's folded state ([`AlgorithmTotals`]) written to JSON and read back exactly, for
-//! the files that carry unfinished work between processes: a shard's partial results
-//! ([`crate::shard`]) and a sweep's record of finished points ([`crate::sweep::progress`]).
+//! A results row's folded state ([`AlgorithmTotals`]) in its exact JSON form, for the files that
+//! carry unfinished work between processes: a shard's partial results ([`crate::shard`]) and a
+//! sweep's record of finished points ([`crate::sweep::progress`]). `AlgorithmTotals` implements
+//! `Serialize` and `Deserialize` here, in that form; there is no second copy of its fields.
 //!
 //! Exact means that reading the state back and folding more seeds in, or merging it with other
 //! states ([`AlgorithmTotals::absorb`]), gives the same bytes as one process folding every seed:
 //! integers are written as integers (`u128` as decimal strings, which JSON readers keep whole),
 //! floats as their IEEE-754 bits, and each histogram as hdrhistogram's V2 serialisation in
-//! base64, which holds every count. The row's identity (model, parameters, fencing, limitations)
-//! is not stored: the reader rebuilds it from the scenario text, so nothing is parsed back from a
-//! rounded decimal.
+//! base64, which holds every count. The row's identity (model, library, parameters, fencing,
+//! limitations) is not stored: a state read back has only its label, and is folded into a row
+//! rebuilt from the scenario text ([`AlgorithmTotals::absorb_state`]), so nothing is parsed back
+//! from a rounded decimal.
 
 use base64::Engine as _;
 use hdrhistogram::serialization::{Deserializer, Serializer as _, V2Serializer};
 use hdrhistogram::Histogram;
 use locksim_simulator::checker::metrics::new_histogram;
 use locksim_simulator::checker::Violation;
-use serde::{Deserialize, Serialize};
+use serde::de::Error as _;
+use serde::ser::SerializeStruct as _;
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::{Map, Value};
 
 use crate::aggregate::{AlgorithmTotals, ClassCount, FailingSeed};
 
@@ -50,74 +55,8 @@ pub struct SeedNote {
     pub detail: Option<String>,
 }
 
-/// Everything [`AlgorithmTotals`] folds, exactly; see the module documentation.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TotalsState {
-    /// The row's label, checked against the scenario's row when read back.
-    pub label: String,
-    /// Runs completed.
-    pub runs: u64,
-    /// Runs with a safety violation.
-    pub failing_runs: u64,
-    /// Simulated time over the runs, ns (decimal).
-    pub duration_ns: String,
-    /// `[runs, events]` of overlap, stale unfenced, stale fenced, lost updates, token regressions
-    /// and leaked re-grants, in that order.
-    pub classes: [ClassState; 6],
-    /// Successful acquisitions.
-    pub acquisitions: u64,
-    /// Acquire calls that gave up.
-    pub failed_acquisitions: u64,
-    /// Critical sections completed.
-    pub completed_sections: u64,
-    /// Release calls.
-    pub releases: u64,
-    /// Release calls that failed.
-    pub failed_releases: u64,
-    /// Messages sent.
-    pub messages: u64,
-    /// Wake-ups.
-    pub notifications: u64,
-    /// Refused lock requests.
-    pub refused_attempts: u64,
-    /// Unavailable time, ns (decimal).
-    pub unavailable_ns: String,
-    /// Sum of each run's longest outage, ns (decimal).
-    pub outage_ns_sum: String,
-    /// The longest outage, ns.
-    pub outage_ns_max: u64,
-    /// Fairness sum in units of [`crate::aggregate::FAIRNESS_UNIT`] (decimal).
-    pub fairness_sum_units: String,
-    /// Runs with a fairness index.
-    pub fairness_runs: u64,
-    /// Lowest and highest fairness index as `f64` bits.
-    pub fairness_range_bits: Option<[u64; 2]>,
-    /// Acquire latency histogram (µs): V2, base64.
-    pub acquire_latency_us: String,
-    /// Wait histogram (µs): V2, base64.
-    pub wait_us: String,
-    /// Handoff histogram (µs): V2, base64.
-    pub handoff_us: String,
-    /// The first failing seeds with their first violation.
-    pub failing_seeds: Vec<SeedNote>,
-    /// The first seeds with a leaked re-grant.
-    pub leaked_seeds: Vec<SeedNote>,
-    /// Seeds that panicked.
-    pub panicked_runs: u64,
-    /// The first panicked seeds with their message.
-    pub panicked: Vec<SeedNote>,
-    /// Scheduled workload: `[runs, events]` of double executions; absent for the loop (and in
-    /// states written before the field), read as none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub double_executions: Option<ClassState>,
-}
-
 fn class(c: ClassCount) -> ClassState {
     [c.runs, c.events]
-}
-
-fn unclass(c: ClassState) -> ClassCount {
-    ClassCount { runs: c[0], events: c[1] }
 }
 
 fn histogram_text(h: &Histogram<u64>) -> String {
@@ -137,10 +76,6 @@ fn histogram(text: &str, what: &str) -> Result<Histogram<u64>, String> {
     let mut h = new_histogram();
     h.add(&read).map_err(|e| format!("histogram `{what}`: outside the simulator's bounds: {e:?}"))?;
     Ok(h)
-}
-
-fn int(text: &str, what: &str) -> Result<u128, String> {
-    text.parse().map_err(|_| format!("`{what}`: expected a whole number as a string, found {text:?}"))
 }
 
 fn note(f: &FailingSeed) -> SeedNote {
@@ -168,100 +103,172 @@ fn unnote(n: &SeedNote) -> Result<FailingSeed, String> {
     Ok(FailingSeed { seed: n.seed, first_violation })
 }
 
-impl TotalsState {
-    /// The state of `t`.
-    pub fn of(t: &AlgorithmTotals) -> Self {
-        TotalsState {
-            label: t.label.clone(),
-            runs: t.runs,
-            failing_runs: t.failing_runs,
-            duration_ns: t.duration_ns.to_string(),
-            classes: [
-                class(t.overlap),
-                class(t.stale_unfenced),
-                class(t.stale_fenced),
-                class(t.lost_updates),
-                class(t.token_regressions),
-                class(t.leaked_regrants),
-            ],
-            acquisitions: t.acquisitions,
-            failed_acquisitions: t.failed_acquisitions,
-            completed_sections: t.completed_sections,
-            releases: t.releases,
-            failed_releases: t.failed_releases,
-            messages: t.messages,
-            notifications: t.notifications,
-            refused_attempts: t.refused_attempts,
-            unavailable_ns: t.unavailable_ns.to_string(),
-            outage_ns_sum: t.outage_ns_sum.to_string(),
-            outage_ns_max: t.outage_ns_max,
-            fairness_sum_units: t.fairness_sum_units.to_string(),
-            fairness_runs: t.fairness_runs,
-            fairness_range_bits: t.fairness_range.map(|(lo, hi)| [lo.to_bits(), hi.to_bits()]),
-            acquire_latency_us: histogram_text(&t.acquire_latency_us),
-            wait_us: histogram_text(&t.wait_us),
-            handoff_us: histogram_text(&t.handoff_us),
-            failing_seeds: t.failing_seeds.iter().map(note).collect(),
-            leaked_seeds: t.leaked_seeds.iter().map(note).collect(),
-            panicked_runs: t.panicked_runs,
-            panicked: t
-                .panicked
-                .iter()
-                .map(|(seed, message)| SeedNote {
-                    seed: *seed,
-                    at_ns: None,
-                    kind: Some("panic".into()),
-                    detail: Some(message.clone()),
-                })
-                .collect(),
-            double_executions: t.scheduled.then(|| class(t.double_executions)),
+/// The six violation classes in the order of the state's `classes` (overlap, stale unfenced,
+/// stale fenced, lost updates, token regressions, leaked re-grants).
+fn classes_mut(t: &mut AlgorithmTotals) -> [&mut ClassCount; 6] {
+    [
+        &mut t.overlap,
+        &mut t.stale_unfenced,
+        &mut t.stale_fenced,
+        &mut t.lost_updates,
+        &mut t.token_regressions,
+        &mut t.leaked_regrants,
+    ]
+}
+
+impl Serialize for AlgorithmTotals {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let classes = [
+            self.overlap,
+            self.stale_unfenced,
+            self.stale_fenced,
+            self.lost_updates,
+            self.token_regressions,
+            self.leaked_regrants,
+        ]
+        .map(class);
+        let panicked: Vec<SeedNote> = self
+            .panicked
+            .iter()
+            .map(|(seed, message)| SeedNote {
+                seed: *seed,
+                at_ns: None,
+                kind: Some("panic".into()),
+                detail: Some(message.clone()),
+            })
+            .collect();
+        let mut st = s.serialize_struct("AlgorithmTotals", 27)?;
+        st.serialize_field("label", &self.label)?;
+        st.serialize_field("runs", &self.runs)?;
+        st.serialize_field("failing_runs", &self.failing_runs)?;
+        st.serialize_field("duration_ns", &self.duration_ns.to_string())?;
+        st.serialize_field("classes", &classes)?;
+        st.serialize_field("acquisitions", &self.acquisitions)?;
+        st.serialize_field("failed_acquisitions", &self.failed_acquisitions)?;
+        st.serialize_field("completed_sections", &self.completed_sections)?;
+        st.serialize_field("releases", &self.releases)?;
+        st.serialize_field("failed_releases", &self.failed_releases)?;
+        st.serialize_field("messages", &self.messages)?;
+        st.serialize_field("notifications", &self.notifications)?;
+        st.serialize_field("refused_attempts", &self.refused_attempts)?;
+        st.serialize_field("unavailable_ns", &self.unavailable_ns.to_string())?;
+        st.serialize_field("outage_ns_sum", &self.outage_ns_sum.to_string())?;
+        st.serialize_field("outage_ns_max", &self.outage_ns_max)?;
+        st.serialize_field("fairness_sum_units", &self.fairness_sum_units.to_string())?;
+        st.serialize_field("fairness_runs", &self.fairness_runs)?;
+        st.serialize_field("fairness_range_bits", &self.fairness_range.map(|(lo, hi)| [lo.to_bits(), hi.to_bits()]))?;
+        st.serialize_field("acquire_latency_us", &histogram_text(&self.acquire_latency_us))?;
+        st.serialize_field("wait_us", &histogram_text(&self.wait_us))?;
+        st.serialize_field("handoff_us", &histogram_text(&self.handoff_us))?;
+        st.serialize_field("failing_seeds", &self.failing_seeds.iter().map(note).collect::<Vec<_>>())?;
+        st.serialize_field("leaked_seeds", &self.leaked_seeds.iter().map(note).collect::<Vec<_>>())?;
+        st.serialize_field("panicked_runs", &self.panicked_runs)?;
+        st.serialize_field("panicked", &panicked)?;
+        // Only a scheduled workload has it (a loop's state is as it was before the field).
+        if self.scheduled {
+            st.serialize_field("double_executions", &class(self.double_executions))?;
+        }
+        st.end()
+    }
+}
+
+/// The fields of a state being read back, each read by name; an error names the field.
+struct Fields(Map<String, Value>);
+
+impl Fields {
+    fn get(&self, key: &str) -> Result<&Value, String> {
+        self.0.get(key).ok_or_else(|| format!("missing field `{key}`"))
+    }
+    fn u64(&self, key: &str) -> Result<u64, String> {
+        self.get(key)?.as_u64().ok_or_else(|| format!("`{key}`: expected a whole number"))
+    }
+    fn text(&self, key: &str) -> Result<&str, String> {
+        self.get(key)?.as_str().ok_or_else(|| format!("`{key}`: expected a string"))
+    }
+    /// A `u128` written as a decimal string.
+    fn decimal(&self, key: &str) -> Result<u128, String> {
+        let text = self.text(key)?;
+        text.parse().map_err(|_| format!("`{key}`: expected a whole number as a string, found {text:?}"))
+    }
+    fn typed<T: for<'de> Deserialize<'de>>(&self, key: &str) -> Result<T, String> {
+        T::deserialize(self.get(key)?).map_err(|e| format!("`{key}`: {e}"))
+    }
+    /// Absent or null reads as `None`.
+    fn optional<T: for<'de> Deserialize<'de>>(&self, key: &str) -> Result<Option<T>, String> {
+        match self.0.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(_) => self.typed(key).map(Some),
         }
     }
+    fn histogram(&self, key: &str) -> Result<Histogram<u64>, String> {
+        histogram(self.text(key)?, key)
+    }
+    fn seeds(&self, key: &str) -> Result<Vec<FailingSeed>, String> {
+        self.typed::<Vec<SeedNote>>(key)?.iter().map(unnote).collect()
+    }
 
-    /// Folds this state into `row` (a row of the same label, holding the seeds before this
-    /// state's), as [`AlgorithmTotals::absorb`] does. Fails, naming the field, on a state that
-    /// does not read back (another label, a bad number or histogram, an unknown kind).
-    pub fn absorb_into(&self, row: &mut AlgorithmTotals) -> Result<(), String> {
-        if self.label != row.label {
-            return Err(format!("holds row `{}` where the scenario has `{}`", self.label, row.label));
+    /// The totals these fields hold, with no identity but the label.
+    fn totals(&self) -> Result<AlgorithmTotals, String> {
+        let mut t = AlgorithmTotals::new(self.text("label")?, "", Value::Null, false);
+        t.runs = self.u64("runs")?;
+        t.failing_runs = self.u64("failing_runs")?;
+        t.duration_ns = self.decimal("duration_ns")?;
+        let classes: [ClassState; 6] = self.typed("classes")?;
+        for (mine, [runs, events]) in classes_mut(&mut t).into_iter().zip(classes) {
+            *mine = ClassCount { runs, events };
         }
-        let mut t = AlgorithmTotals::new(row.label.clone(), row.model.clone(), serde_json::Value::Null, row.fenced);
-        t.runs = self.runs;
-        t.failing_runs = self.failing_runs;
-        t.duration_ns = int(&self.duration_ns, "duration_ns")?;
-        let [overlap, stale_unfenced, stale_fenced, lost_updates, token_regressions, leaked_regrants] = self.classes;
-        t.overlap = unclass(overlap);
-        t.stale_unfenced = unclass(stale_unfenced);
-        t.stale_fenced = unclass(stale_fenced);
-        t.lost_updates = unclass(lost_updates);
-        t.token_regressions = unclass(token_regressions);
-        t.leaked_regrants = unclass(leaked_regrants);
-        t.acquisitions = self.acquisitions;
-        t.failed_acquisitions = self.failed_acquisitions;
-        t.completed_sections = self.completed_sections;
-        t.releases = self.releases;
-        t.failed_releases = self.failed_releases;
-        t.messages = self.messages;
-        t.notifications = self.notifications;
-        t.refused_attempts = self.refused_attempts;
-        t.unavailable_ns = int(&self.unavailable_ns, "unavailable_ns")?;
-        t.outage_ns_sum = int(&self.outage_ns_sum, "outage_ns_sum")?;
-        t.outage_ns_max = self.outage_ns_max;
-        t.fairness_sum_units = int(&self.fairness_sum_units, "fairness_sum_units")?;
-        t.fairness_runs = self.fairness_runs;
-        t.fairness_range = self.fairness_range_bits.map(|[lo, hi]| (f64::from_bits(lo), f64::from_bits(hi)));
-        t.acquire_latency_us = histogram(&self.acquire_latency_us, "acquire_latency_us")?;
-        t.wait_us = histogram(&self.wait_us, "wait_us")?;
-        t.handoff_us = histogram(&self.handoff_us, "handoff_us")?;
-        t.failing_seeds = self.failing_seeds.iter().map(unnote).collect::<Result<_, _>>()?;
-        t.leaked_seeds = self.leaked_seeds.iter().map(unnote).collect::<Result<_, _>>()?;
-        t.panicked_runs = self.panicked_runs;
-        t.panicked = self.panicked.iter().map(|n| (n.seed, n.detail.clone().unwrap_or_default())).collect();
-        if let Some(c) = self.double_executions {
+        t.acquisitions = self.u64("acquisitions")?;
+        t.failed_acquisitions = self.u64("failed_acquisitions")?;
+        t.completed_sections = self.u64("completed_sections")?;
+        t.releases = self.u64("releases")?;
+        t.failed_releases = self.u64("failed_releases")?;
+        t.messages = self.u64("messages")?;
+        t.notifications = self.u64("notifications")?;
+        t.refused_attempts = self.u64("refused_attempts")?;
+        t.unavailable_ns = self.decimal("unavailable_ns")?;
+        t.outage_ns_sum = self.decimal("outage_ns_sum")?;
+        t.outage_ns_max = self.u64("outage_ns_max")?;
+        t.fairness_sum_units = self.decimal("fairness_sum_units")?;
+        t.fairness_runs = self.u64("fairness_runs")?;
+        t.fairness_range =
+            self.optional::<[u64; 2]>("fairness_range_bits")?.map(|[lo, hi]| (f64::from_bits(lo), f64::from_bits(hi)));
+        t.acquire_latency_us = self.histogram("acquire_latency_us")?;
+        t.wait_us = self.histogram("wait_us")?;
+        t.handoff_us = self.histogram("handoff_us")?;
+        t.failing_seeds = self.seeds("failing_seeds")?;
+        t.leaked_seeds = self.seeds("leaked_seeds")?;
+        t.panicked_runs = self.u64("panicked_runs")?;
+        t.panicked = self
+            .typed::<Vec<SeedNote>>("panicked")?
+            .into_iter()
+            .map(|n| (n.seed, n.detail.unwrap_or_default()))
+            .collect();
+        // Absent for the loop (and in states written before the field): none.
+        if let Some([runs, events]) = self.optional::<ClassState>("double_executions")? {
             t.scheduled = true;
-            t.double_executions = unclass(c);
+            t.double_executions = ClassCount { runs, events };
         }
-        row.absorb(&t);
+        Ok(t)
+    }
+}
+
+/// Reads a state back: every count, histogram and seed, checked (a bad number or histogram, an
+/// unknown violation kind is refused naming the field); the identity but the label is left
+/// empty ([`AlgorithmTotals::absorb_state`] folds it into a row that has one).
+impl<'de> Deserialize<'de> for AlgorithmTotals {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Fields(Map::deserialize(d)?).totals().map_err(D::Error::custom)
+    }
+}
+
+impl AlgorithmTotals {
+    /// Folds `state` (a state read back, holding the seeds after this row's) into this row, as
+    /// [`AlgorithmTotals::absorb`] does, after checking it is this row's.
+    pub fn absorb_state(&mut self, state: &AlgorithmTotals) -> Result<(), String> {
+        if state.label != self.label {
+            return Err(format!("holds row `{}` where the scenario has `{}`", state.label, self.label));
+        }
+        self.absorb(state);
         Ok(())
     }
 }
@@ -279,7 +286,7 @@ mod tests {
     /// Every field the results JSON shows, and every folded field, as one string.
     fn everything(t: &AlgorithmTotals) -> String {
         let json = serde_json::to_string(&AlgorithmJson::from_totals(t, "f.toml")).unwrap();
-        format!("{json}\n{}", serde_json::to_string(&TotalsState::of(t)).unwrap())
+        format!("{json}\n{}", serde_json::to_string(t).unwrap())
     }
 
     fn seed(s: u64) -> locksim_simulator::checker::SeedMetrics {
@@ -305,9 +312,9 @@ mod tests {
                 for s in w[0]..w[1] {
                     part.add(&seed(s));
                 }
-                let text = serde_json::to_string(&TotalsState::of(&part)).unwrap();
-                let back: TotalsState = serde_json::from_str(&text).unwrap();
-                back.absorb_into(&mut merged).unwrap();
+                let text = serde_json::to_string(&part).unwrap();
+                let back: AlgorithmTotals = serde_json::from_str(&text).unwrap();
+                merged.absorb_state(&back).unwrap();
             }
             assert_eq!(everything(&merged), everything(&whole), "cuts {cuts:?}");
         }
@@ -335,9 +342,8 @@ mod tests {
         for part in [0..4, 4..10] {
             let mut t = row();
             part.for_each(|s| t.add(&scheduled(s)));
-            let state: TotalsState =
-                serde_json::from_str(&serde_json::to_string(&TotalsState::of(&t)).unwrap()).unwrap();
-            state.absorb_into(&mut merged).unwrap();
+            let state: AlgorithmTotals = serde_json::from_str(&serde_json::to_string(&t).unwrap()).unwrap();
+            merged.absorb_state(&state).unwrap();
         }
         assert_eq!(everything(&merged), everything(&whole));
         let json = serde_json::to_value(AlgorithmJson::from_totals(&whole, "f.toml")).unwrap();
@@ -349,7 +355,7 @@ mod tests {
         looped.add(&seed(1));
         let json = serde_json::to_value(AlgorithmJson::from_totals(&looped, "f.toml")).unwrap();
         assert!(json.get("double_executions").is_none(), "{json}");
-        assert!(!serde_json::to_string(&TotalsState::of(&looped)).unwrap().contains("double"));
+        assert!(!serde_json::to_string(&looped).unwrap().contains("double"));
         let table = crate::table::render_table("f.toml", std::slice::from_ref(&looped), &[]);
         assert!(!table.contains("executions"), "{table}");
     }
@@ -358,12 +364,68 @@ mod tests {
     fn a_foreign_state_is_refused_naming_what() {
         let mut t = row();
         t.add(&failing(0, true));
-        let mut state = TotalsState::of(&t);
-        let mut other = AlgorithmTotals::new("db", "db", serde_json::Value::Null, true);
-        assert!(state.absorb_into(&mut other).unwrap_err().contains("`redis`"));
-        state.failing_seeds[0].kind = Some("martian".into());
-        assert!(state.absorb_into(&mut row()).unwrap_err().contains("martian"));
-        state.wait_us = "!!".into();
-        assert!(state.absorb_into(&mut row()).unwrap_err().contains("wait_us"));
+        let text = serde_json::to_string(&t).unwrap();
+        let state: AlgorithmTotals = serde_json::from_str(&text).unwrap();
+        let mut other = AlgorithmTotals::new("db", "db", Value::Null, true);
+        assert!(other.absorb_state(&state).unwrap_err().contains("`redis`"));
+        let read = |edit: &dyn Fn(&mut Value)| {
+            let mut v: Value = serde_json::from_str(&text).unwrap();
+            edit(&mut v);
+            serde_json::from_value::<AlgorithmTotals>(v).unwrap_err().to_string()
+        };
+        assert!(read(&|v| v["failing_seeds"][0]["kind"] = "martian".into()).contains("martian"));
+        assert!(read(&|v| v["wait_us"] = "!!".into()).contains("wait_us"));
+        assert!(read(&|v| v["duration_ns"] = "1.5".into()).contains("duration_ns"));
+        assert!(read(&|v| drop(v.as_object_mut().unwrap().remove("runs"))).contains("missing field `runs`"));
+    }
+
+    /// The exact form keeps the field names and order the shard and progress files have always
+    /// had (a state written by an earlier build reads back, and a new one is byte for byte what
+    /// it wrote): the label, the counts, `classes` as six `[runs, events]`, decimal strings for
+    /// the `u128` sums, the fairness range as bits, the histograms, the seeds, and
+    /// `double_executions` last and only for a scheduled workload.
+    #[test]
+    fn the_exact_form_keeps_its_field_names_and_order() {
+        let mut t = row();
+        t.add(&failing(3, true));
+        let v = serde_json::to_value(&t).unwrap();
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        let text = serde_json::to_string(&t).unwrap();
+        let mut at = 0;
+        for key in [
+            "label",
+            "runs",
+            "failing_runs",
+            "duration_ns",
+            "classes",
+            "acquisitions",
+            "failed_acquisitions",
+            "completed_sections",
+            "releases",
+            "failed_releases",
+            "messages",
+            "notifications",
+            "refused_attempts",
+            "unavailable_ns",
+            "outage_ns_sum",
+            "outage_ns_max",
+            "fairness_sum_units",
+            "fairness_runs",
+            "fairness_range_bits",
+            "acquire_latency_us",
+            "wait_us",
+            "handoff_us",
+            "failing_seeds",
+            "leaked_seeds",
+            "panicked_runs",
+            "panicked",
+        ] {
+            assert!(keys.contains(&key), "{key} in {keys:?}");
+            let found = text[at..].find(&format!("\"{key}\":")).unwrap_or_else(|| panic!("{key} after {at}: {text}"));
+            at += found;
+        }
+        assert_eq!(keys.len(), 26, "{keys:?}");
+        assert!(v["duration_ns"].is_string() && v["classes"].as_array().unwrap().len() == 6, "{v}");
+        assert_eq!(v["failing_seeds"][0]["kind"], "overlap", "{v}");
     }
 }

@@ -18,7 +18,6 @@ use std::path::Path;
 use locksim_simulator::scenario::{RunSpec, Scenario};
 use serde::{Deserialize, Serialize};
 
-use crate::exact::TotalsState;
 use crate::json::{params_json, SeedRange};
 use crate::AlgorithmTotals;
 
@@ -152,12 +151,12 @@ impl Origin {
 }
 
 /// The totals of one sweep point's rows.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PointState {
     /// The point's number (0-based, as in `sweep.json`).
     pub point: usize,
     /// One state per row, in the point's row order.
-    pub rows: Vec<TotalsState>,
+    pub rows: Vec<AlgorithmTotals>,
 }
 
 /// A shard's partial results file.
@@ -176,7 +175,7 @@ pub struct PartialResults {
     pub shard_seeds: SeedRange,
     /// `sim run`: one state per row.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub rows: Vec<TotalsState>,
+    pub rows: Vec<AlgorithmTotals>,
     /// `sim sweep`: every point, each with one state per row.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub points: Vec<PointState>,
@@ -204,7 +203,7 @@ impl PartialResults {
             origin,
             shard,
             shard_seeds: SeedRange { from: s.start, to: s.end },
-            rows: totals.iter().map(TotalsState::of).collect(),
+            rows: totals.to_vec(),
             points: Vec::new(),
             interrupted: false,
             seeds_finished: Vec::new(),
@@ -373,7 +372,7 @@ pub fn empty_row(scenario: &Scenario, run: &RunSpec) -> AlgorithmTotals {
 pub fn merge_rows(
     scenario: &Scenario,
     algorithms: &[String],
-    states: &[&[TotalsState]],
+    states: &[&[AlgorithmTotals]],
     names: &[&str],
 ) -> Result<Vec<AlgorithmTotals>, String> {
     let runs = selected_runs(scenario, algorithms);
@@ -383,7 +382,7 @@ pub fn merge_rows(
             return Err(format!("{name}: holds {} rows, but the scenario runs {}", part.len(), rows.len()));
         }
         for (state, row) in part.iter().zip(rows.iter_mut()) {
-            state.absorb_into(row).map_err(|e| format!("{name}: {e}"))?;
+            row.absorb_state(state).map_err(|e| format!("{name}: {e}"))?;
         }
     }
     Ok(rows)

@@ -19,7 +19,7 @@ use std::fmt::Write;
 
 use locksim_simulator::time::ns_to_ms;
 
-use crate::aggregate::{AlgorithmTotals, ClassCount};
+use crate::aggregate::{AlgorithmTotals, ClassCount, FailingSeed};
 use crate::expect::ExpectationResult;
 use crate::json::replay_command;
 use crate::num::{count, fmt_num, fmt_opt, fmt_pct};
@@ -247,60 +247,67 @@ fn runs_cell(c: ClassCount, n: u64) -> String {
     }
 }
 
-fn notes(out: &mut String, file: &str, totals: &[AlgorithmTotals], expectations: &[ExpectationResult], replay: Replay) {
-    for t in totals.iter().filter(|t| t.failing_runs > 0) {
-        let seeds: Vec<String> = t.failing_seeds.iter().map(|f| f.seed.to_string()).collect();
-        let more = if t.failing_runs > t.failing_seeds.len() as u64 { ", …" } else { "" };
-        let _ = writeln!(
-            out,
-            "\n{}: violations in {} of {} runs; first failing seeds: {}{more}",
-            t.label,
-            t.failing_runs,
-            t.runs,
-            seeds.join(", ")
-        );
-        if let Some(first) = t.failing_seeds.first() {
-            if let Some(v) = &first.first_violation {
-                let _ = writeln!(
-                    out,
-                    "  seed {}: {} at {} ms: {}",
-                    first.seed,
-                    v.kind,
-                    fmt_num(ns_to_ms(v.at_ns)),
-                    v.detail
-                );
-            }
-            if replay == Replay::Command {
-                let _ = writeln!(out, "  replay: {}", replay_command(file, &t.label, first.seed));
-            }
+/// The seeds of a row that saw one class of event (violations, or leaked re-grants): how many
+/// runs did, the first seeds, the first one's event and the command that replays it.
+struct SeedList<'a> {
+    label: &'a str,
+    /// What the runs saw (`violations`).
+    what: &'a str,
+    /// What the seeds listed are (`first failing seeds`).
+    listed: &'a str,
+    /// Runs that saw it, of `runs`.
+    runs_with: u64,
+    runs: u64,
+    /// The first seeds kept, each with its first event.
+    seeds: &'a [FailingSeed],
+}
+
+fn seed_list(out: &mut String, file: &str, list: &SeedList, replay: Replay) {
+    let seeds: Vec<String> = list.seeds.iter().map(|f| f.seed.to_string()).collect();
+    let more = if list.runs_with > list.seeds.len() as u64 { ", …" } else { "" };
+    let _ = writeln!(
+        out,
+        "\n{}: {} in {} of {} runs; {}: {}{more}",
+        list.label,
+        list.what,
+        list.runs_with,
+        list.runs,
+        list.listed,
+        seeds.join(", ")
+    );
+    if let Some(first) = list.seeds.first() {
+        if let Some(v) = &first.first_violation {
+            let _ =
+                writeln!(out, "  seed {}: {} at {} ms: {}", first.seed, v.kind, fmt_num(ns_to_ms(v.at_ns)), v.detail);
+        }
+        if replay == Replay::Command {
+            let _ = writeln!(out, "  replay: {}", replay_command(file, list.label, first.seed));
         }
     }
+}
+
+fn notes(out: &mut String, file: &str, totals: &[AlgorithmTotals], expectations: &[ExpectationResult], replay: Replay) {
+    for t in totals.iter().filter(|t| t.failing_runs > 0) {
+        let list = SeedList {
+            label: &t.label,
+            what: "violations",
+            listed: "first failing seeds",
+            runs_with: t.failing_runs,
+            runs: t.runs,
+            seeds: &t.failing_seeds,
+        };
+        seed_list(out, file, &list, replay);
+    }
     for t in totals.iter().filter(|t| t.leaked_regrants.runs > 0) {
-        let seeds: Vec<String> = t.leaked_seeds.iter().map(|f| f.seed.to_string()).collect();
-        let more = if t.leaked_regrants.runs > t.leaked_seeds.len() as u64 { ", …" } else { "" };
-        let _ = writeln!(
-            out,
-            "\n{}: leaked re-grants in {} of {} runs; first seeds: {}{more}",
-            t.label,
-            t.leaked_regrants.runs,
-            t.runs,
-            seeds.join(", ")
-        );
-        if let Some(first) = t.leaked_seeds.first() {
-            if let Some(v) = &first.first_violation {
-                let _ = writeln!(
-                    out,
-                    "  seed {}: {} at {} ms: {}",
-                    first.seed,
-                    v.kind,
-                    fmt_num(ns_to_ms(v.at_ns)),
-                    v.detail
-                );
-            }
-            if replay == Replay::Command {
-                let _ = writeln!(out, "  replay: {}", replay_command(file, &t.label, first.seed));
-            }
-        }
+        let list = SeedList {
+            label: &t.label,
+            what: "leaked re-grants",
+            listed: "first seeds",
+            runs_with: t.leaked_regrants.runs,
+            runs: t.runs,
+            seeds: &t.leaked_seeds,
+        };
+        seed_list(out, file, &list, replay);
     }
     for t in totals.iter().filter(|t| t.panicked_runs > 0) {
         let s = if t.panicked_runs == 1 { "" } else { "s" };

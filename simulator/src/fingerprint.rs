@@ -233,6 +233,17 @@ pub fn stream_state(h: &mut StableHasher, rng: &ChaCha8Rng) {
     stream_position(h, rng);
 }
 
+/// A node id to hash through the renaming inside a tuple or a mapped container: `(tag,
+/// AsNode(client)).fingerprint(h, ids)`.
+#[derive(Clone, Copy, Debug)]
+pub struct AsNode(pub NodeId);
+
+impl Fingerprint for AsNode {
+    fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
+        ids.node(h, self.0);
+    }
+}
+
 /// Hashes unordered parts: sorted, so the order they came in does not count.
 pub fn multiset(h: &mut StableHasher, mut parts: Vec<u64>) {
     parts.sort_unstable();
@@ -323,6 +334,33 @@ impl<T: Fingerprint + ?Sized> Fingerprint for Box<T> {
     }
 }
 
+impl<T: Fingerprint + ?Sized> Fingerprint for std::sync::Arc<T> {
+    fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
+        (**self).fingerprint(h, ids);
+    }
+}
+
+impl<T: Fingerprint + ?Sized> Fingerprint for std::rc::Rc<T> {
+    fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
+        (**self).fingerprint(h, ids);
+    }
+}
+
+impl<T: Fingerprint, E: Fingerprint> Fingerprint for Result<T, E> {
+    fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
+        match self {
+            Ok(v) => {
+                h.write_u8(0);
+                v.fingerprint(h, ids);
+            }
+            Err(e) => {
+                h.write_u8(1);
+                e.fingerprint(h, ids);
+            }
+        }
+    }
+}
+
 impl<T: Fingerprint> Fingerprint for Option<T> {
     fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
         match self {
@@ -397,7 +435,16 @@ macro_rules! tuples {
     )*};
 }
 
-tuples!((0 A), (0 A, 1 B), (0 A, 1 B, 2 C), (0 A, 1 B, 2 C, 3 D), (0 A, 1 B, 2 C, 3 D, 4 E));
+tuples!(
+    (0 A),
+    (0 A, 1 B),
+    (0 A, 1 B, 2 C),
+    (0 A, 1 B, 2 C, 3 D),
+    (0 A, 1 B, 2 C, 3 D, 4 E),
+    (0 A, 1 B, 2 C, 3 D, 4 E, 5 F),
+    (0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G),
+    (0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H),
+);
 
 impl Fingerprint for LockMode {
     fn fingerprint(&self, h: &mut StableHasher, _: &Renaming) {

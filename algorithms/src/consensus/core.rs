@@ -44,6 +44,7 @@ use locksim_simulator::time::Nanos;
 
 use super::msg::{ConsensusMsg, Entry, LogIndex, Term};
 
+mod fingerprint;
 mod zab;
 
 /// Whose normal-case message pattern the log follows (elections are Raft's in both).
@@ -167,6 +168,20 @@ struct PendingRead {
     confirmed: bool,
 }
 
+/// What a [`Core`] keeps across a crash (its configuration and place in the group, and etcd's
+/// HardState and WAL); see [`Core::into_disk`].
+#[derive(Clone, Debug)]
+pub struct CoreDisk<C> {
+    cfg: Config,
+    me: NodeId,
+    members: Vec<NodeId>,
+    term: Term,
+    voted_for: Option<NodeId>,
+    log: Vec<Entry<C>>,
+    commit: LogIndex,
+    applied: LogIndex,
+}
+
 /// The Raft state machine of one replica.
 #[derive(Clone, Debug)]
 pub struct Core<C> {
@@ -183,7 +198,7 @@ pub struct Core<C> {
     /// Entries up to here were handed to the state machine (which the owner keeps durably).
     applied: LogIndex,
 
-    // Volatile.
+    // Volatile: built by `Core::new` at the first start and again at a restart (`from_disk`).
     role: Role,
     leader: Option<NodeId>,
     randomized_election_ns: Nanos,
@@ -354,20 +369,25 @@ impl<C: Clone> Core<C> {
         }
     }
 
-    /// The node crashed: forget everything volatile. Term, vote, log, commit index and the
-    /// applied mark survive.
+    /// The node crashed, in place (for harnesses that hold a `Core`): it becomes what
+    /// [`Core::from_disk`] builds from what [`Core::into_disk`] keeps (term, vote, log, commit
+    /// index, applied mark).
     pub fn crash(&mut self) {
-        self.role = Role::Follower;
-        self.leader = None;
-        self.election_deadline_ns = Nanos::MAX;
-        self.heard_leader_ns = None;
-        self.votes.clear();
-        self.heartbeat_due_ns = Nanos::MAX;
-        self.quorum_check_due_ns = Nanos::MAX;
-        self.pending_reads.clear();
-        self.finished_reads.clear();
-        self.read_seq = 0;
-        self.leader_match = 0;
+        *self = Core::from_disk(self.clone().into_disk());
+    }
+
+    /// What survives a crash: etcd's HardState and WAL (written and synced before the replica
+    /// answers, so a process crash and a machine crash keep the same), and the applied mark.
+    pub fn into_disk(self) -> CoreDisk<C> {
+        let Core { cfg, me, members, term, voted_for, log, commit, applied, .. } = self;
+        CoreDisk { cfg, me, members, term, voted_for, log, commit, applied }
+    }
+
+    /// The replica as it restarts from `disk`: every volatile field as [`Core::new`] builds it
+    /// (a follower with no leader and no deadline until [`Core::start`]).
+    pub fn from_disk(disk: CoreDisk<C>) -> Core<C> {
+        let CoreDisk { cfg, me, members, term, voted_for, log, commit, applied } = disk;
+        Core { term, voted_for, log, commit, applied, ..Core::new(me, members, cfg) }
     }
 
     /// Hands out every committed entry again from the start on the next `take_committed*` (for an

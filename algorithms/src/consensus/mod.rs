@@ -10,7 +10,8 @@
 //! on_start / on_restart(ctx)   -> r.on_start(ctx)            (resolves member names to node ids)
 //! on_message(ctx, from, msg)   -> match msg { YourMsg::Consensus(m) => r.on_message(ctx, from, m), … }
 //! on_timer(ctx, _, tag)        -> match tag { YourTimer::Consensus(_) => r.on_timer(ctx), … }
-//! on_crash(crash)              -> r.on_crash()                (keeps term, vote, log, commit)
+//! Durable::into_disk(self, _)  -> disk.replica = r.into_disk() (keeps term, vote, log, commit)
+//! Durable::from_disk(disk)     -> Replica::from_disk(disk.replica) (everything else rebuilt)
 //! leadership()                 -> r.leadership()              (Some(term) while leading)
 //! r.leader_lost(ctx, peer)     -> a follower whose leader's connection was reset campaigns soon
 //!                                 (opt-in, with Config::leader_timeout_ns: ZooKeeper's detector)
@@ -46,8 +47,8 @@
 //! entries as matched on append and writes its WAL in parallel with replication, and a ZooKeeper
 //! leader's own sync runs alongside its followers'. A vote is not charged either.
 //!
-//! Durability: `on_crash` keeps what etcd's WAL and HardState keep (term, vote, log, commit index)
-//! and the applied mark, so entries already handed out are not handed out again: the owner keeps
+//! Durability: [`Replica::into_disk`] keeps what etcd's WAL and HardState keep (term, vote, log,
+//! commit index) and the applied mark, so entries already handed out are not handed out again: the owner keeps
 //! its applied state across a crash (etcd's backend, ZooKeeper's snapshot plus log replay give the
 //! same). An owner that rebuilds its state from scratch calls `replay_from_start()` on restart.
 //! Everything else (role, leader, votes, progress, pending reads, the timer) is volatile.
@@ -67,6 +68,7 @@
 //! the failure detector fed through `leader_ping` / `ping_answered`).
 
 pub mod core;
+mod fingerprint;
 pub mod msg;
 
 use std::fmt::Debug;
@@ -75,7 +77,7 @@ use locksim_simulator::dist::Dist;
 use locksim_simulator::process::{Ctx, NodeId, Protocol, TimerId};
 use locksim_simulator::time::{ms_to_ns, Nanos};
 
-pub use self::core::{Committed, Config, Core, NotLeader, Outbox, Pattern, Role};
+pub use self::core::{Committed, Config, Core, CoreDisk, NotLeader, Outbox, Pattern, Role};
 pub use self::msg::{ConsensusMsg, Entry, LogIndex, Term};
 
 /// The one timer a [`Replica`] sets (its next election or heartbeat deadline). The owner's timer
@@ -86,6 +88,17 @@ pub struct ConsensusTimer;
 /// What a protocol that embeds a replica of commands `C` must carry.
 pub trait Carries<C>: Protocol<Msg: From<ConsensusMsg<C>>, Timer: From<ConsensusTimer>> {}
 impl<C, P: Protocol<Msg: From<ConsensusMsg<C>>, Timer: From<ConsensusTimer>>> Carries<C> for P {}
+
+/// What a [`Replica`] keeps across a crash: its place in the group, its configuration and its
+/// core's disk (see [`Replica::into_disk`]).
+#[derive(Clone, Debug)]
+pub struct ReplicaDisk<C> {
+    me_index: usize,
+    member_names: Vec<String>,
+    config: Config,
+    core: Option<CoreDisk<C>>,
+    initial_leader: Option<usize>,
+}
 
 /// A Raft replica embedded in a server process.
 #[derive(Clone, Debug)]
@@ -184,14 +197,24 @@ impl<C: Clone + Debug + Send + 'static> Replica<C> {
         self.flush(ctx);
     }
 
-    /// The node crashed: keep term, vote, log, commit index and applied mark; drop the rest.
+    /// The node crashed, in place (for harnesses that hold a `Replica`): it becomes what
+    /// [`Replica::from_disk`] builds from what [`Replica::into_disk`] keeps.
     pub fn on_crash(&mut self) {
-        if let Some(core) = self.core.as_mut() {
-            core.crash();
-        }
-        self.armed = None;
-        self.out.clear();
-        self.disk_busy_until_ns = 0;
+        *self = Replica::from_disk(self.clone().into_disk());
+    }
+
+    /// What survives a crash: term, vote, log, commit index and applied mark (synced before the
+    /// replica answers, so both kinds of crash keep the same), with the group and configuration.
+    pub fn into_disk(self) -> ReplicaDisk<C> {
+        let Replica { me_index, member_names, config, core, initial_leader, .. } = self;
+        ReplicaDisk { me_index, member_names, config, core: core.map(Core::into_disk), initial_leader }
+    }
+
+    /// The replica as it restarts from `disk`: everything volatile (the timer, the outbox, the
+    /// disk's queue) as [`Replica::new`] builds it.
+    pub fn from_disk(disk: ReplicaDisk<C>) -> Replica<C> {
+        let ReplicaDisk { me_index, member_names, config, core, initial_leader } = disk;
+        Replica { core: core.map(Core::from_disk), initial_leader, ..Replica::new(me_index, member_names, config) }
     }
 
     /// The connection to `peer` was reset: if it is this follower's leader, stop following it

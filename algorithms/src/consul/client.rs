@@ -29,6 +29,7 @@ use std::collections::BTreeMap;
 
 use rand::Rng;
 
+use locksim_simulator::durable::Durable;
 use locksim_simulator::history::{FailReason, LockKey, LockMode};
 use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
 use locksim_simulator::process::{Crash, Ctx, NodeId, TimerId};
@@ -143,7 +144,7 @@ pub struct ConsulClient {
 impl ConsulClient {
     /// Client `index` (node `client-<index>`).
     pub fn new(index: usize, cfg: ClientConfig) -> Self {
-        ConsulClient { index, cfg, v: Volatile::default() }
+        ConsulClient::from_disk((index, cfg))
     }
 
     fn call(&mut self, ctx: &mut Ctx<Consul>, key: LockKey, purpose: Purpose, op: Op) -> u64 {
@@ -340,6 +341,17 @@ impl ConsulClient {
     }
 }
 
+impl Durable for ConsulClient {
+    /// A client library keeps only its index and configuration.
+    type Disk = (usize, ClientConfig);
+    fn into_disk(self, _crash: &Crash) -> Self::Disk {
+        (self.index, self.cfg)
+    }
+    fn from_disk((index, cfg): Self::Disk) -> Self {
+        ConsulClient { index, cfg, v: Volatile::default() }
+    }
+}
+
 impl LockClient<Consul> for ConsulClient {
     fn on_start(&mut self, ctx: &mut Ctx<Consul>, _out: &mut LockEvents) {
         self.v.servers = (0..self.cfg.servers).filter_map(|i| ctx.node_named(&format!("server-{i}"))).collect();
@@ -449,7 +461,5 @@ impl LockClient<Consul> for ConsulClient {
         }
     }
 
-    fn on_crash(&mut self, _crash: &Crash) {
-        self.v = Volatile::default();
-    }
+    locksim_simulator::rebuilt_on_crash!();
 }

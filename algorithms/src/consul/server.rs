@@ -30,6 +30,7 @@ use std::collections::BTreeMap;
 use rand::Rng;
 
 use locksim_simulator::dist::Dist;
+use locksim_simulator::durable::Durable;
 use locksim_simulator::history::LockKey;
 use locksim_simulator::process::{Crash, Ctx, NodeId, Process, TimerId};
 use locksim_simulator::time::{ms_to_ns, Nanos};
@@ -40,7 +41,7 @@ use super::protocol::{
 };
 use super::state::State;
 use super::Consul;
-use crate::consensus::{Committed, LogIndex, NotLeader, Replica};
+use crate::consensus::{Committed, LogIndex, NotLeader, Replica, ReplicaDisk};
 
 /// A server's settings.
 #[derive(Clone, Debug)]
@@ -128,16 +129,13 @@ pub struct ConsulServer {
 impl ConsulServer {
     /// Member `index` of the group named `members`, which starts with member 0 leading term 1.
     pub fn new(index: usize, members: Vec<String>, cfg: ServerConfig, raft: crate::consensus::Config) -> Self {
-        ConsulServer {
+        ConsulServer::from_disk(ServerDisk {
             cfg,
             me: 0,
-            replica: Replica::new(index, members, raft).with_initial_leader(0),
+            replica: Replica::new(index, members, raft).with_initial_leader(0).into_disk(),
             state: State::default(),
             incarnation: 0,
-            v: Volatile::default(),
-            committed: Vec::new(),
-            finished_reads: Vec::new(),
-        }
+        })
     }
 
     /// The state store (for tests).
@@ -393,6 +391,39 @@ impl ConsulServer {
     }
 }
 
+/// What a server keeps across a crash: its configuration and id, the replica's disk (Raft log
+/// and snapshot), the state store and the incarnation count.
+#[derive(Clone, Debug)]
+pub struct ServerDisk {
+    cfg: ServerConfig,
+    me: NodeId,
+    replica: ReplicaDisk<Cmd>,
+    state: State,
+    incarnation: u64,
+}
+
+impl Durable for ConsulServer {
+    type Disk = ServerDisk;
+    fn into_disk(self, _crash: &Crash) -> ServerDisk {
+        let ConsulServer { cfg, me, replica, state, incarnation, .. } = self;
+        // The incarnation counts restarts, so tags of different incarnations differ.
+        ServerDisk { cfg, me, replica: replica.into_disk(), state, incarnation: incarnation + 1 }
+    }
+    fn from_disk(disk: ServerDisk) -> Self {
+        let ServerDisk { cfg, me, replica, state, incarnation } = disk;
+        ConsulServer {
+            cfg,
+            me,
+            replica: Replica::from_disk(replica),
+            state,
+            incarnation,
+            v: Volatile::default(),
+            committed: Vec::new(),
+            finished_reads: Vec::new(),
+        }
+    }
+}
+
 impl Process<Consul> for ConsulServer {
     fn on_start(&mut self, ctx: &mut Ctx<Consul>) {
         self.me = ctx.me();
@@ -432,11 +463,7 @@ impl Process<Consul> for ConsulServer {
         self.settle(ctx);
     }
 
-    fn on_crash(&mut self, _crash: &Crash) {
-        self.replica.on_crash();
-        self.incarnation += 1;
-        self.v = Volatile::default();
-    }
+    locksim_simulator::rebuilt_on_crash!();
 
     fn leadership(&self) -> Option<u64> {
         self.replica.leadership()

@@ -69,6 +69,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use rand::Rng;
 
+use locksim_simulator::durable::Durable;
 use locksim_simulator::history::{FailReason, LockKey, LockMode};
 use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
 use locksim_simulator::process::{Crash, Ctx, NodeId, TimerId};
@@ -182,7 +183,7 @@ pub struct DbClient {
 impl DbClient {
     /// The library of client `index`; it draws its owner id and opens its connection at start.
     pub fn new(cfg: Config, index: usize) -> DbClient {
-        DbClient { cfg, index, v: Volatile::default() }
+        DbClient::from_disk((cfg, index))
     }
 
     fn new_connection(&mut self, ctx: &mut Ctx<Db>) {
@@ -519,6 +520,19 @@ impl DbClient {
     }
 }
 
+impl Durable for DbClient {
+    /// A client library keeps only its configuration and index: its connections die with the
+    /// process (the engine resets them on the server's side for a killed process; a lost
+    /// machine tells nobody).
+    type Disk = (Config, usize);
+    fn into_disk(self, _crash: &Crash) -> Self::Disk {
+        (self.cfg, self.index)
+    }
+    fn from_disk((cfg, index): Self::Disk) -> Self {
+        DbClient { cfg, index, v: Volatile::default() }
+    }
+}
+
 impl LockClient<Db> for DbClient {
     fn on_start(&mut self, ctx: &mut Ctx<Db>, _out: &mut LockEvents) {
         let server0 = ctx.node_named("server-0").expect("server-0 exists");
@@ -698,11 +712,7 @@ impl LockClient<Db> for DbClient {
         self.pump(ctx);
     }
 
-    fn on_crash(&mut self, _crash: &Crash) {
-        // A client library keeps nothing: its connections die with the process (the engine
-        // resets them on the server's side for a killed process; a lost machine tells nobody).
-        self.v = Volatile::default();
-    }
+    locksim_simulator::rebuilt_on_crash!();
 
     fn reentrant(&self) -> bool {
         // ShedLock re-enters only within one thread (`alreadyLockedBy`), which a scheduled job

@@ -14,6 +14,7 @@
 //! - Its decisions (who is primary, the epoch, a promotion under way) are durable (a manager
 //!   keeps them in its own store); the probe history is not.
 
+use locksim_simulator::durable::Durable;
 use locksim_simulator::process::{Crash, Ctx, NodeId, Process, TimerId};
 use locksim_simulator::time::{ns_to_ms, Nanos, NS_PER_SEC};
 
@@ -50,7 +51,7 @@ pub struct FailoverManager {
 impl FailoverManager {
     /// A manager that takes `server-0` as the primary, in epoch 1.
     pub fn new(cfg: Config) -> FailoverManager {
-        FailoverManager { cfg, primary: 0, epoch: 1, promoting: None, v: Volatile::default() }
+        FailoverManager::from_disk(ManagerDisk { cfg, primary: 0, epoch: 1, promoting: None })
     }
 
     fn probe(&mut self, ctx: &mut Ctx<Db>) {
@@ -87,6 +88,28 @@ impl FailoverManager {
 
     fn server_index(&self, node: NodeId) -> Option<usize> {
         self.v.servers.iter().position(|&s| s == node)
+    }
+}
+
+/// What the manager keeps across a crash: its decisions (primary, epoch, promotion) and its
+/// configuration; everything else restarts.
+#[derive(Clone, Debug)]
+pub struct ManagerDisk {
+    cfg: Config,
+    primary: usize,
+    epoch: u64,
+    promoting: Option<(usize, u64)>,
+}
+
+impl Durable for FailoverManager {
+    type Disk = ManagerDisk;
+    fn into_disk(self, _crash: &Crash) -> ManagerDisk {
+        let FailoverManager { cfg, primary, epoch, promoting, v: _ } = self;
+        ManagerDisk { cfg, primary, epoch, promoting }
+    }
+    fn from_disk(disk: ManagerDisk) -> Self {
+        let ManagerDisk { cfg, primary, epoch, promoting } = disk;
+        FailoverManager { cfg, primary, epoch, promoting, v: Volatile::default() }
     }
 }
 
@@ -149,8 +172,5 @@ impl Process<Db> for FailoverManager {
         }
     }
 
-    fn on_crash(&mut self, _crash: &Crash) {
-        // The decisions (primary, epoch, promotion) are durable; everything else restarts.
-        self.v = Volatile::default();
-    }
+    locksim_simulator::rebuilt_on_crash!();
 }

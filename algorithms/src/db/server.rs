@@ -32,6 +32,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use rand::Rng;
 
+use locksim_simulator::durable::Durable;
 use locksim_simulator::process::{Crash, Ctx, NodeId, Process, TimerId};
 use locksim_simulator::time::{ms_to_ns, Nanos, NS_PER_SEC};
 
@@ -150,7 +151,7 @@ impl DbServer {
     /// Server `index` (`server-<index>`): 0 starts as the primary, 1 as its replica; epoch 1,
     /// empty table and binlog.
     pub fn new(cfg: Config, index: usize) -> DbServer {
-        DbServer {
+        DbServer::from_disk(ServerDisk {
             cfg,
             index,
             role: if index == 0 { Role::Primary } else { Role::Replica },
@@ -159,8 +160,7 @@ impl DbServer {
             table: LockTable::default(),
             shed: ShedTable::default(),
             binlog: Vec::new(),
-            v: Volatile::default(),
-        }
+        })
     }
 
     /// The server's current role.
@@ -680,6 +680,37 @@ impl DbServer {
     }
 }
 
+/// What a server keeps across a crash: the table, binlog, role and epoch are durable (InnoDB,
+/// `sync_binlog = 1`); nothing else.
+#[derive(Clone, Debug)]
+pub struct ServerDisk {
+    cfg: Config,
+    index: usize,
+    role: Role,
+    epoch: u64,
+    primary_hint: Option<NodeId>,
+    table: LockTable,
+    shed: ShedTable,
+    binlog: Vec<BinlogEvent>,
+}
+
+impl Durable for DbServer {
+    type Disk = ServerDisk;
+    fn into_disk(self, _crash: &Crash) -> ServerDisk {
+        let DbServer { cfg, index, role, epoch, primary_hint, mut table, shed, binlog, v: _ } = self;
+        if !cfg.autoinc_persistent {
+            // MySQL 5.7 keeps the counter in memory only and recomputes it when the table is
+            // first opened after the restart.
+            table.restart_counter_from_max();
+        }
+        ServerDisk { cfg, index, role, epoch, primary_hint, table, shed, binlog }
+    }
+    fn from_disk(disk: ServerDisk) -> Self {
+        let ServerDisk { cfg, index, role, epoch, primary_hint, table, shed, binlog } = disk;
+        DbServer { cfg, index, role, epoch, primary_hint, table, shed, binlog, v: Volatile::default() }
+    }
+}
+
 impl Process<Db> for DbServer {
     fn on_start(&mut self, ctx: &mut Ctx<Db>) {
         let mut peers = vec![ctx.node_named("server-0").expect("server-0 exists")];
@@ -752,15 +783,7 @@ impl Process<Db> for DbServer {
         }
     }
 
-    fn on_crash(&mut self, _crash: &Crash) {
-        // The table, binlog, role and epoch are durable (InnoDB, `sync_binlog = 1`); nothing else.
-        self.v = Volatile::default();
-        if !self.cfg.autoinc_persistent {
-            // MySQL 5.7 keeps the counter in memory only and recomputes it when the table is
-            // first opened after the restart.
-            self.table.restart_counter_from_max();
-        }
-    }
+    locksim_simulator::rebuilt_on_crash!();
 
     fn leadership(&self) -> Option<u64> {
         (self.role == Role::Primary).then_some(self.epoch)

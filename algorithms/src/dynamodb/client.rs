@@ -27,6 +27,7 @@ use std::collections::BTreeMap;
 
 use rand::Rng;
 
+use locksim_simulator::durable::Durable;
 use locksim_simulator::history::{FailReason, LockKey, LockMode};
 use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
 use locksim_simulator::process::{Crash, Ctx, NodeId, TimerId};
@@ -112,7 +113,7 @@ pub struct DynamoClient {
 impl DynamoClient {
     /// Client `index`.
     pub fn new(index: u32, cfg: ClientConfig) -> Self {
-        DynamoClient { index, cfg, v: Volatile::default() }
+        DynamoClient::from_disk((index, cfg))
     }
 
     fn send(&mut self, ctx: &mut Ctx<Dynamo>, key: LockKey, call: Call) {
@@ -255,6 +256,17 @@ impl DynamoClient {
     }
 }
 
+impl Durable for DynamoClient {
+    /// A client library keeps only its index and configuration.
+    type Disk = (u32, ClientConfig);
+    fn into_disk(self, _crash: &Crash) -> Self::Disk {
+        (self.index, self.cfg)
+    }
+    fn from_disk((index, cfg): Self::Disk) -> Self {
+        DynamoClient { index, cfg, v: Volatile::default() }
+    }
+}
+
 impl LockClient<Dynamo> for DynamoClient {
     fn on_start(&mut self, ctx: &mut Ctx<Dynamo>, _out: &mut LockEvents) {
         self.v.table = ctx.node_named("server-0").expect("the table's node");
@@ -358,7 +370,5 @@ impl LockClient<Dynamo> for DynamoClient {
         }
     }
 
-    fn on_crash(&mut self, _crash: &Crash) {
-        self.v = Volatile::default();
-    }
+    locksim_simulator::rebuilt_on_crash!();
 }

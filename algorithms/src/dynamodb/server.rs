@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 
 use locksim_simulator::dist::Dist;
+use locksim_simulator::durable::Durable;
 use locksim_simulator::history::LockKey;
 use locksim_simulator::process::{Crash, Ctx, NodeId, Process, TimerId};
 use locksim_simulator::time::ms_to_ns;
@@ -74,6 +75,17 @@ impl DynamoTable {
     }
 }
 
+impl Durable for DynamoTable {
+    /// The table is the service's durable store: all of it survives.
+    type Disk = DynamoTable;
+    fn into_disk(self, _crash: &Crash) -> DynamoTable {
+        self
+    }
+    fn from_disk(disk: DynamoTable) -> DynamoTable {
+        disk
+    }
+}
+
 impl Process<Dynamo> for DynamoTable {
     fn on_start(&mut self, _ctx: &mut Ctx<Dynamo>) {}
 
@@ -87,7 +99,7 @@ impl Process<Dynamo> for DynamoTable {
 
     fn on_timer(&mut self, _ctx: &mut Ctx<Dynamo>, _timer: TimerId, _tag: DynamoTimer) {}
 
-    fn on_crash(&mut self, _crash: &Crash) {}
+    locksim_simulator::rebuilt_on_crash!();
 
     fn leadership(&self) -> Option<u64> {
         Some(1)

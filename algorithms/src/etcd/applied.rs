@@ -7,6 +7,8 @@
 use super::protocol::Origin;
 use crate::smallmap::SmallMap;
 
+mod fingerprint;
+
 /// The origins of every entry applied so far.
 #[derive(Clone, Debug, Default)]
 pub struct AppliedOrigins {

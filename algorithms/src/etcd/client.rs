@@ -72,6 +72,7 @@
 
 use std::sync::Arc;
 
+use locksim_simulator::durable::Durable;
 use locksim_simulator::history::{FailReason, LockKey, LockMode};
 use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
 use locksim_simulator::process::{Crash, Ctx, NodeId, TimerId};
@@ -84,6 +85,8 @@ use super::protocol::{
     StreamCancel, WatchAck, WatchEvent,
 };
 use super::Etcd;
+
+mod fingerprint;
 
 /// clientv3 `retryConnWait`: the keep-alive send loop's period.
 pub const KEEPALIVE_LOOP_NS: Nanos = 500_000_000;
@@ -299,7 +302,7 @@ struct PendingDone {
 impl EtcdClient {
     /// Client `index`; it starts on member `index` mod `servers`.
     pub fn new(index: usize, cfg: ClientConfig) -> Self {
-        EtcdClient { cfg, index, servers: Vec::new(), next_id: 0, session_gen: 0, ping_seq: 0, v: Volatile::default() }
+        EtcdClient::from_disk(ClientDisk { cfg, index, servers: Vec::new(), next_id: 0, session_gen: 0, ping_seq: 0 })
     }
 
     fn server(&self) -> NodeId {
@@ -870,6 +873,30 @@ impl EtcdClient {
     }
 }
 
+/// What a client keeps across a crash: its configuration, the members' ids and the counters
+/// that number its requests, sessions and pings (see [`EtcdClient`]).
+#[derive(Clone, Debug)]
+pub struct ClientDisk {
+    cfg: ClientConfig,
+    index: usize,
+    servers: Vec<NodeId>,
+    next_id: u64,
+    session_gen: u64,
+    ping_seq: u64,
+}
+
+impl Durable for EtcdClient {
+    type Disk = ClientDisk;
+    fn into_disk(self, _crash: &Crash) -> ClientDisk {
+        let EtcdClient { cfg, index, servers, next_id, session_gen, ping_seq, v: _ } = self;
+        ClientDisk { cfg, index, servers, next_id, session_gen, ping_seq }
+    }
+    fn from_disk(disk: ClientDisk) -> Self {
+        let ClientDisk { cfg, index, servers, next_id, session_gen, ping_seq } = disk;
+        EtcdClient { cfg, index, servers, next_id, session_gen, ping_seq, v: Volatile::default() }
+    }
+}
+
 impl LockClient<Etcd> for EtcdClient {
     fn on_start(&mut self, ctx: &mut Ctx<Etcd>, _out: &mut LockEvents) {
         if self.servers.is_empty() {
@@ -1020,13 +1047,15 @@ impl LockClient<Etcd> for EtcdClient {
         }
     }
 
-    fn on_crash(&mut self, _crash: &Crash) {
-        self.v = Volatile::default();
-    }
+    locksim_simulator::rebuilt_on_crash!();
 
     /// waitDeletes watching its predecessor's key, no call of the Lock out: what clientv3 3.4
     /// returns from without looking at its own key (issue #11456) when that watch fires.
     fn blocked_on_service(&self) -> bool {
         matches!(&self.v.mutex, Some(m) if matches!(m.step, Step::Watching { .. })) && self.v.call.is_none()
+    }
+
+    fn as_fingerprint(&self) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(self)
     }
 }

@@ -17,6 +17,8 @@ use locksim_simulator::time::Nanos;
 
 use super::protocol::LeaseId;
 
+mod fingerprint;
+
 /// etcd's `expiredLeaseRetryInterval`.
 pub const REVOKE_RETRY_NS: Nanos = 3_000_000_000;
 
@@ -150,9 +152,19 @@ impl Lessor {
         out
     }
 
-    /// A crash keeps the leases (the backend) and loses every expiry (volatile).
-    pub fn crash(&mut self) {
-        self.demote();
+    /// What a crash keeps: the leases and their keys (the backend), without their expiry.
+    pub fn into_disk(self) -> BTreeMap<LeaseId, (Nanos, BTreeSet<String>)> {
+        self.leases.into_iter().map(|(id, l)| (id, (l.ttl_ns, l.keys))).collect()
+    }
+
+    /// The lessor as a restart finds it: the leases on disk, not primary, so no expiry runs (a
+    /// promotion starts their clocks again).
+    pub fn from_disk(leases: BTreeMap<LeaseId, (Nanos, BTreeSet<String>)>) -> Lessor {
+        let leases = leases
+            .into_iter()
+            .map(|(id, (ttl_ns, keys))| (id, Lease { ttl_ns, expiry_ns: None, keys, revoke_proposed_ns: None }))
+            .collect();
+        Lessor { leases, primary: false }
     }
 }
 

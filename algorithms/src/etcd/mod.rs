@@ -49,6 +49,7 @@
 
 pub mod applied;
 pub mod client;
+mod fingerprint;
 pub mod lessor;
 pub mod library;
 pub mod mvcc;

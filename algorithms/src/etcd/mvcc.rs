@@ -7,6 +7,8 @@ use std::ops::Bound;
 
 use super::protocol::{KeyInfo, LeaseId, Revision};
 
+mod fingerprint;
+
 #[derive(Clone, Debug)]
 struct Kv {
     create_rev: Revision,

@@ -469,4 +469,10 @@ locksim_simulator::wrapper_enum! {
 impl Protocol for Etcd {
     type Msg = EtcdMsg;
     type Timer = EtcdTimer;
+    fn msg_fingerprint(msg: &EtcdMsg) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(msg)
+    }
+    fn timer_fingerprint(timer: &EtcdTimer) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(timer)
+    }
 }

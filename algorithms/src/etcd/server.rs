@@ -31,6 +31,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use locksim_simulator::dist::Dist;
+use locksim_simulator::durable::Durable;
 use locksim_simulator::process::{Crash, Ctx, NodeId, Process, TimerId};
 use locksim_simulator::time::{ms_to_ns, Nanos};
 
@@ -42,8 +43,10 @@ use super::protocol::{
     ServerTimer, WatchCreated, WatchEvent,
 };
 use super::Etcd;
-use crate::consensus::{Committed, LogIndex, NotLeader, Replica};
+use crate::consensus::{Committed, LogIndex, NotLeader, Replica, ReplicaDisk};
 use crate::smallmap::SmallMap;
+
+mod fingerprint;
 
 /// TCP's minimum retransmission timeout (Linux `TCP_RTO_MIN`, 200 ms).
 pub const RETRANSMIT_NS: Nanos = 200_000_000;
@@ -91,7 +94,7 @@ pub struct EtcdServer {
     /// This member's node id (learned at the first start; a restart keeps it).
     me: NodeId,
     // Durable.
-    /// The Raft replica; its own `on_crash` keeps what etcd's WAL and HardState keep.
+    /// The Raft replica; its disk keeps what etcd's WAL and HardState keep.
     replica: Replica<Cmd>,
     store: Store,
     /// The leases and their keys survive a crash; their expiry times do not (a crash demotes it).
@@ -111,7 +114,7 @@ pub struct EtcdServer {
     /// The last read-index or renewal id this member used (never reused, so a late answer to a
     /// previous incarnation's request matches nothing).
     next_rid: u64,
-    /// Everything else, replaced whole at a crash.
+    /// Everything else, built afresh at a restart ([`Durable::from_disk`]).
     v: Volatile,
     /// The batch `settle` is applying (scratch, always drained: kept to reuse its allocation).
     committed: Vec<Committed<Cmd>>,
@@ -157,23 +160,19 @@ struct Volatile {
 impl EtcdServer {
     /// Member `index` of the group named `members`, which starts with member 0 leading term 1.
     pub fn new(index: usize, members: Vec<String>, cfg: ServerConfig, raft: crate::consensus::Config) -> Self {
-        EtcdServer {
+        EtcdServer::from_disk(ServerDisk {
             cfg,
             me: 0,
             // The cluster has been running with server-0 as leader (the scenario format's
             // convention for models with a leader).
-            replica: Replica::new(index, members, raft).with_initial_leader(0),
+            replica: Replica::new(index, members, raft).with_initial_leader(0).into_disk(),
             store: Store::new(),
-            lessor: Lessor::default(),
+            leases: BTreeMap::new(),
             incarnation: 0,
             applied_origins: AppliedOrigins::default(),
             seen: BTreeMap::new(),
             next_rid: 0,
-            v: Volatile::default(),
-            committed: Vec::new(),
-            finished_reads: Vec::new(),
-            ready_reads: Vec::new(),
-        }
+        })
     }
 
     /// The store (for tests).
@@ -521,6 +520,58 @@ impl EtcdServer {
     }
 }
 
+/// What a member keeps across a crash (etcd's data dir: the WAL, the backend with its leases),
+/// and the counters kept so nothing meant for its previous life matches the new one.
+#[derive(Clone, Debug)]
+pub struct ServerDisk {
+    cfg: ServerConfig,
+    me: NodeId,
+    replica: ReplicaDisk<Cmd>,
+    store: Store,
+    leases: BTreeMap<LeaseId, (Nanos, BTreeSet<String>)>,
+    incarnation: u64,
+    applied_origins: AppliedOrigins,
+    seen: BTreeMap<NodeId, BTreeSet<u64>>,
+    next_rid: u64,
+}
+
+impl Durable for EtcdServer {
+    type Disk = ServerDisk;
+    fn into_disk(self, _crash: &Crash) -> ServerDisk {
+        let EtcdServer { cfg, me, replica, store, lessor, incarnation, applied_origins, seen, next_rid, .. } = self;
+        ServerDisk {
+            cfg,
+            me,
+            replica: replica.into_disk(),
+            store,
+            leases: lessor.into_disk(),
+            // Bumped at every crash, so request tags never repeat across restarts.
+            incarnation: incarnation + 1,
+            applied_origins,
+            seen,
+            next_rid,
+        }
+    }
+    fn from_disk(disk: ServerDisk) -> Self {
+        let ServerDisk { cfg, me, replica, store, leases, incarnation, applied_origins, seen, next_rid } = disk;
+        EtcdServer {
+            cfg,
+            me,
+            replica: Replica::from_disk(replica),
+            store,
+            lessor: Lessor::from_disk(leases),
+            incarnation,
+            applied_origins,
+            seen,
+            next_rid,
+            v: Volatile::default(),
+            committed: Vec::new(),
+            finished_reads: Vec::new(),
+            ready_reads: Vec::new(),
+        }
+    }
+}
+
 impl Process<Etcd> for EtcdServer {
     fn on_start(&mut self, ctx: &mut Ctx<Etcd>) {
         self.me = ctx.me();
@@ -613,14 +664,13 @@ impl Process<Etcd> for EtcdServer {
         }
     }
 
-    fn on_crash(&mut self, _crash: &Crash) {
-        self.replica.on_crash();
-        self.lessor.crash();
-        self.incarnation += 1;
-        self.v = Volatile::default();
-    }
+    locksim_simulator::rebuilt_on_crash!();
 
     fn leadership(&self) -> Option<u64> {
         self.replica.leadership()
+    }
+
+    fn as_fingerprint(&self) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(self)
     }
 }

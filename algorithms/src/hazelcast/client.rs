@@ -24,6 +24,7 @@ use std::collections::BTreeMap;
 
 use rand::Rng;
 
+use locksim_simulator::durable::Durable;
 use locksim_simulator::history::{FailReason, LockKey, LockMode};
 use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
 use locksim_simulator::process::{Crash, Ctx, NodeId, TimerId};
@@ -88,7 +89,7 @@ pub struct HazelcastClient {
 impl HazelcastClient {
     /// A client.
     pub fn new(cfg: ClientConfig) -> Self {
-        HazelcastClient { cfg, v: Volatile::default() }
+        HazelcastClient::from_disk(cfg)
     }
 
     fn invoke(&mut self, ctx: &mut Ctx<Hazelcast>, key: Option<LockKey>, op: Op) {
@@ -263,6 +264,17 @@ impl HazelcastClient {
     }
 }
 
+impl Durable for HazelcastClient {
+    /// A client library keeps only its configuration.
+    type Disk = ClientConfig;
+    fn into_disk(self, _crash: &Crash) -> ClientConfig {
+        self.cfg
+    }
+    fn from_disk(cfg: ClientConfig) -> Self {
+        HazelcastClient { cfg, v: Volatile::default() }
+    }
+}
+
 impl LockClient<Hazelcast> for HazelcastClient {
     fn on_start(&mut self, ctx: &mut Ctx<Hazelcast>, _out: &mut LockEvents) {
         self.v.servers = (0..self.cfg.servers).filter_map(|i| ctx.node_named(&format!("server-{i}"))).collect();
@@ -367,9 +379,7 @@ impl LockClient<Hazelcast> for HazelcastClient {
         }
     }
 
-    fn on_crash(&mut self, _crash: &Crash) {
-        self.v = Volatile::default();
-    }
+    locksim_simulator::rebuilt_on_crash!();
 
     fn reentrant(&self) -> bool {
         true

@@ -19,13 +19,14 @@
 use std::collections::BTreeMap;
 
 use locksim_simulator::dist::Dist;
+use locksim_simulator::durable::Durable;
 use locksim_simulator::process::{Crash, Ctx, NodeId, Process, TimerId};
 use locksim_simulator::time::{ms_to_ns, Nanos};
 
 use super::protocol::{CmdKind, HazelcastMsg, HazelcastTimer, HzError, Invocation, Response, ServerTimer};
 use super::state::State;
 use super::Hazelcast;
-use crate::consensus::{Committed, Replica};
+use crate::consensus::{Committed, Replica, ReplicaDisk};
 
 /// A CP member's settings.
 #[derive(Clone, Debug)]
@@ -70,14 +71,12 @@ pub struct HazelcastServer {
 impl HazelcastServer {
     /// Member `index` of the group named `members`, led by member 0 at the start.
     pub fn new(index: usize, members: Vec<String>, cfg: ServerConfig, raft: crate::consensus::Config) -> Self {
-        HazelcastServer {
+        HazelcastServer::from_disk(ServerDisk {
             cfg,
             me: 0,
-            replica: Replica::new(index, members, raft).with_initial_leader(0),
+            replica: Replica::new(index, members, raft).with_initial_leader(0).into_disk(),
             state: State::default(),
-            v: Volatile::default(),
-            committed: Vec::new(),
-        }
+        })
     }
 
     /// The replicated state (for tests).
@@ -154,6 +153,35 @@ impl HazelcastServer {
     }
 }
 
+/// What a CP member keeps across a crash: its configuration and id, the replica's disk and the
+/// group's state (see [`HazelcastServer`]'s `state`).
+#[derive(Clone, Debug)]
+pub struct ServerDisk {
+    cfg: ServerConfig,
+    me: NodeId,
+    replica: ReplicaDisk<CmdKind>,
+    state: State,
+}
+
+impl Durable for HazelcastServer {
+    type Disk = ServerDisk;
+    fn into_disk(self, _crash: &Crash) -> ServerDisk {
+        let HazelcastServer { cfg, me, replica, state, .. } = self;
+        ServerDisk { cfg, me, replica: replica.into_disk(), state }
+    }
+    fn from_disk(disk: ServerDisk) -> Self {
+        let ServerDisk { cfg, me, replica, state } = disk;
+        HazelcastServer {
+            cfg,
+            me,
+            replica: Replica::from_disk(replica),
+            state,
+            v: Volatile::default(),
+            committed: Vec::new(),
+        }
+    }
+}
+
 impl Process<Hazelcast> for HazelcastServer {
     fn on_start(&mut self, ctx: &mut Ctx<Hazelcast>) {
         self.me = ctx.me();
@@ -186,10 +214,7 @@ impl Process<Hazelcast> for HazelcastServer {
         self.settle(ctx);
     }
 
-    fn on_crash(&mut self, _crash: &Crash) {
-        self.replica.on_crash();
-        self.v = Volatile::default();
-    }
+    locksim_simulator::rebuilt_on_crash!();
 
     fn leadership(&self) -> Option<u64> {
         self.replica.leadership()

@@ -62,6 +62,7 @@
 
 use std::collections::BTreeMap;
 
+use locksim_simulator::durable::Durable;
 use locksim_simulator::history::{LockKey, LockMode};
 use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
 use locksim_simulator::process::{Crash, Ctx, NodeId, TimerId};
@@ -406,7 +407,7 @@ impl KubernetesClient {
     /// Client `index`; it starts on API server `index` mod `servers` and draws a new identity at
     /// every start.
     pub fn new(index: usize, cfg: ClientConfig) -> Self {
-        KubernetesClient { cfg, index: index as u32, v: Volatile::default() }
+        KubernetesClient::from_disk((cfg, index as u32))
     }
 
     fn me(&self) -> Identity {
@@ -594,6 +595,17 @@ impl KubernetesClient {
     }
 }
 
+impl Durable for KubernetesClient {
+    /// A client library keeps only its configuration and index.
+    type Disk = (ClientConfig, u32);
+    fn into_disk(self, _crash: &Crash) -> Self::Disk {
+        (self.cfg, self.index)
+    }
+    fn from_disk((cfg, index): Self::Disk) -> Self {
+        KubernetesClient { cfg, index, v: Volatile::default() }
+    }
+}
+
 impl LockClient<Kubernetes> for KubernetesClient {
     fn on_start(&mut self, ctx: &mut Ctx<Kubernetes>, _out: &mut LockEvents) {
         let servers = (0..self.cfg.servers)
@@ -679,7 +691,5 @@ impl LockClient<Kubernetes> for KubernetesClient {
         }
     }
 
-    fn on_crash(&mut self, _crash: &Crash) {
-        self.v = Volatile::default();
-    }
+    locksim_simulator::rebuilt_on_crash!();
 }

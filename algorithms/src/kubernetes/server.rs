@@ -26,6 +26,7 @@
 use std::collections::BTreeMap;
 
 use locksim_simulator::dist::Dist;
+use locksim_simulator::durable::Durable;
 use locksim_simulator::history::LockKey;
 use locksim_simulator::process::{Crash, Ctx, NodeId, Process, TimerId};
 use locksim_simulator::time::ms_to_ns;
@@ -111,7 +112,7 @@ pub struct ApiServer {
 impl ApiServer {
     /// An API server; `with_store` for `server-0`.
     pub fn new(cfg: ServerConfig, with_store: bool) -> Self {
-        ApiServer { cfg, store: with_store.then(Store::default), v: Volatile::default() }
+        ApiServer::from_disk((cfg, with_store.then(Store::default)))
     }
 
     /// The store, if this server holds it (for tests).
@@ -125,6 +126,18 @@ impl ApiServer {
         let result = store.apply(request.lease, &request.verb);
         let after = ms_to_ns(self.cfg.service_ms.sample_non_negative(ctx.rng()));
         Some((ApiResponse { id: request.id, result }, after))
+    }
+}
+
+impl Durable for ApiServer {
+    /// The configuration, and the store, which is durable (etcd fsyncs before answering): it
+    /// stays as it is.
+    type Disk = (ServerConfig, Option<Store>);
+    fn into_disk(self, _crash: &Crash) -> Self::Disk {
+        (self.cfg, self.store)
+    }
+    fn from_disk((cfg, store): Self::Disk) -> Self {
+        ApiServer { cfg, store, v: Volatile::default() }
     }
 }
 
@@ -160,10 +173,7 @@ impl Process<Kubernetes> for ApiServer {
         }
     }
 
-    fn on_crash(&mut self, _crash: &Crash) {
-        // The store is durable (etcd fsyncs before answering): it stays as it is.
-        self.v = Volatile::default();
-    }
+    locksim_simulator::rebuilt_on_crash!();
 
     /// The store's server is the one every write goes through: it leads (for the `leader`
     /// selector) for the whole run; the store never moves.

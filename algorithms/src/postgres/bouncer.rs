@@ -19,6 +19,7 @@
 use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, VecDeque};
 
+use locksim_simulator::durable::Durable;
 use locksim_simulator::process::{Crash, Ctx, NodeId, Process, TimerId};
 
 use super::locks::ConnId;
@@ -81,7 +82,7 @@ pub struct Bouncer {
 impl Bouncer {
     /// PgBouncer in front of `server-0`.
     pub fn new(cfg: Config) -> Bouncer {
-        Bouncer { cfg, v: Volatile::default() }
+        Bouncer::from_disk(cfg)
     }
 
     fn live_slots(&self) -> usize {
@@ -224,6 +225,17 @@ impl Bouncer {
     }
 }
 
+impl Durable for Bouncer {
+    /// PgBouncer keeps nothing on disk but its configuration.
+    type Disk = Config;
+    fn into_disk(self, _crash: &Crash) -> Config {
+        self.cfg
+    }
+    fn from_disk(cfg: Config) -> Self {
+        Bouncer { cfg, v: Volatile::default() }
+    }
+}
+
 impl Process<Postgres> for Bouncer {
     fn on_start(&mut self, ctx: &mut Ctx<Postgres>) {
         self.v.server = ctx.node_named("server-0");
@@ -282,7 +294,5 @@ impl Process<Postgres> for Bouncer {
         }
     }
 
-    fn on_crash(&mut self, _crash: &Crash) {
-        self.v = Volatile::default();
-    }
+    locksim_simulator::rebuilt_on_crash!();
 }

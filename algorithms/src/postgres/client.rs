@@ -25,6 +25,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use rand::Rng;
 
+use locksim_simulator::durable::Durable;
 use locksim_simulator::history::{FailReason, LockKey, LockMode};
 use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
 use locksim_simulator::process::{Crash, Ctx, NodeId, TimerId};
@@ -106,7 +107,7 @@ pub struct PgClient {
 impl PgClient {
     /// The library of client `index`.
     pub fn new(cfg: Config, index: usize) -> PgClient {
-        PgClient { cfg, index, v: Volatile::default() }
+        PgClient::from_disk((cfg, index))
     }
 
     fn stmt_for(&self, op: Op) -> Stmt {
@@ -285,6 +286,17 @@ impl PgClient {
     }
 }
 
+impl Durable for PgClient {
+    /// A client library keeps only its configuration and index.
+    type Disk = (Config, usize);
+    fn into_disk(self, _crash: &Crash) -> Self::Disk {
+        (self.cfg, self.index)
+    }
+    fn from_disk((cfg, index): Self::Disk) -> Self {
+        PgClient { cfg, index, v: Volatile::default() }
+    }
+}
+
 impl LockClient<Postgres> for PgClient {
     fn on_start(&mut self, ctx: &mut Ctx<Postgres>, _out: &mut LockEvents) {
         let hosts: Vec<NodeId> = match self.cfg.bouncer_name() {
@@ -384,7 +396,5 @@ impl LockClient<Postgres> for PgClient {
         }
     }
 
-    fn on_crash(&mut self, _crash: &Crash) {
-        self.v = Volatile::default();
-    }
+    locksim_simulator::rebuilt_on_crash!();
 }

@@ -23,6 +23,7 @@
 use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, VecDeque};
 
+use locksim_simulator::durable::Durable;
 use locksim_simulator::history::LockKey;
 use locksim_simulator::process::{Crash, Ctx, NodeId, Process, TimerId};
 use locksim_simulator::time::{ms_to_ns, Nanos};
@@ -94,15 +95,14 @@ impl PgServer {
     /// Server `index`: 0 starts as the primary, 1 as its standby; timeline 1.
     pub fn new(cfg: Config, index: usize) -> PgServer {
         let role = if index == 0 { Role::Primary } else { Role::Standby };
-        PgServer {
+        PgServer::from_disk(ServerDisk {
             cfg,
             index,
             role,
             timeline: 1,
             wal: Vec::new(),
             generations: Generations::default(),
-            v: Volatile::default(),
-        }
+        })
     }
 
     /// The server's role.
@@ -398,6 +398,30 @@ impl PgServer {
     }
 }
 
+/// What a server keeps across a crash: generations, WAL, role and timeline are on disk
+/// (fsynced at commit); sessions and advisory locks are not.
+#[derive(Clone, Debug)]
+pub struct ServerDisk {
+    cfg: Config,
+    index: usize,
+    role: Role,
+    timeline: u64,
+    wal: Vec<WalRecord>,
+    generations: Generations,
+}
+
+impl Durable for PgServer {
+    type Disk = ServerDisk;
+    fn into_disk(self, _crash: &Crash) -> ServerDisk {
+        let PgServer { cfg, index, role, timeline, wal, generations, v: _ } = self;
+        ServerDisk { cfg, index, role, timeline, wal, generations }
+    }
+    fn from_disk(disk: ServerDisk) -> Self {
+        let ServerDisk { cfg, index, role, timeline, wal, generations } = disk;
+        PgServer { cfg, index, role, timeline, wal, generations, v: Volatile::default() }
+    }
+}
+
 impl Process<Postgres> for PgServer {
     fn on_start(&mut self, ctx: &mut Ctx<Postgres>) {
         if self.cfg.standby {
@@ -474,10 +498,7 @@ impl Process<Postgres> for PgServer {
         }
     }
 
-    fn on_crash(&mut self, _crash: &Crash) {
-        // Generations, WAL, role and timeline are on disk; sessions and advisory locks are not.
-        self.v = Volatile::default();
-    }
+    locksim_simulator::rebuilt_on_crash!();
 
     fn leadership(&self) -> Option<u64> {
         self.serving().then_some(self.timeline)

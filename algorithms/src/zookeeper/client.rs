@@ -61,6 +61,7 @@ use crate::smallmap::SmallMap;
 
 use rand::Rng;
 
+use locksim_simulator::durable::Durable;
 use locksim_simulator::history::{FailReason, LockKey, LockMode};
 use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
 use locksim_simulator::process::{Crash, Ctx, NodeId, TimerId};
@@ -302,8 +303,7 @@ impl Volatile {
 impl ZkClient {
     /// A lock client; it connects when it starts.
     pub fn new(cfg: ClientConfig) -> Self {
-        let v = Volatile::new(&cfg);
-        ZkClient { cfg, v, conn_events: Vec::new(), next_delivery: 0 }
+        ZkClient::from_disk((cfg, 0))
     }
 
     fn call(&mut self, ctx: &mut Ctx<ZooKeeper>, purpose: Purpose, op: Op) {
@@ -801,6 +801,17 @@ impl ZkClient {
     }
 }
 
+impl Durable for ZkClient {
+    /// The configuration, and the number of the next state handed to the listener thread.
+    type Disk = (ClientConfig, u64);
+    fn into_disk(self, _crash: &Crash) -> Self::Disk {
+        (self.cfg, self.next_delivery)
+    }
+    fn from_disk((cfg, next_delivery): Self::Disk) -> Self {
+        ZkClient { v: Volatile::new(&cfg), cfg, conn_events: Vec::new(), next_delivery }
+    }
+}
+
 impl LockClient<ZooKeeper> for ZkClient {
     fn on_start(&mut self, ctx: &mut Ctx<ZooKeeper>, _out: &mut LockEvents) {
         self.v.conn.start(ctx);
@@ -895,9 +906,7 @@ impl LockClient<ZooKeeper> for ZkClient {
         }
     }
 
-    fn on_crash(&mut self, _crash: &Crash) {
-        self.v = Volatile::new(&self.cfg);
-    }
+    locksim_simulator::rebuilt_on_crash!();
 
     /// Did the application see a state its policy honours (SUSPENDED under `suspended`, LOST
     /// under either) since the grant? Then it does not write.

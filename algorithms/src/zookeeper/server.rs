@@ -45,6 +45,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use rand::Rng;
 
 use locksim_simulator::dist::Dist;
+use locksim_simulator::durable::Durable;
 use locksim_simulator::process::{Crash, Ctx, NodeId, Process, TimerId};
 use locksim_simulator::time::{ms_to_ns, Nanos, NS_PER_MS};
 
@@ -56,7 +57,7 @@ use super::protocol::{
 use super::session::{negotiate_timeout_ms, SessionTracker};
 use super::tree::{Applied, DataTree};
 use super::ZooKeeper;
-use crate::consensus::{Committed, Config, Pattern, Replica, Role, Term};
+use crate::consensus::{Committed, Config, Pattern, Replica, ReplicaDisk, Role, Term};
 use crate::smallmap::SmallMap;
 
 /// How an ensemble server is set up.
@@ -119,8 +120,8 @@ enum Ticket {
 #[derive(Clone, Debug)]
 pub struct ZkServer {
     cfg: ServerConfig,
-    /// Durable: the log's term, vote, log and commit index (the replica keeps its own volatile
-    /// part and drops it at a crash).
+    /// Durable: the log's term, vote, log and commit index (the replica's own volatile part is
+    /// rebuilt at a restart).
     replica: Replica<Command>,
     /// Durable: the applied tree and sessions.
     tree: DataTree,
@@ -177,7 +178,7 @@ impl ZkServer {
         config.pattern = Pattern::Zab;
         config.fsync_ms = cfg.fsync_ms.clone();
         let replica = Replica::new(cfg.index, cfg.members.clone(), config);
-        ZkServer { cfg, replica, tree: DataTree::new(), v: Volatile::default() }
+        ZkServer::from_disk(ServerDisk { cfg, replica: replica.into_disk(), tree: DataTree::new() })
     }
 
     /// The applied tree (for tests).
@@ -678,6 +679,28 @@ impl ZkServer {
     }
 }
 
+/// What a server keeps across a crash: ZooKeeper's snapshot and transaction log (the applied
+/// tree and the replica's disk), and its configuration. Everything else goes, including timers
+/// (the engine discards them) and their generations.
+#[derive(Clone, Debug)]
+pub struct ServerDisk {
+    cfg: ServerConfig,
+    replica: ReplicaDisk<Command>,
+    tree: DataTree,
+}
+
+impl Durable for ZkServer {
+    type Disk = ServerDisk;
+    fn into_disk(self, _crash: &Crash) -> ServerDisk {
+        let ZkServer { cfg, replica, tree, v: _ } = self;
+        ServerDisk { cfg, replica: replica.into_disk(), tree }
+    }
+    fn from_disk(disk: ServerDisk) -> Self {
+        let ServerDisk { cfg, replica, tree } = disk;
+        ZkServer { cfg, replica: Replica::from_disk(replica), tree, v: Volatile::default() }
+    }
+}
+
 impl Process<ZooKeeper> for ZkServer {
     fn on_start(&mut self, ctx: &mut Ctx<ZooKeeper>) {
         self.v.incarnation = ctx.rng().gen();
@@ -719,12 +742,7 @@ impl Process<ZooKeeper> for ZkServer {
         }
     }
 
-    fn on_crash(&mut self, _crash: &Crash) {
-        // The tree and the log survive (ZooKeeper's snapshot and transaction log); everything
-        // else goes, including timers (the engine discards them) and their generations.
-        self.replica.on_crash();
-        self.v = Volatile::default();
-    }
+    locksim_simulator::rebuilt_on_crash!();
 
     fn on_reset(&mut self, ctx: &mut Ctx<ZooKeeper>, peer: NodeId) {
         if self.v.peers.contains(&peer) {

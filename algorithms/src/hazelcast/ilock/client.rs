@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use rand::Rng;
 
+use locksim_simulator::durable::Durable;
 use locksim_simulator::history::{FailReason, LockKey, LockMode};
 use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
 use locksim_simulator::process::{Crash, Ctx, NodeId, TimerId};
@@ -39,7 +40,7 @@ pub struct IlockClient {
 impl IlockClient {
     /// Client `index` of a cluster of `members`.
     pub fn new(index: u32, members: usize) -> Self {
-        IlockClient { index, members, v: Volatile::default() }
+        IlockClient::from_disk((index, members))
     }
 
     fn call(&mut self, ctx: &mut Ctx<Hazelcast>, key: LockKey, call: LockCall) {
@@ -47,6 +48,17 @@ impl IlockClient {
         let uid = (self.v.epoch << 32) | self.v.next;
         self.v.calls.insert(uid, (key, call));
         ctx.send(self.v.member, IlockMsg::Request { uid, key, call });
+    }
+}
+
+impl Durable for IlockClient {
+    /// A client keeps only its index and the cluster's size.
+    type Disk = (u32, usize);
+    fn into_disk(self, _crash: &Crash) -> Self::Disk {
+        (self.index, self.members)
+    }
+    fn from_disk((index, members): Self::Disk) -> Self {
+        IlockClient { index, members, v: Volatile::default() }
     }
 }
 
@@ -100,9 +112,7 @@ impl LockClient<Hazelcast> for IlockClient {
 
     fn on_timer(&mut self, _ctx: &mut Ctx<Hazelcast>, _out: &mut LockEvents, _timer: TimerId, _tag: HazelcastTimer) {}
 
-    fn on_crash(&mut self, _crash: &Crash) {
-        self.v = Volatile::default();
-    }
+    locksim_simulator::rebuilt_on_crash!();
 
     fn reentrant(&self) -> bool {
         true

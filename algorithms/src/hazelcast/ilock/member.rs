@@ -20,6 +20,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use locksim_simulator::durable::Durable;
 use locksim_simulator::history::LockKey;
 use locksim_simulator::process::{Crash, Ctx, NodeId, Process, TimerId};
 use locksim_simulator::time::Nanos;
@@ -60,7 +61,7 @@ pub struct IlockMember {
 impl IlockMember {
     /// Member `index`.
     pub fn new(index: usize, cfg: IlockConfig) -> Self {
-        IlockMember { index, cfg, v: Volatile::default() }
+        IlockMember::from_disk((index, cfg))
     }
 
     /// The lock's owner in this member's view.
@@ -179,6 +180,18 @@ impl IlockMember {
     }
 }
 
+impl Durable for IlockMember {
+    /// An in-memory data grid: the member keeps its index and configuration, and its replicas go
+    /// with it.
+    type Disk = (usize, IlockConfig);
+    fn into_disk(self, _crash: &Crash) -> Self::Disk {
+        (self.index, self.cfg)
+    }
+    fn from_disk((index, cfg): Self::Disk) -> Self {
+        IlockMember { index, cfg, v: Volatile::default() }
+    }
+}
+
 impl Process<Hazelcast> for IlockMember {
     fn on_start(&mut self, ctx: &mut Ctx<Hazelcast>) {
         self.v.members = (0..self.cfg.members).filter_map(|i| ctx.node_named(&format!("server-{i}"))).collect();
@@ -240,8 +253,5 @@ impl Process<Hazelcast> for IlockMember {
         }
     }
 
-    fn on_crash(&mut self, _crash: &Crash) {
-        // An in-memory data grid: the member's replicas go with it.
-        self.v = Volatile::default();
-    }
+    locksim_simulator::rebuilt_on_crash!();
 }
