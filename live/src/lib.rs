@@ -18,6 +18,8 @@
 //! - [`reference`]: the real lock libraries as clients (`--reference`): harnesses, their run
 //!   specifications and event lines
 //! - [`run`]: one live run of one row: start, inject faults, stop, collect, check
+//! - [`command`]: `sim live`'s work: the rows checked, every row × seed run live, folded into
+//!   the reports' totals, judged, printed and written
 
 pub mod adapters;
 pub mod backend;
@@ -25,6 +27,7 @@ pub mod backends;
 pub mod calibrate;
 pub mod client;
 pub mod clock;
+pub mod command;
 pub mod plan;
 pub mod probe;
 pub mod reference;
