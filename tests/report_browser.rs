@@ -181,6 +181,10 @@ fn the_failover_pages_tooltip_shows_the_traced_token_and_the_wheel_zooms() {
 
     check_hover(&st, FILE, &dir);
     check_leader_change(&st, FILE, &dir);
+    // No row fails, so none is explained: no run draws messages, and the page says why.
+    assert!(st["messages"].as_array().unwrap().iter().all(|n| n == 0), "{}", st["messages"]);
+    let note = st["no_messages_note"].as_str().unwrap_or_else(|| panic!("a note on the missing messages: {st}"));
+    assert!(note.contains("holds no messages") && note.contains("explained"), "{note}");
     check_table_fits(&st["table"]);
 
     // Zoom: the whole run first, then half of it around the middle.
@@ -238,6 +242,10 @@ fn clicking_a_violation_of_known_outcome_15_opens_its_narrative_and_the_clock_pl
         .collect();
     assert!(!told_sentences.is_empty(), "{told}");
     assert_eq!(narrative, told_sentences, "the side panel tells what `sim explain` tells");
+    // The explained run draws its diagram's messages.
+    let runs = st["runs"].as_array().unwrap();
+    let at = runs.iter().position(|r| r.as_str() == Some(&format!("{label}:{seed}"))).unwrap();
+    assert!(st["messages"][at].as_u64().unwrap() > 0, "the explained run has messages: {}", st["messages"]);
 
     // The step: server-2's wall clock minus true time, as its trace entries read it.
     let step_ms = entries_offset_ms(&trace(FILE, label, seed, &dir), "server-2");

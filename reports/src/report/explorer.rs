@@ -76,8 +76,10 @@ the same span: a clock's drift is a slope, a step (<code>clock_jump</code>) a ve
 it claims to lead, a dark mark where it becomes leader, a hollow one where it stops, as the <code>leader</code> \
 selector sees it); fault windows shaded and named (darker on the nodes they hit); overlaps and stale writes in red. Wheel to zoom, drag or \
 the arrows to pan; hover a mark for its node, both clocks (true time and the node's wall clock), token and \
-history event; click to pin it, and click an overlap or a stale write for what happened. The runs listed are \
-those this report recorded.{left_out}</p>\n\
+history event; click to pin it, and click an overlap or a stale write for what happened. Messages are drawn \
+only in a run whose violation is explained below (those its diagram draws, from its replay's trace): a recorded \
+history holds none, and every message of a run would outweigh the rest of its data more than tenfold (a 60 s \
+ZooKeeper failover sends about 50 000). The runs listed are those this report recorded.{left_out}</p>\n\
 <pre id=\"tl-selftest\" hidden></pre>\n</section>\n\
 <script type=\"application/json\" id=\"tl-data\">{data}</script>\n<script>\n{SCRIPT}</script>\n"
     )

@@ -26,6 +26,9 @@
   var run, lanes, leads, v0, v1, pinned = null, drag = null;
   var ENDS = ['released', 'abandoned (the library said it was lost)', 'client crashed', 'still held at the end'];
   var WAITS = ['granted', 'failed', 'client crashed', 'still waiting at the end', 'superseded by a new call'];
+  // Why a run shows no message: the bound the page keeps (reports/src/report/explorer.rs says
+  // the same under the timeline).
+  var NO_MESSAGES = 'No messages drawn in this run: a recorded history holds no messages, so they are drawn only in a run whose violation is explained below (those its diagram draws, from its replay\u2019s trace).';
   var COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#17becf', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22'];
 
   function el(name, attrs, parent) {
@@ -72,6 +75,7 @@
     tip.hidden = true;
     side.textContent = '';
     html('p', run.violations.length ? 'Click an overlap or a stale write (red) to read what happened.' : 'This run has no violation.', side, 'meta');
+    if (!run.messages.length) html('p', NO_MESSAGES, side, 'meta tl-nomsg');
     render();
   }
 
@@ -469,6 +473,10 @@
     out.clocks = {};
     [].forEach.call(clockEl.querySelectorAll('.tl-cl'), function (l) { out.clocks[l.getAttribute('data-node')] = +l.getAttribute('data-max'); });
     out.runs = D.runs.map(function (r) { return r.label + ':' + r.seed; });
+    out.messages = D.runs.map(function (r) { return r.messages.length; });
+    select(0);
+    var nomsg = side.querySelector('.tl-nomsg');
+    out.no_messages_note = nomsg ? nomsg.textContent : null;
   } catch (err) {
     out.error = String(err && err.stack || err);
   }
