@@ -10,7 +10,6 @@
 //! - [`lognormal_ns`]: a log-normal drawn in nanoseconds from its quantile table (network latency)
 //! - [`dist`]: the number-or-distribution values of the scenario format
 //! - [`history`]: the recorded history the checkers read
-//! - [`trace`]: the event log and its hash
 //! - [`fingerprint`]: typed state hashing with node ids renamed (a world's symmetric fingerprint)
 //! - [`timers`]: timer ids and the timer slab
 //! - [`wire`]: the workload's resource messages and timers, and the envelopes around a model's
@@ -19,6 +18,8 @@
 //! - [`lockclient`]: the one lock-client interface every model's client library implements
 //! - [`durable`]: what survives a crash, as a type (`Durable`: a node's disk, and how it boots from it)
 //! - [`setup`]: a resolved run's setting (network, workload, clocks, faults, selectors)
+//! - [`traced`]: what a trace line is about, as typed values (message, timer, history event, fault)
+//! - [`trace`]: the event log and its hash
 //! - [`metric`]: the registry of metrics a user can name (`[expect]`, the JSON, the table)
 //! - [`checker`]: every metric of a run, from its history
 //! - [`outcome`]: what one seed is asked for and gives back
@@ -62,6 +63,7 @@ pub mod setup;
 pub mod time;
 pub mod timers;
 pub mod trace;
+pub mod traced;
 pub mod wire;
 pub mod wire_enum;
 pub mod workload;

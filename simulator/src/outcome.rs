@@ -8,6 +8,7 @@ use crate::checker::{self, SeedMetrics};
 use crate::history::History;
 use crate::time::{ns_to_ms, Nanos};
 use crate::trace::{Trace, TraceEntry};
+use crate::traced::Subject;
 
 /// How to run a seed, beyond the scenario.
 #[derive(Clone, Debug, Default)]
@@ -59,6 +60,7 @@ impl SeedOutcome {
                     wall_ns: v.at_ns as i64,
                     kind: "violation",
                     detail: format!("{}: {}", v.kind, v.detail),
+                    subject: Subject::None,
                 });
             }
             // Stable: violations land after the events of the same instant.

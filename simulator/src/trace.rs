@@ -1,10 +1,13 @@
 //! The trace: one entry per event, in true time, with the node, its local clock and what
 //! happened. Rendered as readable lines or JSON lines; hashed for determinism checks.
 
+use std::any::Any;
+
 use serde::Serialize;
 
 use crate::rng::stable_hash;
 use crate::time::Nanos;
+use crate::traced::{Subject, TracedFault};
 
 /// One line of the trace.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -23,6 +26,48 @@ pub struct TraceEntry {
     pub kind: &'static str,
     /// What happened, in words (a message's `Debug`, a history event, a fault's targets).
     pub detail: String,
+    /// What happened, as typed values (the message and its other end, the timer, the history
+    /// event, the fault): what tests match on. Not rendered, hashed nor serialised.
+    #[serde(skip)]
+    pub subject: Subject,
+}
+
+/// A message line of the trace, typed: see [`Trace::sent`].
+#[derive(Debug)]
+pub struct MessageLine<'t, M> {
+    /// True time of the line.
+    pub at_ns: Nanos,
+    /// The node the line is at (the sender of a `send`, the receiver of a `deliver`).
+    pub node: &'t str,
+    /// The node at the other end.
+    pub peer: &'t str,
+    /// The message.
+    pub msg: &'t M,
+    /// For a sent message, when it arrives.
+    pub arrives_ns: Option<Nanos>,
+}
+
+impl<M> Clone for MessageLine<'_, M> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<M> Copy for MessageLine<'_, M> {}
+
+impl<'t, M> MessageLine<'t, M> {
+    /// The line's true time in milliseconds.
+    pub fn at_ms(&self) -> f64 {
+        self.at_ns as f64 / 1e6
+    }
+
+    /// The same line with a part of its message in place of the message (a variant's
+    /// content, say), if `part` finds one there:
+    /// `line.part(|m| match m { Msg::Request(r) => Some(r), _ => None })`.
+    pub fn part<T>(self, part: impl FnOnce(&'t M) -> Option<&'t T>) -> Option<MessageLine<'t, T>> {
+        let msg = part(self.msg)?;
+        Some(MessageLine { at_ns: self.at_ns, node: self.node, peer: self.peer, msg, arrives_ns: self.arrives_ns })
+    }
 }
 
 /// A run's event log, recorded only when asked for ([`crate::outcome::RunOptions::trace`]).
@@ -68,6 +113,36 @@ impl Trace {
             out.push('\n');
         }
         out
+    }
+
+    /// The lines of `kind` that carry a message of type `M` (the model's message type, or
+    /// [`crate::wire::ResourceMsg`]), in order.
+    pub fn messages<M: Any>(&self, kind: &'static str) -> impl Iterator<Item = MessageLine<'_, M>> {
+        self.entries.iter().filter(move |e| e.kind == kind).filter_map(|e| {
+            let msg = e.subject.message::<M>()?;
+            let (peer, arrives_ns) = (e.subject.peer()?, e.subject.arrives_ns());
+            Some(MessageLine { at_ns: e.at_ns, node: &e.node, peer, msg, arrives_ns })
+        })
+    }
+
+    /// Every message of type `M` sent (and not dropped at once by a fault), in order.
+    pub fn sent<M: Any>(&self) -> impl Iterator<Item = MessageLine<'_, M>> {
+        self.messages("send")
+    }
+
+    /// Every message of type `M` handed to its receiver's handler (at once or after a pause).
+    pub fn delivered<M: Any>(&self) -> impl Iterator<Item = MessageLine<'_, M>> {
+        self.messages("deliver")
+    }
+
+    /// Every message of type `M` dropped, at its sender or at its receiver.
+    pub fn dropped<M: Any>(&self) -> impl Iterator<Item = MessageLine<'_, M>> {
+        self.messages("drop")
+    }
+
+    /// Every fault line (starts, ends, waits), with its line.
+    pub fn faults(&self) -> impl Iterator<Item = (&TraceEntry, &TracedFault)> {
+        self.entries.iter().filter_map(|e| Some((e, e.subject.fault()?)))
     }
 
     /// A hash of every entry (stable across platforms), for determinism checks.

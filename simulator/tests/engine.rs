@@ -11,7 +11,8 @@ use locksim_simulator::engine::{Behaviour, Node, World, WorldConfig};
 use locksim_simulator::process::{ClientState, Crash, CrashKind, Ctx, NodeId, NodeKind, Process, Protocol, TimerId};
 use locksim_simulator::rng::stream;
 use locksim_simulator::setup::{FaultKind, FaultSpec, Selector};
-use locksim_simulator::trace::TraceEntry;
+use locksim_simulator::trace::{MessageLine, Trace, TraceEntry};
+use locksim_simulator::traced::{FaultPhase, TracedFault};
 
 const MS: u64 = 1_000_000;
 
@@ -737,4 +738,52 @@ fn the_end_of_a_fault_lifts_only_its_own_rules() {
     );
     let got: Vec<&str> = notes(&trace, "server-0").iter().map(|(_, n)| *n).collect();
     assert_eq!(got, vec!["got Ping(\"from-0\")"], "{trace:#?}");
+}
+
+/// What tests match instead of a line's text (`locksim_simulator::traced`): each message line
+/// carries the message as the model's own value and the node at its other end, a sent one when
+/// it arrives; a timer line its tag; a fault line the fault's kind, phase and targets.
+#[test]
+fn trace_lines_carry_their_message_timer_and_fault_as_values() {
+    let a = Probe {
+        sends: vec![(1, "cut")],
+        timers_ms: vec![20],
+        timer_sends: vec![(20, 1, "healed")],
+        ..Default::default()
+    };
+    let cut = FaultKind::Partition { groups: vec![named("server-0"), named("server-1")], one_way: false };
+    let entries = run_world(
+        vec![("server-0", NodeKind::Server, a, 0.0), ("server-1", NodeKind::Server, Probe::default(), 0.0)],
+        vec![fault(cut.clone(), vec![], 0.0, Some(10.0))],
+        100,
+    );
+    let trace = Trace { entries };
+    let line = |l: MessageLine<'_, Ping>| (l.at_ns, l.node.to_string(), l.peer.to_string(), l.msg.0, l.arrives_ns);
+    let dropped: Vec<_> = trace.dropped::<Ping>().map(line).collect();
+    assert_eq!(dropped, vec![(0, "server-0".into(), "server-1".into(), "cut", None)]);
+    let sent: Vec<_> = trace.sent::<Ping>().map(line).collect();
+    assert_eq!(sent, vec![(20 * MS, "server-0".into(), "server-1".into(), "healed", Some(21 * MS))]);
+    let delivered: Vec<_> = trace.delivered::<Ping>().map(line).collect();
+    assert_eq!(delivered, vec![(21 * MS, "server-1".into(), "server-0".into(), "healed", None)]);
+    // Only messages of the type asked for.
+    assert_eq!(trace.sent::<String>().count(), 0);
+
+    let timers: Vec<(u64, &str, u64)> =
+        trace.entries.iter().filter_map(|e| Some((e.at_ns, e.node.as_str(), *e.subject.timer::<u64>()?))).collect();
+    assert_eq!(timers, vec![(20 * MS, "server-0", 20)]);
+
+    let faults: Vec<(u64, &TracedFault)> = trace.faults().map(|(e, f)| (e.at_ns, f)).collect();
+    assert_eq!(faults.len(), 2, "{faults:?}");
+    let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(faults[0].0, 0);
+    assert_eq!(
+        faults[0].1,
+        &TracedFault {
+            kind: cut.clone(),
+            phase: FaultPhase::Starts,
+            targets: names(&["server-0", "server-1"]),
+            groups: vec![names(&["server-0"]), names(&["server-1"])],
+        }
+    );
+    assert_eq!((faults[1].0, faults[1].1.phase, &faults[1].1.kind), (10 * MS, FaultPhase::Ends, &cut));
 }

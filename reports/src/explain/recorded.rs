@@ -158,7 +158,16 @@ mod tests {
     use super::*;
 
     fn entry(at_ns: Nanos, node: &str, kind: &'static str, detail: &str) -> TraceEntry {
-        TraceEntry { at_ns, node: node.into(), mono_ns: at_ns, wall_ns: at_ns as i64, kind, detail: detail.into() }
+        let subject = locksim_simulator::traced::Subject::None;
+        TraceEntry {
+            at_ns,
+            node: node.into(),
+            mono_ns: at_ns,
+            wall_ns: at_ns as i64,
+            kind,
+            detail: detail.into(),
+            subject,
+        }
     }
 
     #[test]

@@ -14,6 +14,7 @@ use crate::process::{ClientState, Crash, CrashKind, NodeId, NodeKind, Protocol};
 use crate::rng::ChaCha8Rng;
 use crate::setup::{FaultKind, Selector};
 use crate::time::{ms_to_ns_signed, Nanos};
+use crate::traced::{FaultPhase, Subject, TracedFault};
 
 impl<P: Protocol> World<P> {
     pub(super) fn fault_start(&mut self, occ_idx: usize) {
@@ -70,7 +71,24 @@ impl<P: Protocol> World<P> {
         } else {
             format!("{} starts: {who}{}", spec.kind.label(), duration_text(occ.duration_ns))
         };
-        self.trace_at(None, "fault", || detail);
+        self.trace_about(
+            None,
+            "fault",
+            |w| {
+                let names = |ids: &[NodeId]| ids.iter().map(|i| w.dir.name_of(*i).to_string()).collect::<Vec<_>>();
+                Subject::Fault(TracedFault {
+                    kind: spec.kind.clone(),
+                    phase: FaultPhase::Starts,
+                    targets: if groups.is_empty() {
+                        names(&targets)
+                    } else {
+                        groups.iter().flat_map(|g| names(g)).collect()
+                    },
+                    groups: groups.iter().map(|g| names(g)).collect(),
+                })
+            },
+            |_| detail,
+        );
         let instant = matches!(spec.kind, FaultKind::ClockJump { .. });
         self.window_of[occ_idx] = Some(self.fault_windows.len());
         self.fault_windows.push(FaultWindow {
@@ -145,12 +163,11 @@ impl<P: Protocol> World<P> {
 
     fn retry_fault(&mut self, occ_idx: usize, waiting_for: &Selector) {
         if self.trace.is_some() && self.occurrences[occ_idx].start_ns == self.now_ns {
-            let detail = format!(
-                "{} waits for a `{}` to exist",
-                self.faults[self.occurrences[occ_idx].fault].kind.name(),
-                waiting_for
-            );
-            self.trace_at(None, "fault", || detail);
+            let kind = self.faults[self.occurrences[occ_idx].fault].kind.clone();
+            let detail = format!("{} waits for a `{}` to exist", kind.name(), waiting_for);
+            let subject =
+                Subject::Fault(TracedFault { kind, phase: FaultPhase::Waits, targets: vec![], groups: vec![] });
+            self.trace_about(None, "fault", |_| subject, |_| detail);
         }
         self.queue.push(self.now_ns.saturating_add(ROLE_RETRY_NS), EventKind::FaultStart { occurrence: occ_idx });
     }
@@ -166,7 +183,19 @@ impl<P: Protocol> World<P> {
             window.end_ns = Some(window.end_ns.unwrap_or(self.now_ns));
         }
         let detail = format!("{} ends", kind.label());
-        self.trace_at(None, "fault", || detail);
+        self.trace_about(
+            None,
+            "fault",
+            |_| {
+                Subject::Fault(TracedFault {
+                    kind: kind.clone(),
+                    phase: FaultPhase::Ends,
+                    targets: vec![],
+                    groups: vec![],
+                })
+            },
+            |_| detail,
+        );
         match kind {
             FaultKind::Crash { .. } => {
                 for &t in &applied.nodes {
@@ -295,9 +324,12 @@ impl<P: Protocol> World<P> {
                     self.dispatch(node, |p, ctx| p.on_start(ctx));
                 }
                 Backlogged::Message { from, msg } => {
-                    self.trace_with(Some(node), "deliver", |w| {
-                        format!("← {} {:?} (after pause)", w.dir.name_of(from), msg)
-                    });
+                    self.trace_about(
+                        Some(node),
+                        "deliver",
+                        |w| Subject::message_of(w.dir.name_of(from), &msg),
+                        |w| format!("← {} {:?} (after pause)", w.dir.name_of(from), msg),
+                    );
                     self.dispatch(node, |p, ctx| p.on_message(ctx, from, msg));
                 }
                 Backlogged::Reset { peer } => {
@@ -308,7 +340,12 @@ impl<P: Protocol> World<P> {
                 }
                 Backlogged::Timer { id } => {
                     if let Some((_, tag)) = self.timers.take(id) {
-                        self.trace_with(Some(node), "timer", |_| format!("{tag:?} (after pause)"));
+                        self.trace_about(
+                            Some(node),
+                            "timer",
+                            |_| Subject::timer_of(&tag),
+                            |_| format!("{tag:?} (after pause)"),
+                        );
                         self.dispatch(node, |p, ctx| p.on_timer(ctx, id, tag));
                     }
                 }

@@ -43,6 +43,7 @@ use crate::setup::FaultSpec;
 use crate::time::{Nanos, NS_PER_MS};
 use crate::timers::TimerSlab;
 use crate::trace::{Trace, TraceEntry};
+use crate::traced::Subject;
 use crate::wire::{Tag, Wire};
 use crate::workload::{ClientNode, ResourceNode};
 use network::Network;
@@ -560,21 +561,34 @@ impl<P: Protocol> World<P> {
     }
 
     fn record(&mut self, node: NodeId, event: HistoryEvent) {
-        self.trace_with(Some(node), "history", |w| post::describe(&w.dir, &event));
+        self.trace_about(
+            Some(node),
+            "history",
+            |_| Subject::History(event.clone()),
+            |w| post::describe(&w.dir, &event),
+        );
         self.history.push(Stamped { at_ns: self.now_ns, node, event });
     }
 
     fn deliver(&mut self, from: NodeId, to: NodeId, msg: Wire<P::Msg>) {
         if self.network.is_cut(from, to) {
-            self.trace_with(Some(to), "drop", |w| format!("← {} {:?} (link cut in flight)", w.dir.name_of(from), msg));
+            self.trace_about(
+                Some(to),
+                "drop",
+                |w| Subject::message_of(w.dir.name_of(from), &msg),
+                |w| format!("← {} {:?} (link cut in flight)", w.dir.name_of(from), msg),
+            );
             return;
         }
         if self.nodes[to].status != Status::Crashed && self.stale.get(to, from) {
             // The host restarted since this connection was opened: its kernel answers with a reset.
             self.stale.set(to, from, false);
-            self.trace_with(Some(to), "drop", |w| {
-                format!("← {} {:?} (refused: connection from before a host failure)", w.dir.name_of(from), msg)
-            });
+            self.trace_about(
+                Some(to),
+                "drop",
+                |w| Subject::message_of(w.dir.name_of(from), &msg),
+                |w| format!("← {} {:?} (refused: connection from before a host failure)", w.dir.name_of(from), msg),
+            );
             self.send_reset(to, from);
             return;
         }
@@ -582,21 +596,34 @@ impl<P: Protocol> World<P> {
             Status::Crashed => {
                 let refused = self.nodes[to].crash_kind == CrashKind::Process;
                 let why = if refused { "refused: process down" } else { "host down" };
-                self.trace_with(Some(to), "drop", |w| format!("← {} {:?} ({why})", w.dir.name_of(from), msg));
+                self.trace_about(
+                    Some(to),
+                    "drop",
+                    |w| Subject::message_of(w.dir.name_of(from), &msg),
+                    |w| format!("← {} {:?} ({why})", w.dir.name_of(from), msg),
+                );
                 if refused {
                     self.send_reset(to, from);
                 }
             }
             Status::Paused => {
                 self.connect(to, from);
-                self.trace_with(Some(to), "queued", |w| {
-                    format!("← {} {:?} (queued: paused)", w.dir.name_of(from), msg)
-                });
+                self.trace_about(
+                    Some(to),
+                    "queued",
+                    |w| Subject::message_of(w.dir.name_of(from), &msg),
+                    |w| format!("← {} {:?} (queued: paused)", w.dir.name_of(from), msg),
+                );
                 self.nodes[to].backlog.push(Backlogged::Message { from, msg });
             }
             Status::Up => {
                 self.connect(to, from);
-                self.trace_with(Some(to), "deliver", |w| format!("← {} {:?}", w.dir.name_of(from), msg));
+                self.trace_about(
+                    Some(to),
+                    "deliver",
+                    |w| Subject::message_of(w.dir.name_of(from), &msg),
+                    |w| format!("← {} {:?}", w.dir.name_of(from), msg),
+                );
                 self.dispatch(to, |p, ctx| p.on_message(ctx, from, msg));
             }
         }
@@ -612,7 +639,7 @@ impl<P: Protocol> World<P> {
             Status::Paused => self.nodes[node].backlog.push(Backlogged::Timer { id }),
             Status::Up => {
                 let Some((_, tag)) = self.timers.take(id) else { return };
-                self.trace_with(Some(node), "timer", |_| format!("{tag:?}"));
+                self.trace_about(Some(node), "timer", |_| Subject::timer_of(&tag), |_| format!("{tag:?}"));
                 self.dispatch(node, |p, ctx| p.on_timer(ctx, id, tag));
             }
         }
@@ -655,6 +682,37 @@ impl<P: Protocol> World<P> {
         }
     }
 
+    /// [`Self::trace_with`] with what the line is about as typed values (tests match those,
+    /// not the detail's text); `subject` is not called either unless a trace is recorded.
+    #[inline(always)]
+    fn trace_about(
+        &mut self,
+        node: Option<NodeId>,
+        kind: &'static str,
+        subject: impl FnOnce(&Self) -> Subject,
+        detail: impl FnOnce(&Self) -> String,
+    ) {
+        if self.trace.is_some() {
+            self.push_trace_about(node, kind, subject, detail);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn push_trace_about(
+        &mut self,
+        node: Option<NodeId>,
+        kind: &'static str,
+        subject: impl FnOnce(&Self) -> Subject,
+        detail: impl FnOnce(&Self) -> String,
+    ) {
+        let subject = subject(self);
+        self.push_trace(node, kind, detail);
+        if let Some(entry) = self.trace.as_mut().and_then(|t| t.entries.last_mut()) {
+            entry.subject = subject;
+        }
+    }
+
     #[cold]
     #[inline(never)]
     fn push_trace(&mut self, node: Option<NodeId>, kind: &'static str, detail: impl FnOnce(&Self) -> String) {
@@ -666,7 +724,15 @@ impl<P: Protocol> World<P> {
                 let clock = &self.nodes[n].clock;
                 post::node_line(&self.dir, at_ns, n, clock.mono_ns(at_ns), clock.wall_ns(at_ns), kind, detail)
             }
-            None => TraceEntry { at_ns, node: "-".to_string(), mono_ns: at_ns, wall_ns: at_ns as i64, kind, detail },
+            None => TraceEntry {
+                at_ns,
+                node: "-".to_string(),
+                mono_ns: at_ns,
+                wall_ns: at_ns as i64,
+                kind,
+                detail,
+                subject: Subject::None,
+            },
         });
     }
 }

@@ -13,6 +13,7 @@ use crate::process::{NodeId, NodeKind, Outlet, Protocol, TimerId};
 use crate::rng::ChaCha8Rng;
 use crate::time::Nanos;
 use crate::trace::{Trace, TraceEntry};
+use crate::traced::Subject;
 use crate::wire::Wire;
 
 use super::network::{Network, Route};
@@ -57,35 +58,47 @@ impl<P: Protocol> Outlet<P> for Post<'_, P> {
         let leave_ns = self.now_ns.saturating_add(after_ns);
         match self.network.route(from, to, leave_ns, self.net_rng) {
             Route::Drop(reason) => {
-                self.trace_with("drop", |dir| format!("→ {} {:?} ({})", dir.name_of(to), msg, reason.as_str()));
+                self.trace_about(
+                    "drop",
+                    |dir| Subject::message_of(dir.name_of(to), &msg),
+                    |dir| format!("→ {} {:?} ({})", dir.name_of(to), msg, reason.as_str()),
+                );
             }
             Route::Dead { dead_at_ns } => {
-                self.trace_with("drop", |dir| {
-                    format!(
-                        "→ {} {:?} (every TCP retransmission lost: the connection dies at {:.3} ms)",
-                        dir.name_of(to),
-                        msg,
-                        dead_at_ns as f64 / 1e6
-                    )
-                });
+                self.trace_about(
+                    "drop",
+                    |dir| Subject::message_of(dir.name_of(to), &msg),
+                    |dir| {
+                        format!(
+                            "→ {} {:?} (every TCP retransmission lost: the connection dies at {:.3} ms)",
+                            dir.name_of(to),
+                            msg,
+                            dead_at_ns as f64 / 1e6
+                        )
+                    },
+                );
                 // The sender's own stack gives up: its library sees the error as a reset.
                 self.queue.push(dead_at_ns, EventKind::Reset { from: to, to: from });
             }
             Route::Deliver { at_ns, duplicate_at_ns, retransmits } => {
-                self.trace_with("send", |dir| {
-                    format!(
-                        "→ {} {:?} (arrives {:.3} ms{}{})",
-                        dir.name_of(to),
-                        msg,
-                        at_ns as f64 / 1e6,
-                        if duplicate_at_ns.is_some() { ", duplicated" } else { "" },
-                        match retransmits {
-                            0 => String::new(),
-                            1 => ", lost once and retransmitted".to_string(),
-                            n => format!(", lost and retransmitted {n} times"),
-                        }
-                    )
-                });
+                self.trace_about(
+                    "send",
+                    |dir| Subject::sent_of(dir.name_of(to), &msg, at_ns),
+                    |dir| {
+                        format!(
+                            "→ {} {:?} (arrives {:.3} ms{}{})",
+                            dir.name_of(to),
+                            msg,
+                            at_ns as f64 / 1e6,
+                            if duplicate_at_ns.is_some() { ", duplicated" } else { "" },
+                            match retransmits {
+                                0 => String::new(),
+                                1 => ", lost once and retransmitted".to_string(),
+                                n => format!(", lost and retransmitted {n} times"),
+                            }
+                        )
+                    },
+                );
                 if let Some(dup_ns) = duplicate_at_ns {
                     self.queue.push(dup_ns, EventKind::Deliver { from, to, msg: msg.clone() });
                 }
@@ -99,7 +112,7 @@ impl<P: Protocol> Outlet<P> for Post<'_, P> {
     }
 
     fn record(&mut self, event: HistoryEvent) {
-        self.trace_with("history", |dir| describe(dir, &event));
+        self.trace_about("history", |_| Subject::History(event.clone()), |dir| describe(dir, &event));
         if let Some(folded) = self.folded.as_deref_mut() {
             if folded.count(&event) {
                 return;
@@ -123,6 +136,34 @@ impl<P: Protocol> Post<'_, P> {
         }
     }
 
+    /// [`Self::trace_with`] with what the line is about as typed values ([`crate::traced`]).
+    #[inline(always)]
+    fn trace_about(
+        &mut self,
+        kind: &'static str,
+        subject: impl FnOnce(&Directory) -> Subject,
+        detail: impl FnOnce(&Directory) -> String,
+    ) {
+        if self.trace.is_some() {
+            self.push_trace_about(kind, subject, detail);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn push_trace_about(
+        &mut self,
+        kind: &'static str,
+        subject: impl FnOnce(&Directory) -> Subject,
+        detail: impl FnOnce(&Directory) -> String,
+    ) {
+        let subject = subject(self.dir);
+        self.push_trace(kind, detail);
+        if let Some(entry) = self.trace.as_mut().and_then(|t| t.entries.last_mut()) {
+            entry.subject = subject;
+        }
+    }
+
     #[cold]
     #[inline(never)]
     fn push_trace(&mut self, kind: &'static str, detail: impl FnOnce(&Directory) -> String) {
@@ -143,7 +184,7 @@ pub(super) fn node_line(
     kind: &'static str,
     detail: String,
 ) -> TraceEntry {
-    TraceEntry { at_ns, node: dir.name_of(node).to_string(), mono_ns, wall_ns, kind, detail }
+    TraceEntry { at_ns, node: dir.name_of(node).to_string(), mono_ns, wall_ns, kind, detail, subject: Subject::None }
 }
 
 /// A history event as its trace line says it: clients by name, not node id.
