@@ -422,22 +422,6 @@
         granted: tip.querySelector('[data-f="granted"]').textContent };
       mouse('mouseout', mark);
     }
-    // Zoom: the axis of the whole run, then one wheel notch in the middle.
-    select(0);
-    out.axis_before = axis();
-    var svg = $('tl-svg'), r = svg.getBoundingClientRect();
-    svg.dispatchEvent(new WheelEvent('wheel', { bubbles: true, cancelable: true, deltaY: -100, clientX: r.left + LM + (r.width - LM - RM) / 2, clientY: r.top + 20 }));
-    out.axis_after = axis();
-    out.view_after = [v0, v1];
-    // Click: the explained violation's mark, and what the side panel then says.
-    var ei = D.runs.findIndex(function (r) { return r.explain && r.explain.vi >= 0; });
-    if (ei >= 0) {
-      select(ei);
-      var vmark = view.querySelector('[data-vi="' + run.explain.vi + '"]');
-      mouse('click', vmark);
-      out.click = { label: run.label, seed: run.seed, kind: vmark.getAttribute('data-k'), pinned: !!view.querySelector('.tl-pinned'),
-        narrative: [].map.call(side.querySelectorAll('.tl-narrative li'), function (li) { return li.textContent; }) };
-    }
     // Leader change: the first server to claim a higher term than another server claimed before
     // (an election or promotion after a failover), hovered on its lane; and who led (per the
     // bands) just before the run's first fault.
@@ -461,6 +445,24 @@
         led_before_fault: f0 ? leads.filter(function (l) { return l[1] < f0[2] && l[2] >= f0[2]; }).map(function (l) { return [name(l[0]), l[3]]; }) : [] };
       mouse('mouseout', lmark);
     }
+    // Zoom: the axis of the whole run, then one wheel notch in the middle.
+    select(0);
+    var nomsg = side.querySelector('.tl-nomsg');
+    out.no_messages_note = nomsg ? nomsg.textContent : null;
+    out.axis_before = axis();
+    var svg = $('tl-svg'), r = svg.getBoundingClientRect();
+    svg.dispatchEvent(new WheelEvent('wheel', { bubbles: true, cancelable: true, deltaY: -100, clientX: r.left + LM + (r.width - LM - RM) / 2, clientY: r.top + 20 }));
+    out.axis_after = axis();
+    out.view_after = [v0, v1];
+    // Click: the explained violation's mark, and what the side panel then says.
+    var ei = D.runs.findIndex(function (r) { return r.explain && r.explain.vi >= 0; });
+    if (ei >= 0) {
+      select(ei);
+      var vmark = view.querySelector('[data-vi="' + run.explain.vi + '"]');
+      mouse('click', vmark);
+      out.click = { label: run.label, seed: run.seed, kind: vmark.getAttribute('data-k'), pinned: !!view.querySelector('.tl-pinned'),
+        narrative: [].map.call(side.querySelectorAll('.tl-narrative li'), function (li) { return li.textContent; }) };
+    }
     // The results table at this window's width: the container's and the table's widths, and
     // each header cell's right edge (a cut column ends past the window or the container).
     var tbl = document.getElementById('results');
@@ -474,9 +476,6 @@
     [].forEach.call(clockEl.querySelectorAll('.tl-cl'), function (l) { out.clocks[l.getAttribute('data-node')] = +l.getAttribute('data-max'); });
     out.runs = D.runs.map(function (r) { return r.label + ':' + r.seed; });
     out.messages = D.runs.map(function (r) { return r.messages.length; });
-    select(0);
-    var nomsg = side.querySelector('.tl-nomsg');
-    out.no_messages_note = nomsg ? nomsg.textContent : null;
   } catch (err) {
     out.error = String(err && err.stack || err);
   }
