@@ -10,6 +10,7 @@ use std::collections::BTreeSet;
 use rand::Rng;
 
 use crate::dist::{Dist, Sampler};
+use crate::durable::{self, Durable};
 use crate::history::{FailReason, HistoryEvent, LockKey, LockMode};
 use crate::lockclient::{LockClient, LockEvent, LockEvents};
 use crate::process::{ClientState, Crash, Ctx, NodeId, Protocol, TimerId};
@@ -115,6 +116,47 @@ struct Driver {
     last_slot_wall_ns: Option<i64>,
 }
 
+/// What a client node keeps across a crash: its library as the library's own disk rebuilds it,
+/// and the workload's configuration, stream and counters (the workload is the test's, not the
+/// process's memory: a restarted client goes on with the same draws and its count of
+/// acquisitions). What it was doing (its phase, its think timer, a schedule's last slot) is gone.
+pub struct ClientDisk<P: Protocol> {
+    lib: Box<dyn LockClient<P>>,
+    params: WorkloadSpec,
+    draws: Draws,
+    rng: ChaCha8Rng,
+    grants: u64,
+    completed: u64,
+}
+
+impl<P: Protocol> Durable for ClientNode<P> {
+    type Disk = ClientDisk<P>;
+    fn into_disk(self, crash: &Crash) -> ClientDisk<P> {
+        let ClientNode { mut lib, driver, events: _, batch: _ } = self;
+        lib.on_crash(crash);
+        let Driver { params, draws, rng, grants, completed, .. } = driver;
+        ClientDisk { lib, params, draws, rng, grants, completed }
+    }
+    fn from_disk(disk: ClientDisk<P>) -> Self {
+        let ClientDisk { lib, params, draws, rng, grants, completed } = disk;
+        ClientNode {
+            lib,
+            driver: Driver {
+                params,
+                draws,
+                rng,
+                phase: Phase::Thinking,
+                think_timer: None,
+                grants,
+                completed,
+                last_slot_wall_ns: None,
+            },
+            events: Vec::new(),
+            batch: Vec::new(),
+        }
+    }
+}
+
 /// A client node: the workload driver over a model's client library.
 pub struct ClientNode<P: Protocol> {
     lib: Box<dyn LockClient<P>>,
@@ -150,27 +192,20 @@ impl<P: Protocol> ClientNode<P> {
     /// `workload_rng` is the client's own "workload" stream, separate from the library's, so every
     /// algorithm of a scenario sees the same hold and think draws.
     pub fn new(lib: Box<dyn LockClient<P>>, params: WorkloadSpec, workload_rng: ChaCha8Rng) -> Self {
-        ClientNode {
+        ClientNode::from_disk(ClientDisk {
             lib,
-            driver: Driver {
-                draws: Draws {
-                    hold: Sampler::new(&params.hold_ms),
-                    think: Sampler::new(&params.think_ms),
-                    acquire_timeout: params.acquire_timeout_ms.as_ref().map(Sampler::new),
-                    check_to_write: (params.check_to_write_ms != Dist::Const(0.0))
-                        .then(|| Sampler::new(&params.check_to_write_ms)),
-                },
-                params,
-                rng: workload_rng,
-                phase: Phase::Thinking,
-                think_timer: None,
-                grants: 0,
-                completed: 0,
-                last_slot_wall_ns: None,
+            draws: Draws {
+                hold: Sampler::new(&params.hold_ms),
+                think: Sampler::new(&params.think_ms),
+                acquire_timeout: params.acquire_timeout_ms.as_ref().map(Sampler::new),
+                check_to_write: (params.check_to_write_ms != Dist::Const(0.0))
+                    .then(|| Sampler::new(&params.check_to_write_ms)),
             },
-            events: Vec::new(),
-            batch: Vec::new(),
-        }
+            params,
+            rng: workload_rng,
+            grants: 0,
+            completed: 0,
+        })
     }
 
     fn think(&mut self, ctx: &mut Ctx<P>) {
@@ -497,11 +532,7 @@ impl<P: Protocol> ClientNode<P> {
     }
 
     pub(crate) fn on_crash(&mut self, crash: &Crash) {
-        self.lib.on_crash(crash);
-        self.events.clear();
-        self.driver.phase = Phase::Thinking;
-        self.driver.think_timer = None;
-        self.driver.last_slot_wall_ns = None;
+        durable::rebuild(self, crash);
     }
 
     pub(crate) fn on_restart(&mut self, ctx: &mut Ctx<P>) {
