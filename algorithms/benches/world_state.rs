@@ -2,7 +2,8 @@
 //! every state it explores): for each model, a world of the shared workload (10 clients on one
 //! lock, hold 5–50 ms, default network) with the leader (or Redlock's `server-0`) crashed at
 //! 2 s for 5 s, stopped mid-run at 4 s (the crash in force, clients failing over), then one
-//! `World::clone` and one `World::fingerprint`. The figures are in docs/architecture.md.
+//! `World::clone`, one `World::fingerprint` and one `World::fingerprint_symmetric`. The figures
+//! are in docs/world-state.md.
 
 use std::time::Duration;
 
@@ -22,6 +23,12 @@ fn bench<M: Model>(c: &mut Criterion, model: &M, setup: &Setup, params: &Params)
     g.sample_size(20).warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(1));
     g.bench_with_input(BenchmarkId::new("clone", model.name()), &world, |b, w| b.iter(|| w.clone()));
     g.bench_with_input(BenchmarkId::new("fingerprint", model.name()), &world, |b, w| b.iter(|| w.fingerprint()));
+    // With clients renamed canonically where the model has typed fingerprints (else the same
+    // as `fingerprint` plus the check that finds it has none).
+    let name = format!("{} (symmetry {})", model.name(), if world.symmetry_applies() { "on" } else { "off" });
+    g.bench_with_input(BenchmarkId::new("fingerprint_symmetric", name), &world, |b, w| {
+        b.iter(|| w.fingerprint_symmetric())
+    });
     g.finish();
 }
 
