@@ -1,6 +1,7 @@
 //! The client library: ask, and ask again every `retry_ms` until granted; release without
 //! waiting for an answer.
 
+use locksim_simulator::durable::Durable;
 use locksim_simulator::history::{LockKey, LockMode};
 use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
 use locksim_simulator::process::{Crash, Ctx, NodeId, TimerId};
@@ -28,7 +29,7 @@ struct Volatile {
 
 impl Client {
     pub fn new(retry_ns: Nanos) -> Client {
-        Client { retry_ns, v: Volatile::default() }
+        Client::from_disk(retry_ns)
     }
 
     fn attempt(&mut self, ctx: &mut Ctx<Single>, key: LockKey) {
@@ -37,6 +38,17 @@ impl Client {
             ctx.send(server, Request::Acquire { key, call: self.v.call });
         }
         self.v.retry = Some(ctx.set_timer(self.retry_ns, ClientTimer::Retry { key }));
+    }
+}
+
+impl Durable for Client {
+    /// A library keeps only its configuration.
+    type Disk = Nanos;
+    fn into_disk(self, _crash: &Crash) -> Nanos {
+        self.retry_ns
+    }
+    fn from_disk(retry_ns: Nanos) -> Client {
+        Client { retry_ns, v: Volatile::default() }
     }
 }
 
@@ -90,7 +102,5 @@ impl LockClient<Single> for Client {
         }
     }
 
-    fn on_crash(&mut self, _crash: &Crash) {
-        self.v = Volatile::default();
-    }
+    locksim_simulator::rebuilt_on_crash!();
 }

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use locksim_simulator::durable::Durable;
 use locksim_simulator::history::LockKey;
 use locksim_simulator::process::{Crash, Ctx, NodeId, Process, TimerId};
 use locksim_simulator::time::Nanos;
@@ -26,7 +27,18 @@ struct Volatile {
 
 impl Server {
     pub fn new(service_ns: Nanos) -> Server {
-        Server { service_ns, last_token: 0, v: Volatile::default() }
+        Server::from_disk((service_ns, 0))
+    }
+}
+
+impl Durable for Server {
+    /// The configuration and `last_token`: a restart never reuses a token.
+    type Disk = (Nanos, u64);
+    fn into_disk(self, _crash: &Crash) -> (Nanos, u64) {
+        (self.service_ns, self.last_token)
+    }
+    fn from_disk((service_ns, last_token): (Nanos, u64)) -> Server {
+        Server { service_ns, last_token, v: Volatile::default() }
     }
 }
 
@@ -59,7 +71,5 @@ impl Process<Single> for Server {
 
     fn on_timer(&mut self, _ctx: &mut Ctx<Single>, _timer: TimerId, _tag: SingleTimer) {}
 
-    fn on_crash(&mut self, _crash: &Crash) {
-        self.v = Volatile::default(); // `last_token` stays: a restart never reuses a token
-    }
+    locksim_simulator::rebuilt_on_crash!();
 }
