@@ -90,6 +90,7 @@
 use std::collections::BTreeSet;
 
 use locksim_simulator::dist::Dist;
+use locksim_simulator::durable::Durable;
 use locksim_simulator::history::{FailReason, LockKey, LockMode};
 use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
 use locksim_simulator::process::{Crash, Ctx, NodeId, TimerId};
@@ -466,6 +467,19 @@ pub struct RedisLockClient {
     v: Volatile,
 }
 
+/// A client keeps its configuration and its request counter (see [`RedisLockClient`]).
+impl Durable for RedisLockClient {
+    type Disk = (ClientConfig, u64);
+
+    fn into_disk(self, _crash: &Crash) -> Self::Disk {
+        (self.cfg, self.next_req)
+    }
+
+    fn from_disk((cfg, next_req): Self::Disk) -> Self {
+        RedisLockClient { cfg, next_req, v: Volatile::default() }
+    }
+}
+
 /// What the library loses when its client crashes (`on_start` fills in the rest).
 #[derive(Clone, Debug)]
 struct Volatile {
@@ -509,7 +523,7 @@ impl Default for Volatile {
 impl RedisLockClient {
     /// A lock library; it draws its Redisson owner id at every start.
     pub fn new(cfg: ClientConfig) -> Self {
-        RedisLockClient { cfg, next_req: 0, v: Volatile::default() }
+        Self::from_disk((cfg, 0))
     }
 
     /// Whether a release that finds the lock not ours fails (`release_missing = "error"`; plain
@@ -1256,9 +1270,7 @@ impl LockClient<Redis> for RedisLockClient {
         }
     }
 
-    fn on_crash(&mut self, _crash: &Crash) {
-        self.v = Volatile::default();
-    }
+    locksim_simulator::rebuilt_on_crash!();
 
     fn on_reset(&mut self, ctx: &mut Ctx<Redis>, out: &mut LockEvents, peer: NodeId) {
         // The connection closed: every attempt on it has failed (a connection error), and is

@@ -39,6 +39,7 @@
 
 use std::collections::BTreeMap;
 
+use locksim_simulator::durable::Durable;
 use locksim_simulator::process::{Crash, Ctx, NodeId, Process, TimerId};
 use locksim_simulator::time::{ms_to_ns, Nanos, NS_PER_MS};
 use rand::Rng;
@@ -130,6 +131,32 @@ pub struct Sentinel {
     v: Volatile,
 }
 
+/// What a Sentinel keeps through a crash ([`Durable::Disk`]): its configuration, sentinel.conf
+/// (the primary, the epochs and the vote) and the ping counter (see [`Sentinel`]).
+#[derive(Clone, Debug)]
+pub struct SentinelFiles {
+    cfg: SentinelConfig,
+    primary: Option<NodeId>,
+    config_epoch: u64,
+    current_epoch: u64,
+    vote: Option<(NodeId, u64)>,
+    ping_seq: u64,
+}
+
+impl Durable for Sentinel {
+    type Disk = SentinelFiles;
+
+    fn into_disk(self, _crash: &Crash) -> SentinelFiles {
+        let Sentinel { cfg, primary, config_epoch, current_epoch, vote, ping_seq, v: _ } = self;
+        SentinelFiles { cfg, primary, config_epoch, current_epoch, vote, ping_seq }
+    }
+
+    fn from_disk(files: SentinelFiles) -> Self {
+        let SentinelFiles { cfg, primary, config_epoch, current_epoch, vote, ping_seq } = files;
+        Sentinel { cfg, primary, config_epoch, current_epoch, vote, ping_seq, v: Volatile::default() }
+    }
+}
+
 /// What a Sentinel rebuilds after a restart (`boot` fills it in).
 #[derive(Clone, Debug)]
 struct Volatile {
@@ -166,15 +193,14 @@ impl Default for Volatile {
 impl Sentinel {
     /// A Sentinel that takes `server-0` as the primary until told otherwise.
     pub fn new(cfg: SentinelConfig) -> Self {
-        Sentinel {
+        Self::from_disk(SentinelFiles {
             cfg,
             primary: None,
             config_epoch: 0,
             current_epoch: 0,
             vote: None,
             ping_seq: 0,
-            v: Volatile::default(),
-        }
+        })
     }
 
     fn down_after_ns(&self) -> Nanos {
@@ -572,10 +598,7 @@ impl Process<Redis> for Sentinel {
         }
     }
 
-    fn on_crash(&mut self, _crash: &Crash) {
-        // sentinel.conf keeps the primary, the epochs and the vote.
-        self.v = Volatile::default();
-    }
+    locksim_simulator::rebuilt_on_crash!();
 
     fn on_restart(&mut self, ctx: &mut Ctx<Redis>) {
         self.boot(ctx);

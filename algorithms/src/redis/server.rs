@@ -27,6 +27,7 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use locksim_simulator::dist::Dist;
+use locksim_simulator::durable::Durable;
 use locksim_simulator::history::LockKey;
 use locksim_simulator::process::{Crash, Ctx, NodeId, Process, TimerId};
 use locksim_simulator::time::{ms_to_ns, Nanos, NS_PER_MS};
@@ -145,11 +146,45 @@ impl Default for Volatile {
     }
 }
 
+/// What a server keeps through a crash ([`Durable::Disk`]): its configuration, the config file
+/// (the role and epoch Sentinel's `CONFIG REWRITE` wrote) and its data files as the persistence
+/// setting and the kind of crash leave them ([`Disk::on_crash`]).
+#[derive(Clone, Debug)]
+pub struct ServerFiles {
+    cfg: ServerConfig,
+    conf_role: Option<Role>,
+    conf_epoch: u64,
+    disk: Disk,
+}
+
+impl ServerFiles {
+    /// A server's files before its first start: no role written yet, an empty disk.
+    pub fn new(cfg: ServerConfig) -> Self {
+        let disk = Disk::new(cfg.persistence);
+        ServerFiles { cfg, conf_role: None, conf_epoch: 0, disk }
+    }
+}
+
+impl Durable for RedisServer {
+    type Disk = ServerFiles;
+
+    fn into_disk(mut self, crash: &Crash) -> ServerFiles {
+        // The disk decides what the next start loads (see the persistence module).
+        self.disk.on_crash(crash.kind, self.v.data, self.v.save);
+        ServerFiles { cfg: self.cfg, conf_role: self.conf_role, conf_epoch: self.conf_epoch, disk: self.disk }
+    }
+
+    fn from_disk(files: ServerFiles) -> Self {
+        let ServerFiles { cfg, conf_role, conf_epoch, disk } = files;
+        // The keyspace is loaded from the disk by `on_restart`, which notes it.
+        RedisServer { cfg, conf_role, conf_epoch, disk, v: Volatile::default() }
+    }
+}
+
 impl RedisServer {
     /// A server; at its first start it is the primary if it is `initial_primary`, else its replica.
     pub fn new(cfg: ServerConfig) -> Self {
-        let disk = Disk::new(cfg.persistence);
-        RedisServer { cfg, conf_role: None, conf_epoch: 0, disk, v: Volatile::default() }
+        Self::from_disk(ServerFiles::new(cfg))
     }
 
     /// The keyspace (for tests).
@@ -652,12 +687,7 @@ impl Process<Redis> for RedisServer {
         }
     }
 
-    fn on_crash(&mut self, crash: &Crash) {
-        // The disk decides what the next start loads (see the persistence module); the config
-        // file (role, epoch) is kept.
-        let v = std::mem::take(&mut self.v);
-        self.disk.on_crash(crash.kind, v.data, v.save);
-    }
+    locksim_simulator::rebuilt_on_crash!();
 
     fn on_restart(&mut self, ctx: &mut Ctx<Redis>) {
         self.v.data = self.disk.load();

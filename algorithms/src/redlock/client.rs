@@ -70,6 +70,7 @@
 //! its [`TimerId`], which the lock's phase holds.
 
 use locksim_simulator::dist::Dist;
+use locksim_simulator::durable::Durable;
 use locksim_simulator::history::{FailReason, LockKey, LockMode};
 use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
 use locksim_simulator::process::{Crash, Ctx, NodeId, TimerId};
@@ -316,16 +317,24 @@ pub struct RedlockClient {
     reset_keys: Vec<LockKey>,
 }
 
+/// A client keeps its configuration, the masters' ids and its request counter (see
+/// [`RedlockClient`]); the locks in progress and the scratch buffer are rebuilt empty.
+impl Durable for RedlockClient {
+    type Disk = (ClientConfig, Vec<NodeId>, u64);
+
+    fn into_disk(self, _crash: &Crash) -> Self::Disk {
+        (self.cfg, self.master_ids, self.next_request_id)
+    }
+
+    fn from_disk((cfg, master_ids, next_request_id): Self::Disk) -> Self {
+        RedlockClient { cfg, master_ids, next_request_id, v: Volatile::default(), reset_keys: Vec::new() }
+    }
+}
+
 impl RedlockClient {
     /// A client library; it finds the masters (`server-0 …`) by name when it starts.
     pub fn new(cfg: ClientConfig) -> RedlockClient {
-        RedlockClient {
-            cfg,
-            master_ids: Vec::new(),
-            next_request_id: 1,
-            v: Volatile::default(),
-            reset_keys: Vec::new(),
-        }
+        Self::from_disk((cfg, Vec::new(), 1))
     }
 
     fn resolve_masters(&mut self, ctx: &mut Ctx<Redlock>) {
@@ -776,9 +785,7 @@ impl LockClient<Redlock> for RedlockClient {
         self.reset_keys = keys;
     }
 
-    fn on_crash(&mut self, _crash: &Crash) {
-        self.v = Volatile::default();
-    }
+    locksim_simulator::rebuilt_on_crash!();
 
     /// `respect_validity`: is the validity `lock()` returned still running on my monotonic clock?
     /// Without it the application does not check.

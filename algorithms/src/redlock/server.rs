@@ -22,6 +22,7 @@
 //! ttl_ms every key it acknowledged before the crash has expired before it answers again.
 
 use locksim_simulator::dist::Dist;
+use locksim_simulator::durable::Durable;
 use locksim_simulator::history::LockKey;
 use locksim_simulator::process::{Crash, Ctx, NodeId, Process, TimerId};
 use locksim_simulator::time::{Nanos, NS_PER_SEC};
@@ -160,11 +161,41 @@ pub struct RedisMaster {
     v: Volatile,
 }
 
+/// What a master keeps through a crash ([`Durable::Disk`]): its configuration, its AOF as the
+/// persistence setting and the kind of crash leave it ([`Disk::on_crash`]), and the crash instant
+/// the restart delay counts from.
+#[derive(Clone, Debug)]
+pub struct MasterFiles {
+    cfg: MasterConfig,
+    disk: Disk<Store>,
+    crashed_at_mono_ns: Option<Nanos>,
+}
+
+impl Durable for RedisMaster {
+    type Disk = MasterFiles;
+
+    fn into_disk(mut self, crash: &Crash) -> MasterFiles {
+        // The disk decides what comes back (see the persistence module): nothing; every
+        // acknowledged write (`always`, or a killed process whose AOF writes sit in the page
+        // cache); or, when the machine went down with `everysec`, the keyspace as of the last
+        // fsync. A master runs no save rules, so no BGSAVE is under way.
+        self.disk.on_crash(crash.kind, self.v.store, SaveState::default());
+        MasterFiles { cfg: self.cfg, disk: self.disk, crashed_at_mono_ns: Some(crash.mono_ns) }
+    }
+
+    fn from_disk(files: MasterFiles) -> Self {
+        let MasterFiles { cfg, disk, crashed_at_mono_ns } = files;
+        // The keyspace the disk gives back (empty before the first start).
+        let v = Volatile::with_store(disk.load());
+        RedisMaster { cfg, disk, crashed_at_mono_ns, v }
+    }
+}
+
 impl RedisMaster {
     /// A master with this configuration, its disk empty.
     pub fn new(cfg: MasterConfig) -> RedisMaster {
         let disk = Disk::new(cfg.persistence);
-        RedisMaster { cfg, disk, crashed_at_mono_ns: None, v: Volatile::default() }
+        Self::from_disk(MasterFiles { cfg, disk, crashed_at_mono_ns: None })
     }
 
     /// The keyspace (for tests and notes).
@@ -237,16 +268,7 @@ impl Process<Redlock> for RedisMaster {
         }
     }
 
-    fn on_crash(&mut self, crash: &Crash) {
-        // The disk decides what comes back (see the persistence module): nothing; every
-        // acknowledged write (`always`, or a killed process whose AOF writes sit in the page
-        // cache); or, when the machine went down with `everysec`, the keyspace as of the last
-        // fsync. A master runs no save rules, so no BGSAVE is under way.
-        let v = std::mem::take(&mut self.v);
-        self.disk.on_crash(crash.kind, v.store, SaveState::default());
-        self.v = Volatile::with_store(self.disk.load());
-        self.crashed_at_mono_ns = Some(crash.mono_ns);
-    }
+    locksim_simulator::rebuilt_on_crash!();
 
     fn on_restart(&mut self, ctx: &mut Ctx<Redlock>) {
         let now = ctx.now_mono_ns();
