@@ -15,6 +15,8 @@
 //! - [`notice_race`]: the race after a pause between a library's notice (Curator's SUSPENDED,
 //!   kazoo's listener, clientv3's `Session.Done()`) and the application thread's check
 //! - `smallmap`: a small sorted-vector map the models use for per-key state
+//! - [`params`]: reading a model's parameters by name into its typed configuration, an unknown
+//!   key or a mistyped read a parameter problem (exit 2), never a panic
 //!
 //! A new model is one folder here plus one line in [`entries`] (see `docs/adding-a-model.md`).
 
@@ -28,6 +30,7 @@ pub mod etcd;
 pub mod hazelcast;
 pub mod kubernetes;
 pub mod notice_race;
+pub mod params;
 pub mod postgres;
 pub mod redis;
 pub mod redlock;

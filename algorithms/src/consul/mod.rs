@@ -46,6 +46,7 @@ use locksim_simulator::scenario::show_number;
 use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::time::{ms_to_ns, Nanos};
 
+use crate::params::ParamReader;
 use client::{ClientConfig, ConsulClient, TokenKind};
 use protocol::{Behavior, ConsulMsg, ConsulTimer, ReadMode, SessionSpec};
 use server::{ConsulServer, ServerConfig};
@@ -222,10 +223,12 @@ pub struct ConsulConfig {
 }
 
 impl ConsulConfig {
-    /// Reads every parameter.
-    pub fn from_params(p: &Params) -> ConsulConfig {
+    /// Reads every parameter, each by a name checked against [`PARAMS`] ([`ParamReader`]), and
+    /// the problems found (an unknown key, a mistyped read), which [`Model::validate`] reports.
+    pub fn read(params: &Params) -> (ConsulConfig, Vec<ParamProblem>) {
+        let p = ParamReader::new("consul", PARAMS, params);
         let ttl_ms = p.f64("session_ttl_ms");
-        ConsulConfig {
+        let cfg = ConsulConfig {
             servers: p.int("servers") as usize,
             session_ttl_ns: (ttl_ms > 0.0).then(|| ms_to_ns(ttl_ms)),
             serf_check: p.str("session_checks") == "serfHealth",
@@ -245,7 +248,13 @@ impl ConsulConfig {
             heartbeat_ns: ms_to_ns(p.f64("heartbeat_ms")),
             election_ns: ms_to_ns(p.f64("election_ms")),
             service_ms: p.dist("service_ms"),
-        }
+        };
+        (cfg, p.problems())
+    }
+
+    /// As [`ConsulConfig::read`], for a row the parser has validated.
+    pub fn from_params(params: &Params) -> ConsulConfig {
+        Self::read(params).0
     }
 }
 
@@ -265,7 +274,11 @@ impl Model for Consul {
     }
 
     fn validate(&self, params: &Params, _workload: &WorkloadSpec) -> Vec<ParamProblem> {
-        let mut problems = Vec::new();
+        let (_, mut problems) = ConsulConfig::read(params);
+        if !problems.is_empty() {
+            return problems;
+        }
+        let params = ParamReader::new("consul", PARAMS, params);
         let ttl = params.f64("session_ttl_ms");
         if ttl != 0.0 && ttl < 10_000.0 {
             problems.push(ParamProblem {
@@ -282,7 +295,9 @@ impl Model for Consul {
                 message: "a session with no checks and no TTL is never invalidated: a holder that dies keeps the lock for good; give session_ttl_ms or session_checks = \"serfHealth\"".into(),
             });
         }
-        problems
+        let mut all = params.problems();
+        all.extend(problems);
+        all
     }
 
     fn limitations(&self, params: &Params, workload: &WorkloadSpec) -> Vec<String> {
@@ -297,7 +312,8 @@ impl Model for Consul {
                     .into(),
             );
         }
-        if params.str("behavior") == "delete" && params.str("token") == "lock_index" {
+        let cfg = ConsulConfig::from_params(params);
+        if cfg.behavior == Behavior::Delete && cfg.token == TokenKind::LockIndex {
             notes.push(
                 "behavior = \"delete\" with token = \"lock_index\": an invalidation deletes the key, and the next holder's LockIndex starts again at 1 (equal or lower tokens)".into(),
             );
@@ -310,7 +326,7 @@ impl Model for Consul {
     }
 
     fn services(&self, params: &Params) -> Vec<(String, NodeKind)> {
-        (0..params.int("servers")).map(|i| (format!("server-{i}"), NodeKind::Server)).collect()
+        (0..ConsulConfig::from_params(params).servers).map(|i| (format!("server-{i}"), NodeKind::Server)).collect()
     }
 
     fn topology(&self, _params: &Params) -> Topology {

@@ -26,12 +26,14 @@ pub mod client;
 pub mod protocol;
 pub mod server;
 
+use locksim_simulator::dist::Dist;
 use locksim_simulator::lockclient::LockClient;
 use locksim_simulator::model::{Cluster, Model, ParamKind, ParamProblem, ParamSpec, Params, Topology};
 use locksim_simulator::process::{NodeKind, Process, Protocol};
 use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::time::{ms_to_ns, Nanos};
 
+use crate::params::ParamReader;
 use client::{ClientConfig, DynamoClient};
 use protocol::{DynamoMsg, DynamoTimer};
 use server::DynamoTable;
@@ -115,14 +117,18 @@ pub struct DynamoConfig {
     pub heartbeat_stops_ns: Option<Nanos>,
     /// The application's `isExpired()` check.
     pub check_expired: bool,
+    /// The table's latency per call (`service_ms`).
+    pub service_ms: Dist,
 }
 
 impl DynamoConfig {
-    /// Reads every parameter.
-    pub fn from_params(p: &Params) -> DynamoConfig {
+    /// Reads every parameter, each by a name checked against [`PARAMS`] ([`ParamReader`]), and
+    /// the problems found (an unknown key, a mistyped read), which [`Model::validate`] reports.
+    pub fn read(params: &Params) -> (DynamoConfig, Vec<ParamProblem>) {
+        let p = ParamReader::new("dynamodb", PARAMS, params);
         let timeout = p.f64("request_timeout_ms");
         let stops = p.f64("heartbeat_thread_stops_ms");
-        DynamoConfig {
+        let cfg = DynamoConfig {
             lease_ns: ms_to_ns(p.f64("lease_duration_ms")),
             heartbeat_ns: ms_to_ns(p.f64("heartbeat_period_ms")),
             refresh_ns: ms_to_ns(p.f64("refresh_period_ms")),
@@ -130,7 +136,14 @@ impl DynamoConfig {
             request_timeout_ns: (timeout > 0.0).then(|| ms_to_ns(timeout)),
             heartbeat_stops_ns: (stops > 0.0).then(|| ms_to_ns(stops)),
             check_expired: p.bool("check_expired"),
-        }
+            service_ms: p.dist("service_ms"),
+        };
+        (cfg, p.problems())
+    }
+
+    /// As [`DynamoConfig::read`], for a row the parser has validated.
+    pub fn from_params(params: &Params) -> DynamoConfig {
+        Self::read(params).0
     }
 }
 
@@ -150,9 +163,16 @@ impl Model for Dynamo {
     }
 
     fn validate(&self, params: &Params, _workload: &WorkloadSpec) -> Vec<ParamProblem> {
+        let (_, problems) = DynamoConfig::read(params);
+        if !problems.is_empty() {
+            return problems;
+        }
+        let params = ParamReader::new("dynamodb", PARAMS, params);
         let (lease, hb) = (params.f64("lease_duration_ms"), params.f64("heartbeat_period_ms"));
-        let mut problems = Vec::new();
+        let mut problems = params.problems();
         if hb >= lease {
+            let (lease, hb) =
+                (locksim_simulator::scenario::show_number(lease), locksim_simulator::scenario::show_number(hb));
             problems.push(ParamProblem {
                 key: "heartbeat_period_ms".into(),
                 message: format!(
@@ -167,7 +187,7 @@ impl Model for Dynamo {
         let mut notes = vec![
             "DynamoDB is one linearizable node answering after service_ms: its replication, partitions, throttling and outages are not modelled, nor the SDK's retries".to_string(),
         ];
-        if params.f64("heartbeat_thread_stops_ms") > 0.0 {
+        if DynamoConfig::from_params(params).heartbeat_stops_ns.is_some() {
             notes.push("heartbeat_thread_stops_ms: every client's heartbeat thread ends at that time after its start, whatever ended it".into());
         }
         if workload.reentry > 0.0 {
@@ -191,7 +211,7 @@ impl Model for Dynamo {
 
     fn build(&self, params: &Params, workload: &WorkloadSpec) -> Cluster<Dynamo> {
         let cfg = DynamoConfig::from_params(params);
-        let services = vec![Box::new(DynamoTable::new(params.dist("service_ms"))) as Box<dyn Process<Dynamo>>];
+        let services = vec![Box::new(DynamoTable::new(cfg.service_ms.clone())) as Box<dyn Process<Dynamo>>];
         let client_cfg = ClientConfig {
             lease_ns: cfg.lease_ns,
             heartbeat_ns: cfg.heartbeat_ns,

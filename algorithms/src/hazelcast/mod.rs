@@ -51,6 +51,7 @@ use locksim_simulator::process::{NodeKind, Process, Protocol};
 use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::time::{ms_to_ns, Nanos};
 
+use crate::params::ParamReader;
 use client::{ClientConfig, HazelcastClient};
 use ilock::client::IlockClient;
 use ilock::member::IlockMember;
@@ -171,12 +172,22 @@ pub struct HazelcastConfig {
     pub retry_pause_ns: Nanos,
     /// Member processing time.
     pub service_ms: Dist,
+    /// `lock = "ilock"`: the pre-3.12 `ILock` instead of the CP FencedLock.
+    pub ilock: bool,
+    /// `ILock`: the member heartbeat interval.
+    pub member_heartbeat_ns: Nanos,
+    /// `ILock`: the silence after which a member is removed.
+    pub max_no_heartbeat_ns: Nanos,
+    /// `ILock`: the delay before a removed member's clients are disconnected.
+    pub endpoint_remove_delay_ns: Nanos,
 }
 
 impl HazelcastConfig {
-    /// Reads every parameter.
-    pub fn from_params(p: &Params) -> HazelcastConfig {
-        HazelcastConfig {
+    /// Reads every parameter, each by a name checked against [`PARAMS`] ([`ParamReader`]), and
+    /// the problems found (an unknown key, a mistyped read), which [`Model::validate`] reports.
+    pub fn read(params: &Params) -> (HazelcastConfig, Vec<ParamProblem>) {
+        let p = ParamReader::new("hazelcast", PARAMS, params);
+        let cfg = HazelcastConfig {
             servers: p.int("servers") as usize,
             session_ttl_ns: ms_to_ns(p.f64("session_ttl_ms")),
             session_heartbeat_ns: ms_to_ns(p.f64("session_heartbeat_ms")),
@@ -186,7 +197,17 @@ impl HazelcastConfig {
             invocation_timeout_ns: ms_to_ns(p.f64("invocation_timeout_ms")),
             retry_pause_ns: ms_to_ns(p.f64("invocation_retry_pause_ms")),
             service_ms: p.dist("service_ms"),
-        }
+            ilock: p.str("lock") == "ilock",
+            member_heartbeat_ns: ms_to_ns(p.f64("member_heartbeat_ms")),
+            max_no_heartbeat_ns: ms_to_ns(p.f64("max_no_heartbeat_ms")),
+            endpoint_remove_delay_ns: ms_to_ns(p.f64("client_endpoint_remove_delay_ms")),
+        };
+        (cfg, p.problems())
+    }
+
+    /// As [`HazelcastConfig::read`], for a row the parser has validated.
+    pub fn from_params(params: &Params) -> HazelcastConfig {
+        Self::read(params).0
     }
 }
 
@@ -206,9 +227,14 @@ impl Model for Hazelcast {
     }
 
     fn validate(&self, params: &Params, _workload: &WorkloadSpec) -> Vec<ParamProblem> {
+        let (cfg, problems) = HazelcastConfig::read(params);
+        if !problems.is_empty() {
+            return problems;
+        }
+        let params = ParamReader::new("hazelcast", PARAMS, params);
         let (ttl, hb) = (params.f64("session_ttl_ms"), params.f64("session_heartbeat_ms"));
         let mut problems = Vec::new();
-        if ilock(params) {
+        if cfg.ilock {
             let (beat, max) = (params.f64("member_heartbeat_ms"), params.f64("max_no_heartbeat_ms"));
             if max <= beat {
                 problems.push(ParamProblem {
@@ -221,6 +247,8 @@ impl Model for Hazelcast {
                 });
             }
         } else if ttl <= hb {
+            let (ttl, hb) =
+                (locksim_simulator::scenario::show_number(ttl), locksim_simulator::scenario::show_number(hb));
             problems.push(ParamProblem {
                 key: "session_ttl_ms".into(),
                 message: format!(
@@ -228,11 +256,14 @@ impl Model for Hazelcast {
                 ),
             });
         }
-        problems
+        let mut all = params.problems();
+        all.extend(problems);
+        all
     }
 
     fn limitations(&self, params: &Params, workload: &WorkloadSpec) -> Vec<String> {
-        if ilock(params) {
+        let cfg = HazelcastConfig::from_params(params);
+        if cfg.ilock {
             return vec![
                 "lock = ilock: each member removes the members it has not heard from (Hazelcast's master decides and the others follow); a removed member never rejoins (no split-brain merge); one lock partition per key with one backup; clients use unisocket routing through their own member and are never disconnected for silence (a paused client keeps its lock); a member's restart comes back empty with every member in its view".to_string(),
             ];
@@ -244,7 +275,7 @@ impl Model for Hazelcast {
         if workload.acquire_timeout_ms.is_some() {
             notes.push("a cancelled wait (tryLock's timeout) is dropped on the client only: the group's wait key stays until the session closes".into());
         }
-        if workload.reentry > 0.0 && params.int("lock_acquire_limit") == 1 {
+        if workload.reentry > 0.0 && cfg.acquire_limit == 1 {
             notes.push("lock_acquire_limit = 1: a nested acquisition fails (LockAcquireLimitReachedException)".into());
         }
         notes
@@ -252,11 +283,11 @@ impl Model for Hazelcast {
 
     fn fenced(&self, params: &Params) -> bool {
         // ILock has no fence; FencedLock's is the commit index.
-        !ilock(params)
+        !HazelcastConfig::from_params(params).ilock
     }
 
     fn services(&self, params: &Params) -> Vec<(String, NodeKind)> {
-        (0..params.int("servers")).map(|i| (format!("server-{i}"), NodeKind::Server)).collect()
+        (0..HazelcastConfig::from_params(params).servers).map(|i| (format!("server-{i}"), NodeKind::Server)).collect()
     }
 
     fn topology(&self, _params: &Params) -> Topology {
@@ -265,10 +296,10 @@ impl Model for Hazelcast {
     }
 
     fn build(&self, params: &Params, workload: &WorkloadSpec) -> Cluster<Hazelcast> {
-        if ilock(params) {
-            return build_ilock(params, workload);
-        }
         let cfg = HazelcastConfig::from_params(params);
+        if cfg.ilock {
+            return build_ilock(&cfg, workload);
+        }
         let members: Vec<String> = (0..cfg.servers).map(|i| format!("server-{i}")).collect();
         let raft = crate::consensus::Config::new(cfg.raft_heartbeat_ns, cfg.raft_election_ns);
         let server_cfg = ServerConfig {
@@ -297,19 +328,14 @@ impl Model for Hazelcast {
     }
 }
 
-/// Whether the row runs the pre-3.12 `ILock`.
-fn ilock(params: &Params) -> bool {
-    params.str("lock") == "ilock"
-}
-
 /// The `ILock` cluster: plain members and unisocket clients.
-fn build_ilock(params: &Params, workload: &WorkloadSpec) -> Cluster<Hazelcast> {
+fn build_ilock(hz: &HazelcastConfig, workload: &WorkloadSpec) -> Cluster<Hazelcast> {
     let cfg = IlockConfig {
-        members: params.int("servers") as usize,
+        members: hz.servers,
         clients: workload.clients,
-        heartbeat_ns: ms_to_ns(params.f64("member_heartbeat_ms")),
-        max_no_heartbeat_ns: ms_to_ns(params.f64("max_no_heartbeat_ms")),
-        endpoint_remove_delay_ns: ms_to_ns(params.f64("client_endpoint_remove_delay_ms")),
+        heartbeat_ns: hz.member_heartbeat_ns,
+        max_no_heartbeat_ns: hz.max_no_heartbeat_ns,
+        endpoint_remove_delay_ns: hz.endpoint_remove_delay_ns,
         // GroupProperty.INVOCATION_RETRY_PAUSE: hazelcast.invocation.retry.pause.millis, 500.
         retry_pause_ns: ms_to_ns(500.0),
     };

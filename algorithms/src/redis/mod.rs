@@ -36,11 +36,13 @@ pub mod protocol;
 pub mod sentinel;
 pub mod server;
 
+use locksim_simulator::dist::Dist;
 use locksim_simulator::lockclient::LockClient;
 use locksim_simulator::model::{Cluster, Model, ParamKind, ParamProblem, ParamSpec, Params, Topology};
 use locksim_simulator::process::{NodeKind, Process};
 use locksim_simulator::setup::WorkloadSpec;
 
+use crate::params::ParamReader;
 use client::{
     AcquireMode, ClientConfig, NoSync, RedisLockClient, RenewalError, ReplicaCount, ResendWritten, RetryDelay,
     UnlockMode,
@@ -239,45 +241,211 @@ const PARAMS: &[ParamSpec] = &[
     },
 ];
 
-impl Redis {
-    /// The clients' settings: the parameters after the `client` preset ([`library::resolve`]).
-    fn client_config(params: &Params) -> ClientConfig {
-        let params = &library::resolve(params);
-        let replicas = params.int("replicas") as usize;
-        ClientConfig {
-            ttl_ms: params.f64("ttl_ms").round() as u64,
-            unlock: match params.str("unlock") {
+/// Every parameter, read once, after the `client` preset has filled what the scenario left unset
+/// ([`library::resolve`]). Times stay in the scenario's milliseconds (the checks and notes quote
+/// them); [`RedisConfig::client_config`], [`RedisConfig::server_config`] and
+/// [`RedisConfig::sentinel_config`] convert them for the nodes.
+#[derive(Clone, Debug)]
+pub struct RedisConfig {
+    /// The preset that ran ([`library::client`]: `client`, or the newest Redisson for a watchdog row).
+    pub client: String,
+    /// `ttl_ms`: the lock key's PX (the watchdog's lease); 0: no expiry.
+    pub ttl_ms: f64,
+    /// `unlock`.
+    pub unlock: UnlockMode,
+    /// `release_missing = "error"`.
+    pub release_missing_fails: bool,
+    /// `acquire`.
+    pub acquire: AcquireMode,
+    /// `retry_ms`: the plain pattern's wait after a refused SET NX.
+    pub retry_ms: Dist,
+    /// `watchdog`: Redisson's lock().
+    pub watchdog: bool,
+    /// `replicas` of the primary.
+    pub replicas: usize,
+    /// `replication_lag_ms`.
+    pub replication_lag_ms: Dist,
+    /// `sentinels` (run only with replicas).
+    pub sentinels: usize,
+    /// `quorum`.
+    pub quorum: usize,
+    /// `down_after_ms`: down-after-milliseconds.
+    pub down_after_ms: f64,
+    /// `replica_ack`: Redisson's checkLockSyncedSlaves (WAIT after acquiring).
+    pub replica_ack: bool,
+    /// `fencing_counter`: the acquiring script INCRs a token key.
+    pub fencing_counter: bool,
+    /// `persistence`.
+    pub persistence: Persistence,
+    /// `min_replicas_to_write` (0: off).
+    pub min_replicas_to_write: u32,
+    /// `min_replicas_max_lag_ms`.
+    pub min_replicas_max_lag_ms: f64,
+    /// `timeout_ms`: Redisson's timeout.
+    pub timeout_ms: f64,
+    /// `retry_attempts`: Redisson's retryAttempts.
+    pub retry_attempts: u32,
+    /// `retry_interval_ms`: Redisson's retryInterval.
+    pub retry_interval_ms: f64,
+    /// `retry_delay` with `retry_delay_base_ms` and `retry_delay_max_ms`.
+    pub retry_delay: RetryDelay,
+    /// `renewal_error`.
+    pub renewal_error: RenewalError,
+    /// `renewal_wait`.
+    pub renewal_wait: bool,
+    /// `resend_written`.
+    pub resend_written: ResendWritten,
+    /// `readonly_retry`.
+    pub readonly_retry: bool,
+    /// `replica_count`.
+    pub replica_count: ReplicaCount,
+    /// `no_sync`.
+    pub no_sync: NoSync,
+    /// `service_ms`: a server's processing time per command.
+    pub service_ms: Dist,
+}
+
+impl RedisConfig {
+    /// The configuration the scenario's parameters give, with the `client` preset applied, and
+    /// the problems reading them found (a key the schema lacks, a value of another type; see
+    /// [`ParamReader`]): [`Model::validate`] reports those, so a row with one never runs.
+    pub fn read(params: &Params) -> (RedisConfig, Vec<ParamProblem>) {
+        let client = library::client(params).to_string();
+        let resolved = library::resolve(params);
+        let p = ParamReader::new("redis", PARAMS, &resolved);
+        let cfg = RedisConfig {
+            client,
+            ttl_ms: p.f64("ttl_ms"),
+            unlock: match p.str("unlock") {
                 "del" => UnlockMode::Del,
                 "get_then_del" => UnlockMode::GetThenDel,
                 _ => UnlockMode::CompareAndDelete,
             },
-            acquire: if params.str("acquire") == "setnx_then_expire" {
+            release_missing_fails: p.str("release_missing") == "error",
+            acquire: if p.str("acquire") == "setnx_then_expire" {
                 AcquireMode::SetNxThenExpire
             } else {
                 AcquireMode::SetNxPx
             },
-            retry_ms: params.dist("retry_ms"),
-            watchdog: params.bool("watchdog"),
-            replica_ack: params.bool("replica_ack"),
-            fencing: params.bool("fencing_counter"),
-            servers: 1 + replicas,
-            sentinels: if replicas > 0 { params.int("sentinels") as usize } else { 0 },
-            timeout_ms: params.f64("timeout_ms").round() as u64,
-            retry_attempts: params.int("retry_attempts") as u32,
-            retry_interval_ms: params.f64("retry_interval_ms").round() as u64,
+            retry_ms: p.dist("retry_ms"),
+            watchdog: p.bool("watchdog"),
+            replicas: p.int("replicas") as usize,
+            replication_lag_ms: p.dist("replication_lag_ms"),
+            sentinels: p.int("sentinels") as usize,
+            quorum: p.int("quorum") as usize,
+            down_after_ms: p.f64("down_after_ms"),
+            replica_ack: p.bool("replica_ack"),
+            fencing_counter: p.bool("fencing_counter"),
+            persistence: Persistence::parse(p.str("persistence")),
+            min_replicas_to_write: p.int("min_replicas_to_write") as u32,
+            min_replicas_max_lag_ms: p.f64("min_replicas_max_lag_ms"),
+            timeout_ms: p.f64("timeout_ms"),
+            retry_attempts: p.int("retry_attempts") as u32,
+            retry_interval_ms: p.f64("retry_interval_ms"),
             retry_delay: RetryDelay::parse(
-                params.str("retry_delay"),
-                params.f64("retry_delay_base_ms"),
-                params.f64("retry_delay_max_ms"),
+                p.str("retry_delay"),
+                p.f64("retry_delay_base_ms"),
+                p.f64("retry_delay_max_ms"),
             ),
-            renewal_error: RenewalError::parse(params.str("renewal_error")),
-            renewal_wait: params.bool("renewal_wait"),
-            resend_written: ResendWritten::parse(params.str("resend_written")),
-            readonly_retry: params.bool("readonly_retry"),
-            replica_count: ReplicaCount::parse(params.str("replica_count")),
-            release_missing_fails: params.str("release_missing") == "error",
-            no_sync: NoSync::parse(params.str("no_sync")),
+            renewal_error: RenewalError::parse(p.str("renewal_error")),
+            renewal_wait: p.bool("renewal_wait"),
+            resend_written: ResendWritten::parse(p.str("resend_written")),
+            readonly_retry: p.bool("readonly_retry"),
+            replica_count: ReplicaCount::parse(p.str("replica_count")),
+            no_sync: NoSync::parse(p.str("no_sync")),
+            service_ms: p.dist("service_ms"),
+        };
+        (cfg, p.problems())
+    }
+
+    /// As [`RedisConfig::read`], for a row the parser has validated (its read found nothing).
+    pub fn from_params(params: &Params) -> RedisConfig {
+        Self::read(params).0
+    }
+
+    /// The Sentinels that run: `sentinels` with replicas, none without (nothing to promote).
+    pub fn running_sentinels(&self) -> usize {
+        if self.replicas > 0 {
+            self.sentinels
+        } else {
+            0
         }
+    }
+
+    /// The clients' settings.
+    pub fn client_config(&self) -> ClientConfig {
+        ClientConfig {
+            ttl_ms: self.ttl_ms.round() as u64,
+            unlock: self.unlock,
+            acquire: self.acquire,
+            retry_ms: self.retry_ms.clone(),
+            watchdog: self.watchdog,
+            replica_ack: self.replica_ack,
+            fencing: self.fencing_counter,
+            servers: 1 + self.replicas,
+            sentinels: self.running_sentinels(),
+            timeout_ms: self.timeout_ms.round() as u64,
+            retry_attempts: self.retry_attempts,
+            retry_interval_ms: self.retry_interval_ms.round() as u64,
+            retry_delay: self.retry_delay,
+            renewal_error: self.renewal_error,
+            renewal_wait: self.renewal_wait,
+            resend_written: self.resend_written,
+            readonly_retry: self.readonly_retry,
+            replica_count: self.replica_count,
+            release_missing_fails: self.release_missing_fails,
+            no_sync: self.no_sync,
+        }
+    }
+
+    /// A server's settings (every server's: the primary and its replicas run the same).
+    pub fn server_config(&self) -> ServerConfig {
+        ServerConfig {
+            service_ms: self.service_ms.clone(),
+            replication_lag_ms: self.replication_lag_ms.clone(),
+            persistence: self.persistence,
+            min_replicas_to_write: self.min_replicas_to_write,
+            // Redis counts min-replicas-max-lag in whole seconds.
+            min_replicas_max_lag_s: (self.min_replicas_max_lag_ms / 1000.0).floor() as i64,
+            initial_primary: "server-0".into(),
+        }
+    }
+
+    /// A Sentinel's settings, for a cluster with `clients` clients.
+    pub fn sentinel_config(&self, clients: usize) -> SentinelConfig {
+        SentinelConfig {
+            servers: 1 + self.replicas,
+            sentinels: self.sentinels,
+            clients,
+            quorum: self.quorum,
+            down_after_ms: self.down_after_ms,
+        }
+    }
+
+    /// The service nodes' names and kinds, in the order [`RedisConfig::cluster`] builds them:
+    /// `server-0` (the primary) and its replicas, then the Sentinels.
+    pub fn services(&self) -> Vec<(String, NodeKind)> {
+        let mut services: Vec<(String, NodeKind)> =
+            (0..=self.replicas).map(|i| (format!("server-{i}"), NodeKind::Server)).collect();
+        services.extend((0..self.running_sentinels()).map(|i| (format!("sentinel-{i}"), NodeKind::Sentinel)));
+        services
+    }
+
+    /// The cluster this configuration runs for `workload`.
+    pub fn cluster(&self, workload: &WorkloadSpec) -> Cluster<Redis> {
+        let server_cfg = self.server_config();
+        let mut services: Vec<Box<dyn Process<Redis>>> = (0..=self.replicas)
+            .map(|_| Box::new(RedisServer::new(server_cfg.clone())) as Box<dyn Process<Redis>>)
+            .collect();
+        let sentinel_cfg = self.sentinel_config(workload.clients);
+        for _ in 0..self.running_sentinels() {
+            services.push(Box::new(Sentinel::new(sentinel_cfg.clone())));
+        }
+        let client_cfg = self.client_config();
+        let clients = (0..workload.clients)
+            .map(|_| Box::new(RedisLockClient::new(client_cfg.clone())) as Box<dyn LockClient<Redis>>)
+            .collect();
+        Cluster { services, clients }
     }
 }
 
@@ -297,33 +465,35 @@ impl Model for Redis {
     }
 
     fn validate(&self, params: &Params, _workload: &WorkloadSpec) -> Vec<ParamProblem> {
+        let (cfg, problems) = RedisConfig::read(params);
+        if !problems.is_empty() {
+            return problems;
+        }
         let mut problems = Vec::new();
         let given = params;
-        let params = &library::resolve(params);
-        let sentinels = params.int("sentinels");
-        let quorum = params.int("quorum");
+        let (sentinels, quorum) = (cfg.sentinels, cfg.quorum);
         if quorum > sentinels {
             problems.push(ParamProblem {
                 key: "quorum".into(),
                 message: format!("quorum = {quorum} is more than the {sentinels} sentinels: the primary could never be objectively down"),
             });
         }
-        if params.bool("watchdog") {
+        if cfg.watchdog {
             // Redisson's lock is a hash taken by its own script: neither two-command form applies.
-            if params.str("unlock") == "get_then_del" {
+            if cfg.unlock == UnlockMode::GetThenDel {
                 problems.push(ParamProblem {
                     key: "unlock".into(),
                     message: "get_then_del is the plain pattern's release (GET of a string value): with watchdog = true (Redisson's hash lock) use compare_and_delete or del".into(),
                 });
             }
-            if params.str("acquire") != "set_nx_px" {
+            if cfg.acquire != AcquireMode::SetNxPx {
                 problems.push(ParamProblem {
                     key: "acquire".into(),
                     message: "acquire chooses the plain pattern's command: with watchdog = true Redisson's lock script takes the lock".into(),
                 });
             }
         }
-        let ttl_ms = params.f64("ttl_ms");
+        let ttl_ms = cfg.ttl_ms;
         // Where a value came from the preset, the message says so (the scenario did not write it).
         let from_preset = |key: &str| {
             if given.is_explicit(key) {
@@ -332,7 +502,7 @@ impl Model for Redis {
                 format!(" (client = \"{}\" sets {key})", library::client(given))
             }
         };
-        if ttl_ms < 3.0 && params.bool("watchdog") {
+        if ttl_ms < 3.0 && cfg.watchdog {
             problems.push(ParamProblem {
                 key: "ttl_ms".into(),
                 message: format!(
@@ -348,7 +518,7 @@ impl Model for Redis {
                     locksim_simulator::scenario::show_number(ttl_ms)
                 ),
             });
-        } else if ttl_ms == 0.0 && params.str("acquire") != "set_nx_px" {
+        } else if ttl_ms == 0.0 && cfg.acquire != AcquireMode::SetNxPx {
             problems.push(ParamProblem {
                 key: "ttl_ms".into(),
                 message: format!(
@@ -362,9 +532,9 @@ impl Model for Redis {
 
     fn limitations(&self, params: &Params, workload: &WorkloadSpec) -> Vec<String> {
         let mut notes = Vec::new();
-        let client = library::client(params);
+        let cfg = RedisConfig::from_params(params);
+        let client = cfg.client.as_str();
         let set: Vec<&str> = library::preset_keys(client).into_iter().filter(|k| !params.is_explicit(k)).collect();
-        let params = &library::resolve(params);
         if !set.is_empty() {
             notes.push(format!("client = \"{client}\" set {} (the scenario's own values are kept)", set.join(", ")));
         }
@@ -374,9 +544,9 @@ impl Model for Redis {
                     .into(),
             );
         }
-        let replicas = params.int("replicas");
-        let aof = matches!(params.str("persistence"), "everysec" | "always");
-        if client == "redisson-3.52" && replicas > 0 && aof && params.bool("replica_ack") {
+        let replicas = cfg.replicas;
+        let aof = matches!(cfg.persistence, Persistence::EverySec | Persistence::Always);
+        if client == "redisson-3.52" && replicas > 0 && aof && cfg.replica_ack {
             notes.push(
                 "Redisson 3.46.0-3.52.0 send WAITAOF 1 <replicas> instead of WAIT when the primary has appendonly yes (the grant also waits for the primary's fsync): not modelled, the model sends WAIT"
                     .into(),
@@ -388,22 +558,22 @@ impl Model for Redis {
                     .into(),
             );
         }
-        if params.f64("ttl_ms") == 0.0 {
+        if cfg.ttl_ms == 0.0 {
             notes.push("ttl_ms = 0: SET NX without PX, the key never expires (redis-py's timeout=None): a crashed or paused holder keeps the lock for ever".into());
         }
-        if workload.reentry > 0.0 && !params.bool("watchdog") {
+        if workload.reentry > 0.0 && !cfg.watchdog {
             notes.push(
                 "the plain SET NX lock is not reentrant (a second SET NX by the holder is refused): nested acquisitions are skipped; watchdog = true (Redisson) is reentrant"
                     .into(),
             );
         }
-        if params.bool("replica_ack") && replicas > 0 && !params.bool("watchdog") {
+        if cfg.replica_ack && replicas > 0 && !cfg.watchdog {
             notes.push(
                 "replica_ack (Redisson's checkLockSyncedSlaves, on by default) also WAITs after the plain pattern's SET NX: the redis.io pattern as published does not (replica_ack = false)"
                     .into(),
             );
         }
-        if replicas == 0 && params.int("sentinels") != 3 {
+        if replicas == 0 && cfg.sentinels != 3 {
             notes.push("sentinels is ignored with replicas = 0 (Sentinel has nothing to promote)".into());
         }
         if replicas > 0 {
@@ -417,23 +587,15 @@ impl Model for Redis {
     }
 
     fn fenced(&self, params: &Params) -> bool {
-        library::resolve(params).bool("fencing_counter")
+        RedisConfig::from_params(params).fencing_counter
     }
 
     fn library(&self, params: &Params) -> Option<String> {
-        Some(library::client(params).to_string())
+        Some(RedisConfig::from_params(params).client)
     }
 
     fn services(&self, params: &Params) -> Vec<(String, NodeKind)> {
-        let replicas = params.int("replicas") as usize;
-        let mut services: Vec<(String, NodeKind)> =
-            (0..=replicas).map(|i| (format!("server-{i}"), NodeKind::Server)).collect();
-        // Sentinel runs only with replicas: it has nothing to promote otherwise.
-        if replicas > 0 {
-            let sentinels = params.int("sentinels") as usize;
-            services.extend((0..sentinels).map(|i| (format!("sentinel-{i}"), NodeKind::Sentinel)));
-        }
-        services
+        RedisConfig::from_params(params).services()
     }
 
     fn topology(&self, _params: &Params) -> Topology {
@@ -442,34 +604,6 @@ impl Model for Redis {
     }
 
     fn build(&self, params: &Params, workload: &WorkloadSpec) -> Cluster<Redis> {
-        let replicas = params.int("replicas") as usize;
-        let server_cfg = ServerConfig {
-            service_ms: params.dist("service_ms"),
-            replication_lag_ms: params.dist("replication_lag_ms"),
-            persistence: Persistence::parse(params.str("persistence")),
-            min_replicas_to_write: params.int("min_replicas_to_write") as u32,
-            min_replicas_max_lag_s: (params.f64("min_replicas_max_lag_ms") / 1000.0).floor() as i64,
-            initial_primary: "server-0".into(),
-        };
-        let mut services: Vec<Box<dyn Process<Redis>>> =
-            (0..=replicas).map(|_| Box::new(RedisServer::new(server_cfg.clone())) as Box<dyn Process<Redis>>).collect();
-        if replicas > 0 {
-            let sentinels = params.int("sentinels") as usize;
-            let cfg = SentinelConfig {
-                servers: 1 + replicas,
-                sentinels,
-                clients: workload.clients,
-                quorum: params.int("quorum") as usize,
-                down_after_ms: params.f64("down_after_ms"),
-            };
-            for _ in 0..sentinels {
-                services.push(Box::new(Sentinel::new(cfg.clone())));
-            }
-        }
-        let cfg = Self::client_config(params);
-        let clients = (0..workload.clients)
-            .map(|_| Box::new(RedisLockClient::new(cfg.clone())) as Box<dyn LockClient<Redis>>)
-            .collect();
-        Cluster { services, clients }
+        RedisConfig::from_params(params).cluster(workload)
     }
 }

@@ -32,6 +32,7 @@ pub mod library;
 pub mod protocol;
 pub mod server;
 
+use locksim_simulator::dist::Dist;
 use locksim_simulator::lockclient::LockClient;
 use locksim_simulator::model::{Cluster, Model, ParamKind, ParamProblem, ParamSpec, Params, Topology};
 use locksim_simulator::process::{NodeKind, Process};
@@ -39,6 +40,7 @@ use locksim_simulator::scenario::show_number;
 use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::time::ms_to_ns;
 
+use crate::params::ParamReader;
 use crate::redis::persistence::Persistence;
 use client::{drift_ns, quorum, ClientConfig, ElapsedClock, RedlockClient, RequestMode};
 use library::{Library, LIBRARIES};
@@ -149,26 +151,125 @@ const PARAMS: &[ParamSpec] = &[
     },
 ];
 
-impl Redlock {
-    /// The clients' settings: the parameters after the `client` preset ([`library::resolve`]).
-    pub fn client_config(params: &Params) -> ClientConfig {
-        let params = &library::resolve(params);
-        let ttl_ms = params.f64("ttl_ms");
-        let library = Library::parse(params.str("client"));
+/// Every parameter, read once, after the `client` preset has filled what the scenario left unset
+/// ([`library::resolve`]). Times stay in the scenario's milliseconds (the checks quote them);
+/// [`RedlockConfig::client_config`] and [`RedlockConfig::master_config`] convert them.
+#[derive(Clone, Debug)]
+pub struct RedlockConfig {
+    /// `client`: the library (its name as the scenario gave it in `client_name`).
+    pub library: Library,
+    /// `client`, as written.
+    pub client_name: String,
+    /// `masters`: N.
+    pub masters: usize,
+    /// `ttl_ms`.
+    pub ttl_ms: f64,
+    /// `elapsed_clock`.
+    pub elapsed_clock: ElapsedClock,
+    /// `drift_factor`.
+    pub drift_factor: f64,
+    /// `drift_extra_ms`.
+    pub drift_extra_ms: f64,
+    /// `requests`.
+    pub requests: RequestMode,
+    /// `node_timeout_ms`.
+    pub node_timeout_ms: f64,
+    /// `retries`, counted as the library counts it.
+    pub retries: u32,
+    /// `retry_delay_ms`.
+    pub retry_delay_ms: Dist,
+    /// `persistence` (one of [`Persistence::AOF_CHOICES`]).
+    pub persistence: Persistence,
+    /// `restart_delay_ms`.
+    pub restart_delay_ms: f64,
+    /// `respect_validity`.
+    pub respect_validity: bool,
+    /// `extend_every_ms` (0: never).
+    pub extend_every_ms: f64,
+    /// `extend = "pexpire_or_set"`.
+    pub extend_sets: bool,
+    /// `service_ms`: a master's processing time per command.
+    pub service_ms: Dist,
+}
+
+impl RedlockConfig {
+    /// The configuration the scenario's parameters give, with the `client` preset applied, and
+    /// the problems reading them found (see [`ParamReader`]), which [`Model::validate`] reports.
+    pub fn read(params: &Params) -> (RedlockConfig, Vec<ParamProblem>) {
+        let resolved = library::resolve(params);
+        let p = ParamReader::new("redlock", PARAMS, &resolved);
+        let client_name = p.str("client").to_string();
+        let cfg = RedlockConfig {
+            library: Library::parse(&client_name),
+            client_name,
+            masters: p.int("masters") as usize,
+            ttl_ms: p.f64("ttl_ms"),
+            elapsed_clock: ElapsedClock::parse(p.str("elapsed_clock")),
+            drift_factor: p.f64("drift_factor"),
+            drift_extra_ms: p.f64("drift_extra_ms"),
+            requests: RequestMode::parse(p.str("requests")),
+            node_timeout_ms: p.f64("node_timeout_ms"),
+            retries: p.int("retries") as u32,
+            retry_delay_ms: p.dist("retry_delay_ms"),
+            persistence: Persistence::parse(p.str("persistence")),
+            restart_delay_ms: p.f64("restart_delay_ms"),
+            respect_validity: p.bool("respect_validity"),
+            extend_every_ms: p.f64("extend_every_ms"),
+            extend_sets: p.str("extend") == "pexpire_or_set",
+            service_ms: p.dist("service_ms"),
+        };
+        (cfg, p.problems())
+    }
+
+    /// As [`RedlockConfig::read`], for a row the parser has validated (its read found nothing).
+    pub fn from_params(params: &Params) -> RedlockConfig {
+        Self::read(params).0
+    }
+
+    /// The clients' settings.
+    pub fn client_config(&self) -> ClientConfig {
         ClientConfig {
-            library,
-            elapsed_clock: ElapsedClock::parse(params.str("elapsed_clock")),
-            attempts: library.attempts(params.int("retries") as u32),
-            masters: params.int("masters") as usize,
-            ttl_ns: ms_to_ns(ttl_ms),
-            drift_ns: drift_ns(ttl_ms, params.f64("drift_factor"), params.f64("drift_extra_ms")),
-            node_timeout_ns: ms_to_ns(params.f64("node_timeout_ms")),
-            retry_delay_ms: params.dist("retry_delay_ms"),
-            requests: RequestMode::parse(params.str("requests")),
-            respect_validity: params.bool("respect_validity"),
-            extend_every_ns: Some(params.f64("extend_every_ms")).filter(|ms| *ms > 0.0).map(ms_to_ns),
-            extend_sets: params.str("extend") == "pexpire_or_set",
+            library: self.library,
+            elapsed_clock: self.elapsed_clock,
+            attempts: self.library.attempts(self.retries),
+            masters: self.masters,
+            ttl_ns: ms_to_ns(self.ttl_ms),
+            drift_ns: drift_ns(self.ttl_ms, self.drift_factor, self.drift_extra_ms),
+            node_timeout_ns: ms_to_ns(self.node_timeout_ms),
+            retry_delay_ms: self.retry_delay_ms.clone(),
+            requests: self.requests,
+            respect_validity: self.respect_validity,
+            extend_every_ns: Some(self.extend_every_ms).filter(|ms| *ms > 0.0).map(ms_to_ns),
+            extend_sets: self.extend_sets,
         }
+    }
+
+    /// A master's settings (every master's).
+    pub fn master_config(&self) -> MasterConfig {
+        MasterConfig {
+            persistence: self.persistence,
+            restart_delay_ns: ms_to_ns(self.restart_delay_ms),
+            service_ms: self.service_ms.clone(),
+        }
+    }
+
+    /// The masters' names and kinds, `server-0 …`, in the order [`RedlockConfig::cluster`]
+    /// builds them.
+    pub fn services(&self) -> Vec<(String, NodeKind)> {
+        (0..self.masters).map(|i| (format!("server-{i}"), NodeKind::Server)).collect()
+    }
+
+    /// The cluster this configuration runs for `workload`: the masters and one library per client.
+    pub fn cluster(&self, workload: &WorkloadSpec) -> Cluster<Redlock> {
+        let master = self.master_config();
+        let services = (0..self.masters)
+            .map(|_| Box::new(RedisMaster::new(master.clone())) as Box<dyn Process<Redlock>>)
+            .collect();
+        let client_cfg = self.client_config();
+        let clients = (0..workload.clients)
+            .map(|_| Box::new(RedlockClient::new(client_cfg.clone())) as Box<dyn LockClient<Redlock>>)
+            .collect();
+        Cluster { services, clients }
     }
 }
 
@@ -188,20 +289,22 @@ impl Model for Redlock {
     }
 
     fn validate(&self, params: &Params, _workload: &WorkloadSpec) -> Vec<ParamProblem> {
+        let (cfg, problems) = RedlockConfig::read(params);
+        if !problems.is_empty() {
+            return problems;
+        }
         let mut problems = Vec::new();
-        let params = &library::resolve(params);
-        let library = Library::parse(params.str("client"));
-        if library.attempts(params.int("retries") as u32) == 0 {
+        if cfg.library.attempts(cfg.retries) == 0 {
             problems.push(ParamProblem {
                 key: "retries".into(),
                 message: format!(
                     "retries = 0 with client = \"{}\" makes no attempt at all: redsync's tries counts attempts, so use an integer of at least 1 (redlock-rb's retry_count and node-redlock's retryCount count retries after the first attempt: 0 is one attempt there)",
-                    params.str("client")
+                    cfg.client_name
                 ),
             });
         }
-        let ttl_ms = params.f64("ttl_ms");
-        let drift_ms = params.f64("drift_factor") * ttl_ms + params.f64("drift_extra_ms");
+        let ttl_ms = cfg.ttl_ms;
+        let drift_ms = cfg.drift_factor * ttl_ms + cfg.drift_extra_ms;
         if drift_ms >= ttl_ms {
             let (ttl_ms, drift_ms) = (show_number(ttl_ms), show_number(drift_ms));
             problems.push(ParamProblem {
@@ -216,7 +319,8 @@ impl Model for Redlock {
 
     fn limitations(&self, params: &Params, workload: &WorkloadSpec) -> Vec<String> {
         let mut notes = Vec::new();
-        let masters = params.int("masters") as usize;
+        let cfg = RedlockConfig::from_params(params);
+        let masters = cfg.masters;
         if masters.is_multiple_of(2) {
             notes.push(format!(
                 "masters = {masters} is even: the quorum is {} (N/2 + 1), so it tolerates {} unreachable masters, no more than {} masters would",
@@ -231,11 +335,11 @@ impl Model for Redlock {
                     .into(),
             );
         }
-        let library = Library::parse(params.str("client"));
+        let library = cfg.library;
         if library != Library::RedlockRb {
             notes.push(format!(
                 "client = \"{}\" fills the library-dependent parameters the scenario does not set; a value it sets is kept",
-                params.str("client")
+                cfg.client_name
             ));
         }
         if library == Library::NodeRedlock {
@@ -252,7 +356,7 @@ impl Model for Redlock {
     }
 
     fn services(&self, params: &Params) -> Vec<(String, NodeKind)> {
-        (0..params.int("masters")).map(|i| (format!("server-{i}"), NodeKind::Server)).collect()
+        RedlockConfig::from_params(params).services()
     }
 
     fn topology(&self, _params: &Params) -> Topology {
@@ -261,17 +365,6 @@ impl Model for Redlock {
     }
 
     fn build(&self, params: &Params, workload: &WorkloadSpec) -> Cluster<Redlock> {
-        let cfg = Self::client_config(params);
-        let master = MasterConfig {
-            persistence: Persistence::parse(params.str("persistence")),
-            restart_delay_ns: ms_to_ns(params.f64("restart_delay_ms")),
-            service_ms: params.dist("service_ms"),
-        };
-        let services =
-            (0..cfg.masters).map(|_| Box::new(RedisMaster::new(master.clone())) as Box<dyn Process<Redlock>>).collect();
-        let clients = (0..workload.clients)
-            .map(|_| Box::new(RedlockClient::new(cfg.clone())) as Box<dyn LockClient<Redlock>>)
-            .collect();
-        Cluster { services, clients }
+        RedlockConfig::from_params(params).cluster(workload)
     }
 }
