@@ -25,14 +25,8 @@ mod runner;
 mod seeds {
     pub use locksim_campaign::seed_range::*;
 }
-mod out_file {
-    pub use locksim_campaign::out_file::check_all;
-}
 mod out_dir {
-    pub use locksim_campaign::out_dir::{prepare, prepare_locked};
-}
-mod print {
-    pub use locksim_campaign::stdout::print_out;
+    pub use locksim_campaign::out_dir::prepare_locked;
 }
 
 use clap::{CommandFactory, Parser, Subcommand};

@@ -1,17 +1,13 @@
 //! `sim explain FILE --algorithm LABEL --seed S [--index I] [--out DIR]`: one violation of one
 //! seed told as a numbered narrative (printed) and a space-time diagram (SVG and PNG in DIR).
-//! The seed is replayed by `locksim_campaign::replay`, told by `locksim_reports::explain`; this is
-//! the wiring.
+//! The work is `locksim_campaign::command::explain`; this file is its arguments.
 
 use std::path::PathBuf;
 
 use clap::Args;
-use locksim_campaign::replay::explain;
-use locksim_reports::explain::{file_part, write_diagram, ExplainError};
-use locksim_simulator::scenario::load_file;
+use locksim_campaign::command::explain::explain;
 
-use crate::exit::{CliError, MODEL_FAILED, OK};
-use crate::runner::print_out;
+use crate::exit::{code, CliError};
 
 #[derive(Args, Debug)]
 pub struct ExplainArgs {
@@ -33,20 +29,5 @@ pub struct ExplainArgs {
 
 pub fn run(args: ExplainArgs) -> Result<i32, CliError> {
     let models = locksim_algorithms::registry();
-    let scenario = load_file(&args.file, &models)?;
-    crate::out_dir::prepare(&args.out, "--out").map_err(CliError::bad_input)?;
-    let explained = explain(&scenario, &args.algorithm, args.seed, args.index).map_err(|e| match e {
-        ExplainError::Panicked { .. } => CliError { code: MODEL_FAILED, message: e.to_string() },
-        other => CliError::bad_input(other.to_string()),
-    })?;
-    let name = format!("explain-{}-{}-{}", file_part(&explained.label), explained.seed, explained.index);
-    let files = write_diagram(&args.out, &name, &explained).map_err(locksim_reports::ReportError::from)?;
-    let mut text = format!("# {}\n", explained.diagram.title);
-    for line in &explained.narrative {
-        text.push_str(line);
-        text.push('\n');
-    }
-    text.push_str(&format!("diagram: {} and {}\n", files.svg.display(), files.png.display()));
-    print_out(&text);
-    Ok(OK)
+    Ok(code(explain(&args.file, &args.algorithm, args.seed, args.index, &args.out, &models)?))
 }

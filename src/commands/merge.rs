@@ -1,22 +1,14 @@
 //! `sim merge PARTS…`: the partial results of `sim run --shard K/N` (into `--json`/`--report`) or
-//! `sim sweep --shard K/N` (into `--out DIR`) checked to belong together and folded into the
-//! results one machine would have written, byte for byte; then the same table, expectations and
-//! exit code as `sim run`, or the same files and summary as `sim sweep`.
+//! `sim sweep --shard K/N` (into `--out DIR`) folded into the results one machine would have
+//! written, byte for byte. The work is `locksim_campaign::command::merge`; this file is its
+//! arguments and their help.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Args;
-use locksim_campaign::shard::{cut_parts_text, merge_run_parts, merge_sweep_parts};
-use locksim_reports::shard::{check_parts, read_part, Part, KIND_RUN};
-use locksim_reports::sweep::params_and_points;
-use locksim_reports::sweep::path::point_scenarios;
-use locksim_simulator::scenario::{parse_str, Scenario};
+use locksim_campaign::command::merge::{merge as campaign_merge, MergeOptions};
 
-use crate::commands::run::finish as finish_run;
-use crate::commands::sweep::finish as finish_sweep;
-use crate::exit::CliError;
-use locksim_campaign::finish::Outputs;
-use locksim_reports::sweep::finish::SweepRun;
+use crate::exit::{code, CliError};
 
 const AFTER_HELP: &str = "\
 Each part is the file one `--shard K/N` wrote: `sim run FILE --shard K/N --json PART` or
@@ -69,68 +61,13 @@ pub struct MergeArgs {
 }
 
 pub fn merge(args: MergeArgs) -> Result<i32, CliError> {
-    // Before reading anything: the results JSON is writable and is none of the parts.
-    let inputs: Vec<&Path> = args.parts.iter().map(PathBuf::as_path).collect();
-    crate::out_file::check_all(&[("--json", args.json.as_deref())], &inputs)?;
-    let parts: Vec<Part> =
-        args.parts.iter().map(|p| read_part(p)).collect::<Result<_, _>>().map_err(CliError::bad_input)?;
-    let sorted = check_parts(&parts).map_err(CliError::bad_input)?;
-    let first = &sorted[0].partial;
-    let origin = &first.origin;
-    let models = locksim_algorithms::registry();
-    let scenario = parse_str(&origin.file, &origin.scenario_text, &models)?;
-
-    if first.kind == KIND_RUN {
-        if args.out.is_some() {
-            return Err(CliError::bad_input(
-                "--out is for sweep parts; these are `sim run` parts: give --json FILE and/or --report DIR",
-            ));
-        }
-        if args.json.is_none() && args.report.is_none() {
-            return Err(CliError::bad_input("nothing to write: give --json FILE and/or --report DIR"));
-        }
-        let _report_lock = args
-            .report
-            .as_deref()
-            .map(|dir| crate::out_dir::prepare_locked(dir, "--report"))
-            .transpose()
-            .map_err(CliError::bad_input)?;
-        let outcome = merge_run_parts(&scenario, &sorted).map_err(CliError::bad_input)?;
-        let labels: Vec<String> = outcome.totals.iter().map(|t| t.label.clone()).collect();
-        crate::print::print_out(&cut_parts_text(&sorted, &labels));
-        let outputs =
-            Outputs { json: args.json.as_deref(), report: args.report.as_deref(), timeline_seed: args.timeline_seed };
-        return finish_run(&scenario, origin.scenario_text.clone(), &origin.algorithms, &outcome, &outputs);
-    }
-
-    let Some(out) = &args.out else {
-        return Err(CliError::bad_input(
-            "these are `sim sweep` parts: give --out DIR (--json and --report are for run parts)",
-        ));
-    };
-    if args.json.is_some() || args.report.is_some() {
-        return Err(CliError::bad_input("--json and --report are for run parts; for sweep parts give --out DIR only"));
-    }
-    let (params, values) = params_and_points(&origin.params).map_err(CliError::bad_input)?;
-    let points =
-        point_scenarios(&origin.file, &origin.scenario_text, &params, &values, &models).map_err(CliError::bad_input)?;
-    let _out_lock = crate::out_dir::prepare_locked(out, "--out").map_err(CliError::bad_input)?;
-    let scenarios: Vec<&Scenario> = points.iter().map(|p| &p.scenario).collect();
-    let done = merge_sweep_parts(&scenarios, &sorted).map_err(CliError::bad_input)?;
-    let seeds = origin.seed_range();
-    let total: u64 = done
-        .iter()
-        .map(|(rows, _)| (rows.len() as u64).saturating_mul(seeds.end - seeds.start))
-        .fold(0, u64::saturating_add);
-    let sweep = SweepRun {
-        out,
-        name: &scenario.name,
-        file: &origin.file,
-        seeds,
-        params: &params,
-        points: &points,
-        has_expect: !scenario.expect.is_empty(),
+    let opts = MergeOptions {
+        parts: args.parts,
+        json: args.json,
+        report: args.report,
+        timeline_seed: args.timeline_seed,
+        out: args.out,
         full: args.full,
     };
-    finish_sweep(&sweep, done, false, total, total)
+    Ok(code(campaign_merge(&opts, &locksim_algorithms::registry())?))
 }

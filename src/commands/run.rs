@@ -1,25 +1,14 @@
 //! `sim run FILE`: every algorithm of a scenario over its seeds; the results table, the results
 //! JSON, a trace of one seed, and the `[expect]` verdict as the exit code. With `--shard K/N`,
-//! one block of the seeds and a partial results file for `sim merge`, whose results go through
-//! [`finish`] as this command's do.
+//! one block of the seeds and a partial results file for `sim merge`. The work is
+//! `locksim_campaign::command::run`; this file is its arguments.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Args;
-use locksim_campaign::finish::{shard_text, traces_text, Outputs};
-use locksim_campaign::shard::ShardRun;
-use locksim_campaign::{Campaign, Class, Outcome};
-use locksim_reports::shard::{Origin, Shard};
-use locksim_simulator::scenario::{load_file_with_text, Scenario};
+use locksim_campaign::command::run::{run as campaign_run, RunOptions};
 
-use crate::exit::{CliError, EXPECTATION_FAILED, MODEL_FAILED, OK};
-use crate::interrupt::INTERRUPTED;
-use crate::runner::{print_out, progress_bar, run_campaign, shown_on, thread_pool};
-use crate::seeds::{parse_seeds, single_seed};
-
-/// The `sim` version partial results files and sweep progress records carry: parts or records of
-/// another version are refused (its models may fold different numbers).
-pub(crate) const VERSION: &str = env!("CARGO_PKG_VERSION");
+use crate::exit::{code, CliError};
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -69,138 +58,19 @@ pub struct RunArgs {
 }
 
 pub fn run(args: RunArgs) -> Result<i32, CliError> {
-    let models = locksim_algorithms::registry();
-    let (scenario, scenario_text) = load_file_with_text(&args.file, &models)?;
-    // On stderr, before the seeds run: the table on stdout stays as it was.
-    for note in locksim_simulator::scenario::notes::late_fault_notes(&scenario) {
-        eprintln!("note: {note}");
-    }
-    let seeds = match (&args.seed, &args.seeds) {
-        (Some(s), _) => single_seed(*s)?,
-        (None, Some(text)) => parse_seeds(text)?,
-        (None, None) => 0..scenario.seeds,
+    let opts = RunOptions {
+        file: args.file,
+        seed: args.seed,
+        seeds: args.seeds,
+        algorithms: args.algorithms,
+        judge_all: args.judge_all,
+        json: args.json,
+        trace: args.trace,
+        threads: args.threads,
+        verify: args.verify,
+        report: args.report,
+        timeline_seed: args.timeline_seed,
+        shard: args.shard,
     };
-    let mut scenario = scenario;
-    if args.judge_all {
-        // The seeds run stand for the file's: every expectation is judged on them.
-        scenario.seeds = scenario.seeds.min(seeds.end - seeds.start);
-    }
-    let shard = args.shard.as_deref().map(Shard::parse).transpose().map_err(CliError::bad_input)?;
-    let pool = thread_pool(args.threads)?;
-    let runs = scenario.rows_labelled(&args.algorithms)?;
-    // Every output checked before any work: writable, not the scenario, not each other; the
-    // report directory held by this run alone.
-    let trace_file = args.trace.as_ref().and_then(|t| t.as_deref()).filter(|t| t.as_os_str() != "-");
-    crate::out_file::check_all(&[("--json", args.json.as_deref()), ("--trace", trace_file)], &[&args.file])?;
-    let _report_lock = args
-        .report
-        .as_deref()
-        .map(|dir| crate::out_dir::prepare_locked(dir, "--report"))
-        .transpose()
-        .map_err(CliError::bad_input)?;
-    let campaign = Campaign::new(&scenario, runs, seeds.clone()).verified(args.verify);
-    if let Some(shard) = shard {
-        return run_shard(&args, &campaign, &scenario_text, shard, &pool);
-    }
-    if let Some(target) = &args.trace {
-        if seeds.end - seeds.start != 1 {
-            return Err(CliError::bad_input(format!(
-                "--trace records one seed, but {} seeds were asked for; add --seed S",
-                seeds.end - seeds.start
-            )));
-        }
-        write_traces(&campaign, seeds.start, target.as_deref())?;
-    }
-
-    let total = crate::seeds::seed_runs(&campaign.seeds, campaign.rows.len())?;
-    let progress = progress_bar(total);
-    let outcome = run_campaign(&campaign, &pool, &progress);
-    progress.finish_and_clear();
-    let outputs =
-        Outputs { json: args.json.as_deref(), report: args.report.as_deref(), timeline_seed: args.timeline_seed };
-    finish(&scenario, scenario_text, &args.algorithms, &outcome, &outputs)
-}
-
-/// What every run ends with, whether its seeds ran here or in shards that `sim merge` folded
-/// ([`locksim_campaign::finish::finish`]): the table printed, the results written, the exit code.
-pub(crate) fn finish(
-    scenario: &Scenario,
-    scenario_text: String,
-    algorithms: &[String],
-    outcome: &Outcome,
-    outputs: &Outputs,
-) -> Result<i32, CliError> {
-    let finished = locksim_campaign::finish::finish(scenario, scenario_text, algorithms, outcome, outputs, print_out)?;
-    if let Some(line) = finished.report_line {
-        eprintln!("{line}");
-    }
-    Ok(exit_code(finished.class))
-}
-
-/// A run's class as the exit code (130, 3, 1, 0).
-pub(crate) fn exit_code(class: Class) -> i32 {
-    match class {
-        Class::Interrupted => INTERRUPTED,
-        Class::ModelFailed => MODEL_FAILED,
-        Class::ExpectationFailed => EXPECTATION_FAILED,
-        Class::Passed => OK,
-    }
-}
-
-/// `--shard K/N`: runs the shard's block of the seeds, writes its partial results to `--json`
-/// and prints its table. Nothing is judged here: `sim merge` judges the whole run. A shard
-/// stopped by Ctrl-C or SIGTERM writes the seeds it finished, its part marked interrupted.
-fn run_shard(
-    args: &RunArgs,
-    campaign: &Campaign,
-    scenario_text: &str,
-    shard: Shard,
-    pool: &rayon::ThreadPool,
-) -> Result<i32, CliError> {
-    let json = args.json.as_deref().expect("clap requires --json with --shard");
-    let seeds = campaign.seeds.clone();
-    let total = crate::seeds::seed_runs(&shard.seeds(seeds.clone()), campaign.rows.len())?;
-    let progress = progress_bar(total);
-    let file = campaign.scenario.file.display().to_string();
-    let origin = Origin::new(VERSION, &file, scenario_text, seeds.clone(), &args.algorithms, &[]);
-    let stop = crate::interrupt::stop_flag();
-    let ShardRun { outcome, partial } = campaign.run_shard(shard, origin, pool, stop, shown_on(&progress));
-    progress.finish_and_clear();
-    locksim_reports::write_atomic(json, partial.to_text())
-        .map_err(|e| CliError::bad_input(format!("cannot write the partial results to {}: {e}", json.display())))?;
-    print_out(&shard_text(&file, shard, seeds, json, &outcome, total));
-    Ok(if outcome.interrupted {
-        INTERRUPTED
-    } else if outcome.panicked() {
-        MODEL_FAILED
-    } else {
-        OK
-    })
-}
-
-/// Runs the one seed of each selected row with a trace and writes the traces: to stderr when no
-/// FILE was given (tens of thousands of lines must not bury the table on stdout), to stdout for
-/// `-`, else into FILE; stderr says where they went.
-fn write_traces(campaign: &Campaign, seed: u64, target: Option<&Path>) -> Result<(), CliError> {
-    match target {
-        None => {
-            eprintln!("note: the trace of seed {seed} follows on stderr; the table is on stdout (--trace FILE writes it to FILE)");
-            let out = traces_text(campaign, seed, false);
-            let mut stderr = std::io::stderr().lock();
-            // A closed stderr loses the trace, not the run.
-            let _ = std::io::Write::write_all(&mut stderr, out.as_bytes());
-            Ok(())
-        }
-        Some(t) if t.as_os_str() == "-" => {
-            print_out(&traces_text(campaign, seed, false));
-            Ok(())
-        }
-        Some(t) => {
-            let jsonl = t.extension().is_some_and(|e| e == "jsonl");
-            locksim_reports::write_atomic(t, traces_text(campaign, seed, jsonl))
-                .map_err(|e| CliError::bad_input(format!("cannot write the trace to {}: {e}", t.display())))?;
-            eprintln!("trace of seed {seed}: {}", t.display());
-            Ok(())
-        }
-    }
+    Ok(code(campaign_run(&opts, &locksim_algorithms::registry(), crate::interrupt::stop_flag())?))
 }

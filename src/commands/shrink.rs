@@ -1,20 +1,16 @@
 //! `sim shrink FILE --algorithm LABEL --seed S`: the smallest scenario found that still shows
 //! the seed's violation (of its first violation's kind, or `--kind`) or still fails an `[expect]`
 //! line (`--expect`: outages, a lock never granted again) on some seed, on the row's library
-//! preset, written with a comment block saying what went. The search is `locksim_campaign::shrink`; this file reads the
-//! arguments, reports progress on stderr, writes the file and prints the summary.
+//! preset, written with a comment block saying what went. The work is
+//! `locksim_campaign::command::shrink`; this file is its arguments and their help.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Args;
-use locksim_campaign::shrink::trial::{EXPECT_PREFIX, VIOLATION_KINDS};
-use locksim_campaign::shrink::{
-    shrink as shrink_scenario, NotShrunk, Request, Shrunk, DEFAULT_BUDGET, SEEDS_PER_CANDIDATE,
-};
+use locksim_campaign::command::shrink::{shrink as campaign_shrink, ShrinkOptions};
+use locksim_campaign::shrink::DEFAULT_BUDGET;
 
-use crate::exit::{CliError, OK};
-use crate::interrupt::{self, INTERRUPTED};
-use crate::runner::{print_out, thread_pool};
+use crate::exit::{code, CliError};
 
 const AFTER_HELP: &str = "\
 What it tries, greedily and repeatedly until nothing more can go: fewer faults, fewer clients, a
@@ -83,90 +79,16 @@ pub struct ShrinkArgs {
     pub threads: Option<usize>,
 }
 
-/// The story of `label`'s `seed` in the scenario `file` ([`locksim_campaign::replay::narrative`]
-/// with every known model).
-pub fn narrative(file: &Path, label: &str, seed: u64) -> Option<String> {
-    locksim_campaign::replay::narrative(file, &locksim_algorithms::registry(), label, seed)
-}
-
-/// The default output: FILE's name with `.shrunk.toml`, in the current directory.
-fn default_out(file: &Path) -> PathBuf {
-    let stem = file.file_stem().map_or("scenario".into(), |s| s.to_string_lossy().into_owned());
-    PathBuf::from(format!("{stem}.shrunk.toml"))
-}
-
 pub fn shrink(args: ShrinkArgs) -> Result<i32, CliError> {
-    let models = locksim_algorithms::registry();
-    let file = args.file.display().to_string();
-    let text = locksim_simulator::scenario::read_scenario_text(&args.file)?;
-    if args.budget < SEEDS_PER_CANDIDATE as u64 {
-        return Err(CliError::bad_input(format!(
-            "--budget {}: expected at least {SEEDS_PER_CANDIDATE} seed-runs (one candidate's worth)",
-            args.budget
-        )));
-    }
-    let out = args.out.clone().unwrap_or_else(|| default_out(&args.file));
-    // Before any work: writable, and not the scenario being shrunk (however spelled).
-    crate::out_file::check_all(&[("--out", Some(&out))], &[&args.file])?;
-    let pool = thread_pool(args.threads)?;
-    let out_text = out.display().to_string();
-    let expect_kind = args.expect.as_deref().map(|e| format!("{EXPECT_PREFIX}{e}"));
-    let request = Request {
-        file: &file,
-        text: &text,
-        models: &models,
-        label: &args.algorithm,
+    let opts = ShrinkOptions {
+        file: args.file,
+        algorithm: args.algorithm,
         seed: args.seed,
-        kind: expect_kind.as_deref().or(args.kind.as_deref()),
+        kind: args.kind,
+        expect: args.expect,
+        out: args.out,
         budget: args.budget,
-        out_file: &out_text,
+        threads: args.threads,
     };
-    let stop = interrupt::stop_flag();
-    let shrunk = match shrink_scenario(&request, &pool, stop, &mut |step| eprintln!("shrink: {step}")) {
-        Ok(shrunk) => shrunk,
-        Err(NotShrunk::Input(message)) => return Err(CliError::bad_input(message)),
-        Err(NotShrunk::InterruptedBeforeStart) => {
-            print_out(&format!(
-                "# interrupted before the search started (seed {} of {} had not yet been shown to fail): nothing written\n",
-                args.seed, args.algorithm
-            ));
-            return Ok(INTERRUPTED);
-        }
-    };
-    locksim_reports::write_atomic(&out, &shrunk.text)
-        .map_err(|e| CliError::bad_input(format!("cannot write {}: {e}", out.display())))?;
-    print_out(&report(&out, &args.algorithm, &shrunk));
-    Ok(if shrunk.interrupted { INTERRUPTED } else { OK })
-}
-
-/// What the terminal gets: the reduction, the file, the replay command and the narrative.
-fn report(out: &Path, label: &str, s: &Shrunk) -> String {
-    let mut text = String::new();
-    if s.interrupted {
-        text.push_str("# interrupted: the smallest scenario found so far is written\n");
-    } else if s.budget_spent {
-        text.push_str(
-            "# budget spent: the smallest scenario found so far is written (a larger --budget may go further)\n",
-        );
-    }
-    text.push_str(&format!("{}: {} ({} edits kept, {} seed-runs)\n", s.kind, s.summary, s.steps.len(), s.seed_runs));
-    text.push_str(&format!("wrote {}\n", out.display()));
-    text.push_str(&format!(
-        "replay: sim run {} --algorithm {label} --seed {} --trace\n",
-        out.display(),
-        s.witness.seed
-    ));
-    if !s.witness.detail.is_empty() {
-        // A violation has a first occurrence; a failing [expect] line has its judgement.
-        let first =
-            if VIOLATION_KINDS.contains(&s.kind.as_str()) { format!("first {} ", s.kind) } else { String::new() };
-        text.push_str(&format!("{first}on seed {}: {}\n", s.witness.seed, s.witness.detail));
-    }
-    // After a stop no more seeds run: the story replays the witness seed, which may be long.
-    let story = if s.interrupted { None } else { narrative(out, label, s.witness.seed) };
-    if let Some(story) = story {
-        text.push('\n');
-        text.push_str(&story);
-    }
-    text
+    Ok(code(campaign_shrink(&opts, &locksim_algorithms::registry(), crate::interrupt::stop_flag())?))
 }

@@ -2,29 +2,14 @@
 //! or more parameters (every combination, the first parameter varying slowest), every algorithm
 //! over the same seeds at each point; a summary table on the terminal and `sweep.csv`,
 //! `sweep.json` (`--full`: whole results rows), `sweep.parquet` and one chart per metric in DIR.
-//! Everything is checked (every point's scenario through the parser, the seeds, the labels, the
-//! output directory) before anything runs.
-//! Each finished point is recorded in DIR as it completes, so `--resume` skips it; `--shard K/N`
-//! runs one block of the seeds at every point and writes a partial file for `sim merge`, whose
-//! sweep outputs go through [`finish`] as this command's do. Running it all is
-//! [`locksim_campaign::sweep::run_sweep`]; this file checks the arguments and prints.
+//! The work is `locksim_campaign::command::sweep`; this file is its arguments and their help.
 
 use std::path::PathBuf;
 
 use clap::Args;
-use locksim_campaign::sweep::{run_sweep, SweepPlan};
-use locksim_reports::shard::{Origin, Shard};
-use locksim_reports::sweep::finish::SweepRun;
-use locksim_reports::sweep::params_and_points;
-use locksim_reports::sweep::path::point_scenarios;
-use locksim_reports::sweep::values::describe_point;
-use locksim_reports::AlgorithmTotals;
-use locksim_simulator::scenario::{load_file, RunSpec};
+use locksim_campaign::command::sweep::{sweep as campaign_sweep, SweepOptions};
 
-use crate::exit::{CliError, MODEL_FAILED, OK};
-use crate::interrupt::INTERRUPTED;
-use crate::runner::{print_out, progress_bar, shown_on, thread_pool};
-use crate::seeds::parse_seeds;
+use crate::exit::{code, CliError};
 
 const AFTER_HELP: &str = "\
 KEY is a dotted path into the scenario file, as written: table keys by name, [[faults]],
@@ -127,87 +112,16 @@ pub struct SweepArgs {
 }
 
 pub fn sweep(args: SweepArgs) -> Result<i32, CliError> {
-    let models = locksim_algorithms::registry();
-    // The file as written must be valid on its own (its errors keep their real lines).
-    let base = load_file(&args.file, &models)?;
-    let file = args.file.display().to_string();
-    let (params, values) = params_and_points(&args.params).map_err(CliError::bad_input)?;
-    let seeds = match &args.seeds {
-        Some(text) => parse_seeds(text)?,
-        None => 0..base.seeds,
-    };
-    let text = locksim_simulator::scenario::read_scenario_text(&args.file)?;
-
-    // Every point's scenario through the parser, and its rows, before anything runs.
-    let points = point_scenarios(&file, &text, &params, &values, &models).map_err(CliError::bad_input)?;
-    let mut runs: Vec<Vec<&RunSpec>> = Vec::with_capacity(points.len());
-    for point in &points {
-        // Every wanted label must exist at every point; the error names the point.
-        let rows = point.scenario.rows_labelled(&args.algorithms).map_err(|mut e| {
-            e.file = format!("{} with {}", e.file, describe_point(&params, &point.values));
-            e
-        })?;
-        runs.push(rows);
-    }
-    let shard = args.shard.as_deref().map(Shard::parse).transpose().map_err(CliError::bad_input)?;
-    let pool = thread_pool(args.threads)?;
-    let _out_lock = crate::out_dir::prepare_locked(&args.out, "--out").map_err(CliError::bad_input)?;
-    let origin =
-        Origin::new(crate::commands::run::VERSION, &file, &text, seeds.clone(), &args.algorithms, &args.params);
-    let plan = SweepPlan {
-        run: SweepRun {
-            out: &args.out,
-            name: &base.name,
-            file: &file,
-            seeds,
-            params: &params,
-            points: &points,
-            has_expect: !base.expect.is_empty(),
-            full: args.full,
-        },
-        rows: runs,
-        origin,
-        algorithms: &args.algorithms,
-        shard,
+    let opts = SweepOptions {
+        file: args.file,
+        params: args.params,
+        seeds: args.seeds,
+        algorithms: args.algorithms,
+        threads: args.threads,
+        out: args.out,
+        shard: args.shard,
         resume: args.resume,
+        full: args.full,
     };
-    let progress = progress_bar(0);
-    let end = run_sweep(
-        &plan,
-        &pool,
-        crate::interrupt::stop_flag(),
-        |line| eprintln!("{line}"),
-        |total| progress.set_length(total),
-        shown_on(&progress),
-    )
-    .map_err(CliError::bad_input)?;
-    progress.finish_and_clear();
-    print_out(&end.text);
-    Ok(sweep_code(end.interrupted, end.panicked))
-}
-
-/// A sweep's exit code: 130 interrupted, 3 a seed panicked, else 0.
-fn sweep_code(interrupted: bool, panicked: bool) -> i32 {
-    if interrupted {
-        INTERRUPTED
-    } else if panicked {
-        MODEL_FAILED
-    } else {
-        OK
-    }
-}
-
-/// What every sweep ends with, whether its points ran here, were resumed, or were folded from
-/// shards by `sim merge`: the files in DIR, the summary printed, the exit code.
-pub(crate) fn finish(
-    sweep: &SweepRun,
-    done: Vec<(Vec<AlgorithmTotals>, bool)>,
-    interrupted: bool,
-    finished: u64,
-    total: u64,
-) -> Result<i32, CliError> {
-    let end = locksim_reports::sweep::finish::finish(sweep, &done, interrupted, finished, total)
-        .map_err(CliError::bad_input)?;
-    print_out(&end.text);
-    Ok(sweep_code(interrupted, end.panicked))
+    Ok(code(campaign_sweep(&opts, &locksim_algorithms::registry(), crate::interrupt::stop_flag())?))
 }

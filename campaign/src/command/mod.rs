@@ -6,5 +6,13 @@
 //! A search's find is [`Class::ExpectationFailed`](crate::Class) (exit 1), as a failed `[expect]`
 //! line is.
 
+pub mod bench;
+pub mod check;
 pub mod exhaust;
+pub mod explain;
 pub mod explore;
+pub mod merge;
+pub mod report;
+pub mod run;
+pub mod shrink;
+pub mod sweep;

@@ -1,0 +1,182 @@
+//! `sim run`'s work, from its options: the scenario loaded, the seeds and the rows chosen, every
+//! output checked before any work, then the campaign run with a progress bar and finished (the
+//! table printed, the results written, the [`Class`]); with `--shard K/N` one block of the seeds
+//! and a partial results file for `sim merge`, whose results go through [`finish`] as this
+//! command's do; with `--trace` one seed of every row recorded with its trace.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use locksim_reports::shard::{Origin, Shard};
+use locksim_simulator::model::DynModel;
+use locksim_simulator::scenario::{load_file_with_text, Scenario};
+
+use crate::error::CommandError;
+use crate::finish::{shard_text, traces_text, Outputs};
+use crate::progress::{progress_bar, shown_on};
+use crate::rows::{Campaign, Outcome};
+use crate::seed_range::{parse_seeds, seed_runs, single_seed};
+use crate::shard::ShardRun;
+use crate::stdout::print_out;
+use crate::verdict::Class;
+
+/// The `sim` version partial results files and sweep progress records carry: parts or records of
+/// another version are refused (its models may fold different numbers). Every crate of the
+/// workspace has the binary's version.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// `sim run`'s options, as the command line gave them.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// The scenario file.
+    pub file: PathBuf,
+    /// `--seed S`.
+    pub seed: Option<u64>,
+    /// `--seeds N|A..B` (default: the file's `seeds`).
+    pub seeds: Option<String>,
+    /// `--algorithm` (empty: every row).
+    pub algorithms: Vec<String>,
+    /// `--judge-all`.
+    pub judge_all: bool,
+    /// `--json FILE`.
+    pub json: Option<PathBuf>,
+    /// `--trace [FILE]`.
+    pub trace: Option<Option<PathBuf>>,
+    /// `--threads`.
+    pub threads: Option<usize>,
+    /// `--verify`.
+    pub verify: bool,
+    /// `--report DIR`.
+    pub report: Option<PathBuf>,
+    /// `--timeline-seed S`.
+    pub timeline_seed: Option<u64>,
+    /// `--shard K/N` (the command line requires `--json` with it).
+    pub shard: Option<String>,
+}
+
+/// Runs the scenario as `opts` say and ends in the run's [`Class`].
+pub fn run(opts: &RunOptions, models: &[&'static dyn DynModel], stop: &AtomicBool) -> Result<Class, CommandError> {
+    let (scenario, scenario_text) = load_file_with_text(&opts.file, models)?;
+    // On stderr, before the seeds run: the table on stdout stays as it was.
+    for note in locksim_simulator::scenario::notes::late_fault_notes(&scenario) {
+        eprintln!("note: {note}");
+    }
+    let seeds = match (&opts.seed, &opts.seeds) {
+        (Some(s), _) => single_seed(*s)?,
+        (None, Some(text)) => parse_seeds(text)?,
+        (None, None) => 0..scenario.seeds,
+    };
+    let mut scenario = scenario;
+    if opts.judge_all {
+        // The seeds run stand for the file's: every expectation is judged on them.
+        scenario.seeds = scenario.seeds.min(seeds.end - seeds.start);
+    }
+    let shard = opts.shard.as_deref().map(Shard::parse).transpose().map_err(CommandError::bad_input)?;
+    let pool = crate::thread_pool(opts.threads).map_err(CommandError::bad_input)?;
+    let runs = scenario.rows_labelled(&opts.algorithms)?;
+    // Every output checked before any work: writable, not the scenario, not each other; the
+    // report directory held by this run alone.
+    let trace_file = opts.trace.as_ref().and_then(|t| t.as_deref()).filter(|t| t.as_os_str() != "-");
+    crate::out_file::check_all(&[("--json", opts.json.as_deref()), ("--trace", trace_file)], &[&opts.file])?;
+    let _report_lock = opts
+        .report
+        .as_deref()
+        .map(|dir| crate::out_dir::prepare_locked(dir, "--report"))
+        .transpose()
+        .map_err(CommandError::bad_input)?;
+    let campaign = Campaign::new(&scenario, runs, seeds.clone()).verified(opts.verify);
+    if let Some(shard) = shard {
+        return run_shard(opts, &campaign, &scenario_text, shard, &pool, stop);
+    }
+    if let Some(target) = &opts.trace {
+        if seeds.end - seeds.start != 1 {
+            return Err(CommandError::bad_input(format!(
+                "--trace records one seed, but {} seeds were asked for; add --seed S",
+                seeds.end - seeds.start
+            )));
+        }
+        write_traces(&campaign, seeds.start, target.as_deref())?;
+    }
+
+    let total = seed_runs(&campaign.seeds, campaign.rows.len())?;
+    let progress = progress_bar(total);
+    let outcome = campaign.run(&pool, stop, shown_on(&progress));
+    progress.finish_and_clear();
+    let outputs =
+        Outputs { json: opts.json.as_deref(), report: opts.report.as_deref(), timeline_seed: opts.timeline_seed };
+    finish(&scenario, scenario_text, &opts.algorithms, &outcome, &outputs)
+}
+
+/// What every run ends with, whether its seeds ran here or in shards that `sim merge` folded
+/// ([`crate::finish::finish`]): the table printed, the results written, the class.
+pub fn finish(
+    scenario: &Scenario,
+    scenario_text: String,
+    algorithms: &[String],
+    outcome: &Outcome,
+    outputs: &Outputs,
+) -> Result<Class, CommandError> {
+    let finished = crate::finish::finish(scenario, scenario_text, algorithms, outcome, outputs, print_out)?;
+    if let Some(line) = finished.report_line {
+        eprintln!("{line}");
+    }
+    Ok(finished.class)
+}
+
+/// `--shard K/N`: runs the shard's block of the seeds, writes its partial results to `--json`
+/// and prints its table. Nothing is judged here: `sim merge` judges the whole run. A shard
+/// stopped by Ctrl-C or SIGTERM writes the seeds it finished, its part marked interrupted.
+fn run_shard(
+    opts: &RunOptions,
+    campaign: &Campaign,
+    scenario_text: &str,
+    shard: Shard,
+    pool: &rayon::ThreadPool,
+    stop: &AtomicBool,
+) -> Result<Class, CommandError> {
+    let json = opts.json.as_deref().ok_or_else(|| CommandError::bad_input("--shard writes its part to --json FILE"))?;
+    let seeds = campaign.seeds.clone();
+    let total = seed_runs(&shard.seeds(seeds.clone()), campaign.rows.len())?;
+    let progress = progress_bar(total);
+    let file = campaign.scenario.file.display().to_string();
+    let origin = Origin::new(VERSION, &file, scenario_text, seeds.clone(), &opts.algorithms, &[]);
+    let ShardRun { outcome, partial } = campaign.run_shard(shard, origin, pool, stop, shown_on(&progress));
+    progress.finish_and_clear();
+    locksim_reports::write_atomic(json, partial.to_text())
+        .map_err(|e| CommandError::bad_input(format!("cannot write the partial results to {}: {e}", json.display())))?;
+    print_out(&shard_text(&file, shard, seeds, json, &outcome, total));
+    Ok(if outcome.interrupted {
+        Class::Interrupted
+    } else if outcome.panicked() {
+        Class::ModelFailed
+    } else {
+        Class::Passed
+    })
+}
+
+/// Runs the one seed of each selected row with a trace and writes the traces: to stderr when no
+/// FILE was given (tens of thousands of lines must not bury the table on stdout), to stdout for
+/// `-`, else into FILE; stderr says where they went.
+fn write_traces(campaign: &Campaign, seed: u64, target: Option<&Path>) -> Result<(), CommandError> {
+    match target {
+        None => {
+            eprintln!("note: the trace of seed {seed} follows on stderr; the table is on stdout (--trace FILE writes it to FILE)");
+            let out = traces_text(campaign, seed, false);
+            let mut stderr = std::io::stderr().lock();
+            // A closed stderr loses the trace, not the run.
+            let _ = std::io::Write::write_all(&mut stderr, out.as_bytes());
+            Ok(())
+        }
+        Some(t) if t.as_os_str() == "-" => {
+            print_out(&traces_text(campaign, seed, false));
+            Ok(())
+        }
+        Some(t) => {
+            let jsonl = t.extension().is_some_and(|e| e == "jsonl");
+            locksim_reports::write_atomic(t, traces_text(campaign, seed, jsonl))
+                .map_err(|e| CommandError::bad_input(format!("cannot write the trace to {}: {e}", t.display())))?;
+            eprintln!("trace of seed {seed}: {}", t.display());
+            Ok(())
+        }
+    }
+}
