@@ -51,12 +51,21 @@ exhaust:
     x 0 scenarios/exhaust/redis.toml --algorithm redis-fenced --fault pause@clients:ttl_ms+500
     x 1 scenarios/exhaust/redis.toml --algorithm redis-fenced --fault pause@clients:ttl_ms-1,ttl_ms+1 --out target/exhaust/redis-fenced.toml
     x 1 scenarios/exhaust/redlock.toml --algorithm redlock --out target/exhaust/redlock.toml
-    x 1 scenarios/exhaust/etcd.toml --algorithm etcd --out target/exhaust/etcd.toml
+    x 1 scenarios/exhaust/redis.toml --algorithm redis-fenced --fault pause@clients:ttl_ms+500 --faults 2 --out target/exhaust/redis-fenced-k2.toml
+    x 0 scenarios/exhaust/redis.toml --algorithm redis-fenced --fault pause@clients:ttl_ms+500 --faults 2 --distinct-faults
+    # etcd-io/etcd#11456: found without the re-check (3.4), a complete certificate with it (3.5).
+    x 1 scenarios/exhaust/etcd.toml --algorithm etcd-no-recheck --out target/exhaust/etcd-11456.toml
+    x 0 scenarios/exhaust/etcd.toml --algorithm etcd
+    # Any waiter paused (also one whose "you hold" answer is in flight): both overlap.
+    x 1 scenarios/exhaust/etcd.toml --algorithm etcd --fault pause@waiters:lease_ttl_ms+1000 --out target/exhaust/etcd.toml
     x 0 scenarios/exhaust/zookeeper.toml --algorithm zookeeper --faults 1 --fault crash@leader:1000
     x 0 scenarios/exhaust/zookeeper.toml --algorithm zookeeper --faults 1 --fault pause@clients:session_timeout_ms+2001
     x 1 scenarios/exhaust/zookeeper.toml --algorithm zookeeper --out target/exhaust/zookeeper.toml
-    # etcd at K = 2 from the issue's menu (about 6 minutes, release): a fenced stale write, 189 steps.
+    x 1 scenarios/exhaust/zookeeper.toml --algorithm zookeeper --distinct-faults --out target/exhaust/zookeeper-distinct.toml
+    # etcd at K = 2 from the issue's menu: a fenced stale write either way (the fencing gap);
+    # about 6 and 5 minutes with the release build.
     x 1 scenarios/exhaust/etcd.toml --algorithm etcd --clients 2 --property fenced-stale-write --faults 2 --fault pause@clients:lease_ttl_ms+1000 --fault crash@leader:1000 --fault isolate@leader:1000 --out target/exhaust/etcd-k2.toml
+    x 1 scenarios/exhaust/etcd.toml --algorithm etcd --clients 2 --property fenced-stale-write --faults 2 --distinct-faults --fault pause@clients:lease_ttl_ms+1000 --fault crash@leader:1000 --fault isolate@leader:1000 --out target/exhaust/etcd-k2-distinct.toml
 
 # Every known-outcome scenario at the full seed counts of docs/models.md (Known outcomes; slow).
 known-full:
