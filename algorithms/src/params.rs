@@ -164,6 +164,34 @@ mod tests {
         assert!(problems[0].message.contains("valid keys: ttl_ms, mode"), "{}", problems[0].message);
     }
 
+    /// The parameters of one `model` row as the parser fills them (every schema default).
+    fn row_params(model: &str) -> Params {
+        let text = format!("name = \"p\"\nduration_ms = 1000\nalgorithms = [\"{model}\"]\n");
+        let sc = locksim_simulator::scenario::parse_str("p.toml", &text, &crate::registry())
+            .unwrap_or_else(|e| panic!("{e}"));
+        sc.runs[0].params.clone()
+    }
+
+    /// Each model that reads through the reader: its validate. A parameter the model reads that
+    /// the row lacks (what a key misspelt in the model's code looks like from the reader's side)
+    /// comes back as a problem at that key; before the reader, the model's read panicked.
+    #[test]
+    fn a_key_the_model_reads_but_the_row_lacks_is_a_problem_not_a_panic() {
+        use locksim_simulator::setup::WorkloadSpec;
+        for model in ["redis", "redlock", "consul", "hazelcast", "dynamodb"] {
+            let dyn_model = crate::registry().into_iter().find(|m| m.name() == model).expect("registered");
+            let mut params = row_params(model);
+            assert_eq!(
+                dyn_model.validate(&params, &WorkloadSpec::default()),
+                Vec::new(),
+                "{model}: the defaults are valid"
+            );
+            params.values.remove("service_ms");
+            let problems = dyn_model.validate(&params, &WorkloadSpec::default());
+            assert_eq!(problems.first().map(|p| p.key.as_str()), Some("service_ms"), "{model}: {problems:?}");
+        }
+    }
+
     #[test]
     fn a_read_of_the_wrong_type_is_a_problem_naming_the_schema_type() {
         let p = params();
