@@ -285,3 +285,50 @@ pub fn live<'s>(
         Class::Passed
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(file: &str) -> LiveOptions {
+        LiveOptions {
+            file: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join(file),
+            seeds: "1".into(),
+            algorithms: Vec::new(),
+            json: None,
+            report: None,
+            history: None,
+            keep_dir: None,
+            reference: None,
+        }
+    }
+
+    /// Stands for the binary's Ctrl-C flag: asked for only when the servers are about to start.
+    fn no_server_may_start() -> &'static AtomicBool {
+        panic!("the command got as far as starting servers")
+    }
+
+    /// A model without a live backend is refused as bad input, naming the file and the models
+    /// the registry gives a backend, before anything starts.
+    #[test]
+    fn a_row_live_mode_cannot_run_is_refused_before_any_server_starts() {
+        let opts = options("scenarios/known/12-kubernetes-paused-leader.toml");
+        let err = live(&opts, &locksim_algorithms::registry(), no_server_may_start).unwrap_err();
+        let expected = format!(
+            "{}: live mode does not run the `kubernetes` model yet (it runs: db, redis, redlock, zookeeper, etcd, postgres)",
+            opts.file.display()
+        );
+        assert!(matches!(&err, CommandError::BadInput(m) if m.starts_with(&expected)), "{err:?}");
+    }
+
+    /// The options are checked before the rows: a bad `--seeds` is bad input with its own message.
+    #[test]
+    fn a_bad_seed_range_is_refused_before_any_server_starts() {
+        let opts = LiveOptions { seeds: "3..1".into(), ..options("scenarios/fidelity/redis-no-faults.toml") };
+        let err = live(&opts, &locksim_algorithms::registry(), no_server_may_start).unwrap_err();
+        assert!(
+            matches!(&err, CommandError::BadInput(m) if m.contains("--seeds 3..1: the range is reversed")),
+            "{err:?}"
+        );
+    }
+}
