@@ -14,6 +14,8 @@
 //! - [`pool`]: the worker pool (`--threads`) and its bounds
 //! - [`seed`]: one seed recorded by the engine and checked here (the campaign calls the
 //!   checkers): its metrics, a `--verify` pair of traces, or a whole replay for the reports
+//! - [`seed_metrics`]: every seed's whole-run metrics of one row, unfolded (`sim compare`'s
+//!   simulated side)
 //! - [`replay`]: one seed replayed for the reports (explanations, timelines, narratives), which
 //!   run none themselves
 //! - [`rows`]: [`Campaign`] and its run: rows over seeds on the pool, stoppable, folded in seed
@@ -55,6 +57,7 @@ pub mod progress;
 pub mod replay;
 pub mod rows;
 pub mod seed;
+pub mod seed_metrics;
 pub mod seed_range;
 pub mod shard;
 pub mod shrink;

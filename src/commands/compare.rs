@@ -7,14 +7,14 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use locksim_campaign::seed::{run_seed_stoppable, RunMode, SeedResult};
+use locksim_campaign::seed_metrics::seed_metrics;
 use locksim_live::reference::{self, BuildError, Prepared, Selection};
 use locksim_live::run::{run_live_with, Launch};
 use locksim_live::{calibrate::calibrate, check_row, LiveError};
 use locksim_reports::compare::{
-    compare, render, render_reference, write_compare_report, Agreement, ComparedRow, ReferenceRow,
+    closing_line, compare, render, render_reference, row_header, write_compare_report, Agreement, ComparedRow,
+    ReferenceRow, RowCalibration,
 };
-use locksim_reports::num::count;
 use locksim_simulator::checker::SeedMetrics;
 use locksim_simulator::dist::Dist;
 use locksim_simulator::model::ParamValue;
@@ -246,40 +246,18 @@ pub fn compare_cmd(args: CompareArgs) -> Result<i32, CliError> {
                 applied.push((param, ms));
             }
         }
-        let library_text = match library {
-            None => String::new(),
-            Some(l) => format!(
-                "library live: {}; simulated with client = \"{}\" ({}); recipe live: the model's client code, the row as written{}; ",
-                l.prepared.lib.version,
-                l.client,
-                if l.scenario_client { "the scenario's own client, kept" } else { "the library's preset" },
-                if l.scenario_client { "" } else { ", judged against the row as written simulated" }
-            ),
-        };
-        let header = format!(
-            "# {}: {library_text}loopback round trip {:.3} ms median, {:.3}-{:.3} ms p10-p90; simulated latency uniform {lo_ms:.3}-{hi_ms:.3} ms each way{}",
-            run.label,
-            cal.rtt_ms,
-            cal.rtt_ms_p10,
-            cal.rtt_ms_p90,
-            calibration_text(&cal, &applied)
-        );
+        let header = row_header(&RowCalibration {
+            label: &run.label,
+            library: library.as_ref().map(|l| (l.prepared.lib.version, l.client.as_str(), l.scenario_client)),
+            rtt_ms: [cal.rtt_ms, cal.rtt_ms_p10, cal.rtt_ms_p90],
+            latency_ms: (lo_ms, hi_ms),
+            probes: cal.probes.iter().map(|p| (p.what, p.round_trip_ms)).collect(),
+            applied,
+        });
         text.push_str(&header);
         text.push('\n');
         eprintln!("compare: {}: simulating {} seeds…", run.label, sim_seeds.end - sim_seeds.start);
-        let simulate = |row: &RunSpec| -> Vec<SeedMetrics> {
-            pool.install(|| {
-                use rayon::prelude::*;
-                sim_seeds
-                    .clone()
-                    .into_par_iter()
-                    .filter_map(|s| match run_seed_stoppable(&simulated, row, s, stop, RunMode::default())? {
-                        SeedResult::Done { metrics } => Some(*metrics),
-                        SeedResult::Panicked { .. } => None,
-                    })
-                    .collect()
-            })
-        };
+        let simulate = |row: &RunSpec| seed_metrics(&simulated, row, sim_seeds.clone(), &pool, stop);
         let sim_metrics = simulate(&sim_run);
         let preset_metrics = preset_sim_run.as_ref().map(simulate);
         let live_metrics = live_runs(&scenario, run, live_seeds.clone(), &sim, stop, &Launch::Model, "live", &mut cut)?;
@@ -342,27 +320,8 @@ pub fn compare_cmd(args: CompareArgs) -> Result<i32, CliError> {
             metrics: rows,
         });
     }
-    let outside = format!(
-        "{} {}, {} outside the simulated interval",
-        count(agreement.verdicts_differ as u64, "verdict"),
-        if agreement.verdicts_differ == 1 { "differs" } else { "differ" },
-        count(agreement.values_outside as u64, "value")
-    );
-    if interrupt::interrupted() {
-        // A cut comparison claims no agreement: what did not run could disagree.
-        text.push_str(&format!(
-            "# interrupted: the comparison is incomplete ({compared_rows} of {} rows compared{}); no agreement is claimed. \
-In the finished runs: {outside}.\n",
-            runs.len(),
-            if cut.is_empty() { String::new() } else { format!("; cut short, not compared: {}", cut.join("; ")) }
-        ));
-    } else {
-        text.push_str(&format!(
-            "{outside}{}. Rates (the verdicts): the live share's Wilson 95% interval must meet the simulated one; values: every \
-live run must fall in the middle 95% of the simulated runs. Exit 1 when a verdict differs.\n",
-            if agreement.verdicts_agree() { "; every verdict agrees" } else { "" }
-        ));
-    }
+    let interrupted = interrupt::interrupted().then_some((compared_rows, runs.len(), cut.as_slice()));
+    text.push_str(&closing_line(&agreement, interrupted));
     print_out(&text);
     if let Some(dir) = &args.report {
         let index = write_compare_report(dir, &args.file.display().to_string(), &report_rows)
@@ -376,25 +335,4 @@ live run must fall in the middle 95% of the simulated runs. Exit 1 when a verdic
     } else {
         OK
     })
-}
-
-/// What the calibration measured per request kind, and the parameters the simulation was given
-/// from it (`applied`).
-fn calibration_text(cal: &locksim_live::calibrate::Calibration, applied: &[(&str, f64)]) -> String {
-    if cal.probes.is_empty() {
-        return "; service time not measured for this model (its service_ms default kept)".to_string();
-    }
-    let kinds: Vec<String> = cal.probes.iter().map(|p| format!("{} {:.3} ms", p.what, p.round_trip_ms)).collect();
-    let set: Vec<String> = applied
-        .iter()
-        .map(|(param, ms)| match *param {
-            "fsync_ms" => format!("{param} {ms:.3} (the write less the read and one round trip)"),
-            _ => format!("{param} {ms:.3}"),
-        })
-        .collect();
-    format!(
-        "; round trips through a live client's connection thread: {}; simulated with {}",
-        kinds.join(", "),
-        set.join(", ")
-    )
 }
