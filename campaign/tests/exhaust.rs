@@ -171,6 +171,24 @@ fn etcd_11456_with_the_recheck_no_schedule_overlaps() {
 }
 
 #[test]
+fn symmetry_keeps_the_shortest_counterexample_and_says_where_it_applied() {
+    // etcd's state is typed, so its clients are renamed; the path found is a real one, as short.
+    let plain = search("etcd.toml", "etcd-no-recheck", &blocked_waiter_paused());
+    let mut w = blocked_waiter_paused();
+    w.symmetry = true;
+    let sym = search("etcd.toml", "etcd-no-recheck", &w);
+    let len = |r: &Report| r.found.counterexample.as_ref().map(Vec::len);
+    assert_eq!(len(&sym), len(&plain), "{plain}\n{sym}");
+    assert!(sym.symmetry_applies && sym.to_string().contains("symmetry: clients"), "{sym}");
+    assert!(plain.to_string().contains("symmetry: off"), "{plain}");
+    // Redis has no typed fingerprint: asked for, not applied, and the search is the plain one.
+    let mut w = words(&["pause@clients:ttl_ms-200"]);
+    w.symmetry = true;
+    let redis = search("redis.toml", "redis", &w);
+    assert!(!redis.symmetry_applies && redis.to_string().contains("not applied"), "{redis}");
+}
+
+#[test]
 fn a_bad_replay_table_is_refused_with_its_line_and_key() {
     let models = locksim_algorithms::registry();
     let head = "name = \"bad\"\nduration_ms = 1000\nalgorithms = [\"redis\"]\n\n[replay]\n";
