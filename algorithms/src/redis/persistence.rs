@@ -36,7 +36,10 @@ use locksim_simulator::time::{Nanos, NS_PER_MS};
 
 use super::keyspace::Keyspace;
 
-/// `appendfsync everysec`: the background fsync's period.
+/// `appendfsync everysec`: the background fsync's period (Redis 7.2 `aof.c`,
+/// `flushAppendOnlyFile`: a background fsync starts when `server.unixtime > server.aof_last_fsync`,
+/// at most once a second). The `redis` model's servers arm it one period after each start;
+/// Redlock's masters draw the first one's phase (`redlock/server.rs`).
 pub const FSYNC_EVERY_NS: Nanos = 1_000 * NS_PER_MS;
 /// How long a `BGSAVE` takes from the fork to the rename of the new `dump.rdb`. A lock keyspace
 /// holds a handful of keys, so the time is the fork and a small fsynced write; the model takes
