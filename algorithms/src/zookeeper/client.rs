@@ -76,6 +76,8 @@ use super::protocol::{
 use super::recipe::{decide, RetryPolicy, Verdict};
 use super::ZooKeeper;
 
+mod fingerprint;
+
 /// Which lock recipe the clients run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Recipe {
@@ -930,5 +932,9 @@ impl LockClient<ZooKeeper> for ZkClient {
 
     fn reentrant(&self) -> bool {
         self.cfg.recipe != Recipe::Naive && self.cfg.reentrant
+
+    fn as_fingerprint(&self) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(self)
+    }
     }
 }

@@ -43,6 +43,8 @@ use super::protocol::{
 use super::session::ClientTiming;
 use super::ZooKeeper;
 
+mod fingerprint;
+
 /// Curator's `connectionTimeoutMs` default: how long an operation waits for a connection (the
 /// `connection_timeout_ms` parameter's default).
 pub const CONNECTION_TIMEOUT_MS: u64 = 15_000;

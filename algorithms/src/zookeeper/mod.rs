@@ -67,6 +67,7 @@
 
 pub mod client;
 pub mod connection;
+mod fingerprint;
 pub mod library;
 pub mod protocol;
 pub mod recipe;
@@ -98,6 +99,12 @@ pub static ZOOKEEPER: ZooKeeper = ZooKeeper;
 impl Protocol for ZooKeeper {
     type Msg = ZkMsg;
     type Timer = ZkTimer;
+    fn msg_fingerprint(msg: &ZkMsg) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(msg)
+    }
+    fn timer_fingerprint(timer: &ZkTimer) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(timer)
+    }
 }
 
 const PARAMS: &[ParamSpec] = &[

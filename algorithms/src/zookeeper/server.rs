@@ -60,6 +60,8 @@ use super::ZooKeeper;
 use crate::consensus::{Committed, Config, Pattern, Replica, ReplicaDisk, Role, Term};
 use crate::smallmap::SmallMap;
 
+mod fingerprint;
+
 /// How an ensemble server is set up.
 #[derive(Clone, Debug)]
 pub struct ServerConfig {
@@ -768,5 +770,9 @@ impl Process<ZooKeeper> for ZkServer {
 
     fn leadership(&self) -> Option<u64> {
         self.replica.leadership()
+
+    fn as_fingerprint(&self) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(self)
+    }
     }
 }

@@ -24,6 +24,8 @@ use locksim_simulator::time::{Nanos, NS_PER_MS};
 
 use super::protocol::SessionId;
 
+mod fingerprint;
+
 /// The timeout a server grants: the request clamped to `[2, 20] × tick_ms`.
 pub fn negotiate_timeout_ms(requested_ms: u64, tick_ms: u64) -> u64 {
     requested_ms.clamp(2 * tick_ms, 20 * tick_ms)

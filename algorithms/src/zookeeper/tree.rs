@@ -14,6 +14,8 @@ use locksim_simulator::history::LockKey;
 
 use super::protocol::{ChildName, CreateSpec, ErrCode, EventType, SessionId, Txn, ZPath, Zxid};
 
+mod fingerprint;
+
 /// One znode: when it was created and which session owns it (every recipe node is ephemeral).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Znode {
