@@ -1,7 +1,8 @@
 //! A campaign: a scenario's rows × a seed range → one seed's result each → folded, in seed order,
 //! into per-row totals → the `[expect]` verdict. The one owner of that path for `sim run`,
 //! `sim run --shard` and `sim merge`, `--verify`, `sim sweep` (one campaign per point) and
-//! `sim bench memory`; the binary adds only clap, the progress bar and the files.
+//! `sim bench memory`; and each subcommand's work from its parsed options ([`command`]): the
+//! binary adds only clap, the Ctrl-C stop flag and the exit codes.
 //!
 //! Modules, bottom-up:
 //! - [`error`]: why a command ended without its work: bad input (exit 2) or a failure (exit 3)
@@ -10,7 +11,6 @@
 //! - [`seed_range`]: the `--seed` / `--seeds` options as seed ranges
 //! - [`out_file`]: an output file checked writable, and no input, before any work runs
 //! - [`out_dir`]: an output directory checked writable before any work runs, and locked
-//! - [`progress`]: progress on stderr: a bar on a terminal, lines elsewhere, none with `--quiet`
 //! - [`pool`]: the worker pool (`--threads`) and its bounds
 //! - [`seed`]: one seed recorded by the engine and checked here (the campaign calls the
 //!   checkers): its metrics, a `--verify` pair of traces, or a whole replay for the reports
@@ -20,6 +20,7 @@
 //!   run none themselves
 //! - [`rows`]: [`Campaign`] and its run: rows over seeds on the pool, stoppable, folded in seed
 //!   order into [`Outcome`] (totals, `--verify` trace differences, seeds finished, interrupted)
+//! - [`progress`]: progress on stderr: a bar on a terminal, lines elsewhere, none with `--quiet`
 //! - [`verdict`]: an outcome judged: the expectations, the ones not judged, and the [`Class`]
 //!   of the result (passed, an expectation failed, a model failed, interrupted)
 //! - [`shard`]: one block of the seeds as a partial results file, and parts merged back into
@@ -29,10 +30,10 @@
 //! - [`sweep`]: a sweep's points, one campaign each, recorded as they finish, resumable
 //! - [`shrink`]: `sim shrink`: the smallest scenario that still shows a seed's violation (delta
 //!   debugging on the TOML document, each candidate run through the real parser and [`seed`])
-//! - [`explore`]: `sim explore`: swarm testing, an extra random fault schedule per seed within
-//!   the scenario's `[explore]` bounds, the failures found (written, shrunk) and their summary
 //! - [`exhaust`]: `sim exhaust`, a bounded systematic search of one row's schedules (no seeds:
 //!   it enumerates the choices a seed would draw), its shortest counterexample or certificate
+//! - [`explore`]: `sim explore`: swarm testing, an extra random fault schedule per seed within
+//!   the scenario's `[explore]` bounds, the failures found (written, shrunk) and their summary
 //! - [`command`]: each `sim` subcommand's work from its parsed options to its text, files and
 //!   [`Class`]: the binary is clap and one call each
 //!
