@@ -5,7 +5,7 @@
 //! my policy honours?). A pause during the hold is caught by the check; a pause between the check
 //! and the write (Kleppmann's case, `check_to_write_ms`) is not.
 
-mod common;
+use crate::common;
 use common::*;
 
 use locksim_simulator::history::HistoryEvent;
@@ -76,7 +76,7 @@ fn redlock_respecting_validity_skips_the_write_after_a_pause_in_its_hold() {
         assert_eq!(respect.metrics.stale_unfenced_events, 0, "seed {seed}: no stale write");
         assert!(abandoned(&respect, paused), "seed {seed}: the section is abandoned");
         // The decision came from the check on resuming, not from the validity timer.
-        let checks = trace(&respect, "note", "check of lock0 before the write");
+        let checks = notes(&respect, "check of lock0 before the write");
         let failed: Vec<_> = checks.iter().filter(|(_, _, d)| d.contains("ran out")).collect();
         assert_eq!(failed.len(), 1, "seed {seed}: one failed check: {checks:?}");
         assert!(failed[0].0 >= 3020.0, "seed {seed}: made on resuming: {:?}", failed[0]);
@@ -118,7 +118,7 @@ fn a_pause_between_the_check_and_the_write_defeats_the_check() {
     for seed in 0..5 {
         let out = run(PAUSE_AFTER_CHECK, "redlock", seed);
         let paused = first_holder(&out);
-        let checks = trace(&out, "note", "check of lock0 before the write");
+        let checks = notes(&out, "check of lock0 before the write");
         let first = checks.first().expect("a check");
         assert!(
             first.2.contains(": write") && first.0 < 100.0,
@@ -152,8 +152,8 @@ fn a_section_still_working_at_the_validity_end_stops_there() {
         // Both clients hold 2 s: each section is stopped by its deadline, none reaches a check.
         let grants = events(&out, |e| matches!(e, HistoryEvent::Granted { .. })).len();
         assert_eq!(grants, 2, "seed {seed}");
-        assert_eq!(trace(&out, "note", "ran out before release (honour=true)").len(), grants, "seed {seed}");
-        assert!(trace(&out, "note", "before the write").is_empty(), "seed {seed}");
+        assert_eq!(notes(&out, "ran out before release (honour=true)").len(), grants, "seed {seed}");
+        assert!(notes(&out, "before the write").is_empty(), "seed {seed}");
         assert_eq!(out.metrics.stale_unfenced_events, 0, "seed {seed}");
     }
 }
@@ -202,7 +202,7 @@ fn zookeeper_honouring_suspended_does_not_write_after_a_pause_beyond_its_session
         assert!(!wrote_after(&out, paused, 10_000.0), "seed {seed}: no write after resuming");
         assert!(abandoned(&out, paused), "seed {seed}");
         assert_eq!(out.metrics.stale_unfenced_events, 0, "seed {seed}");
-        let checks = trace(&out, "note", "check before the write: saw the connection lost");
+        let checks = notes(&out, "check before the write: saw the connection lost");
         assert_eq!(checks.len(), 1, "seed {seed}");
         assert!(checks[0].0 >= 10_020.0, "seed {seed}: on resuming: {checks:?}");
 
@@ -221,7 +221,7 @@ fn the_checks_replay_the_same() {
         let a = run(toml, label, 7);
         let b = run(toml, label, 7);
         assert_eq!(format!("{:?}", a.history.events), format!("{:?}", b.history.events), "{label}");
-        let notes = |o: &SeedOutcome| trace(o, "note", "before the write");
+        let notes = |o: &SeedOutcome| notes(o, "before the write");
         assert_eq!(notes(&a), notes(&b), "{label}");
     }
 }

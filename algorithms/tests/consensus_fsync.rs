@@ -3,9 +3,11 @@
 //! follower's acknowledgement leaves when its sync is done. With `fsync_ms = 0` (the default)
 //! nothing changes and nothing is drawn.
 
-mod common;
+use crate::common;
 
-use common::{events, run, trace};
+use common::{delivered, events, run, sent};
+use locksim_algorithms::consensus::ConsensusMsg;
+use locksim_algorithms::etcd::protocol::EtcdMsg;
 use locksim_simulator::history::HistoryEvent;
 use locksim_simulator::run::SeedOutcome;
 
@@ -78,18 +80,22 @@ fn a_zookeeper_lock_waits_one_sync_longer() {
 #[test]
 fn a_follower_acknowledges_entries_after_its_sync() {
     let out = run(&scenario("etcd", "20"), "etcd", 1);
-    let appends: Vec<(f64, String)> = trace(&out, "deliver", " entr")
+    let appends: Vec<(f64, &str)> = delivered::<EtcdMsg>(&out)
         .into_iter()
-        .filter(|(t, node, d)| *t > 1000.0 && node != "server-0" && d.contains("Append t"))
-        .map(|(t, node, _)| (t, node))
+        .filter(|d| d.at_ms() > 1000.0 && d.node != "server-0")
+        .filter(|d| matches!(d.msg, EtcdMsg::Consensus(ConsensusMsg::Append { entries, .. }) if !entries.is_empty()))
+        .map(|d| (d.at_ms(), d.node))
         .collect();
     assert!(appends.len() > 50, "{} appends with entries", appends.len());
-    let acks = trace(&out, "send", "AppendOk");
+    let acks: Vec<_> = sent::<EtcdMsg>(&out)
+        .into_iter()
+        .filter(|s| matches!(s.msg, EtcdMsg::Consensus(ConsensusMsg::AppendReply { success: true, .. })))
+        .collect();
     let mut checked = 0;
     for (at, node) in appends.iter().take(40) {
-        let ack = acks.iter().find(|(t, n, _)| n == node && *t >= *at).expect("an acknowledgement");
+        let ack = acks.iter().find(|a| a.node == *node && a.at_ms() >= *at).expect("an acknowledgement");
         // Traced when it is handed to the network: its arrival says when it left.
-        let arrives: f64 = ack.2.split("arrives ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+        let arrives = ack.arrives_ns.expect("a sent message arrives") as f64 / 1e6;
         let left = arrives - 1.0;
         assert!((left - at - 20.0).abs() < 0.01, "{node}: append at {at:.3} ms, ack left at {left:.3} ms");
         checked += 1;

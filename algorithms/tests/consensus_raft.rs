@@ -2,7 +2,7 @@
 //! (`consensus_common`) over thousands of seeds with crashes, pauses, partitions, loss and
 //! duplication.
 
-mod consensus_common;
+use crate::consensus_common;
 
 use consensus_common::{World, MS};
 use locksim_algorithms::consensus::Config;

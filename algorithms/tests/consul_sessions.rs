@@ -2,7 +2,7 @@
 //! session invalidated through serfHealth while it runs on), the lock-delay that follows, and a
 //! pause measured against failure detection plus lock-delay.
 
-mod common;
+use crate::common;
 use common::*;
 
 fn scenario(faults: &str, hold_ms: u64, extra: &str) -> String {
@@ -48,7 +48,7 @@ fn release_hands_over_at_once_with_the_next_lock_index() {
         assert!(w[1].0 - w[0].0 >= 1_000.0, "{g:?}");
     }
     assert_eq!(out.metrics.overlap_events, 0);
-    assert!(trace(&out, "note", "lock-delay").is_empty(), "an explicit release sets no lock-delay");
+    assert!(notes(&out, "lock-delay").is_empty(), "an explicit release sets no lock-delay");
 }
 
 /// The holder cut off from the servers: serfHealth critical at the 6 s probe round (probe at
@@ -58,12 +58,12 @@ fn release_hands_over_at_once_with_the_next_lock_index() {
 #[test]
 fn partitioned_holder_loses_its_session_while_it_runs_on() {
     let out = run(&scenario(PARTITION, 40_000, ""), "consul", 0);
-    let critical = trace(&out, "note", "serfHealth critical");
+    let critical = notes(&out, "serfHealth critical");
     assert_eq!(critical.len(), 1, "{critical:?}");
     assert_eq!(critical[0].0, 6_000.0);
-    let released = trace(&out, "note", "released by invalidation: lock-delay 15000 ms");
+    let released = notes(&out, "released by invalidation: lock-delay 15000 ms");
     assert_eq!(released.len(), 3, "every server starts the delay when it applies the invalidation");
-    let refusals = trace(&out, "note", "rejecting lock of lock-0 due to lock-delay");
+    let refusals = notes(&out, "rejecting lock of lock-0 due to lock-delay");
     assert!(refusals.iter().all(|r| r.0 < 21_002.0 + 1.0), "{refusals:?}");
     let g = grants(&out);
     assert_eq!(g[1].2, Some(2));
@@ -79,10 +79,10 @@ fn partitioned_holder_loses_its_session_while_it_runs_on() {
 fn ttl_only_session_waits_twice_the_ttl() {
     let out = run(&scenario(PARTITION, 40_000, "session_checks = \"none\""), "consul", 0);
     // The node's check still goes critical at 6 s, but the session is not bound to it.
-    assert_eq!(trace(&out, "note", "serfHealth critical").len(), 1);
-    let released = trace(&out, "note", "released by invalidation");
+    assert_eq!(notes(&out, "serfHealth critical").len(), 1);
+    let released = notes(&out, "released by invalidation");
     assert!(released[0].0 >= 30_000.0, "{released:?}");
-    let expired = trace(&out, "note", "TTL expired");
+    let expired = notes(&out, "TTL expired");
     assert_eq!(expired.len(), 1, "{expired:?}");
     assert!(expired[0].0 >= 30_000.0 && expired[0].0 < 30_020.0, "{expired:?}");
     let g = grants(&out);

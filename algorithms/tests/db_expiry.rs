@@ -4,7 +4,7 @@
 //! takes over within a poll while the old holder still works (known outcome 10, second part). A
 //! heartbeat keeps the row; a heartbeat slower than the expiry finds the row gone.
 
-mod db_common;
+use crate::db_common;
 
 use db_common::*;
 use locksim_simulator::history::HistoryEvent;

@@ -3,7 +3,7 @@
 //! session ends), with no polling; when the timeout runs out it returns 0 and the library sleeps
 //! `poll_ms` and asks again. `get_lock_timeout_s = 0` keeps the poll of `GET_LOCK(name, 0)`.
 
-mod db_common;
+use crate::db_common;
 
 use db_common::*;
 use locksim_simulator::history::HistoryEvent;

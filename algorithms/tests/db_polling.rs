@@ -3,7 +3,7 @@
 //! `poll_ms`: 19 waiters at 200 ms make about 95 refusals a second; a lone waiter finds the lock
 //! free half a poll period after its release on average.
 
-mod db_common;
+use crate::db_common;
 
 use std::collections::BTreeMap;
 

@@ -5,7 +5,7 @@
 //! The workload nests at most one level, so the 3-deep case uses a wrapper library (the real db
 //! client underneath) that locks three times per acquisition and unlocks three times per release.
 
-mod db_common;
+use crate::db_common;
 
 use db_common::*;
 use locksim_algorithms::db::client::DbClient;

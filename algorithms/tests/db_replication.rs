@@ -5,7 +5,7 @@
 //! are forgotten by any failover; a killed client's `GET_LOCK` session ends when the server sees
 //! the reset, while its lock row outlives it.
 
-mod db_common;
+use crate::db_common;
 
 use db_common::*;
 use locksim_algorithms::db::Replication;

@@ -6,7 +6,7 @@
 //! `autoinc_persistent = false` (MySQL 5.7) hands ids out again after a restart empties the
 //! table.
 
-mod db_common;
+use crate::db_common;
 
 use db_common::*;
 use locksim_simulator::history::HistoryEvent;

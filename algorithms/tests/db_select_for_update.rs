@@ -5,7 +5,7 @@
 //! waiters' reads fail after `innodb_lock_wait_timeout` (error 1205) and are tried again, with no
 //! overlap; a lost holder machine keeps it open to the end.
 
-mod db_common;
+use crate::db_common;
 
 use db_common::*;
 use locksim_simulator::history::HistoryEvent;

@@ -5,7 +5,7 @@
 //! (2 ms for client-1, so client-0's statement always reaches the server first) and `service_ms =
 //! 0`: a statement takes one round trip.
 
-mod db_common;
+use crate::db_common;
 
 use db_common::*;
 use locksim_simulator::history::{FailReason, HistoryEvent};

@@ -4,7 +4,7 @@
 //! A waiter whose clock runs ahead, or a holder paused past the 10 s TTL, therefore ends in two
 //! holders at once, where the seed's lock row (the server's `NOW()`, a 30 s cleanup job) does not.
 
-mod db_common;
+use crate::db_common;
 
 use db_common::*;
 use locksim_simulator::history::HistoryEvent;

@@ -1,7 +1,7 @@
 //! The dynamodb model's mechanism: a takeover after a lease of an unchanged RVN on the waiter's
 //! clock, and the heartbeat that failed on the client but was applied (dynamolock#280).
 
-mod common;
+use crate::common;
 use common::*;
 
 fn known(file: &str) -> String {
@@ -30,10 +30,10 @@ fn paused_holder_is_taken_over_after_a_lease_of_the_same_rvn() {
 #[test]
 fn heartbeat_applied_but_failed_drops_the_lock() {
     let out = run(&known("29-dynamodb-heartbeat-applied-but-failed.toml"), "dynamodb", 0);
-    let kept = trace(&out, "note", "heartbeat failed (no answer in time)");
+    let kept = notes(&out, "heartbeat failed (no answer in time)");
     assert_eq!(kept.len(), 1, "{kept:?}");
     assert!(kept[0].0 > 7_000.0 && kept[0].0 < 7_100.0, "{kept:?}");
-    let dropped = trace(&out, "note", "heartbeat's condition failed");
+    let dropped = notes(&out, "heartbeat's condition failed");
     assert_eq!(dropped.len(), 1);
     assert!(dropped[0].0 > 10_000.0 && dropped[0].0 < 10_100.0, "{dropped:?}");
     let g = grants(&out);
@@ -52,7 +52,7 @@ fn heartbeat_applied_but_failed_drops_the_lock() {
 fn heartbeat_thread_that_ended_lets_a_waiter_take_over() {
     let text = known("29-dynamodb-heartbeat-thread-died.toml");
     let out = run(&text, "dynamodb", 0);
-    let ended = trace(&out, "note", "the heartbeat thread has ended");
+    let ended = notes(&out, "the heartbeat thread has ended");
     assert!(!ended.is_empty() && ended[0].0 >= 7_000.0 && ended[0].0 < 10_100.0, "{ended:?}");
     let g = grants(&out);
     assert!(g[1].0 > 41_000.0 && g[1].0 < 43_500.0, "{g:?}");
@@ -62,7 +62,7 @@ fn heartbeat_thread_that_ended_lets_a_waiter_take_over() {
     assert!(out.metrics.overlap_events > 0, "it believed it held");
     assert_eq!(out.metrics.stale_unfenced_events, 0);
     let out = run(&text.replace("heartbeat_thread_stops_ms = 7_000", "heartbeat_thread_stops_ms = 0"), "dynamodb", 0);
-    assert!(trace(&out, "note", "the heartbeat thread has ended").is_empty());
+    assert!(notes(&out, "the heartbeat thread has ended").is_empty());
     assert_eq!(out.metrics.overlap_events, 0);
     let g = grants(&out);
     assert!(g.windows(2).all(|w| w[1].0 > w[0].0 + 60_000.0), "handed over by release only: {g:?}");

@@ -3,9 +3,9 @@
 //! (HTTP/2 `RST_STREAM`) and never runs when the member wakes; a failed Unlock is not resent and
 //! reports `ReleaseFailed`; gRPC keepalive pings are off unless `keepalive_time_ms` is set.
 
-mod etcd_common;
+use crate::etcd_common;
 
-use etcd_common::{events, run, run_edited, trace};
+use etcd_common::*;
 use locksim_simulator::history::HistoryEvent;
 
 const LEADER_PAUSE: &str = r#"
@@ -42,29 +42,36 @@ fn a_delete_given_up_on_a_frozen_leader_is_dropped_when_it_wakes() {
     for seed in 0..16 {
         let out = run(LEADER_PAUSE, "etcd", seed);
         assert_eq!(out.metrics.overlap_events, 0, "seed {seed}");
-        assert_eq!(etcd_common::regressions_other_than_regrants(&out), 0, "seed {seed}");
-        let resumed_at = trace(&out, "fault", "pause ends")[0].0;
-        for (at, server, note) in trace(&out, "note", "cancelled by the client before its handler started") {
+        assert_eq!(regressions_other_than_regrants(&out), 0, "seed {seed}");
+        let resumed_at = faults(&out)
+            .into_iter()
+            .find(|(_, f)| f.phase == FaultPhase::Ends && f.kind.name() == "pause")
+            .expect("the pause ends")
+            .0;
+        for (at, server, note) in notes(&out, "cancelled by the client before its handler started") {
             assert!(at >= resumed_at, "seed {seed}: {note} at {at} ms, before the member woke");
-            let id = note.split(' ').next().unwrap().trim_start_matches("req#").to_string();
-            let delivered = trace(&out, "deliver", &format!("req#{id} Delete "));
-            let Some((_, _, d)) =
-                delivered.iter().find(|(t, n, d)| *n == server && *t == at && d.contains("(after pause)"))
-            else {
+            let id: u64 = note.split(' ').next().unwrap().trim_start_matches("req#").parse().unwrap();
+            let deletes = requests_delivered(&out, |op| matches!(op, Op::Delete { .. }));
+            let Some(delete) = deletes.iter().find(|d| d.msg.id == id && d.node == server && d.at_ms() == at) else {
                 continue;
             };
-            let client = d.split_whitespace().nth(1).unwrap().to_string();
+            let client = delete.peer;
             // The client had given up: the Unlock failed and a cancel followed the request.
-            let cancels = trace(&out, "send", &format!("StreamCancel {{ id: {id} }}"));
-            assert!(cancels.iter().any(|(t, n, _)| *n == client && *t < resumed_at), "seed {seed}: {cancels:?}");
+            let cancels: Vec<_> = sent::<EtcdMsg>(&out)
+                .into_iter()
+                .filter(|c| matches!(c.msg, EtcdMsg::StreamCancel(s) if s.id == id))
+                .collect();
+            assert!(cancels.iter().any(|c| c.node == client && c.at_ms() < resumed_at), "seed {seed}: {cancels:?}");
             // The member never answered or proposed it.
-            let answered = trace(&out, "send", &format!("resp#{id} "));
-            assert!(!answered.iter().any(|(_, n, d)| *n == server && d.contains(&client)), "seed {seed}: {answered:?}");
+            let answered: Vec<_> = sent::<EtcdMsg>(&out)
+                .into_iter()
+                .filter(|a| matches!(a.msg, EtcdMsg::Response(r) if r.id == id))
+                .collect();
+            assert!(!answered.iter().any(|a| a.node == server && a.peer == client), "seed {seed}: {answered:?}");
             dropped_deletes += 1;
         }
         let failed = events(&out, |e| matches!(e, HistoryEvent::ReleaseFailed { .. }));
         seeds_with_failed_unlock += usize::from(!failed.is_empty());
-        assert!(trace(&out, "send", "req#").iter().all(|(_, _, d)| !d.contains("Delete") || !d.contains("retry")));
     }
     // Measured: 12 of 16 seeds and 6 dropped Deletes.
     assert!(
@@ -101,13 +108,14 @@ fn a_killed_leader_resets_its_clients_who_move_at_once() {
     for seed in 0..6 {
         let out = run(LEADER_KILLED, "etcd", seed);
         assert_eq!(out.metrics.overlap_events, 0, "seed {seed}");
-        let moved = trace(&out, "note", "connection reset: connecting to");
+        let moved = notes(&out, "connection reset: connecting to");
         assert!(!moved.is_empty(), "seed {seed}: nobody was reset");
         // (Later resets come from a client that timed out elsewhere and tried the dead member.)
         let early = moved.iter().filter(|(t, _, _)| *t < 11_000.0);
         assert!(early.clone().all(|(t, _, _)| (5_000.0..5_010.0).contains(t)), "seed {seed}: {moved:?}");
-        assert!(trace(&out, "send", "Ping {").is_empty(), "seed {seed}: keepalive pings are off by default");
-        let (promoted, _, _) = trace(&out, "note", "lessor promoted")
+        let pings = sent::<EtcdMsg>(&out).into_iter().filter(|p| matches!(p.msg, EtcdMsg::Ping(_))).count();
+        assert_eq!(pings, 0, "seed {seed}: keepalive pings are off by default");
+        let (promoted, _, _) = notes(&out, "lessor promoted")
             .into_iter()
             .find(|(t, _, _)| *t > 5_000.0)
             .unwrap_or_else(|| panic!("seed {seed}: no new leader"));
@@ -128,8 +136,11 @@ fn a_killed_leader_resets_its_clients_who_move_at_once() {
 #[test]
 fn keepalive_pings_only_when_set_and_at_least_every_ten_seconds() {
     let out = run_edited(LEADER_KILLED, "etcd", 1, |cfg| cfg.keepalive_time_ms = 2_000.0);
-    let pings: Vec<f64> =
-        trace(&out, "send", "Ping {").into_iter().filter(|(_, n, _)| n == "client-0").map(|(t, _, _)| t).collect();
+    let pings: Vec<f64> = sent::<EtcdMsg>(&out)
+        .into_iter()
+        .filter(|p| matches!(p.msg, EtcdMsg::Ping(_)) && p.node == "client-0")
+        .map(|p| p.at_ms())
+        .collect();
     assert!(!pings.is_empty());
     assert!(pings.windows(2).all(|w| w[1] - w[0] >= 9_999.0), "{pings:?}");
 }

@@ -2,22 +2,19 @@
 //! lease expires on the leader, how a new leader extends leases, the client's keep-alive cadence,
 //! and when the client gives its session up.
 
-mod etcd_common;
+use crate::etcd_common;
 
-use etcd_common::{events, run, run_edited, trace};
+use etcd_common::*;
 use locksim_simulator::history::HistoryEvent;
 
-/// The node named in a fault line such as "pause starts on [client-1] for 12000 ms".
+/// The node the first fault of `kind` starts on.
 fn fault_target(out: &locksim_simulator::run::SeedOutcome, kind: &str) -> String {
-    let (_, _, d) = trace(out, "fault", &format!("{kind} starts on ["))[0].clone();
-    let start = d.find('[').unwrap() + 1;
-    let end = d.find(']').unwrap();
-    d[start..end].to_string()
+    fault_start(out, kind).1.targets[0].clone()
 }
 
 /// The lease a client's session got (from its "session: lease N" note), the last one before `before_ms`.
 fn lease_of(out: &locksim_simulator::run::SeedOutcome, client: &str, before_ms: f64) -> u64 {
-    trace(out, "note", "session: lease ")
+    notes(out, "session: lease ")
         .into_iter()
         .rfind(|(t, n, _)| n == client && *t < before_ms)
         .map(|(_, _, d)| d.rsplit(' ').next().unwrap().parse().unwrap())
@@ -27,13 +24,23 @@ fn lease_of(out: &locksim_simulator::run::SeedOutcome, client: &str, before_ms: 
 /// Times (ms) at which the leader `server` received a renewal of `lease`, from a client directly
 /// or forwarded by a follower.
 fn renewals_at(out: &locksim_simulator::run::SeedOutcome, server: &str, lease: u64) -> Vec<f64> {
-    let direct = format!("KeepAlive {lease}");
-    let forwarded = format!("lease: {lease} }}");
-    trace(out, "deliver", "")
+    delivered::<EtcdMsg>(out)
         .into_iter()
-        .filter(|(_, n, d)| n == server && (d.ends_with(&direct) || (d.contains("Renew {") && d.ends_with(&forwarded))))
-        .map(|(t, _, _)| t)
+        .filter(|l| l.node == server)
+        .filter(|l| match l.msg {
+            EtcdMsg::Request(Request { op: Op::KeepAlive { lease: l }, .. }) => *l == lease,
+            EtcdMsg::Peer(Peer::Renew { lease: l, .. }) => *l == lease,
+            _ => false,
+        })
+        .map(|l| l.at_ms())
         .collect()
+}
+
+/// Every keep-alive sent on a lease's stream, in order.
+fn keep_alives_sent(
+    out: &locksim_simulator::run::SeedOutcome,
+) -> Vec<locksim_simulator::trace::MessageLine<'_, Request>> {
+    requests_sent(out, |op| matches!(op, Op::KeepAlive { .. }))
 }
 
 const PAUSED_HOLDER: &str = r#"
@@ -68,7 +75,7 @@ fn a_lease_expires_one_ttl_after_the_last_renewal_on_the_leader() {
         let out = run(PAUSED_HOLDER, "etcd", seed);
         let holder = fault_target(&out, "pause");
         let lease = lease_of(&out, &holder, 3_000.0);
-        let expired = trace(&out, "note", &format!("lease {lease} expired: proposing revoke"));
+        let expired = notes(&out, &format!("lease {lease} expired: proposing revoke"));
         assert_eq!(expired.len(), 1, "seed {seed}: {expired:?}");
         let (expired_at, leader, _) = expired[0].clone();
         assert_eq!(leader, "server-0", "no fault touched the leader");
@@ -77,7 +84,7 @@ fn a_lease_expires_one_ttl_after_the_last_renewal_on_the_leader() {
         assert!((5_000.0..=5_500.0 + 1.0).contains(&after), "seed {seed}: expired {after} ms after the last renewal");
         // The paused holder's last renewal was before the pause.
         assert!(last <= 3_000.0 + 1.0, "seed {seed}: renewed at {last} during the pause");
-        let revoked = trace(&out, "note", &format!("lease {lease} revoked: 1 keys deleted"));
+        let revoked = notes(&out, &format!("lease {lease} revoked: 1 keys deleted"));
         assert!(!revoked.is_empty() && revoked[0].0 - expired_at < 10.0, "seed {seed}: {revoked:?}");
         // The consequence: the next waiter holds while the paused holder still believes it does
         // (overlap). At resume the holder's 1 s deadline loop, due before the end of its 2 s
@@ -123,14 +130,14 @@ fn a_new_leader_extends_every_lease_by_the_election_timeout() {
     for seed in 0..10 {
         let out = run(LEADER_CRASH_PAUSED_CLIENT, "etcd", seed);
         let lease = lease_of(&out, "client-0", 2_000.0);
-        let promoted = trace(&out, "note", "lessor promoted");
+        let promoted = notes(&out, "lessor promoted");
         let (promoted_at, new_leader, detail) =
             promoted.into_iter().find(|(t, _, _)| *t > 3_000.0).expect("a new leader was promoted");
         assert_ne!(new_leader, "server-0");
         assert!(detail.contains("leases extended") && !detail.contains(": 0 leases"), "{detail}");
         // A new leader within a few election timeouts (1 s each, randomised up to 2 s).
         assert!(promoted_at - 3_000.0 < 4_000.0, "seed {seed}: promoted at {promoted_at}");
-        let expired = trace(&out, "note", &format!("lease {lease} expired"));
+        let expired = notes(&out, &format!("lease {lease} expired"));
         let (expired_at, at, _) = expired[0].clone();
         assert_eq!(at, new_leader);
         let after = expired_at - promoted_at;
@@ -158,7 +165,7 @@ fn keep_alives_go_out_a_third_of_the_ttl_after_each_answer() {
     let out = run(STEADY, "etcd", 3);
     for client in ["client-0", "client-1"] {
         let sends: Vec<f64> =
-            trace(&out, "send", "KeepAlive").into_iter().filter(|(_, n, _)| n == client).map(|(t, _, _)| t).collect();
+            keep_alives_sent(&out).into_iter().filter(|k| k.node == client).map(|k| k.at_ms()).collect();
         assert!(sends.len() >= 6, "{client}: {sends:?}");
         for w in sends.windows(2) {
             let gap = w[1] - w[0];
@@ -174,7 +181,7 @@ fn keep_alives_go_out_at_the_configured_fraction_of_the_ttl() {
     let out = run_edited(STEADY, "etcd", 3, |cfg| cfg.keepalive_fraction = 0.8);
     for client in ["client-0", "client-1"] {
         let sends: Vec<f64> =
-            trace(&out, "send", "KeepAlive").into_iter().filter(|(_, n, _)| n == client).map(|(t, _, _)| t).collect();
+            keep_alives_sent(&out).into_iter().filter(|k| k.node == client).map(|k| k.at_ms()).collect();
         assert!(sends.len() >= 3, "{client}: {sends:?}");
         for w in sends.windows(2) {
             let gap = w[1] - w[0];
@@ -217,13 +224,13 @@ fn a_client_gives_its_session_up_a_ttl_after_the_last_answer() {
         let out = run(ISOLATED_HOLDER, "etcd", seed);
         let holder = fault_target(&out, "isolate");
         let node = out.history.clients[holder.trim_start_matches("client-").parse::<usize>().unwrap()];
-        let answers: Vec<f64> = trace(&out, "deliver", "KeepAlive { lease")
+        let answers: Vec<f64> = replies_delivered(&out, |r| matches!(r, Reply::KeepAlive { .. }))
             .into_iter()
-            .filter(|(t, n, _)| *n == holder && *t < 2_000.0 + 1.0)
-            .map(|(t, _, _)| t)
+            .filter(|a| a.node == holder && a.at_ms() < 2_000.0 + 1.0)
+            .map(|a| a.at_ms())
             .collect();
         let last_answer = *answers.last().expect("answered before the cut");
-        let over = trace(&out, "note", "session over");
+        let over = notes(&out, "session over");
         let (over_at, _, _) = over.into_iter().find(|(_, n, _)| *n == holder).expect("session given up");
         let after = over_at - last_answer;
         assert!((5_000.0..=6_000.0 + 1.0).contains(&after), "seed {seed}: gave up {after} ms after the last answer");
@@ -246,7 +253,7 @@ fn an_application_that_ignores_the_session_end_does_not_abandon_its_section() {
         let out = run_edited(ISOLATED_HOLDER, "etcd", seed, |cfg| cfg.stop_on_session_lost = false);
         let holder = fault_target(&out, "isolate");
         let node = out.history.clients[holder.trim_start_matches("client-").parse::<usize>().unwrap()];
-        assert!(trace(&out, "note", "session over").iter().any(|(_, n, _)| *n == holder), "seed {seed}");
+        assert!(notes(&out, "session over").iter().any(|(_, n, _)| *n == holder), "seed {seed}");
         let notices = events(&out, |e| matches!(e, HistoryEvent::LostNotice { .. }));
         assert!(notices.iter().any(|e| e.node == node), "seed {seed}: the library told the application");
         let abandoned = events(&out, |e| matches!(e, HistoryEvent::Abandoned { .. }));

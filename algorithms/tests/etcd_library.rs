@@ -5,8 +5,7 @@
 //! re-reads the own key after waiting. `locksim-1` is the model before presets (the default until
 //! issue 32's flip; the default is `clientv3-3.5` now, which the last test pins).
 
-#[path = "etcd_common/mod.rs"]
-mod etcd_common;
+use crate::etcd_common;
 use etcd_common::*;
 
 use locksim_simulator::history::HistoryEvent;
@@ -37,10 +36,10 @@ fn clientv3_3_4_never_rechecks_after_waiting_and_3_5_does() {
         assert_eq!(old.metrics.overlap_events, 0, "seed {seed}: locksim-1 re-checks");
         let v34 = run(&preset("clientv3-3.4"), "etcd-recheck", seed);
         assert!(v34.metrics.overlap_events >= 1, "seed {seed}: clientv3 3.4 is told it holds");
-        assert!(trace(&v34, "note", "ErrSessionExpired").is_empty(), "seed {seed}");
+        assert!(notes(&v34, "ErrSessionExpired").is_empty(), "seed {seed}");
         let v35 = run(&preset("clientv3-3.5"), "etcd-recheck", seed);
         assert_eq!(v35.metrics.overlap_events, 0, "seed {seed}: clientv3 3.5 re-checks");
-        assert!(!trace(&v35, "note", "ErrSessionExpired").is_empty(), "seed {seed}");
+        assert!(!notes(&v35, "ErrSessionExpired").is_empty(), "seed {seed}");
     }
 }
 
@@ -72,17 +71,17 @@ duration_ms = 70000
 fn clientv3_a_keep_alive_stream_to_a_frozen_member_ends_only_at_the_ttl_deadline() {
     for seed in 0..3 {
         let lost = |out: &locksim_simulator::run::SeedOutcome| {
-            trace(out, "note", "keep-alive unanswered for a whole TTL").into_iter().map(|(ms, _, _)| ms).next()
+            notes(out, "keep-alive unanswered for a whole TTL").into_iter().map(|(ms, _, _)| ms).next()
         };
         // locksim-1: the client gives the stream 7 s, moves to another member and keeps its session.
         let old = run(&frozen_member("client = \"locksim-1\""), "etcd", seed);
-        assert!(!trace(&old, "note", "keep-alive stream unanswered").is_empty(), "seed {seed}");
+        assert!(!notes(&old, "keep-alive stream unanswered").is_empty(), "seed {seed}");
         assert_eq!(lost(&old), None, "seed {seed}: locksim-1 keeps the session");
         // clientv3: nothing moves the stream; the session ends one TTL after the last answer
         // (the first keep-alive, at the start), seen by the once-a-second deadline loop.
         for client in ["clientv3-3.4", "clientv3-3.5"] {
             let out = run(&frozen_member(&format!("client = \"{client}\"")), "etcd", seed);
-            assert!(trace(&out, "note", "keep-alive stream unanswered").is_empty(), "{client} seed {seed}");
+            assert!(notes(&out, "keep-alive stream unanswered").is_empty(), "{client} seed {seed}");
             let at = lost(&out).unwrap_or_else(|| panic!("{client} seed {seed}: the session ends"));
             assert!((60_000.0..62_000.0).contains(&at), "{client} seed {seed}: session over at {at} ms");
             let honoured = events(&out, |e| matches!(e, HistoryEvent::Abandoned { .. }));
@@ -97,13 +96,13 @@ fn clientv3_a_write_lost_with_a_killed_leader_is_answered_request_timed_out_by_t
     for seed in 0..4 {
         // locksim-1: the client's own 7 s deadline; the members never answer a timeout.
         let old = run(&with_model(&text, "client = \"locksim-1\""), "etcd", seed);
-        assert!(trace(&old, "note", "timed out (ReqTimeout)").is_empty(), "seed {seed}");
-        assert!(!trace(&old, "note", "call unanswered").is_empty(), "seed {seed}");
+        assert!(notes(&old, "timed out (ReqTimeout)").is_empty(), "seed {seed}");
+        assert!(!notes(&old, "call unanswered").is_empty(), "seed {seed}");
         // clientv3 3.4: no client deadline; the member the call reached answers ErrTimeout
         // ReqTimeout (5 s + 2 × 1 s) after it proposed, as in issue 32's run of 3.4.23.
         let out = run(&with_model(&text, "client = \"clientv3-3.4\""), "etcd", seed);
-        assert!(trace(&out, "note", "call unanswered").is_empty(), "seed {seed}");
-        let timeouts = trace(&out, "note", "timed out (ReqTimeout)");
+        assert!(notes(&out, "call unanswered").is_empty(), "seed {seed}");
+        let timeouts = notes(&out, "timed out (ReqTimeout)");
         assert!(!timeouts.is_empty(), "seed {seed}: a member answers request timed out");
         let killed_ms = out
             .trace
@@ -128,10 +127,10 @@ fn unary_targets(extra: &str) -> std::collections::BTreeSet<String> {
         "name = \"rr\"\nduration_ms = 3000\nalgorithms = [\"etcd\"]\n[models.etcd]\n{extra}\n[workload]\nclients = 1\nthink_ms = 0\nhold_ms = 100\nacquisitions_per_client = 3\n"
     );
     let out = run(&text, "etcd", 0);
-    trace(&out, "send", "req#")
+    requests_sent(&out, |op| !matches!(op, Op::KeepAlive { .. }))
         .into_iter()
-        .filter(|(_, n, d)| n == "client-0" && !d.contains("KeepAlive"))
-        .map(|(_, _, d)| d.split_whitespace().nth(1).expect("→ member").to_string())
+        .filter(|r| r.node == "client-0")
+        .map(|r| r.peer.to_string())
         .collect()
 }
 
@@ -158,13 +157,13 @@ fn clientv3_3_4_a_leader_frozen_past_the_ttl_ends_the_sessions_streamed_to_it_an
     for seed in 0..3 {
         let old = run(&text, "etcd", seed);
         assert_eq!(old.metrics.overlap_events, 0, "seed {seed}");
-        assert!(trace(&old, "note", "keep-alive unanswered for a whole TTL").is_empty(), "seed {seed}");
+        assert!(notes(&old, "keep-alive unanswered for a whole TTL").is_empty(), "seed {seed}");
         let v34 = run(&with_model(&text, "client = \"clientv3-3.4\""), "etcd", seed);
-        let ended = trace(&v34, "note", "keep-alive unanswered for a whole TTL");
+        let ended = notes(&v34, "keep-alive unanswered for a whole TTL");
         assert!(!ended.is_empty(), "seed {seed}: sessions on the frozen leader end");
         assert!(v34.metrics.overlap_events >= 1, "seed {seed}: a waiter without its key is told it holds");
         let v35 = run(&with_model(&text, "client = \"clientv3-3.5\""), "etcd", seed);
-        assert!(!trace(&v35, "note", "keep-alive unanswered for a whole TTL").is_empty(), "seed {seed}");
+        assert!(!notes(&v35, "keep-alive unanswered for a whole TTL").is_empty(), "seed {seed}");
         assert_eq!(v35.metrics.overlap_events, 0, "seed {seed}: 3.5 re-checks");
     }
 }
@@ -203,11 +202,11 @@ fn clientv3_a_holder_resumed_past_its_lease_races_session_done_to_its_check_and_
         assert_eq!(old.metrics.stale_unfenced_events, 0, "seed {seed}: locksim-1 learns the end first");
         let v34 = run(&preset("clientv3-3.4"), "etcd", seed);
         assert!(v34.metrics.overlap_events >= 1, "seed {seed}");
-        let reached = trace(&v34, "note", "reaches its check in");
+        let reached = notes(&v34, "reaches its check in");
         assert!(!reached.is_empty(), "seed {seed}: the check raced Session.Done()");
         if v34.metrics.stale_unfenced_events > 0 {
             stale += 1;
-            assert!(!trace(&v34, "note", "Session.Done() closes").is_empty(), "seed {seed}");
+            assert!(!notes(&v34, "Session.Done() closes").is_empty(), "seed {seed}");
         } else {
             stopped += 1;
             assert!(!events(&v34, |e| matches!(e, HistoryEvent::Abandoned { .. })).is_empty(), "seed {seed}");
@@ -226,16 +225,16 @@ fn clientv3_a_waiters_watch_is_cancelled_on_its_own_stream_not_round_robin() {
     let file = format!("{}/../scenarios/fidelity/etcd-no-faults.toml", env!("CARGO_MANIFEST_DIR"));
     let text = with_model(&std::fs::read_to_string(file).expect("the fidelity file"), "client = \"clientv3-3.4\"");
     let out = run(&text, "etcd", 0);
-    let cancels = trace(&out, "send", "WatchCancel#");
+    let cancels = requests_sent(&out, |op| matches!(op, Op::WatchCancel { .. }));
     assert!(cancels.len() >= 100, "waiters cancel their watches: {}", cancels.len());
-    for (ms, node, detail) in &cancels {
-        let id = detail.split("WatchCancel#").nth(1).and_then(|x| x.split_whitespace().next()).expect("an id");
-        let opened = trace(&out, "send", &format!("Watch#{id} "))
+    for cancel in &cancels {
+        let Op::WatchCancel { watch_id: id } = cancel.msg.op else { unreachable!() };
+        let (node, ms) = (cancel.node, cancel.at_ms());
+        let opened = requests_sent(&out, |op| matches!(op, Op::Watch { watch_id, .. } if *watch_id == id))
             .into_iter()
-            .find(|(_, n, _)| n == node)
+            .find(|w| w.node == node)
             .unwrap_or_else(|| panic!("{node} opened watch {id}"));
-        let member = |d: &str| d.split_whitespace().nth(1).map(str::to_string);
-        assert_eq!(member(detail), member(&opened.2), "{node} at {ms} ms: the cancel of watch {id} went elsewhere");
+        assert_eq!(cancel.peer, opened.peer, "{node} at {ms} ms: the cancel of watch {id} went elsewhere");
     }
     let per_acquisition = out.metrics.client_messages as f64 / out.metrics.acquisitions as f64;
     assert!((14.0..20.0).contains(&per_acquisition), "{per_acquisition} client messages per acquisition");

@@ -2,9 +2,9 @@
 //! with one wake-up per release, issue #11456 (`recheck_after_wait = false`), and a leader crash
 //! that costs availability and nothing else.
 
-mod etcd_common;
+use crate::etcd_common;
 
-use etcd_common::{events, run, run_with, trace};
+use etcd_common::*;
 use locksim_simulator::history::{FailReason, HistoryEvent};
 
 const QUEUE: &str = r#"
@@ -39,9 +39,10 @@ fn grants_follow_the_queue_with_one_wake_up_per_release() {
         // Each grant's token is the create revision of that client's own key (its Txn answer).
         for g in &grants {
             let HistoryEvent::Granted { token: Some(t), .. } = g.event else { unreachable!() };
-            let name = format!("client-{}", etcd_common::client_index(&out, g.node));
-            let created = trace(&out, "deliver", &format!("my_create_rev: {t},"));
-            assert!(created.iter().any(|(_, n, _)| *n == name), "seed {seed}: {name} granted {t} without creating it");
+            let name = format!("client-{}", client_index(&out, g.node));
+            let created =
+                replies_delivered(&out, |r| matches!(r, Reply::Txn { my_create_rev, .. } if *my_create_rev == t));
+            assert!(created.iter().any(|c| c.node == name), "seed {seed}: {name} granted {t} without creating it");
         }
         let notes = events(&out, |e| matches!(e, HistoryEvent::Notification { .. }));
         assert_eq!(notes.len(), 49, "seed {seed}: wake-ups");
@@ -93,11 +94,10 @@ fn issue_11456_a_waiter_whose_lease_expired_is_told_it_holds() {
     for seed in 0..10 {
         let buggy = run(WAITER_PAUSED, "etcd-3.4.3", seed);
         assert!(buggy.metrics.overlap_events >= 1, "seed {seed}: no overlap with recheck_after_wait = false");
-        let waiter = trace(&buggy, "fault", "pause starts on [")[0].2.clone();
-        let waiter = &waiter[waiter.find('[').unwrap() + 1..waiter.find(']').unwrap()];
+        let waiter = &fault_start(&buggy, "pause").1.targets[0];
         let node = buggy.history.clients[waiter.trim_start_matches("client-").parse::<usize>().unwrap()];
         // The waiter's own key was revoked during the pause, and it was still granted afterwards.
-        let lease_gone = trace(&buggy, "note", "revoked: 1 keys deleted");
+        let lease_gone = notes(&buggy, "revoked: 1 keys deleted");
         assert!(lease_gone.iter().any(|(t, _, _)| (5_000.0..11_000.0).contains(t)), "seed {seed}");
         let late_grant = events(&buggy, |e| matches!(e, HistoryEvent::Granted { .. }))
             .into_iter()
@@ -137,18 +137,18 @@ duration_ms = 10_000
 fn a_leader_crash_costs_only_availability() {
     for seed in 0..10 {
         let out = run(LEADER_CRASH, "etcd", seed);
-        let promoted = trace(&out, "note", "lessor promoted");
+        let promoted = notes(&out, "lessor promoted");
         let (at, who, detail) = promoted.into_iter().find(|(t, _, _)| *t > 8_000.0).expect("new leader");
         assert_ne!(who, "server-0");
         assert!(detail.contains("50 leases extended"), "{detail}");
         assert!(at - 8_000.0 < 3_000.0, "seed {seed}: new leader after {} ms", at - 8_000.0);
-        assert!(trace(&out, "note", "expired: proposing revoke").is_empty(), "seed {seed}: a lease expired");
+        assert!(notes(&out, "expired: proposing revoke").is_empty(), "seed {seed}: a lease expired");
         assert_eq!(out.metrics.overlap_events, 0, "seed {seed}");
         assert_eq!(out.metrics.stale_unfenced_events, 0, "seed {seed}");
         // An Unlock in flight on the killed leader fails (clientv3 does not resend a Delete):
         // that client's next Lock finds its key still first and holds again under the same
         // revision, which the token metric counts; no other kind of regression.
-        assert_eq!(etcd_common::regressions_other_than_regrants(&out), 0, "seed {seed}");
+        assert_eq!(regressions_other_than_regrants(&out), 0, "seed {seed}");
         let grants: Vec<f64> =
             events(&out, |e| matches!(e, HistoryEvent::Granted { .. })).iter().map(|g| g.at_ns as f64 / 1e6).collect();
         assert!(grants.iter().any(|t| *t > 20_000.0), "seed {seed}: grants did not resume");
@@ -181,7 +181,7 @@ fn loss_duplication_and_cancelled_waits_cost_time_not_safety() {
     for seed in 0..10 {
         let out = run_with(LOSSY, "etcd", seed, false);
         assert_eq!(out.metrics.overlap_events, 0, "seed {seed}");
-        assert_eq!(etcd_common::regressions_other_than_regrants(&out), 0, "seed {seed}");
+        assert_eq!(regressions_other_than_regrants(&out), 0, "seed {seed}");
         assert!(out.metrics.failed_acquisitions > 0, "seed {seed}: no acquisition timed out");
         let last_grant = events(&out, |e| matches!(e, HistoryEvent::Granted { .. })).last().map(|g| g.at_ns).unwrap();
         assert!(last_grant > 25_000_000_000, "seed {seed}: grants stopped at {} ms", last_grant / 1_000_000);

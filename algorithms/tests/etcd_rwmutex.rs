@@ -2,9 +2,9 @@
 //! writers exclude, a reader waits only on older writers, and a failed unlock leaves its key in
 //! the queue for good (the recipe names a new key per call, so nothing re-holds it).
 
-mod etcd_common;
+use crate::etcd_common;
 
-use etcd_common::{events, run, trace};
+use etcd_common::*;
 use locksim_simulator::history::{HistoryEvent, LockMode};
 use locksim_simulator::run::SeedOutcome;
 
@@ -75,7 +75,7 @@ fn a_reader_waits_only_on_older_writers() {
     let grants = events(&out, |e| matches!(e, HistoryEvent::Granted { nested: false, .. }));
     let mut by_reader = 0;
     let mut writer_on_reader = 0;
-    for (at_ms, node, detail) in trace(&out, "note", ": waiting for /lock/") {
+    for (at_ms, node, detail) in notes(&out, ": waiting for /lock/") {
         let idx: usize = node.trim_start_matches("client-").parse().unwrap();
         let id = out.history.clients[idx];
         let next = grants.iter().find(|g| g.node == id && g.at_ns as f64 / 1e6 >= at_ms);
@@ -111,12 +111,12 @@ fn a_failed_unlock_leaves_its_key_and_every_later_lock_waits_behind_it() {
     let name = format!("client-{}", out.history.clients.iter().position(|&c| c == failed.node).unwrap());
     let failed_ms = failed.at_ns as f64 / 1e6;
     // The revision the failed client held under.
-    let (_, _, held) = trace(&out, "note", ": held with create revision ")
+    let (_, _, held) = notes(&out, ": held with create revision ")
         .into_iter()
         .rfind(|(t, n, _)| *n == name && *t < failed_ms)
         .expect("it held");
     let rev = held.rsplit(' ').next().unwrap().to_string();
-    let waits_on_it = trace(&out, "note", &format!("(create revision {rev}) to go"));
+    let waits_on_it = notes(&out, &format!("(create revision {rev}) to go"));
     assert!(!waits_on_it.is_empty(), "the next key in the queue waits on revision {rev}");
     let later = events(&out, |e| matches!(e, HistoryEvent::Granted { .. }));
     assert!(later.iter().all(|g| g.at_ns <= failed.at_ns), "someone was granted after the failed unlock");

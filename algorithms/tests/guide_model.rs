@@ -4,7 +4,7 @@
 //! the code compiled here. The others run the model through the same parser, engine and
 //! checkers as every registered model.
 
-mod single;
+use crate::single;
 
 use locksim_simulator::batch::run_seed;
 use locksim_simulator::history::HistoryEvent;

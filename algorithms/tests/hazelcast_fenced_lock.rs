@@ -2,7 +2,7 @@
 //! LockOp is granted when the lock is released, reentry keeps the fence, and a holder paused
 //! past its session TTL loses the lock to a waiter with a higher fence.
 
-mod common;
+use crate::common;
 use common::*;
 
 fn scenario(faults: &str, extra: &str, workload: &str) -> String {
@@ -54,7 +54,7 @@ fn fences_rise_and_reentry_keeps_the_fence() {
 #[test]
 fn paused_holder_loses_its_session_and_is_fenced() {
     let out = run(&scenario(PAUSE, "", ""), "hazelcast", 0);
-    let expired = trace(&out, "note", "expired: their locks are released");
+    let expired = notes(&out, "expired: their locks are released");
     assert_eq!(expired.len(), 3, "every member applies the expiry: {expired:?}");
     assert!(expired[0].0 >= 300_000.0 && expired[0].0 < 301_100.0, "{expired:?}");
     let g = grants(&out);
@@ -66,6 +66,6 @@ fn paused_holder_loses_its_session_and_is_fenced() {
     assert_eq!(out.metrics.failed_releases, 1, "the unlock after the session expired");
     // With a 10 min TTL the same pause is harmless.
     let out = run(&scenario(PAUSE, "session_ttl_ms = 600_000", ""), "hazelcast", 0);
-    assert!(trace(&out, "note", "expired: their locks are released").is_empty());
+    assert!(notes(&out, "expired: their locks are released").is_empty());
     assert_eq!(out.metrics.overlap_events, 0);
 }

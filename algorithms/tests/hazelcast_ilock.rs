@@ -4,7 +4,7 @@
 //! on both sides grant the lock (Jepsen's Hazelcast 3.8.3 analysis). Without that release (a
 //! client disconnection delay longer than the run) the side without the holder stays blocked.
 
-mod common;
+use crate::common;
 use common::*;
 
 fn known(file: &str) -> String {
@@ -19,11 +19,11 @@ const FILE: &str = "27-hazelcast-ilock-partition.toml";
 #[test]
 fn partition_gives_each_side_its_own_holder() {
     let out = run(&known(FILE), "hazelcast", 0);
-    let removed = trace(&out, "note", "removed: no heartbeat for the timeout");
+    let removed = notes(&out, "removed: no heartbeat for the timeout");
     // server-0 removes two members, server-1 and server-2 remove server-0.
     assert_eq!(removed.len(), 4, "{removed:?}");
     assert!(removed.iter().all(|r| r.0 >= 7_000.0 && r.0 <= 8_100.0), "{removed:?}");
-    let released = trace(&out, "note", "disconnected (its member left)");
+    let released = notes(&out, "disconnected (its member left)");
     assert!(!released.is_empty(), "the holder at the cut loses the lock on the far side");
     assert!(released.iter().all(|r| r.0 >= 17_000.0 && r.0 <= 18_100.0), "{released:?}");
     let g = grants(&out);
@@ -44,7 +44,7 @@ fn without_the_client_cleanup_or_the_cut_there_is_one_holder() {
         "max_no_heartbeat_ms = 5_000\nclient_endpoint_remove_delay_ms = 100_000",
     );
     let out = run(&text, "hazelcast", 0);
-    assert!(trace(&out, "note", "disconnected (its member left)").is_empty());
+    assert!(notes(&out, "disconnected (its member left)").is_empty());
     assert_eq!(out.metrics.overlap_events, 0);
     let no_cut =
         known(FILE).replace("at_ms = 2_000", "at_ms = 59_999").replace("duration_ms = 58_000", "duration_ms = 1");

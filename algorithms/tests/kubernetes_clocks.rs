@@ -7,7 +7,7 @@
 //! The runs use `locksim_1()` (the model before presets, which releases on cancel): these tests
 //! pin the mechanisms; `kubernetes_library.rs` tests the `client-go-0.30` default.
 
-mod kubernetes_common;
+use crate::kubernetes_common;
 
 use kubernetes_common::*;
 use locksim_simulator::history::HistoryEvent;
@@ -85,7 +85,7 @@ fn a_pause_shorter_than_the_lease_is_harmless() {
             let g = grants(&out);
             assert_eq!((g[0].1.as_str(), g[0].0), (holder.as_str(), 4.0), "pause {pause} seed {seed}");
             assert!(g[1].0 > 20_006.0, "pause {pause} seed {seed}: next grant at {} (after the release)", g[1].0);
-            let resumed_renewal = calls_at(&out, "server-0", "PUT lease-0")
+            let resumed_renewal = calls_at(&out, "server-0", is_put)
                 .into_iter()
                 .find(|c| c.1 == holder && c.0 > 1_000.0)
                 .expect("a renewal after the pause");
@@ -144,7 +144,7 @@ offset_ms = { uniform = [-3_600_000, 3_600_000] }
             regressions += 1;
         }
         if out.metrics.token_regressions > 0 {
-            assert!(!trace(&out, "note", "failed to release lock: Conflict").is_empty(), "seed {seed}");
+            assert!(!notes(&out, "failed to release lock: Conflict").is_empty(), "seed {seed}");
         }
         takeovers += grants(&out).windows(2).filter(|w| w[0].1 != w[1].1).count();
     }

@@ -5,7 +5,7 @@
 //! stable release); `locksim-1`, the default before, is the model before presets, which releases
 //! on cancel.
 
-mod kubernetes_common;
+use crate::kubernetes_common;
 
 use kubernetes_common::*;
 use locksim_simulator::history::HistoryEvent;
@@ -60,7 +60,7 @@ fn client_go_0_30_does_not_release_on_cancel_so_the_next_candidate_waits_out_the
         let old = run(&two_leaders("client = \"locksim-1\""), "kubernetes", seed);
         let old_gap = handover_ms(&old);
         assert!(old_gap < 4_500.0, "seed {seed}: locksim-1 hands over at the next try, {old_gap} ms");
-        assert!(!trace(&old, "note", "released").is_empty(), "seed {seed}");
+        assert!(!notes(&old, "released").is_empty(), "seed {seed}");
         // client-go-0.30: no release; the Lease names the old leader until the candidate has
         // seen it unchanged for the whole 15 s lease duration (from its last "observed a change",
         // at most one try, RetryPeriod × 2.2 = 4.4 s, either side of the unlock).
@@ -71,14 +71,14 @@ fn client_go_0_30_does_not_release_on_cancel_so_the_next_candidate_waits_out_the
             "seed {seed}: client-go-0.30 waits out the lease, {new_gap} ms"
         );
         let g = grants(&new);
-        let seen = trace(&new, "note", "observed a change")
+        let seen = notes(&new, "observed a change")
             .into_iter()
             .filter(|(t, n, _)| *n == g[1].1 && *t < g[1].0)
             .map(|(t, _, _)| t)
             .next_back()
             .expect("the candidate saw the leader's record");
         assert!(g[1].0 - seen >= 15_000.0, "seed {seed}: taken {} ms after the last change it saw", g[1].0 - seen);
-        assert!(trace(&new, "note", ": released").is_empty(), "seed {seed}: nothing released");
+        assert!(notes(&new, ": released").is_empty(), "seed {seed}: nothing released");
         // An explicit release_on_cancel = true (a program that sets ReleaseOnCancel) wins over the preset.
         let set = run(&two_leaders("client = \"client-go-0.30\"\nrelease_on_cancel = true"), "kubernetes", seed);
         assert_eq!(handover_ms(&set), old_gap, "seed {seed}: the same run as locksim-1");

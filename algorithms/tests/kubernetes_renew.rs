@@ -8,7 +8,7 @@
 //! `release_on_cancel: false`: these tests pin the mechanisms; `kubernetes_library.rs` tests the
 //! `client-go-0.30` default.
 
-mod kubernetes_common;
+use crate::kubernetes_common;
 
 use kubernetes_common::*;
 
@@ -42,31 +42,33 @@ fn the_leader_renews_retry_period_after_each_renewal_returned() {
         assert_eq!(g.len(), 1, "seed {seed}: {g:?}");
         assert_eq!((g[0].0, g[0].2), (4.0, 0), "seed {seed}: granted at 4 ms with leaseTransitions 0");
 
-        let puts = calls_at(&out, "server-0", "PUT lease-0");
-        let renewals: Vec<&(f64, String, String)> = puts.iter().filter(|p| !p.2.contains("holder=\"\"")).collect();
+        let puts = calls_at(&out, "server-0", is_put);
+        let renewals: Vec<_> = puts.iter().filter(|p| !is_release(p.2)).collect();
         let expected: Vec<f64> = (0..15).map(|k| 5.0 + 2_002.0 * k as f64).collect();
         assert_eq!(renewals.iter().map(|p| p.0).collect::<Vec<_>>(), expected, "seed {seed}");
         for (k, (_, from, call)) in renewals.iter().enumerate() {
             assert_eq!(from, "client-0");
-            assert!(call.contains("transitions=0"), "seed {seed}: {call}");
+            assert_eq!(spec_of(call).unwrap().transitions, 0, "seed {seed}: {call:?}");
             // The CREATE wrote revision 1; renewal k is conditioned on revision k + 1.
-            assert!(call.starts_with(&format!("PUT lease-0 rv={} ", k + 1)), "seed {seed}: {call}");
+            assert_eq!(update_rv(call), Some(k as u64 + 1), "seed {seed}: {call:?}");
         }
-        let ok = answers_to(&out, "client-0", " 200 rv=");
+        let ok = answers_to(&out, "client-0", |r| r.is_ok());
         assert_eq!(ok.len(), 1 + 15 + 1, "seed {seed}: CREATE, 15 renewals, the release (the GET was a 404)");
 
         // The release: one UPDATE with an empty holder and leaseDurationSeconds 1, keeping the
         // transitions, conditioned on the last renewal's revision (16).
-        let releases: Vec<&(f64, String, String)> = puts.iter().filter(|p| p.2.contains("holder=\"\"")).collect();
+        let releases: Vec<_> = puts.iter().filter(|p| is_release(p.2)).collect();
         assert_eq!(releases.len(), 1, "seed {seed}");
         assert_eq!(releases[0].0, 30_007.0, "seed {seed}");
-        assert!(
-            releases[0].2.starts_with("PUT lease-0 rv=16 holder=\"\" duration=1s transitions=0"),
+        let spec = spec_of(releases[0].2).unwrap();
+        assert_eq!(
+            (update_rv(releases[0].2), spec.lease_duration_secs, spec.transitions),
+            (Some(16), 1, 0),
             "{:?}",
             releases[0]
         );
         let writes = store_writes(&out);
-        assert_eq!(writes.last().map(|w| (w.0, w.1.as_str(), w.2)), Some((17, "\"\"", 0)), "seed {seed}");
+        assert_eq!(writes.last().copied(), Some((17, None, 0)), "seed {seed}");
     }
 }
 
@@ -115,22 +117,14 @@ fn an_isolated_leader_gives_up_at_the_renew_deadline_and_hears_of_it_after_relea
             let abandoned = events(&out, |e| matches!(e, locksim_simulator::history::HistoryEvent::Abandoned { .. }));
             assert_eq!(abandoned.len(), 1, "{label} seed {seed}");
             // What the isolated leader tried to send: the fast-path PUT, the GET, the release.
-            let dropped: Vec<(f64, String)> = trace(&out, "drop", "→ server-0")
+            let kinds: Vec<(f64, &str)> = dropped::<KubernetesMsg>(&out)
                 .into_iter()
-                .filter(|(_, n, _)| n == "client-0")
-                .map(|(t, _, d)| (t, d.split(" #").next().unwrap().to_string()))
-                .collect();
-            let kinds: Vec<(f64, &str)> = dropped
-                .iter()
-                .map(|(t, d)| {
-                    let kind = if d.contains("holder=\"\"") {
-                        "release"
-                    } else if d.contains("GET") {
-                        "get"
-                    } else {
-                        "renew"
-                    };
-                    (*t, kind)
+                .filter(|d| d.node == "client-0" && d.peer == "server-0")
+                .filter_map(|d| match d.msg {
+                    KubernetesMsg::Request(r) if is_release(r) => Some((d.at_ms(), "release")),
+                    KubernetesMsg::Request(r) if matches!(r.verb, Verb::Get) => Some((d.at_ms(), "get")),
+                    KubernetesMsg::Request(_) => Some((d.at_ms(), "renew")),
+                    _ => None,
                 })
                 .collect();
             let mut expected = vec![(10_014.0, "renew"), (15_014.0, "get")];

@@ -3,7 +3,7 @@
 //! whose API server stops answering moves to the next one after its HTTP timeout; one whose API
 //! server process is killed sees its connection reset and moves on at once.
 
-mod kubernetes_common;
+use crate::kubernetes_common;
 
 use kubernetes_common::*;
 
@@ -39,26 +39,31 @@ fn front_servers_forward_to_the_store_and_a_timed_out_client_moves_on() {
     let text = THREE_SERVERS.replace("at_ms = 3_000", "at_ms = 3_000\nmode = \"machine\"");
     for seed in 0..5 {
         let out = run(&text, "kubernetes", seed);
-        let forwarded = calls_at(&out, "server-0", "store: GET lease-0");
+        let forwarded = forwarded_calls_at(&out, "server-0", is_get);
         assert!(forwarded.iter().any(|c| c.0 == 2.0 && c.1 == "server-1"), "seed {seed}: {forwarded:?}");
         assert!(forwarded.iter().any(|c| c.0 == 2.0 && c.1 == "server-2"), "seed {seed}: {forwarded:?}");
-        let direct = calls_at(&out, "server-0", "GET lease-0");
+        let direct = calls_at(&out, "server-0", is_get);
         assert!(direct.iter().any(|c| c.0 == 1.0 && c.1 == "client-0"), "seed {seed}: {direct:?}");
 
         // Every call client-1 sent (a call to a crashed server is sent and lost on arrival).
-        let sent: Vec<(f64, String)> = trace(&out, "send", "lease-0")
-            .into_iter()
-            .filter(|(_, n, _)| n == "client-1")
-            .map(|(t, _, d)| (t, d.split(' ').nth(1).unwrap().to_string()))
-            .collect();
+        let sent: Vec<(f64, String)> = calls_sent_by(&out, "client-1");
         let first_after_crash = sent.iter().position(|(t, _)| *t > 3_000.0).expect("client-1 calls after the crash");
         let (lost_at, to) = sent[first_after_crash].clone();
         assert_eq!(to, "server-1", "seed {seed}: {sent:?}");
         let (next_at, next_to) = sent[first_after_crash + 1].clone();
         assert_eq!(next_to, "server-2", "seed {seed}: {sent:?}");
         assert!(next_at >= lost_at + 5_000.0, "seed {seed}: {sent:?}");
-        assert!(!trace(&out, "note", "timed out").is_empty(), "seed {seed}");
+        assert!(!notes(&out, "timed out").is_empty(), "seed {seed}");
     }
+}
+
+/// When a client sent each of its Lease calls, and to which server.
+fn calls_sent_by(out: &locksim_simulator::run::SeedOutcome, client: &str) -> Vec<(f64, String)> {
+    sent::<KubernetesMsg>(out)
+        .into_iter()
+        .filter(|s| s.node == client && matches!(s.msg, KubernetesMsg::Request(r) if r.lease == 0))
+        .map(|s| (s.at_ms(), s.peer.to_string()))
+        .collect()
 }
 
 /// The `leader` selector names the server with the store (server-0), and a crash of it stops
@@ -68,12 +73,13 @@ fn the_leader_is_the_server_with_the_store() {
     let text = THREE_SERVERS.replace("target = \"server-1\"", "target = \"leader\"");
     for seed in 0..3 {
         let out = run(&text, "kubernetes", seed);
-        let (_, crashed) = fault_target(&out, "crash (process)");
+        let (_, crashed) = fault_target(&out, "crash");
         assert_eq!(crashed, "server-0", "seed {seed}");
-        let answered_after: Vec<(f64, String)> = trace(&out, "deliver", " 200 rv=")
+        let answered_after: Vec<(f64, &str)> = delivered::<KubernetesMsg>(&out)
             .into_iter()
-            .filter(|(t, n, _)| *t > 3_001.0 && n.starts_with("client-"))
-            .map(|(t, n, _)| (t, n))
+            .filter(|d| d.at_ms() > 3_001.0 && d.node.starts_with("client-"))
+            .filter(|d| matches!(d.msg, KubernetesMsg::Response(r) if r.result.is_ok()))
+            .map(|d| (d.at_ms(), d.node))
             .collect();
         assert!(answered_after.is_empty(), "seed {seed}: {answered_after:?}");
     }
@@ -111,16 +117,12 @@ at_ms = 3
 fn a_killed_api_server_fails_the_call_at_once_and_the_elector_retries_at_its_period() {
     for seed in 0..5 {
         let out = run(KILLED_MID_CALL, "kubernetes", seed);
-        let failed = trace(&out, "note", "failed: connection reset");
+        let failed = notes(&out, "failed: connection reset");
         let (at, who, _) = failed.first().cloned().unwrap_or_else(|| panic!("seed {seed}: no reset failure"));
         assert_eq!(who, "client-1", "seed {seed}");
         assert!(at < 10.0, "seed {seed}: the call failed at {at} ms");
-        assert!(trace(&out, "note", "timed out").is_empty(), "seed {seed}: a call timed out");
-        let sent: Vec<(f64, String)> = trace(&out, "send", "lease-0")
-            .into_iter()
-            .filter(|(_, n, _)| n == "client-1")
-            .map(|(t, _, d)| (t, d.split(' ').nth(1).unwrap().to_string()))
-            .collect();
+        assert!(notes(&out, "timed out").is_empty(), "seed {seed}: a call timed out");
+        let sent: Vec<(f64, String)> = calls_sent_by(&out, "client-1");
         let (next_at, next_to) = sent.iter().find(|(t, _)| *t > at).cloned().expect("client-1 retries");
         assert_eq!(next_to, "server-2", "seed {seed}: {sent:?}");
         assert!((at + 2_000.0..=at + 4_400.0).contains(&next_at), "seed {seed}: retried at {next_at} ms: {sent:?}");

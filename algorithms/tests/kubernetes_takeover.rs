@@ -11,7 +11,7 @@
 //! `release_on_cancel: false`: these tests pin the mechanisms; `kubernetes_library.rs` tests the
 //! `client-go-0.30` default.
 
-mod kubernetes_common;
+use crate::kubernetes_common;
 
 use kubernetes_common::*;
 
@@ -36,18 +36,19 @@ acquisitions_per_client = 1
     )
 }
 
-/// The candidate's GETs (sent at, answer text), in time order.
+/// When the candidate sent its GETs to server-0, in time order.
 fn gets_of(out: &locksim_simulator::run::SeedOutcome, client: &str) -> Vec<f64> {
-    trace(out, "send", "→ server-0 GET lease-0")
+    sent::<KubernetesMsg>(out)
         .into_iter()
-        .filter(|(_, n, _)| n == client)
-        .map(|(t, _, _)| t)
+        .filter(|s| s.node == client && s.peer == "server-0")
+        .filter(|s| matches!(s.msg, KubernetesMsg::Request(r) if is_get(r)))
+        .map(|s| s.at_ms())
         .collect()
 }
 
 /// When `client` last saw the record change before `before_ms` (its "observed a change" note).
 fn last_observed(out: &locksim_simulator::run::SeedOutcome, client: &str, before_ms: f64) -> (f64, String) {
-    trace(out, "note", "observed a change")
+    notes(out, "observed a change")
         .into_iter()
         .rfind(|(t, n, _)| n == client && *t < before_ms)
         .map(|(t, _, d)| (t, d))
@@ -66,15 +67,15 @@ fn a_crashed_holders_lease_is_taken_one_lease_duration_after_the_candidate_saw_i
     let text = two_clients("50_000", "[[faults]]\nkind = \"crash\"\ntarget = \"holder\"\nat_ms = 9_000\n");
     for seed in 0..10 {
         let out = run_config(&text, &locksim_1(), seed);
-        let (_, holder) = fault_target(&out, "crash (process)");
+        let (_, holder) = fault_target(&out, "crash");
         let other = if holder == "client-0" { "client-1" } else { "client-0" };
         let g = grants(&out);
         assert_eq!(g.len(), 2, "seed {seed}: {g:?}");
         assert_eq!((g[0].0, g[0].1.as_str(), g[0].2), (4.0, holder.as_str(), 0), "seed {seed}");
-        let refused = answers_to(&out, other, "409 AlreadyExists");
+        let refused = answers_to(&out, other, |r| *r == Err(ApiError::AlreadyExists));
         assert_eq!(refused.len(), 1, "seed {seed}: the losing CREATE");
 
-        let renewals = calls_at(&out, "server-0", "PUT lease-0");
+        let renewals = calls_at(&out, "server-0", is_put);
         let last_renewal = renewals.iter().filter(|c| c.1 == holder).map(|c| c.0).fold(0.0, f64::max);
         assert_eq!(last_renewal, 8_013.0, "seed {seed}");
 
@@ -111,11 +112,11 @@ fn a_released_lease_is_taken_at_the_next_try_an_unreleased_one_after_the_lease_d
         assert_eq!(g.len(), 2, "seed {seed}: {g:?}");
         let (first, second) = (&g[0], &g[1]);
         assert_eq!((first.0, first.2, second.2), (4.0, 0, 1), "seed {seed}");
-        let release: Vec<_> =
-            calls_at(&out, "server-0", "holder=\"\"").into_iter().filter(|c| c.1 == first.1).collect();
+        let release: Vec<_> = calls_at(&out, "server-0", is_release).into_iter().filter(|c| c.1 == first.1).collect();
         assert_eq!(release.len(), 1, "seed {seed}");
         assert_eq!(release[0].0, 5_007.0, "seed {seed}");
-        assert!(release[0].2.contains("duration=1s transitions=0"), "seed {seed}: {:?}", release[0]);
+        let spec = spec_of(release[0].2).unwrap();
+        assert_eq!((spec.lease_duration_secs, spec.transitions), (1, 0), "seed {seed}: {:?}", release[0]);
         let gets = gets_of(&out, &second.1);
         let take = gets.iter().position(|&s| s + 1.0 > 5_007.0).unwrap();
         assert_eq!(second.0, gets[take] + 4.0, "seed {seed}");
@@ -124,7 +125,7 @@ fn a_released_lease_is_taken_at_the_next_try_an_unreleased_one_after_the_lease_d
         let out = run_config(&text, &KubernetesConfig { release_on_cancel: false, ..locksim_1() }, seed);
         let g = grants(&out);
         assert_eq!(g.len(), 2, "no-release seed {seed}: {g:?}");
-        assert!(calls_at(&out, "server-0", "holder=\"\"").is_empty(), "no-release seed {seed}");
+        assert!(calls_at(&out, "server-0", is_release).is_empty(), "no-release seed {seed}");
         let (observed, what) = last_observed(&out, &g[1].1, g[1].0);
         assert!(what.contains("rv=4"), "no-release seed {seed}: the last renewal (rv 4) {what}");
         assert!(g[1].0 >= observed + 15_004.0, "no-release seed {seed}: taken at {}", g[1].0);
@@ -149,9 +150,9 @@ fn a_release_racing_a_renewal_gets_409_and_the_lease_stays_until_it_expires() {
             assert_eq!(g.len(), 2, "hold {hold} seed {seed}: {g:?}");
             let holder = &g[0].1;
             let release: Vec<_> =
-                calls_at(&out, "server-0", "holder=\"\"").into_iter().filter(|c| &c.1 == holder).collect();
+                calls_at(&out, "server-0", is_release).into_iter().filter(|c| &c.1 == holder).collect();
             assert_eq!(release.len(), 1, "hold {hold} seed {seed}");
-            let answer = answers_to(&out, holder, "409 Conflict");
+            let answer = answers_to(&out, holder, |r| *r == Err(ApiError::Conflict));
             // The holder's second renewal reaches the server at 2 007 ms either way.
             let renewed_at = 2_007.0;
             assert_eq!(answer.len(), usize::from(races), "hold {hold} seed {seed}: {answer:?}");
@@ -159,7 +160,7 @@ fn a_release_racing_a_renewal_gets_409_and_the_lease_stays_until_it_expires() {
                 assert_eq!(release[0].0, 2_007.5);
                 // Conditioned on the first renewal's revision (2: the CREATE wrote 1), which the
                 // renewal ahead of it replaced with 3.
-                assert!(release[0].2.starts_with("PUT lease-0 rv=2 "), "{:?}", release[0]);
+                assert!(is_put(release[0].2) && update_rv(release[0].2) == Some(2), "{:?}", release[0]);
                 assert_eq!(store_writes(&out)[2].0, 3);
                 // The Lease names the old holder, renewed at 2 007 ms: 15 s of waiting.
                 assert!(g[1].0 >= renewed_at + 15_004.0, "hold {hold} seed {seed}: taken at {}", g[1].0);
@@ -200,23 +201,20 @@ think_ms = { uniform = [0, 3_000] }
         // Every UPDATE the store received, by its precondition: (sender, transitions written,
         // whether it takes the Lease over (transitions one above the record it read), answered 200).
         let mut by_rv: std::collections::BTreeMap<u64, Vec<(String, u64, bool, bool)>> = Default::default();
-        let sends = trace(&out, "send", "");
-        for (t, from, call) in calls_at(&out, "server-0", "PUT lease-0") {
-            let rv: u64 = field(&call, "rv=").parse().unwrap();
-            let id = call.rsplit('#').next().unwrap().to_string();
+        let sends = sent::<KubernetesMsg>(&out);
+        for (t, from, call) in calls_at(&out, "server-0", is_put) {
+            let rv = update_rv(call).unwrap();
             let answer = sends
                 .iter()
-                .find(|(at, n, d)| {
-                    *at == t
-                        && n == "server-0"
-                        && d.starts_with(&format!("→ {from} "))
-                        && d.contains(&format!("#{id} "))
+                .filter(|s| s.at_ms() == t && s.node == "server-0" && s.peer == from)
+                .find_map(|s| match s.msg {
+                    KubernetesMsg::Response(r) if r.id == call.id => Some(r),
+                    _ => None,
                 })
-                .map(|(_, _, d)| d.clone())
                 .expect("every call is answered");
-            let ok = answer.contains(" 200 rv=");
-            assert!(ok || answer.contains("409 Conflict"), "seed {seed}: {answer}");
-            let transitions: u64 = field(&call, "transitions=").parse().unwrap();
+            let ok = answer.result.is_ok();
+            assert!(ok || answer.result == Err(ApiError::Conflict), "seed {seed}: {answer:?}");
+            let transitions = spec_of(call).unwrap().transitions;
             let read = writes.iter().find(|w| w.0 == rv).expect("a revision the store wrote").2;
             by_rv.entry(rv).or_default().push((from, transitions, transitions == read + 1, ok));
         }
@@ -239,7 +237,7 @@ think_ms = { uniform = [0, 3_000] }
         for w in writes.windows(2) {
             let (prev, next) = (&w[0], &w[1]);
             assert_eq!(next.0, prev.0 + 1, "seed {seed}: one revision per write");
-            let expected = if next.1 != "\"\"" && next.1 != prev.1 { prev.2 + 1 } else { prev.2 };
+            let expected = if next.1.is_some() && next.1 != prev.1 { prev.2 + 1 } else { prev.2 };
             assert_eq!(next.2, expected, "seed {seed}: {prev:?} -> {next:?}");
         }
         let tokens: Vec<u64> = grants(&out).iter().map(|g| g.2).collect();

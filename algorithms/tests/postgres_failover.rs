@@ -4,7 +4,7 @@
 //! replicated, still orders the two holders, unless the bump had not reached the standby or was
 //! never committed.
 
-mod postgres_common;
+use crate::postgres_common;
 use postgres_common::*;
 
 /// Two clients ask at 0; the holder (granted at 2 ms, generation bumped by 4 ms) holds 100 s;
@@ -12,7 +12,7 @@ use postgres_common::*;
 fn failover(variant: &str) -> (Vec<Grant>, Vec<f64>, u64) {
     let rest = "[workload]\nclients = 2\nthink_ms = 0\nhold_ms = 100_000\nacquisitions_per_client = 1\n\n[[faults]]\nkind = \"crash\"\ntarget = \"server-0\"\nat_ms = 100\n";
     let out = run(&scenario(60_000, &format!("standby = true\n{variant}"), rest), "pg", 1);
-    let promoted = trace(&out, "note", "promoted: primary silent").iter().map(|t| t.0).collect();
+    let promoted = notes(&out, "promoted: primary silent").iter().map(|t| t.0).collect();
     (grants(&out), promoted, out.metrics.overlap_events)
 }
 
@@ -60,7 +60,7 @@ fn restarted_after(down_ms: u64) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
         "[workload]\nclients = 2\nthink_ms = 0\nhold_ms = 100\n\n[[faults]]\nkind = \"crash\"\ntarget = \"server-0\"\nat_ms = 100\nduration_ms = {down_ms}\n"
     );
     let out = run(&scenario(60_000, "standby = true", &rest), "pg", 1);
-    let at = |needle: &str| trace(&out, "note", needle).iter().map(|t| t.0).collect::<Vec<f64>>();
+    let at = |needle: &str| notes(&out, needle).iter().map(|t| t.0).collect::<Vec<f64>>();
     (at("promoted: primary silent"), at("staying read-only"), at("resuming as primary"))
 }
 

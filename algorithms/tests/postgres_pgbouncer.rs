@@ -3,7 +3,7 @@
 //! it at once, and an unlock run on another connection returns false. An xact lock, or session
 //! pooling, keeps the lock with its client.
 
-mod postgres_common;
+use crate::postgres_common;
 use postgres_common::*;
 
 /// Two clients, one acquisition each; client-1 is 10 ms from everything, so its lock call
@@ -58,8 +58,8 @@ fn with_three_busy_clients_transaction_pooling_overlaps_in_most_seeds_and_unlock
     assert!(overlapping_seeds("pgbouncer = \"transaction\"") >= 15);
     assert!(overlapping_seeds("pgbouncer = \"transaction\"\nacquire = \"try\"") >= 15);
     let out = run(&scenario(10_000, "pgbouncer = \"transaction\"", BUSY), "pg", 1);
-    let misses = trace(&out, "note", "returned false: this session did not hold it");
-    let warnings = trace(&out, "note", "WARNING: you don't own a lock");
+    let misses = notes(&out, "returned false: this session did not hold it");
+    let warnings = notes(&out, "WARNING: you don't own a lock");
     assert!(!misses.is_empty(), "some unlock ran on a connection without the lock");
     assert_eq!(warnings.len(), misses.len(), "every false unlock is the server's warning");
 }

@@ -2,7 +2,8 @@
 //! once; a client that vanished silently only when the TCP keepalive gives up (idle, then count
 //! probes interval apart); an idle timeout even under a client that still works.
 
-mod postgres_common;
+use crate::postgres_common;
+use locksim_algorithms::postgres::protocol::PgMsg;
 use postgres_common::*;
 
 /// Two clients both ask at 0 (at the server at 1 ms: one is granted at 2, the other waits in
@@ -22,14 +23,10 @@ fn holder_hit_at_100ms(variant: &str, fault: &str, duration_ms: u64) -> SeedOutc
 
 /// When the server probed client `index`'s connection (its ids are `(index + 1) << 32 | r`).
 fn probes_to(out: &locksim_simulator::run::SeedOutcome, index: usize) -> Vec<f64> {
-    trace(out, "send", "keepalive probe conn ")
+    sent::<PgMsg>(out)
         .into_iter()
-        .filter(|t| {
-            let after = t.2.split("probe conn ").nth(1).expect("conn id");
-            let hex: String = after.chars().take_while(|c| c.is_ascii_hexdigit()).collect();
-            u64::from_str_radix(&hex, 16).expect("hex") >> 32 == index as u64 + 1
-        })
-        .map(|t| t.0)
+        .filter(|s| matches!(s.msg, PgMsg::Probe { conn } if conn >> 32 == index as u64 + 1))
+        .map(|s| s.at_ms())
         .collect()
 }
 

@@ -10,7 +10,7 @@
 //! The rows pin `client = "locksim-1"` (the model before presets): these tests pin the mechanisms,
 //! which the presets only configure; `redis_library.rs` tests the presets and the default.
 
-mod redis_common;
+use crate::redis_common;
 
 use locksim_simulator::history::{FailReason, HistoryEvent};
 use locksim_simulator::process::CrashKind;
@@ -41,7 +41,7 @@ at_ms = 1000
 "#;
 
 fn switch_time(out: &locksim_simulator::run::SeedOutcome) -> Vec<(f64, String)> {
-    trace(out, "note", "+switch-master").into_iter().map(|(t, n, _)| (t, n)).collect()
+    notes(out, "+switch-master").into_iter().map(|(t, n, _)| (t, n)).collect()
 }
 
 #[test]
@@ -59,8 +59,8 @@ fn sentinel_promotes_the_replica_down_after_ms_after_the_primary_stops_answering
             assert!(first > earliest && first < earliest + 4_000.0, "{label} seed {seed}: switch at {first} ms");
             // Every Sentinel ends up with the new primary, and exactly one promoted it.
             assert_eq!(switches.len(), 3, "{label} seed {seed}: {switches:?}");
-            assert_eq!(trace(&out, "note", "promoted to primary").len(), 1);
-            assert!(trace(&out, "note", "+switch-master server-0 -> server-1").len() == 3);
+            assert_eq!(notes(&out, "promoted to primary").len(), 1);
+            assert!(notes(&out, "+switch-master server-0 -> server-1").len() == 3);
             // Clients move over: grants resume on server-1 after the switch.
             let after = events(&out, |e| matches!(e, HistoryEvent::Granted { .. }))
                 .iter()
@@ -229,25 +229,30 @@ fn replica_ack_counts_only_replicas_that_replicate_the_current_primary() {
     for seed in 0..3 {
         let out = run(ACK_THROUGH_FAILOVER, "redis", seed);
         let switch = switch_time(&out)[0].0;
-        let attempts = |from: f64, to: f64, wait: &str| {
-            trace(&out, "send", "cmd: SetNxPx")
+        let set_nx = requests_sent(&out, |c| matches!(c, Command::SetNxPx { .. }));
+        let attempts = |from: f64, to: f64, waits: bool| {
+            set_nx
                 .iter()
-                .filter(|(t, n, d)| *t > from && *t < to && n.starts_with("client") && d.contains(wait))
+                .filter(|a| a.at_ms() > from && a.at_ms() < to && a.node.starts_with("client"))
+                .filter(|a| a.msg.wait.is_some() == waits)
                 .count()
         };
         // After the switch the new primary has no replica: Redisson sees none available and
         // skips the WAIT; grants go on. (A command built before the switch and waiting out its
         // 1.5 s retryInterval is re-sent as it was, WAIT included.)
-        assert!(attempts(switch + 10.0, 21_000.0, "wait: None") > 100, "seed {seed}");
-        assert_eq!(attempts(switch + 1_510.0, 21_000.0, "wait: Some"), 0, "seed {seed}");
+        assert!(attempts(switch + 10.0, 21_000.0, false) > 100, "seed {seed}");
+        assert_eq!(attempts(switch + 1_510.0, 21_000.0, true), 0, "seed {seed}");
         // The old primary is back at 21 s as a primary, converted ~8 s later, resynchronised, and
         // announced up: from then on every attempt WAITs for it again, and none is refused.
-        let up = trace(&out, "send", "ReplicaUp");
+        let up: Vec<_> = sent::<RedisMsg>(&out)
+            .into_iter()
+            .filter(|l| matches!(l.msg, RedisMsg::SentinelEvent(SentinelEvent::ReplicaUp { .. })))
+            .collect();
         assert!(!up.is_empty(), "seed {seed}");
-        let up_at = up[0].0;
+        let up_at = up[0].at_ms();
         assert!(up_at > 29_000.0 && up_at < 31_500.0, "seed {seed}: replica up at {up_at}");
-        assert!(attempts(up_at + 10.0, 45_000.0, "wait: Some") > 100, "seed {seed}");
-        assert_eq!(attempts(up_at + 10.0, 45_000.0, "wait: None"), 0, "seed {seed}");
+        assert!(attempts(up_at + 10.0, 45_000.0, true) > 100, "seed {seed}");
+        assert_eq!(attempts(up_at + 10.0, 45_000.0, false), 0, "seed {seed}");
         let refused = events(&out, |e| matches!(e, HistoryEvent::AcquireFailed { reason: FailReason::Refused, .. }));
         assert!(refused.is_empty(), "seed {seed}: {} acquisitions failed the WAIT check", refused.len());
         assert_eq!(out.metrics.overlap_events, 0, "seed {seed}");

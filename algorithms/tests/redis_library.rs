@@ -13,7 +13,7 @@
 //!   (no "hold count 2"), while the script + `WAIT` batch with a replica still is;
 //! - row 5: from 3.27.1 a `READONLY` reply is retried after the retry delay.
 
-mod redis_common;
+use crate::redis_common;
 
 use locksim_simulator::history::{FailReason, HistoryEvent};
 use locksim_simulator::process::CrashKind;
@@ -67,14 +67,14 @@ fn row_1_a_refused_renewal_stops_the_watchdog_before_3_44_and_the_lease_runs_out
             let holder = out.history.clients.iter().position(|c| *c == granted[0].node).unwrap();
             let holder = ["client-0", "client-1"][holder];
             // The renewal at ~10 s: its first attempt and three retries all refused.
-            let renewals: Vec<f64> = trace(&out, "send", "HRenew")
+            let renewals: Vec<f64> = requests_sent(&out, |c| matches!(c, Command::HRenew { .. }))
                 .into_iter()
-                .filter(|(_, node, _)| node == holder)
-                .map(|(t, _, _)| t)
+                .filter(|l| l.node == holder)
+                .map(|l| l.at_ms())
                 .collect();
             assert!(renewals.len() >= 4, "{client} seed {seed}: {renewals:?}");
             assert!((renewals[3] - renewals[0] - 4_501.5).abs() < 1.0, "{client} seed {seed}: {renewals:?}");
-            let stopped = trace(&out, "note", "the watchdog stops for good");
+            let stopped = notes(&out, "the watchdog stops for good");
             if stops {
                 // Redisson up to 3.43: the entry leaves EXPIRATION_RENEWAL_MAP; nothing renews
                 // again, the key set at the grant expires 30 s later, the waiter takes it and
@@ -117,19 +117,19 @@ fn row_1_a_renewal_no_replica_acknowledged_is_an_error_that_stops_the_watchdog_b
                 REPLICA_CUT_3_S,
             );
             let out = run(&text, "redis", seed);
-            let renewals = trace(&out, "send", "HRenew");
-            let first = &renewals[0].2;
-            let stopped = trace(&out, "note", "no replica acknowledged the renewal (WAIT): the watchdog stops");
+            let renewals = requests_sent(&out, |c| matches!(c, Command::HRenew { .. }));
+            let first = renewals[0].msg;
+            let stopped = notes(&out, "no replica acknowledged the renewal (WAIT): the watchdog stops");
             match client {
                 // Before presets the renewal carries no WAIT: nothing to fail.
                 "locksim-1" => {
-                    assert!(first.contains("wait: None"), "{first}");
+                    assert_eq!(first.wait, None, "{first:?}");
                     assert!(stopped.is_empty());
                     assert_eq!(out.metrics.overlap_events, 0, "{client} seed {seed}");
                 }
                 // Redisson renews through the synced eval: WAIT 1 1000 on every renewal.
                 _ => {
-                    assert!(first.contains("wait: Some(WaitSpec { replicas: 1, timeout_ms: 1000 })"), "{first}");
+                    assert_eq!(first.wait, Some(WaitSpec { replicas: 1, timeout_ms: 1000 }), "{first:?}");
                     if client == "redisson-3.37" {
                         assert_eq!(stopped.len(), 1, "{client} seed {seed}");
                         assert_eq!(out.metrics.overlap_events, 1, "{client} seed {seed}");

@@ -6,7 +6,7 @@
 //! pipelines the lock script with `WAIT 1 1000`. Before the flip (`client = "locksim-1"`) the plain
 //! pattern `WAIT`ed too, which no library does for it.
 
-mod redis_common;
+use crate::redis_common;
 
 use redis_common::*;
 
@@ -60,9 +60,9 @@ clients = 5
 #[test]
 fn no_attempt_of_a_default_run_with_a_replica_waits_and_the_table_names_redis_py_8() {
     let out = run(WITH_A_REPLICA, "redis", 0);
-    let attempts = trace(&out, "send", "cmd: SetNx {");
+    let attempts = requests_sent(&out, |c| matches!(c, Command::SetNx { .. }));
     assert!(attempts.len() > 50, "{} attempts", attempts.len());
-    assert!(attempts.iter().all(|(_, _, d)| d.contains("wait: None")));
+    assert!(attempts.iter().all(|a| a.msg.wait.is_none()));
     assert_eq!(out.metrics.overlap_events, 0);
     let models = locksim_algorithms::registry();
     let sc = locksim_simulator::scenario::parse_str("r.toml", WITH_A_REPLICA, &models).unwrap();
@@ -70,7 +70,7 @@ fn no_attempt_of_a_default_run_with_a_replica_waits_and_the_table_names_redis_py
     assert_eq!(row.model.library(&row.params).as_deref(), Some("redis-py-8"));
     // Pinned to locksim-1, every attempt carries the WAIT, as before the flip.
     let old = run(&WITH_A_REPLICA.replace("replicas = 1", "replicas = 1\nclient = \"locksim-1\""), "redis", 0);
-    let attempts = trace(&old, "send", "cmd: SetNxPx");
+    let attempts = requests_sent(&old, |c| matches!(c, Command::SetNxPx { .. }));
     assert!(attempts.len() > 50, "{} attempts", attempts.len());
-    assert!(attempts.iter().all(|(_, _, d)| d.contains("wait: Some(WaitSpec { replicas: 1, timeout_ms: 1000 })")));
+    assert!(attempts.iter().all(|a| a.msg.wait == Some(WaitSpec { replicas: 1, timeout_ms: 1000 })));
 }

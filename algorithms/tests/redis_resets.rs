@@ -6,7 +6,7 @@
 //! The rows pin `client = "locksim-1"` (the model before presets): these tests pin the mechanisms,
 //! which the presets only configure; `redis_library.rs` tests the presets and the default.
 
-mod redis_common;
+use crate::redis_common;
 
 use locksim_simulator::history::HistoryEvent;
 use redis_common::*;
@@ -47,10 +47,10 @@ fn a_refused_unlock_is_sent_again_each_retry_interval_then_fails() {
     let out = down_at_release("");
     // Refused at ~10 s, then three more attempts 1.5 s apart, each refused: the call fails
     // after the last one (~14.5 s), not at the 3 s response timeout.
-    let sends = trace(&out, "send", "DelIfEquals");
+    let sends = requests_sent(&out, |c| matches!(c, Command::DelIfEquals { .. }));
     assert_eq!(sends.len(), 4, "{sends:?}");
     for w in sends.windows(2) {
-        let gap = w[1].0 - w[0].0;
+        let gap = w[1].at_ms() - w[0].at_ms();
         assert!((gap - 1_500.5).abs() < 1.0, "gap {gap}");
     }
     let failed = release_failed_at(&out);
@@ -61,7 +61,7 @@ fn a_refused_unlock_is_sent_again_each_retry_interval_then_fails() {
 #[test]
 fn without_retries_the_first_reset_fails_the_unlock() {
     let out = down_at_release("retry_attempts = 0");
-    assert_eq!(trace(&out, "send", "DelIfEquals").len(), 1);
+    assert_eq!(requests_sent(&out, |c| matches!(c, Command::DelIfEquals { .. })).len(), 1);
     let failed = release_failed_at(&out);
     assert_eq!(failed.len(), 1);
     assert!(failed[0] > 10_000.0 && failed[0] < 10_010.0, "ReleaseFailed at {}", failed[0]);

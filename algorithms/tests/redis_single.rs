@@ -13,7 +13,7 @@
 //! The rows pin `client = "locksim-1"` (the model before presets): these tests pin the mechanisms,
 //! which the presets only configure; `redis_library.rs` tests the presets and the default.
 
-mod redis_common;
+use crate::redis_common;
 
 use locksim_simulator::history::{FailReason, HistoryEvent};
 use redis_common::*;
@@ -134,19 +134,16 @@ fn a_forward_step_of_the_servers_clock_expires_the_key_early() {
         let (won_at, winner, ok) = after.first().map(|s| (*s).clone()).expect("a SET NX after the expiry");
         assert!(ok && winner == "client-1", "seed {seed}: first SET NX after the expiry, at {won_at} ms: {ok}");
         assert!(won_at - expires_at <= RETRY_MAX_MS + LATENCY_MS + SERVICE_MS + LATENCY_MS, "seed {seed}: {won_at}");
-        let other_cmds = trace(&out, "deliver", "← client-0 Request")
+        let other_cmds = requests_delivered(&out, |c| !matches!(c, Command::SetNxPx { .. }))
             .into_iter()
-            .filter(|(t, n, d)| n == "server-0" && *t > set_at && *t <= won_at && !d.contains("SetNxPx"))
+            .filter(|r| r.node == "server-0" && r.peer == "client-0" && r.at_ms() > set_at && r.at_ms() <= won_at)
             .count();
         assert_eq!(other_cmds, 0, "seed {seed}: client-0 sent nothing that could delete the key");
         // The cron's active cycle deletes the key at its first run strictly after the deadline,
         // unless the SET NX's lazy expiry came first; either way one of them did.
         let first_cron_after = (expires_at / CRON_MS).floor() * CRON_MS + CRON_MS;
-        let active: Vec<f64> = trace(&out, "note", "active expiry")
-            .into_iter()
-            .filter(|(_, n, _)| n == "server-0")
-            .map(|(t, _, _)| t)
-            .collect();
+        let active: Vec<f64> =
+            notes(&out, "active expiry").into_iter().filter(|(_, n, _)| n == "server-0").map(|(t, _, _)| t).collect();
         if won_at < first_cron_after {
             assert!(active.iter().all(|t| *t > won_at), "seed {seed}: {active:?}");
             lazily_at_first_poll += 1;
@@ -164,11 +161,11 @@ fn a_forward_step_of_the_servers_clock_expires_the_key_early() {
     let out = run(&calm, "redis", 0);
     let g = grants(&out);
     assert!(g[1].0 > 10_000.0, "second grant at {}", g[1].0);
-    let released = trace(&out, "deliver", "← client-0 Request")
+    let released = requests_delivered(&out, |c| !matches!(c, Command::SetNxPx { .. }))
         .into_iter()
-        .find(|(_, n, d)| n == "server-0" && !d.contains("SetNxPx"))
+        .find(|r| r.node == "server-0" && r.peer == "client-0")
         .expect("client-0's unlock")
-        .0;
+        .at_ms();
     let sets = set_nx_answers(&out);
     assert!(sets[1..].iter().all(|s| s.2 == (s.0 > released)), "{sets:?}");
     assert_eq!(out.metrics.overlap_events, 0);
@@ -323,8 +320,8 @@ fn the_stock_rdb_configuration_loses_the_lock_and_the_counter() {
         let g = grants(&out);
         assert_eq!(out.metrics.overlap_events, 1, "{mode}");
         assert_eq!((g[0].2, g[1].2), (Some(1), Some(1)), "{mode}");
-        assert!(!trace(&out, "note", "restart: loaded 0 keys from the last RDB snapshot").is_empty(), "{mode}");
-        assert!(trace(&out, "note", "BGSAVE").is_empty(), "{mode}: no save rule met");
+        assert!(!notes(&out, "restart: loaded 0 keys from the last RDB snapshot").is_empty(), "{mode}");
+        assert!(notes(&out, "BGSAVE").is_empty(), "{mode}: no save rule met");
     }
 }
 

@@ -11,7 +11,7 @@
 //! The rows pin `client = "locksim-1"` (the model before presets): these tests pin the mechanisms,
 //! which the presets only configure; `redis_library.rs` tests the presets and the default.
 
-mod redis_common;
+use crate::redis_common;
 
 use locksim_simulator::history::HistoryEvent;
 use locksim_simulator::scenario::FaultKind;
@@ -58,20 +58,23 @@ fn a_client_killed_between_setnx_and_pexpire_leaves_a_key_that_never_expires() {
     for seed in 0..3 {
         // Killed at 0.4 ms: the SETNX ran at 0.25 ms, its answer (0.55 ms) finds the process gone.
         let out = setnx_crash(0.4, seed);
-        let acquired: Vec<_> =
-            trace(&out, "send", "answer: Reply(Acquired").into_iter().filter(|(_, n, _)| n == "server-0").collect();
+        let acquired: Vec<_> = responses_sent(&out, |a| matches!(a, Answer::Reply(Reply::Acquired { .. })))
+            .into_iter()
+            .filter(|r| r.node == "server-0")
+            .collect();
         assert_eq!(
             acquired.len(),
             1,
             "seed {seed}: only the first SETNX took the key: {:?}",
             &acquired[..2.min(acquired.len())]
         );
-        assert!(acquired[0].2.starts_with("→ client-0"), "seed {seed}: {acquired:?}");
+        assert_eq!(acquired[0].peer, "client-0", "seed {seed}: {acquired:?}");
         // The second command was never sent, so the key has no time to live: no expiry ever
         // deletes it, and every later SETNX (40 s of polling) is refused.
-        assert!(trace(&out, "deliver", "PExpire").is_empty(), "seed {seed}: a PEXPIRE reached the server");
-        assert!(trace(&out, "note", "expired").is_empty(), "seed {seed}: the key expired");
-        let refused = trace(&out, "send", "answer: Reply(Taken").len();
+        let pexpire = requests_delivered(&out, |c| matches!(c, Command::PExpire { .. }));
+        assert!(pexpire.is_empty(), "seed {seed}: a PEXPIRE reached the server");
+        assert!(notes(&out, "expired").is_empty(), "seed {seed}: the key expired");
+        let refused = responses_sent(&out, |a| matches!(a, Answer::Reply(Reply::Taken { .. }))).len();
         assert!(refused > 300, "seed {seed}: only {refused} refused SETNX");
         assert!(events(&out, |e| matches!(e, HistoryEvent::Granted { .. })).is_empty(), "seed {seed}");
         assert_eq!(out.metrics.acquisitions, 0, "seed {seed}");
@@ -80,14 +83,14 @@ fn a_client_killed_between_setnx_and_pexpire_leaves_a_key_that_never_expires() {
         // the server at 0.8 ms (before the reset that follows it on the connection). The key
         // expires 30 s later and a poller takes the lock at its next try.
         let out = setnx_crash(0.6, seed);
-        let pexpire = trace(&out, "deliver", "PExpire");
-        assert!((pexpire[0].0 - 0.8).abs() < 1e-9, "seed {seed}: first PEXPIRE at {}", pexpire[0].0);
-        assert!(pexpire[1].0 > TTL_MS, "seed {seed}: the next PEXPIRE is a later holder's, after the TTL");
+        let pexpire = requests_delivered(&out, |c| matches!(c, Command::PExpire { .. }));
+        assert!((pexpire[0].at_ms() - 0.8).abs() < 1e-9, "seed {seed}: first PEXPIRE at {}", pexpire[0].at_ms());
+        assert!(pexpire[1].at_ms() > TTL_MS, "seed {seed}: the next PEXPIRE is a later holder's, after the TTL");
         let first = events(&out, |e| matches!(e, HistoryEvent::Granted { .. }))
             .first()
             .map(|e| e.at_ns as f64 / 1e6)
             .expect("a grant after the TTL");
-        let expires_at = pexpire[0].0 + TTL_MS;
+        let expires_at = pexpire[0].at_ms() + TTL_MS;
         // A refused poller sleeps at most 250 ms (retry_ms), then one 2.05 ms round trip.
         assert!(first > expires_at && first < expires_at + 250.0 + 2.1, "seed {seed}: first grant at {first} ms");
     }

@@ -8,7 +8,7 @@
 //! The rows pin `client = "locksim-1"` (the model before presets): these tests pin the mechanisms,
 //! which the presets only configure; `redis_library.rs` tests the presets and the default.
 
-mod redis_common;
+use crate::redis_common;
 
 use locksim_simulator::history::HistoryEvent;
 use locksim_simulator::process::CrashKind;
@@ -39,10 +39,10 @@ fn the_watchdog_renews_a_30_s_lease_every_10_s_and_the_waiter_is_woken_by_the_un
         assert_eq!(granted.len(), 2);
         let holder = ["client-0", "client-1"][out.history.clients.iter().position(|c| *c == granted[0].node).unwrap()];
         let grant_ms = granted[0].at_ns as f64 / 1e6;
-        let renewals: Vec<f64> = trace(&out, "send", "HRenew")
+        let renewals: Vec<f64> = requests_sent(&out, |c| matches!(c, Command::HRenew { .. }))
             .into_iter()
-            .filter(|(_, node, _)| node == holder)
-            .map(|(t, _, _)| t)
+            .filter(|l| l.node == holder)
+            .map(|l| l.at_ms())
             .collect();
         // Held for 45 s: renewals at ~10, 20, 30, 40 s.
         assert_eq!(renewals.len(), 4, "seed {seed}: {renewals:?}");
@@ -94,16 +94,16 @@ fn a_renewal_that_finds_the_key_gone_stops_silently_and_the_holder_is_not_told()
         // Renewed at ~10 s (lease now ends at wall ~40 s). At 15 s the server's wall clock jumps
         // 40 s ahead: the key is expired and the cron deletes it. The renewal at ~20 s finds
         // nothing and the watchdog stops: no renewal at 30, 40 or 50 s.
-        let renewals: Vec<f64> = trace(&out, "send", "HRenew")
+        let renewals: Vec<f64> = requests_sent(&out, |c| matches!(c, Command::HRenew { .. }))
             .into_iter()
-            .filter(|(_, node, _)| node == holder)
-            .map(|(t, _, _)| t)
+            .filter(|l| l.node == holder)
+            .map(|l| l.at_ms())
             .collect();
         assert_eq!(renewals.len(), 2, "seed {seed}: {renewals:?}");
-        let stopped = trace(&out, "note", "renewal found the lock gone");
+        let stopped = notes(&out, "renewal found the lock gone");
         assert_eq!(stopped.len(), 1);
         assert!((stopped[0].0 - renewals[1]).abs() < 1.0);
-        assert!(trace(&out, "note", "active expiry").iter().any(|(t, _, _)| *t >= 15_000.0 && *t < 15_101.0));
+        assert!(notes(&out, "active expiry").iter().any(|(t, _, _)| *t >= 15_000.0 && *t < 15_101.0));
         // Nobody told the holder: no lost notice, it goes on to the end of its 60 s section.
         assert!(events(&out, |e| matches!(e, HistoryEvent::LostNotice { .. })).is_empty());
         // The waiter wakes when the 30 s TTL it was told at its first attempt runs out, and takes

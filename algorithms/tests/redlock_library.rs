@@ -4,8 +4,7 @@
 //! whether an unlock that deleted the key on fewer than a quorum raises (`ReleaseFailed`: redsync,
 //! node-redlock) or is ignored (redlock-rb).
 
-#[path = "common/mod.rs"]
-mod common;
+use crate::common;
 use common::*;
 
 use locksim_simulator::history::HistoryEvent;
@@ -43,7 +42,7 @@ by_ms = 20000
 "#;
 
 fn first_note(out: &locksim_simulator::run::SeedOutcome) -> String {
-    trace(out, "note", "redlock ").into_iter().find(|(_, n, _)| n == "client-0").expect("a redlock note").2
+    notes(out, "redlock ").into_iter().find(|(_, n, _)| n == "client-0").expect("a redlock note").2
 }
 
 #[test]
@@ -132,7 +131,7 @@ fn an_unlock_after_the_keys_expired_raises_in_redsync_and_node_redlock_not_in_re
         let out = run(&one_client(&extra, workload, ""), "redlock", 0);
         let failed = events(&out, |e| matches!(e, HistoryEvent::ReleaseFailed { .. })).len();
         assert_eq!(failed, usize::from(raises), "{client}");
-        let note = trace(&out, "note", "redlock released").pop().expect("a release").2;
+        let note = notes(&out, "redlock released").pop().expect("a release").2;
         assert!(note.starts_with("redlock released lock0: deleted on 0/5 masters"), "{client}: {note}");
     }
 }

@@ -7,8 +7,7 @@
 //! writes after the step, by the step, and nothing else: the same history at the same times, the
 //! same messages, the same metrics, as the same seed without the step.
 
-#[path = "kubernetes_common/mod.rs"]
-mod kubernetes_common;
+use crate::kubernetes_common;
 use kubernetes_common::*;
 
 const JUMP_AT_MS: f64 = 1_000.0;

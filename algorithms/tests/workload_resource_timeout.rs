@@ -3,11 +3,12 @@
 //! section releases without writing"), driven by cutting the link to `resource` with a partition.
 //! The model is redis on one instance (any model would do: the driver is shared).
 
-#[path = "common/mod.rs"]
-mod common;
+use crate::common;
 
 use common::*;
+use locksim_algorithms::redis::protocol::{Command, RedisMsg};
 use locksim_simulator::history::HistoryEvent;
+use locksim_simulator::wire::ResourceMsg;
 
 /// The time-out the workload documents.
 const RESOURCE_TIMEOUT_MS: f64 = 1000.0;
@@ -41,6 +42,14 @@ fn at_ms(s: &locksim_simulator::history::Stamped) -> f64 {
     s.at_ns as f64 / 1e6
 }
 
+/// The messages to the resource that `is`, dropped at their sender (a cut link).
+fn dropped_to_resource(
+    out: &locksim_simulator::run::SeedOutcome,
+    is: impl Fn(&ResourceMsg) -> bool,
+) -> Vec<locksim_simulator::trace::MessageLine<'_, ResourceMsg>> {
+    dropped::<ResourceMsg>(out).into_iter().filter(|d| d.peer == "resource" && is(d.msg)).collect()
+}
+
 #[test]
 fn a_write_the_resource_never_answers_is_given_up_after_one_second_and_the_section_releases() {
     // Cut after the read was answered (1.05 ms) and before the write (0.55 + 100 ms).
@@ -53,9 +62,9 @@ fn a_write_the_resource_never_answers_is_given_up_after_one_second_and_the_secti
         assert!((grant_ms - (2.0 * LATENCY_MS + 0.05)).abs() < 1e-6, "seed {seed}: granted at {grant_ms}");
         assert_eq!(events(&out, |e| matches!(e, HistoryEvent::ResourceRead { .. })).len(), 1, "seed {seed}");
         // The write goes out when the hold ends, and the cut link drops it.
-        let writes_sent = trace(&out, "drop", "→ resource Write");
+        let writes_sent = dropped_to_resource(&out, |m| matches!(m, ResourceMsg::Write { .. }));
         assert_eq!(writes_sent.len(), 1, "seed {seed}: {writes_sent:?}");
-        let (write_ms, writer, _) = writes_sent[0].clone();
+        let (write_ms, writer) = (writes_sent[0].at_ms(), writes_sent[0].node);
         assert_eq!(writer, "client-0");
         assert!((write_ms - (grant_ms + HOLD_MS)).abs() < 1e-6, "seed {seed}: write sent at {write_ms}");
         // The resource records no write.
@@ -68,14 +77,15 @@ fn a_write_the_resource_never_answers_is_given_up_after_one_second_and_the_secti
             (release_ms - (write_ms + RESOURCE_TIMEOUT_MS)).abs() < 1e-6,
             "seed {seed}: write sent at {write_ms} ms, released at {release_ms} ms"
         );
-        let gave_up = trace(&out, "note", "resource did not answer");
+        let gave_up = notes(&out, "resource did not answer");
         assert_eq!(gave_up.len(), 1, "seed {seed}");
         assert!((gave_up[0].0 - release_ms).abs() < 1e-9);
         // The lock is really released: the unlock reaches the server one latency later.
-        let unlock = trace(&out, "deliver", "← client-0 Request")
+        let unlock = delivered::<RedisMsg>(&out)
             .into_iter()
-            .filter(|(t, n, d)| n == "server-0" && *t > write_ms && !d.contains("SetNxPx"))
-            .map(|(t, _, _)| t)
+            .filter(|d| d.node == "server-0" && d.peer == "client-0" && d.at_ms() > write_ms)
+            .filter(|d| matches!(d.msg, RedisMsg::Request(r) if !matches!(r.cmd, Command::SetNxPx { .. })))
+            .map(|d| d.at_ms())
             .next()
             .expect("the unlock");
         assert!((unlock - (release_ms + LATENCY_MS)).abs() < 1e-6, "seed {seed}: unlock at {unlock}");
@@ -98,8 +108,9 @@ fn a_read_the_resource_never_answers_ends_the_section_one_second_after_the_hold_
     for seed in 0..3 {
         let out = run(&text, "redis", seed);
         let grant_ms = at_ms(events(&out, |e| matches!(e, HistoryEvent::Granted { nested: false, .. }))[0]);
-        assert_eq!(trace(&out, "drop", "→ resource Read").len(), 1, "seed {seed}");
-        assert!(trace(&out, "drop", "→ resource Write").is_empty(), "seed {seed}: no write is even sent");
+        assert_eq!(dropped_to_resource(&out, |m| matches!(m, ResourceMsg::Read { .. })).len(), 1, "seed {seed}");
+        let writes = dropped_to_resource(&out, |m| matches!(m, ResourceMsg::Write { .. }));
+        assert!(writes.is_empty(), "seed {seed}: no write is even sent");
         assert!(events(&out, |e| matches!(e, HistoryEvent::ResourceRead { .. })).is_empty());
         assert!(events(&out, |e| matches!(e, HistoryEvent::ResourceWrite { .. })).is_empty());
         let release_ms = at_ms(events(&out, |e| matches!(e, HistoryEvent::Released { nested: false, .. }))[0]);

@@ -132,7 +132,7 @@ const SYMMETRIC: &str = r#"
 name = "symmetry"
 duration_ms = 3_000
 seeds = 1
-algorithms = ["etcd", "zookeeper"]
+algorithms = ["etcd", "zookeeper", "redis"]
 
 [models.etcd]
 servers = 1

@@ -6,8 +6,7 @@
 //! and its release runs through `RetryLoop`, so a server failover of about a second under a
 //! release no longer fails it. `locksim-1` (the default) is the model before presets.
 
-#[path = "zookeeper_common/mod.rs"]
-mod zookeeper_common;
+use crate::zookeeper_common;
 use zookeeper_common::*;
 
 use locksim_simulator::history::HistoryEvent;
@@ -59,8 +58,8 @@ fn curator_5_4_a_holder_resumed_past_its_session_checks_before_suspended_arrives
         // The connection noticed the read timeout on resuming; SUSPENDED reaches the listener
         // after the cleanup sleep (100 ms) and the hops (1.5-4.5 ms), after the write went out.
         let write_ms = writes[0].at_ns as f64 / 1e6;
-        let noticed = trace(&out, "note", "Suspended queued for the listener thread");
-        let got = trace(&out, "note", "listener gets Suspended");
+        let noticed = notes(&out, "Suspended queued for the listener thread");
+        let got = notes(&out, "listener gets Suspended");
         let (queued_ms, node, _) = noticed.first().expect("SUSPENDED queued").clone();
         let (got_ms, _, _) = got.iter().find(|(_, n, _)| *n == node).expect("SUSPENDED delivered").clone();
         assert!(queued_ms >= write_ms - 1.0, "seed {seed}: noticed at {queued_ms}, wrote at {write_ms}");
@@ -105,10 +104,11 @@ acquisitions_per_client = 1
 /// faults: (server, ms).
 fn delete_sent(extra: &str, seed: u64) -> (String, f64) {
     let out = run(&one_release(extra, ""), "zookeeper", seed);
-    let (ms, _, detail) =
-        trace(&out, "send", "Delete(").into_iter().find(|(_, n, _)| n == "client-0").expect("a delete");
-    let server = detail.split_whitespace().nth(1).expect("→ server").to_string();
-    (server, ms)
+    let delete = requests_sent(&out, |op| matches!(op, Op::Delete(_)))
+        .into_iter()
+        .find(|d| d.node == "client-0")
+        .expect("a delete");
+    (delete.peer.to_string(), delete.at_ms())
 }
 
 /// The run with the server client-0 talks to killed 1 ms after the delete went out, for 1 s.
@@ -131,9 +131,10 @@ fn curator_5_4_a_release_under_a_one_second_failover_completes_through_the_retry
         // Curator 5.4: RetryLoop sleeps 1 s and deletes again once reconnected.
         let out = release_under_failover("client = \"curator-5.4\"", seed);
         assert_eq!(failed(&out), 0, "seed {seed}: the release completes");
-        let retried = trace(&out, "note", "of the release of lock 0");
+        let retried = notes(&out, "of the release of lock 0");
         assert!(!retried.is_empty(), "seed {seed}: the release was retried");
-        let deletes = trace(&out, "send", "Delete(").into_iter().filter(|(_, n, _)| n == "client-0").count();
+        let deletes =
+            requests_sent(&out, |op| matches!(op, Op::Delete(_))).iter().filter(|d| d.node == "client-0").count();
         assert!(deletes >= 2, "seed {seed}: the delete went out again");
     }
 }
@@ -179,13 +180,11 @@ struct Race {
 fn race(out: &SeedOutcome) -> Race {
     let holder = events(out, |e| matches!(e, HistoryEvent::Granted { .. }))[0].node;
     let name = format!("client-{}", out.history.clients.iter().position(|c| *c == holder).expect("a client"));
-    let at = |kind: &str, needle: &str| {
-        trace(out, kind, needle).into_iter().find(|(_, n, _)| *n == name).map(|(ms, _, _)| ms)
-    };
+    let first = |lines: Vec<(f64, String, String)>| lines.into_iter().find(|(_, n, _)| *n == name).map(|(ms, _, _)| ms);
     Race {
-        resume_ms: at("resume", "").expect("the holder resumed"),
-        check_ms: at("note", "check before the write"),
-        suspended_ms: at("note", "listener gets Suspended").expect("SUSPENDED delivered"),
+        resume_ms: first(lines(out, "resume")).expect("the holder resumed"),
+        check_ms: first(notes(out, "check before the write")),
+        suspended_ms: first(notes(out, "listener gets Suspended")).expect("SUSPENDED delivered"),
         wrote: !paused_holders_writes(out).is_empty(),
     }
 }
@@ -235,12 +234,10 @@ fn curator_5_4_the_resumed_application_thread_races_the_listener_to_its_check() 
     for seed in 0..24 {
         let out = run(&slow, "zookeeper", seed);
         let r = race(&out);
-        let (_, _, drawn) = trace(&out, "note", "the application thread reaches its check in")
-            .into_iter()
-            .next()
-            .expect("the race was drawn");
+        let (_, _, drawn) =
+            notes(&out, "the application thread reaches its check in").into_iter().next().expect("the race was drawn");
         let app_ms: f64 = drawn.rsplit("check in ").next().unwrap().trim_end_matches(" ms").parse().unwrap();
-        let delivery_ms = trace(&out, "note", "Suspended queued for the listener thread, in ")[0]
+        let delivery_ms = notes(&out, "Suspended queued for the listener thread, in ")[0]
             .2
             .split("in ")
             .nth(1)
@@ -284,7 +281,7 @@ fn kazoo_2_10_the_resumed_application_thread_races_kazoos_connection_thread_and_
         // Both sides' draws, from the trace (the model makes the check at the resume instant and
         // delivers there a SUSPENDED that won: time within the draws is not spent).
         let drawn_ms = |needle: &str, after: &str| -> f64 {
-            let (_, _, detail) = trace(&out, "note", needle).into_iter().next().expect(needle);
+            let (_, _, detail) = notes(&out, needle).into_iter().next().expect(needle);
             detail.split(after).nth(1).and_then(|x| x.split(" ms").next()).unwrap().parse().unwrap()
         };
         let app_ms = drawn_ms("kazoo: resumed: the application thread reaches its check in", "check in ");

@@ -4,7 +4,7 @@
 //! a whole timeout after SUSPENDED, later than the leader's expiry); with "suspended" it has
 //! stopped before its session can expire. A leader crash elects a new leader and loses no lock.
 
-mod zookeeper_common;
+use crate::zookeeper_common;
 
 use locksim_simulator::history::HistoryEvent;
 use zookeeper_common::*;
@@ -46,10 +46,8 @@ fn the_minority_side_of_a_partition_grants_nothing() {
         assert!(minority_grants.is_empty(), "seed {seed}: minority grants at {minority_grants:?}");
         // The minority clients' lock nodes hold their places in the queue until the leader
         // expires their sessions (about 40 s after the cut); then the majority side goes on.
-        let expired = trace(&out, "note", "expired")
-            .into_iter()
-            .filter(|(t, n, _)| n.starts_with("server-") && *t < 65000.0)
-            .count();
+        let expired =
+            notes(&out, "expired").into_iter().filter(|(t, n, _)| n.starts_with("server-") && *t < 65000.0).count();
         assert!(expired >= 1, "seed {seed}: the minority sessions never expired");
         let majority_late = grants
             .iter()
@@ -92,7 +90,7 @@ fn a_holder_cut_off_beyond_its_session_overlaps_only_when_it_waits_for_lost() {
         let lost = run(CUT_HOLDER, "lost", seed);
         // The session expires on the leader about 40 s after the cut; the isolated holder's
         // Curator says SUSPENDED after ~26.7 s and LOST ~40 s later.
-        let expiries = trace(&lost, "note", "expired").into_iter().filter(|(_, n, _)| n.starts_with("server-")).count();
+        let expiries = notes(&lost, "expired").into_iter().filter(|(_, n, _)| n.starts_with("server-")).count();
         assert!(expiries >= 1, "seed {seed}: no session expired");
         assert_eq!(suspended.metrics.overlap_events, 0, "seed {seed}: the suspended policy stops first");
         assert!(lost.metrics.overlap_events >= 1, "seed {seed}: the lost policy should overlap");
@@ -100,7 +98,7 @@ fn a_holder_cut_off_beyond_its_session_overlaps_only_when_it_waits_for_lost() {
         let abandoned = events(&lost, |e| matches!(e, HistoryEvent::Abandoned { .. }));
         assert_eq!(abandoned.len(), 1, "seed {seed}");
         let stop_ms = abandoned[0].at_ns as f64 / 1e6;
-        let lost_note = trace(&lost, "note", "curator: LOST").into_iter().next().expect("LOST");
+        let lost_note = notes(&lost, "curator: LOST").into_iter().next().expect("LOST");
         assert!(
             (stop_ms - lost_note.0).abs() < 1e-6,
             "seed {seed}: abandoned at {stop_ms} ms, LOST at {} ms",
@@ -132,12 +130,12 @@ fn a_leader_crash_elects_a_new_leader_and_loses_no_session() {
     for seed in 0..5 {
         let out = run(LEADER_CRASH, "zookeeper", seed);
         assert_eq!(out.metrics.overlap_events, 0, "seed {seed}");
-        let leading = trace(&out, "note", "zk: leading");
+        let leading = notes(&out, "zk: leading");
         let new_leader = leading.iter().find(|(t, _, _)| *t > 8000.0).expect("a new leader");
         // Election timeout 200 ms, randomised up to twice that.
         assert!(new_leader.0 < 8000.0 + 450.0, "seed {seed}: new leader at {} ms", new_leader.0);
         // The new leader tracks every session afresh: no session expires.
-        let expired = trace(&out, "note", "expired");
+        let expired = notes(&out, "expired");
         assert!(expired.is_empty(), "seed {seed}: {expired:?}");
         // Clients carry on once they reconnect.
         let late = events(&out, |e| matches!(e, HistoryEvent::Granted { .. }))

@@ -3,7 +3,7 @@
 //! (sequential) against every waiter on every release (naive); readers sharing and writers
 //! alone (read_write); nested acquisitions counting without a new node.
 
-mod zookeeper_common;
+use crate::zookeeper_common;
 
 use locksim_simulator::history::{HistoryEvent, LockMode};
 use locksim_simulator::run::SeedOutcome;
@@ -214,7 +214,8 @@ reentry = 1.0
         }
     }
     // One lock node per outer acquisition: creates sent = outer grants (+ those still waiting).
-    let creates = trace(&out, "send", "Create(").into_iter().filter(|(_, node, _)| node.starts_with("client-")).count();
+    let creates =
+        requests_sent(&out, |op| matches!(op, Op::Create(_))).iter().filter(|c| c.node.starts_with("client-")).count();
     assert!(creates >= outer && creates <= outer + 4, "{creates} creates for {outer} acquisitions");
     assert_eq!(out.metrics.overlap_events, 0);
 

@@ -4,7 +4,7 @@
 //! `syncLimit × tickTime`); a client's reset connection leaves its session to expire by timeout;
 //! a delete from an expired session deletes nothing.
 
-mod zookeeper_common;
+use crate::zookeeper_common;
 
 use locksim_algorithms::zookeeper::protocol::{CreateSpec, ErrCode, Txn};
 use locksim_algorithms::zookeeper::tree::{Applied, DataTree};
@@ -34,13 +34,13 @@ duration_ms = 40000
 
 /// The server that led when `at_ms` came (the last `leading` note before it).
 fn leader_at(out: &locksim_simulator::run::SeedOutcome, at_ms: f64) -> String {
-    trace(out, "note", "zk: leading").into_iter().rfind(|(t, _, _)| *t <= at_ms).expect("a leader").1
+    notes(out, "zk: leading").into_iter().rfind(|(t, _, _)| *t <= at_ms).expect("a leader").1
 }
 
 /// The clients connected to `server` at `at_ms` (their last `connected to` note before it).
 fn clients_of(out: &locksim_simulator::run::SeedOutcome, server: &str, at_ms: f64) -> Vec<String> {
     let mut last: std::collections::BTreeMap<String, String> = Default::default();
-    for (t, node, d) in trace(out, "note", "zk: connected to") {
+    for (t, node, d) in notes(out, "zk: connected to") {
         if t <= at_ms {
             last.insert(node, d);
         }
@@ -50,7 +50,7 @@ fn clients_of(out: &locksim_simulator::run::SeedOutcome, server: &str, at_ms: f6
 
 /// When `client` next connected after `at_ms`, and to which server.
 fn reconnected(out: &locksim_simulator::run::SeedOutcome, client: &str, at_ms: f64) -> (f64, String) {
-    let (t, _, d) = trace(out, "note", "zk: connected to")
+    let (t, _, d) = notes(out, "zk: connected to")
         .into_iter()
         .find(|(t, n, _)| *t > at_ms && n == client)
         .unwrap_or_else(|| panic!("{client} never reconnected"));
@@ -65,7 +65,7 @@ fn a_killed_leaders_clients_reconnect_elsewhere_within_a_second_or_two_and_keep_
         let leader = leader_at(&out, CRASH_AT_MS);
         for c in clients_of(&out, &leader, CRASH_AT_MS) {
             // The reset arrives one latency after the kill: the connection goes at once.
-            let lost = trace(&out, "note", "connection lost (connection reset")
+            let lost = notes(&out, "connection lost (connection reset")
                 .into_iter()
                 .find(|(t, n, _)| *t > CRASH_AT_MS && *n == c)
                 .unwrap_or_else(|| panic!("seed {seed}: {c} saw no reset"));
@@ -76,7 +76,7 @@ fn a_killed_leaders_clients_reconnect_elsewhere_within_a_second_or_two_and_keep_
             assert!(!d.contains(&format!("to {leader} ")), "seed {seed}: {d}");
             checked += 1;
         }
-        assert!(trace(&out, "note", "curator: LOST").is_empty(), "seed {seed}: a session was lost");
+        assert!(notes(&out, "curator: LOST").is_empty(), "seed {seed}: a session was lost");
     }
     assert!(checked > 0, "no client was connected to the leader");
 }
@@ -89,10 +89,10 @@ fn a_lost_leader_hosts_clients_wait_for_their_read_timeout() {
         let leader = leader_at(&out, CRASH_AT_MS);
         for c in clients_of(&out, &leader, CRASH_AT_MS) {
             assert!(
-                !trace(&out, "note", "connection reset").iter().any(|(t, n, _)| *t < 48_000.0 && *n == c),
+                !notes(&out, "connection reset").iter().any(|(t, n, _)| *t < 48_000.0 && *n == c),
                 "seed {seed}: a lost host reset {c}'s connection"
             );
-            let lost = trace(&out, "note", "connection lost (read timeout")
+            let lost = notes(&out, "connection lost (read timeout")
                 .into_iter()
                 .find(|(t, n, _)| *t > CRASH_AT_MS && *n == c)
                 .unwrap_or_else(|| panic!("seed {seed}: {c} never timed out"));
@@ -109,12 +109,12 @@ fn a_lost_leader_hosts_clients_wait_for_their_read_timeout() {
 fn followers_elect_at_once_after_a_kill_and_after_sync_limit_ticks_of_silence() {
     for seed in 0..6 {
         let killed = run(&leader_down("process"), "zookeeper", seed);
-        let next = trace(&killed, "note", "zk: leading").into_iter().find(|(t, _, _)| *t > CRASH_AT_MS).unwrap();
+        let next = notes(&killed, "zk: leading").into_iter().find(|(t, _, _)| *t > CRASH_AT_MS).unwrap();
         // The reset, then FastLeaderElection (election_ms 200, randomised to twice it).
         assert!(next.0 < CRASH_AT_MS + 1000.0, "seed {seed}: new leader at {} ms after a kill", next.0);
 
         let lost = run(&leader_down("machine"), "zookeeper", seed);
-        let next = trace(&lost, "note", "zk: leading").into_iter().find(|(t, _, _)| *t > CRASH_AT_MS).unwrap();
+        let next = notes(&lost, "zk: leading").into_iter().find(|(t, _, _)| *t > CRASH_AT_MS).unwrap();
         // syncLimit × tickTime = 10 s after the last ping (every tick / 2 = 1 s), then the
         // election: not Raft's 200–400 ms.
         let after = next.0 - CRASH_AT_MS;
@@ -140,7 +140,7 @@ fn a_leader_without_a_quorum_steps_down_after_sync_limit_ticks() {
     for seed in 0..4 {
         let out = run(LEADER_CUT, "zookeeper", seed);
         let leader = leader_at(&out, CRASH_AT_MS);
-        let closed = trace(&out, "note", "zk: leader changed")
+        let closed = notes(&out, "zk: leader changed")
             .into_iter()
             .find(|(t, n, _)| *t > CRASH_AT_MS && *n == leader)
             .unwrap_or_else(|| panic!("seed {seed}: {leader} never stepped down"));
@@ -166,13 +166,13 @@ duration_ms = 60000
 fn a_killed_clients_server_drops_the_connection_but_the_session_expires_only_by_timeout() {
     for seed in 0..4 {
         let out = run(CLIENT_KILLED, "zookeeper", seed);
-        let reset = trace(&out, "note", "reset by its client");
+        let reset = notes(&out, "reset by its client");
         assert!(
             reset.iter().any(|(t, _, _)| *t > 5000.0 && *t < 5100.0),
             "seed {seed}: the server did not drop the connection: {reset:?}"
         );
         // The session (40 s) is expired by the leader's tracker, not by the reset.
-        let expired = trace(&out, "note", "zk: session");
+        let expired = notes(&out, "zk: session");
         let first = expired.iter().find(|(t, _, d)| *t > 5000.0 && d.ends_with("expired")).expect("an expiry");
         assert!(first.0 > 5000.0 + 40_000.0 - 2000.0, "seed {seed}: expired at {} ms", first.0);
     }

@@ -3,7 +3,7 @@
 //! its last reply and LOST a whole timeout later; the application stops at SUSPENDED or at LOST
 //! as `on_connection_loss` says; an expired session is learned only on reconnecting.
 
-mod zookeeper_common;
+use crate::zookeeper_common;
 
 use locksim_algorithms::zookeeper::client::LossPolicy;
 use locksim_simulator::history::HistoryEvent;
@@ -13,7 +13,7 @@ const MS: f64 = 1.0;
 
 /// The session id (hex, as the trace prints it) client `name` was given first.
 fn session_of(out: &locksim_simulator::run::SeedOutcome, name: &str) -> String {
-    let (_, _, detail) = trace(out, "note", "zk: connected to")
+    let (_, _, detail) = notes(out, "zk: connected to")
         .into_iter()
         .find(|(_, node, _)| node == name)
         .unwrap_or_else(|| panic!("{name} never connected"));
@@ -22,7 +22,7 @@ fn session_of(out: &locksim_simulator::run::SeedOutcome, name: &str) -> String {
 
 /// The server that led when `at_ms` came (the last `leading` note before it).
 fn leader_at(out: &locksim_simulator::run::SeedOutcome, at_ms: f64) -> String {
-    trace(out, "note", "zk: leading").into_iter().rfind(|(t, _, _)| *t <= at_ms).expect("a leader").1
+    notes(out, "zk: leading").into_iter().rfind(|(t, _, _)| *t <= at_ms).expect("a leader").1
 }
 
 const PAUSED: &str = r#"
@@ -50,20 +50,18 @@ fn the_leader_expires_a_session_at_the_first_tick_after_last_contact_plus_timeou
         let leader = leader_at(&out, 5000.0);
         // The leader's last contact with the session: a request from client-0 delivered to the
         // leader, or a follower's touch table naming it, before the pause began.
-        let from_client = trace(&out, "deliver", &format!("s{s} #"))
-            .into_iter()
-            .filter(|(t, node, d)| *t <= 5000.0 && *node == leader && d.starts_with("← client-0"));
-        let from_follower = trace(&out, "deliver", "PingTouches")
-            .into_iter()
-            .filter(|(t, node, d)| *t <= 5000.0 + 1000.0 && *node == leader && d.contains(&format!("s{s}")));
-        let last_ms = from_client.chain(from_follower).map(|(t, _, _)| t).fold(0.0, f64::max);
+        let session = u64::from_str_radix(&s, 16).expect("a hex session id");
+        let contacts = delivered::<ZkMsg>(&out).into_iter().filter(|d| d.node == leader).filter(|d| match d.msg {
+            ZkMsg::Request(r) => d.at_ms() <= 5000.0 && d.peer == "client-0" && r.session == session,
+            ZkMsg::PingTouches(p) => d.at_ms() <= 5000.0 + 1000.0 && p.touches.iter().any(|(t, _)| *t == session),
+            _ => false,
+        });
+        let last_ms = contacts.map(|d| d.at_ms()).fold(0.0, f64::max);
         assert!(last_ms > 0.0, "seed {seed}: no contact found");
         // roundToNextInterval(last + timeout): the first multiple of the tick after it.
         let expected_ms = (((last_ms + 40_000.0) / 2000.0).floor() + 1.0) * 2000.0;
-        let expired: Vec<(f64, String, String)> = trace(&out, "note", &format!("zk: session {s} expired"))
-            .into_iter()
-            .filter(|(_, n, _)| *n == leader)
-            .collect();
+        let expired: Vec<(f64, String, String)> =
+            notes(&out, &format!("zk: session {s} expired")).into_iter().filter(|(_, n, _)| *n == leader).collect();
         assert_eq!(expired.len(), 1, "seed {seed}: {expired:?}");
         assert!(
             (expired[0].0 - expected_ms).abs() < 1e-6 * MS,
@@ -71,15 +69,15 @@ fn the_leader_expires_a_session_at_the_first_tick_after_last_contact_plus_timeou
             expired[0].0
         );
         // The client learns it only once it runs again and reconnects: then LOST and a new session.
-        let client_learns = trace(&out, "note", &format!("zk: session {s} expired"))
+        let client_learns = notes(&out, &format!("zk: session {s} expired"))
             .into_iter()
             .find(|(_, n, _)| n == "client-0")
             .expect("the client learns of the expiry");
         assert!(client_learns.0 >= 65_000.0, "seed {seed}: learned at {} ms, during the pause", client_learns.0);
-        let lost = trace(&out, "note", "curator: LOST").into_iter().find(|(_, n, _)| n == "client-0").unwrap();
+        let lost = notes(&out, "curator: LOST").into_iter().find(|(_, n, _)| n == "client-0").unwrap();
         assert!((lost.0 - client_learns.0).abs() < 1e-9);
         let sessions: Vec<_> =
-            trace(&out, "note", "zk: connected to").into_iter().filter(|(_, n, _)| n == "client-0").collect();
+            notes(&out, "zk: connected to").into_iter().filter(|(_, n, _)| n == "client-0").collect();
         assert!(sessions.last().unwrap().2.contains("session") && !sessions.last().unwrap().2.contains(&s));
     }
 }
@@ -157,7 +155,7 @@ fn an_idle_client_pings_every_third_of_its_session_timeout() {
                 assert!((w[1] - w[0] - every).abs() <= PING_TOLERANCE_MS, "{timeout_ms} ms seed {seed}: {during:?}");
             }
             // Each ping is answered: the connection never times out.
-            assert!(trace(&out, "note", "curator: SUSPENDED").is_empty(), "{timeout_ms} ms seed {seed}");
+            assert!(notes(&out, "curator: SUSPENDED").is_empty(), "{timeout_ms} ms seed {seed}");
         }
     }
 }
@@ -185,13 +183,13 @@ fn suspended_comes_two_thirds_of_a_timeout_after_the_last_reply_and_lost_a_timeo
         let label = format!("{loss_policy:?}");
         for seed in 0..3 {
             let out = run_config(ISOLATED, &cfg, seed);
-            let last_reply_ms = trace(&out, "deliver", "← server-")
+            let last_reply_ms = delivered::<ZkMsg>(&out)
                 .into_iter()
-                .filter(|(t, n, _)| n == "client-0" && *t <= 5000.0)
-                .map(|(t, _, _)| t)
+                .filter(|d| d.node == "client-0" && d.peer.starts_with("server-") && d.at_ms() <= 5000.0)
+                .map(|d| d.at_ms())
                 .fold(0.0, f64::max);
-            let suspended = trace(&out, "note", "curator: SUSPENDED");
-            let lost = trace(&out, "note", "curator: LOST");
+            let suspended = notes(&out, "curator: SUSPENDED");
+            let lost = notes(&out, "curator: LOST");
             assert_eq!(suspended.len(), 1, "{label} seed {seed}");
             assert_eq!(lost.len(), 1, "{label} seed {seed}");
             let read_timeout_ms = 40_000.0 * 2.0 / 3.0;
@@ -262,11 +260,8 @@ fn known_outcome_8_the_paused_holder_resumes_after_the_next_holder_got_in_and_wr
                 .find(|t| t.kind == "fault" && t.detail.contains("pause starts"))
                 .unwrap()
                 .at_ns;
-            let expired = trace(&out, "note", "expired")
-                .into_iter()
-                .find(|(_, n, _)| n.starts_with("server-"))
-                .expect("an expiry")
-                .0;
+            let expired =
+                notes(&out, "expired").into_iter().find(|(_, n, _)| n.starts_with("server-")).expect("an expiry").0;
             // The leader expires the session about 40 s (rounded up to a 2 s tick) after the pause.
             let since_pause_s = (expired - paused as f64 / 1e6) / 1000.0;
             assert!(

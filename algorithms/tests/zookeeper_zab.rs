@@ -6,49 +6,76 @@
 //! crashes, pauses, partitions, loss and duplication (a follower commits on a COMMIT only as far
 //! as its log is known to match the leader's).
 
-#[path = "consensus_common/mod.rs"]
-mod consensus_common;
-mod zookeeper_common;
+use crate::consensus_common;
+use crate::zookeeper_common;
 
 use std::collections::BTreeMap;
 
 use consensus_common::{World, MS};
-use locksim_algorithms::consensus::{Config, Pattern};
+use locksim_algorithms::consensus::{Config, ConsensusMsg, Pattern};
+use locksim_algorithms::zookeeper::protocol::ZkMsg;
+use locksim_simulator::history::HistoryEvent;
 use locksim_simulator::run::SeedOutcome;
+use locksim_simulator::setup::FaultKind;
 use zookeeper_common::*;
 
-/// A message one server sent another: true time (ms), sender, receiver, the message as traced.
+/// A message one server sent another: true time (ms), sender, receiver, the message.
 #[derive(Clone, Debug)]
 struct Sent {
     at_ms: f64,
     from: String,
     to: String,
-    msg: String,
+    msg: ZkMsg,
 }
 
 /// Every server-to-server send in the trace, in order.
 fn server_sends(out: &SeedOutcome) -> Vec<Sent> {
-    trace(out, "send", "→ server-")
+    sent::<ZkMsg>(out)
         .into_iter()
-        .filter(|(_, node, _)| node.starts_with("server-"))
-        .map(|(at_ms, from, detail)| {
-            // "→ server-1 Append t1 … (arrives 12.345 ms)"
-            let rest = detail.trim_start_matches("→ ");
-            let (to, msg) = rest.split_once(' ').expect("a receiver and a message");
-            let msg = msg.rsplit_once(" (arrives").map(|(m, _)| m).unwrap_or(msg);
-            Sent { at_ms, from, to: to.to_string(), msg: msg.to_string() }
-        })
+        .filter(|s| s.node.starts_with("server-") && s.peer.starts_with("server-"))
+        .map(|s| Sent { at_ms: s.at_ms(), from: s.node.to_string(), to: s.peer.to_string(), msg: s.msg.clone() })
         .collect()
 }
 
 /// The server leading at the end and when it started leading (its last `zk: leading` note).
 fn last_leader(out: &SeedOutcome) -> (f64, String) {
-    let (at, node, _) = trace(out, "note", "zk: leading").pop().expect("a leader");
+    let (at, node, _) = notes(out, "zk: leading").pop().expect("a leader");
     (at, node)
 }
 
-fn is_log_message(msg: &str) -> bool {
-    ["Vote", "Append", "Commit"].iter().any(|k| msg.starts_with(k))
+/// The replicated log's own messages (votes, appends and their answers, commits).
+fn is_log_message(msg: &ZkMsg) -> bool {
+    matches!(msg, ZkMsg::Consensus(_))
+}
+
+/// The entry an append proposes, when it carries exactly one.
+fn proposed_entry(msg: &ZkMsg) -> Option<u64> {
+    match msg {
+        ZkMsg::Consensus(ConsensusMsg::Append { prev_index, entries, .. }) if entries.len() == 1 => {
+            Some(prev_index + 1)
+        }
+        _ => None,
+    }
+}
+
+/// The index a successful append answer acknowledges.
+fn acked_index(msg: &ZkMsg) -> Option<u64> {
+    match msg {
+        ZkMsg::Consensus(ConsensusMsg::AppendReply { success: true, index, .. }) => Some(*index),
+        _ => None,
+    }
+}
+
+/// The commit index a COMMIT carries.
+fn commit_index(msg: &ZkMsg) -> Option<u64> {
+    match msg {
+        ZkMsg::Consensus(ConsensusMsg::Commit { commit, .. }) => Some(*commit),
+        _ => None,
+    }
+}
+
+fn is_ping(msg: &ZkMsg) -> bool {
+    matches!(msg, ZkMsg::LeaderPing(_) | ZkMsg::PingTouches(_))
 }
 
 /// One client taking and releasing the lock for 8 s: a stream of writes (createSession,
@@ -73,30 +100,25 @@ fn a_write_costs_a_proposal_an_ack_and_a_commit_per_follower() {
         // Each entry proposed after the leader was established: its proposal to each follower.
         let mut proposals: BTreeMap<u64, Vec<&str>> = BTreeMap::new();
         for s in &log {
-            if let Some(entry) = s.msg.strip_prefix("Append ").and_then(|m| m.split(" entry ").nth(1)) {
+            if let Some(entry) = proposed_entry(&s.msg) {
                 assert_eq!(s.from, leader, "seed {seed}: {s:?}");
-                proposals.entry(entry.parse().expect("an index")).or_default().push(&s.to);
+                proposals.entry(entry).or_default().push(&s.to);
             }
         }
         let writes = proposals.len();
         assert!(writes > 50, "seed {seed}: only {writes} writes");
         for (index, to) in &proposals {
             assert_eq!(to.len(), 2, "seed {seed}: entry {index} proposed to {to:?}");
-            let acks =
-                log.iter().filter(|s| s.msg.starts_with("AppendOk") && s.msg.contains(&format!(" match={index} ")));
+            let acks = log.iter().filter(|s| acked_index(&s.msg) == Some(*index));
             assert_eq!(acks.count(), 2, "seed {seed}: acks of entry {index}");
-            let commits =
-                log.iter().filter(|s| s.msg.starts_with("Commit ") && s.msg.ends_with(&format!(" commit={index}")));
+            let commits = log.iter().filter(|s| commit_index(&s.msg) == Some(*index));
             assert_eq!(commits.count(), 2, "seed {seed}: commits of entry {index}");
         }
         // The entry that established the leader (ZAB's NEWLEADER) was proposed before the
         // window opens at its quorum; a follower slower than the quorum acks it inside the
         // window. Only such answers about earlier entries may be left over.
         let first_index = *proposals.keys().next().expect("a proposal");
-        let earlier = |s: &&&Sent| {
-            let acked = s.msg.strip_prefix("AppendOk ").and_then(|m| m.split_once("match=")).map(|(_, rest)| rest);
-            acked.and_then(|rest| rest.split(' ').next()?.parse::<u64>().ok()).is_some_and(|i| i < first_index)
-        };
+        let earlier = |s: &&&Sent| acked_index(&s.msg).is_some_and(|i| i < first_index);
         let late = log.iter().filter(earlier).count();
         assert!(late <= 2, "seed {seed}: {late} answers about entries before the window");
         // Nothing else of the log: no heartbeat appends, no commit-carrying appends, no answer
@@ -104,13 +126,13 @@ fn a_write_costs_a_proposal_an_ack_and_a_commit_per_follower() {
         assert_eq!(log.len() - late, 6 * writes, "seed {seed}: {} log messages for {writes} writes", log.len() - late);
         // Besides the log: the leader's pings and their answers, and the REQUEST a follower
         // forwards for its client (at most one per write).
-        let forwards = sends.iter().filter(|s| s.msg.starts_with("FORWARD")).count();
+        let forwards = sends.iter().filter(|s| matches!(s.msg, ZkMsg::Forward(_))).count();
         assert!(forwards <= writes, "seed {seed}: {forwards} forwards");
         let other: Vec<&Sent> = sends
             .iter()
             .filter(|s| !is_log_message(&s.msg))
-            .filter(|s| !s.msg.starts_with("LeaderPing") && !s.msg.starts_with("PingTouches"))
-            .filter(|s| !s.msg.starts_with("FORWARD"))
+            .filter(|s| !is_ping(&s.msg))
+            .filter(|s| !matches!(s.msg, ZkMsg::Forward(_)))
             .collect();
         assert!(other.is_empty(), "seed {seed}: unexpected server messages {other:?}");
     }
@@ -146,7 +168,7 @@ fn an_idle_ensemble_sends_only_the_leaders_ping_every_half_tick_and_its_answers(
             let sends: Vec<Sent> = server_sends(&out).into_iter().filter(|s| s.at_ms > 5000.0).collect();
             let half_tick_ms = tick_ms as f64 / 2.0;
             // 20 s from half a period before a ping round: exactly 20 s / (tick / 2) rounds.
-            let first = sends.iter().find(|s| s.msg.starts_with("LeaderPing")).expect("a ping").at_ms;
+            let first = sends.iter().find(|s| matches!(s.msg, ZkMsg::LeaderPing(_))).expect("a ping").at_ms;
             let (from_ms, to_ms) = (first - half_tick_ms / 2.0, first - half_tick_ms / 2.0 + 20_000.0);
             let window: Vec<&Sent> = sends.iter().filter(|s| s.at_ms >= from_ms && s.at_ms < to_ms).collect();
             let rounds = (20_000.0 / half_tick_ms) as usize;
@@ -155,7 +177,7 @@ fn an_idle_ensemble_sends_only_the_leaders_ping_every_half_tick_and_its_answers(
             for f in &followers {
                 let pings: Vec<f64> = window
                     .iter()
-                    .filter(|s| s.msg.starts_with("LeaderPing") && s.from == leader && s.to == *f)
+                    .filter(|s| matches!(s.msg, ZkMsg::LeaderPing(_)) && s.from == leader && s.to == *f)
                     .map(|s| s.at_ms)
                     .collect();
                 assert_eq!(pings.len(), rounds, "seed {seed}, tick {tick_ms}: pings to {f}");
@@ -164,7 +186,7 @@ fn an_idle_ensemble_sends_only_the_leaders_ping_every_half_tick_and_its_answers(
                     assert!((gap - half_tick_ms).abs() < 1e-3, "seed {seed}: pings to {f} {gap} ms apart");
                 }
                 let answers =
-                    window.iter().filter(|s| s.msg.starts_with("PingTouches") && s.from == *f && s.to == leader);
+                    window.iter().filter(|s| matches!(s.msg, ZkMsg::PingTouches(_)) && s.from == *f && s.to == leader);
                 assert_eq!(answers.count(), rounds, "seed {seed}, tick {tick_ms}: answers from {f}");
             }
             // Nothing else: no heartbeat of the log's own, nothing between followers.
@@ -172,11 +194,7 @@ fn an_idle_ensemble_sends_only_the_leaders_ping_every_half_tick_and_its_answers(
                 window.len(),
                 2 * rounds * followers.len(),
                 "seed {seed}, tick {tick_ms}: {:?}",
-                window
-                    .iter()
-                    .filter(|s| !s.msg.starts_with("LeaderPing") && !s.msg.starts_with("PingTouches"))
-                    .take(4)
-                    .collect::<Vec<_>>()
+                window.iter().filter(|s| !is_ping(&s.msg)).take(4).collect::<Vec<_>>()
             );
         }
     }
@@ -262,11 +280,13 @@ fn crashed_follower_runs(
 
 impl CrashedFollower {
     fn of(out: &SeedOutcome, mode: &str, down_for_ms: f64, seed: u64) -> CrashedFollower {
-        let (down_ms, detail) = trace(out, "fault", &format!("crash ({mode}) starts on ["))
-            .pop()
-            .map(|(at, _, detail)| (at, detail))
+        let (down_ms, crash) = faults(out)
+            .into_iter()
+            .filter(|(_, f)| f.phase == FaultPhase::Starts)
+            .filter(|(_, f)| matches!(f.kind, FaultKind::Crash { mode: m } if m.name() == mode))
+            .next_back()
             .expect("the crash");
-        let victim = detail.split('[').nth(1).and_then(|r| r.split(']').next()).expect("a node").to_string();
+        let victim = crash.targets[0].clone();
         let (_, leader) = last_leader(out);
         assert_ne!(leader, victim, "seed {seed}: the follower's crash moved the leadership");
         let log_to_victim = server_sends(out)
@@ -293,15 +313,20 @@ fn a_killed_follower_gets_no_proposals_or_commits_until_it_answers() {
         // commit, at most one resend per half-tick round (tick_ms 2000 by default: 5 rounds in
         // 5 s). Pings are not log messages and are not counted.
         let down = f.between(f.down_ms + 5.0, f.up_ms);
-        let writes =
-            trace(&out, "history", "AcquireStart").iter().filter(|(t, _, _)| *t > f.down_ms && *t < f.up_ms).count();
+        let writes = events(&out, |e| matches!(e, HistoryEvent::AcquireStart { .. }))
+            .iter()
+            .filter(|e| e.at_ns as f64 / 1e6 > f.down_ms && (e.at_ns as f64 / 1e6) < f.up_ms)
+            .count();
         assert!(writes > 50, "seed {seed}: only {writes} acquisitions while the follower was down");
         assert!(down.len() <= 6, "seed {seed}: {} log messages to the dead {}: {down:?}", down.len(), f.victim);
-        assert!(down.iter().all(|s| s.msg.starts_with("Append")), "seed {seed}: {down:?}");
+        let append = |s: &&Sent| {
+            matches!(s.msg, ZkMsg::Consensus(ConsensusMsg::Append { .. } | ConsensusMsg::AppendReply { .. }))
+        };
+        assert!(down.iter().all(append), "seed {seed}: {down:?}");
         // Back: it acknowledges, and proposals and commits reach it again.
         let after = f.between(f.up_ms + 2000.0, f64::INFINITY);
-        assert!(after.iter().filter(|s| s.msg.starts_with("Commit")).count() > 20, "seed {seed}: {after:?}");
-        assert!(after.iter().any(|s| s.msg.contains(" entry ")), "seed {seed}: no proposal after the restart");
+        assert!(after.iter().filter(|s| commit_index(&s.msg).is_some()).count() > 20, "seed {seed}: {after:?}");
+        assert!(after.iter().any(|s| proposed_entry(&s.msg).is_some()), "seed {seed}: no proposal after the restart");
     }
 }
 

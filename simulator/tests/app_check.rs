@@ -6,7 +6,7 @@
 //! pauses between the check and the write (`check_to_write_ms`: Kleppmann's case) writes late
 //! all the same.
 
-mod common;
+use crate::common;
 
 use common::{run_row, Fake};
 use locksim_simulator::history::{HistoryEvent, LockKey, LockMode};

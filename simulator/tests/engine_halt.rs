@@ -2,7 +2,7 @@
 //! growing) forever, a raised stop flag ends a long run within a bounded wall time, and a flag
 //! that is never raised changes nothing.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

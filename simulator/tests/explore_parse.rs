@@ -6,8 +6,7 @@ use locksim_simulator::model::{DynModel, ParamKind, ParamSpec};
 use locksim_simulator::scenario::explore::{DEFAULT_TARGETS, EXPLORE_KINDS};
 use locksim_simulator::scenario::{parse_str, ExploreSpec, Scenario, ScenarioError, Selector};
 
-#[path = "common/parse_fake.rs"]
-mod parse_fake;
+use crate::parse_fake;
 use parse_fake::ParseFake;
 
 static PARAMS: &[ParamSpec] =

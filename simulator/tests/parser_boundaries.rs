@@ -8,8 +8,7 @@
 use locksim_simulator::model::{DynModel, ParamKind, ParamSpec};
 use locksim_simulator::scenario::{parse_str, CompareOp, Scenario, ScenarioError};
 
-#[path = "common/parse_fake.rs"]
-mod parse_fake;
+use crate::parse_fake;
 use parse_fake::ParseFake;
 
 static PARAMS: &[ParamSpec] = &[

@@ -5,7 +5,7 @@
 //! release call as the application stopped using the lock there, and the loop carries on (think,
 //! acquire again) rather than waiting for an answer that came as an error.
 
-mod common;
+use crate::common;
 
 use common::{run_row, Fake};
 use locksim_simulator::checker::intervals::EndCause;

@@ -13,8 +13,7 @@ use locksim_simulator::setup::WorkloadSpec;
 
 // ---------------------------------------------------------------- fake models
 
-#[path = "common/parse_fake.rs"]
-mod parse_fake;
+use crate::parse_fake;
 use parse_fake::{NoWire, ParseFake};
 
 const ANY_MS: ParamKind = ParamKind::Dist { min: 0.0, max: 1e9 };

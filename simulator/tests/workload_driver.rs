@@ -2,7 +2,7 @@
 //! for the rules `cargo mutants` found no test pinning (docs/testing.md, "Mutation testing"):
 //! the per-client quota, the key and mode draws. Each test says which mutant it kills.
 
-mod common;
+use crate::common;
 
 use common::Fake;
 use locksim_simulator::batch::run_seed;

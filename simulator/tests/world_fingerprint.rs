@@ -3,7 +3,7 @@
 //! have the same fingerprint, and a one-field difference (a node's state, a message in flight,
 //! a timer's due time) gives another.
 
-mod common;
+use crate::common;
 
 use locksim_simulator::engine::World;
 use locksim_simulator::process::{Crash, Ctx, Process, Protocol, TimerId};

@@ -4,10 +4,13 @@
 
 #![allow(dead_code)]
 
+use crate::common;
+pub use common::{run_config, TypedConfig};
+
 pub use locksim_algorithms::db::{Config, Mode};
 use locksim_algorithms::db::{Db, DB};
 use locksim_simulator::history::HistoryEvent;
-use locksim_simulator::model::{Cluster, DynModel, Model, ParamSpec, Params, Topology};
+use locksim_simulator::model::{Cluster, DynModel, Params};
 use locksim_simulator::process::NodeKind;
 use locksim_simulator::run::{RunOptions, SeedOutcome};
 use locksim_simulator::scenario::parse_str;
@@ -36,45 +39,24 @@ pub fn defaults() -> Config {
     Config::from_params(&sc.runs[0].params, 0)
 }
 
-/// The db model fixed to one typed configuration: it builds its cluster from the configuration
-/// (with the workload's client count), not from the scenario's parameters.
-struct Configured(Config);
-
-impl Model for Configured {
-    type Protocol = Db;
-    fn name(&self) -> &'static str {
-        "db"
+impl TypedConfig for Config {
+    type Shipped = Db;
+    fn shipped() -> &'static Db {
+        &DB
     }
-    fn summary(&self) -> &'static str {
-        "db, with a typed configuration"
+    fn library_name(&self) -> String {
+        self.library.name().to_string()
     }
-    fn params(&self) -> &'static [ParamSpec] {
-        Model::params(&DB)
+    fn services(&self) -> Vec<(String, NodeKind)> {
+        Config::services(self)
     }
-    fn library(&self, _params: &Params) -> Option<String> {
-        Some(self.0.library.name().to_string())
+    fn cluster(&self, workload: &WorkloadSpec) -> Cluster<Db> {
+        Config { clients: workload.clients, ..self.clone() }.cluster()
     }
     fn fenced(&self, _params: &Params) -> bool {
         // As the model: only the lock row's auto-increment id is a token.
-        self.0.mode == Mode::Table
+        self.mode == Mode::Table
     }
-    fn services(&self, _params: &Params) -> Vec<(String, NodeKind)> {
-        self.0.services()
-    }
-    fn topology(&self, params: &Params) -> Topology {
-        Model::topology(&DB, params)
-    }
-    fn build(&self, _params: &Params, workload: &WorkloadSpec) -> Cluster<Db> {
-        Config { clients: workload.clients, ..self.0.clone() }.cluster()
-    }
-}
-
-/// Runs `setup`, a scenario text with one `db` row and no model parameters (its network,
-/// workload and faults), with the model configured as `cfg`, for `seed`, with a trace.
-pub fn run_config(setup: &str, cfg: &Config, seed: u64) -> SeedOutcome {
-    let sc = parse_str("db_test.toml", setup, &locksim_algorithms::registry()).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(sc.runs.len(), 1, "one row: the configuration comes from the test");
-    Configured(cfg.clone()).run_seed(&sc.setup, &sc.runs[0].params, seed, &RunOptions { trace: true })
 }
 
 /// A grant: true time (ms), client node id, token.

@@ -4,50 +4,62 @@
 
 #![allow(dead_code)]
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 pub use common::*;
 
 pub use locksim_algorithms::etcd::EtcdConfig;
 use locksim_algorithms::etcd::{Etcd, ETCD};
-use locksim_simulator::model::{Cluster, DynModel, Model, ParamSpec, Params, Topology};
+use locksim_simulator::model::{Cluster, DynModel, Params};
 use locksim_simulator::process::NodeKind;
 use locksim_simulator::run::{RunOptions, SeedOutcome};
 use locksim_simulator::scenario::parse_str;
 use locksim_simulator::setup::WorkloadSpec;
+use locksim_simulator::trace::MessageLine;
 
-/// The etcd model fixed to one typed configuration: it builds its cluster from the
-/// configuration, not from the scenario's parameters.
-struct Configured(EtcdConfig);
+pub use locksim_algorithms::etcd::protocol::{EtcdMsg, Op, Peer, Reply, Request, Response};
 
-impl Model for Configured {
-    type Protocol = Etcd;
-    fn name(&self) -> &'static str {
-        "etcd"
+/// Every request sent whose call `is`, in order.
+pub fn requests_sent<'o>(out: &'o SeedOutcome, is: impl Fn(&Op) -> bool) -> Vec<MessageLine<'o, Request>> {
+    sent::<EtcdMsg>(out).into_iter().filter_map(|l| l.part(|m| request(m).filter(|r| is(&r.op)))).collect()
+}
+
+/// Every request delivered whose call `is`, in order.
+pub fn requests_delivered<'o>(out: &'o SeedOutcome, is: impl Fn(&Op) -> bool) -> Vec<MessageLine<'o, Request>> {
+    delivered::<EtcdMsg>(out).into_iter().filter_map(|l| l.part(|m| request(m).filter(|r| is(&r.op)))).collect()
+}
+
+/// Every successful answer delivered whose reply `is`, in order.
+pub fn replies_delivered<'o>(out: &'o SeedOutcome, is: impl Fn(&Reply) -> bool) -> Vec<MessageLine<'o, Response>> {
+    let answer = |m: &'o EtcdMsg| match m {
+        EtcdMsg::Response(r) if r.result.as_ref().is_ok_and(&is) => Some(r),
+        _ => None,
+    };
+    delivered::<EtcdMsg>(out).into_iter().filter_map(|l| l.part(answer)).collect()
+}
+
+fn request(m: &EtcdMsg) -> Option<&Request> {
+    match m {
+        EtcdMsg::Request(r) => Some(r),
+        _ => None,
     }
-    fn summary(&self) -> &'static str {
-        "etcd, with a typed configuration"
+}
+
+impl TypedConfig for EtcdConfig {
+    type Shipped = Etcd;
+    fn shipped() -> &'static Etcd {
+        &ETCD
     }
-    fn params(&self) -> &'static [ParamSpec] {
-        Model::params(&ETCD)
+    fn library_name(&self) -> String {
+        self.library.name().to_string()
     }
-    fn library(&self, _params: &Params) -> Option<String> {
-        Some(self.0.library.name().to_string())
+    fn services(&self) -> Vec<(String, NodeKind)> {
+        EtcdConfig::services(self)
     }
-    fn fenced(&self, params: &Params) -> bool {
-        Model::fenced(&ETCD, params)
+    fn cluster(&self, workload: &WorkloadSpec) -> Cluster<Etcd> {
+        self.cluster(workload)
     }
     fn shared_locks(&self, _params: &Params) -> bool {
-        self.0.rw_recipe
-    }
-    fn services(&self, _params: &Params) -> Vec<(String, NodeKind)> {
-        self.0.services()
-    }
-    fn topology(&self, params: &Params) -> Topology {
-        Model::topology(&ETCD, params)
-    }
-    fn build(&self, _params: &Params, workload: &WorkloadSpec) -> Cluster<Etcd> {
-        self.0.cluster(workload)
+        self.rw_recipe
     }
 }
 

@@ -5,8 +5,7 @@
 
 #![allow(dead_code)]
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 pub use common::*;
 
 use locksim_algorithms::kubernetes::library::Library;
@@ -14,11 +13,14 @@ pub use locksim_algorithms::kubernetes::KubernetesConfig;
 use locksim_algorithms::kubernetes::{Kubernetes, KUBERNETES};
 pub use locksim_simulator::dist::Dist;
 use locksim_simulator::history::HistoryEvent;
-use locksim_simulator::model::{Cluster, DynModel, Model, ParamSpec, Params, Topology};
+use locksim_simulator::model::Cluster;
 use locksim_simulator::process::NodeKind;
-use locksim_simulator::run::{RunOptions, SeedOutcome};
-use locksim_simulator::scenario::parse_str;
+use locksim_simulator::run::SeedOutcome;
 use locksim_simulator::setup::WorkloadSpec;
+
+pub use locksim_algorithms::kubernetes::protocol::{
+    ApiError, ApiRequest, ApiResponse, Identity, KubernetesMsg, Lease, LeaseSpec, StoreRequest, StoreResponse, Verb,
+};
 
 /// The configuration the mechanism tests start from: `locksim-1` (client-go's 15 s / 10 s / 2 s
 /// and 5 s HTTP timeout, releasing on cancel), one API server, no service time, so that a Lease
@@ -36,46 +38,21 @@ pub fn locksim_1() -> KubernetesConfig {
     }
 }
 
-/// The kubernetes model fixed to one typed configuration: it builds its cluster from the
-/// configuration, not from the scenario's parameters.
-struct Configured(KubernetesConfig);
-
-impl Model for Configured {
-    type Protocol = Kubernetes;
-    fn name(&self) -> &'static str {
-        "kubernetes"
+impl TypedConfig for KubernetesConfig {
+    type Shipped = Kubernetes;
+    fn shipped() -> &'static Kubernetes {
+        &KUBERNETES
     }
-    fn summary(&self) -> &'static str {
-        "kubernetes, with a typed configuration"
+    fn library_name(&self) -> String {
+        self.library.name().to_string()
     }
-    fn params(&self) -> &'static [ParamSpec] {
-        Model::params(&KUBERNETES)
+    fn services(&self) -> Vec<(String, NodeKind)> {
+        KubernetesConfig::services(self)
     }
-    fn library(&self, _params: &Params) -> Option<String> {
-        Some(self.0.library.name().to_string())
+    fn cluster(&self, workload: &WorkloadSpec) -> Cluster<Kubernetes> {
+        assert!(self.servers >= 1, "at least the API server with the store");
+        self.cluster(workload)
     }
-    fn fenced(&self, params: &Params) -> bool {
-        Model::fenced(&KUBERNETES, params)
-    }
-    fn services(&self, _params: &Params) -> Vec<(String, NodeKind)> {
-        self.0.services()
-    }
-    fn topology(&self, params: &Params) -> Topology {
-        Model::topology(&KUBERNETES, params)
-    }
-    fn build(&self, _params: &Params, workload: &WorkloadSpec) -> Cluster<Kubernetes> {
-        self.0.cluster(workload)
-    }
-}
-
-/// Runs `setup`, a scenario text with one `kubernetes` row and no model parameters (its network,
-/// workload and faults), with the model configured as `cfg`, for `seed`, with a trace.
-pub fn run_config(setup: &str, cfg: &KubernetesConfig, seed: u64) -> SeedOutcome {
-    let models = locksim_algorithms::registry();
-    let sc = parse_str("test.toml", setup, &models).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(sc.runs.len(), 1, "one row: the configuration comes from the test");
-    assert!(cfg.servers >= 1, "at least the API server with the store");
-    Configured(cfg.clone()).run_seed(&sc.setup, &sc.runs[0].params, seed, &RunOptions { trace: true })
 }
 
 /// The name (`client-3`) of a client node id.
@@ -94,35 +71,94 @@ pub fn grants(out: &SeedOutcome) -> Vec<(f64, String, u64)> {
         .collect()
 }
 
-/// Lease calls delivered to `server` (true time ms, sender, call text), whose text contains `needle`.
-pub fn calls_at(out: &SeedOutcome, server: &str, needle: &str) -> Vec<(f64, String, String)> {
-    trace(out, "deliver", needle)
+/// Lease calls delivered to `server` that `is`: (true time ms, sender, call). A call comes from
+/// a client, or from a front API server forwarding it to the store (see [`forwarded_calls_at`]).
+pub fn calls_at<'o>(
+    out: &'o SeedOutcome,
+    server: &str,
+    is: impl Fn(&ApiRequest) -> bool,
+) -> Vec<(f64, String, &'o ApiRequest)> {
+    delivered::<KubernetesMsg>(out)
         .into_iter()
-        .filter(|(_, node, _)| node == server)
-        .map(|(t, _, d)| {
-            // "← client-1 PUT lease-0 …"
-            let rest = d.trim_start_matches("← ");
-            let (from, call) = rest.split_once(' ').expect("sender and message");
-            (t, from.to_string(), call.to_string())
+        .filter(|d| d.node == server)
+        .filter_map(|d| match d.msg {
+            KubernetesMsg::Request(r) | KubernetesMsg::ToStore(StoreRequest { request: r, .. }) if is(r) => {
+                Some((d.at_ms(), d.peer.to_string(), r))
+            }
+            _ => None,
         })
         .collect()
 }
 
-/// Answers delivered to `client` (true time ms, answer text), whose text contains `needle`.
-pub fn answers_to(out: &SeedOutcome, client: &str, needle: &str) -> Vec<(f64, String)> {
-    trace(out, "deliver", needle)
+/// The calls of [`calls_at`] a front API server forwarded to the store.
+pub fn forwarded_calls_at<'o>(
+    out: &'o SeedOutcome,
+    server: &str,
+    is: impl Fn(&ApiRequest) -> bool,
+) -> Vec<(f64, String, &'o ApiRequest)> {
+    delivered::<KubernetesMsg>(out)
         .into_iter()
-        .filter(|(_, node, d)| node == client && d.starts_with("← server-"))
-        .map(|(t, _, d)| (t, d))
+        .filter(|d| d.node == server)
+        .filter_map(|d| match d.msg {
+            KubernetesMsg::ToStore(StoreRequest { request: r, .. }) if is(r) => {
+                Some((d.at_ms(), d.peer.to_string(), r))
+            }
+            _ => None,
+        })
         .collect()
 }
 
-/// The node named in a fault line such as "pause starts on [client-1] for 12000 ms".
+/// A GET of Lease 0.
+pub fn is_get(r: &ApiRequest) -> bool {
+    r.lease == 0 && matches!(r.verb, Verb::Get)
+}
+
+/// An UPDATE (PUT) of Lease 0.
+pub fn is_put(r: &ApiRequest) -> bool {
+    r.lease == 0 && matches!(r.verb, Verb::Update { .. })
+}
+
+/// The record a CREATE or an UPDATE writes.
+pub fn spec_of(r: &ApiRequest) -> Option<&LeaseSpec> {
+    match &r.verb {
+        Verb::Get => None,
+        Verb::Create { spec } | Verb::Update { spec, .. } => Some(spec),
+    }
+}
+
+/// A release: a write of the record with no holder.
+pub fn is_release(r: &ApiRequest) -> bool {
+    spec_of(r).is_some_and(|s| s.holder.is_none())
+}
+
+/// The resourceVersion an UPDATE is conditioned on.
+pub fn update_rv(r: &ApiRequest) -> Option<u64> {
+    match r.verb {
+        Verb::Update { resource_version, .. } => Some(resource_version),
+        _ => None,
+    }
+}
+
+/// Answers from an API server delivered to `client` whose result `is`: (true time ms, answer).
+pub fn answers_to<'o>(
+    out: &'o SeedOutcome,
+    client: &str,
+    is: impl Fn(&Result<Lease, ApiError>) -> bool,
+) -> Vec<(f64, &'o ApiResponse)> {
+    delivered::<KubernetesMsg>(out)
+        .into_iter()
+        .filter(|d| d.node == client && d.peer.starts_with("server-"))
+        .filter_map(|d| match d.msg {
+            KubernetesMsg::Response(r) if is(&r.result) => Some((d.at_ms(), r)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The node the first fault of `kind` (`pause`, `crash`, …) starts on, and when.
 pub fn fault_target(out: &SeedOutcome, kind: &str) -> (f64, String) {
-    let (t, _, d) = trace(out, "fault", &format!("{kind} starts on ["))[0].clone();
-    let start = d.find('[').unwrap() + 1;
-    let end = d.find(']').unwrap();
-    (t, d[start..end].to_string())
+    let (at, fault) = fault_start(out, kind);
+    (at, fault.targets[0].clone())
 }
 
 /// The history's `LostNotice` times (ms) of a client.
@@ -134,24 +170,21 @@ pub fn lost_notices(out: &SeedOutcome, client: &str) -> Vec<f64> {
         .collect()
 }
 
-/// Every write the store made, in revision order, from the answers server-0 sent: (revision,
-/// holder text, transitions). Each write is answered once with its new revision; GET answers
-/// repeat a revision already seen.
-pub fn store_writes(out: &SeedOutcome) -> Vec<(u64, String, u64)> {
-    let mut writes: Vec<(u64, String, u64)> = Vec::new();
-    for (_, _, d) in trace(out, "send", " 200 rv=") {
-        let rv: u64 = field(&d, "rv=").parse().unwrap();
-        if writes.iter().any(|w| w.0 == rv) {
+/// Every write the store made, in revision order, from the answers sent (by the store's server,
+/// to a client or a front server): (revision, holder, transitions). Each write is answered once
+/// with its new revision; GET answers repeat a revision already seen.
+pub fn store_writes(out: &SeedOutcome) -> Vec<(u64, Option<Identity>, u64)> {
+    let mut writes: Vec<(u64, Option<Identity>, u64)> = Vec::new();
+    for s in sent::<KubernetesMsg>(out) {
+        let (KubernetesMsg::Response(r) | KubernetesMsg::FromStore(StoreResponse { response: r, .. })) = s.msg else {
+            continue;
+        };
+        let Ok(lease) = &r.result else { continue };
+        if writes.iter().any(|w| w.0 == lease.resource_version) {
             continue;
         }
-        writes.push((rv, field(&d, "holder=").to_string(), field(&d, "transitions=").parse().unwrap()));
+        writes.push((lease.resource_version, lease.spec.holder, lease.spec.transitions));
     }
     writes.sort_by_key(|w| w.0);
     writes
-}
-
-/// The text after `name` up to the next space.
-pub fn field<'a>(text: &'a str, name: &str) -> &'a str {
-    let start = text.find(name).unwrap_or_else(|| panic!("no {name} in {text}")) + name.len();
-    text[start..].split(' ').next().unwrap()
 }

@@ -3,8 +3,7 @@
 
 #![allow(dead_code)]
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 pub use common::*;
 
 use locksim_simulator::history::HistoryEvent;

@@ -3,15 +3,16 @@
 
 #![allow(dead_code)]
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 pub use common::*;
 
 use locksim_simulator::scenario::parse_str;
 
 // ----- a scripted world: the model's servers and Sentinels, and clients that follow a script ---
 
-use locksim_algorithms::redis::protocol::{RedisMsg, RedisTimer};
+pub use locksim_algorithms::redis::keyspace::Reply;
+use locksim_algorithms::redis::protocol::RedisTimer;
+pub use locksim_algorithms::redis::protocol::{Answer, Command, RedisMsg, Request, Response, SentinelEvent, WaitSpec};
 use locksim_algorithms::redis::{Redis, REDIS};
 use locksim_simulator::clock::NodeClock;
 use locksim_simulator::directory::Directory;
@@ -24,10 +25,40 @@ use locksim_simulator::lockclient::{LockClient, LockEvents};
 use locksim_simulator::model::Model;
 use locksim_simulator::process::{Crash, Ctx, NodeId, NodeKind, Process, TimerId};
 use locksim_simulator::rng::stream;
+use locksim_simulator::run::SeedOutcome;
 use locksim_simulator::scenario::{FaultKind, FaultSpec, Selector};
 use locksim_simulator::setup::WorkloadSpec;
 use locksim_simulator::time::ms_to_ns;
+use locksim_simulator::trace::MessageLine;
 use locksim_simulator::trace::TraceEntry;
+
+// ----- the trace's messages, typed -------------------------------------------------------------
+
+/// Every request sent whose command `is`, in order.
+pub fn requests_sent<'o>(out: &'o SeedOutcome, is: impl Fn(&Command) -> bool) -> Vec<MessageLine<'o, Request>> {
+    sent::<RedisMsg>(out).into_iter().filter_map(|l| l.part(|m| request(m).filter(|r| is(&r.cmd)))).collect()
+}
+
+/// Every request delivered whose command `is`, in order.
+pub fn requests_delivered<'o>(out: &'o SeedOutcome, is: impl Fn(&Command) -> bool) -> Vec<MessageLine<'o, Request>> {
+    delivered::<RedisMsg>(out).into_iter().filter_map(|l| l.part(|m| request(m).filter(|r| is(&r.cmd)))).collect()
+}
+
+/// Every response sent whose answer `is`, in order.
+pub fn responses_sent<'o>(out: &'o SeedOutcome, is: impl Fn(&Answer) -> bool) -> Vec<MessageLine<'o, Response>> {
+    let response = |m: &'o RedisMsg| match m {
+        RedisMsg::Response(r) if is(&r.answer) => Some(r),
+        _ => None,
+    };
+    sent::<RedisMsg>(out).into_iter().filter_map(|l| l.part(response)).collect()
+}
+
+fn request(m: &RedisMsg) -> Option<&Request> {
+    match m {
+        RedisMsg::Request(r) => Some(r),
+        _ => None,
+    }
+}
 
 /// What a scripted client does at a given time.
 #[derive(Clone, Copy, Debug)]
