@@ -150,13 +150,9 @@ fn replica_ack_fails_the_acquisition_when_no_replica_acknowledges() {
     };
     let (mut spec, at, dur) = fault(cut, "server-0", 0.0, None);
     spec.targets.clear();
-    let trace = scripted(
-        "replicas = 1\nreplica_ack = true",
-        vec![vec![(10.0, Acquire(0)), (2000.0, Acquire(0))]],
-        vec![(spec, at, dur)],
-        5000.0,
-        1,
-    );
+    let cfg = RedisConfig { replicas: 1, replica_ack: true, ..locksim_1() };
+    let trace =
+        scripted_config(&cfg, vec![vec![(10.0, Acquire(0)), (2000.0, Acquire(0))]], vec![(spec, at, dur)], 5000.0, 1);
     let failed = find(&trace, "client-0", "note", "lib Failed");
     assert_eq!(failed.len(), 2, "{failed:?}");
     assert!(find(&trace, "client-0", "note", "lib Granted").is_empty());
@@ -169,7 +165,7 @@ fn replica_ack_fails_the_acquisition_when_no_replica_acknowledges() {
     assert_eq!(acquired.len(), 2);
     assert!(find(&trace, "client-0", "note", "lib Refused").is_empty());
     // Without the cut, the replica acknowledges within the lag and the grant goes through.
-    let trace = scripted("replicas = 1\nreplica_ack = true", vec![vec![(10.0, Acquire(0))]], vec![], 2000.0, 1);
+    let trace = scripted_config(&cfg, vec![vec![(10.0, Acquire(0))]], vec![], 2000.0, 1);
     let granted = find(&trace, "client-0", "note", "lib Granted");
     assert_eq!(granted.len(), 1);
     // SET at 10.25 ms, on the replica at 10.30 + 5 + 0.25 ms, acknowledged back at ~15.85 ms.
@@ -183,8 +179,14 @@ fn the_old_primary_comes_back_as_a_replica_and_drops_its_data() {
     // back at 20 s with its AOF (persistence always: it still has the lock); by then server-1
     // has been promoted (down-after 5 s) and client-1 holds the lock there. No WAIT
     // (replica_ack = false), so that client-0 is granted before the crash.
-    let trace = scripted(
-        "replicas = 1\ndown_after_ms = 5000\npersistence = \"always\"\nreplica_ack = false",
+    let trace = scripted_config(
+        &RedisConfig {
+            replicas: 1,
+            down_after_ms: 5000.0,
+            persistence: Persistence::Always,
+            replica_ack: false,
+            ..locksim_1()
+        },
         vec![vec![(0.0, Acquire(0))], vec![(9000.0, Acquire(0))]],
         vec![fault(FaultKind::Crash { mode: CrashKind::Process }, "server-0", 2.0, Some(20_000.0))],
         40_000.0,

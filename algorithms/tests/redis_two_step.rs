@@ -13,6 +13,7 @@
 
 use crate::redis_common;
 
+use locksim_algorithms::redis::client::UnlockMode;
 use locksim_simulator::history::HistoryEvent;
 use locksim_simulator::scenario::FaultKind;
 use redis_common::*;
@@ -106,7 +107,8 @@ fn the_del_after_a_get_deletes_the_lock_another_client_took_in_between() {
     let scripts =
         vec![vec![(0.0, Acquire(0)), (1000.0, Release(0))], vec![(2100.0, Acquire(0))], vec![(2600.0, Acquire(0))]];
     let pause = || vec![fault(FaultKind::Pause, "client-0", 1000.4, Some(1500.0))];
-    let trace = scripted("ttl_ms = 2000\nunlock = \"get_then_del\"", scripts.clone(), pause(), 3000.0, 1);
+    let get_then_del = RedisConfig { ttl_ms: 2000.0, unlock: UnlockMode::GetThenDel, ..locksim_1() };
+    let trace = scripted_config(&get_then_del, scripts.clone(), pause(), 3000.0, 1);
     let get_answer = find(&trace, "server-0", "send", "→ client-0 Response { id: 2, answer: Reply(Value(");
     assert_eq!(get_answer.len(), 1, "the GET found client-0's value");
     assert!((get_answer[0].0 - 1000.25).abs() < 1e-9);
@@ -126,7 +128,7 @@ fn the_del_after_a_get_deletes_the_lock_another_client_took_in_between() {
 
     // The compare-and-delete script, same schedule: client-0's release deleted its own key at
     // 1 000.25 ms in one step; nothing is sent after the pause, and client-2 is refused.
-    let trace = scripted("ttl_ms = 2000", scripts, pause(), 3000.0, 1);
+    let trace = scripted_config(&RedisConfig { ttl_ms: 2000.0, ..locksim_1() }, scripts, pause(), 3000.0, 1);
     assert_eq!(find(&trace, "client-1", "note", "lib Granted").len(), 1);
     assert!(find(&trace, "server-0", "deliver", "← client-0 Request { id: 3").is_empty());
     assert!(find(&trace, "client-2", "note", "lib Granted").is_empty());

@@ -126,8 +126,8 @@ fn a_renewal_that_finds_the_key_gone_stops_silently_and_the_holder_is_not_told()
 #[test]
 fn a_holder_that_locks_three_times_and_unlocks_twice_still_holds_and_others_are_refused() {
     use Step::*;
-    let trace = scripted(
-        "watchdog = true",
+    let trace = scripted_config(
+        &RedisConfig { watchdog: true, ..locksim_1() },
         vec![
             vec![
                 (0.0, Acquire(0)),
@@ -177,8 +177,8 @@ fn a_holder_that_locks_three_times_and_unlocks_twice_still_holds_and_others_are_
 fn a_crashed_holders_lock_expires_after_its_lease_and_the_waiter_gets_it() {
     // The watchdog dies with its client: nothing renews, the 30 s lease runs out.
     use Step::*;
-    let trace = scripted(
-        "watchdog = true",
+    let trace = scripted_config(
+        &RedisConfig { watchdog: true, ..locksim_1() },
         vec![vec![(0.0, Acquire(0))], vec![(5.0, Acquire(0))]],
         vec![fault(FaultKind::Crash { mode: CrashKind::Process }, "client-0", 100.0, None)],
         40_000.0,

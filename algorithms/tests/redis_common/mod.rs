@@ -10,9 +10,14 @@ use locksim_simulator::scenario::parse_str;
 
 // ----- a scripted world: the model's servers and Sentinels, and clients that follow a script ---
 
+use locksim_algorithms::redis::client::{
+    AcquireMode, NoSync, RenewalError, ReplicaCount, ResendWritten, RetryDelay, UnlockMode,
+};
 pub use locksim_algorithms::redis::keyspace::Reply;
+pub use locksim_algorithms::redis::persistence::Persistence;
 use locksim_algorithms::redis::protocol::RedisTimer;
 pub use locksim_algorithms::redis::protocol::{Answer, Command, RedisMsg, Request, Response, SentinelEvent, WaitSpec};
+pub use locksim_algorithms::redis::RedisConfig;
 use locksim_algorithms::redis::{Redis, REDIS};
 use locksim_simulator::clock::NodeClock;
 use locksim_simulator::directory::Directory;
@@ -22,7 +27,7 @@ use locksim_simulator::engine::schedule::Occurrence;
 use locksim_simulator::engine::{Behaviour, Node, World, WorldConfig};
 use locksim_simulator::history::{LockKey, LockMode};
 use locksim_simulator::lockclient::{LockClient, LockEvents};
-use locksim_simulator::model::Model;
+use locksim_simulator::model::{Model, Params};
 use locksim_simulator::process::{Crash, Ctx, NodeId, NodeKind, Process, TimerId};
 use locksim_simulator::rng::stream;
 use locksim_simulator::run::SeedOutcome;
@@ -138,6 +143,42 @@ pub fn fault(kind: FaultKind, target: &str, at_ms: f64, duration_ms: Option<f64>
     (spec, at_ms, duration_ms)
 }
 
+/// The model before presets (`client = "locksim-1"`), every parameter at its schema default,
+/// stated in Rust: the tests of the model's mechanisms change a field or two
+/// (`RedisConfig { replicas: 1, ..locksim_1() }`) and run it with [`scripted_config`].
+pub fn locksim_1() -> RedisConfig {
+    RedisConfig {
+        client: "locksim-1".into(),
+        ttl_ms: 30_000.0,
+        unlock: UnlockMode::CompareAndDelete,
+        release_missing_fails: false,
+        acquire: AcquireMode::SetNxPx,
+        retry_ms: Dist::Uniform(50.0, 250.0),
+        watchdog: false,
+        replicas: 0,
+        replication_lag_ms: Dist::Const(5.0),
+        sentinels: 3,
+        quorum: 2,
+        down_after_ms: 30_000.0,
+        replica_ack: true,
+        fencing_counter: true,
+        persistence: Persistence::Rdb,
+        min_replicas_to_write: 0,
+        min_replicas_max_lag_ms: 10_000.0,
+        timeout_ms: 3_000.0,
+        retry_attempts: 3,
+        retry_interval_ms: 1_500.0,
+        retry_delay: RetryDelay::Constant,
+        renewal_error: RenewalError::Reschedule,
+        renewal_wait: false,
+        resend_written: ResendWritten::All,
+        readonly_retry: false,
+        replica_count: ReplicaCount::SentinelView,
+        no_sync: NoSync::UnlockFail,
+        service_ms: Dist::Const(0.05),
+    }
+}
+
 /// Runs the redis model with the `[models.redis]` overrides in `params_toml`, one scripted client
 /// per script, constant 0.25 ms one-way latency, and the faults given; returns the trace. Without
 /// a `client` in `params_toml` the row runs `client = "locksim-1"` (the model before presets, the
@@ -167,10 +208,20 @@ pub fn scripted_as_given(
         format!("name = \"scripted\"\nduration_ms = 1000\nalgorithms = [\"redis\"]\n[models.redis]\n{params_toml}\n");
     let models = locksim_algorithms::registry();
     let sc = parse_str("scripted.toml", &text, &models).unwrap_or_else(|e| panic!("{e}"));
-    let params = &sc.runs[0].params;
-    let cluster = REDIS.build(params, &WorkloadSpec { clients: scripts.len(), locks: 1, ..WorkloadSpec::default() });
-    let topology = REDIS.topology(params);
-    let mut names: Vec<(String, NodeKind)> = REDIS.services(params);
+    scripted_config(&RedisConfig::from_params(&sc.runs[0].params), scripts, faults, end_ms, seed)
+}
+
+/// As [`scripted`], with the model configured as `cfg` (see [`locksim_1`]).
+pub fn scripted_config(
+    cfg: &RedisConfig,
+    scripts: Vec<Vec<(f64, Step)>>,
+    faults: Vec<(FaultSpec, f64, Option<f64>)>,
+    end_ms: f64,
+    seed: u64,
+) -> Vec<TraceEntry> {
+    let cluster = cfg.cluster(&WorkloadSpec { clients: scripts.len(), locks: 1, ..WorkloadSpec::default() });
+    let topology = REDIS.topology(&Params::default());
+    let mut names: Vec<(String, NodeKind)> = cfg.services();
     let mut procs: Vec<Box<dyn Process<Redis>>> = cluster.services;
     for (i, (lib, steps)) in cluster.clients.into_iter().zip(scripts).enumerate() {
         names.push((format!("client-{i}"), NodeKind::Client));
@@ -239,4 +290,14 @@ pub fn dump_entries(trace: &[TraceEntry], from_ms: f64, to_ms: f64) {
 pub fn known(name: &str) -> String {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/known").join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// [`locksim_1`] is the row the parser gives for `client = "locksim-1"` with nothing else set:
+/// the tests that start from it run the schema's defaults.
+#[test]
+fn locksim_1_is_the_schema_defaults_without_a_preset() {
+    let text = "name = \"d\"\nduration_ms = 1000\nalgorithms = [\"redis\"]\n[models.redis]\nclient = \"locksim-1\"\n";
+    let sc = parse_str("d.toml", text, &locksim_algorithms::registry()).unwrap_or_else(|e| panic!("{e}"));
+    let parsed = RedisConfig::from_params(&sc.runs[0].params);
+    assert_eq!(format!("{:?}", locksim_1()), format!("{parsed:?}"));
 }
