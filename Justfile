@@ -62,6 +62,7 @@ exhaust:
     x 0 scenarios/exhaust/zookeeper.toml --algorithm zookeeper --faults 1 --fault pause@clients:session_timeout_ms+2001
     x 1 scenarios/exhaust/zookeeper.toml --algorithm zookeeper --out target/exhaust/zookeeper.toml
     x 1 scenarios/exhaust/zookeeper.toml --algorithm zookeeper --distinct-faults --out target/exhaust/zookeeper-distinct.toml
+    x 0 scenarios/exhaust/zookeeper.toml --algorithm zookeeper --faults 2 --distinct-faults --fault crash@leader:1000 --fault isolate@leader:1000
     # etcd at K = 2 from the issue's menu: a fenced stale write either way (the fencing gap);
     # about 6 and 5 minutes with the release build.
     x 1 scenarios/exhaust/etcd.toml --algorithm etcd --clients 2 --property fenced-stale-write --faults 2 --fault pause@clients:lease_ttl_ms+1000 --fault crash@leader:1000 --fault isolate@leader:1000 --out target/exhaust/etcd-k2.toml
