@@ -102,6 +102,8 @@ use super::protocol::*;
 use super::Redis;
 use crate::smallmap::SmallMap;
 
+mod fingerprint;
+
 /// Redisson's `slavesSyncTimeout` (`Config` default, 1000 ms): the `WAIT` timeout.
 pub const WAIT_TIMEOUT_MS: u64 = 1_000;
 
@@ -1285,5 +1287,9 @@ impl LockClient<Redis> for RedisLockClient {
 
     fn reentrant(&self) -> bool {
         self.cfg.watchdog
+    }
+
+    fn as_fingerprint(&self) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(self)
     }
 }

@@ -12,6 +12,8 @@ use locksim_simulator::dist::Dist;
 use locksim_simulator::process::{Ctx, Protocol};
 use locksim_simulator::time::{ms_to_ns, Nanos};
 
+mod fingerprint;
+
 /// When the server is next free: in memory, lost at a crash.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CommandLoop {

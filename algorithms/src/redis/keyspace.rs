@@ -32,6 +32,8 @@ use std::collections::BTreeMap;
 
 use locksim_simulator::history::LockKey;
 
+mod fingerprint;
+
 const NS_PER_MS: i64 = 1_000_000;
 
 /// A key of the lock keyspace.

@@ -29,6 +29,7 @@
 
 pub mod client;
 pub mod command_loop;
+mod fingerprint;
 pub mod keyspace;
 pub mod library;
 pub mod persistence;

@@ -36,6 +36,8 @@ use locksim_simulator::time::{Nanos, NS_PER_MS};
 
 use super::keyspace::Keyspace;
 
+mod fingerprint;
+
 /// `appendfsync everysec`: the background fsync's period (Redis 7.2 `aof.c`,
 /// `flushAppendOnlyFile`: a background fsync starts when `server.unixtime > server.aof_last_fsync`,
 /// at most once a second). The `redis` model's servers arm it one period after each start;

@@ -489,4 +489,10 @@ impl fmt::Debug for RedisTimer {
 impl Protocol for Redis {
     type Msg = RedisMsg;
     type Timer = RedisTimer;
+    fn msg_fingerprint(msg: &RedisMsg) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(msg)
+    }
+    fn timer_fingerprint(timer: &RedisTimer) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(timer)
+    }
 }

@@ -39,6 +39,8 @@ use super::persistence::{Disk, Persistence, SaveState, BGSAVE_NS, FSYNC_EVERY_NS
 use super::protocol::*;
 use super::Redis;
 
+mod fingerprint;
+
 /// Redis's cron period (`hz 10`): active expiry runs this often on a primary.
 pub const CRON_NS: Nanos = 100 * NS_PER_MS;
 /// `replicationCron`: a replica acknowledges (or retries `PSYNC`) this often.
@@ -699,5 +701,9 @@ impl Process<Redis> for RedisServer {
 
     fn leadership(&self) -> Option<u64> {
         self.is_primary().then_some(self.v.epoch)
+    }
+
+    fn as_fingerprint(&self) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(self)
     }
 }
