@@ -1,15 +1,14 @@
-//! `sim`: the locksim command line. Wiring only: parsing arguments with clap and calling the
-//! simulator, the models and the reports.
+//! `sim`: the locksim command line. Wiring only: parsing arguments with clap and calling each
+//! command's work with the models and the Ctrl-C stop flag.
 //!
 //! - [`exit`]: the exit codes, from a command's class or error
 //! - [`interrupt`]: Ctrl-C or SIGTERM stops a run within a second, the seeds in progress discarded
-//! - [`runner`]: the binary's side of a campaign ([`locksim_campaign`]): pool, progress bar, Ctrl-C
-//! - [`commands`]: one module per subcommand
+//! - [`runner`]: the worker pool and stdout for `sim compare`'s live loop, still here
+//! - [`commands`]: one module per subcommand: its clap arguments and one call
 //!
-//! Running rows over seeds, folding and judging them (run, shards, merge, verify, sweep points)
-//! is `locksim-campaign`'s; report directories (`sim run --report`, `sim report`) and `sim
-//! sweep`'s files live in `locksim-reports` ([`locksim_reports::report`],
-//! [`locksim_reports::sweep`]). docs/architecture.md draws the crates.
+//! Each command's work (its checks, runs, files and printed text) is
+//! [`locksim_campaign::command`]'s, `sim live`'s is `locksim_live::command`'s; docs/architecture.md
+//! draws the crates.
 
 #![deny(clippy::print_stdout)]
 
