@@ -189,6 +189,20 @@ fn symmetry_keeps_the_shortest_counterexample_and_says_where_it_applied() {
 }
 
 #[test]
+fn zookeeper_fenced_at_k2_from_leader_faults_each_once_gets_a_complete_certificate() {
+    // K = 2 from {the leader's process crashed 1 s, the leader isolated 1 s}, each at most once:
+    // no fenced stale write in any schedule. (With the pause past the session on the menu too,
+    // a pause and the crash give one: the fencing gap, docs/exhaustive.md.)
+    let mut w = words(&["crash@leader:1000", "isolate@leader:1000"]);
+    w.faults = Some(2);
+    w.distinct_faults = true;
+    let report = search("zookeeper.toml", "zookeeper", &w);
+    assert!(report.found.counterexample.is_none(), "{report}");
+    assert_eq!(report.found.incomplete, None, "the certificate is complete: {report}");
+    assert!(report.to_string().contains("at most 2 faults (each entry at most once)"), "{report}");
+}
+
+#[test]
 fn a_bad_replay_table_is_refused_with_its_line_and_key() {
     let models = locksim_algorithms::registry();
     let head = "name = \"bad\"\nduration_ms = 1000\nalgorithms = [\"redis\"]\n\n[replay]\n";

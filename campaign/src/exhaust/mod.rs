@@ -10,9 +10,10 @@
 //! - [`search`]: depth-first with a visited set, iterative deepening, the shortest violation
 //! - [`replay_file`]: a found path as a replayable scenario file
 //!
-//! Symmetry reduction over interchangeable clients is not done: clients are not interchangeable
-//! in this engine (each draws its hold and think times from a stream of its own), and node ids
-//! in model state are plain numbers a fingerprint cannot rename (docs/world-state.md).
+//! Symmetry over interchangeable clients is an option (`Bounds::symmetry`): the visited set is
+//! then keyed by the world's client-symmetric fingerprint, which renames clients only where the
+//! model's state is typed (the report says whether it applied). Partial-order reduction is not
+//! done (docs/exhaustive.md says why).
 
 pub mod bounds;
 pub mod replay_file;
