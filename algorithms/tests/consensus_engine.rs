@@ -78,6 +78,17 @@ impl RaftNode {
     }
 }
 
+impl locksim_simulator::durable::Durable for RaftNode {
+    /// The replica's disk; it was not leading when it comes back.
+    type Disk = RaftNode;
+    fn into_disk(self, _crash: &Crash) -> RaftNode {
+        RaftNode { replica: Replica::from_disk(self.replica.into_disk()), was_leader: false, ..self }
+    }
+    fn from_disk(disk: RaftNode) -> RaftNode {
+        disk
+    }
+}
+
 impl Process<Harness> for RaftNode {
     fn on_start(&mut self, ctx: &mut Ctx<Harness>) {
         self.replica.on_start(ctx);
@@ -103,10 +114,6 @@ impl Process<Harness> for RaftNode {
         }
         self.settle(ctx);
     }
-    fn on_crash(&mut self, _crash: &Crash) {
-        self.replica.on_crash();
-        self.was_leader = false;
-    }
     fn leadership(&self) -> Option<u64> {
         self.replica.leadership()
     }
@@ -116,6 +123,7 @@ impl Process<Harness> for RaftNode {
 #[derive(Clone, Debug)]
 struct Idle;
 
+locksim_simulator::durable_whole!(Idle);
 impl LockClient<Harness> for Idle {
     fn on_start(&mut self, _ctx: &mut Ctx<Harness>, _out: &mut LockEvents) {}
     fn acquire(&mut self, _ctx: &mut Ctx<Harness>, out: &mut LockEvents, key: LockKey, _mode: LockMode) {
@@ -127,7 +135,6 @@ impl LockClient<Harness> for Idle {
     fn cancel(&mut self, _ctx: &mut Ctx<Harness>, _out: &mut LockEvents, _key: LockKey) {}
     fn on_message(&mut self, _ctx: &mut Ctx<Harness>, _out: &mut LockEvents, _from: NodeId, _msg: HarnessMsg) {}
     fn on_timer(&mut self, _ctx: &mut Ctx<Harness>, _out: &mut LockEvents, _timer: TimerId, _tag: HarnessTimer) {}
-    fn on_crash(&mut self, _crash: &Crash) {}
 }
 
 struct Harness;

@@ -52,6 +52,17 @@ impl ThreeDeep {
     }
 }
 
+impl locksim_simulator::durable::Durable for ThreeDeep {
+    /// The wrapped library as its own disk rebuilds it; the wrapper's counters stay.
+    type Disk = ThreeDeep;
+    fn into_disk(self, crash: &Crash) -> ThreeDeep {
+        ThreeDeep { inner: DbClient::from_disk(self.inner.into_disk(crash)), ..self }
+    }
+    fn from_disk(disk: ThreeDeep) -> ThreeDeep {
+        disk
+    }
+}
+
 impl LockClient<Db> for ThreeDeep {
     fn on_start(&mut self, ctx: &mut Ctx<Db>, out: &mut LockEvents) {
         let mut ev = Vec::new();
@@ -84,9 +95,6 @@ impl LockClient<Db> for ThreeDeep {
         let mut ev = Vec::new();
         self.inner.on_timer(ctx, &mut ev, timer, tag);
         self.forward(ctx, out, ev);
-    }
-    fn on_crash(&mut self, crash: &Crash) {
-        self.inner.on_crash(crash);
     }
 }
 

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use locksim_campaign::seed::{verify_seed, SeedResult, VerifiedSeed};
 use locksim_simulator::batch::run_seed;
 use locksim_simulator::model::{Cluster, DynModel, Model, ParamSpec, Params, Topology};
-use locksim_simulator::process::{Crash, Ctx, NodeId, NodeKind, Process, Protocol, TimerId};
+use locksim_simulator::process::{Ctx, NodeId, NodeKind, Process, Protocol, TimerId};
 use locksim_simulator::run::RunOptions;
 use locksim_simulator::scenario::parse_str;
 use locksim_simulator::setup::WorkloadSpec;
@@ -25,6 +25,7 @@ impl Protocol for Toy {
     type Timer = ();
 }
 
+locksim_simulator::durable_whole!(Server);
 impl Process<Toy> for Server {
     fn on_start(&mut self, ctx: &mut Ctx<Toy>) {
         ctx.set_timer(5_000_000, ());
@@ -38,7 +39,6 @@ impl Process<Toy> for Server {
             None => "steady".to_string(),
         });
     }
-    fn on_crash(&mut self, _: &Crash) {}
 }
 
 struct Toy {

@@ -11,9 +11,8 @@
 //! cache), a machine crash only what was fsynced: `into_disk` is told which through
 //! [`Crash::kind`].
 //!
-//! Compatibility, while some models still reset by hand in `on_crash`: a migrated type writes
-//! [`rebuilt_on_crash!()`](crate::rebuilt_on_crash) in its `impl Process` or `impl LockClient`,
-//! which writes the `on_crash` that rebuilds it from its disk ([`rebuild`]).
+//! The engine reaches a node through [`Rebuild`], a supertrait of `Process` and `LockClient` that
+//! every `Durable + Clone` type has: a type that does not declare its disk is not a process.
 
 use crate::process::Crash;
 
@@ -32,23 +31,43 @@ pub trait Durable: Sized {
     fn from_disk(disk: Self::Disk) -> Self;
 }
 
-/// Crashes `node` in place: it becomes what [`Durable::from_disk`] builds from what
-/// [`Durable::into_disk`] kept. (The clone is the price of doing it behind `&mut`, paid once per
-/// crash, and only on the compatibility path.)
-pub fn rebuild<T: Durable + Clone>(node: &mut T, crash: &Crash) {
-    *node = T::from_disk(node.clone().into_disk(crash));
+/// A crash in place, through a `dyn Process` or `dyn LockClient`: given to every
+/// `Durable + Clone` type, never written by hand.
+pub trait Rebuild {
+    /// The node crashed: it becomes what [`Durable::from_disk`] builds from what
+    /// [`Durable::into_disk`] kept. (The clone is the price of doing it behind `&mut`; it is paid
+    /// once per crash.)
+    fn rebuild(&mut self, crash: &Crash);
 }
 
-/// Inside `impl Process<P> for T` or `impl LockClient<P> for T` of a `T: Durable + Clone`: writes
-/// the `on_crash` that rebuilds `T` from its disk (the compatibility path while the traits still
-/// have `on_crash`; see the module header).
+impl<T: Durable + Clone> Rebuild for T {
+    fn rebuild(&mut self, crash: &Crash) {
+        *self = T::from_disk(self.clone().into_disk(crash));
+    }
+}
+
+/// Declares that all of a type's state survives a crash (`Disk` is the type itself): a store that is
+/// all disk, or a test's fake with nothing to lose. `locksim_simulator::durable_whole!(Fake);`
 #[macro_export]
-macro_rules! rebuilt_on_crash {
-    () => {
-        fn on_crash(&mut self, crash: &$crate::process::Crash) {
-            $crate::durable::rebuild(self, crash)
+macro_rules! durable_whole {
+    ($t:ty) => {
+        impl $crate::durable::Durable for $t {
+            type Disk = $t;
+            fn into_disk(self, _crash: &$crate::process::Crash) -> $t {
+                self
+            }
+            fn from_disk(disk: $t) -> $t {
+                disk
+            }
         }
     };
+}
+
+/// Expands to nothing: it wrote the `on_crash` of a migrated type while `Process` and `LockClient`
+/// still had one. A line left in a model does nothing; delete it.
+#[macro_export]
+macro_rules! rebuilt_on_crash {
+    () => {};
 }
 
 #[cfg(test)]
@@ -83,10 +102,10 @@ mod tests {
     #[test]
     fn a_rebuild_keeps_the_disk_and_rebuilds_the_rest() {
         let mut toy = Toy { written: 7, cached: 9 };
-        rebuild(&mut toy, &crash(CrashKind::Process));
+        toy.rebuild(&crash(CrashKind::Process));
         assert_eq!(toy, Toy { written: 7, cached: 0 });
         let mut toy = Toy { written: 7, cached: 9 };
-        rebuild(&mut toy, &crash(CrashKind::Machine));
+        toy.rebuild(&crash(CrashKind::Machine));
         assert_eq!(toy, Toy { written: 0, cached: 0 });
     }
 }

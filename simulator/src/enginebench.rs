@@ -9,6 +9,7 @@ use rand::Rng;
 use crate::clock::NodeClock;
 use crate::directory::Directory;
 use crate::dist::Dist;
+use crate::durable::Durable;
 use crate::engine::network::{LinkParams, Network};
 use crate::engine::{Behaviour, Node, World, WorldConfig};
 use crate::process::{Crash, Ctx, NodeId, NodeKind, Process, Protocol, TimerId};
@@ -74,8 +75,14 @@ impl Process<Bench> for Server {
         }
     }
     fn on_timer(&mut self, _ctx: &mut Ctx<Bench>, _timer: TimerId, _tag: BenchTimer) {}
-    fn on_crash(&mut self, _crash: &Crash) {
-        self.holder = None;
+}
+
+impl Durable for Server {
+    /// Nothing: the holder is in memory.
+    type Disk = ();
+    fn into_disk(self, _crash: &Crash) {}
+    fn from_disk(_disk: ()) -> Server {
+        Server { holder: None }
     }
 }
 
@@ -129,7 +136,17 @@ impl Process<Bench> for Client {
             }
         }
     }
-    fn on_crash(&mut self, _crash: &Crash) {}
+}
+
+impl Durable for Client {
+    /// All of it: the benchmark's client keeps its state across a crash.
+    type Disk = Client;
+    fn into_disk(self, _crash: &Crash) -> Client {
+        self
+    }
+    fn from_disk(disk: Client) -> Client {
+        disk
+    }
 }
 
 /// What one run of the workload did.

@@ -3,8 +3,9 @@
 //! speaks its model's [`Protocol`]: it receives the model's messages and its own typed timers;
 //! the driver's timers and the resource's replies never reach it.
 
+use crate::durable::Rebuild;
 use crate::history::{FailReason, LockKey, LockMode};
-use crate::process::{Crash, Ctx, NodeId, Protocol, TimerId};
+use crate::process::{Ctx, NodeId, Protocol, TimerId};
 
 /// What the library tells the application.
 #[derive(Clone, Debug, PartialEq)]
@@ -67,7 +68,7 @@ pub type LockEvents = Vec<LockEvent>;
 ///
 /// `Debug` and [`CloneLockClient`] (given to every `Clone` library) let the engine copy and
 /// fingerprint a world, as for [`crate::process::Process`]: derive both.
-pub trait LockClient<P: Protocol>: Send + std::fmt::Debug + CloneLockClient<P> {
+pub trait LockClient<P: Protocol>: Send + std::fmt::Debug + CloneLockClient<P> + Rebuild {
     /// The client node starts (connect, open a session).
     fn on_start(&mut self, ctx: &mut Ctx<P>, out: &mut LockEvents);
     /// Acquire `key` in `mode`. Answer later with `Granted` or `Failed`. A reentrant library that
@@ -83,11 +84,8 @@ pub trait LockClient<P: Protocol>: Send + std::fmt::Debug + CloneLockClient<P> {
     fn on_message(&mut self, ctx: &mut Ctx<P>, out: &mut LockEvents, from: NodeId, msg: P::Msg);
     /// A timer the library set fired.
     fn on_timer(&mut self, ctx: &mut Ctx<P>, out: &mut LockEvents, timer: TimerId, tag: P::Timer);
-    /// The client node crashed. A library that implements [`crate::durable::Durable`] (whose disk
-    /// is its configuration: a library keeps nothing else) writes
-    /// `locksim_simulator::rebuilt_on_crash!();` here (see [`crate::process::Process::on_crash`]).
-    fn on_crash(&mut self, crash: &Crash);
-    /// The client node restarts.
+    /// The client node restarts, built from its [`crate::durable::Durable`] disk (a library's is
+    /// its configuration: it keeps nothing else; see [`crate::process::Process::on_restart`]).
     fn on_restart(&mut self, ctx: &mut Ctx<P>, out: &mut LockEvents) {
         self.on_start(ctx, out)
     }

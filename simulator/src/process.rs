@@ -17,6 +17,7 @@ use std::fmt::Debug;
 
 use crate::clock::NodeClock;
 use crate::directory::Directory;
+use crate::durable::Rebuild;
 use crate::history::HistoryEvent;
 use crate::rng::ChaCha8Rng;
 use crate::time::Nanos;
@@ -114,19 +115,16 @@ pub enum ClientState {
 /// `Debug` and [`CloneProcess`] (given to every `Clone` process) let the engine copy a world and
 /// fingerprint it (`engine::fingerprint`): the `Debug` text is the state a fingerprint hashes, so
 /// it must show every field that matters to the process's future (derive it).
-pub trait Process<P: Protocol>: Send + Debug + CloneProcess<P> {
+pub trait Process<P: Protocol>: Send + Debug + CloneProcess<P> + Rebuild {
     /// Called once at true time 0 (before any message).
     fn on_start(&mut self, ctx: &mut Ctx<P>);
     /// A message from `from` arrived.
     fn on_message(&mut self, ctx: &mut Ctx<P>, from: NodeId, msg: P::Msg);
     /// A timer this node set fired.
     fn on_timer(&mut self, ctx: &mut Ctx<P>, timer: TimerId, tag: P::Timer);
-    /// The node crashed (the engine has already discarded its timers and will drop messages that
-    /// arrive while it is down). A type that implements [`crate::durable::Durable`] writes
-    /// `locksim_simulator::rebuilt_on_crash!();` here: it is rebuilt from its disk. (A hand-written
-    /// body is the compatibility path for models not migrated yet.)
-    fn on_crash(&mut self, crash: &Crash);
-    /// The node restarts after a crash, built from what its disk kept.
+    /// The node restarts after a crash, built from what its disk kept. (A crash has no handler:
+    /// the engine discards the node's timers, drops what arrives while it is down, and rebuilds
+    /// it from its [`crate::durable::Durable`] disk through [`Rebuild`].)
     fn on_restart(&mut self, ctx: &mut Ctx<P>) {
         self.on_start(ctx)
     }

@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use rand::Rng;
 
 use crate::dist::{Dist, Sampler};
-use crate::durable::{self, Durable};
+use crate::durable::Durable;
 use crate::history::{FailReason, HistoryEvent, LockKey, LockMode};
 use crate::lockclient::{LockClient, LockEvent, LockEvents};
 use crate::process::{ClientState, Crash, Ctx, NodeId, Protocol, TimerId};
@@ -133,7 +133,7 @@ impl<P: Protocol> Durable for ClientNode<P> {
     type Disk = ClientDisk<P>;
     fn into_disk(self, crash: &Crash) -> ClientDisk<P> {
         let ClientNode { mut lib, driver, events: _, batch: _ } = self;
-        lib.on_crash(crash);
+        lib.rebuild(crash);
         let Driver { params, draws, rng, grants, completed, .. } = driver;
         ClientDisk { lib, params, draws, rng, grants, completed }
     }
@@ -529,10 +529,6 @@ impl<P: Protocol> ClientNode<P> {
             _ => {}
         }
         self.drain(ctx);
-    }
-
-    pub(crate) fn on_crash(&mut self, crash: &Crash) {
-        durable::rebuild(self, crash);
     }
 
     pub(crate) fn on_restart(&mut self, ctx: &mut Ctx<P>) {

@@ -39,6 +39,7 @@ struct Server {
     holder: Option<(NodeId, u64)>,
 }
 
+locksim_simulator::durable_whole!(Server);
 impl Process<Lease> for Server {
     fn on_start(&mut self, _: &mut Ctx<Lease>) {}
     fn on_message(&mut self, ctx: &mut Ctx<Lease>, from: NodeId, msg: Msg) {
@@ -60,7 +61,6 @@ impl Process<Lease> for Server {
         }
     }
     fn on_timer(&mut self, _: &mut Ctx<Lease>, _: TimerId, _: ()) {}
-    fn on_crash(&mut self, _: &Crash) {}
 }
 
 /// Asks until granted; believes its lease ends 100 ms after it asked (the safe side).
@@ -69,6 +69,17 @@ struct Client {
     checks: bool,
     asked_at_ns: u64,
     lease_end_ns: Option<u64>,
+}
+
+impl locksim_simulator::durable::Durable for Client {
+    /// All but the lease it believed it had.
+    type Disk = Client;
+    fn into_disk(self, _: &Crash) -> Client {
+        Client { lease_end_ns: None, ..self }
+    }
+    fn from_disk(disk: Client) -> Client {
+        disk
+    }
 }
 
 impl LockClient<Lease> for Client {
@@ -102,9 +113,6 @@ impl LockClient<Lease> for Client {
         self.asked_at_ns = ctx.now_mono_ns();
         let server = ctx.node_named("server-0").expect("server");
         ctx.send(server, Msg::Acquire);
-    }
-    fn on_crash(&mut self, _: &Crash) {
-        self.lease_end_ns = None;
     }
     fn check_before_write(&mut self, ctx: &mut Ctx<Lease>, _: &mut LockEvents, _: LockKey) -> bool {
         !self.checks || self.lease_end_ns.is_some_and(|end| ctx.now_mono_ns() < end)

@@ -46,6 +46,23 @@ impl Protocol for Probes {
     type Timer = u64;
 }
 
+impl locksim_simulator::durable::Durable for Probe {
+    /// All but its start-up plan; it counts its crashes and notes the last one's kind.
+    type Disk = Probe;
+    fn into_disk(self, crash: &Crash) -> Probe {
+        Probe {
+            last_crash: Some(crash.kind),
+            crashed: self.crashed + 1,
+            timers_ms: Vec::new(),
+            sends: Vec::new(),
+            ..self
+        }
+    }
+    fn from_disk(disk: Probe) -> Probe {
+        disk
+    }
+}
+
 impl Process<Probes> for Probe {
     fn on_start(&mut self, ctx: &mut Ctx<Probes>) {
         for t in self.timers_ms.clone() {
@@ -74,12 +91,6 @@ impl Process<Probes> for Probe {
     fn on_reset(&mut self, ctx: &mut Ctx<Probes>, peer: NodeId) {
         let name = ctx.name_of(peer).to_string();
         ctx.note(|| format!("reset by {name}"));
-    }
-    fn on_crash(&mut self, crash: &Crash) {
-        self.last_crash = Some(crash.kind);
-        self.crashed += 1;
-        self.timers_ms.clear();
-        self.sends.clear();
     }
     fn on_restart(&mut self, ctx: &mut Ctx<Probes>) {
         self.restarts += 1;

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use locksim_simulator::engine::World;
 use locksim_simulator::outcome::{Halt, STUCK_EVENTS};
-use locksim_simulator::process::{Crash, Ctx, Process, Protocol, TimerId};
+use locksim_simulator::process::{Ctx, Process, Protocol, TimerId};
 
 const MS: u64 = 1_000_000;
 
@@ -28,12 +28,12 @@ impl Protocol for Ticks {
     type Timer = ();
 }
 
+locksim_simulator::durable_whole!(Ticker);
 impl Process<Ticks> for Ticker {
     fn on_start(&mut self, ctx: &mut Ctx<Ticks>) {
         ctx.set_timer(self.first_ms * MS, ());
     }
     fn on_message(&mut self, _ctx: &mut Ctx<Ticks>, _from: usize, _msg: ()) {}
-    fn on_crash(&mut self, _crash: &Crash) {}
     fn on_timer(&mut self, ctx: &mut Ctx<Ticks>, _timer: TimerId, _tag: ()) {
         ctx.note(|| "tick".to_string());
         ctx.set_timer(self.every_ms * MS, ());

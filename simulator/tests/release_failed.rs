@@ -13,7 +13,7 @@ use locksim_simulator::checker::Timeline;
 use locksim_simulator::history::{FailReason, HistoryEvent, LockKey, LockMode};
 use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
 use locksim_simulator::model::DynModel;
-use locksim_simulator::process::{Crash, Ctx, NodeId, Protocol, TimerId};
+use locksim_simulator::process::{Ctx, NodeId, Protocol, TimerId};
 use locksim_simulator::time::NS_PER_MS;
 
 /// How long the fake release call takes to fail.
@@ -30,6 +30,7 @@ impl Protocol for Leaky {
 #[derive(Clone, Debug)]
 struct LeakyClient;
 
+locksim_simulator::durable_whole!(LeakyClient);
 impl LockClient<Leaky> for LeakyClient {
     fn on_start(&mut self, _: &mut Ctx<Leaky>, _: &mut LockEvents) {}
     fn acquire(&mut self, _: &mut Ctx<Leaky>, out: &mut LockEvents, key: LockKey, _: LockMode) {
@@ -43,7 +44,6 @@ impl LockClient<Leaky> for LeakyClient {
     fn on_timer(&mut self, _: &mut Ctx<Leaky>, out: &mut LockEvents, _: TimerId, key: LockKey) {
         out.push(LockEvent::ReleaseFailed { key, reason: FailReason::Timeout });
     }
-    fn on_crash(&mut self, _: &Crash) {}
 }
 
 /// The leaky library as a model: no server.

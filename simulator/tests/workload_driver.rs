@@ -26,6 +26,7 @@ struct InstantClient {
     next_token: u64,
 }
 
+locksim_simulator::durable_whole!(InstantClient);
 impl LockClient<Instant> for InstantClient {
     fn on_start(&mut self, _: &mut Ctx<Instant>, _: &mut LockEvents) {}
     fn acquire(&mut self, _: &mut Ctx<Instant>, out: &mut LockEvents, key: LockKey, _: LockMode) {
@@ -38,7 +39,6 @@ impl LockClient<Instant> for InstantClient {
     fn cancel(&mut self, _: &mut Ctx<Instant>, _: &mut LockEvents, _: LockKey) {}
     fn on_message(&mut self, _: &mut Ctx<Instant>, _: &mut LockEvents, _: NodeId, _: ()) {}
     fn on_timer(&mut self, _: &mut Ctx<Instant>, _: &mut LockEvents, _: TimerId, _: ()) {}
-    fn on_crash(&mut self, _: &Crash) {}
 }
 
 /// Grants and releases at once.
@@ -116,6 +116,7 @@ struct StrayClient {
     next_token: u64,
 }
 
+locksim_simulator::durable_whole!(StrayClient);
 impl LockClient<Instant> for StrayClient {
     fn on_start(&mut self, _: &mut Ctx<Instant>, _: &mut LockEvents) {}
     fn acquire(&mut self, _: &mut Ctx<Instant>, out: &mut LockEvents, key: LockKey, _: LockMode) {
@@ -142,7 +143,6 @@ impl LockClient<Instant> for StrayClient {
     fn cancel(&mut self, _: &mut Ctx<Instant>, _: &mut LockEvents, _: LockKey) {}
     fn on_message(&mut self, _: &mut Ctx<Instant>, _: &mut LockEvents, _: NodeId, _: ()) {}
     fn on_timer(&mut self, _: &mut Ctx<Instant>, _: &mut LockEvents, _: TimerId, _: ()) {}
-    fn on_crash(&mut self, _: &Crash) {}
 }
 
 fn stray(stray: Stray) -> Box<dyn LockClient<Instant>> {
@@ -223,6 +223,17 @@ struct Scripted {
     next_token: u64,
 }
 
+impl locksim_simulator::durable::Durable for Scripted {
+    /// All but what it held, which is gone with the process.
+    type Disk = Scripted;
+    fn into_disk(self, _: &Crash) -> Scripted {
+        Scripted { holds: 0, ..self }
+    }
+    fn from_disk(disk: Scripted) -> Scripted {
+        disk
+    }
+}
+
 impl LockClient<Instant> for Scripted {
     fn on_start(&mut self, _: &mut Ctx<Instant>, _: &mut LockEvents) {}
     fn acquire(&mut self, ctx: &mut Ctx<Instant>, out: &mut LockEvents, key: LockKey, _: LockMode) {
@@ -257,10 +268,6 @@ impl LockClient<Instant> for Scripted {
     fn cancel(&mut self, _: &mut Ctx<Instant>, _: &mut LockEvents, _: LockKey) {}
     fn on_message(&mut self, _: &mut Ctx<Instant>, _: &mut LockEvents, _: NodeId, _: ()) {}
     fn on_timer(&mut self, _: &mut Ctx<Instant>, _: &mut LockEvents, _: TimerId, _: ()) {}
-    fn on_crash(&mut self, _: &Crash) {
-        // What it held is gone with the process.
-        self.holds = 0;
-    }
     fn reentrant(&self) -> bool {
         self.script.reentrant
     }
@@ -483,6 +490,7 @@ static NEXT_TOKEN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::
 #[derive(Clone, Debug)]
 struct SharedTokenClient;
 
+locksim_simulator::durable_whole!(SharedTokenClient);
 impl LockClient<Instant> for SharedTokenClient {
     fn on_start(&mut self, _: &mut Ctx<Instant>, _: &mut LockEvents) {}
     fn acquire(&mut self, _: &mut Ctx<Instant>, out: &mut LockEvents, key: LockKey, _: LockMode) {
@@ -495,7 +503,6 @@ impl LockClient<Instant> for SharedTokenClient {
     fn cancel(&mut self, _: &mut Ctx<Instant>, _: &mut LockEvents, _: LockKey) {}
     fn on_message(&mut self, _: &mut Ctx<Instant>, _: &mut LockEvents, _: NodeId, _: ()) {}
     fn on_timer(&mut self, _: &mut Ctx<Instant>, _: &mut LockEvents, _: TimerId, _: ()) {}
-    fn on_crash(&mut self, _: &Crash) {}
 }
 
 /// Grants everyone at once, with tokens from one counter.
@@ -580,6 +587,7 @@ struct TimedClient {
     next_token: u64,
 }
 
+locksim_simulator::durable_whole!(TimedClient);
 impl LockClient<Clocked> for TimedClient {
     fn on_start(&mut self, _: &mut Ctx<Clocked>, _: &mut LockEvents) {}
     fn acquire(&mut self, ctx: &mut Ctx<Clocked>, out: &mut LockEvents, key: LockKey, _: LockMode) {
@@ -624,7 +632,6 @@ impl LockClient<Clocked> for TimedClient {
             Later::Released(key) => out.push(LockEvent::Released { key }),
         }
     }
-    fn on_crash(&mut self, _: &Crash) {}
     fn reentrant(&self) -> bool {
         !matches!(self.plan, Plan::StrayGrantInRelease)
     }
@@ -752,17 +759,18 @@ fn a_crash_clears_the_library_state() {
 #[derive(Clone, Debug)]
 struct IdleServer;
 
+locksim_simulator::durable_whole!(IdleServer);
 impl Process<Instant> for IdleServer {
     fn on_start(&mut self, _: &mut Ctx<Instant>) {}
     fn on_message(&mut self, _: &mut Ctx<Instant>, _: NodeId, _: ()) {}
     fn on_timer(&mut self, _: &mut Ctx<Instant>, _: TimerId, _: ()) {}
-    fn on_crash(&mut self, _: &Crash) {}
 }
 
 /// Connects to `server-0` at start (one message) and notes every reset it is told of.
 #[derive(Clone, Debug)]
 struct ResetWatcher;
 
+locksim_simulator::durable_whole!(ResetWatcher);
 impl LockClient<Instant> for ResetWatcher {
     fn on_start(&mut self, ctx: &mut Ctx<Instant>, _: &mut LockEvents) {
         let server = ctx.node_named("server-0").expect("server-0");
@@ -775,7 +783,6 @@ impl LockClient<Instant> for ResetWatcher {
     fn cancel(&mut self, _: &mut Ctx<Instant>, _: &mut LockEvents, _: LockKey) {}
     fn on_message(&mut self, _: &mut Ctx<Instant>, _: &mut LockEvents, _: NodeId, _: ()) {}
     fn on_timer(&mut self, _: &mut Ctx<Instant>, _: &mut LockEvents, _: TimerId, _: ()) {}
-    fn on_crash(&mut self, _: &Crash) {}
     fn on_reset(&mut self, ctx: &mut Ctx<Instant>, _: &mut LockEvents, peer: NodeId) {
         let name = ctx.name_of(peer).to_string();
         ctx.note(|| format!("library told: reset by {name}"));

@@ -6,7 +6,7 @@
 use crate::common;
 
 use locksim_simulator::engine::World;
-use locksim_simulator::process::{Crash, Ctx, Process, Protocol, TimerId};
+use locksim_simulator::process::{Ctx, Process, Protocol, TimerId};
 
 const MS: u64 = 1_000_000;
 
@@ -33,6 +33,7 @@ struct Ticker {
     next: Option<TimerId>,
 }
 
+locksim_simulator::durable_whole!(Ticker);
 impl Process<Ticks> for Ticker {
     fn on_start(&mut self, ctx: &mut Ctx<Ticks>) {
         if std::mem::take(&mut self.scratch) {
@@ -45,7 +46,6 @@ impl Process<Ticks> for Ticker {
     fn on_message(&mut self, _ctx: &mut Ctx<Ticks>, _from: usize, msg: u64) {
         self.received += msg;
     }
-    fn on_crash(&mut self, _crash: &Crash) {}
     fn on_timer(&mut self, ctx: &mut Ctx<Ticks>, _timer: TimerId, _tag: ()) {
         self.ticks += 1;
         ctx.note(|| format!("tick {}", self.ticks));
@@ -130,7 +130,7 @@ mod symmetry {
     use locksim_simulator::engine::{Behaviour, Node, World, WorldConfig};
     use locksim_simulator::fingerprint::{Fingerprint, Renaming, StableHasher};
     use locksim_simulator::fingerprint_struct;
-    use locksim_simulator::process::{Crash, Ctx, NodeId, NodeKind, Process, Protocol, TimerId};
+    use locksim_simulator::process::{Ctx, NodeId, NodeKind, Process, Protocol, TimerId};
     use locksim_simulator::rng::stream;
 
     use super::MS;
@@ -170,6 +170,7 @@ mod symmetry {
         waiters: VecDeque<NodeId>,
     }
 
+    locksim_simulator::durable_whole!(Server);
     impl Fingerprint for Server {
         fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
             let Server { holder, waiters } = self;
@@ -189,7 +190,6 @@ mod symmetry {
             }
         }
         fn on_timer(&mut self, _: &mut Ctx<Queue>, _: TimerId, _: ()) {}
-        fn on_crash(&mut self, _: &Crash) {}
         fn as_fingerprint(&self) -> Option<&dyn Fingerprint> {
             Some(self)
         }
@@ -208,6 +208,7 @@ mod symmetry {
 
     fingerprint_struct!(Client { ask_ms, held, waiting, count, timer });
 
+    locksim_simulator::durable_whole!(Client);
     impl Process<Queue> for Client {
         fn on_start(&mut self, ctx: &mut Ctx<Queue>) {
             if let Some(at) = self.ask_ms.take() {
@@ -223,7 +224,6 @@ mod symmetry {
             self.waiting = true;
             ctx.send(0, Msg::Acquire);
         }
-        fn on_crash(&mut self, _: &Crash) {}
         fn as_fingerprint(&self) -> Option<&dyn Fingerprint> {
             Some(self)
         }

@@ -460,6 +460,4 @@ impl LockClient<Consul> for ConsulClient {
             }
         }
     }
-
-    locksim_simulator::rebuilt_on_crash!();
 }

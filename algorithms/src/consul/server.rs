@@ -463,8 +463,6 @@ impl Process<Consul> for ConsulServer {
         self.settle(ctx);
     }
 
-    locksim_simulator::rebuilt_on_crash!();
-
     fn leadership(&self) -> Option<u64> {
         self.replica.leadership()
     }

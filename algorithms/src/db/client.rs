@@ -712,8 +712,6 @@ impl LockClient<Db> for DbClient {
         self.pump(ctx);
     }
 
-    locksim_simulator::rebuilt_on_crash!();
-
     fn reentrant(&self) -> bool {
         // ShedLock re-enters only within one thread (`alreadyLockedBy`), which a scheduled job
         // never asks for: not modelled.

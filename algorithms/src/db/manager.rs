@@ -171,6 +171,4 @@ impl Process<Db> for FailoverManager {
             _ => {}
         }
     }
-
-    locksim_simulator::rebuilt_on_crash!();
 }

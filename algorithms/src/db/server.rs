@@ -783,8 +783,6 @@ impl Process<Db> for DbServer {
         }
     }
 
-    locksim_simulator::rebuilt_on_crash!();
-
     fn leadership(&self) -> Option<u64> {
         (self.role == Role::Primary).then_some(self.epoch)
     }

@@ -369,6 +369,4 @@ impl LockClient<Dynamo> for DynamoClient {
             _ => false,
         }
     }
-
-    locksim_simulator::rebuilt_on_crash!();
 }

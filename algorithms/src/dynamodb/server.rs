@@ -99,8 +99,6 @@ impl Process<Dynamo> for DynamoTable {
 
     fn on_timer(&mut self, _ctx: &mut Ctx<Dynamo>, _timer: TimerId, _tag: DynamoTimer) {}
 
-    locksim_simulator::rebuilt_on_crash!();
-
     fn leadership(&self) -> Option<u64> {
         Some(1)
     }

@@ -1047,8 +1047,6 @@ impl LockClient<Etcd> for EtcdClient {
         }
     }
 
-    locksim_simulator::rebuilt_on_crash!();
-
     /// waitDeletes watching its predecessor's key, no call of the Lock out: what clientv3 3.4
     /// returns from without looking at its own key (issue #11456) when that watch fires.
     fn blocked_on_service(&self) -> bool {

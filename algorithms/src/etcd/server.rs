@@ -664,8 +664,6 @@ impl Process<Etcd> for EtcdServer {
         }
     }
 
-    locksim_simulator::rebuilt_on_crash!();
-
     fn leadership(&self) -> Option<u64> {
         self.replica.leadership()
     }

@@ -379,8 +379,6 @@ impl LockClient<Hazelcast> for HazelcastClient {
         }
     }
 
-    locksim_simulator::rebuilt_on_crash!();
-
     fn reentrant(&self) -> bool {
         true
     }

@@ -214,8 +214,6 @@ impl Process<Hazelcast> for HazelcastServer {
         self.settle(ctx);
     }
 
-    locksim_simulator::rebuilt_on_crash!();
-
     fn leadership(&self) -> Option<u64> {
         self.replica.leadership()
     }

@@ -690,6 +690,4 @@ impl LockClient<Kubernetes> for KubernetesClient {
             self.call_done(ctx, out, key, pending.call, None);
         }
     }
-
-    locksim_simulator::rebuilt_on_crash!();
 }

@@ -173,8 +173,6 @@ impl Process<Kubernetes> for ApiServer {
         }
     }
 
-    locksim_simulator::rebuilt_on_crash!();
-
     /// The store's server is the one every write goes through: it leads (for the `leader`
     /// selector) for the whole run; the store never moves.
     fn leadership(&self) -> Option<u64> {

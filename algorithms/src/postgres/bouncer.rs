@@ -293,6 +293,4 @@ impl Process<Postgres> for Bouncer {
             self.client_gone(ctx, cconn);
         }
     }
-
-    locksim_simulator::rebuilt_on_crash!();
 }

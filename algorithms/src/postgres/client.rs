@@ -395,6 +395,4 @@ impl LockClient<Postgres> for PgClient {
             self.pump(ctx);
         }
     }
-
-    locksim_simulator::rebuilt_on_crash!();
 }

@@ -498,8 +498,6 @@ impl Process<Postgres> for PgServer {
         }
     }
 
-    locksim_simulator::rebuilt_on_crash!();
-
     fn leadership(&self) -> Option<u64> {
         self.serving().then_some(self.timeline)
     }

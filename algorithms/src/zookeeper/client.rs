@@ -908,8 +908,6 @@ impl LockClient<ZooKeeper> for ZkClient {
         }
     }
 
-    locksim_simulator::rebuilt_on_crash!();
-
     /// Did the application see a state its policy honours (SUSPENDED under `suspended`, LOST
     /// under either) since the grant? Then it does not write.
     /// Under `StateDelivery::Threads` the application's thread does not run the connection's
@@ -932,9 +930,9 @@ impl LockClient<ZooKeeper> for ZkClient {
 
     fn reentrant(&self) -> bool {
         self.cfg.recipe != Recipe::Naive && self.cfg.reentrant
+    }
 
     fn as_fingerprint(&self) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
         Some(self)
-    }
     }
 }

@@ -744,8 +744,6 @@ impl Process<ZooKeeper> for ZkServer {
         }
     }
 
-    locksim_simulator::rebuilt_on_crash!();
-
     fn on_reset(&mut self, ctx: &mut Ctx<ZooKeeper>, peer: NodeId) {
         if self.v.peers.contains(&peer) {
             // The leader's process died (or it restarted and refused our old connection): a
@@ -770,9 +768,9 @@ impl Process<ZooKeeper> for ZkServer {
 
     fn leadership(&self) -> Option<u64> {
         self.replica.leadership()
+    }
 
     fn as_fingerprint(&self) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
         Some(self)
-    }
     }
 }

@@ -89,6 +89,18 @@ impl Scripted {
     }
 }
 
+impl locksim_simulator::durable::Durable for Scripted {
+    /// The library as its own disk rebuilds it; the script stays.
+    type Disk = Scripted;
+    fn into_disk(mut self, crash: &Crash) -> Scripted {
+        self.lib.rebuild(crash);
+        self
+    }
+    fn from_disk(disk: Scripted) -> Scripted {
+        disk
+    }
+}
+
 impl Process<Redis> for Scripted {
     fn on_start(&mut self, ctx: &mut Ctx<Redis>) {
         self.lib.on_start(ctx, &mut self.events);
@@ -111,9 +123,6 @@ impl Process<Redis> for Scripted {
         }
         self.drain(ctx);
     }
-    fn on_crash(&mut self, crash: &Crash) {
-        self.lib.on_crash(crash);
-    }
     fn on_reset(&mut self, ctx: &mut Ctx<Redis>, peer: NodeId) {
         self.lib.on_reset(ctx, &mut self.events, peer);
         self.drain(ctx);
@@ -123,11 +132,11 @@ impl Process<Redis> for Scripted {
 /// A node that ignores everything (the resource, unused by scripted clients).
 #[derive(Clone, Debug)]
 struct Nothing;
+locksim_simulator::durable_whole!(Nothing);
 impl Process<Redis> for Nothing {
     fn on_start(&mut self, _ctx: &mut Ctx<Redis>) {}
     fn on_message(&mut self, _ctx: &mut Ctx<Redis>, _from: NodeId, _msg: RedisMsg) {}
     fn on_timer(&mut self, _ctx: &mut Ctx<Redis>, _timer: TimerId, _tag: RedisTimer) {}
-    fn on_crash(&mut self, _crash: &Crash) {}
 }
 
 /// A fault at a fixed time on one named node.

@@ -101,6 +101,4 @@ impl LockClient<Single> for Client {
             self.attempt(ctx, key);
         }
     }
-
-    locksim_simulator::rebuilt_on_crash!();
 }

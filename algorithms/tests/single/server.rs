@@ -70,6 +70,4 @@ impl Process<Single> for Server {
     }
 
     fn on_timer(&mut self, _ctx: &mut Ctx<Single>, _timer: TimerId, _tag: SingleTimer) {}
-
-    locksim_simulator::rebuilt_on_crash!();
 }

@@ -35,6 +35,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::clock::NodeClock;
 use crate::directory::Directory;
+use crate::durable::Rebuild;
 use crate::history::{ClockSegment, FaultWindow, Folded, HistoryEvent, LeaderChange, Stamped};
 use crate::outcome::{Halt, Stuck, STUCK_EVENTS};
 use crate::process::{ClientState, Crash, CrashKind, Ctx, NodeId, Process, Protocol, TimerId};
@@ -138,8 +139,8 @@ impl<P: Protocol> Behaviour<P> {
     }
     fn on_crash(&mut self, crash: &Crash) {
         match self {
-            Behaviour::Service(p) => p.on_crash(crash),
-            Behaviour::Client(c) => c.on_crash(crash),
+            Behaviour::Service(p) => p.rebuild(crash),
+            Behaviour::Client(c) => c.rebuild(crash),
             // The resource stands for a durable store: a crash keeps its counters.
             Behaviour::Resource(_) => {}
         }

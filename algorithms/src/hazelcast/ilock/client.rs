@@ -112,8 +112,6 @@ impl LockClient<Hazelcast> for IlockClient {
 
     fn on_timer(&mut self, _ctx: &mut Ctx<Hazelcast>, _out: &mut LockEvents, _timer: TimerId, _tag: HazelcastTimer) {}
 
-    locksim_simulator::rebuilt_on_crash!();
-
     fn reentrant(&self) -> bool {
         true
     }

@@ -252,6 +252,4 @@ impl Process<Hazelcast> for IlockMember {
             _ => {}
         }
     }
-
-    locksim_simulator::rebuilt_on_crash!();
 }
