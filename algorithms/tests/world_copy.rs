@@ -132,13 +132,16 @@ const SYMMETRIC: &str = r#"
 name = "symmetry"
 duration_ms = 3_000
 seeds = 1
-algorithms = ["etcd", "zookeeper", "redis"]
+algorithms = ["etcd", "zookeeper", "redis", "redlock"]
 
 [models.etcd]
 servers = 1
 
 [models.zookeeper]
 servers = 1
+
+[models.redlock]
+masters = 1
 
 [network]
 latency_ms = 1

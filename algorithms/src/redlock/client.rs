@@ -82,6 +82,8 @@ use super::protocol::{ClientTimer, Command, RedlockMsg, RedlockTimer, Request};
 use super::Redlock;
 use crate::smallmap::SmallMap;
 
+mod fingerprint;
+
 /// How a round visits the masters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RequestMode {
@@ -815,6 +817,10 @@ impl LockClient<Redlock> for RedlockClient {
 
     fn reentrant(&self) -> bool {
         false
+    }
+
+    fn as_fingerprint(&self) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(self)
     }
 }
 

@@ -28,6 +28,7 @@
 //!   AOF (`everysec`, `always`) from the page cache; a lost machine keeps what was fsynced.
 
 pub mod client;
+mod fingerprint;
 pub mod library;
 pub mod protocol;
 pub mod server;

@@ -175,4 +175,10 @@ locksim_simulator::wrapper_enum! {
 impl Protocol for Redlock {
     type Msg = RedlockMsg;
     type Timer = RedlockTimer;
+    fn msg_fingerprint(msg: &RedlockMsg) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(msg)
+    }
+    fn timer_fingerprint(timer: &RedlockTimer) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(timer)
+    }
 }

@@ -33,6 +33,8 @@ use crate::redis::command_loop::CommandLoop;
 use crate::redis::persistence::{Dataset, Disk, Persistence, SaveState, FSYNC_EVERY_NS};
 use crate::smallmap::SmallMap;
 
+mod fingerprint;
+
 /// A master's configuration: the parts of the model's parameters a master uses.
 #[derive(Clone, Debug)]
 pub struct MasterConfig {
@@ -280,6 +282,10 @@ impl Process<Redlock> for RedisMaster {
         let (kept, silent_ms) = (self.v.store.len(), until.saturating_sub(now) / 1_000_000);
         ctx.note(|| format!("restarted with {kept} keys; silent for {silent_ms} ms"));
         self.arm_fsync(ctx, FSYNC_EVERY_NS);
+    }
+
+    fn as_fingerprint(&self) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(self)
     }
 }
 
