@@ -282,9 +282,9 @@ impl CrashedFollower {
     fn of(out: &SeedOutcome, mode: &str, down_for_ms: f64, seed: u64) -> CrashedFollower {
         let (down_ms, crash) = faults(out)
             .into_iter()
-            .filter(|(_, f)| f.phase == FaultPhase::Starts)
-            .filter(|(_, f)| matches!(f.kind, FaultKind::Crash { mode: m } if m.name() == mode))
-            .next_back()
+            .rfind(|(_, f)| {
+                f.phase == FaultPhase::Starts && matches!(f.kind, FaultKind::Crash { mode: m } if m.name() == mode)
+            })
             .expect("the crash");
         let victim = crash.targets[0].clone();
         let (_, leader) = last_leader(out);
