@@ -9,53 +9,45 @@ use locksim_campaign::shrink::{shrink, NotShrunk, Request, Shrunk};
 use locksim_campaign::thread_pool;
 use locksim_simulator::scenario::parse_str;
 
-/// A Redis lock whose holder is paused past its TTL: the second client's grant overlaps it
-/// whatever the library, so the default preset (redis-py-8) would fail too, and a shrink that
-/// may reset `client` does (the steps said `variants.0.client back to its default`).
-const PAUSED_REDIS_PY_5: &str = r#"name = "paused-redis-py-5"
-duration_ms = 20000
+/// A scenario of one Redis row, `broken`, with `keys`, its holder paused from the start for
+/// `pause_ms`, seeds 0 to 3.
+fn paused_holder(name: &str, duration_ms: u32, keys: &str, workload: &str, pause_ms: u32) -> String {
+    format!(
+        r#"name = "{name}"
+duration_ms = {duration_ms}
 seeds = 4
 
 [[variants]]
 name = "broken"
 model = "redis"
-client = "redis-py-5"
-ttl_ms = 3000
+{keys}
 
 [workload]
-clients = 3
-hold_ms = { uniform = [5, 50] }
+{workload}
 
 [[faults]]
 kind = "pause"
 target = "holder"
 at_ms = 0
-duration_ms = 8000
-"#;
+duration_ms = {pause_ms}
+"#
+    )
+}
+
+/// A Redis lock whose holder is paused past its TTL: the second client's grant overlaps it
+/// whatever the library, so the default preset (redis-py-8) would fail too, and a shrink that
+/// may reset `client` does (the steps said `variants.0.client back to its default`).
+fn paused_redis_py_5() -> String {
+    let workload = "clients = 3\nhold_ms = { uniform = [5, 50] }";
+    paused_holder("paused-redis-py-5", 20000, "client = \"redis-py-5\"\nttl_ms = 3000", workload, 8000)
+}
 
 /// The same pause against Redisson's watchdog, chosen by `watchdog = true` alone: the model names
 /// that row's library the newest Redisson preset; without the key it would be redis-py-8 with a
 /// 10 s timeout, which overlaps under the pause as well.
-const PAUSED_REDISSON: &str = r#"name = "paused-redisson"
-duration_ms = 60000
-seeds = 4
-
-[[variants]]
-name = "broken"
-model = "redis"
-watchdog = true
-ttl_ms = 10000
-
-[workload]
-clients = 2
-hold_ms = 20
-
-[[faults]]
-kind = "pause"
-target = "holder"
-at_ms = 0
-duration_ms = 45000
-"#;
+fn paused_redisson() -> String {
+    paused_holder("paused-redisson", 60000, "watchdog = true\nttl_ms = 10000", "clients = 2\nhold_ms = 20", 45000)
+}
 
 /// redis-py 2.10's SETNX then PEXPIRE, client-0 killed between the two (its SETNX answer is on
 /// its way when it dies): the key has no TTL and nobody is granted the lock again. No violation
@@ -123,7 +115,7 @@ fn library(text: &str) -> Option<String> {
 
 #[test]
 fn a_shrink_keeps_client_even_where_the_default_library_fails_too() {
-    let shrunk = run(PAUSED_REDIS_PY_5, Some("overlap")).expect("it shrinks");
+    let shrunk = run(&paused_redis_py_5(), Some("overlap")).expect("it shrinks");
     assert!(shrunk.text.contains("client = \"redis-py-5\""), "{}", shrunk.text);
     assert_eq!(library(&shrunk.text).as_deref(), Some("redis-py-5"));
     assert!(!shrunk.steps.iter().any(|s| s.contains(".client ")), "{:?}", shrunk.steps);
@@ -133,8 +125,8 @@ fn a_shrink_keeps_client_even_where_the_default_library_fails_too() {
 
 #[test]
 fn a_shrink_keeps_a_key_whose_removal_would_swap_the_library() {
-    let shrunk = run(PAUSED_REDISSON, Some("overlap")).expect("it shrinks");
-    let redisson = library(PAUSED_REDISSON).expect("a library");
+    let shrunk = run(&paused_redisson(), Some("overlap")).expect("it shrinks");
+    let redisson = library(&paused_redisson()).expect("a library");
     assert!(redisson.starts_with("redisson-"), "{redisson}");
     assert_eq!(library(&shrunk.text), Some(redisson), "{}", shrunk.text);
     assert!(shrunk.text.contains("watchdog = true"), "{}", shrunk.text);
@@ -181,7 +173,7 @@ fn an_expect_target_is_the_rows_own_line_or_one_written_out() {
 
 #[test]
 fn a_key_marked_keep_is_neither_changed_nor_removed_with_its_table() {
-    let marked = PAUSED_REDIS_PY_5
+    let marked = paused_redis_py_5()
         .replace("hold_ms = { uniform = [5, 50] }", "hold_ms = { uniform = [5, 50] }   # (shrink: keep)")
         .replace("[workload]", "[network]\nlatency_ms = 2   # (shrink: keep)\n\n[workload]");
     let shrunk = run(&marked, Some("overlap")).expect("it shrinks");
@@ -190,7 +182,7 @@ fn a_key_marked_keep_is_neither_changed_nor_removed_with_its_table() {
     assert!(!shrunk.steps.iter().any(|s| s.contains("hold_ms") || s.contains("network")), "{:?}", shrunk.steps);
     // Unmarked, both go (the distribution to a constant, [network] removed).
     let plain =
-        run(&PAUSED_REDIS_PY_5.replace("[workload]", "[network]\nlatency_ms = 2\n\n[workload]"), Some("overlap"))
+        run(&paused_redis_py_5().replace("[workload]", "[network]\nlatency_ms = 2\n\n[workload]"), Some("overlap"))
             .expect("it shrinks");
     assert!(plain.steps.iter().any(|s| s.contains("hold_ms")), "{:?}", plain.steps);
     assert!(plain.steps.iter().any(|s| s.contains("network")), "{:?}", plain.steps);
