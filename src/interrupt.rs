@@ -31,8 +31,3 @@ pub fn stop_flag() -> &'static AtomicBool {
     });
     &STOP
 }
-
-/// Whether a Ctrl-C asked the run to stop.
-pub fn interrupted() -> bool {
-    STOP.load(Ordering::SeqCst)
-}

@@ -3,12 +3,12 @@
 //!
 //! - [`exit`]: the exit codes, from a command's class or error
 //! - [`interrupt`]: Ctrl-C or SIGTERM stops a run within a second, the seeds in progress discarded
-//! - [`runner`]: the worker pool and stdout for `sim compare`'s live loop, still here
+//! - [`runner`]: the one path to stdout, for `sim completions` and `sim man`
 //! - [`commands`]: one module per subcommand: its clap arguments and one call
 //!
 //! Each command's work (its checks, runs, files and printed text) is
-//! [`locksim_campaign::command`]'s, `sim live`'s is `locksim_live::command`'s; docs/architecture.md
-//! draws the crates.
+//! [`locksim_campaign::command`]'s, `sim live`'s and `sim compare`'s are `locksim_live::command`'s
+//! and `locksim_live::compare`'s; docs/architecture.md draws the crates.
 
 #![deny(clippy::print_stdout)]
 
@@ -19,14 +19,6 @@ mod commands;
 mod exit;
 mod interrupt;
 mod runner;
-
-/// The seed options, output checks and stdout, where the commands still name them here.
-mod seeds {
-    pub use locksim_campaign::seed_range::*;
-}
-mod out_dir {
-    pub use locksim_campaign::out_dir::prepare_locked;
-}
 
 use clap::{CommandFactory, Parser, Subcommand};
 

@@ -20,6 +20,8 @@
 //! - [`run`]: one live run of one row: start, inject faults, stop, collect, check
 //! - [`command`]: `sim live`'s work: the rows checked, every row × seed run live, folded into
 //!   the reports' totals, judged, printed and written
+//! - [`compare`]: `sim compare`'s work: this machine measured, each row simulated on its figures
+//!   and run live (and with `--reference` its real library live), side by side, judged
 
 pub mod adapters;
 pub mod backend;
@@ -28,6 +30,7 @@ pub mod calibrate;
 pub mod client;
 pub mod clock;
 pub mod command;
+pub mod compare;
 pub mod plan;
 pub mod probe;
 pub mod reference;
