@@ -14,7 +14,55 @@
 //! The engine reaches a node through [`Rebuild`], a supertrait of `Process` and `LockClient` that
 //! every `Durable + Clone` type has: a type that does not declare its disk is not a process.
 
-use crate::process::Crash;
+use crate::time::Nanos;
+
+/// How a node went down (`[[faults]] kind = "crash"`, `mode = "process" | "machine"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum CrashKind {
+    /// The process was killed (`kill -9`, an OOM kill, a crash): the OS closes its connections,
+    /// so every peer with a connection to it gets a reset at once (`Process::on_reset`), and
+    /// a message sent to it while it is down is refused the same way. What it had written to
+    /// the OS (an AOF in the page cache) survives.
+    #[default]
+    Process,
+    /// The host lost power or dropped off the network: nothing is closed and nobody is told;
+    /// peers learn only through their own timeouts. Only what was fsynced survives. After the
+    /// restart, a message on a connection opened before the crash is refused with a reset.
+    Machine,
+}
+
+impl CrashKind {
+    /// Every mode, as the scenario format names them.
+    pub const NAMES: &'static [&'static str] = &["process", "machine"];
+
+    /// Its name in the scenario format.
+    pub fn name(self) -> &'static str {
+        match self {
+            CrashKind::Process => "process",
+            CrashKind::Machine => "machine",
+        }
+    }
+
+    /// The mode with this name.
+    pub fn parse(name: &str) -> Option<CrashKind> {
+        match name {
+            "process" => Some(CrashKind::Process),
+            "machine" => Some(CrashKind::Machine),
+            _ => None,
+        }
+    }
+}
+
+/// What a crash handler is told: the kind of crash and the node's clock readings at that moment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Crash {
+    /// How the node went down (the `crash` fault's `mode`).
+    pub kind: CrashKind,
+    /// The node's monotonic clock when it went down.
+    pub mono_ns: Nanos,
+    /// The node's wall clock when it went down.
+    pub wall_ns: i64,
+}
 
 /// A process (or client library) whose crash keeps only its declared durable part.
 ///
@@ -53,7 +101,7 @@ macro_rules! durable_whole {
     ($t:ty) => {
         impl $crate::durable::Durable for $t {
             type Disk = $t;
-            fn into_disk(self, _crash: &$crate::process::Crash) -> $t {
+            fn into_disk(self, _crash: &$crate::durable::Crash) -> $t {
                 self
             }
             fn from_disk(disk: $t) -> $t {
@@ -73,7 +121,7 @@ macro_rules! rebuilt_on_crash {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::process::CrashKind;
+    use crate::durable::CrashKind;
 
     /// A toy with one durable and one volatile field.
     #[derive(Clone, Debug, PartialEq)]

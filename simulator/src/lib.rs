@@ -10,13 +10,13 @@
 //! - [`lognormal_ns`]: a log-normal drawn in nanoseconds from its quantile table (network latency)
 //! - [`dist`]: the number-or-distribution values of the scenario format
 //! - [`history`]: the recorded history the checkers read
-//! - [`fingerprint`]: typed state hashing with node ids renamed (a world's symmetric fingerprint)
 //! - [`timers`]: timer ids and the timer slab
+//! - [`fingerprint`]: typed state hashing with node ids renamed (a world's symmetric fingerprint)
 //! - [`wire`]: the workload's resource messages and timers, and the envelopes around a model's
 //! - [`wire_enum`]: `wrapper_enum!`, how a model declares its message and timer enums
+//! - [`durable`]: what survives a crash, as a type (`Crash`, `Durable`: a node's disk, and how it boots from it)
 //! - [`process`]: the typed sans-IO interface (`Protocol`, `Process`) and the handler context `Ctx`
 //! - [`lockclient`]: the one lock-client interface every model's client library implements
-//! - [`durable`]: what survives a crash, as a type (`Durable`: a node's disk, and how it boots from it)
 //! - [`setup`]: a resolved run's setting (network, workload, clocks, faults, selectors)
 //! - [`traced`]: what a trace line is about, as typed values (message, timer, history event, fault)
 //! - [`trace`]: the event log and its hash
@@ -45,8 +45,8 @@ pub mod durable;
 pub mod engine;
 pub mod enginebench;
 pub mod estimate;
-pub mod history;
 pub mod fingerprint;
+pub mod history;
 pub mod lockclient;
 pub mod lognormal_ns;
 pub mod metric;

@@ -18,6 +18,7 @@ use std::fmt::Debug;
 use crate::clock::NodeClock;
 use crate::directory::Directory;
 use crate::durable::Rebuild;
+pub use crate::durable::{Crash, CrashKind};
 use crate::history::HistoryEvent;
 use crate::rng::ChaCha8Rng;
 use crate::time::Nanos;
@@ -48,54 +49,6 @@ pub trait Protocol: Send + Sync + 'static {
         let _ = timer;
         None
     }
-}
-
-/// How a node went down (`[[faults]] kind = "crash"`, `mode = "process" | "machine"`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum CrashKind {
-    /// The process was killed (`kill -9`, an OOM kill, a crash): the OS closes its connections,
-    /// so every peer with a connection to it gets a reset at once ([`Process::on_reset`]), and
-    /// a message sent to it while it is down is refused the same way. What it had written to
-    /// the OS (an AOF in the page cache) survives.
-    #[default]
-    Process,
-    /// The host lost power or dropped off the network: nothing is closed and nobody is told;
-    /// peers learn only through their own timeouts. Only what was fsynced survives. After the
-    /// restart, a message on a connection opened before the crash is refused with a reset.
-    Machine,
-}
-
-impl CrashKind {
-    /// Every mode, as the scenario format names them.
-    pub const NAMES: &'static [&'static str] = &["process", "machine"];
-
-    /// Its name in the scenario format.
-    pub fn name(self) -> &'static str {
-        match self {
-            CrashKind::Process => "process",
-            CrashKind::Machine => "machine",
-        }
-    }
-
-    /// The mode with this name.
-    pub fn parse(name: &str) -> Option<CrashKind> {
-        match name {
-            "process" => Some(CrashKind::Process),
-            "machine" => Some(CrashKind::Machine),
-            _ => None,
-        }
-    }
-}
-
-/// What a crash handler is told: the kind of crash and the node's clock readings at that moment.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Crash {
-    /// How the node went down (the `crash` fault's `mode`).
-    pub kind: CrashKind,
-    /// The node's monotonic clock when it went down.
-    pub mono_ns: Nanos,
-    /// The node's wall clock when it went down.
-    pub wall_ns: i64,
 }
 
 /// What a client believes about its locks, for the `holder` and `waiter` selectors.
