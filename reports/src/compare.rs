@@ -407,6 +407,88 @@ pub fn write_compare_report(
     Ok(index)
 }
 
+/// How `sim compare` calibrated one row, as its header line says it.
+pub struct RowCalibration<'a> {
+    /// The row's label.
+    pub label: &'a str,
+    /// With `--reference`: the library's version, the `client` simulated, and whether the
+    /// scenario set that `client` itself.
+    pub library: Option<(&'a str, &'a str, bool)>,
+    /// The loopback round trip: median, p10, p90 (ms).
+    pub rtt_ms: [f64; 3],
+    /// The simulated latency's bounds each way (ms).
+    pub latency_ms: (f64, f64),
+    /// Each request kind probed on a live client's connection and its round trip (ms).
+    pub probes: Vec<(&'a str, f64)>,
+    /// The parameters the simulation was given from the probes, and their values (ms).
+    pub applied: Vec<(&'a str, f64)>,
+}
+
+/// A row's header line: `# LABEL: [library …; ]loopback round trip …; simulated latency …`.
+pub fn row_header(c: &RowCalibration) -> String {
+    let library_text = match c.library {
+        None => String::new(),
+        Some((version, client, scenario_client)) => format!(
+            "library live: {version}; simulated with client = \"{client}\" ({}); recipe live: the model's client code, the row as written{}; ",
+            if scenario_client { "the scenario's own client, kept" } else { "the library's preset" },
+            if scenario_client { "" } else { ", judged against the row as written simulated" }
+        ),
+    };
+    let [rtt, p10, p90] = c.rtt_ms;
+    let (lo_ms, hi_ms) = c.latency_ms;
+    format!(
+        "# {}: {library_text}loopback round trip {rtt:.3} ms median, {p10:.3}-{p90:.3} ms p10-p90; simulated latency uniform {lo_ms:.3}-{hi_ms:.3} ms each way{}",
+        c.label,
+        calibration_text(&c.probes, &c.applied)
+    )
+}
+
+/// What the calibration measured per request kind, and the parameters the simulation was given
+/// from it (`applied`).
+fn calibration_text(probes: &[(&str, f64)], applied: &[(&str, f64)]) -> String {
+    if probes.is_empty() {
+        return "; service time not measured for this model (its service_ms default kept)".to_string();
+    }
+    let kinds: Vec<String> = probes.iter().map(|(what, ms)| format!("{what} {ms:.3} ms")).collect();
+    let set: Vec<String> = applied
+        .iter()
+        .map(|(param, ms)| match *param {
+            "fsync_ms" => format!("{param} {ms:.3} (the write less the read and one round trip)"),
+            _ => format!("{param} {ms:.3}"),
+        })
+        .collect();
+    format!(
+        "; round trips through a live client's connection thread: {}; simulated with {}",
+        kinds.join(", "),
+        set.join(", ")
+    )
+}
+
+/// The comparison's closing line: what disagreed, and either the rule (a finished comparison)
+/// or, when interrupted, that no agreement is claimed (`compared` of `rows` rows compared; `cut`
+/// names the live runs a stop cut short).
+pub fn closing_line(agreement: &Agreement, interrupted: Option<(usize, usize, &[String])>) -> String {
+    let outside = format!(
+        "{} {}, {} outside the simulated interval",
+        crate::num::count(agreement.verdicts_differ as u64, "verdict"),
+        if agreement.verdicts_differ == 1 { "differs" } else { "differ" },
+        crate::num::count(agreement.values_outside as u64, "value")
+    );
+    match interrupted {
+        // A cut comparison claims no agreement: what did not run could disagree.
+        Some((compared, rows, cut)) => format!(
+            "# interrupted: the comparison is incomplete ({compared} of {rows} rows compared{}); no agreement is claimed. \
+In the finished runs: {outside}.\n",
+            if cut.is_empty() { String::new() } else { format!("; cut short, not compared: {}", cut.join("; ")) }
+        ),
+        None => format!(
+            "{outside}{}. Rates (the verdicts): the live share's Wilson 95% interval must meet the simulated one; values: every \
+live run must fall in the middle 95% of the simulated runs. Exit 1 when a verdict differs.\n",
+            if agreement.verdicts_agree() { "; every verdict agrees" } else { "" }
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -591,87 +673,5 @@ mod tests {
     #[test]
     fn a_reference_column_leaves_out_what_a_harness_does_not_count() {
         assert!(NOT_MEASURED_BY_REFERENCE.iter().all(|m| COMPARED.iter().any(|(c, _, _)| c == m)));
-    }
-}
-
-/// How `sim compare` calibrated one row, as its header line says it.
-pub struct RowCalibration<'a> {
-    /// The row's label.
-    pub label: &'a str,
-    /// With `--reference`: the library's version, the `client` simulated, and whether the
-    /// scenario set that `client` itself.
-    pub library: Option<(&'a str, &'a str, bool)>,
-    /// The loopback round trip: median, p10, p90 (ms).
-    pub rtt_ms: [f64; 3],
-    /// The simulated latency's bounds each way (ms).
-    pub latency_ms: (f64, f64),
-    /// Each request kind probed on a live client's connection and its round trip (ms).
-    pub probes: Vec<(&'a str, f64)>,
-    /// The parameters the simulation was given from the probes, and their values (ms).
-    pub applied: Vec<(&'a str, f64)>,
-}
-
-/// A row's header line: `# LABEL: [library …; ]loopback round trip …; simulated latency …`.
-pub fn row_header(c: &RowCalibration) -> String {
-    let library_text = match c.library {
-        None => String::new(),
-        Some((version, client, scenario_client)) => format!(
-            "library live: {version}; simulated with client = \"{client}\" ({}); recipe live: the model's client code, the row as written{}; ",
-            if scenario_client { "the scenario's own client, kept" } else { "the library's preset" },
-            if scenario_client { "" } else { ", judged against the row as written simulated" }
-        ),
-    };
-    let [rtt, p10, p90] = c.rtt_ms;
-    let (lo_ms, hi_ms) = c.latency_ms;
-    format!(
-        "# {}: {library_text}loopback round trip {rtt:.3} ms median, {p10:.3}-{p90:.3} ms p10-p90; simulated latency uniform {lo_ms:.3}-{hi_ms:.3} ms each way{}",
-        c.label,
-        calibration_text(&c.probes, &c.applied)
-    )
-}
-
-/// What the calibration measured per request kind, and the parameters the simulation was given
-/// from it (`applied`).
-fn calibration_text(probes: &[(&str, f64)], applied: &[(&str, f64)]) -> String {
-    if probes.is_empty() {
-        return "; service time not measured for this model (its service_ms default kept)".to_string();
-    }
-    let kinds: Vec<String> = probes.iter().map(|(what, ms)| format!("{what} {ms:.3} ms")).collect();
-    let set: Vec<String> = applied
-        .iter()
-        .map(|(param, ms)| match *param {
-            "fsync_ms" => format!("{param} {ms:.3} (the write less the read and one round trip)"),
-            _ => format!("{param} {ms:.3}"),
-        })
-        .collect();
-    format!(
-        "; round trips through a live client's connection thread: {}; simulated with {}",
-        kinds.join(", "),
-        set.join(", ")
-    )
-}
-
-/// The comparison's closing line: what disagreed, and either the rule (a finished comparison)
-/// or, when interrupted, that no agreement is claimed (`compared` of `rows` rows compared; `cut`
-/// names the live runs a stop cut short).
-pub fn closing_line(agreement: &Agreement, interrupted: Option<(usize, usize, &[String])>) -> String {
-    let outside = format!(
-        "{} {}, {} outside the simulated interval",
-        crate::num::count(agreement.verdicts_differ as u64, "verdict"),
-        if agreement.verdicts_differ == 1 { "differs" } else { "differ" },
-        crate::num::count(agreement.values_outside as u64, "value")
-    );
-    match interrupted {
-        // A cut comparison claims no agreement: what did not run could disagree.
-        Some((compared, rows, cut)) => format!(
-            "# interrupted: the comparison is incomplete ({compared} of {rows} rows compared{}); no agreement is claimed. \
-In the finished runs: {outside}.\n",
-            if cut.is_empty() { String::new() } else { format!("; cut short, not compared: {}", cut.join("; ")) }
-        ),
-        None => format!(
-            "{outside}{}. Rates (the verdicts): the live share's Wilson 95% interval must meet the simulated one; values: every \
-live run must fall in the middle 95% of the simulated runs. Exit 1 when a verdict differs.\n",
-            if agreement.verdicts_agree() { "; every verdict agrees" } else { "" }
-        ),
     }
 }
