@@ -262,3 +262,19 @@ fn sim_check_finds_the_zero_time_loop_in_its_probe() {
     assert!(err.contains("zero.toml") && err.contains("`redis` (seed 0)"), "{err}");
     assert!(err.contains("simulated time stuck at 0 ms") && err.contains("zero-time loop"), "{err}");
 }
+
+/// SIGTERM while `sim exhaust` searches (the etcd target, which takes seconds): it stops within a
+/// second, says on stderr that it prints its partial certificate (not `sim run`'s "seeds in
+/// progress" line), and prints that certificate: search incomplete (interrupted), its bounds and
+/// the states explored so far; exit 130.
+#[test]
+fn sigterm_in_exhaust_prints_the_partial_certificate() {
+    let dir = fresh_dir("stops", "sigterm-exhaust");
+    let file = format!("{}/scenarios/exhaust/etcd.toml", env!("CARGO_MANIFEST_DIR"));
+    let args = ["exhaust", &file, "--algorithm", "etcd"];
+    let Output { stdout, stderr } = sigterm_after(&dir, "exhaust", &args, Duration::from_millis(1500));
+    assert!(stderr.contains("interrupted: stopping the search, then printing its partial certificate"), "{stderr}");
+    assert!(!stderr.contains("seeds in progress"), "{stderr}");
+    assert!(stdout.contains("search incomplete (interrupted)"), "{stdout}");
+    assert!(stdout.contains("bounds: ") && stdout.contains("states explored "), "{stdout}");
+}

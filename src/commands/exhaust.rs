@@ -132,5 +132,9 @@ pub fn exhaust(args: ExhaustArgs) -> Result<i32, CliError> {
         seed: args.seed,
         out: args.out,
     };
-    Ok(code(search(&opts, &locksim_algorithms::registry(), crate::interrupt::stop_flag())?))
+    Ok(code(search(
+        &opts,
+        &locksim_algorithms::registry(),
+        crate::interrupt::stop_flag_saying(crate::interrupt::SEARCH_STOPPING),
+    )?))
 }
