@@ -111,13 +111,6 @@ macro_rules! durable_whole {
     };
 }
 
-/// Expands to nothing: it wrote the `on_crash` of a migrated type while `Process` and `LockClient`
-/// still had one. A line left in a model does nothing; delete it.
-#[macro_export]
-macro_rules! rebuilt_on_crash {
-    () => {};
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

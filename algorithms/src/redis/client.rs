@@ -1272,8 +1272,6 @@ impl LockClient<Redis> for RedisLockClient {
         }
     }
 
-    locksim_simulator::rebuilt_on_crash!();
-
     fn on_reset(&mut self, ctx: &mut Ctx<Redis>, out: &mut LockEvents, peer: NodeId) {
         // The connection closed: every attempt on it has failed (a connection error), and is
         // retried like a timed-out one. Idempotent: an attempt already failed is not in flight.

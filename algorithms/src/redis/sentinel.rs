@@ -598,8 +598,6 @@ impl Process<Redis> for Sentinel {
         }
     }
 
-    locksim_simulator::rebuilt_on_crash!();
-
     fn on_restart(&mut self, ctx: &mut Ctx<Redis>) {
         self.boot(ctx);
     }

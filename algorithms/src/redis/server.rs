@@ -689,8 +689,6 @@ impl Process<Redis> for RedisServer {
         }
     }
 
-    locksim_simulator::rebuilt_on_crash!();
-
     fn on_restart(&mut self, ctx: &mut Ctx<Redis>) {
         self.v.data = self.disk.load();
         let keys = self.v.data.len();

@@ -787,8 +787,6 @@ impl LockClient<Redlock> for RedlockClient {
         self.reset_keys = keys;
     }
 
-    locksim_simulator::rebuilt_on_crash!();
-
     /// `respect_validity`: is the validity `lock()` returned still running on my monotonic clock?
     /// Without it the application does not check.
     fn check_before_write(&mut self, ctx: &mut Ctx<Redlock>, _out: &mut LockEvents, key: LockKey) -> bool {

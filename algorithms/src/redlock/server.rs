@@ -270,8 +270,6 @@ impl Process<Redlock> for RedisMaster {
         }
     }
 
-    locksim_simulator::rebuilt_on_crash!();
-
     fn on_restart(&mut self, ctx: &mut Ctx<Redlock>) {
         let now = ctx.now_mono_ns();
         let crashed_at = self.crashed_at_mono_ns.take().unwrap_or(now).min(now);
