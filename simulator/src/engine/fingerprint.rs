@@ -141,9 +141,10 @@ impl<P: Protocol> World<P> {
         h.finish()
     }
 
-    fn node_hash(&self, id: usize, node: &Node<P>) -> u64 {
+    /// What both node hashes share: the node's kind, status, crash kind, pause depth, and its
+    /// clock's readings now and rate.
+    fn node_status_hash(&self, h: &mut StableHasher, id: NodeId, node: &Node<P>) {
         let now = self.now_ns;
-        let mut h = StableHasher::default();
         h.debug(&self.dir.kind_of(id));
         h.debug(&node.status);
         h.debug(&node.crash_kind);
@@ -151,6 +152,11 @@ impl<P: Protocol> World<P> {
         h.write_u64(node.clock.mono_ns(now));
         h.write_i64(node.clock.wall_ns(now));
         h.write_u64(node.clock.drift_ppm().to_bits());
+    }
+
+    fn node_hash(&self, id: usize, node: &Node<P>) -> u64 {
+        let mut h = StableHasher::default();
+        self.node_status_hash(&mut h, id, node);
         stream_state(&mut h, &node.rng);
         h.debug(&node.backlog);
         match &node.behaviour {
@@ -428,15 +434,8 @@ impl<P: Protocol> World<P> {
     /// random stream by position only (`in_class`).
     fn node_hash_typed(&self, id: NodeId, ids: &Renaming, in_class: &[bool]) -> u64 {
         let node = &self.nodes[id];
-        let now = self.now_ns;
         let mut h = StableHasher::default();
-        h.debug(&self.dir.kind_of(id));
-        h.debug(&node.status);
-        h.debug(&node.crash_kind);
-        h.write_u32(node.pauses);
-        h.write_u64(node.clock.mono_ns(now));
-        h.write_i64(node.clock.wall_ns(now));
-        h.write_u64(node.clock.drift_ppm().to_bits());
+        self.node_status_hash(&mut h, id, node);
         if in_class[id] {
             stream_position(&mut h, &node.rng);
         } else {
