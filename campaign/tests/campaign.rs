@@ -16,29 +16,17 @@ use locksim_simulator::scenario::{load_file, parse_str, Scenario};
 
 /// Redlock (no token) and the database lock, four clients, the holder paused past Redlock's TTL:
 /// most Redlock seeds overlap, so its failing-seed list fills up; the database lock never does.
-const SCENARIO: &str = r#"name = "campaign-test"
-duration_ms = 2000
-seeds = 24
-algorithms = ["redlock", "db"]
-
-[models.redlock]
-ttl_ms = 600
-
-[workload]
-clients = 4
-
-[[faults]]
-kind = "pause"
-target = "holder"
-at_ms = 300
-duration_ms = 900
-
+const SCENARIO: &str = concat!(
+    "name = \"campaign-test\"\nduration_ms = 2000\nseeds = 24\nalgorithms = [\"redlock\", \"db\"]\n\n",
+    paused_redlock_beside_db!(),
+    r#"
 [expect.redlock]
 overlap = "none"
 
 [expect.db]
 overlap = "none"
-"#;
+"#
+);
 
 fn scenario() -> Scenario {
     parse_str("campaign-test.toml", SCENARIO, &locksim_algorithms::registry()).expect("the test scenario parses")

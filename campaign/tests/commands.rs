@@ -14,29 +14,17 @@ use locksim_campaign::{Class, CommandError};
 
 /// Redlock (no token) with its holder paused past its TTL, and the database lock: Redlock
 /// overlaps on most seeds, so `overlap = "none"` fails for it (exit 1); the database lock holds.
-const SCENARIO: &str = r#"name = "commands-test"
-duration_ms = 2000
-seeds = 12
-algorithms = ["redlock", "db"]
-
-[models.redlock]
-ttl_ms = 600
-
-[workload]
-clients = 4
-
-[[faults]]
-kind = "pause"
-target = "holder"
-at_ms = 300
-duration_ms = 900
-
+const SCENARIO: &str = concat!(
+    "name = \"commands-test\"\nduration_ms = 2000\nseeds = 12\nalgorithms = [\"redlock\", \"db\"]\n\n",
+    paused_redlock_beside_db!(),
+    r#"
 [expect.redlock]
 overlap = "none"
 
 [expect.db]
 overlap = "none"
-"#;
+"#
+);
 
 /// A fresh directory holding the scenario as `s.toml`.
 fn dir(name: &str) -> PathBuf {

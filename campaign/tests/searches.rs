@@ -17,28 +17,16 @@ use locksim_simulator::scenario::{parse_str, Scenario};
 
 /// Redlock (no token) with its holder paused past the TTL, beside the database lock, and a
 /// Redisson-style watchdog row whose waiters are woken by notifications (the kind folded).
-const SCENARIO: &str = r#"name = "searches-test"
-duration_ms = 3000
-seeds = 6
-algorithms = ["redlock", "db"]
-
-[models.redlock]
-ttl_ms = 600
-
-[workload]
-clients = 4
-
-[[faults]]
-kind = "pause"
-target = "holder"
-at_ms = 300
-duration_ms = 900
-
+const SCENARIO: &str = concat!(
+    "name = \"searches-test\"\nduration_ms = 3000\nseeds = 6\nalgorithms = [\"redlock\", \"db\"]\n\n",
+    paused_redlock_beside_db!(),
+    r#"
 [[variants]]
 name = "redisson"
 model = "redis"
 watchdog = true
-"#;
+"#
+);
 
 fn scenario() -> Scenario {
     parse_str("searches-test.toml", SCENARIO, &locksim_algorithms::registry()).expect("the test scenario parses")

@@ -3,6 +3,26 @@
 //! what it pins: `-- shrink_targets::` runs one file's tests. A new file must be declared below
 //! (the crate sets `autotests = false`); `every_file_is_a_module` fails until it is.
 
+/// The body the campaign, commands and searches tests share: Redlock (no token, 600 ms TTL)
+/// beside the database lock, four clients, the holder paused 900 ms from 300 ms, past the TTL.
+/// A macro, not a function, so each file's `SCENARIO` stays a `&'static str` (`concat!`).
+macro_rules! paused_redlock_beside_db {
+    () => {
+        r#"[models.redlock]
+ttl_ms = 600
+
+[workload]
+clients = 4
+
+[[faults]]
+kind = "pause"
+target = "holder"
+at_ms = 300
+duration_ms = 900
+"#
+    };
+}
+
 mod campaign;
 mod commands;
 mod exhaust;
