@@ -139,3 +139,16 @@ fn service_time_adds_to_every_round_trip() {
     assert!((latency_ms - 5.25).abs() < 1e-9, "latency {latency_ms}");
     assert!((validity_ms - 9892.75).abs() < 1e-9, "validity {validity_ms}");
 }
+
+#[test]
+fn a_fractional_ttl_is_refused_at_its_key_as_no_library_sends_one() {
+    // PX is an integer to Redis; node-redlock throws on a fractional duration.
+    let toml = KNOWN_OUTCOME_4.replace("service_ms = 0", "service_ms = 0\nttl_ms = 10000.5");
+    let Err(e) = parse_str("validity.toml", &toml, &locksim_algorithms::registry()) else {
+        panic!("a fractional ttl_ms was accepted")
+    };
+    let e = e.to_string();
+    assert!(e.contains("ttl_ms") && e.contains("whole number of milliseconds"), "{e}");
+    let whole = KNOWN_OUTCOME_4.replace("service_ms = 0", "service_ms = 0\nttl_ms = 10001");
+    assert!(parse_str("validity.toml", &whole, &locksim_algorithms::registry()).is_ok());
+}

@@ -1,4 +1,6 @@
-//! A Redis keyspace with PX expiry, and the commands and Lua scripts the lock libraries run.
+//! A Redis keyspace with PX expiry, and the commands and Lua scripts the lock libraries run: the
+//! one key store of every Redis server the crate models (the `redis` model's primary and
+//! replicas, and Redlock's independent masters).
 //!
 //! Expiry times are absolute readings of the server's WALL clock (Redis stores `expire` as Unix
 //! milliseconds and compares it with `mstime()`), so a forward step of the server's clock expires
@@ -12,13 +14,15 @@
 //! exactly the primary's state changes, including the `DEL` an expiry on the primary generates.
 //!
 //! Scripts (sources: redis.io "Distributed Locks with Redis"; Redisson `RedissonLock`,
-//! `RedissonFencedLock`, `RedissonBaseLock`, `renewal/LockTask`):
+//! `RedissonFencedLock`, `RedissonBaseLock`, `renewal/LockTask`; go-redsync/redsync `mutex.go`):
 //! - [`Keyspace::set_nx_px`]: `SET key value NX PX ttl`, and with a fencing counter the script
 //!   `if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return redis.call('incr', KEYS[2]) end`.
 //! - [`Keyspace::set_nx`] and [`Keyspace::pexpire`]: `SETNX key value` and, as a separate
 //!   command, `PEXPIRE key ttl` (the pre-2.6.12 two-command lock; with a fencing counter the
 //!   `SETNX` and the `INCR` run in one script, the `PEXPIRE` stays separate).
 //! - [`Keyspace::del_if_equals`]: the compare-and-delete unlock script of redis.io.
+//! - [`Keyspace::pexpire_if_equals`]: redsync's extend scripts (`touchScript`, and
+//!   `touchWithSetNXScript`, which sets the key when it is missing).
 //! - [`Keyspace::get`]: plain `GET` (the first half of the GET-then-DEL unlock).
 //! - [`Keyspace::del`]: plain `DEL` (the unsafe unlock; Redisson `forceUnlock` also publishes).
 //! - [`Keyspace::hlock`]: Redisson's lock script: if the key is absent or the hash has our
@@ -281,6 +285,31 @@ impl Keyspace {
         (Reply::Int(1), ops)
     }
 
+    /// redsync's extend scripts (go-redsync/redsync `mutex.go` @v4.12.1): `touchScript`, `if
+    /// GET key == value then return PEXPIRE key ttl else return 0`, and with `set_if_missing`
+    /// `touchWithSetNXScript`, which adds `elseif SET key value PX ttl NX then return 1`. Either
+    /// answers 1 when the key now holds `value` with `px_ms` to live, else 0.
+    pub fn pexpire_if_equals(
+        &mut self,
+        lock: LockKey,
+        value: u64,
+        px_ms: u64,
+        set_if_missing: bool,
+        now_wall_ns: i64,
+    ) -> (Reply, Vec<WriteOp>) {
+        let key = Key::Lock(lock);
+        let mut ops = Vec::new();
+        self.expire_if_needed(key, now_wall_ns, &mut ops);
+        let at = now_wall_ns + px_ms as i64 * NS_PER_MS;
+        let op = match self.entries.get(&key) {
+            Some(Entry { value: Value::Str(v), .. }) if *v == value => WriteOp::PExpireAt { key, at_wall_ns: at },
+            None if set_if_missing => WriteOp::Set { key, value: Value::Str(value), expire_at_wall_ns: Some(at) },
+            _ => return (Reply::Int(0), ops),
+        };
+        ops.extend(self.commit(vec![op]));
+        (Reply::Int(1), ops)
+    }
+
     /// `GET lock`: the lock's value, or nil. On a primary a read of an expired key deletes it
     /// first (`expireIfNeeded`), and that `DEL` is replicated.
     pub fn get(&mut self, lock: LockKey, now_wall_ns: i64) -> (Reply, Vec<WriteOp>) {
@@ -459,6 +488,32 @@ mod tests {
         assert_eq!(ks.pexpire(0, 10_000, MS).0, Reply::Int(1));
         assert_eq!(ks.raw(&Key::Lock(0)).unwrap().expire_at_wall_ns, Some(10_001 * MS));
         assert_eq!(ks.pexpire(1, 10_000, MS).0, Reply::Int(0), "no key, no expiry");
+    }
+
+    #[test]
+    fn a_wall_clock_jump_expires_a_key_early() {
+        let mut ks = Keyspace::default();
+        ks.set_nx_px(0, 7, 10_000, false, 0);
+        // 1 s of true time later, but the server's wall clock jumped 9.5 s ahead.
+        assert!(!ks.exists_live(&Key::Lock(0), 10_500 * MS));
+        assert_eq!(ks.set_nx_px(0, 9, 10_000, false, 10_500 * MS).0, Reply::Acquired { token: None });
+    }
+
+    #[test]
+    fn redsync_extend_renews_its_own_key_and_sets_a_missing_one_only_when_asked() {
+        let mut ks = Keyspace::default();
+        ks.set_nx_px(0, 7, 1_000, false, 0);
+        assert_eq!(ks.pexpire_if_equals(0, 7, 1_000, false, 900 * MS).0, Reply::Int(1), "its own key: PEXPIRE");
+        assert_eq!(ks.raw(&Key::Lock(0)).unwrap().expire_at_wall_ns, Some(1_900 * MS), "renewed from 900 ms");
+        let (r, ops) = ks.pexpire_if_equals(0, 8, 1_000, true, 1_000 * MS);
+        assert_eq!((r, ops), (Reply::Int(0), vec![]), "another value: 0, even with SET NX");
+        // A master that restarted empty: touchScript answers 0, touchWithSetNXScript sets the key.
+        let mut empty = Keyspace::default();
+        assert_eq!(empty.pexpire_if_equals(0, 7, 1_000, false, 0).0, Reply::Int(0));
+        assert!(empty.is_empty());
+        assert_eq!(empty.pexpire_if_equals(0, 7, 1_000, true, 0).0, Reply::Int(1));
+        assert_eq!(empty.get(0, 1_000 * MS).0, Reply::Value(7), "PX 1000 from 0: still there at 1000 ms");
+        assert_eq!(empty.get(0, 1_000 * MS + 1).0, Reply::Nil);
     }
 
     #[test]

@@ -1,7 +1,6 @@
 //! What a Redis server keeps on disk, and what a restart loads, per persistence setting and per
 //! kind of crash. One module for every Redis server the crate models: the `redis` model's
-//! primary and replicas (their data a [`Keyspace`]) and Redlock's independent masters (their data
-//! a [`crate::redlock::server::Store`]); [`Disk`] is generic over the data it holds ([`Dataset`]).
+//! primary and replicas and Redlock's independent masters, each holding a [`Keyspace`].
 //!
 //! Sources (Redis 7.2): `redis.conf` (stock settings: `save 3600 1 300 100 60 10000`,
 //! `appendonly no`, `appendfsync everysec`), `server.c` (`serverCron`: a save rule

@@ -7,7 +7,10 @@
 //!    `Date.now`; monotonic: redsync `time.Now()`, whose `Sub` uses the monotonic reading);
 //!    one random value per `acquire` call, kept across retries (redlock-rb
 //!    `get_unique_lock_id`, redsync `genValueFunc` once per `Lock`);
-//! 2. `SET key value NX PX ttl` on the masters, each waited for at most `node_timeout_ms`
+//! 2. `SET key value NX PX ttl` on the masters (`ttl` a whole number of milliseconds, as every
+//!    library sends it: redlock-rb's lock script `SET … PX ARGV[2]`, node-redlock's `acquire`
+//!    refuses a fractional duration, redsync's extend sends `int(m.expiry/time.Millisecond)`),
+//!    each waited for at most `node_timeout_ms`
 //!    (a master that does not answer in time counts as a failure);
 //! 3. validity = ttl − elapsed − (drift_factor × ttl + drift_extra_ms); acquired when
 //!    successes ≥ N/2 + 1 and validity > 0 (redlock-rb: `n >= @quorum && validity_time > 0`;
@@ -74,7 +77,7 @@ use locksim_simulator::durable::Durable;
 use locksim_simulator::history::{FailReason, LockKey, LockMode};
 use locksim_simulator::lockclient::{LockClient, LockEvent, LockEvents};
 use locksim_simulator::process::{Crash, Ctx, NodeId, TimerId};
-use locksim_simulator::time::{ms_to_ns, Nanos};
+use locksim_simulator::time::{ms_to_ns, Nanos, NS_PER_MS};
 use rand::Rng;
 
 use super::library::Library;
@@ -137,8 +140,9 @@ pub struct ClientConfig {
     pub attempts: u32,
     /// The number of masters, N (`masters`).
     pub masters: usize,
-    /// The lock's time to live (`ttl_ms`).
-    pub ttl_ns: Nanos,
+    /// The lock's time to live (`ttl_ms`), whole milliseconds: the `PX` the library sends, and
+    /// the ttl its validity arithmetic starts from.
+    pub ttl_ms: u64,
     /// drift_factor × ttl + drift_extra_ms, in nanoseconds.
     pub drift_ns: Nanos,
     /// How long to wait for one master (sequential) or a whole round (parallel)
@@ -163,6 +167,11 @@ impl ClientConfig {
     /// Successes needed: N/2 + 1 (integer division, as every implementation computes it).
     pub fn quorum(&self) -> usize {
         quorum(self.masters)
+    }
+
+    /// The time to live in nanoseconds, for the validity arithmetic.
+    pub fn ttl_ns(&self) -> Nanos {
+        self.ttl_ms * NS_PER_MS
     }
 }
 
@@ -357,11 +366,11 @@ impl RedlockClient {
     }
 
     fn command(&self, purpose: Purpose, key: LockKey, value: u64) -> Command {
-        let ttl_ns = self.cfg.ttl_ns;
+        let px_ms = self.cfg.ttl_ms;
         match purpose {
-            Purpose::Acquire => Command::SetNx { key, value, ttl_ns },
+            Purpose::Acquire => Command::SetNx { key, value, px_ms },
             Purpose::UnlockAfterFailure | Purpose::Release => Command::Unlock { key, value },
-            Purpose::Extend => Command::Touch { key, value, ttl_ns, set_if_missing: self.cfg.extend_sets },
+            Purpose::Extend => Command::Touch { key, value, px_ms, set_if_missing: self.cfg.extend_sets },
         }
     }
 
@@ -458,7 +467,7 @@ impl RedlockClient {
                 let lock = self.v.locks.get_mut(&key).expect("lock");
                 let start = if lib.validity_from_call_start() { lock.call_start } else { round.start };
                 let elapsed_ns = start.elapsed_ns(now, self.cfg.elapsed_clock);
-                let validity = validity_ns(self.cfg.ttl_ns, elapsed_ns, self.cfg.drift_ns);
+                let validity = validity_ns(self.cfg.ttl_ns(), elapsed_ns, self.cfg.drift_ns);
                 lock.last_answers = round.ok + round.nil;
                 let (ok, attempt) = (round.ok, lock.attempts);
                 if round.ok >= q && (validity > 0 || !lib.checks_validity()) {
@@ -588,7 +597,7 @@ impl RedlockClient {
         let lock = self.v.locks.get_mut(&key).expect("lock");
         let Phase::Holding { validity, validity_end_mono_ns, checked, extend_due } = &mut lock.phase else { return };
         let elapsed_ns = round.start.elapsed_ns(now, self.cfg.elapsed_clock);
-        let left = validity_ns(self.cfg.ttl_ns, elapsed_ns, self.cfg.drift_ns);
+        let left = validity_ns(self.cfg.ttl_ns(), elapsed_ns, self.cfg.drift_ns);
         let ok = round.ok;
         Self::disarm(ctx, validity.take());
         if ok >= q && left > 0 {

@@ -35,10 +35,10 @@ macro_rules! variant {
 impl Fingerprint for Command {
     fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
         match self {
-            Command::SetNx { key, value, ttl_ns } => variant!(h, ids, 0, key, value, ttl_ns),
+            Command::SetNx { key, value, px_ms } => variant!(h, ids, 0, key, value, px_ms),
             Command::Unlock { key, value } => variant!(h, ids, 1, key, value),
-            Command::Touch { key, value, ttl_ns, set_if_missing } => {
-                variant!(h, ids, 2, key, value, ttl_ns, set_if_missing)
+            Command::Touch { key, value, px_ms, set_if_missing } => {
+                variant!(h, ids, 2, key, value, px_ms, set_if_missing)
             }
         }
     }

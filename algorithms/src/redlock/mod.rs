@@ -76,7 +76,7 @@ const PARAMS: &[ParamSpec] = &[
         name: "ttl_ms",
         kind: ParamKind::Number { min: 1.0, max: 1e9 },
         default: "10000",
-        meaning: "the key's PX time to live",
+        meaning: "the key's PX time to live, whole milliseconds as every library sends it",
     },
     ParamSpec {
         name: "drift_factor",
@@ -163,8 +163,8 @@ pub struct RedlockConfig {
     pub client_name: String,
     /// `masters`: N.
     pub masters: usize,
-    /// `ttl_ms`.
-    pub ttl_ms: f64,
+    /// `ttl_ms`: the `PX`, whole milliseconds (a fractional value is refused by [`RedlockConfig::read`]).
+    pub ttl_ms: u64,
     /// `elapsed_clock`.
     pub elapsed_clock: ElapsedClock,
     /// `drift_factor`.
@@ -200,11 +200,12 @@ impl RedlockConfig {
         let resolved = library::resolve(params);
         let p = ParamReader::new("redlock", PARAMS, &resolved);
         let client_name = p.str("client").to_string();
+        let ttl_ms = p.f64("ttl_ms");
         let cfg = RedlockConfig {
             library: Library::parse(&client_name),
             client_name,
             masters: p.int("masters") as usize,
-            ttl_ms: p.f64("ttl_ms"),
+            ttl_ms: ttl_ms as u64,
             elapsed_clock: ElapsedClock::parse(p.str("elapsed_clock")),
             drift_factor: p.f64("drift_factor"),
             drift_extra_ms: p.f64("drift_extra_ms"),
@@ -219,7 +220,17 @@ impl RedlockConfig {
             extend_sets: p.str("extend") == "pexpire_or_set",
             service_ms: p.dist("service_ms"),
         };
-        (cfg, p.problems())
+        let mut problems = p.problems();
+        if ttl_ms.fract() != 0.0 && !problems.iter().any(|p| p.key == "ttl_ms") {
+            problems.push(ParamProblem {
+                key: "ttl_ms".into(),
+                message: format!(
+                    "ttl_ms = {}: the PX a Redlock library sends is a whole number of milliseconds (Redis parses PX as an integer: redlock-rb passes the ttl through and Redis answers \"ERR value is not an integer or out of range\"; node-redlock throws \"Duration must be an integer value in milliseconds.\"; redsync sends int(expiry / time.Millisecond)); use an integer",
+                    show_number(ttl_ms)
+                ),
+            });
+        }
+        (cfg, problems)
     }
 
     /// As [`RedlockConfig::read`], for a row the parser has validated (its read found nothing).
@@ -234,8 +245,8 @@ impl RedlockConfig {
             elapsed_clock: self.elapsed_clock,
             attempts: self.library.attempts(self.retries),
             masters: self.masters,
-            ttl_ns: ms_to_ns(self.ttl_ms),
-            drift_ns: drift_ns(self.ttl_ms, self.drift_factor, self.drift_extra_ms),
+            ttl_ms: self.ttl_ms,
+            drift_ns: drift_ns(self.ttl_ms as f64, self.drift_factor, self.drift_extra_ms),
             node_timeout_ns: ms_to_ns(self.node_timeout_ms),
             retry_delay_ms: self.retry_delay_ms.clone(),
             requests: self.requests,
@@ -304,7 +315,7 @@ impl Model for Redlock {
                 ),
             });
         }
-        let ttl_ms = cfg.ttl_ms;
+        let ttl_ms = cfg.ttl_ms as f64;
         let drift_ms = cfg.drift_factor * ttl_ms + cfg.drift_extra_ms;
         if drift_ms >= ttl_ms {
             let (ttl_ms, drift_ms) = (show_number(ttl_ms), show_number(drift_ms));

@@ -12,7 +12,6 @@ use std::fmt;
 
 use locksim_simulator::history::LockKey;
 use locksim_simulator::process::Protocol;
-use locksim_simulator::time::Nanos;
 
 use super::Redlock;
 
@@ -25,8 +24,8 @@ pub enum Command {
         key: LockKey,
         /// The client's random value for this `acquire` call.
         value: u64,
-        /// The time to live (`PX`).
-        ttl_ns: Nanos,
+        /// The time to live (`PX`), whole milliseconds (Redis parses it as an integer).
+        px_ms: u64,
     },
     /// The compare-and-delete script: `if GET key == value then DEL key`.
     Unlock {
@@ -43,8 +42,8 @@ pub enum Command {
         key: LockKey,
         /// The value the client set.
         value: u64,
-        /// The new time to live (`PEXPIRE`, or `PX` of the SET).
-        ttl_ns: Nanos,
+        /// The new time to live (`PEXPIRE`, or `PX` of the SET), whole milliseconds.
+        px_ms: u64,
         /// Set the key when it is absent (a master that restarted empty gets it back).
         set_if_missing: bool,
     },
@@ -82,15 +81,15 @@ pub struct Reply {
 impl fmt::Debug for Request {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.cmd {
-            Command::SetNx { key, value, ttl_ns } => {
-                write!(f, "SET lock{key} {:08x} NX PX {} #{}", value as u32, ttl_ns / 1_000_000, self.id)
+            Command::SetNx { key, value, px_ms } => {
+                write!(f, "SET lock{key} {:08x} NX PX {px_ms} #{}", value as u32, self.id)
             }
             Command::Unlock { key, value } => {
                 write!(f, "UNLOCK lock{key} {:08x} #{}", value as u32, self.id)
             }
-            Command::Touch { key, value, ttl_ns, set_if_missing } => {
+            Command::Touch { key, value, px_ms, set_if_missing } => {
                 let or_set = if set_if_missing { " OR SET NX" } else { "" };
-                write!(f, "EXTEND lock{key} {:08x} PX {}{or_set} #{}", value as u32, ttl_ns / 1_000_000, self.id)
+                write!(f, "EXTEND lock{key} {:08x} PX {px_ms}{or_set} #{}", value as u32, self.id)
             }
         }
     }

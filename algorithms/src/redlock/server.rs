@@ -6,14 +6,20 @@
 //! A master is a Redis server as the `redis` model's are, configured as Redlock deploys it: no
 //! replicas, no Sentinel, no save rules. It shares their server core: the single-threaded
 //! command loop ([`crate::redis::command_loop`], `service_ms` per command) and the persistence
-//! model ([`crate::redis::persistence`]: one [`Persistence`] setting and one [`Disk`], here
-//! holding a master's [`Store`]). What differs is configuration ([`MasterConfig`]): the AOF
+//! model ([`crate::redis::persistence`]: one [`Persistence`] setting and one [`Disk`]) and the
+//! keyspace ([`Keyspace`]: the same expiry rule and the same scripts, `SET NX PX` and the
+//! compare-and-delete unlock the redis model's clients run too, and redsync's extend scripts).
+//! What differs is configuration ([`MasterConfig`]): the AOF
 //! settings only ([`Persistence::AOF_CHOICES`], `everysec` by default), the restart delay, and the
 //! first fsync's phase, drawn from the master's seeded stream at its start (the background fsync
 //! thread's phase relative to the workload is arbitrary in a real server).
 //!
-//! Expired keys are removed lazily when a command touches them (Redis also expires keys actively;
-//! for a lock key the two are indistinguishable to clients).
+//! A key set with `PX ttl_ms` at wall time `t` still stands at `t + ttl_ms` and is gone after it
+//! (Redis 7.2 `src/db.c` `keyIsExpired`: `now > when`). The PX is the whole number of
+//! milliseconds the client library sends (see [`super::client`]). Expired keys are removed
+//! lazily when a command touches them (Redis also expires keys actively; for a lock key the two
+//! are indistinguishable to clients). A master has no replicas: the write operations a command
+//! returns are not sent anywhere, and its AOF is modelled as the dataset it holds ([`Disk`]).
 //!
 //! `restart_delay_ms` (redis.io: "make the instance unavailable for at least a bit more than the
 //! max TTL"): the engine restarts a crashed node when the fault's duration ends, so a restarted
@@ -23,15 +29,14 @@
 
 use locksim_simulator::dist::Dist;
 use locksim_simulator::durable::Durable;
-use locksim_simulator::history::LockKey;
 use locksim_simulator::process::{Crash, Ctx, NodeId, Process, TimerId};
 use locksim_simulator::time::{Nanos, NS_PER_SEC};
 
 use super::protocol::{Command, RedlockMsg, RedlockTimer, Reply, ServerTimer};
 use super::Redlock;
 use crate::redis::command_loop::CommandLoop;
-use crate::redis::persistence::{Dataset, Disk, Persistence, SaveState, FSYNC_EVERY_NS};
-use crate::smallmap::SmallMap;
+use crate::redis::keyspace::{self, Key, Keyspace, Value};
+use crate::redis::persistence::{Disk, Persistence, SaveState, FSYNC_EVERY_NS};
 
 mod fingerprint;
 
@@ -46,98 +51,12 @@ pub struct MasterConfig {
     pub service_ms: Dist,
 }
 
-/// One lock key in the keyspace.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Entry {
-    value: u64,
-    /// Absolute expiry on the master's wall clock (Redis keeps an absolute unix time in ms).
-    expires_at_wall_ns: i64,
-}
-
-/// The keyspace: lock keys with their values and wall-clock expiries.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Store {
-    keys: SmallMap<LockKey, Entry>,
-}
-
-impl Store {
-    /// Drops `key` if it has expired at `now_wall_ns` (Redis's lazy expiry on access).
-    fn expire(&mut self, key: LockKey, now_wall_ns: i64) {
-        if self.keys.get(&key).is_some_and(|e| now_wall_ns >= e.expires_at_wall_ns) {
-            self.keys.remove(&key);
-        }
-    }
-
-    /// `SET key value NX PX ttl`: true (`OK`) when the key was absent or expired and is now set.
-    pub fn set_nx(&mut self, key: LockKey, value: u64, ttl_ns: Nanos, now_wall_ns: i64) -> bool {
-        self.expire(key, now_wall_ns);
-        if self.keys.contains_key(&key) {
-            return false;
-        }
-        let expires_at_wall_ns = now_wall_ns.saturating_add(ttl_ns as i64);
-        self.keys.insert(key, Entry { value, expires_at_wall_ns });
-        true
-    }
-
-    /// The unlock script: deletes the key only if it holds `value`; true when it deleted.
-    pub fn unlock(&mut self, key: LockKey, value: u64, now_wall_ns: i64) -> bool {
-        self.expire(key, now_wall_ns);
-        if self.keys.get(&key).is_some_and(|e| e.value == value) {
-            self.keys.remove(&key);
-            true
-        } else {
-            false
-        }
-    }
-
-    /// redsync's extend script: a new TTL for a key that holds `value`; with `set_if_missing`,
-    /// the key set when it is absent (`touchWithSetNXScript`). True (1) when the key now holds
-    /// `value` with the new TTL.
-    pub fn touch(&mut self, key: LockKey, value: u64, ttl_ns: Nanos, set_if_missing: bool, now_wall_ns: i64) -> bool {
-        self.expire(key, now_wall_ns);
-        let expires_at_wall_ns = now_wall_ns.saturating_add(ttl_ns as i64);
-        match self.keys.get_mut(&key) {
-            Some(e) if e.value == value => {
-                e.expires_at_wall_ns = expires_at_wall_ns;
-                true
-            }
-            Some(_) => false,
-            None if set_if_missing => {
-                self.keys.insert(key, Entry { value, expires_at_wall_ns });
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// The value `key` holds at `now_wall_ns`, if it is set and not expired.
-    pub fn get(&self, key: LockKey, now_wall_ns: i64) -> Option<u64> {
-        self.keys.get(&key).filter(|e| now_wall_ns < e.expires_at_wall_ns).map(|e| e.value)
-    }
-
-    /// The number of keys stored, expired ones not yet removed included.
-    pub fn len(&self) -> usize {
-        self.keys.len()
-    }
-
-    /// Whether no key is stored.
-    pub fn is_empty(&self) -> bool {
-        self.keys.is_empty()
-    }
-}
-
-impl Dataset for Store {
-    fn len(&self) -> usize {
-        Store::len(self)
-    }
-}
-
 /// What a master loses at a crash: everything in memory. The keyspace it comes back with is
 /// the one its [`Disk`] gives back.
 #[derive(Clone, Debug, Default)]
 struct Volatile {
     /// The keyspace in memory.
-    store: Store,
+    keyspace: Keyspace,
     /// The single-threaded command loop.
     commands: CommandLoop,
     /// Set at a restart; the restarted master answers nothing until this monotonic time.
@@ -146,8 +65,8 @@ struct Volatile {
 
 impl Volatile {
     /// A master's memory right after a (re)start: the keyspace it loaded, nothing else.
-    fn with_store(store: Store) -> Volatile {
-        Volatile { store, ..Volatile::default() }
+    fn with_keyspace(keyspace: Keyspace) -> Volatile {
+        Volatile { keyspace, ..Volatile::default() }
     }
 }
 
@@ -156,7 +75,7 @@ impl Volatile {
 pub struct RedisMaster {
     cfg: MasterConfig,
     /// Durable: the AOF on disk (with `everysec`, as of the last fsync).
-    disk: Disk<Store>,
+    disk: Disk,
     /// Between a crash and the restart: the crash instant on the master's monotonic clock
     /// (`Crash::mono_ns`), carried from `on_crash` to `on_restart`.
     crashed_at_mono_ns: Option<Nanos>,
@@ -169,7 +88,7 @@ pub struct RedisMaster {
 #[derive(Clone, Debug)]
 pub struct MasterFiles {
     cfg: MasterConfig,
-    disk: Disk<Store>,
+    disk: Disk,
     crashed_at_mono_ns: Option<Nanos>,
 }
 
@@ -181,14 +100,14 @@ impl Durable for RedisMaster {
         // acknowledged write (`always`, or a killed process whose AOF writes sit in the page
         // cache); or, when the machine went down with `everysec`, the keyspace as of the last
         // fsync. A master runs no save rules, so no BGSAVE is under way.
-        self.disk.on_crash(crash.kind, self.v.store, SaveState::default());
+        self.disk.on_crash(crash.kind, self.v.keyspace, SaveState::default());
         MasterFiles { cfg: self.cfg, disk: self.disk, crashed_at_mono_ns: Some(crash.mono_ns) }
     }
 
     fn from_disk(files: MasterFiles) -> Self {
         let MasterFiles { cfg, disk, crashed_at_mono_ns } = files;
         // The keyspace the disk gives back (empty before the first start).
-        let v = Volatile::with_store(disk.load());
+        let v = Volatile::with_keyspace(disk.load());
         RedisMaster { cfg, disk, crashed_at_mono_ns, v }
     }
 }
@@ -201,8 +120,8 @@ impl RedisMaster {
     }
 
     /// The keyspace (for tests and notes).
-    pub fn store(&self) -> &Store {
-        &self.v.store
+    pub fn keyspace(&self) -> &Keyspace {
+        &self.v.keyspace
     }
 
     fn arm_fsync(&mut self, ctx: &mut Ctx<Redlock>, after_ns: Nanos) {
@@ -241,21 +160,26 @@ impl Process<Redlock> for RedisMaster {
         }
         let v = &mut self.v;
         let now_wall = ctx.now_wall_ns();
+        // No replicas: the write operations each command returns go nowhere.
         let ok = match req.cmd {
-            Command::SetNx { key, value, ttl_ns } => v.store.set_nx(key, value, ttl_ns, now_wall),
-            Command::Unlock { key, value } => v.store.unlock(key, value, now_wall),
-            Command::Touch { key, value, ttl_ns, set_if_missing } => {
-                v.store.touch(key, value, ttl_ns, set_if_missing, now_wall)
+            Command::SetNx { key, value, px_ms } => {
+                matches!(v.keyspace.set_nx_px(key, value, px_ms, false, now_wall).0, keyspace::Reply::Acquired { .. })
+            }
+            Command::Unlock { key, value } => {
+                v.keyspace.del_if_equals(key, value, now_wall).0 == keyspace::Reply::Int(1)
+            }
+            Command::Touch { key, value, px_ms, set_if_missing } => {
+                v.keyspace.pexpire_if_equals(key, value, px_ms, set_if_missing, now_wall).0 == keyspace::Reply::Int(1)
             }
         };
         // Commands run one after another; the reply leaves when this one is done.
         let after = v.commands.turn(ctx, &self.cfg.service_ms);
         let key = req.cmd.key();
         // The lookup is only for the trace: inside the note, it costs nothing when not tracing.
-        let store = &v.store;
-        ctx.note(|| match store.get(key, now_wall) {
-            Some(v) => format!("lock{key} = {:08x}", v as u32),
-            None => format!("lock{key} unset"),
+        let keys = &v.keyspace;
+        ctx.note(|| match keys.get_live(&Key::Lock(key), now_wall).map(|e| &e.value) {
+            Some(Value::Str(v)) => format!("lock{key} = {:08x}", *v as u32),
+            _ => format!("lock{key} unset"),
         });
         ctx.send_after(after, from, Reply { id: req.id, ok });
     }
@@ -263,7 +187,7 @@ impl Process<Redlock> for RedisMaster {
     fn on_timer(&mut self, ctx: &mut Ctx<Redlock>, _timer: TimerId, tag: RedlockTimer) {
         match tag {
             RedlockTimer::Server(ServerTimer::Fsync) => {
-                self.disk.fsync(&self.v.store);
+                self.disk.fsync(&self.v.keyspace);
                 self.arm_fsync(ctx, FSYNC_EVERY_NS);
             }
             RedlockTimer::Client(_) => {}
@@ -277,64 +201,12 @@ impl Process<Redlock> for RedisMaster {
         if until > now {
             self.v.silent_until_mono_ns = Some(until);
         }
-        let (kept, silent_ms) = (self.v.store.len(), until.saturating_sub(now) / 1_000_000);
+        let (kept, silent_ms) = (self.v.keyspace.len(), until.saturating_sub(now) / 1_000_000);
         ctx.note(|| format!("restarted with {kept} keys; silent for {silent_ms} ms"));
         self.arm_fsync(ctx, FSYNC_EVERY_NS);
     }
 
     fn as_fingerprint(&self) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
         Some(self)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const MS: i64 = 1_000_000;
-
-    #[test]
-    fn set_nx_refuses_a_live_key_and_takes_an_expired_one() {
-        let mut s = Store::default();
-        assert!(s.set_nx(0, 7, 10_000 * MS as u64, 0));
-        assert!(!s.set_nx(0, 8, 10_000 * MS as u64, 9_999 * MS));
-        // Expiry is on the wall clock: at exactly set + ttl the key is gone.
-        assert!(s.set_nx(0, 8, 10_000 * MS as u64, 10_000 * MS));
-        assert_eq!(s.get(0, 10_000 * MS), Some(8));
-    }
-
-    #[test]
-    fn a_wall_clock_jump_expires_a_key_early() {
-        let mut s = Store::default();
-        assert!(s.set_nx(0, 7, 10_000 * MS as u64, 0));
-        // 1 s of true time later, but the wall clock jumped 9.5 s ahead.
-        assert_eq!(s.get(0, 10_500 * MS), None);
-        assert!(s.set_nx(0, 9, 10_000 * MS as u64, 10_500 * MS));
-    }
-
-    #[test]
-    fn extend_renews_its_own_key_and_sets_a_missing_one_only_when_asked() {
-        let mut s = Store::default();
-        assert!(s.set_nx(0, 7, 1_000 * MS as u64, 0));
-        assert!(s.touch(0, 7, 1_000 * MS as u64, false, 900 * MS), "its own key: PEXPIRE");
-        assert_eq!(s.get(0, 1_800 * MS), Some(7), "renewed from 900 ms");
-        assert!(!s.touch(0, 8, 1_000 * MS as u64, true, 1_000 * MS), "another value: 0, even with SET NX");
-        // A master that restarted empty: the plain script answers 0, the PR #149 one sets it.
-        let mut empty = Store::default();
-        assert!(!empty.touch(0, 7, 1_000 * MS as u64, false, 0));
-        assert!(empty.is_empty());
-        assert!(empty.touch(0, 7, 1_000 * MS as u64, true, 0));
-        assert_eq!(empty.get(0, 999 * MS), Some(7));
-    }
-
-    #[test]
-    fn unlock_deletes_only_its_own_value() {
-        let mut s = Store::default();
-        assert!(s.set_nx(3, 7, 1_000 * MS as u64, 0));
-        assert!(!s.unlock(3, 8, 1));
-        assert_eq!(s.get(3, 1), Some(7));
-        assert!(s.unlock(3, 7, 2));
-        assert!(s.is_empty());
-        assert!(!s.unlock(3, 7, 3), "a second unlock finds nothing");
     }
 }

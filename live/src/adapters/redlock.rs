@@ -26,20 +26,17 @@ const TOUCH_OR_SET: &str =
 
 fn run(con: &mut redis::Connection, cmd: &Command) -> redis::RedisResult<bool> {
     Ok(match *cmd {
-        Command::SetNx { key, value, ttl_ns } => {
-            let ttl_ms = ttl_ns.div_ceil(1_000_000).max(1);
-            let v: Value =
-                redis::cmd("SET").arg(lock_key(key)).arg(value).arg("NX").arg("PX").arg(ttl_ms).query(con)?;
+        Command::SetNx { key, value, px_ms } => {
+            let v: Value = redis::cmd("SET").arg(lock_key(key)).arg(value).arg("NX").arg("PX").arg(px_ms).query(con)?;
             !matches!(v, Value::Nil)
         }
         Command::Unlock { key, value } => {
             let v: i64 = redis::cmd("EVAL").arg(UNLOCK).arg(1).arg(lock_key(key)).arg(value).query(con)?;
             v == 1
         }
-        Command::Touch { key, value, ttl_ns, set_if_missing } => {
-            let ttl_ms = ttl_ns.div_ceil(1_000_000).max(1);
+        Command::Touch { key, value, px_ms, set_if_missing } => {
             let script = if set_if_missing { TOUCH_OR_SET } else { TOUCH };
-            let v: i64 = redis::cmd("EVAL").arg(script).arg(1).arg(lock_key(key)).arg(value).arg(ttl_ms).query(con)?;
+            let v: i64 = redis::cmd("EVAL").arg(script).arg(1).arg(lock_key(key)).arg(value).arg(px_ms).query(con)?;
             v == 1
         }
     })

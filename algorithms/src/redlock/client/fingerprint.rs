@@ -17,7 +17,7 @@ impl Fingerprint for ClientConfig {
             elapsed_clock,
             attempts,
             masters,
-            ttl_ns,
+            ttl_ms,
             drift_ns,
             node_timeout_ns,
             retry_delay_ms,
@@ -26,7 +26,7 @@ impl Fingerprint for ClientConfig {
             extend_every_ns,
             extend_sets,
         } = self;
-        (library, elapsed_clock, attempts, masters, ttl_ns, drift_ns, node_timeout_ns).fingerprint(h, ids);
+        (library, elapsed_clock, attempts, masters, ttl_ms, drift_ns, node_timeout_ns).fingerprint(h, ids);
         h.debug(retry_delay_ms);
         (requests, respect_validity, extend_every_ns, extend_sets).fingerprint(h, ids);
     }

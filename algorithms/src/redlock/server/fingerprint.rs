@@ -4,7 +4,7 @@
 use locksim_simulator::fingerprint::{Fingerprint, Renaming, StableHasher};
 use locksim_simulator::fingerprint_struct;
 
-use super::{Entry, MasterConfig, RedisMaster, Store, Volatile};
+use super::{MasterConfig, RedisMaster, Volatile};
 
 impl Fingerprint for MasterConfig {
     fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
@@ -14,7 +14,5 @@ impl Fingerprint for MasterConfig {
     }
 }
 
-fingerprint_struct!(Entry { value, expires_at_wall_ns });
-fingerprint_struct!(Store { keys });
-fingerprint_struct!(Volatile { store, commands, silent_until_mono_ns });
+fingerprint_struct!(Volatile { keyspace, commands, silent_until_mono_ns });
 fingerprint_struct!(RedisMaster { cfg, disk, crashed_at_mono_ns, v });
