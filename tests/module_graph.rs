@@ -191,13 +191,100 @@ fn files_mentioning(dir: &str, needles: &[&str]) -> Vec<String> {
         .collect()
 }
 
+/// What of the checkers the reports use: types, and the pure helpers that rebuild what the checks
+/// read (`intervals`: holder intervals and waits, `Timeline::from_history`, `ordered`) or list
+/// the pairs the overlap check judges (`overlap::for_each_pair`), to draw and tell them, and the
+/// empty latency histogram a row's totals start from (`metrics::new_histogram`). No check: the
+/// violations and metrics they show are the campaign's (or live's), handed over.
+const REPORTS_CHECKER_USES: [&str; 13] = [
+    "self",
+    "intervals",
+    "EndCause",
+    "WaitOutcome",
+    "ordered",
+    "Interval",
+    "Timeline",
+    "overlap",
+    "for_each_pair",
+    "Violation",
+    "SeedMetrics",
+    "metrics",
+    "new_histogram",
+];
+
+/// Every name used through a `checker::` path (or one of its `overlap::`, `intervals::`,
+/// `metrics::` modules) in the non-test code of the `.rs` files under `dir`, with its file.
+fn checker_names(dir: &Path) -> BTreeSet<(String, String)> {
+    let mut files = Vec::new();
+    rust_files(dir, &mut files);
+    let mut names = BTreeSet::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).expect("source");
+        let code: Vec<&str> = text
+            .split("#[cfg(test)]")
+            .next()
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect();
+        let code = code.join("\n");
+        let file = f.display().to_string();
+        for module in ["checker::", "overlap::", "intervals::", "metrics::"] {
+            for (at, _) in code.match_indices(module) {
+                // The path that follows: names and `::`, and a `{…}` group (which may span lines).
+                let rest = &code[at + module.len()..];
+                let (mut depth, mut end) = (0usize, rest.len());
+                for (i, c) in rest.char_indices() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' if depth > 0 => {
+                            depth -= 1;
+                            if depth == 0 {
+                                end = i;
+                                break;
+                            }
+                        }
+                        c if c.is_alphanumeric() || c == '_' || c == ':' || depth > 0 => {}
+                        _ => {
+                            end = i;
+                            break;
+                        }
+                    }
+                }
+                for name in rest[..end].split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|n| !n.is_empty()) {
+                    names.insert((file.clone(), name.to_string()));
+                }
+            }
+        }
+    }
+    names
+}
+
+#[test]
+fn the_checker_scan_reads_grouped_and_plain_paths() {
+    let dir = std::env::temp_dir().join(format!("locksim-checker-scan-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let code = "use a::checker::{check_keeping, overlap,\n    Timeline};\n// checker::check in a comment\n\
+                fn f() { overlap::check_key(k); Timeline::from_history(h); }\n#[cfg(test)]\nuse a::checker::check;\n";
+    std::fs::write(dir.join("page.rs"), code).unwrap();
+    let names: Vec<String> = checker_names(&dir).into_iter().map(|(_, n)| n).collect();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(names, ["Timeline", "check_keeping", "check_key", "overlap"]);
+}
+
 /// The path of a seed, as docs/architecture.md draws it: the engine records (its run module calls
-/// no checker), the campaign checks, and the reports are handed replayed seeds: they run none.
+/// no checker), the campaign checks, and the reports are handed the recorded, checked seeds they
+/// name: they run none, and call no checker (only [`REPORTS_CHECKER_USES`]).
 #[test]
 fn the_engine_calls_no_checker_and_the_reports_run_no_seed() {
     assert_eq!(files_mentioning("simulator/src/run.rs", &["crate::checker", "checker::"]), Vec::<String>::new());
-    let seed_runners = ["batch::", "run_seed", "record_seed", "run_ordered"];
+    let seed_runners = ["batch::", "run_seed", "record_seed", "run_ordered", "dyn Fn(&RunSpec"];
     assert_eq!(files_mentioning("reports/src", &seed_runners), Vec::<String>::new());
+    let used = checker_names(&Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/src"));
+    assert!(used.iter().any(|(_, n)| n == "for_each_pair"), "no checker path read; is the scan broken? {used:?}");
+    let checks: Vec<&(String, String)> =
+        used.iter().filter(|(_, n)| !REPORTS_CHECKER_USES.contains(&n.as_str())).collect();
+    assert!(checks.is_empty(), "the reports call the checkers (file, name): {checks:?}");
 }
 
 /// The `locksim-*` dependencies each crate's row of docs/architecture.md's table names ("depends

@@ -12,7 +12,7 @@ use locksim_reports::shard::Shard;
 use locksim_reports::{render_table, timeline_note, write_report, ReportError, ResultsJson};
 use locksim_simulator::scenario::Scenario;
 
-use crate::replay::replayer;
+use crate::replay::recordings;
 use crate::rows::{Campaign, Outcome};
 use crate::seed::RunMode;
 use crate::verdict::Class;
@@ -40,7 +40,8 @@ pub struct Finished {
 /// Judges `outcome` against `scenario`'s expectations (rows filtered by `algorithms`), hands its
 /// text (interrupted lines, the table, the `--verify` verdict) to `print`, then writes the results
 /// JSON and the report: in that order, so that `--json -` puts the JSON after the table on
-/// standard output. A report's explanations and timeline are replays of the very seeds counted.
+/// standard output. A report's explanations and timeline are the seeds it names
+/// (`locksim_reports::report::wanted`), recorded here: replays of the very seeds counted.
 /// Errors: an output that cannot be written ([`ReportError::Io`]) or a chart that fails to draw.
 pub fn finish(
     scenario: &Scenario,
@@ -81,8 +82,10 @@ pub fn finish(
                 .map_err(|e| ReportError::Io(format!("cannot write the results JSON to {}: {e}", path.display())))?;
         }
         if let Some(dir) = outputs.report {
-            let replay = replayer(scenario, RunMode::default());
-            let written = write_report(dir, &json, TimelineSource::Replay(scenario, &replay), outputs.timeline_seed)?;
+            let wanted = locksim_reports::report::wanted(&json, outputs.timeline_seed);
+            let recordings = recordings(scenario, wanted, RunMode::default());
+            let written =
+                write_report(dir, &json, TimelineSource::Recordings(scenario, recordings), outputs.timeline_seed)?;
             report_line = Some(format!("report: {}{}", written.index.display(), timeline_note(written.timeline_seed)));
         }
     }

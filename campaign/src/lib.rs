@@ -16,8 +16,8 @@
 //!   checkers): its metrics, a `--verify` pair of traces, or a whole replay for the reports
 //! - [`seed_metrics`]: every seed's whole-run metrics of one row, unfolded (`sim compare`'s
 //!   simulated side)
-//! - [`replay`]: one seed replayed for the reports (explanations, timelines, narratives), which
-//!   run none themselves
+//! - [`replay`]: the seeds a report names recorded and checked for it and handed over
+//!   (explanations, timelines, narratives): the reports run none and call no checker
 //! - [`rows`]: [`Campaign`] and its run: rows over seeds on the pool, stoppable, folded in seed
 //!   order into [`Outcome`] (totals, `--verify` trace differences, seeds finished, interrupted)
 //! - [`progress`]: progress on stderr: a bar on a terminal, lines elsewhere, none with `--quiet`

@@ -96,6 +96,25 @@ pub fn replay(
     record(scenario, run, seed, &RunOptions { trace }, stop, mode, SeedOutcome::checked)
 }
 
+/// One seed recorded without its trace and checked, keeping the first `kept` violations with
+/// their text (the counts stay exact): a history the reports draw, with the violations they mark.
+pub fn replay_untraced(
+    scenario: &Scenario,
+    run: &RunSpec,
+    seed: u64,
+    kept: usize,
+    mode: RunMode,
+) -> Result<SeedOutcome, SeedError> {
+    let checked = |r: Recorded| SeedOutcome {
+        metrics: checker::check_keeping(r.seed, &r.history, kept),
+        history: r.history,
+        trace: None,
+        trace_hash: 0,
+        events: r.events,
+    };
+    record(scenario, run, seed, &RunOptions::default(), None, mode, checked)
+}
+
 /// What `--verify` found for one seed: its result from the first run, and where a second run of
 /// the same seed differed (if it did).
 pub struct VerifiedSeed {

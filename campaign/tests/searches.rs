@@ -6,11 +6,12 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use locksim_campaign::replay::{explain, replayer};
+use locksim_campaign::replay::{explain, record, recordings};
 use locksim_campaign::seed::replay;
 use locksim_campaign::shrink::{shrink, NotShrunk, Request};
 use locksim_campaign::{thread_pool, Campaign, RunMode};
 use locksim_reports::explain::ExplainError;
+use locksim_reports::recording::Wanted;
 use locksim_reports::ResultsJson;
 use locksim_simulator::history::{folds_counted_events, HistoryEvent};
 use locksim_simulator::scenario::{parse_str, Scenario};
@@ -66,25 +67,37 @@ fn folding_is_a_run_option_that_changes_memory_not_results() {
     assert_eq!(metrics_on, metrics_off);
 }
 
-/// `sim explain`'s seed is replayed by the campaign and told by the reports: the story of an
+/// `sim explain`'s seed is recorded by the campaign and told by the reports: the story of an
 /// overlapping Redlock seed names the pause; a clean seed of the database lock is refused as
-/// having nothing to explain. The replay the reports are given is the very seed a run counted.
+/// having nothing to explain. The recording the reports are given is the very seed a run counted,
+/// with its trace when they ask for it, and only the rows the scenario has.
 #[test]
-fn explain_tells_a_seed_the_campaign_replays() {
+fn explain_tells_a_seed_the_campaign_records() {
     let sc = scenario();
     let redlock = &sc.runs[0];
-    let give = replayer(&sc, RunMode::default());
-    let seed = (0..sc.seeds)
-        .find(|s| give(redlock, *s, false).expect("runs").metrics.overlap_events > 0)
-        .expect("a seed of redlock overlaps");
+    let give = |seed, trace| {
+        let wanted = Wanted { label: "redlock".into(), seed, trace };
+        record(&sc, redlock, &wanted, RunMode::default()).outcome.expect("runs")
+    };
+    let seed = (0..sc.seeds).find(|s| give(*s, false).metrics.overlap_events > 0).expect("a seed of redlock overlaps");
     let told = explain(&sc, "redlock", seed, 0).expect("an overlap to explain");
     let story = told.narrative.join("\n");
     assert!(told.narrative.len() >= 3 && story.contains("paused"), "{story}");
     assert_eq!(told.incident.violation.kind, "overlap");
 
-    let traced = give(redlock, seed, true).expect("runs");
-    assert!(traced.trace.is_some() && traced.trace_hash != 0, "asked for, the replay has its trace");
-    assert!(give(redlock, seed, false).expect("runs").trace.is_none());
+    let traced = give(seed, true);
+    assert!(traced.trace.is_some() && traced.trace_hash != 0, "asked for, the recording has its trace");
+    let untraced = give(seed, false);
+    assert!(untraced.trace.is_none());
+    assert_eq!(untraced.history.events, traced.history.events, "the trace changes nothing recorded");
+    assert_eq!(untraced.metrics.violations[..], traced.metrics.violations[..untraced.metrics.violations.len()]);
+
+    let wanted = vec![
+        Wanted { label: "gone".into(), seed, trace: false },
+        Wanted { label: "redlock".into(), seed, trace: true },
+    ];
+    let given: Vec<_> = recordings(&sc, wanted, RunMode::default()).map(|r| (r.label, r.seed)).collect();
+    assert_eq!(given, [("redlock".to_string(), seed)], "a row the scenario lacks is not recorded");
 
     match explain(&sc, "db", 0, 0) {
         Err(ExplainError::NoViolation { label, .. }) => assert_eq!(label, "db"),

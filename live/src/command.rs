@@ -187,7 +187,11 @@ pub fn live<'s>(
             }
             totals.add(&outcome.metrics);
             if opts.report.is_some() {
-                recorded.push(RecordedHistory { label: run.label.clone(), seed, history: outcome.history });
+                // The page marks the first violations with their text: more than the row's check kept.
+                let kept = locksim_reports::recording::VIOLATIONS_KEPT;
+                let checked = &mut locksim_simulator::checker::check_keeping(seed, &outcome.history, kept);
+                let violations = std::mem::take(&mut checked.violations);
+                recorded.push(RecordedHistory { label: run.label.clone(), seed, history: outcome.history, violations });
             }
             match outcome.cut_short_ns {
                 Some(ran_ns) => {

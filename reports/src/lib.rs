@@ -16,18 +16,21 @@
 //! - [`expect`]: evaluating a scenario's `[expect]` block against the totals
 //! - [`compare`]: `sim compare`: a row simulated and live, metric by metric, with the simulated interval
 //! - [`table`]: the terminal table and the notes under it (failing seeds, replay commands, …)
-//! - [`explain`]: one violation of one (replayed) seed told as a numbered narrative and a
+//! - [`recording`]: the seeds a report needs ([`recording::Wanted`]) and, recorded and checked
+//!   by the caller, as it is given them ([`recording::Recording`])
+//! - [`explain`]: one violation of one (recorded) seed told as a numbered narrative and a
 //!   space-time diagram (`sim explain`, the report's explanations, `sim shrink`'s final narrative)
 //! - [`report`]: a report directory (`sim run --report`, `sim report`): the results JSON, every
-//!   chart, the timeline of one replayed seed, and `index.html`
+//!   chart, the timeline of one recorded seed, and `index.html`
 //! - [`sweep`]: `sim sweep`'s `--param` values, key-path edits of the scenario, its output files,
 //!   its terminal summary and its progress record (`--resume`)
 //!
 //! Dependencies point one way: this crate reads `locksim-simulator`'s per-seed
 //! [`SeedMetrics`](locksim_simulator::checker::SeedMetrics), histories and holder intervals and
 //! scenario types, and draws with `locksim-charts`; no model crate, nothing of the command line,
-//! and no seed runner: a seed the explanations or the timeline need is replayed by the caller
-//! (the campaign) and handed over ([`explain::Replay`]).
+//! no seed runner and no checker: a report says which seeds its explanations and timeline need
+//! (`report::wanted`), and the caller (the campaign) records and checks those and hands them
+//! over finished ([`recording::Recording`]).
 
 #![warn(missing_docs)]
 
@@ -38,6 +41,7 @@ pub mod expect;
 pub mod explain;
 pub mod json;
 pub mod num;
+pub mod recording;
 pub mod report;
 pub mod shard;
 pub mod sweep;

@@ -72,8 +72,9 @@ pub fn report(
     }
     let written = match &scenario {
         Ok(s) => {
-            let replay = crate::replay::replayer(s, crate::RunMode::default());
-            write_report(out, &results, TimelineSource::Replay(s, &replay), timeline_seed)?
+            let wanted = locksim_reports::report::wanted(&results, timeline_seed);
+            let recordings = crate::replay::recordings(s, wanted, crate::RunMode::default());
+            write_report(out, &results, TimelineSource::Recordings(s, recordings), timeline_seed)?
         }
         Err(why) => write_report(out, &results, TimelineSource::Unavailable(why), timeline_seed)?,
     };

@@ -1,6 +1,6 @@
 //! Explaining a violation (`sim explain`, the report's per-row explanation, `sim shrink`'s
-//! final scenario): one seed of one row as the campaign replayed it with its trace (this crate
-//! runs no seed: it is given the recorded, checked seed, [`Replay`]), the violation found again
+//! final scenario): one seed of one row as the campaign recorded it with its trace (this crate
+//! runs no seed: it is given the recorded, checked seed, a [`Recording`]), the violation found again
 //! in the history with its two parties, and told two ways: a numbered narrative of plain
 //! sentences and a space-time diagram. Every number in either comes from the recorded history or
 //! trace.
@@ -22,9 +22,10 @@ use std::path::Path;
 use locksim_charts::{ChartError, ChartFiles, SpacetimeChart};
 use locksim_simulator::checker::{Timeline, Violation};
 use locksim_simulator::history::History;
-use locksim_simulator::outcome::SeedOutcome;
-use locksim_simulator::scenario::{RunSpec, Scenario, UnknownLabel};
+use locksim_simulator::scenario::{Scenario, UnknownLabel};
 use locksim_simulator::trace::Trace;
+
+use crate::recording::Recording;
 
 pub use fmt::{fmt_ms, ms_number};
 pub use incident::{Incident, Parties};
@@ -96,31 +97,21 @@ pub struct Explanation {
     pub diagram: SpacetimeChart,
 }
 
-/// One seed of a row recorded (with its trace when the flag says so) and checked, or the
-/// message of its panic (or of a zero-time loop): the campaign's replay
-/// (`locksim_campaign::seed::replay`), handed to the reports that tell or draw a seed, so that
-/// they never run one themselves.
-pub type Replay<'a> = &'a dyn Fn(&RunSpec, u64, bool) -> Result<SeedOutcome, String>;
-
-/// Explains violation `index` (0: the first) of `seed` of row `label`, replayed with its trace
-/// by `replay`.
-pub fn explain(
-    scenario: &Scenario,
-    label: &str,
-    seed: u64,
-    index: usize,
-    replay: Replay,
-) -> Result<Explanation, ExplainError> {
-    let file = scenario.file.display().to_string();
-    let run = scenario.row_labelled(label)?;
-    let outcome = replay(run, seed, true).map_err(|message| ExplainError::Panicked {
-        label: label.to_string(),
-        seed,
-        message,
+/// Explains violation `index` (0: the first) of the seed `recording` holds, a seed of a row of
+/// `scenario` recorded with its trace (every violation kept) by the caller.
+pub fn explain(scenario: &Scenario, recording: &Recording, index: usize) -> Result<Explanation, ExplainError> {
+    let Recording { label, seed, outcome } = recording;
+    let outcome = outcome.as_ref().map_err(|message| ExplainError::Panicked {
+        label: label.clone(),
+        seed: *seed,
+        message: message.clone(),
     })?;
-    let trace = outcome.trace.unwrap_or_default();
-    explain_outcome(label, seed, index, &outcome.history, &trace, &outcome.metrics.violations).map_err(|e| match e {
-        ExplainError::NoViolation { label, seed, .. } => ExplainError::NoViolation { label, seed, file },
+    let untraced = Trace::default();
+    let trace = outcome.trace.as_ref().unwrap_or(&untraced);
+    explain_outcome(label, *seed, index, &outcome.history, trace, &outcome.metrics.violations).map_err(|e| match e {
+        ExplainError::NoViolation { label, seed, .. } => {
+            ExplainError::NoViolation { label, seed, file: scenario.file.display().to_string() }
+        }
         other => other,
     })
 }

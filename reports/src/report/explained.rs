@@ -1,13 +1,14 @@
-//! Each row's first violation explained for the report page: the row's first failing seed
-//! replayed with its trace (by the campaign's [`Replay`]), its first violation told as a narrative, and its space-time diagram
-//! written beside the charts as `explain-LABEL.svg` and `.png`.
+//! Each row's first violation explained for the report page: the row's first failing seed as the
+//! caller recorded it with its trace ([`super::given`] tells it), its first violation told as a
+//! narrative, and its space-time diagram written beside the charts as `explain-LABEL.svg` and
+//! `.png`.
 
 use std::path::Path;
 
 use locksim_charts::SpaceMessage;
 use locksim_simulator::scenario::Scenario;
 
-use crate::explain::{explain, file_part, write_diagram, Replay};
+use crate::explain::{file_part, write_diagram, ExplainError, Explanation};
 use crate::json::ResultsJson;
 
 use super::ReportError;
@@ -42,20 +43,29 @@ pub fn anchor(label: &str) -> String {
     format!("explain-{}", file_part(label))
 }
 
-/// Explains the first violation of every row with a failing seed, writing the diagrams into
-/// `dir`. A row that cannot be explained (its seed no longer fails, or panics) gets a note
-/// saying why instead.
+/// The first violation of every row with a failing seed, `told` (by row label, from the
+/// recordings given), with its diagram written into `dir`. A row that cannot be explained (the
+/// scenario no longer has it, its seed no longer fails, or panics) gets a note saying why instead.
 pub fn explain_rows(
     dir: &Path,
     results: &ResultsJson,
     scenario: &Scenario,
-    replay: Replay,
+    mut told: Vec<(String, Result<Explanation, ExplainError>)>,
 ) -> Result<(Vec<RowExplanation>, Vec<String>), ReportError> {
     let mut rows = Vec::new();
     let mut notes = Vec::new();
     for a in &results.algorithms {
         let Some(&seed) = a.failing_seeds.first() else { continue };
-        let e = match explain(scenario, &a.label, seed, 0, replay) {
+        let explanation = match told.iter().position(|(label, _)| *label == a.label).map(|at| told.swap_remove(at).1) {
+            Some(Ok(e)) => Ok(e),
+            Some(Err(why)) => Err(why.to_string()),
+            // Not given: the scenario no longer has the row (or its caller left the seed out).
+            None => Err(scenario.row_labelled(&a.label).map_or_else(
+                |unknown| unknown.to_string(),
+                |_| format!("seed {seed} was not recorded for the report"),
+            )),
+        };
+        let e = match explanation {
             Ok(e) => e,
             Err(why) => {
                 notes.push(format!("No explanation for {}: {why}.", a.label));

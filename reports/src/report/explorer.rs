@@ -4,8 +4,8 @@
 //! chart beside it is what the page shows. One file still: no fetch, no external script.
 //!
 //! Which runs are embedded: every row at the timeline's seed, then each row's explained failing
-//! seed (a simulated report replays just those), or every history a live run recorded; runs past
-//! [`DATA_BUDGET_BYTES`] are left out and the page names them.
+//! seed (the recordings a simulated report is given: [`super::wanted`]), or every history a live
+//! run recorded; runs past [`DATA_BUDGET_BYTES`] are left out and the page names them.
 
 use serde_json::{json, Value};
 
@@ -114,7 +114,8 @@ mod tests {
             clients: vec![0],
             ..History::default()
         };
-        let run = PageRun { label: "db", seed: 3, history: &h, explained: None, explain_command: None };
+        let run =
+            PageRun { label: "db", seed: 3, history: &h, violations: &[], explained: None, explain_command: None };
         let s = section(&[(run, "the timeline's seed".into())]);
         assert!(s.contains("<section id=\"tl\" class=\"explorer\" hidden>"), "hidden until the script runs");
         assert!(s.contains("\"label\":\"db\"") && s.contains("\"seed\":3"), "{s}");
@@ -140,6 +141,7 @@ mod tests {
         let recorded = |seed| RecordedHistory {
             label: "db".into(),
             seed,
+            violations: Vec::new(),
             history: History {
                 duration_ns: 1_000_000,
                 node_names: vec!["server-0".into(), "client-0".into(), "resource".into()],

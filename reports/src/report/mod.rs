@@ -5,9 +5,11 @@
 //! and `.png`); anything else already in the directory is left alone.
 //!
 //! - [`chart_data`]: results rows as chart data
+//! - [`given`]: the recordings a simulated report is given ([`wanted`] names them), read once:
+//!   each explained seed told as it comes, its trace then dropped
 //! - [`explained`]: each row's first violation explained (narrative and space-time diagram)
-//! - [`timeline`]: one seed of every row (replayed, or as a live run recorded it) turned into lanes,
-//!   faults and overlaps
+//! - [`timeline`]: one seed of every row (as the caller recorded it, or as a live run did) turned
+//!   into lanes, faults and overlaps
 //! - [`html`]: the page
 //! - [`page_data`], [`explorer`]: the recorded histories as JSON in the page, and the
 //!   interactive timeline and clock plot its inlined script draws from them
@@ -15,6 +17,7 @@
 pub mod chart_data;
 pub mod explained;
 pub mod explorer;
+pub mod given;
 pub mod html;
 pub mod page_data;
 pub mod timeline;
@@ -22,12 +25,14 @@ pub mod timeline;
 use std::path::{Path, PathBuf};
 
 use locksim_charts::{ChartError, ChartFiles};
+use locksim_simulator::checker::Violation;
 use locksim_simulator::history::History;
 use locksim_simulator::scenario::Scenario;
 
-use crate::explain::Replay;
 use crate::json::ResultsJson;
+use crate::recording::{Recording, Wanted};
 use chart_data::{algorithm_chart_data, CdfSource};
+use given::Given;
 use html::{index_html, ChartSection};
 
 /// One run's history as a live run recorded it (live runs cannot be replayed).
@@ -38,14 +43,18 @@ pub struct RecordedHistory {
     pub seed: u64,
     /// What the run recorded.
     pub history: History,
+    /// The violations the run's check found in it, in true-time order (the page shows the first
+    /// [`crate::recording::VIOLATIONS_KEPT`]).
+    pub violations: Vec<Violation>,
 }
 
 /// Where the report's timeline (and the explanations of violations) come from.
 pub enum TimelineSource<'a> {
-    /// Replay a seed of the scenario (the campaign runs it: [`Replay`]): simulated runs are
-    /// exact replays, so the timeline and the explanations are of the very runs the results
-    /// counted.
-    Replay(&'a Scenario, Replay<'a>),
+    /// Seeds of the scenario the caller recorded and checked for the report: exactly those
+    /// [`wanted`] names for these results and timeline seed, handed over one at a time (only one
+    /// trace need be held at once). Simulated runs are exact replays, so the timeline and the
+    /// explanations are of the very runs the results counted.
+    Recordings(&'a Scenario, Box<dyn Iterator<Item = Recording> + 'a>),
     /// The histories a live run recorded: the timeline is drawn from them; violations are not
     /// explained (the narrative reads a replay's trace, which a live run does not have).
     Recorded(&'a [RecordedHistory]),
@@ -90,6 +99,26 @@ fn chart_error(e: ChartError) -> ReportError {
 fn write_file(path: &Path, text: &str) -> Result<(), ReportError> {
     locksim_charts::write_atomic(path, text)
         .map_err(|e| ReportError::Io(format!("cannot write {}: {e}", path.display())))
+}
+
+/// The seeds a simulated report draws and tells, for `results` and the timeline seed `asked`:
+/// each row's first failing seed with its trace (its first violation is explained), then every
+/// row at the timeline's seed ([`timeline_seed`]) without one, unless already named; in results
+/// row order. The caller records exactly these and hands them over
+/// ([`TimelineSource::Recordings`]).
+pub fn wanted(results: &ResultsJson, asked: Option<u64>) -> Vec<Wanted> {
+    let (seed, _) = timeline_seed(results, asked);
+    let mut wanted: Vec<Wanted> = results
+        .algorithms
+        .iter()
+        .filter_map(|a| Some(Wanted { label: a.label.clone(), seed: *a.failing_seeds.first()?, trace: true }))
+        .collect();
+    for a in &results.algorithms {
+        if !wanted.iter().any(|w| w.label == a.label && w.seed == seed) {
+            wanted.push(Wanted { label: a.label.clone(), seed, trace: false });
+        }
+    }
+    wanted
 }
 
 /// The seed the timeline shows: `asked`, else the smallest first failing seed of any row, else
@@ -184,19 +213,24 @@ pub fn write_report(
     // Both timelines show the same seed of every row.
     let (seed, why) = timeline_seed(results, asked_seed);
     let labels: Vec<String> = results.algorithms.iter().map(|a| a.label.clone()).collect();
-    // The histories the interactive timeline embeds: (label, seed, history, why it is there).
-    let mut page_runs: Vec<(String, u64, History, String)> = Vec::new();
+    // The histories the interactive timeline embeds: (label, seed, history, violations, why it
+    // is there).
+    let mut page_runs: Vec<PageRunSource> = Vec::new();
     let live_source = matches!(source, TimelineSource::Recorded(_));
+    let mut given = None;
     match source {
-        TimelineSource::Replay(scenario, replay) => {
-            let (rows, why_not) = explained::explain_rows(dir, results, scenario, replay)?;
+        TimelineSource::Recordings(scenario, recordings) => {
+            let mut read = Given::read(results, scenario, recordings);
+            let told = std::mem::take(&mut read.told);
+            let given = &*given.insert(read);
+            let (rows, why_not) = explained::explain_rows(dir, results, scenario, told)?;
             explained = rows;
             notes.extend(why_not);
             // A row's overlaps link to its explanation when that is of the seed drawn.
             let link_of = |label: &str| {
                 explained.iter().find(|e| e.label == label && e.seed == seed).map(|e| format!("#{}", e.anchor))
             };
-            let chart = timeline::timeline_chart(scenario, &labels, seed, link_of, replay);
+            let chart = timeline::timeline_chart(scenario, &labels, seed, link_of, given);
             let f = locksim_charts::timeline_chart(dir, "timeline", &chart).map_err(chart_error)?;
             sections.push(section(
                 &f,
@@ -208,7 +242,7 @@ pub fn write_report(
                 ),
             )?);
             drawn_seed = Some(seed);
-            page_runs = replayed_runs(scenario, &labels, seed, &explained, replay);
+            page_runs = given_runs(scenario, &labels, seed, &explained, given);
         }
         TimelineSource::Recorded(histories) => {
             notes.push(
@@ -237,14 +271,15 @@ pub fn write_report(
     if !page_runs.is_empty() {
         let runs: Vec<(page_data::PageRun, String)> = page_runs
             .iter()
-            .map(|(label, seed, history, why)| {
+            .map(|(label, seed, history, violations, why)| {
                 let explained = explained.iter().find(|e| &e.label == label && e.seed == *seed);
                 let explain_command = (!live_source).then(|| {
                     crate::json::replay_command(&results.file, label, *seed)
                         .replacen("sim run ", "sim explain ", 1)
                         .replace(" --trace", " --index {index}")
                 });
-                (page_data::PageRun { label, seed: *seed, history, explained, explain_command }, why.clone())
+                let run = page_data::PageRun { label, seed: *seed, history, violations, explained, explain_command };
+                (run, why.clone())
             })
             .collect();
         page = explorer::insert(page, &explorer::section(&runs));
@@ -253,41 +288,44 @@ pub fn write_report(
     Ok(ReportWritten { index, timeline_seed: drawn_seed })
 }
 
-/// The runs a simulated report's interactive timeline shows, replayed by `replay`: every row at
-/// the timeline's `seed`, then each row's explained failing seed. A row whose seed panics is
-/// left out (the static timeline says so).
-fn replayed_runs(
+/// A run the interactive timeline embeds: (label, seed, history, violations, why it is there).
+type PageRunSource<'a> = (String, u64, &'a History, &'a [Violation], String);
+
+/// The runs a simulated report's interactive timeline shows, from the recordings `given`: every
+/// row at the timeline's `seed`, then each row's explained failing seed. A row whose seed
+/// panicked is left out (the static timeline says so).
+fn given_runs<'a>(
     scenario: &Scenario,
     labels: &[String],
     seed: u64,
     explained: &[explained::RowExplanation],
-    replay: Replay,
-) -> Vec<(String, u64, History, String)> {
-    let mut wanted: Vec<(String, u64, String)> =
+    given: &'a Given,
+) -> Vec<PageRunSource<'a>> {
+    let mut shown: Vec<(String, u64, String)> =
         labels.iter().map(|l| (l.clone(), seed, "the static timeline's seed".to_string())).collect();
     for e in explained.iter().filter(|e| e.seed != seed) {
-        wanted.push((e.label.clone(), e.seed, "its first failing seed, explained".to_string()));
+        shown.push((e.label.clone(), e.seed, "its first failing seed, explained".to_string()));
     }
-    wanted
+    shown
         .into_iter()
         .filter_map(|(label, seed, why)| {
-            let run = scenario.runs.iter().find(|r| r.label == label)?;
-            let outcome = replay(run, seed, false).ok()?;
-            Some((label, seed, outcome.history, why))
+            scenario.runs.iter().find(|r| r.label == label)?;
+            let run = given.run(&label, seed)?.as_ref().ok()?;
+            Some((label, seed, &run.history, run.violations.as_slice(), why))
         })
         .collect()
 }
 
 /// The runs a live report's interactive timeline shows: every history recorded, rows in
 /// `labels` order, the timeline's `seed` first.
-fn recorded_runs(labels: &[String], seed: u64, histories: &[RecordedHistory]) -> Vec<(String, u64, History, String)> {
+fn recorded_runs<'a>(labels: &[String], seed: u64, histories: &'a [RecordedHistory]) -> Vec<PageRunSource<'a>> {
     let mut out = Vec::new();
     for label in labels {
         let mut mine: Vec<&RecordedHistory> = histories.iter().filter(|r| &r.label == label).collect();
         mine.sort_by_key(|r| (r.seed != seed, r.seed));
         for r in mine {
             let why = if r.seed == seed { "the static timeline's seed" } else { "recorded" };
-            out.push((r.label.clone(), r.seed, r.history.clone(), why.to_string()));
+            out.push((r.label.clone(), r.seed, &r.history, r.violations.as_slice(), why.to_string()));
         }
     }
     out
@@ -296,4 +334,43 @@ fn recorded_runs(labels: &[String], seed: u64, histories: &[RecordedHistory]) ->
 /// ` (timeline: seed S)` for the line that says where the report went.
 pub fn timeline_note(seed: Option<u64>) -> String {
     seed.map_or(String::new(), |s| format!(" (timeline: seed {s})"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::aggregate::tests::{clean, failing};
+    use crate::aggregate::AlgorithmTotals;
+
+    fn row(label: &str, failing_seeds: &[u64]) -> AlgorithmTotals {
+        let mut totals = AlgorithmTotals::new(label, "db", serde_json::json!({}), true);
+        for seed in 0..6 {
+            totals.add(&if failing_seeds.contains(&seed) { failing(seed, true) } else { clean(seed, true) });
+        }
+        totals
+    }
+
+    /// What a simulated report asks its caller to record: each row's first failing seed with its
+    /// trace (explained), then every row at the timeline's seed without one, each seed once.
+    #[test]
+    fn a_report_wants_each_rows_first_failing_seed_traced_and_every_row_at_the_timeline_seed() {
+        let rows = [row("db", &[3, 5]), row("zk", &[1]), row("etcd", &[])];
+        let results = ResultsJson::new("s", "s.toml", 1.0, 0..6, &rows, vec![]);
+        let named = |wanted: Vec<Wanted>| -> Vec<(String, u64, bool)> {
+            wanted.into_iter().map(|w| (w.label, w.seed, w.trace)).collect()
+        };
+        let want = |l: &str, s, t| (l.to_string(), s, t);
+        // The timeline shows seed 1, zk's first failure: its traced recording serves both.
+        assert_eq!(
+            named(wanted(&results, None)),
+            [want("db", 3, true), want("zk", 1, true), want("db", 1, false), want("etcd", 1, false)]
+        );
+        assert_eq!(
+            named(wanted(&results, Some(3))),
+            [want("db", 3, true), want("zk", 1, true), want("zk", 3, false), want("etcd", 3, false)]
+        );
+        let clean_rows = [row("etcd", &[])];
+        let clean_results = ResultsJson::new("s", "s.toml", 1.0, 2..6, &clean_rows, vec![]);
+        assert_eq!(named(wanted(&clean_results, None)), [want("etcd", 2, false)], "no failure: the first seed run");
+    }
 }

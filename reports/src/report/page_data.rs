@@ -2,7 +2,8 @@
 //! reads: per row and seed, each client's holds and waits (the checker's own intervals), the
 //! writes the resource saw, the faults, the overlaps and stale writes with the checker's words,
 //! every node's wall clock as segments, each server's claim to lead as it changed, and, for a row whose first violation is explained, the
-//! narrative and the messages its diagram draws. Nothing here runs a seed: it reads histories.
+//! narrative and the messages its diagram draws. Nothing here runs a seed or a checker: it reads
+//! histories and the violations the caller's check found in them.
 //!
 //! Times are true-time milliseconds rounded to the microsecond; arrays, not objects, keep a
 //! 60 s run of ten clients near a megabyte. `timeline.js` documents the same layout.
@@ -10,15 +11,12 @@
 use serde_json::{json, Value};
 
 use locksim_simulator::checker::intervals::{EndCause, WaitOutcome};
-use locksim_simulator::checker::{check_keeping, overlap, Timeline};
+use locksim_simulator::checker::{overlap, Timeline, Violation};
 use locksim_simulator::history::{History, HistoryEvent, LockMode};
 use locksim_simulator::time::Nanos;
 
 use super::explained::RowExplanation;
-
-/// Violations kept per run with their text (the first ones in true time, as `sim explain
-/// --index` numbers them).
-pub const VIOLATIONS_KEPT: usize = 200;
+use crate::recording::VIOLATIONS_KEPT;
 
 /// One recorded run for the page.
 pub struct PageRun<'a> {
@@ -28,6 +26,9 @@ pub struct PageRun<'a> {
     pub seed: u64,
     /// What it recorded.
     pub history: &'a History,
+    /// The violations the caller's check found in it, in true-time order (only the first
+    /// [`VIOLATIONS_KEPT`] are shown).
+    pub violations: &'a [Violation],
     /// The row's explained first violation, when it is of this seed.
     pub explained: Option<&'a RowExplanation>,
     /// The command that tells violation `{index}` of this run (`None`: a live run, no replay).
@@ -59,12 +60,7 @@ fn wait_code(o: WaitOutcome) -> u8 {
 }
 
 /// The index of the first violation of `kind` (or any of `kinds`) at `at_ns` not yet taken.
-fn take_violation(
-    violations: &[locksim_simulator::checker::Violation],
-    taken: &mut [bool],
-    kinds: &[&str],
-    at_ns: Nanos,
-) -> i64 {
+fn take_violation(violations: &[Violation], taken: &mut [bool], kinds: &[&str], at_ns: Nanos) -> i64 {
     for (i, v) in violations.iter().enumerate() {
         if !taken[i] && v.at_ns == at_ns && kinds.contains(&v.kind) {
             taken[i] = true;
@@ -78,8 +74,7 @@ fn take_violation(
 pub fn run_json(run: &PageRun) -> Value {
     let h = run.history;
     let timeline = Timeline::from_history(h);
-    let metrics = check_keeping(run.seed, h, VIOLATIONS_KEPT);
-    let violations = &metrics.violations;
+    let violations = &run.violations[..run.violations.len().min(VIOLATIONS_KEPT)];
     let mut taken = vec![false; violations.len()];
     let mut holds = Vec::new();
     let mut waits = Vec::new();
@@ -227,7 +222,16 @@ mod tests {
             ],
             ..History::default()
         };
-        let v = run_json(&PageRun { label: "zk", seed: 4, history: &h, explained: None, explain_command: None });
+        let violations = std::mem::take(&mut locksim_simulator::checker::check(4, &h).violations);
+        let run = PageRun {
+            label: "zk",
+            seed: 4,
+            history: &h,
+            violations: &violations,
+            explained: None,
+            explain_command: None,
+        };
+        let v = run_json(&run);
         assert_eq!(v["holds"][0], json!([1, 0, 5.0, 50.0, 7, 1, 0, 0]));
         assert_eq!(v["holds"][1], json!([2, 0, 40.0, 60.0, 8, 1, 0, 0]));
         let kinds: Vec<&str> = v["violations"].as_array().unwrap().iter().map(|r| r[0].as_str().unwrap()).collect();

@@ -1,6 +1,7 @@
-//! The timeline of one seed: every row of the results replayed at that seed by the campaign
-//! ([`Replay`]; runs are exact replays), or as a live run recorded it, and each run's history turned into lanes (a client's waiting and holding), the
-//! fault windows, and the overlaps, for `locksim_charts::timeline_chart`.
+//! The timeline of one seed: every row of the results at that seed, as the campaign recorded it
+//! for the report ([`Given`]; runs are exact replays) or as a live run recorded it, and each
+//! run's history turned into lanes (a client's waiting and holding), the fault windows, and the
+//! overlaps, for `locksim_charts::timeline_chart`.
 //!
 //! Holds and waits are the checker's own ([`locksim_simulator::checker::Timeline`]): a hold is a
 //! holder interval, a wait an acquire call in progress, so the chart shows exactly what the
@@ -17,7 +18,7 @@ use locksim_simulator::history::{History, LockMode};
 use locksim_simulator::scenario::Scenario;
 use locksim_simulator::time::{ns_to_ms, Nanos};
 
-use crate::explain::Replay;
+use super::given::Given;
 
 /// One client's lane while it is filled: waits and holds with the time each ended, so they can be
 /// put in the order they ended.
@@ -94,22 +95,28 @@ fn span(start_ns: Nanos, end_ns: Nanos) -> Span {
     Span::new(ns_to_ms(start_ns), ns_to_ms(end_ns))
 }
 
-/// Replays `seed` (by `replay`) for every row named in `labels` (in that order) and draws
-/// nothing: returns the chart data. Rows the scenario no longer has are skipped; a row whose run panics gets an empty
-/// panel titled with the panic. A row's overlaps link to `link_of(label)` when it gives one.
+/// The chart data of `seed` of every row named in `labels` (in that order), from the recordings
+/// `given`; draws nothing. Rows the scenario no longer has (or not given) are skipped; a row
+/// whose run panicked gets an empty panel titled with the panic. A row's overlaps link to
+/// `link_of(label)` when it gives one.
 pub fn timeline_chart(
     scenario: &Scenario,
     labels: &[String],
     seed: u64,
     link_of: impl Fn(&str) -> Option<String>,
-    replay: Replay,
+    given: &Given,
 ) -> TimelineChart {
     let mut panels = Vec::new();
     for label in labels {
-        let Some(run) = scenario.runs.iter().find(|r| &r.label == label) else { continue };
-        match replay(run, seed, false) {
-            Ok(o) => panels.push(TimelinePanel { overlap_link: link_of(label), ..panel(label, seed, &o.history) }),
-            Err(_) => panels.push(TimelinePanel {
+        if !scenario.runs.iter().any(|r| &r.label == label) {
+            continue;
+        }
+        match given.run(label, seed) {
+            None => {}
+            Some(Ok(r)) => {
+                panels.push(TimelinePanel { overlap_link: link_of(label), ..panel(label, seed, &r.history) })
+            }
+            Some(Err(_)) => panels.push(TimelinePanel {
                 label: format!("{label} (seed {seed} panicked)"),
                 seed,
                 ..TimelinePanel::default()
