@@ -63,22 +63,6 @@ pub const STOCK_SAVE_RULES: &[SaveRule] = &[
     SaveRule { seconds: 60, changes: 10_000 },
 ];
 
-/// The data a server holds in memory and on disk: what [`Disk`] stores and loads.
-pub trait Dataset: Clone + Default {
-    /// The number of keys held, expired ones not yet removed included (for the trace).
-    fn len(&self) -> usize;
-    /// Whether no key is held.
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
-
-impl Dataset for Keyspace {
-    fn len(&self) -> usize {
-        Keyspace::len(self)
-    }
-}
-
 /// The persistence setting (`persistence` parameter).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Persistence {
@@ -114,22 +98,22 @@ impl Persistence {
 /// The snapshot schedule's volatile part: changes since the last save, when it was, and a
 /// `BGSAVE` under way (lost with the process, except as [`Disk::on_crash`] says).
 #[derive(Clone, Debug)]
-pub struct SaveState<D = Keyspace> {
+pub struct SaveState {
     /// `server.dirty`: changes since the last successful save.
     pub dirty: u64,
     /// `server.lastsave`: the wall-clock time of the last successful save (or the start).
     pub lastsave_wall_ns: i64,
     /// A `BGSAVE` under way: the data at fork time and the changes counted then.
-    pub in_progress: Option<(D, u64)>,
+    pub in_progress: Option<(Keyspace, u64)>,
 }
 
-impl<D> Default for SaveState<D> {
+impl Default for SaveState {
     fn default() -> Self {
         SaveState { dirty: 0, lastsave_wall_ns: 0, in_progress: None }
     }
 }
 
-impl<D> SaveState<D> {
+impl SaveState {
     /// Whether a save rule fires now (`serverCron`), with no save already running.
     pub fn due(&self, now_wall_ns: i64) -> bool {
         let elapsed_s = (now_wall_ns - self.lastsave_wall_ns) / (1_000 * NS_PER_MS as i64);
@@ -139,21 +123,21 @@ impl<D> SaveState<D> {
 
 /// What is on a server's disk: the last completed snapshot and the AOF as last fsynced.
 #[derive(Clone, Debug)]
-pub struct Disk<D = Keyspace> {
+pub struct Disk {
     /// The setting.
     pub persistence: Persistence,
     /// `dump.rdb`: the last completed snapshot, if any.
-    rdb: Option<D>,
+    rdb: Option<Keyspace>,
     /// The AOF as of the last fsync (`everysec`).
-    aof_fsynced: D,
+    aof_fsynced: Keyspace,
     /// What the next start loads (set at the crash).
-    to_load: D,
+    to_load: Keyspace,
 }
 
-impl<D: Dataset> Disk<D> {
+impl Disk {
     /// An empty disk.
     pub fn new(persistence: Persistence) -> Self {
-        Disk { persistence, rdb: None, aof_fsynced: D::default(), to_load: D::default() }
+        Disk { persistence, rdb: None, aof_fsynced: Keyspace::default(), to_load: Keyspace::default() }
     }
 
     /// Whether the save rules run (RDB persistence: with the AOF on, a restart loads the AOF and
@@ -163,18 +147,18 @@ impl<D: Dataset> Disk<D> {
     }
 
     /// The everysec fsync: the AOF on disk catches up with the keyspace.
-    pub fn fsync(&mut self, data: &D) {
+    pub fn fsync(&mut self, data: &Keyspace) {
         self.aof_fsynced = data.clone();
     }
 
     /// A `BGSAVE` finished: its snapshot is `dump.rdb` (also a replica storing its primary's RDB).
-    pub fn store_rdb(&mut self, snapshot: D) {
+    pub fn store_rdb(&mut self, snapshot: Keyspace) {
         self.rdb = Some(snapshot);
     }
 
     /// The process or machine went down with `data` in memory and `save` under way: decides what
     /// the next start loads.
-    pub fn on_crash(&mut self, kind: CrashKind, data: D, save: SaveState<D>) {
+    pub fn on_crash(&mut self, kind: CrashKind, data: Keyspace, save: SaveState) {
         if kind == CrashKind::Process {
             // The BGSAVE child is a separate process: it finishes and renames its own file.
             if let Some((snapshot, _)) = save.in_progress {
@@ -182,7 +166,7 @@ impl<D: Dataset> Disk<D> {
             }
         }
         self.to_load = match (self.persistence, kind) {
-            (Persistence::None, _) => D::default(),
+            (Persistence::None, _) => Keyspace::default(),
             (Persistence::Rdb, _) => self.rdb.clone().unwrap_or_default(),
             // Killed: every write was already in the page cache; the OS writes it out.
             (Persistence::EverySec, CrashKind::Process) | (Persistence::Always, _) => data,
@@ -195,7 +179,7 @@ impl<D: Dataset> Disk<D> {
     }
 
     /// What a restart loads.
-    pub fn load(&self) -> D {
+    pub fn load(&self) -> Keyspace {
         self.to_load.clone()
     }
 

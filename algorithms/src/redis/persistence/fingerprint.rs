@@ -13,5 +13,5 @@ impl Fingerprint for Persistence {
     }
 }
 
-fingerprint_struct!(SaveState<D> { dirty, lastsave_wall_ns, in_progress });
-fingerprint_struct!(Disk<D> { persistence, rdb, aof_fsynced, to_load });
+fingerprint_struct!(SaveState { dirty, lastsave_wall_ns, in_progress });
+fingerprint_struct!(Disk { persistence, rdb, aof_fsynced, to_load });
