@@ -1,14 +1,14 @@
-//! `sim`: the locksim command line. Wiring only: parsing arguments with clap and calling each
-//! command's work with the models and the Ctrl-C stop flag.
+//! `sim`: the locksim command line. Wiring only: the options each command's crate defines (clap
+//! derives the arguments and `--help` from them: `locksim_campaign::command`'s, and
+//! `locksim_live`'s for `sim live` and `sim compare`), one call per subcommand with the models
+//! and the Ctrl-C stop flag, and the exit code.
 //!
 //! - [`exit`]: the exit codes, from a command's class or error
 //! - [`interrupt`]: Ctrl-C or SIGTERM stops a run within a second, the seeds in progress discarded
-//! - [`runner`]: the one path to stdout, for `sim completions` and `sim man`
-//! - [`commands`]: one module per subcommand: its clap arguments and one call
+//! - [`commands`]: what the binary does itself: `sim list`, completions and man pages, and the
+//!   hidden processes of a live run
 //!
-//! Each command's work (its checks, runs, files and printed text) is
-//! [`locksim_campaign::command`]'s, `sim live`'s and `sim compare`'s are `locksim_live::command`'s
-//! and `locksim_live::compare`'s; docs/architecture.md draws the crates.
+//! docs/architecture.md draws the crates.
 
 #![deny(clippy::print_stdout)]
 
@@ -18,11 +18,12 @@ extern crate locksim_campaign; // outln!
 mod commands;
 mod exit;
 mod interrupt;
-mod runner;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
-use exit::CliError;
+use locksim_campaign::command::{bench, check, exhaust, explain, explore, merge, report, run, shrink, sweep};
+use locksim_campaign::{Class, CommandError};
+use locksim_live::{command::LiveOptions, compare::CompareOptions};
 
 /// Deterministic simulation testbed for distributed lock algorithms.
 ///
@@ -55,26 +56,26 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Run a scenario: every algorithm over its seeds; print the results table.
-    Run(commands::run::RunArgs),
+    Run(run::RunOptions),
     /// Run a scenario at every value of one or more parameters; write CSV, JSON, Parquet and charts.
-    Sweep(commands::sweep::SweepArgs),
+    Sweep(sweep::SweepOptions),
     /// Fold the partial results of `--shard K/N` runs into the results of one machine's run.
-    Merge(commands::merge::MergeArgs),
+    Merge(merge::MergeOptions),
     /// The smallest scenario that still shows a seed's violation (delta debugging).
-    Shrink(commands::shrink::ShrinkArgs),
+    Shrink(shrink::ShrinkOptions),
     /// Swarm testing: an extra random fault schedule per seed; every violation found, shrunk.
-    Explore(commands::explore::ExploreArgs),
+    Explore(explore::ExploreOptions),
     /// Every schedule within bounds: the shortest counterexample, or what was covered.
-    Exhaust(commands::exhaust::ExhaustArgs),
+    Exhaust(exhaust::ExhaustOptions),
     /// Run a scenario against real servers started on this machine (Redis, MariaDB, PostgreSQL and PgBouncer, ZooKeeper, etcd).
-    Live(commands::live::LiveArgs),
+    Live(LiveOptions),
     /// Simulate a scenario and run it live, and print each metric side by side.
     ///
     /// First it measures this machine: the loopback round trip, and on servers started from each
     /// row's parameters the round trip of each request kind a model parameter stands for
     /// (`service_ms`; for ZooKeeper and etcd also `fsync_ms`, from a write on the leader). The
     /// simulation runs with those figures, which each row's header prints.
-    Compare(commands::compare::CompareArgs),
+    Compare(CompareOptions),
     /// One client process of a live run (started by `sim live`; not for direct use).
     #[command(hide = true)]
     LiveClient {
@@ -90,9 +91,9 @@ enum Command {
         command: Vec<std::ffi::OsString>,
     },
     /// Charts and an HTML page from saved results (`sim run --json FILE`).
-    Report(commands::report::ReportArgs),
+    Report(report::ReportOptions),
     /// Explain one violation of one seed: a numbered narrative and a space-time diagram.
-    Explain(commands::explain::ExplainArgs),
+    Explain(explain::ExplainOptions),
     /// Validate a scenario file and estimate what running it would cost.
     ///
     /// The estimate comes from a short probe (seed 0 of each row for a bounded simulated time):
@@ -100,7 +101,7 @@ enum Command {
     /// run would take more than an hour; and the memory the run may hold (a seed keeps its
     /// history to its end), with a warning when that is more than the machine has available.
     /// Exit 0, 2 (bad input) or 3 (the probe panicked).
-    Check(commands::check::CheckArgs),
+    Check(check::CheckOptions),
     /// List every model with its parameters, defaults and meaning.
     List {
         /// Only this model.
@@ -108,7 +109,7 @@ enum Command {
     },
     /// Measure speed (the standard engine workload, or a scenario's algorithms) and peak memory.
     #[command(subcommand)]
-    Bench(commands::bench::BenchCommand),
+    Bench(bench::Bench),
     /// Print a shell completion script (e.g. `sim completions bash > /etc/bash_completion.d/sim`).
     Completions {
         /// The shell.
@@ -137,31 +138,42 @@ fn main() {
         }
     };
     locksim_campaign::progress::set_mode(cli.quiet, cli.progress);
-    let result = match cli.command {
-        Command::Run(args) => commands::run::run(args),
-        Command::Report(args) => commands::report::report(args),
-        Command::Live(args) => commands::live::live(args),
-        Command::Compare(args) => commands::compare::compare_cmd(args),
-        Command::LiveClient { spec } => commands::live::live_client(&spec),
-        Command::LiveExec { command } => commands::live::live_exec(&command),
-        Command::Explain(args) => commands::explain::run(args),
-        Command::Check(args) => commands::check::check(&args),
-        Command::List { model } => commands::list::list(model.as_deref()),
-        Command::Bench(cmd) => commands::bench::bench(cmd),
-        Command::Sweep(args) => commands::sweep::sweep(args),
-        Command::Merge(args) => commands::merge::merge(args),
-        Command::Shrink(args) => commands::shrink::shrink(args),
-        Command::Explore(args) => commands::explore::explore(args),
-        Command::Exhaust(args) => commands::exhaust::exhaust(args),
-        Command::Completions { shell } => commands::shell::completions(Cli::command(), shell),
-        Command::Man { subcommand, out_dir: None } => commands::shell::man(Cli::command(), &subcommand),
-        Command::Man { out_dir: Some(dir), .. } => commands::shell::man_to_dir(Cli::command(), &dir),
-    };
-    match result {
-        Ok(code) => std::process::exit(code),
-        Err(CliError { code, message }) => {
-            eprintln!("error: {message}");
-            std::process::exit(code);
+    match dispatch(cli.command) {
+        Ok(class) => std::process::exit(exit::code(class)),
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(exit::error_code(&e));
         }
+    }
+}
+
+/// The subcommand's one call, with the models and, for a command that can be stopped, the stop
+/// flag (asking for it installs the Ctrl-C handler, so a command that takes none is ended by
+/// Ctrl-C as any program is).
+fn dispatch(command: Command) -> Result<Class, CommandError> {
+    let models = locksim_algorithms::registry();
+    let stop = interrupt::stop_flag;
+    match command {
+        Command::Run(opts) => run::run(&opts, &models, stop()),
+        Command::Sweep(opts) => sweep::sweep(&opts, &models, stop()),
+        Command::Merge(opts) => merge::merge(&opts, &models),
+        Command::Shrink(opts) => shrink::shrink(&opts, &models, stop()),
+        Command::Explore(opts) => explore::explore(&opts, &models, stop()),
+        Command::Exhaust(opts) => {
+            exhaust::exhaust(&opts, &models, interrupt::stop_flag_saying(interrupt::SEARCH_STOPPING))
+        }
+        // The live commands install the handler only once every check has passed.
+        Command::Live(opts) => locksim_live::command::live(&opts, &models, stop),
+        Command::Compare(opts) => locksim_live::compare::compare(&opts, &models, stop),
+        Command::LiveClient { spec } => commands::live_client(&spec),
+        Command::LiveExec { command } => commands::live_exec(&command),
+        Command::Report(opts) => report::report(&opts, &models),
+        Command::Explain(opts) => explain::explain(&opts, &models),
+        Command::Check(opts) => check::check(&opts, &models),
+        Command::List { model } => commands::list(&models, model.as_deref()),
+        Command::Bench(what) => bench::bench(what, &models, stop()),
+        Command::Completions { shell } => commands::completions(Cli::command(), shell),
+        Command::Man { subcommand, out_dir: None } => commands::man(Cli::command(), &subcommand),
+        Command::Man { out_dir: Some(dir), .. } => commands::man_to_dir(Cli::command(), &dir),
     }
 }

@@ -1,9 +1,9 @@
-//! `sim live`'s work, from its options (which the binary's clap parsed) to its printed table, its
-//! files and its end: the scenario's rows checked for what live mode can run (before any server
-//! starts), the reference harnesses built (`--reference`), every row × seed run live
-//! ([`crate::run`]), folded into each row's totals, judged against `[expect]`, printed as the same
-//! table a simulated run prints, and written (`--json`, `--history`, `--report`). The binary maps
-//! the [`Class`] (or the [`CommandError`]) to its exit code.
+//! `sim live`'s work, from its options (`sim`'s command line: clap derives it from them) to its
+//! printed table, its files and its end: the scenario's rows checked for what live mode can run
+//! (before any server starts), the reference harnesses built (`--reference`), every row × seed run
+//! live ([`crate::run`]), folded into each row's totals, judged against `[expect]`, printed as the
+//! same table a simulated run prints, and written (`--json`, `--history`, `--report`). The binary
+//! maps the [`Class`] (or the [`CommandError`]) to its exit code.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,24 +19,42 @@ use crate::backends::backend_for;
 use crate::reference::{self, BuildError, Prepared, Selection};
 use crate::run::{check_row, library_label, run_live_with, Launch, LiveError};
 
-/// `sim live`'s options, as the command line gave them.
-#[derive(Clone, Debug)]
+/// `sim live`'s options: its command line, from which clap derives the arguments and their
+/// `--help` (the doc comments below are that help text).
+#[derive(Clone, Debug, clap::Args)]
 pub struct LiveOptions {
-    /// The scenario file.
+    /// The scenario file (TOML). Its faults must be ones live mode can inject: pause (SIGSTOP /
+    /// SIGCONT) of a client or server, and crash mode = "process" (SIGKILL, then a restart on the
+    /// same data) of a server.
     pub file: PathBuf,
-    /// `--seeds`: `N` or `A..B`.
+    /// Live runs per row: N (seeds 0..N) or A..B. Each lasts the scenario's duration_ms in real
+    /// time. A seed fixes the workload's draws and the fault schedule, not the servers' timing.
+    #[arg(long, value_name = "N|A..B", default_value = "1")]
     pub seeds: String,
-    /// `--algorithm` (empty: every row).
+    /// Run only this algorithm or variant label (repeatable).
+    #[arg(long = "algorithm", value_name = "LABEL")]
     pub algorithms: Vec<String>,
-    /// `--json FILE`.
+    /// Write the results JSON (with "mode": "live" and the servers' versions) to this file.
+    #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// `--report DIR`.
+    /// Also write a report into DIR (results.json, charts, index.html).
+    #[arg(long, value_name = "DIR")]
     pub report: Option<PathBuf>,
-    /// `--history FILE`.
+    /// Write each live run's recorded history to FILE, one JSON line per run ({"label", "seed",
+    /// "history"}), events stamped with the machine's monotonic clock from the run's start.
+    #[arg(long, value_name = "FILE")]
     pub history: Option<PathBuf>,
-    /// `--keep-dir DIR`.
+    /// Keep the servers' data directories and logs in DIR (default: a temporary directory,
+    /// removed at the end).
+    #[arg(long, value_name = "DIR")]
     pub keep_dir: Option<PathBuf>,
-    /// `--reference [LIBS]` (`default` when given without a value).
+    /// Run the real lock library (a reference client, reference/PROTOCOL.md) in place of each
+    /// row's model client code: redis (plain SET NX PX) -> redis-py, redlock -> node-redlock,
+    /// zookeeper -> curator (or kazoo), etcd -> clientv3. LIBS (optional): `default` or a
+    /// comma-separated list of library names replacing their model's default (`--reference
+    /// kazoo`). Rows with no reference client are listed as such and not run. Each harness is
+    /// built on first use into target/reference/; a missing toolchain exits 2 naming its package.
+    #[arg(long, value_name = "LIBS", num_args = 0..=1, default_missing_value = "default")]
     pub reference: Option<String>,
 }
 

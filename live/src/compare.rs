@@ -1,8 +1,8 @@
-//! `sim compare`'s work, from its options (which the binary's clap parsed) to its printed tables,
-//! its report and its end: each row simulated over many seeds and run live a few times, side by
-//! side. It first measures this machine ([`crate::calibrate`]: the loopback round trip, a real
-//! server's service time) and simulates with those figures, so that what differs is the
-//! mechanism, not the network. With `--reference` a third column runs the real library (a
+//! `sim compare`'s work, from its options (`sim`'s command line: clap derives it from them) to its
+//! printed tables, its report and its end: each row simulated over many seeds and run live a few
+//! times, side by side. It first measures this machine ([`crate::calibrate`]: the loopback round
+//! trip, a real server's service time) and simulates with those figures, so that what differs is
+//! the mechanism, not the network. With `--reference` a third column runs the real library (a
 //! reference client) live, and the simulation runs with that library's `client` preset. The
 //! simulated side is `locksim_campaign::seed_metrics`, the texts `locksim_reports::compare`; the
 //! binary maps the [`Class`] (or the [`CommandError`]) to its exit code.
@@ -28,22 +28,46 @@ use crate::calibrate::calibrate;
 use crate::reference::{self, BuildError, Prepared, Selection};
 use crate::run::{check_row, run_live_with, Launch};
 
-/// `sim compare`'s options, as the command line gave them.
-#[derive(Clone, Debug)]
+/// `sim compare`'s options: its command line, from which clap derives the arguments and their
+/// `--help` (the doc comments below are that help text).
+#[derive(Clone, Debug, clap::Args)]
+#[command(
+    after_help = "Agreement, per metric: a rate (overlap, stale_unfenced, token_regressions, and double_executions for a scheduled \
+workload: the verdicts) agrees when \
+the live share's Wilson 95% interval meets the simulated one; a value (throughput, outage, waits, latencies, messages) \
+agrees when every live run falls in the middle 95% of the simulated runs.\n\n\
+Exit codes: 0 every verdict agrees (values outside the simulated range are printed as NO but do not fail: a live run's \
+timings are this machine's); 1 a verdict differs in some live column; 2 bad input, a missing toolchain for \
+--reference, or no row of the file has a reference client; 3 a server, client or the simulation failed; \
+130 interrupted (no agreement claimed)."
+)]
 pub struct CompareOptions {
-    /// The scenario file.
+    /// The scenario file (TOML); it must be one `sim live` can run.
     pub file: PathBuf,
-    /// `--seeds`: the live runs per row, `N` or `A..B`.
+    /// Live runs per row: N (seeds 0..N) or A..B. Each lasts the scenario's duration in real time.
+    #[arg(long, value_name = "N|A..B", default_value = "2")]
     pub seeds: String,
-    /// `--sim-seeds`: the simulated seeds per row (default: the file's `seeds`).
+    /// Simulated seeds per row: N or A..B (default: the file's `seeds`).
+    #[arg(long, value_name = "N|A..B")]
     pub sim_seeds: Option<String>,
-    /// `--algorithm` (empty: every row).
+    /// Compare only this algorithm or variant label (repeatable).
+    #[arg(long = "algorithm", value_name = "LABEL")]
     pub algorithms: Vec<String>,
-    /// `--report DIR`.
+    /// Also write DIR/index.html: each row's table and a chart of the live runs against the
+    /// simulated range (compare-LABEL.svg and .png).
+    #[arg(long, value_name = "DIR")]
     pub report: Option<PathBuf>,
-    /// `--threads N` for the simulated seeds (default: every core).
+    /// Worker threads for the simulated seeds (default: all cores; at most 1024).
+    #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
-    /// `--reference [LIBS]` (`default` when given without a value).
+    /// Add a third column: the real lock library live (a reference client, as `sim live
+    /// --reference`), and simulate each row with that library's `client` preset (unless the
+    /// scenario sets `client` itself): redis-py 5.2.1 -> "redis-py-5", node-redlock ->
+    /// "node-redlock", Curator 5.4.0 -> "curator-5.4", kazoo 2.10.0 -> "kazoo-2.10", clientv3
+    /// 3.4.23 -> "clientv3-3.4". The recipe live column runs the row as written. LIBS: `default`
+    /// or a comma-separated list of library names (`--reference kazoo`). Rows with no reference
+    /// client are named and not compared.
+    #[arg(long, value_name = "LIBS", num_args = 0..=1, default_missing_value = "default")]
     pub reference: Option<String>,
 }
 

@@ -1,13 +1,14 @@
 //! `sim list [MODEL]`: every model with its parameters, defaults and meaning.
 
-use crate::exit::{CliError, OK};
+use locksim_campaign::{Class, CommandError};
+use locksim_simulator::model::DynModel;
 
-pub fn list(only: Option<&str>) -> Result<i32, CliError> {
-    let models = locksim_algorithms::registry();
+/// Prints every model of `models` (or only the one named `only`) with its parameters.
+pub fn list(models: &[&'static dyn DynModel], only: Option<&str>) -> Result<Class, CommandError> {
     let names: Vec<&str> = models.iter().map(|m| m.name()).collect();
     if let Some(name) = only {
         if !names.contains(&name) {
-            return Err(CliError::bad_input(format!("unknown model `{name}`; valid models: {}", names.join(", "))));
+            return Err(CommandError::bad_input(format!("unknown model `{name}`; valid models: {}", names.join(", "))));
         }
     }
     for m in models.iter().filter(|m| only.is_none_or(|n| n == m.name())) {
@@ -22,5 +23,5 @@ pub fn list(only: Option<&str>) -> Result<i32, CliError> {
     if models.is_empty() {
         outln!("no models are built into this binary");
     }
-    Ok(OK)
+    Ok(Class::Passed)
 }

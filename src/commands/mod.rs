@@ -1,16 +1,11 @@
-//! One module per `sim` subcommand.
+//! What the binary does itself rather than call a command's crate for: `sim list`, the shell
+//! completions and man pages (both generated from the binary's own clap definition), and the
+//! hidden processes of a live run.
 
-pub mod bench;
-pub mod check;
-pub mod compare;
-pub mod exhaust;
-pub mod explain;
-pub mod explore;
-pub mod list;
-pub mod live;
-pub mod merge;
-pub mod report;
-pub mod run;
-pub mod shell;
-pub mod shrink;
-pub mod sweep;
+mod list;
+mod live;
+mod shell;
+
+pub use list::list;
+pub use live::{live_client, live_exec};
+pub use shell::{completions, man, man_to_dir};

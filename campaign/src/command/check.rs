@@ -3,7 +3,7 @@
 //! `--no-estimate`). The probe's wall time is the one real-time reading here, outside any run,
 //! hence the local allowance.
 
-use std::path::Path;
+use std::path::PathBuf;
 
 use locksim_simulator::estimate::{estimate, human_bytes, human_duration, Estimate};
 use locksim_simulator::model::DynModel;
@@ -13,15 +13,26 @@ use crate::error::CommandError;
 use crate::seed_range::parse_seeds;
 use crate::verdict::Class;
 
+/// `sim check`'s options: its command line, from which clap derives the arguments and their
+/// `--help` (the doc comments below are that help text).
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct CheckOptions {
+    /// The scenario file (TOML).
+    pub file: PathBuf,
+    /// Estimate for this many seeds per row, as `sim run --seeds` takes them: N or A..B.
+    /// Default: the file's `seeds`.
+    #[arg(long, value_name = "N|A..B")]
+    pub seeds: Option<String>,
+    /// Skip the probe run and the cost estimate: only validate the file.
+    #[arg(long)]
+    pub no_estimate: bool,
+}
+
 /// Validates `file`, prints what it holds and its notes, then (unless `no_estimate`) the cost of
 /// running it over `seeds` (default: the file's); a probe stuck in a zero-time loop is bad input,
 /// one that panicked a failure.
-pub fn check(
-    file: &Path,
-    seeds: Option<&str>,
-    no_estimate: bool,
-    models: &[&'static dyn DynModel],
-) -> Result<Class, CommandError> {
+pub fn check(opts: &CheckOptions, models: &[&'static dyn DynModel]) -> Result<Class, CommandError> {
+    let (file, seeds, no_estimate) = (opts.file.as_path(), opts.seeds.as_deref(), opts.no_estimate);
     let seeds = seeds.map(parse_seeds).transpose()?;
     let scenario = locksim_simulator::scenario::load_file(file, models)?;
     let labels: Vec<&str> = scenario.runs.iter().map(|r| r.label.as_str()).collect();

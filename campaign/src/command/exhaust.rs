@@ -14,42 +14,107 @@ use crate::exhaust::{bounds::BoundWords, exhaust as search, Incomplete, Stats};
 use crate::stdout::print_out;
 use crate::verdict::Class;
 
-/// `sim exhaust`'s options, as the command line gave them (`None`: not given).
-#[derive(Clone, Debug, Default)]
+const AFTER_HELP: &str = "\
+Every schedule within the bounds is enumerated, depth first: which of the events due at the same
+instant happens first, each message's delay from --delays (at most --slow-messages messages of a
+path take one other than the first), and up to --faults faults from the --fault menu, each started
+just before an event of its target. The scenario's own [[faults]] are replaced by the menu; its
+workload is bounded to --clients clients of --acquisitions acquisitions each. Random draws the
+models and the workload still make (hold and think times, retry jitter) come from --seed.
+
+--fault KIND@TARGETS:V,V,...  KIND: pause, crash (process), crash-machine, isolate, clock_jump;
+TARGETS: clients, waiters (a client waiting for a grant), blocked (a waiter blocked on the service's
+notification, e.g. etcd's watch of the key before its own, no call in flight), servers, leader or
+a node name; each V a length in ms (a clock_jump: its step),
+`end` (until the end of the run; a crash's default), or KEY+MS / KEY-MS with KEY a numeric
+parameter of the row (e.g. pause@clients:ttl_ms-1,ttl_ms+1: just under and just over the TTL).
+--delays: min and max (the network latency's bounds), numbers of ms, or KEY+MS / KEY-MS.
+
+The scenario's [exhaust] table may give every bound instead (clients, acquisitions, faults,
+distinct_faults, symmetry, menu, delays, slow_messages, hold_ms, think_ms, property, max_depth,
+max_states; see
+docs/exhaustive.md); a flag given on the command line overrides its key (--fault replaces the
+whole menu). --hold-ms / --think-ms (or hold_ms / think_ms): the hold and think times to search,
+each pair in turn with every client the same; the shortest counterexample over all pairs wins.
+
+A violation (--property) is judged by the checkers on the path's history after each step. The
+search deepens iteratively (the depth limit doubles from 64 to --max-depth) and reports the
+shortest path to a violation, written to --out as a scenario: `sim run OUT` replays it exactly
+(the faults at fixed times, the path in its [replay] table) and expects the violation. Without
+one it prints a certificate: the bounds, states explored, unique states, the largest depth,
+whether the search completed, and wall time: no violation in every schedule within these bounds,
+not a proof beyond them (docs/exhaustive.md).
+
+Exit codes: 0 no violation found (complete or not: the certificate says); 1 a counterexample was
+found; 2 bad command line or scenario; 130 interrupted (the partial certificate is printed).
+
+Example:
+  sim exhaust scenarios/exhaust/redis.toml --algorithm redis --fault pause@clients:ttl_ms-1,ttl_ms+1";
+
+/// `sim exhaust`'s options: its command line, from which clap derives the arguments and their
+/// `--help` (the doc comments below are that help text).
+#[derive(Clone, Debug, Default, clap::Args)]
+#[command(after_help = AFTER_HELP)]
 pub struct ExhaustOptions {
-    /// The scenario file.
+    /// The scenario file (TOML).
     pub file: PathBuf,
-    /// The row to search.
+    /// The algorithm or variant label to search.
+    #[arg(long = "algorithm", value_name = "LABEL")]
     pub algorithm: String,
-    /// `--clients`.
+    /// Clients (N; default: [exhaust] clients, else 2).
+    #[arg(long, value_name = "N")]
     pub clients: Option<usize>,
-    /// `--acquisitions`.
+    /// Acquisitions per client (A; default: [exhaust] acquisitions, else 1).
+    #[arg(long, value_name = "A")]
     pub acquisitions: Option<u64>,
-    /// `--faults`.
+    /// Faults a path may take from the menu (K; default: [exhaust] faults, else 1 with a menu,
+    /// 0 without).
+    #[arg(long, value_name = "K")]
     pub faults: Option<u32>,
-    /// `--distinct-faults` (`Some(false)`: `--distinct-faults=false`).
+    /// Each menu entry at most once a path (default: [exhaust] distinct_faults, else off);
+    /// `--distinct-faults=false` turns the table's off.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
     pub distinct_faults: Option<bool>,
-    /// `--symmetry`.
+    /// Merge states that differ only by a renaming of interchangeable clients (default:
+    /// [exhaust] symmetry, else off); applied where the model's state is typed (the report says).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
     pub symmetry: Option<bool>,
-    /// Each `--fault` (replaces the `[exhaust]` menu when not empty).
+    /// One fault of the menu: KIND@TARGETS:LENGTHS (repeatable; see below). Replaces the
+    /// [exhaust] menu when given.
+    #[arg(long = "fault", value_name = "SPEC")]
     pub menu: Vec<String>,
-    /// `--delays`.
+    /// The delays a message may take, comma-separated; the first is every message's default
+    /// (default: [exhaust] delays, else min).
+    #[arg(long, value_name = "LIST")]
     pub delays: Option<String>,
-    /// `--slow-messages`.
+    /// Messages of a path that may take a delay other than the first (default: [exhaust]
+    /// slow_messages, else 1).
+    #[arg(long, value_name = "D")]
     pub slow_messages: Option<u32>,
-    /// `--hold-ms`.
+    /// Hold times to search, ms, comma-separated, each in turn with every think time (default:
+    /// [exhaust] hold_ms, else the workload's).
+    #[arg(long, value_name = "LIST")]
     pub hold_ms: Option<String>,
-    /// `--think-ms`.
+    /// Think times to search, ms, comma-separated (default: [exhaust] think_ms, else the
+    /// workload's).
+    #[arg(long, value_name = "LIST")]
     pub think_ms: Option<String>,
-    /// `--property`.
+    /// overlap, stale-write or fenced-stale-write (default: fenced-stale-write on a fenced row,
+    /// else overlap).
+    #[arg(long, value_name = "P")]
     pub property: Option<String>,
-    /// `--max-depth`.
+    /// The longest path searched, in steps (default: [exhaust] max_depth, else 4096).
+    #[arg(long, value_name = "N")]
     pub max_depth: Option<u32>,
-    /// `--max-states`.
+    /// The visited set's bound, in states; reaching it ends the search, incomplete (default:
+    /// [exhaust] max_states, else 4000000).
+    #[arg(long, value_name = "N")]
     pub max_states: Option<usize>,
-    /// `--seed`.
+    /// The seed of the draws the models and the workload still make.
+    #[arg(long, value_name = "S", default_value_t = 0)]
     pub seed: u64,
-    /// `--out` (default: LABEL.exhaust.toml).
+    /// Where a counterexample is written (default: LABEL.exhaust.toml).
+    #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
 }
 

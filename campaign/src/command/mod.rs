@@ -1,5 +1,7 @@
-//! Each `sim` subcommand's work, from its options (which the binary's clap parsed) to its printed
-//! text, its files and its end: a [`Class`](crate::Class) the binary maps to the exit code, or a
+//! Each `sim` subcommand's options and work. The options struct (`RunOptions`, …) is the
+//! command line, defined once: it derives `clap::Args`, its doc comments are the `--help` text,
+//! and the binary parses straight into it. The work goes from those options to the printed text,
+//! the files and the end: a [`Class`](crate::Class) the binary maps to the exit code, or a
 //! [`CommandError`](crate::error::CommandError). The binary hands every command the models and
 //! the Ctrl-C stop flag, so that a test runs a command in process with its own.
 //!

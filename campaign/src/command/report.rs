@@ -2,7 +2,7 @@
 //! run --json`. The timeline replays one seed from the scenario text the results recorded (or,
 //! failing that, from the scenario file they name); a live run's results get none.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use locksim_reports::json::ResultsJson;
 use locksim_reports::report::{timeline_note, write_report, TimelineSource};
@@ -49,14 +49,25 @@ fn scenario_of(
     }
 }
 
+/// `sim report`'s options: its command line, from which clap derives the arguments and their
+/// `--help` (the doc comments below are that help text).
+#[derive(Clone, Debug, clap::Args)]
+pub struct ReportOptions {
+    /// A results file written by `sim run --json` (or `results.json` of a report directory).
+    pub results: PathBuf,
+    /// The report directory (created if missing; only the report's own files are replaced;
+    /// another sim writing it meanwhile is refused with exit 2).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// The seed the timeline shows (default: the first failing seed, else the first seed run).
+    #[arg(long, value_name = "S")]
+    pub timeline_seed: Option<u64>,
+}
+
 /// Writes the report directory `out` from the results file `results_path`, its timeline showing
 /// `timeline_seed` (default: the first failing seed) when the scenario can be replayed.
-pub fn report(
-    results_path: &Path,
-    out: &Path,
-    timeline_seed: Option<u64>,
-    models: &[&'static dyn DynModel],
-) -> Result<Class, CommandError> {
+pub fn report(opts: &ReportOptions, models: &[&'static dyn DynModel]) -> Result<Class, CommandError> {
+    let (results_path, out, timeline_seed) = (opts.results.as_path(), opts.out.as_path(), opts.timeline_seed);
     let results = read_results(results_path)?;
     let _out_lock = crate::out_dir::prepare_locked(out, "--out").map_err(CommandError::bad_input)?;
     // A live run cannot be replayed: re-simulating its scenario would draw a run that never

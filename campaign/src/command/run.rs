@@ -25,32 +25,52 @@ use crate::verdict::Class;
 /// workspace has the binary's version.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// `sim run`'s options, as the command line gave them.
-#[derive(Clone, Debug, Default)]
+/// `sim run`'s options: its command line, from which clap derives the arguments and their
+/// `--help` (the doc comments below are that help text).
+#[derive(Clone, Debug, Default, clap::Args)]
 pub struct RunOptions {
-    /// The scenario file.
+    /// The scenario file (TOML).
     pub file: PathBuf,
-    /// `--seed S`.
+    /// Run exactly this seed.
+    #[arg(long, conflicts_with = "seeds")]
     pub seed: Option<u64>,
-    /// `--seeds N|A..B` (default: the file's `seeds`).
+    /// Seeds to run: N (seeds 0..N) or A..B (A to B-1). Default: the file's `seeds`.
+    #[arg(long, value_name = "N|A..B")]
     pub seeds: Option<String>,
-    /// `--algorithm` (empty: every row).
+    /// Run only this algorithm or variant label (repeatable).
+    #[arg(long = "algorithm", value_name = "LABEL")]
     pub algorithms: Vec<String>,
-    /// `--judge-all`.
+    /// Judge every expectation on the seeds run, as if they were the file's. Without it, a run of
+    /// fewer seeds than the file's judges only what those seeds decide (a "none" broken, a
+    /// "some" met, a share settled whatever the other seeds show) and lists the rest as not judged.
+    #[arg(long)]
     pub judge_all: bool,
-    /// `--json FILE`.
+    /// Write the results JSON to this file.
+    #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// `--trace [FILE]`.
+    /// Record the event trace of the (single) seed: to stderr, apart from the table on stdout;
+    /// with FILE, into FILE (JSON lines when FILE ends in .jsonl; `-`: stdout).
+    #[arg(long, value_name = "FILE", num_args = 0..=1)]
     pub trace: Option<Option<PathBuf>>,
-    /// `--threads`.
+    /// Worker threads (default: all cores; at most 1024). Results do not depend on it.
+    #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
-    /// `--verify`.
+    /// Run every seed twice with its full trace and compare the trace hashes; a difference
+    /// (nondeterminism) names the seed and the first differing trace entry, and exits 3. Slow:
+    /// every event is rendered as a trace line (about 20 times a plain run on failover.toml).
+    #[arg(long)]
     pub verify: bool,
-    /// `--report DIR`.
+    /// Also write a report into DIR: results.json, charts (SVG and PNG) and index.html.
+    /// The directory is created if missing; only the report's own files are replaced; another
+    /// sim writing it meanwhile is refused with exit 2.
+    #[arg(long, value_name = "DIR")]
     pub report: Option<PathBuf>,
-    /// `--timeline-seed S`.
+    /// The seed the report's timeline shows (default: the first failing seed, else the first).
+    #[arg(long, value_name = "S", requires = "report")]
     pub timeline_seed: Option<u64>,
-    /// `--shard K/N` (the command line requires `--json` with it).
+    /// Run only shard K of N (0-based): the K-th of N contiguous blocks of the seeds, and write a
+    /// partial results file to --json for `sim merge`, which judges the expectations.
+    #[arg(long, value_name = "K/N", requires = "json", conflicts_with_all = ["trace", "verify", "report"])]
     pub shard: Option<String>,
 }
 
