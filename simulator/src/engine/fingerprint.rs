@@ -2,12 +2,13 @@
 //! for two worlds that will behave alike however they got there. A search keeps the fingerprints
 //! of the states it has explored (a visited set) and explores a state reached twice only once.
 //!
-//! What it hashes (with [`StableHasher`], the same in every build and on every platform):
+//! What it hashes (with [`StableHasher`], the same in every build and on every platform), each
+//! part by its typed [`Fingerprint`] (`crate::fingerprint`: complete, every field listed) where
+//! the model has one, else by its `Debug` text:
 //! - every node, by id: its kind, status (up, paused, crashed and how), pause depth, its clock's
 //!   readings now (monotonic, wall) and rate, its random stream's key, stream and position, the
-//!   work backlogged while it is paused, and its process's state: the `Debug` text of the
-//!   service, the client (workload driver and library) or the resource ([`crate::process::Process`]
-//!   asks for `Debug`: derive it, so every field is shown);
+//!   work backlogged while it is paused, and its process's state (the service, the client's
+//!   workload driver and library, or the resource);
 //! - the events queued, as a multiset (sorted hashes, so neither the queue's sequence numbers nor
 //!   its layout count): each delivery as (from, to, due relative to now, message), each reset, node
 //!   start and fault start or end as (what, due relative to now). Timer events are left out: the
@@ -44,8 +45,11 @@
 //! - **Tie order.** Events due at the same instant are hashed as a multiset: the random runner
 //!   handles them in sequence order, a search chooses among them, so their order is a choice,
 //!   not state.
-//! - **Custom `Debug`.** A message or state type whose hand-written `Debug` leaves a field out
-//!   (the trace's short forms) hides that field from the fingerprint.
+//! - **Custom `Debug`**, for a part without a typed fingerprint only: a hand-written `Debug` that
+//!   leaves a field out (the trace's short forms) hides that field. This is why the typed form is
+//!   preferred even without symmetry: etcd's log entries print `t1:LeaseGrant(2000ms)` without
+//!   their origin, so two worlds whose logs hold two clients' lease grants in either order (each
+//!   client then gets the other's lease id) hashed alike (docs/world-state.md).
 
 use std::collections::BTreeMap;
 use std::hash::Hasher;
@@ -68,81 +72,14 @@ fn relative(due_ns: Nanos, now_ns: Nanos) -> i128 {
 
 impl<P: Protocol> World<P> {
     /// The world's canonical fingerprint (see the module docs for what it hashes and what it
-    /// does not merge). Reads only: taking it changes nothing in the run.
+    /// does not merge): every part hashed by its typed [`Fingerprint`] where it has one, by its
+    /// `Debug` text where not, node ids as themselves. Reads only: taking it changes nothing in
+    /// the run.
     pub fn fingerprint(&self) -> u64 {
-        let now = self.now_ns;
-        // Timers first: the processes' and backlogs' timer ids print as these hashes.
-        let mut timers = BTreeMap::new();
-        let mut timer_hashes = Vec::new();
-        for (id, node, due_ns, tag) in self.timers.live() {
-            let mut t = StableHasher::default();
-            t.write_usize(node);
-            t.write_i128(relative(due_ns, now));
-            t.debug(tag);
-            let th = t.finish();
-            timers.insert(id, th);
-            timer_hashes.push(th);
-        }
-        let _named = CanonicalTimerNames::set(timers);
-        let ids = Renaming::identity(self.nodes.len());
-
-        let mut h = StableHasher::default();
-        h.write_usize(self.nodes.len());
-        for (id, node) in self.nodes.iter().enumerate() {
-            h.write_u64(self.node_hash(id, node));
-        }
-        multiset(&mut h, timer_hashes);
-        let events = self.queue.events().filter_map(|(at_ns, kind)| {
-            let mut e = StableHasher::default();
-            e.write_i128(relative(at_ns, now));
-            match kind {
-                EventKind::Timer { .. } => return None,
-                EventKind::Start { node } => {
-                    e.write_u8(0);
-                    e.write_usize(*node);
-                }
-                EventKind::Deliver { from, to, msg } => {
-                    e.write_u8(1);
-                    e.write_usize(*from);
-                    e.write_usize(*to);
-                    match msg {
-                        Wire::Model(m) => e.debug(m),
-                        Wire::Resource(r) => e.debug(r),
-                    }
-                }
-                EventKind::Reset { from, to } => {
-                    e.write_u8(2);
-                    e.write_usize(*from);
-                    e.write_usize(*to);
-                }
-                EventKind::FaultStart { occurrence } => {
-                    e.write_u8(3);
-                    self.occurrence_hash(&mut e, *occurrence, &ids);
-                }
-                EventKind::FaultEnd { occurrence } => {
-                    e.write_u8(4);
-                    e.write_usize(*occurrence);
-                }
-            }
-            Some(e.finish())
-        });
-        multiset(&mut h, events.collect());
-        self.network.fingerprint(now, &mut h);
-        let n = self.nodes.len();
-        for a in 0..n {
-            for b in 0..n {
-                h.write_u8(self.conns.get(a, b) as u8 | (self.stale.get(a, b) as u8) << 1);
-            }
-        }
-        for rng in [&self.net_rng, &self.reset_rng, &self.fault_rng] {
-            stream_state(&mut h, rng);
-        }
-        h.debug(&self.applied);
-        h.finish()
+        self.canonical_fingerprint(&[])
     }
 
-    /// What both node hashes share: the node's kind, status, crash kind, pause depth, and its
-    /// clock's readings now and rate.
+    /// A node's kind, status, crash kind, pause depth, and its clock's readings now and rate.
     fn node_status_hash(&self, h: &mut StableHasher, id: NodeId, node: &Node<P>) {
         let now = self.now_ns;
         h.debug(&self.dir.kind_of(id));
@@ -152,19 +89,6 @@ impl<P: Protocol> World<P> {
         h.write_u64(node.clock.mono_ns(now));
         h.write_i64(node.clock.wall_ns(now));
         h.write_u64(node.clock.drift_ppm().to_bits());
-    }
-
-    fn node_hash(&self, id: usize, node: &Node<P>) -> u64 {
-        let mut h = StableHasher::default();
-        self.node_status_hash(&mut h, id, node);
-        stream_state(&mut h, &node.rng);
-        h.debug(&node.backlog);
-        match &node.behaviour {
-            Behaviour::Service(p) => h.debug(p),
-            Behaviour::Client(c) => h.debug(c),
-            Behaviour::Resource(r) => h.debug(r),
-        }
-        h.finish()
     }
 
     /// A fault occurrence: its index, its kind and targets (a node named: through the renaming),
@@ -268,7 +192,8 @@ impl<P: Protocol> World<P> {
     }
 
     /// Hashes the world renamed: clients sorted within their class by their state with client
-    /// ids abstracted (ties by id), each renamed to the class's id of its rank.
+    /// ids abstracted (ties by id), each renamed to the class's id of its rank. With no class,
+    /// every node as itself: [`World::fingerprint`].
     fn canonical_fingerprint(&self, classes: &[Vec<NodeId>]) -> u64 {
         let n = self.nodes.len();
         let renamed: Vec<NodeId> = classes.iter().flatten().copied().collect();
@@ -276,33 +201,12 @@ impl<P: Protocol> World<P> {
         for &id in &renamed {
             in_class[id] = true;
         }
-        let abstracted = Renaming::abstracting(n, &renamed);
-        let (timers, _) = self.timer_hashes(&abstracted);
-        let abstracted = abstracted.with_timers(timers);
-        let mut perm: Vec<NodeId> = (0..n).collect();
-        for class in classes {
-            // (own state, what the rest of the world says of it, id): the second part only for
-            // clients whose own states tie (both waiting, say, in a server's queue in some order).
-            let mut ranked: Vec<(u64, u64, NodeId)> =
-                class.iter().map(|&id| (self.node_hash_typed(id, &abstracted, &in_class), 0, id)).collect();
-            ranked.sort_unstable();
-            let mut i = 0;
-            while i < ranked.len() {
-                let j = i + ranked[i..].iter().take_while(|r| r.0 == ranked[i].0).count();
-                if j - i > 1 {
-                    for r in &mut ranked[i..j] {
-                        r.1 = self.marked_hash(r.2, &renamed, &in_class);
-                    }
-                }
-                i = j;
-            }
-            ranked.sort_unstable();
-            for (&slot, &(.., id)) in class.iter().zip(&ranked) {
-                perm[slot] = id;
-            }
-        }
+        let perm = if classes.is_empty() { (0..n).collect() } else { self.canonical_order(classes, &renamed, &in_class) };
         let ids = Renaming::from_permutation(&perm);
         let (timers, timer_hashes) = self.timer_hashes(&ids);
+        // A part without a typed fingerprint is hashed as its `Debug` text, in which a timer id
+        // prints as the timer it names (`CanonicalTimerNames`), not as its slot.
+        let _named = CanonicalTimerNames::set(timers.clone());
         let ids = ids.with_timers(timers);
 
         let mut h = StableHasher::default();
@@ -338,6 +242,39 @@ impl<P: Protocol> World<P> {
             started.fingerprint(&mut h, &ids);
         }
         h.finish()
+    }
+
+    /// The canonical order of the nodes: old id `perm[k]` becomes node `k`; each class's clients
+    /// sorted by their own state with client ids abstracted, ties broken by what the rest of the
+    /// world says of each, remaining ties by id.
+    fn canonical_order(&self, classes: &[Vec<NodeId>], renamed: &[NodeId], in_class: &[bool]) -> Vec<NodeId> {
+        let n = self.nodes.len();
+        let abstracted = Renaming::abstracting(n, renamed);
+        let (timers, _) = self.timer_hashes(&abstracted);
+        let abstracted = abstracted.with_timers(timers);
+        let mut perm: Vec<NodeId> = (0..n).collect();
+        for class in classes {
+            // (own state, what the rest of the world says of it, id): the second part only for
+            // clients whose own states tie (both waiting, say, in a server's queue in some order).
+            let mut ranked: Vec<(u64, u64, NodeId)> =
+                class.iter().map(|&id| (self.node_hash_typed(id, &abstracted, in_class), 0, id)).collect();
+            ranked.sort_unstable();
+            let mut i = 0;
+            while i < ranked.len() {
+                let j = i + ranked[i..].iter().take_while(|r| r.0 == ranked[i].0).count();
+                if j - i > 1 {
+                    for r in &mut ranked[i..j] {
+                        r.1 = self.marked_hash(r.2, renamed, in_class);
+                    }
+                }
+                i = j;
+            }
+            ranked.sort_unstable();
+            for (&slot, &(.., id)) in class.iter().zip(&ranked) {
+                perm[slot] = id;
+            }
+        }
+        perm
     }
 
     /// What the world says of client `marked` with the other renamed clients alike: the other

@@ -318,28 +318,11 @@ impl Network {
         self.rules.push((owner, Box::new(rule)));
     }
 
-    /// Hashes what of the network's state counts for its future (`World::fingerprint`): the rules
-    /// in force, in order, and per ordered link how long after `now_ns` its last delivery is due
-    /// (0 once past: a later message arrives after now anyway).
-    pub(crate) fn fingerprint(&self, now_ns: Nanos, h: &mut StableHasher) {
-        h.write_usize(self.rules.len());
-        for (owner, rule) in &self.rules {
-            h.write_usize(*owner);
-            h.debug(rule);
-        }
-        if self.ordered {
-            let n = self.last_delivery_ns.nodes();
-            for a in 0..n {
-                for b in 0..n {
-                    h.write_u64(self.last_delivery_ns.get(a, b).saturating_sub(now_ns));
-                }
-            }
-        }
-    }
-
-    /// The same as [`Network::fingerprint`], the nodes taken in the order `perm` gives (old id
-    /// `perm[k]` as node `k`: a world's symmetric fingerprint). Rules are hashed as their `Debug`
-    /// text: the nodes they name are never renamed ([`Network::rule_owners`]).
+    /// Hashes what of the network's state counts for its future (`World::fingerprint`), the
+    /// nodes taken in the order `perm` gives (old id `perm[k]` as node `k`): the rules in force,
+    /// in order, and per ordered link how long after `now_ns` its last delivery is due (0 once
+    /// past: a later message arrives after now anyway). Rules are hashed as their `Debug` text:
+    /// the nodes they name are never renamed ([`Network::rule_owners`]).
     pub(crate) fn fingerprint_renamed(&self, now_ns: Nanos, h: &mut StableHasher, perm: &[NodeId]) {
         h.write_usize(self.rules.len());
         for (owner, rule) in &self.rules {
