@@ -193,7 +193,8 @@ pub fn run_engine_workload(seed: u64, simulated_s: u64) -> EngineRun {
             fault_rng: stream(seed, "faults", "selection"),
             faults: vec![],
             occurrences: vec![],
-            leaderless: false,
+            // Five independent lock servers: no leader, so the engine asks none after a handler.
+            leaderless: true,
             tracing: false,
         },
     );

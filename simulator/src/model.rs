@@ -194,7 +194,9 @@ pub struct Topology {
     /// earlier one on the same directed pair). `true` makes every link ordered.
     pub ordered_links: bool,
     /// True for a model with no leader or primary (Redlock's independent masters): the `leader`
-    /// selector then means `server-0` and `follower` any other server.
+    /// selector then means `server-0` and `follower` any other server, and the engine does not
+    /// ask the servers' [`crate::process::Process::leadership`] after each handler (they claim
+    /// none, so no leader change is recorded).
     pub leaderless: bool,
 }
 

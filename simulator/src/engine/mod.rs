@@ -299,7 +299,8 @@ pub struct WorldConfig {
     pub faults: Vec<FaultSpec>,
     /// The fault occurrences drawn for this seed ([`schedule::draw`]).
     pub occurrences: Vec<Occurrence>,
-    /// The model has no leader: with no server claiming leadership, `leader` means `server-0`.
+    /// The model has no leader: no server claims leadership (so the engine does not ask after
+    /// each handler, and records no leader change), and `leader` means `server-0`.
     pub leaderless: bool,
     /// Record the trace.
     pub tracing: bool,
@@ -476,8 +477,11 @@ impl<P: Protocol> World<P> {
     }
 
     /// [`World::note_leadership`] for every node, after a fault (a crash, a restart) that may
-    /// have changed several at once.
+    /// have changed several at once. A leaderless model's servers claim nothing: not asked.
     fn note_all_leadership(&mut self) {
+        if self.leaderless {
+            return;
+        }
         for node in 0..self.nodes.len() {
             self.note_leadership(node);
         }
@@ -558,7 +562,12 @@ impl<P: Protocol> World<P> {
         if cancelled > 0 {
             self.note_dead_timers(cancelled);
         }
-        self.note_leadership(node);
+        // Only a server of a model with a leader can claim to lead (`leadership()` is a
+        // `Process` method; clients, the resource and a leaderless model's servers claim
+        // nothing), so the other handlers, most of a run's events, skip the call.
+        if !self.leaderless && matches!(self.nodes[node].behaviour, Behaviour::Service(_)) {
+            self.note_leadership(node);
+        }
     }
 
     fn record(&mut self, node: NodeId, event: HistoryEvent) {
