@@ -21,8 +21,8 @@ use crate::stdout::print_out;
 use crate::verdict::Class;
 
 /// The `sim` version partial results files and sweep progress records carry: parts or records of
-/// another version are refused (its models may fold different numbers). Every crate of the
-/// workspace has the binary's version.
+/// another version are refused (its models may fold different numbers). It is this crate's
+/// version, which is the binary's: every crate inherits the one `[workspace.package]` version.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// `sim run`'s options: its command line, from which clap derives the arguments and their
