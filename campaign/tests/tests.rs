@@ -26,6 +26,7 @@ duration_ms = 900
 mod campaign;
 mod commands;
 mod exhaust;
+mod exhaust_start_depth;
 mod pct;
 mod searches;
 mod shrink_targets;

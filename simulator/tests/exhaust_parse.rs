@@ -33,7 +33,8 @@ fn every_key_is_read_and_each_menu_entry_keeps_its_place() {
     let body =
         "clients = 3\nacquisitions = 2\nfaults = 2\nmenu = [\"pause@clients:lease_ttl_ms+1\", \"crash@leader:1000\"]\n\
                 delays = [\"min\", 5, \"ttl_ms-1\"]\nslow_messages = 0\nhold_ms = [100, 500, 100]\nthink_ms = [0]\n\
-                property = \"overlap\"\nmax_depth = 512\nmax_states = 1000\ndistinct_faults = true\nsymmetry = true\n";
+                property = \"overlap\"\nmax_depth = 512\nmax_states = 1000\ndistinct_faults = true\nsymmetry = true\n\
+                start_depth = 512\n";
     let spec = parse(&format!("{HEAD}{body}")).unwrap().exhaust.expect("the table");
     assert_eq!(
         spec,
@@ -53,6 +54,7 @@ fn every_key_is_read_and_each_menu_entry_keeps_its_place() {
             think_ms: vec![0.0],
             property: Some("overlap"),
             max_depth: Some(512),
+            start_depth: Some(512),
             max_states: Some(1000),
         }
     );
@@ -88,4 +90,7 @@ fn errors_name_the_place_the_key_and_the_valid_choices() {
         &["unknown property \"safety\"", "overlap, stale-write, fenced-stale-write"],
     );
     fails("exhaust = 1\n", "6:1", "exhaust.exhaust", &["valid keys"]);
+    // The first round's limit is at most the longest path the table allows.
+    fails("max_depth = 100\nstart_depth = 101\n", "7:15", "exhaust.start_depth", &["[1, 100], found 101"]);
+    fails("start_depth = 0\n", "6:15", "exhaust.start_depth", &["[1, 100000000], found 0"]);
 }

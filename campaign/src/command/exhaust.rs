@@ -32,13 +32,14 @@ parameter of the row (e.g. pause@clients:ttl_ms-1,ttl_ms+1: just under and just 
 
 The scenario's [exhaust] table may give every bound instead (clients, acquisitions, faults,
 distinct_faults, symmetry, menu, delays, slow_messages, hold_ms, think_ms, property, max_depth,
-max_states; see
+start_depth, max_states; see
 docs/exhaustive.md); a flag given on the command line overrides its key (--fault replaces the
 whole menu). --hold-ms / --think-ms (or hold_ms / think_ms): the hold and think times to search,
 each pair in turn with every client the same; the shortest counterexample over all pairs wins.
 
 A violation (--property) is judged by the checkers on the path's history after each step. The
-search deepens iteratively (the depth limit doubles from 64 to --max-depth) and reports the
+search deepens iteratively (the depth limit doubles from --start-depth, 64, to --max-depth; a
+violation lowers it, so starting at --max-depth, one round, finds the same) and reports the
 shortest path to a violation, written to --out as a scenario: `sim run OUT` replays it exactly
 (the faults at fixed times, the path in its [replay] table) and expects the violation. Without
 one it prints a certificate: the bounds, states explored, unique states, the largest depth,
@@ -106,6 +107,11 @@ pub struct ExhaustOptions {
     /// The longest path searched, in steps (default: [exhaust] max_depth, else 4096).
     #[arg(long, value_name = "N")]
     pub max_depth: Option<u32>,
+    /// The first round's depth limit, in steps, doubled each round up to --max-depth (default:
+    /// [exhaust] start_depth, else 64). The --max-depth value: one round, which skips the
+    /// shallow rounds of a search expected to end with a certificate.
+    #[arg(long, value_name = "N")]
+    pub start_depth: Option<u32>,
     /// The visited set's bound, in states; reaching it ends the search, incomplete (default:
     /// [exhaust] max_states, else 4000000).
     #[arg(long, value_name = "N")]
@@ -135,6 +141,7 @@ pub fn exhaust(
     let placed = |e: String| if e.starts_with(&file) { e } else { format!("{file}: {e}") };
     let bounds = words
         .resolve(&row.params, row.model.fenced(&row.params), &scenario.setup.network)
+        .and_then(|b| b.with_start_depth(opts.start_depth.or(scenario.exhaust.as_ref().and_then(|t| t.start_depth))))
         .map_err(|e| CommandError::bad_input(placed(e)))?;
     let out = opts.out.clone().unwrap_or_else(|| PathBuf::from(format!("{}.exhaust.toml", row.label)));
     let mut progress = progress_line();

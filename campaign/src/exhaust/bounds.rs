@@ -115,7 +115,8 @@ pub struct Bounds {
     pub property: Property,
     /// The longest path (steps) searched.
     pub max_depth: u32,
-    /// The first depth limit of iterative deepening (doubled each round up to `max_depth`).
+    /// The first depth limit of iterative deepening (doubled each round up to `max_depth`;
+    /// equal to it: one round, as [`Bounds::with_start_depth`] allows).
     pub start_depth: u32,
     /// At most this many fingerprints in the visited set; past it the search stops, incomplete.
     pub max_visited: usize,
@@ -183,6 +184,26 @@ impl Bounds {
             ));
         }
         self.distinct_faults = on;
+        Ok(self)
+    }
+
+    /// These bounds with the first round's depth limit at `depth` (`--start-depth`; `None`: the
+    /// default [`START_DEPTH`], or `max_depth` if smaller). At `max_depth` the search is one
+    /// round, which saves the shallow rounds when it is expected to end with a certificate (the
+    /// limit lowers at each violation, so a counterexample found is still the shortest); `Err`
+    /// for 0 or a depth past `max_depth`.
+    pub fn with_start_depth(mut self, depth: Option<u32>) -> Result<Bounds, String> {
+        self.start_depth = match depth {
+            None => START_DEPTH.min(self.max_depth),
+            Some(0) => return Err("--start-depth 0: expected at least 1 step".to_string()),
+            Some(d) if d > self.max_depth => {
+                return Err(format!(
+                    "--start-depth {d}: expected at most --max-depth ({}); give both for one round at that depth",
+                    self.max_depth
+                ))
+            }
+            Some(d) => d,
+        };
         Ok(self)
     }
 }

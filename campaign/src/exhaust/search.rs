@@ -1,9 +1,10 @@
 //! The search itself: depth-first over a world's choices (which due event next, each message's
 //! delay from the bounded set, a menu fault before an event of its target), with a visited set of
 //! (world fingerprint, budgets left) and the depth left when each was explored, inside an
-//! iterative-deepening loop whose depth limit doubles. Within a round, a violation found at depth
-//! d lowers the limit to d − 1, so the round ends with the shortest violation within its limit;
-//! the rounds before it found none that short, so that is the shortest of all.
+//! iterative-deepening loop whose depth limit doubles from `start_depth`. Within a round, a
+//! violation found at depth d lowers the limit to d − 1, so the round ends with the shortest
+//! violation within its limit; the rounds before it found none that short, so that is the
+//! shortest of all (and one round at `max_depth` finds the same one).
 //!
 //! A state is explored again only when reached with more depth left than before (else what lies
 //! below it within the limit was already searched). A violation is judged on each step that
@@ -143,8 +144,8 @@ pub fn search(
     })
 }
 
-/// Iterative deepening: rounds of a doubling depth limit, until one completes, finds a
-/// violation, or reaches `max_depth`.
+/// Iterative deepening: rounds of a doubling depth limit from `bounds.start_depth`, until one
+/// completes, finds a violation, or reaches `max_depth`.
 fn rounds(root: &dyn SearchWorld, bounds: &Bounds, stop: &AtomicBool, progress: &mut dyn FnMut(&Stats)) -> Found {
     let mut stats = Stats::default();
     let mut limit = bounds.start_depth.min(bounds.max_depth).max(1);
@@ -257,7 +258,14 @@ impl Round<'_> {
                 None => {}
             }
             self.visited.insert(key, depth_left);
+            let limit = self.limit;
             self.branch(world, depth, left, &enabled, faults, one_delay);
+            if self.limit < limit {
+                // A violation below lowered the limit: the moves after it were searched only to
+                // the new one, so this state is covered only that deep. Left at `depth_left`, a
+                // shorter path reaching it later would be pruned, and a shorter violation missed.
+                self.visited.insert(key, self.limit.saturating_sub(depth));
+            }
             return;
         }
     }

@@ -1,8 +1,8 @@
 //! `[exhaust]`: the bounds `sim exhaust` searches a row within, written in the scenario (the
 //! command line's flags override each key): the workload bound (clients, acquisitions, the hold
 //! and think times to try), the fault budget K and its menu (each entry at most once a path with
-//! `distinct_faults`), the delays, the property, the depth
-//! and memory limits. `sim run` ignores the table.
+//! `distinct_faults`), the delays, the property, the depth limits (the longest path, the first
+//! round's) and the memory limit. `sim run` ignores the table.
 //!
 //! A menu entry's kind and targets are checked here; its lengths may name the row's parameters
 //! (`ttl_ms+1`), which only the search can read against a row: each entry keeps where it was
@@ -25,6 +25,7 @@ const KEYS: &[&str] = &[
     "think_ms",
     "property",
     "max_depth",
+    "start_depth",
     "max_states",
 ];
 
@@ -73,6 +74,8 @@ pub struct ExhaustSpec {
     pub property: Option<&'static str>,
     /// The longest path searched, in steps.
     pub max_depth: Option<u32>,
+    /// The first round's depth limit, in steps (`--start-depth`; at `max_depth`: one round).
+    pub start_depth: Option<u32>,
     /// The visited set's bound, in states.
     pub max_states: Option<usize>,
 }
@@ -148,6 +151,10 @@ pub(crate) fn exhaust(src: &Source, root: &Tab) -> Res<Option<ExhaustSpec>> {
     }
     if let Some(n) = tab.get("max_depth") {
         spec.max_depth = Some(int_in(src, n, 1, 100_000_000)? as u32);
+    }
+    if let Some(n) = tab.get("start_depth") {
+        let most = spec.max_depth.unwrap_or(100_000_000);
+        spec.start_depth = Some(int_in(src, n, 1, i64::from(most))? as u32);
     }
     if let Some(n) = tab.get("max_states") {
         spec.max_states = Some(int_in(src, n, 1, 1_000_000_000)? as usize);
