@@ -39,11 +39,28 @@ pub mod zookeeper;
 
 use locksim_simulator::model::DynModel;
 
-/// The backend that runs a model in live mode (`sim live`, `sim compare`) against real servers
-/// started on this machine. A registry entry declares it; `locksim-live` maps each one to its
-/// servers and client adapter (`live/src/backends/`), and a test there holds the two together.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LiveBackend {
+/// Declares [`LiveBackend`] and its [`LiveBackend::ALL`] from one list of variants, so that a new
+/// backend cannot be left out of `ALL` (the live crate's test walks `ALL` to hold every backend
+/// to a registry entry).
+macro_rules! live_backends {
+    ($($(#[doc = $doc:literal])* $variant:ident,)*) => {
+        /// The backend that runs a model in live mode (`sim live`, `sim compare`) against real
+        /// servers started on this machine. A registry entry declares it; `locksim-live` maps each
+        /// one to its servers and client adapter (`live/src/backends/`), and a test there holds the
+        /// two together.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum LiveBackend {
+            $($(#[doc = $doc])* $variant,)*
+        }
+
+        impl LiveBackend {
+            /// Every live backend, in declaration order.
+            pub const ALL: [LiveBackend; [$(stringify!($variant)),*].len()] = [$(LiveBackend::$variant),*];
+        }
+    };
+}
+
+live_backends! {
     /// One MariaDB server (or PostgreSQL, for the rows that ask for it).
     Db,
     /// One `redis-server`, with replicas and Sentinels when the row has them.
@@ -56,18 +73,6 @@ pub enum LiveBackend {
     Etcd,
     /// One PostgreSQL server, PgBouncer in front of it when the row has it.
     Postgres,
-}
-
-impl LiveBackend {
-    /// Every live backend.
-    pub const ALL: [LiveBackend; 6] = [
-        LiveBackend::Db,
-        LiveBackend::Redis,
-        LiveBackend::Redlock,
-        LiveBackend::ZooKeeper,
-        LiveBackend::Etcd,
-        LiveBackend::Postgres,
-    ];
 }
 
 /// One line of the registry: a model, and the live backend that runs it against real servers
