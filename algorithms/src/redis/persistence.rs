@@ -97,7 +97,7 @@ impl Persistence {
 
 /// The snapshot schedule's volatile part: changes since the last save, when it was, and a
 /// `BGSAVE` under way (lost with the process, except as [`Disk::on_crash`] says).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct SaveState {
     /// `server.dirty`: changes since the last successful save.
     pub dirty: u64,
@@ -105,12 +105,6 @@ pub struct SaveState {
     pub lastsave_wall_ns: i64,
     /// A `BGSAVE` under way: the data at fork time and the changes counted then.
     pub in_progress: Option<(Keyspace, u64)>,
-}
-
-impl Default for SaveState {
-    fn default() -> Self {
-        SaveState { dirty: 0, lastsave_wall_ns: 0, in_progress: None }
-    }
 }
 
 impl SaveState {
