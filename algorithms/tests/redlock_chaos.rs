@@ -2,30 +2,15 @@
 //! jumps, client crashes) in all three request modes: every acquire call still ends in a grant or
 //! a failure within its bounded retry loop (no stalled client), and each seed replays exactly.
 
+use crate::redlock_common;
 use locksim_simulator::history::HistoryEvent;
-use locksim_simulator::run::RunOptions;
-use locksim_simulator::scenario::parse_str;
 use locksim_simulator::time::Nanos;
+use redlock_common::*;
 
 const CHAOS: &str = r#"
 name = "chaos"
 duration_ms = 20000
-[[variants]]
-name = "sequential"
-model = "redlock"
-requests = "sequential"
-node_timeout_ms = 50
-[[variants]]
-name = "parallel"
-model = "redlock"
-requests = "parallel"
-node_timeout_ms = 50
-[[variants]]
-name = "parallel_quorum"
-model = "redlock"
-requests = "parallel_quorum"
-node_timeout_ms = 50
-persistence = "none"
+algorithms = ["redlock"]
 [network]
 loss = 0.02
 duplicate = 0.02
@@ -65,15 +50,23 @@ const CALL_MAX_NS: Nanos = (4 * 2 * 5 * 50 + 3 * 200 + 100) * 1_000_000;
 
 #[test]
 fn every_acquire_call_ends_and_seeds_replay() {
-    let models = locksim_algorithms::registry();
-    let sc = parse_str("chaos.toml", CHAOS, &models).unwrap_or_else(|e| panic!("{e}"));
-    let model = locksim_algorithms::find("redlock").unwrap();
-    for run in &sc.runs {
+    // redlock-rb's defaults with a 50 ms node timeout, in each request mode (parallel_quorum's
+    // masters without persistence).
+    let timed = RedlockConfig { node_timeout_ms: 50.0, ..redlock_rb() };
+    let rows = [
+        ("sequential", RedlockConfig { requests: RequestMode::Sequential, ..timed.clone() }),
+        ("parallel", RedlockConfig { requests: RequestMode::Parallel, ..timed.clone() }),
+        (
+            "parallel_quorum",
+            RedlockConfig { requests: RequestMode::ParallelQuorum, persistence: Persistence::None, ..timed },
+        ),
+    ];
+    for (label, cfg) in &rows {
         let mut grants = 0;
         for seed in 0..4 {
-            let out = model.run_seed(&sc.setup, &run.params, seed, &RunOptions { trace: true });
-            let again = model.run_seed(&sc.setup, &run.params, seed, &RunOptions { trace: true });
-            assert_eq!(out.trace_hash, again.trace_hash, "{} seed {seed} replays", run.label);
+            let out = run_config(CHAOS, cfg, seed);
+            let again = run_config(CHAOS, cfg, seed);
+            assert_eq!(out.trace_hash, again.trace_hash, "{label} seed {seed} replays");
             grants += out.metrics.acquisitions;
             // Open calls per client: each must close within CALL_MAX_NS unless the client crashed.
             let mut open: std::collections::BTreeMap<usize, Nanos> = Default::default();
@@ -88,8 +81,7 @@ fn every_acquire_call_ends_and_seeds_replay() {
                         if let Some(start) = open.remove(&e.node) {
                             assert!(
                                 e.at_ns - start <= CALL_MAX_NS,
-                                "{} seed {seed}: a call took {} ms",
-                                run.label,
+                                "{label} seed {seed}: a call took {} ms",
                                 (e.at_ns - start) / 1_000_000
                             );
                         }
@@ -100,12 +92,11 @@ fn every_acquire_call_ends_and_seeds_replay() {
             for (node, start) in open {
                 assert!(
                     out.history.duration_ns - start <= CALL_MAX_NS,
-                    "{} seed {seed}: client {node}'s call from {} ms never ended",
-                    run.label,
+                    "{label} seed {seed}: client {node}'s call from {} ms never ended",
                     start / 1_000_000
                 );
             }
         }
-        assert!(grants > 100, "{}: the lock stays usable ({grants} grants)", run.label);
+        assert!(grants > 100, "{label}: the lock stays usable ({grants} grants)");
     }
 }

@@ -5,36 +5,19 @@
 //! masters expires the keys early and breaks even a holder that respects its validity (the
 //! Kleppmann 2016 argument): the violation comes from the masters' clocks, not from the client.
 
+use crate::redlock_common;
 use locksim_simulator::history::HistoryEvent;
-use locksim_simulator::run::{RunOptions, SeedOutcome};
-use locksim_simulator::scenario::parse_str;
+use locksim_simulator::run::SeedOutcome;
 use locksim_simulator::time::Nanos;
+use redlock_common::*;
 
 const MS: Nanos = 1_000_000;
 
-fn run(toml: &str, label: &str, seed: u64) -> SeedOutcome {
-    let models = locksim_algorithms::registry();
-    let sc = parse_str("redlock_expiry.toml", toml, &models).unwrap_or_else(|e| panic!("{e}"));
-    let run = sc.runs.iter().find(|r| r.label == label).expect("label");
-    run.model.run_seed(&sc.setup, &run.params, seed, &RunOptions { trace: true })
-}
-
-/// TTL 1 s, critical sections of 3 s; two clients race for the lock from t = 0.
+/// Two clients race for the lock from t = 0 for critical sections of 3 s.
 const LONG_HOLD: &str = r#"
 name = "long-hold"
 duration_ms = 6000
-[[variants]]
-name = "ignore"
-model = "redlock"
-ttl_ms = 1000
-respect_validity = false
-service_ms = 0
-[[variants]]
-name = "respect"
-model = "redlock"
-ttl_ms = 1000
-respect_validity = true
-service_ms = 0
+algorithms = ["redlock"]
 [network]
 latency_ms = 0.5
 [workload]
@@ -43,6 +26,11 @@ hold_ms = 3000
 think_ms = 0
 acquisitions_per_client = 1
 "#;
+
+/// TTL 1 s, masters that take no time per command; the application respects its validity or not.
+fn one_second_ttl(respect_validity: bool) -> RedlockConfig {
+    RedlockConfig { ttl_ms: 1000, respect_validity, service_ms: Dist::Const(0.0), ..redlock_rb() }
+}
 
 fn first_grant(out: &SeedOutcome) -> (usize, Nanos) {
     let e = out.history.events.iter().find(|e| matches!(e.event, HistoryEvent::Granted { .. })).unwrap();
@@ -57,9 +45,9 @@ fn validity_note_ns(out: &SeedOutcome) -> Nanos {
 
 #[test]
 fn the_lost_notice_comes_exactly_when_the_validity_runs_out() {
-    for label in ["ignore", "respect"] {
+    for (label, respect) in [("ignore", false), ("respect", true)] {
         for seed in 0..3 {
-            let out = run(LONG_HOLD, label, seed);
+            let out = run_config(LONG_HOLD, &one_second_ttl(respect), seed);
             let (holder, granted_at) = first_grant(&out);
             let validity = validity_note_ns(&out);
             // 1000 − 5 − (0.01 × 1000 + 2) = 983 ms.
@@ -76,7 +64,7 @@ fn the_lost_notice_comes_exactly_when_the_validity_runs_out() {
                 out.history.events.iter().any(|e| {
                     e.node == holder && e.at_ns == lost_at && matches!(e.event, HistoryEvent::Abandoned { .. })
                 });
-            assert_eq!(abandoned, label == "respect", "{label} seed {seed}");
+            assert_eq!(abandoned, respect, "{label} seed {seed}");
         }
     }
 }
@@ -84,7 +72,7 @@ fn the_lost_notice_comes_exactly_when_the_validity_runs_out() {
 #[test]
 fn a_holder_that_outlives_its_ttl_overlaps_unless_it_respects_its_validity() {
     for seed in 0..5 {
-        let ignore = run(LONG_HOLD, "ignore", seed);
+        let ignore = run_config(LONG_HOLD, &one_second_ttl(false), seed);
         let (first, granted_at) = first_grant(&ignore);
         // The second grant needs the keys to have expired on a majority: one TTL after the SETs.
         let second = ignore
@@ -97,7 +85,7 @@ fn a_holder_that_outlives_its_ttl_overlaps_unless_it_respects_its_validity() {
         assert!(second.at_ns < granted_at + 3000 * MS, "seed {seed}: while the first still holds");
         assert_eq!(ignore.metrics.overlap_events, 1, "seed {seed}");
 
-        let respect = run(LONG_HOLD, "respect", seed);
+        let respect = run_config(LONG_HOLD, &one_second_ttl(true), seed);
         assert_eq!(respect.metrics.overlap_events, 0, "seed {seed}");
         assert_eq!(respect.metrics.stale_unfenced_events, 0, "seed {seed}: the abandoned section does not write");
     }
@@ -108,9 +96,6 @@ const JUMP: &str = r#"
 name = "jump"
 duration_ms = 8000
 algorithms = ["redlock"]
-[models.redlock]
-respect_validity = true
-service_ms = 0
 [network]
 latency_ms = 0.5
 [workload]
@@ -128,7 +113,8 @@ at_ms = 1000
 #[test]
 fn a_wall_clock_jump_on_the_masters_expires_the_keys_under_a_valid_holder() {
     for seed in 0..5 {
-        let out = run(JUMP, "redlock", seed);
+        let cfg = RedlockConfig { respect_validity: true, service_ms: Dist::Const(0.0), ..redlock_rb() };
+        let out = run_config(JUMP, &cfg, seed);
         let (first, granted_at) = first_grant(&out);
         let second = out
             .history

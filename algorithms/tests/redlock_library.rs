@@ -4,22 +4,20 @@
 //! whether an unlock that deleted the key on fewer than a quorum raises (`ReleaseFailed`: redsync,
 //! node-redlock) or is ignored (redlock-rb).
 
-use crate::common;
-use common::*;
+use crate::redlock_common;
+use redlock_common::*;
 
 use locksim_simulator::history::HistoryEvent;
+use locksim_simulator::scenario::parse_str;
 
-/// One client, five masters at 0.5 ms each way; `extra` goes into `[models.redlock]`, `faults`
-/// at the end.
-fn one_client(extra: &str, workload: &str, faults: &str) -> String {
+/// One client, five masters at 0.5 ms each way; `workload` goes into `[workload]`, `faults` at
+/// the end; no `[models.redlock]` table.
+fn setup(workload: &str, faults: &str) -> String {
     format!(
         r#"
 name = "library"
 duration_ms = 3000
 algorithms = ["redlock"]
-[models.redlock]
-service_ms = 0
-{extra}
 [network]
 latency_ms = 0.5
 [workload]
@@ -30,6 +28,27 @@ acquisitions_per_client = 1
 {faults}
 "#
     )
+}
+
+/// [`setup`] with masters that take no time per command and `extra` in `[models.redlock]`: for
+/// the tests of what the `client` preset fills in, which read the row's parameters.
+fn one_client(extra: &str, workload: &str, faults: &str) -> String {
+    format!("{}[models.redlock]\nservice_ms = 0\n{extra}\n", setup(workload, faults))
+}
+
+/// redlock-rb's defaults with masters that take no time per command.
+fn instant_masters() -> RedlockConfig {
+    RedlockConfig { service_ms: Dist::Const(0.0), ..redlock_rb() }
+}
+
+#[test]
+fn the_configurations_the_tests_state_in_rust_are_the_rows_the_parser_reads() {
+    for (extra, stated) in [("", redlock_rb()), ("client = \"redsync-4\"\nttl_ms = 4000", redsync(4000))] {
+        let text = format!("{}[models.redlock]\n{extra}\n", setup("", ""));
+        let sc = parse_str("library.toml", &text, &locksim_algorithms::registry()).unwrap_or_else(|e| panic!("{e}"));
+        let parsed = RedlockConfig::from_params(&sc.runs[0].params);
+        assert_eq!(format!("{parsed:?}"), format!("{stated:?}"), "{extra:?}");
+    }
 }
 
 /// client-0's wall clock steps 20 s forward at 2 ms, in the middle of its first SET round.
@@ -48,11 +67,13 @@ fn first_note(out: &locksim_simulator::run::SeedOutcome) -> String {
 #[test]
 fn a_wall_clock_step_during_the_round_spoils_the_attempt_only_on_the_wall_clock() {
     // Monotonic (redlock-rb's CLOCK_MONOTONIC, redsync): the step is invisible, 5 ms elapsed.
-    let mono = run(&one_client("elapsed_clock = \"mono\"", "", JUMP), "redlock", 0);
+    let mono =
+        run_config(&setup("", JUMP), &RedlockConfig { elapsed_clock: ElapsedClock::Mono, ..instant_masters() }, 0);
     let note = first_note(&mono);
     assert!(note.starts_with("redlock granted lock0: 5/5 masters, elapsed_ms=5.000"), "{note}");
     // Wall (node-redlock Date.now, antirez's Time.now): 20 s elapsed, more than the 10 s TTL.
-    let wall = run(&one_client("elapsed_clock = \"wall\"", "", JUMP), "redlock", 0);
+    let wall =
+        run_config(&setup("", JUMP), &RedlockConfig { elapsed_clock: ElapsedClock::Wall, ..instant_masters() }, 0);
     let note = first_note(&wall);
     assert!(note.starts_with("redlock attempt 1 on lock0 failed: 5/5 masters"), "{note}");
     assert!(note.contains("elapsed_ms=20005.000"), "{note}");
@@ -66,7 +87,7 @@ fn a_killed_masters_reset_fails_its_request_at_once_a_lost_machine_waits_out_the
         )
     };
     let granted_at = |mode: &str| {
-        let out = run(&one_client("", "", &crash(mode)), "redlock", 0);
+        let out = run_config(&setup("", &crash(mode)), &instant_masters(), 0);
         let g = events(&out, |e| matches!(e, HistoryEvent::Granted { .. }));
         g[0].at_ns as f64 / 1e6
     };

@@ -5,10 +5,12 @@
 //! as refused. redsync counts attempts (`tries`): `retries` = 4 makes four; node-redlock counts
 //! retries like redlock-rb: five.
 
+use crate::redlock_common;
 use locksim_simulator::history::{FailReason, HistoryEvent};
 use locksim_simulator::run::RunOptions;
 use locksim_simulator::scenario::parse_str;
 use locksim_simulator::time::Nanos;
+use redlock_common::*;
 
 const MS: Nanos = 1_000_000;
 
@@ -17,8 +19,6 @@ const MINORITY: &str = r#"
 name = "minority"
 duration_ms = 5000
 algorithms = ["redlock"]
-[models.redlock]
-service_ms = 0
 [network]
 latency_ms = 0.5
 [workload]
@@ -32,16 +32,9 @@ at_ms = 0
 
 #[test]
 fn three_retries_are_four_attempts_with_random_waits_then_a_refusal() {
-    let models = locksim_algorithms::registry();
-    let sc = parse_str("minority.toml", MINORITY, &models).unwrap_or_else(|e| panic!("{e}"));
     let mut waits_ms = Vec::new();
     for seed in 0..5 {
-        let out = locksim_algorithms::find("redlock").unwrap().run_seed(
-            &sc.setup,
-            &sc.runs[0].params,
-            seed,
-            &RunOptions { trace: true },
-        );
+        let out = run_config(MINORITY, &RedlockConfig { service_ms: Dist::Const(0.0), ..redlock_rb() }, seed);
         // The first acquire call, up to its failure (the workload then starts another).
         let entries: Vec<_> = out.trace.as_ref().unwrap().entries.iter().filter(|e| e.node == "client-0").collect();
         let end = entries.iter().position(|e| e.detail.starts_with("AcquireFailed")).expect("the call fails");
@@ -87,10 +80,10 @@ fn redsync_counts_attempts_and_node_redlock_counts_retries() {
     let models = locksim_algorithms::registry();
     // retries = 4, set in the file, overrides the library's own default (redsync 32,
     // node-redlock 10); redlock_library.rs checks the same for a value equal to redlock-rb's.
+    // (Parsed: what `retries` means depends on the `client` preset read with it.)
     for (client, attempts) in [("redsync", 4), ("node-redlock", 5)] {
-        let text = MINORITY.replace(
-            "service_ms = 0",
-            &format!("service_ms = 0\nclient = \"{client}\"\nretries = 4\nnode_timeout_ms = 50"),
+        let text = format!(
+            "{MINORITY}[models.redlock]\nservice_ms = 0\nclient = \"{client}\"\nretries = 4\nnode_timeout_ms = 50\n"
         );
         let sc = parse_str("minority.toml", &text, &models).unwrap_or_else(|e| panic!("{e}"));
         let out = locksim_algorithms::find("redlock").unwrap().run_seed(

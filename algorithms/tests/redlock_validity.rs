@@ -2,17 +2,11 @@
 //! round it really took, and the acquisition latency each request mode produces from per-master
 //! round trips (sum for sequential, max for parallel, quorum-th smallest for parallel_quorum).
 
+use crate::redlock_common;
 use locksim_simulator::history::HistoryEvent;
-use locksim_simulator::run::{RunOptions, SeedOutcome};
+use locksim_simulator::run::SeedOutcome;
 use locksim_simulator::scenario::parse_str;
-
-fn run_label(toml: &str, label: &str, seed: u64) -> SeedOutcome {
-    let models = locksim_algorithms::registry();
-    let sc = parse_str("redlock_validity.toml", toml, &models).unwrap_or_else(|e| panic!("{e}"));
-    let run = sc.runs.iter().find(|r| r.label == label).expect("label");
-    let model = run.model;
-    model.run_seed(&sc.setup, &run.params, seed, &RunOptions { trace: true })
-}
+use redlock_common::*;
 
 /// (acquire latency, validity) of every grant, in ms, from the history and the client's notes.
 fn grants(out: &SeedOutcome) -> Vec<(f64, f64)> {
@@ -42,13 +36,12 @@ fn grants(out: &SeedOutcome) -> Vec<(f64, f64)> {
     latencies.into_iter().zip(validities).collect()
 }
 
-const KNOWN_OUTCOME_4: &str = r#"
+/// One client, five masters at 0.5 ms each way.
+const ONE_CLIENT: &str = r#"
 name = "validity"
 duration_ms = 200
 seeds = 1
 algorithms = ["redlock"]
-[models.redlock]
-service_ms = 0
 [network]
 latency_ms = 0.5
 [workload]
@@ -58,10 +51,15 @@ think_ms = 0
 acquisitions_per_client = 1
 "#;
 
+/// redlock-rb's defaults, with masters that take no time per command.
+fn instant_masters() -> RedlockConfig {
+    RedlockConfig { service_ms: Dist::Const(0.0), ..redlock_rb() }
+}
+
 #[test]
 fn five_sequential_masters_at_one_ms_leave_9893_ms_of_validity() {
     for seed in 0..3 {
-        let out = run_label(KNOWN_OUTCOME_4, "redlock", seed);
+        let out = run_config(ONE_CLIENT, &instant_masters(), seed);
         let g = grants(&out);
         assert_eq!(g.len(), 1, "one acquisition");
         let (latency_ms, validity_ms) = g[0];
@@ -73,25 +71,11 @@ fn five_sequential_masters_at_one_ms_leave_9893_ms_of_validity() {
 }
 
 /// Round trips client-0 ↔ server-i: 1, 3, 0.5, 4, 2 ms (sum 10.5, max 4, 3rd smallest 2).
-const MODES: &str = r#"
+const SKEWED_LINKS: &str = r#"
 name = "modes"
 duration_ms = 200
 seeds = 1
-[[variants]]
-name = "sequential"
-model = "redlock"
-requests = "sequential"
-service_ms = 0
-[[variants]]
-name = "parallel"
-model = "redlock"
-requests = "parallel"
-service_ms = 0
-[[variants]]
-name = "parallel_quorum"
-model = "redlock"
-requests = "parallel_quorum"
-service_ms = 0
+algorithms = ["redlock"]
 [network]
 latency_ms = 0.5
 [[network.links]]
@@ -119,8 +103,11 @@ acquisitions_per_client = 1
 
 #[test]
 fn acquisition_latency_is_the_sum_the_max_or_the_quorum_th_round_trip() {
-    for (label, expected_ms) in [("sequential", 10.5), ("parallel", 4.0), ("parallel_quorum", 2.0)] {
-        let out = run_label(MODES, label, 1);
+    for (requests, expected_ms) in
+        [(RequestMode::Sequential, 10.5), (RequestMode::Parallel, 4.0), (RequestMode::ParallelQuorum, 2.0)]
+    {
+        let label = format!("{requests:?}");
+        let out = run_config(SKEWED_LINKS, &RedlockConfig { requests, ..instant_masters() }, 1);
         let g = grants(&out);
         assert_eq!(g.len(), 1, "{label}: one acquisition");
         let (latency_ms, validity_ms) = g[0];
@@ -133,8 +120,7 @@ fn acquisition_latency_is_the_sum_the_max_or_the_quorum_th_round_trip() {
 #[test]
 fn service_time_adds_to_every_round_trip() {
     // The default service_ms (0.05) on each of the five sequential commands: 5.25 ms.
-    let toml = KNOWN_OUTCOME_4.replace("service_ms = 0", "");
-    let out = run_label(&toml, "redlock", 0);
+    let out = run_config(ONE_CLIENT, &redlock_rb(), 0);
     let (latency_ms, validity_ms) = grants(&out)[0];
     assert!((latency_ms - 5.25).abs() < 1e-9, "latency {latency_ms}");
     assert!((validity_ms - 9892.75).abs() < 1e-9, "validity {validity_ms}");
@@ -143,12 +129,12 @@ fn service_time_adds_to_every_round_trip() {
 #[test]
 fn a_fractional_ttl_is_refused_at_its_key_as_no_library_sends_one() {
     // PX is an integer to Redis; node-redlock throws on a fractional duration.
-    let toml = KNOWN_OUTCOME_4.replace("service_ms = 0", "service_ms = 0\nttl_ms = 10000.5");
+    let toml = format!("{ONE_CLIENT}[models.redlock]\nttl_ms = 10000.5\n");
     let Err(e) = parse_str("validity.toml", &toml, &locksim_algorithms::registry()) else {
         panic!("a fractional ttl_ms was accepted")
     };
     let e = e.to_string();
     assert!(e.contains("ttl_ms") && e.contains("whole number of milliseconds"), "{e}");
-    let whole = KNOWN_OUTCOME_4.replace("service_ms = 0", "service_ms = 0\nttl_ms = 10001");
+    let whole = format!("{ONE_CLIENT}[models.redlock]\nttl_ms = 10001\n");
     assert!(parse_str("validity.toml", &whole, &locksim_algorithms::registry()).is_ok());
 }

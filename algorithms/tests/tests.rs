@@ -10,6 +10,7 @@ mod etcd_common;
 mod kubernetes_common;
 mod postgres_common;
 mod redis_common;
+mod redlock_common;
 mod single;
 mod zookeeper_common;
 
