@@ -4,13 +4,9 @@
 //! of another row draws the same. Read from the trace,
 //! which stamps every entry with the node's own clock readings.
 
-#[path = "support/cli.rs"]
-#[allow(dead_code)]
-mod cli;
-
 use std::collections::BTreeMap;
 
-use cli::{fresh_dir, s, sim};
+use crate::support::cli::{fresh_dir, s, sim};
 
 /// (node, at_ns, mono_ns, wall_ns) of every trace entry of a one-seed run of `clocks`.
 fn readings(test: &str, clocks: &str) -> Vec<(String, u64, u64, i64)> {

@@ -4,17 +4,10 @@
 //! fastest harness to start); it prints `SKIPPED:` and passes when redis-server or Python's venv
 //! is missing. Also the refusal of a file with no row a reference client can run (exit 2).
 
-#[path = "support/cli.rs"]
-#[allow(dead_code)]
-mod cli;
-#[path = "support/live.rs"]
-#[allow(dead_code)]
-mod live_support;
-
 use std::process::Command;
 
-use cli::{fresh_dir, s, sim};
-use live_support::*;
+use crate::support::cli::{fresh_dir, s, sim};
+use crate::support::live::*;
 
 /// Whether the test must skip: redis-server missing, or redis-py's harness not buildable here
 /// (its build step exits 2 naming the missing package: python3, python3-venv, or no PyPI).

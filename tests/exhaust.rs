@@ -7,10 +7,7 @@
 //! search separates etcd-io/etcd#11456 (clientv3 3.4 without the re-check after waiting) from the
 //! fixed library.
 
-#[path = "support/cli.rs"]
-#[allow(dead_code)] // each test file uses part of it
-mod cli;
-use cli::{s, sim};
+use crate::support::cli::{self, s, sim};
 
 const REDIS: &str = "scenarios/exhaust/redis.toml";
 

@@ -5,13 +5,8 @@
 
 use std::path::Path;
 
-#[path = "support/cli.rs"]
-#[allow(dead_code)] // each test file uses part of it
-mod cli;
-#[path = "support/xml.rs"]
-mod xml;
-use cli::sim;
-use xml::xml_root;
+use crate::support::cli::{self, sim};
+use crate::support::xml::xml_root;
 
 const KNOWN_08: &str = "scenarios/known/08-zookeeper-pause-beyond-session.toml";
 const CLEAN_08: &str = "scenarios/known/08-zookeeper-pause-within-session.toml";

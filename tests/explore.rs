@@ -6,11 +6,7 @@
 
 use std::path::Path;
 
-#[path = "support/cli.rs"]
-#[allow(dead_code)] // each test file uses part of it
-mod cli;
-use cli::s;
-use cli::sim;
+use crate::support::cli::{self, s, sim};
 
 const REDLOCK: &str = "tests/fixtures/explore-redlock-clocks.toml";
 const ETCD: &str = "tests/fixtures/explore-etcd-short-pauses.toml";

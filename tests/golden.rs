@@ -5,9 +5,9 @@
 //! some hash, so a behaviour change can never slip in unnoticed; the determinism tests only check
 //! that a run repeats itself.
 //!
-//! When a change is meant, re-bless: `LOCKSIM_BLESS=1 cargo test --test golden` rewrites the file
-//! from the current code (and prints which entries changed), to be committed with the change
-//! that explains it (docs/testing.md).
+//! When a change is meant, re-bless: `LOCKSIM_BLESS=1 cargo test --test integration golden::`
+//! rewrites the file from the current code (and prints which entries changed), to be committed
+//! with the change that explains it (docs/testing.md).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -27,7 +27,7 @@ const HEADER: &str = "\
 # Golden trace hashes: seeds 0 and 1 of every row of every shipped scenario (tests/golden.rs).
 # One line per file, label and seed: FILE LABEL SEED HASH (the trace hash, as `sim run --verify`
 # computes it). Do not edit by hand: when a change to what seeds do is meant, regenerate with
-#   LOCKSIM_BLESS=1 cargo test --test golden
+#   LOCKSIM_BLESS=1 cargo test --test integration golden::
 # and commit this file with the change.
 ";
 
@@ -151,7 +151,7 @@ fn trace_hashes_of_seeds_0_and_1_of_every_shipped_row_match_the_golden_file() {
         diff.is_empty(),
         "{} of {} golden trace hashes differ from {GOLDEN}:\n  {}\n\n\
          If every difference is meant (a model, the engine or a random draw changed on purpose), \
-         re-bless and commit the file with the change:\n  LOCKSIM_BLESS=1 cargo test --test golden\n\
+         re-bless and commit the file with the change:\n  LOCKSIM_BLESS=1 cargo test --test integration golden::\n\
          Otherwise the change altered what these seeds do: replay one with the command shown.",
         diff.len(),
         now.len().max(golden.len()),

@@ -2,10 +2,7 @@
 //! scenario files over their limits are refused with a message and exit code 2, and `sim check`
 //! says what a run's memory would be (README, "Reliability").
 
-#[path = "support/cli.rs"]
-mod cli;
-
-use cli::{fresh_dir, s, sim};
+use crate::support::cli::{fresh_dir, s, sim};
 
 /// `workload.clients` at its documented maximum, 100 000: the engine's per-pair tables were
 /// square in the nodes (80 GB), so even `sim check` aborted on an allocation failure. (One

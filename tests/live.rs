@@ -3,17 +3,10 @@
 //! paused holder's overlap, and the refusals (exit 2) for what live mode cannot do. Without the
 //! server binaries on PATH the server tests print `SKIPPED:` and pass.
 
-#[path = "support/cli.rs"]
-#[allow(dead_code)]
-mod cli;
-#[path = "support/live.rs"]
-#[allow(dead_code)]
-mod live_support;
-
 use std::path::Path;
 
-use cli::{fresh_dir, s, sim};
-use live_support::*;
+use crate::support::cli::{fresh_dir, s, sim};
+use crate::support::live::*;
 
 fn skip_without(binary: &str, test: &str) -> bool {
     if on_path(binary) {

@@ -5,17 +5,10 @@
 //! overlap, as simulated), and the configurations refused with their reasons. Without
 //! `mariadbd` (Debian package mariadb-server) the server tests print `SKIPPED:` and pass.
 
-#[path = "support/cli.rs"]
-#[allow(dead_code)]
-mod cli;
-#[path = "support/live.rs"]
-#[allow(dead_code)]
-mod live_support;
-
 use std::path::Path;
 
-use cli::{fresh_dir, s, sim};
-use live_support::*;
+use crate::support::cli::{fresh_dir, s, sim};
+use crate::support::live::*;
 
 /// Whether `mariadbd` can be found as the backend finds it: on PATH, or in /usr/sbin.
 fn have_mariadbd() -> bool {

@@ -7,17 +7,10 @@
 //! mariadb-server; `/usr/lib/postgresql/15/bin/postgres`, postgresql-15) a test prints
 //! `SKIPPED:` and passes.
 
-#[path = "support/cli.rs"]
-#[allow(dead_code)]
-mod cli;
-#[path = "support/live.rs"]
-#[allow(dead_code)]
-mod live_support;
-
 use std::path::Path;
 
-use cli::{fresh_dir, s, sim};
-use live_support::*;
+use crate::support::cli::{fresh_dir, s, sim};
+use crate::support::live::*;
 
 /// The server a test's rows run on.
 #[derive(Clone, Copy)]

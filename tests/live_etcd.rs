@@ -4,15 +4,8 @@
 //! simulated), and the configurations refused with their reason. Without `etcd` on PATH the
 //! cluster tests print `SKIPPED:` and pass.
 
-#[path = "support/cli.rs"]
-#[allow(dead_code)]
-mod cli;
-#[path = "support/live.rs"]
-#[allow(dead_code)]
-mod live_support;
-
-use cli::{fresh_dir, s, sim};
-use live_support::*;
+use crate::support::cli::{fresh_dir, s, sim};
+use crate::support::live::*;
 
 /// Whether `etcd` is on PATH; if not, says the test skipped.
 fn skip(test: &str) -> bool {

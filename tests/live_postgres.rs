@@ -5,17 +5,10 @@
 //! (`/usr/lib/postgresql/15/bin/postgres`, Debian package postgresql-15) or `pgbouncer` the test
 //! prints `SKIPPED:` and passes.
 
-#[path = "support/cli.rs"]
-#[allow(dead_code)]
-mod cli;
-#[path = "support/live.rs"]
-#[allow(dead_code)]
-mod live_support;
-
 use std::path::Path;
 
-use cli::{fresh_dir, s, sim};
-use live_support::*;
+use crate::support::cli::{fresh_dir, s, sim};
+use crate::support::live::*;
 
 const SCENARIO: &str = r#"
 name = "live-postgres"

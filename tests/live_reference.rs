@@ -6,18 +6,11 @@
 //! whose server or toolchain is missing, or whose harness cannot be built here (its build step
 //! exits 2), prints `SKIPPED:` with the reason and passes.
 
-#[path = "support/cli.rs"]
-#[allow(dead_code)]
-mod cli;
-#[path = "support/live.rs"]
-#[allow(dead_code)]
-mod live_support;
-
 use std::path::Path;
 use std::process::Command;
 
-use cli::{fresh_dir, s, sim};
-use live_support::*;
+use crate::support::cli::{fresh_dir, s, sim};
+use crate::support::live::*;
 
 /// Whether the test must skip: a server binary (or file) missing, or the harness's build step
 /// exiting 2 (its toolchain missing). Builds the harness as `sim live` would, so the run does

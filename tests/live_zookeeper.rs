@@ -6,17 +6,10 @@
 //! starts the ensemble once. Without `java` or the package's jar the tests print `SKIPPED:` and
 //! pass.
 
-#[path = "support/cli.rs"]
-#[allow(dead_code)]
-mod cli;
-#[path = "support/live.rs"]
-#[allow(dead_code)]
-mod live_support;
-
 use std::path::Path;
 
-use cli::{fresh_dir, s, sim};
-use live_support::*;
+use crate::support::cli::{fresh_dir, s, sim};
+use crate::support::live::*;
 
 const ZOOKEEPER_JAR: &str = "/usr/share/java/zookeeper.jar";
 

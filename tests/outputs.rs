@@ -4,15 +4,12 @@
 //! spelled; two writers of one output directory do not mix; a closed stdout pipe ends quietly;
 //! `sim merge` recognises a scenario by its text, not its spelling; counts do not wrap.
 
-#[path = "support/cli.rs"]
-mod cli;
-
 use std::io::Read;
 use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use cli::{fresh_dir, s, sim};
+use crate::support::cli::{fresh_dir, s, sim};
 
 const MINIMAL: &str = "name = \"m\"\nduration_ms = 1000\nseeds = 2\nalgorithms = [\"redlock\"]\n";
 

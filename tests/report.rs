@@ -6,9 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-#[path = "support/xml.rs"]
-mod xml;
-use xml::xml_root;
+use crate::support::xml::xml_root;
 
 fn sim(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_sim")).args(args).output().expect("sim runs");

@@ -15,10 +15,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-#[path = "support/cli.rs"]
-#[allow(dead_code)]
-mod cli;
-use cli::sim;
+use crate::support::cli::sim;
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("locksim-browser-{}-{name}", std::process::id()));

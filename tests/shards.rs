@@ -40,28 +40,17 @@ fn s(p: &Path) -> String {
     p.display().to_string()
 }
 
-/// Redlock (no token) and the database lock, four clients, the holder paused past Redlock's TTL:
-/// most seeds overlap, so the failing-seed lists fill up across shard boundaries.
-const SCENARIO: &str = r#"name = "shards-test"
-duration_ms = 2000
-seeds = 24
-algorithms = ["redlock", "db"]
-
-[models.redlock]
-ttl_ms = 600
-
-[workload]
-clients = 4
-
-[[faults]]
-kind = "pause"
-target = "holder"
-at_ms = 300
-duration_ms = 900
-
+/// Redlock (no token) and the database lock, four clients, the holder paused past Redlock's TTL
+/// (`fixtures/paused-redlock-beside-db.toml`, the body `campaign/tests` shares too): most seeds
+/// overlap, so the failing-seed lists fill up across shard boundaries.
+const SCENARIO: &str = concat!(
+    "name = \"shards-test\"\nduration_ms = 2000\nseeds = 24\nalgorithms = [\"redlock\", \"db\"]\n\n",
+    include_str!("fixtures/paused-redlock-beside-db.toml"),
+    r#"
 [expect.redlock]
 overlap = "none"
-"#;
+"#
+);
 
 fn scenario(d: &Path) -> String {
     let p = d.join("s.toml");

@@ -7,11 +7,7 @@
 use std::path::Path;
 use std::process::Command;
 
-#[path = "support/cli.rs"]
-#[allow(dead_code)] // each test file uses part of it
-mod cli;
-use cli::s;
-use cli::sim;
+use crate::support::cli::{self, s, sim};
 
 const KNOWN_02: &str = "scenarios/known/02-redis-paused-holder.toml";
 

@@ -4,14 +4,11 @@
 //! explore` and `sim shrink` alike); a zero-time loop (every time 0) ends its seed with the cause named, in `sim run` and in
 //! `sim check`'s probe, instead of running until memory runs out.
 
-#[path = "support/cli.rs"]
-mod cli;
-
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use cli::{fresh_dir, s, sim};
+use crate::support::cli::{fresh_dir, s, sim};
 
 /// Seeds of about 28 simulated hours with 50 clients: each takes minutes of wall time.
 const LONG: &str = "name = \"long\"\nduration_ms = 100000000\nseeds = 4\nalgorithms = [\"redlock\", \"redis\"]\n\

@@ -7,10 +7,7 @@ use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::record::Field;
 use serde_json::Value;
 
-#[path = "support/cli.rs"]
-#[allow(dead_code)] // each test file uses part of it
-mod cli;
-use cli::{s, sim};
+use crate::support::cli::{self, s, sim};
 
 /// ShedLock with the database's clock, nodes 200 s apart, a 10 s job every minute: the first
 /// variant runs the job twice in every period, the second (lockAtLeastFor 50 s) never (known

@@ -10,10 +10,7 @@ use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::record::Field;
 use serde_json::Value;
 
-#[path = "support/cli.rs"]
-#[allow(dead_code)] // each test file uses part of it
-mod cli;
-use cli::sim;
+use crate::support::cli::{self, sim};
 
 /// A fresh directory for one test.
 fn dir(test: &str) -> cli::TestDir {

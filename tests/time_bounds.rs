@@ -3,10 +3,7 @@
 //! 2), a partition that cuts nothing is refused, and a fault that starts after the run ends gets
 //! a note from `sim check` and `sim run` (issue 31).
 
-#[path = "support/cli.rs"]
-mod cli;
-
-use cli::{fresh_dir, s, sim};
+use crate::support::cli::{fresh_dir, s, sim};
 
 const HEAD: &str = "name = \"t\"\nduration_ms = 1000\nseeds = 1\nalgorithms = [\"redlock\"]\n";
 

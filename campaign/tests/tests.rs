@@ -5,21 +5,12 @@
 
 /// The body the campaign, commands and searches tests share: Redlock (no token, 600 ms TTL)
 /// beside the database lock, four clients, the holder paused 900 ms from 300 ms, past the TTL.
-/// A macro, not a function, so each file's `SCENARIO` stays a `&'static str` (`concat!`).
+/// The text is `tests/fixtures/paused-redlock-beside-db.toml` of the root crate, which the root's
+/// `tests/shards.rs` reads too. A macro, not a const, so each file's `SCENARIO` stays a
+/// `&'static str` built by `concat!`.
 macro_rules! paused_redlock_beside_db {
     () => {
-        r#"[models.redlock]
-ttl_ms = 600
-
-[workload]
-clients = 4
-
-[[faults]]
-kind = "pause"
-target = "holder"
-at_ms = 300
-duration_ms = 900
-"#
+        include_str!("../../tests/fixtures/paused-redlock-beside-db.toml")
     };
 }
 

@@ -1,5 +1,5 @@
-//! What the CLI test files share: running the `sim` binary and a fresh directory per test.
-//! Included with `#[path = "support/cli.rs"] mod cli;`.
+//! What the CLI test files share: running the `sim` binary and a fresh directory per test
+//! (`crate::support::cli`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

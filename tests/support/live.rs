@@ -1,11 +1,11 @@
 //! What the live-mode test files share: one live test at a time, whether a binary is on PATH,
-//! the processes a run left behind, reading a results file. Included with
-//! `#[path = "support/live.rs"] mod live_support;`.
+//! the processes a run left behind, reading a results file (`crate::support::live`).
 
 use std::path::Path;
 
-/// One live test at a time in this file: each starts real servers (JVMs, a database, a cluster),
-/// and several at once on a 2-core machine stretch their timings past what the tests assert.
+/// One live test at a time in the whole test binary (every `live*.rs` file and
+/// `compare_reference.rs`): each starts real servers (JVMs, a database, a cluster), and several
+/// at once on a 2-core machine stretch their timings past what the tests assert.
 pub fn serial() -> std::sync::MutexGuard<'static, ()> {
     static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())

@@ -1,5 +1,5 @@
 //! A minimal XML well-formedness check shared by the tests that write SVG (no XML crate in the
-//! workspace): included with `#[path]` by `tests/report.rs` and `tests/explain.rs`.
+//! workspace), used by `tests/report.rs` and `tests/explain.rs` (`crate::support::xml`).
 
 /// A minimal XML well-formedness check (no DTDs): tags nest and close, attributes are quoted and
 /// unique, entities are well formed, and there is exactly one root element, which is returned.
