@@ -164,3 +164,52 @@ fn distinct_faults_bound_the_menu_to_one_use_of_each_entry() {
     assert!(stdout.contains("at most 2 faults (each entry at most once)"), "{stdout}");
     assert!(stdout.contains("(search complete)"), "{stdout}");
 }
+
+#[test]
+fn hold_times_chosen_per_acquisition_replay_and_explain() {
+    // 2 clients of 2 acquisitions on plain Redis (TTL 1 s, redis-py polling every 100 ms), no
+    // fault: only a hold chosen at each grant overlaps (client-0 holding 10 ms, then 1016 ms);
+    // every acquisition holding one of those times does not (what the pair-by-pair search was).
+    let d = cli::fresh_dir("exhaust", "per-acquisition");
+    let out = d.join("holds.exhaust.toml");
+    let bounds = ["exhaust", REDIS, "--algorithm", "redis", "--faults", "0", "--acquisitions", "2", "--think-ms", "0"];
+    for single in ["10", "1016"] {
+        let (code, stdout, stderr) = sim(&[&bounds[..], &["--hold-ms", single]].concat());
+        assert_eq!(code, 0, "{single}: {stdout}{stderr}");
+        assert!(stdout.contains("no overlap in every schedule within these bounds (search complete)"), "{stdout}");
+    }
+    let (code, stdout, stderr) = sim(&[&bounds[..], &["--hold-ms", "10,1016", "--out", &s(&out)]].concat());
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("hold times chosen, in order: client-0 10 ms, client-0 1016 ms, client-1 10 ms"),
+        "{stdout}"
+    );
+    let text = std::fs::read_to_string(&out).expect("written");
+    assert!(text.contains("hold_ms = [10.0, 1016.0, 10.0]"), "{text}");
+
+    // `sim run` replays it exactly (its [expect]: the overlap in its one seed), and `sim
+    // explain` tells it.
+    let (code, stdout, stderr) = sim(&["run", &s(&out), "--trace", &s(&d.join("trace.txt"))]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let trace = std::fs::read_to_string(d.join("trace.txt")).expect("trace");
+    assert!(!trace.contains("is not due now"), "the replay diverged:\n{trace}");
+    let (code, stdout, stderr) =
+        sim(&["explain", &s(&out), "--algorithm", "redis", "--seed", "0", "--out", &s(&d), "--quiet"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("overlap") && stdout.contains("client-1 was granted key 0"), "{stdout}");
+
+    // Without the chosen holds (every acquisition holding the workload's 10 ms) the same events
+    // give no overlap: the replay's expectation fails.
+    let without = d.join("without.toml");
+    std::fs::write(&without, text.replace("hold_ms = [10.0, 1016.0, 10.0]\n", "")).unwrap();
+    let (code, stdout, stderr) = sim(&["run", &s(&without)]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+
+    // A bad list exits 2 naming its file, line, column and key.
+    let bad = d.join("bad.toml");
+    std::fs::write(&bad, text.replace("hold_ms = [10.0, 1016.0, 10.0]", "hold_ms = [10.0, -1.0]")).unwrap();
+    let (code, _, stderr) = sim(&["run", &s(&bad)]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("bad.toml:") && stderr.contains("`replay.hold_ms.1`: expected a hold time"), "{stderr}");
+    std::fs::remove_dir_all(&d).unwrap();
+}

@@ -219,3 +219,73 @@ fn a_bad_replay_table_is_refused_with_its_line_and_key() {
         assert!(err.contains(want), "{body}: {err}");
     }
 }
+
+/// redis.toml without its pause: 2 clients of 2 acquisitions each, thinking 0 ms, holding a time
+/// from `holds_ms` (redis-py polls a refused `SET NX` every 100 ms; the key's TTL is 1 s).
+fn two_acquisitions_holding(holds_ms: &[f64]) -> BoundWords {
+    let mut w = words(&[]);
+    w.faults = Some(0);
+    w.acquisitions = 2;
+    w.holds_ms = holds_ms.to_vec();
+    w.thinks_ms = vec![0.0];
+    w
+}
+
+#[test]
+fn a_hold_time_chosen_per_acquisition_finds_an_overlap_no_single_hold_time_gives() {
+    // Every acquisition holding one time (what the pair-by-pair search did with each value of
+    // the set): 10 ms never outlasts the key; 1016 ms outlasts it by 16 ms, and with both
+    // clients holding that long the waiter's 100 ms polls never land in those 16 ms.
+    for single in [10.0, 1016.0] {
+        let report = search("redis.toml", "redis", &two_acquisitions_holding(&[single]));
+        assert!(report.found.counterexample.is_none(), "{report}");
+        assert_eq!(report.found.incomplete, None, "the certificate is complete: {report}");
+    }
+    // Chosen at each grant: client-0 holds 10 ms, then 1016 ms, and client-1's polls (shifted
+    // by the short first hold) find the key expired while client-0 still holds it.
+    let report = search("redis.toml", "redis", &two_acquisitions_holding(&[10.0, 1016.0]));
+    let path = report.found.counterexample.as_ref().expect("an overlap is found");
+    assert_eq!(path.len(), 64, "{report}");
+    assert!(
+        report
+            .story
+            .iter()
+            .any(|l| l == "hold times chosen, in order: client-0 10 ms, client-0 1016 ms, client-1 10 ms"),
+        "{report}"
+    );
+    assert!(report.story.iter().any(|l| l.starts_with("overlap at")), "{report}");
+    let text = report.scenario.as_deref().expect("a replay file");
+    assert!(text.contains("hold_ms = [10.0, 1016.0, 10.0]"), "the choices are in [replay]: {text}");
+    assert!(text.contains("hold_ms = 10.0"), "the set's first is the workload's past the list: {text}");
+}
+
+#[test]
+fn single_value_hold_and_think_sets_search_as_the_workload_alone() {
+    // A set of one value is no choice: the same search, state for state, as no set with the
+    // workload's own constant times (redis.toml holds 100 ms and thinks 0 ms).
+    let mut sets = words(&[PAUSE_AROUND_TTL]);
+    sets.holds_ms = vec![100.0];
+    sets.thinks_ms = vec![0.0];
+    let a = search("redis.toml", "redis", &sets);
+    let b = search("redis.toml", "redis", &words(&[PAUSE_AROUND_TTL]));
+    assert_eq!(a.found.stats, b.found.stats, "{a}\n{b}");
+    assert_eq!(a.found.counterexample, b.found.counterexample, "{a}\n{b}");
+}
+
+#[test]
+fn a_bad_replay_hold_or_think_list_is_refused_with_its_line_and_key() {
+    let models = locksim_algorithms::registry();
+    let head = "name = \"bad\"\nduration_ms = 1000\nalgorithms = [\"redis\"]\n\n[replay]\n";
+    for (body, want) in [
+        ("hold_ms = [10, -1]\n", "bad.toml:6:16: `replay.hold_ms.1`: expected a hold time in milliseconds, at least 0"),
+        ("think_ms = 5\n", "bad.toml:6:12: `replay.think_ms`: expected an array of think times in milliseconds"),
+        ("think_ms = [\"x\"]\n", "bad.toml:6:13: `replay.think_ms.0`: expected a think time in milliseconds"),
+        (
+            "holds_ms = []\n",
+            "`replay.holds_ms`: unknown key `holds_ms`; valid keys here: events, delays_ms, hold_ms, think_ms",
+        ),
+    ] {
+        let err = parse_str("bad.toml", &format!("{head}{body}"), &models).expect_err(body).to_string();
+        assert!(err.contains(want), "{body}: {err}");
+    }
+}

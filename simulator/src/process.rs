@@ -164,6 +164,11 @@ pub trait Outlet<P: Protocol> {
     fn record(&mut self, event: HistoryEvent);
     /// A `note` trace line of the running node (only called while a trace is recorded).
     fn note(&mut self, text: String);
+    /// The workload's hold or think time (`timer`) chosen instead of drawn (a search's choice,
+    /// a `[replay]`'s list); `None`: draw it.
+    fn chosen_time(&mut self, _timer: DriverTimer) -> Option<Nanos> {
+        None
+    }
 }
 
 impl<P: Protocol> Outlet<P> for Vec<Effect<P>> {
@@ -274,6 +279,10 @@ impl<'a, P: Protocol> Ctx<'a, P> {
 
     pub(crate) fn send_resource(&mut self, to: NodeId, msg: ResourceMsg) {
         self.outlet.send(to, Wire::Resource(msg), 0);
+    }
+    /// The workload's hold or think time chosen for this one (see [`Outlet::chosen_time`]).
+    pub(crate) fn chosen_time_ns(&mut self, timer: DriverTimer) -> Option<Nanos> {
+        self.outlet.chosen_time(timer)
     }
     pub(crate) fn set_driver_timer(&mut self, after_ns: Nanos, timer: DriverTimer) -> TimerId {
         self.arm(after_ns, Tag::Driver(timer))

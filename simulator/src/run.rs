@@ -140,6 +140,10 @@ pub fn build_world<M: Model>(
     let mut world = world;
     if let Some(replay) = &setup.replay {
         world.follow_replay(replay.events.clone(), replay.delays_ms.iter().map(|&ms| ms_to_ns(ms)).collect());
+        if !replay.hold_ms.is_empty() || !replay.think_ms.is_empty() {
+            let ns = |list: &[f64]| list.iter().map(|&ms| ms_to_ns(ms)).collect();
+            world.follow_workload_times(ns(&replay.hold_ms), ns(&replay.think_ms));
+        }
     }
     (world, names)
 }

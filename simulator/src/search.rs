@@ -37,6 +37,28 @@ pub struct Injection {
     pub value: f64,
 }
 
+/// The workload's hold and think times a step takes instead of drawing them, in the order the
+/// driver needs them; past a list it draws them as the workload says (a search's choice of a
+/// hold or think time per acquisition; `engine::choice::WorkloadFeed`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ChosenTimes {
+    /// Hold times, one per grant the step makes, in order.
+    pub holds_ns: Vec<Nanos>,
+    /// Think times, one per think the step starts, in order.
+    pub thinks_ns: Vec<Nanos>,
+}
+
+/// How many choices a step needed ([`SearchWorld::step_timed`]): latencies, hold times, think times.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StepTaken {
+    /// Latencies its sends needed.
+    pub latencies: usize,
+    /// Hold times its grants needed.
+    pub holds: usize,
+    /// Think times its driver needed.
+    pub thinks: usize,
+}
+
 /// One world a search runs step by step. `Send`, so a search may run on any thread.
 pub trait SearchWorld: Send {
     /// A copy to branch from.
@@ -61,6 +83,9 @@ pub trait SearchWorld: Send {
     /// Handles event `seq`, its latencies `delays_ns` in order and `fallback_ns` past them;
     /// returns how many latencies it needed.
     fn step(&mut self, seq: u64, delays_ns: &[Nanos], fallback_ns: Nanos) -> usize;
+    /// [`SearchWorld::step`], with the workload's hold and think times from `times`; returns how
+    /// many latencies, hold times and think times it needed.
+    fn step_timed(&mut self, seq: u64, delays_ns: &[Nanos], fallback_ns: Nanos, times: &ChosenTimes) -> StepTaken;
     /// Queues `fault` to start at `at_ns`; returns its start's sequence number.
     fn inject_fault(&mut self, fault: &Injection, at_ns: Nanos) -> u64;
     /// A queued event's key, the same in every run that took the same steps (`[replay]`).

@@ -222,7 +222,11 @@ impl<P: Protocol> ClientNode<P> {
                 self.driver.last_slot_wall_ns = Some(slot);
                 after
             }
-            None => draw_ns(&self.driver.draws.think, &mut self.driver.rng),
+            // A chosen think time takes the draw's place (a search's choice, a replay's list).
+            None => match ctx.chosen_time_ns(DriverTimer::Think) {
+                Some(ns) => ns,
+                None => draw_ns(&self.driver.draws.think, &mut self.driver.rng),
+            },
         };
         self.driver.think_timer = Some(ctx.set_driver_timer(after, DriverTimer::Think));
     }
@@ -256,7 +260,10 @@ impl<P: Protocol> ClientNode<P> {
                 self.driver.grants += 1;
                 let grant = self.driver.grants;
                 ctx.record(HistoryEvent::Granted { key, mode, token, grant, nested: false });
-                let hold_ns = draw_ns(&self.driver.draws.hold, &mut self.driver.rng);
+                let hold_ns = match ctx.chosen_time_ns(DriverTimer::Hold) {
+                    Some(ns) => ns,
+                    None => draw_ns(&self.driver.draws.hold, &mut self.driver.rng),
+                };
                 let hold_timer = Some(ctx.set_driver_timer(hold_ns, DriverTimer::Hold));
                 if self.driver.params.resource {
                     let resource = ctx.resource();

@@ -20,7 +20,8 @@ instant happens first, each message's delay from --delays (at most --slow-messag
 path take one other than the first), and up to --faults faults from the --fault menu, each started
 just before an event of its target. The scenario's own [[faults]] are replaced by the menu; its
 workload is bounded to --clients clients of --acquisitions acquisitions each. Random draws the
-models and the workload still make (hold and think times, retry jitter) come from --seed.
+models and the workload still make (hold and think times not given as sets, retry jitter) come
+from --seed.
 
 --fault KIND@TARGETS:V,V,...  KIND: pause, crash (process), crash-machine, isolate, clock_jump;
 TARGETS: clients, waiters (a client waiting for a grant), blocked (a waiter blocked on the service's
@@ -34,8 +35,9 @@ The scenario's [exhaust] table may give every bound instead (clients, acquisitio
 distinct_faults, symmetry, menu, delays, slow_messages, hold_ms, think_ms, property, max_depth,
 start_depth, max_states; see
 docs/exhaustive.md); a flag given on the command line overrides its key (--fault replaces the
-whole menu). --hold-ms / --think-ms (or hold_ms / think_ms): the hold and think times to search,
-each pair in turn with every client the same; the shortest counterexample over all pairs wins.
+whole menu). --hold-ms / --think-ms (or hold_ms / think_ms): the hold and think times to choose
+from at each acquisition (client-0 may hold the first value, then the second); a set of one value
+is every acquisition's time.
 
 A violation (--property) is judged by the checkers on the path's history after each step. The
 search deepens iteratively (the depth limit doubles from --start-depth, 64, to --max-depth; a
@@ -92,12 +94,12 @@ pub struct ExhaustOptions {
     /// slow_messages, else 1).
     #[arg(long, value_name = "D")]
     pub slow_messages: Option<u32>,
-    /// Hold times to search, ms, comma-separated, each in turn with every think time (default:
-    /// [exhaust] hold_ms, else the workload's).
+    /// Hold times, ms, comma-separated: each grant's hold is chosen from them (default: [exhaust]
+    /// hold_ms, else the workload's).
     #[arg(long, value_name = "LIST")]
     pub hold_ms: Option<String>,
-    /// Think times to search, ms, comma-separated (default: [exhaust] think_ms, else the
-    /// workload's).
+    /// Think times, ms, comma-separated: each think is chosen from them (default: [exhaust]
+    /// think_ms, else the workload's).
     #[arg(long, value_name = "LIST")]
     pub think_ms: Option<String>,
     /// overlap, stale-write or fenced-stale-write (default: fenced-stale-write on a fenced row,

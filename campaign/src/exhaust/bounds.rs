@@ -122,10 +122,10 @@ pub struct Bounds {
     pub max_visited: usize,
     /// The seed of the random streams the models and the workload still draw from.
     pub seed: u64,
-    /// Hold times searched, ms, each in turn with every think time (every client the same);
-    /// empty: the workload's own.
+    /// Hold times, ms: with more than one, each grant's hold is chosen from them (`times`); one:
+    /// every acquisition's; empty: the workload's own.
     pub holds_ms: Vec<f64>,
-    /// Think times searched, ms; empty: the workload's own.
+    /// Think times, ms, likewise for each think.
     pub thinks_ms: Vec<f64>,
 }
 

@@ -9,6 +9,7 @@
 //! - [`bounds`]: the bounds and the fault menu, read against the row's parameters
 //! - [`search`]: depth-first with a visited set, iterative deepening, the shortest violation
 //! - [`replay_file`]: a found path as a replayable scenario file
+//! - [`times`]: hold and think times chosen at each acquisition
 //!
 //! Symmetry over interchangeable clients is an option (`Bounds::symmetry`): the visited set is
 //! then keyed by the world's client-symmetric fingerprint, which renames clients only where the
@@ -18,6 +19,7 @@
 pub mod bounds;
 pub mod replay_file;
 pub mod search;
+pub mod times;
 
 use std::fmt;
 use std::sync::atomic::AtomicBool;
@@ -75,19 +77,23 @@ pub fn bounded_setup(setup: &Setup, bounds: &Bounds) -> Result<Setup, String> {
     Ok(s)
 }
 
-/// The hold and think times to search, each pair in turn: every pair of `bounds.holds_ms` and
-/// `bounds.thinks_ms` (`None`: the workload's own, when a set is empty).
-pub fn workload_pairs(bounds: &Bounds) -> Vec<(Option<f64>, Option<f64>)> {
-    let some = |v: &[f64]| if v.is_empty() { vec![None] } else { v.iter().copied().map(Some).collect() };
-    let thinks = some(&bounds.thinks_ms);
-    some(&bounds.holds_ms).into_iter().flat_map(|h| thinks.iter().map(move |&t| (h, t))).collect()
+/// The setting a search runs through with its hold and think times: each set's first value as
+/// the workload's constant (a set of one is every acquisition's time; of more, the time a step
+/// takes when the search gives none, see [`times`]); an empty set leaves the workload's own.
+pub fn timed_setup(base: &Setup, bounds: &Bounds) -> Setup {
+    let mut setup = base.clone();
+    if let Some(&h) = bounds.holds_ms.first() {
+        setup.workload.hold_ms = Dist::Const(h);
+    }
+    if let Some(&t) = bounds.thinks_ms.first() {
+        setup.workload.think_ms = Dist::Const(t);
+    }
+    setup
 }
 
 /// Searches `row` of `scenario` (whose file text is `text`) within `bounds`; `stop` (Ctrl-C) ends
-/// it early with a partial certificate; `progress` is called every few thousand states. With
-/// sets of hold or think times, each pair is searched in turn (every client holding and
-/// thinking that long): the counts add up, and once a pair gave a counterexample the next ones
-/// search only for a shorter one, so the one reported is the shortest over all pairs.
+/// it early with a partial certificate; `progress` is called every few thousand states. Hold and
+/// think sets of more than one value are choices at each acquisition ([`times`]).
 pub fn exhaust(
     scenario: &Scenario,
     text: &str,
@@ -96,64 +102,26 @@ pub fn exhaust(
     stop: &AtomicBool,
     progress: &mut (dyn FnMut(&Stats) + Send),
 ) -> Result<Report, String> {
-    let base = bounded_setup(&scenario.setup, bounds)?;
+    let setup = timed_setup(&bounded_setup(&scenario.setup, bounds)?, bounds);
     #[allow(clippy::disallowed_methods)] // the search's own wall time, not a run's: no run reads it
     let started = std::time::Instant::now();
-    let mut total = Stats::default();
-    let mut incomplete = None;
-    let mut best: Option<(Vec<Step>, Bounds, Setup)> = None;
-    let mut symmetry_applies = false;
-    for (hold_ms, think_ms) in workload_pairs(bounds) {
-        let mut setup = base.clone();
-        let mut pair = bounds.clone();
-        pair.holds_ms = hold_ms.into_iter().collect();
-        pair.thinks_ms = think_ms.into_iter().collect();
-        if let Some(h) = hold_ms {
-            setup.workload.hold_ms = Dist::Const(h);
-        }
-        if let Some(t) = think_ms {
-            setup.workload.think_ms = Dist::Const(t);
-        }
-        if let Some((path, ..)) = &best {
-            // Only a shorter counterexample can replace the one found.
-            if path.len() <= 1 {
-                break;
-            }
-            pair.max_depth = pair.max_depth.min(path.len() as u32 - 1);
-            pair.start_depth = pair.start_depth.min(pair.max_depth);
-        }
-        let root = row.model.search_world(&setup, &row.params, bounds.seed);
-        symmetry_applies = root.symmetry_applies();
-        let found = search::search(root.as_ref(), &pair, stop, progress);
-        total.states += found.stats.states;
-        total.unique += found.stats.unique;
-        total.max_depth = total.max_depth.max(found.stats.max_depth);
-        total.rounds += found.stats.rounds;
-        total.limit = found.stats.limit;
-        match (found.counterexample, found.incomplete) {
-            (Some(path), _) => best = Some((path, pair, setup)),
-            // A pair cut at a depth lowered by an earlier counterexample is not incomplete: it
-            // has nothing shorter, which is all that was asked of it.
-            (None, Some(Incomplete::DepthBound)) if best.is_some() => {}
-            (None, Some(why)) => {
-                let stopped = why == Incomplete::Stopped;
-                incomplete.get_or_insert(why);
-                if stopped {
-                    break;
-                }
-            }
-            (None, None) => {}
-        }
-    }
+    let root = row.model.search_world(&setup, &row.params, bounds.seed);
+    let symmetry_applies = root.symmetry_applies();
+    let found = search::search(root.as_ref(), bounds, stop, progress);
     let wall = started.elapsed();
     let mut story = Vec::new();
     let mut scenario_text = None;
-    let mut counterexample = None;
-    if let Some((path, pair, setup)) = best {
-        let root = row.model.search_world(&setup, &row.params, bounds.seed);
-        let taken = replay_file::take(root.as_ref(), &path, bounds.delays_ns[0]);
+    if let Some(path) = &found.counterexample {
+        let choices = times::TimeChoices::of(bounds);
+        let taken = replay_file::take(root.as_ref(), path, bounds.delays_ns[0], &choices);
         if !bounds.holds_ms.is_empty() || !bounds.thinks_ms.is_empty() {
-            story.push(format!("workload: {}", pair_words(&pair)));
+            story.push(format!("workload: {}", pair_words(bounds)));
+        }
+        for (what, list) in [("hold", &taken.holds), ("think", &taken.thinks)] {
+            if !list.is_empty() {
+                let each: Vec<String> = list.iter().map(|(who, ns)| format!("{who} {}", ns_words(*ns))).collect();
+                story.push(format!("{what} times chosen, in order: {}", each.join(", ")));
+            }
         }
         for (inj, at_ns, name) in &taken.faults {
             story.push(format!("fault: {}", replay_file::describe_fault(inj, *at_ns, name)));
@@ -161,20 +129,23 @@ pub fn exhaust(
         if let Some(v) = taken.metrics.violations.first() {
             story.push(format!("{} at {:.3} ms: {}", v.kind, v.at_ns as f64 / 1e6, v.detail));
         }
-        scenario_text = Some(replay_file::scenario_text(text, &row.label, &pair, &taken)?);
-        counterexample = Some(path);
-        incomplete = None;
+        scenario_text = Some(replay_file::scenario_text(text, &row.label, bounds, &taken)?);
     }
     Ok(Report {
         label: row.label.clone(),
         model: row.model.name(),
         bounds: bounds.clone(),
-        found: Found { counterexample, stats: total, incomplete },
+        found,
         scenario: scenario_text,
         story,
         wall,
         symmetry_applies,
     })
+}
+
+/// A chosen time in words: `500 ms` (fractions only where there are some).
+fn ns_words(ns: u64) -> String {
+    format!("{} ms", ns as f64 / 1e6)
 }
 
 /// The hold and think times of a search, in words (`hold {100, 500} ms, think {0} ms`); empty

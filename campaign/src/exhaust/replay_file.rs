@@ -1,17 +1,19 @@
 //! A counterexample as a scenario file `sim run` replays exactly: the search's path taken again
 //! from the start to learn each step's event key and every latency, then the original scenario
 //! rewritten: only the searched row, the workload bound, the path's faults at fixed times and
-//! lengths as `[[faults]]`, the path as `[replay]`, and an `[expect]` that the violation shows.
+//! lengths as `[[faults]]`, the path as `[replay]` (with the hold and think times chosen at each
+//! acquisition, when they were choices), and an `[expect]` that the violation shows.
 
 use locksim_simulator::checker::SeedMetrics;
 use locksim_simulator::process::CrashKind;
-use locksim_simulator::search::{Injection, SearchWorld};
+use locksim_simulator::search::{ChosenTimes, Injection, SearchWorld};
 use locksim_simulator::setup::FaultKind;
 use locksim_simulator::time::Nanos;
 use toml_edit::{value, Array, ArrayOfTables, DocumentMut, Item, Table};
 
 use super::bounds::{Bounds, Property};
 use super::search::{judge, Step};
+use super::times::TimeChoices;
 
 /// A path taken again: what `[replay]` and `[[faults]]` need, and how the run ended.
 #[derive(Clone, Debug)]
@@ -22,30 +24,50 @@ pub struct Taken {
     pub delays_ns: Vec<Nanos>,
     /// The faults, in the order started, with their start times.
     pub faults: Vec<(Injection, Nanos, String)>,
+    /// The hold times chosen, in the order the run needed them, each with the node whose step
+    /// started it (a fault's end: its key); empty when hold times were no choice.
+    pub holds: Vec<(String, Nanos)>,
+    /// The think times chosen, likewise.
+    pub thinks: Vec<(String, Nanos)>,
     /// The checkers' measure of the path's history.
     pub metrics: SeedMetrics,
 }
 
-/// Takes `path` again from `root` (a copy of it), recording keys, latencies and faults.
-pub fn take(root: &dyn SearchWorld, path: &[Step], first_delay_ns: Nanos) -> Taken {
+/// Takes `path` again from `root` (a copy of it), recording keys, latencies, faults and the
+/// hold and think times `choices` chose from.
+pub fn take(root: &dyn SearchWorld, path: &[Step], first_delay_ns: Nanos, choices: &TimeChoices) -> Taken {
     let mut world = root.box_clone();
-    let mut taken =
-        Taken { keys: Vec::new(), delays_ns: Vec::new(), faults: Vec::new(), metrics: judge(world.as_ref(), false) };
+    let mut taken = Taken {
+        keys: Vec::new(),
+        delays_ns: Vec::new(),
+        faults: Vec::new(),
+        holds: Vec::new(),
+        thinks: Vec::new(),
+        metrics: judge(world.as_ref(), false),
+    };
     for step in path {
-        world.enabled();
-        let (seq, delays) = match step {
-            Step::Event { seq, delays_ns } => (*seq, delays_ns),
-            Step::Fault { injection, at_ns, delays_ns } => {
+        let enabled = world.enabled();
+        let (seq, delays, times) = match step {
+            Step::Event { seq, delays_ns, times } => (*seq, delays_ns, times),
+            Step::Fault { injection, at_ns, delays_ns, times } => {
                 let seq = world.inject_fault(injection, *at_ns);
                 world.enabled();
                 let name = world.nodes()[injection.target].0.clone();
                 taken.faults.push((injection.clone(), *at_ns, name));
-                (seq, delays_ns)
+                (seq, delays_ns, times)
             }
         };
-        taken.keys.push(world.event_key(seq).expect("a path's event is queued"));
-        let n = world.step(seq, delays, first_delay_ns);
-        taken.delays_ns.extend((0..n).map(|i| delays.get(i).copied().unwrap_or(first_delay_ns)));
+        let key = world.event_key(seq).expect("a path's event is queued");
+        let on = match enabled.iter().find(|e| e.seq == seq).and_then(|e| e.node) {
+            Some(n) => world.nodes()[n].0.clone(),
+            None => key.clone(),
+        };
+        taken.keys.push(key);
+        let n = world.step_timed(seq, delays, first_delay_ns, times);
+        taken.delays_ns.extend((0..n.latencies).map(|i| delays.get(i).copied().unwrap_or(first_delay_ns)));
+        let ChosenTimes { holds_ns, thinks_ns } = choices.used(times, n);
+        taken.holds.extend(holds_ns.into_iter().map(|ns| (on.clone(), ns)));
+        taken.thinks.extend(thinks_ns.into_iter().map(|ns| (on.clone(), ns)));
     }
     let at_end = world.enabled().is_empty();
     taken.metrics = judge(world.as_ref(), at_end);
@@ -94,11 +116,13 @@ pub fn scenario_text(text: &str, label: &str, bounds: &Bounds, taken: &Taken) ->
     if let Some(w) = workload.as_table_like_mut() {
         w.insert("clients", value(bounds.clients as i64));
         w.insert("acquisitions_per_client", value(bounds.acquisitions as i64));
-        // The search's pair of hold and think times, when it chose them.
-        if let [h] = bounds.holds_ms[..] {
+        // The search's hold and think times, when it was given them: a set of one is every
+        // acquisition's; of more, the first is the workload's past the `[replay]` lists below
+        // (as in the search).
+        if let Some(&h) = bounds.holds_ms.first() {
             w.insert("hold_ms", value(h));
         }
-        if let [t] = bounds.thinks_ms[..] {
+        if let Some(&t) = bounds.thinks_ms.first() {
             w.insert("think_ms", value(t));
         }
     }
@@ -127,7 +151,14 @@ pub fn scenario_text(text: &str, label: &str, bounds: &Bounds, taken: &Taken) ->
         root.insert("faults", Item::ArrayOfTables(faults));
     }
 
-    let replay = replay_table(&taken.keys, &taken.delays_ns);
+    let mut replay = replay_table(&taken.keys, &taken.delays_ns);
+    // The hold and think times chosen, in the order the run needs them (over every client).
+    for (key, list) in [("hold_ms", &taken.holds), ("think_ms", &taken.thinks)] {
+        if !list.is_empty() {
+            let times: Array = list.iter().map(|(_, ns)| *ns as f64 / 1e6).collect();
+            replay.insert(key, value(times));
+        }
+    }
     root.insert("replay", Item::Table(replay));
 
     let mut expect = Table::new();

@@ -16,11 +16,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use locksim_simulator::checker::{check_keeping, SeedMetrics};
 use locksim_simulator::directory::NodeKind;
 use locksim_simulator::process::NodeId;
-use locksim_simulator::search::{Enabled, Injection, SearchWorld};
+use locksim_simulator::search::{ChosenTimes, Enabled, Injection, SearchWorld};
 use locksim_simulator::setup::FaultKind;
 use locksim_simulator::time::Nanos;
 
 use super::bounds::{Bounds, Property, Targets};
+use super::times::TimeChoices;
 
 /// One step of a path, enough to take it again from the same world.
 #[derive(Clone, Debug, PartialEq)]
@@ -31,6 +32,8 @@ pub enum Step {
         seq: u64,
         /// Its handlers' latencies.
         delays_ns: Vec<Nanos>,
+        /// The hold and think times its driver started (past them: each set's first).
+        times: ChosenTimes,
     },
     /// A menu fault started at `at_ns`, and its start handled at once.
     Fault {
@@ -40,6 +43,8 @@ pub enum Step {
         at_ns: Nanos,
         /// The latencies its start needed (a killed process's connection resets).
         delays_ns: Vec<Nanos>,
+        /// The hold and think times its start needed (none so far: faults start no hold or think).
+        times: ChosenTimes,
     },
 }
 
@@ -116,6 +121,8 @@ struct Round<'a> {
     best: Option<Vec<Step>>,
     cut: bool,
     halted: Option<Incomplete>,
+    /// The hold and think times chosen at each acquisition (none: the workload's).
+    times: TimeChoices,
 }
 
 /// The search thread's stack: the search recurses once per branch point along a path (a path
@@ -161,6 +168,7 @@ fn rounds(root: &dyn SearchWorld, bounds: &Bounds, stop: &AtomicBool, progress: 
             best: None,
             cut: false,
             halted: None,
+            times: TimeChoices::of(bounds),
         };
         round.explore(root.box_clone(), 0, Budget { faults: bounds.faults, slow: bounds.slow_messages, used: 0 });
         round.stats.unique = round.visited.len() as u64;
@@ -225,12 +233,12 @@ impl Round<'_> {
                 if left.faults > 0 { self.fault_moves(world.as_ref(), &enabled, left.used) } else { Vec::new() };
             let one_delay = self.bounds.delays_ns.len() == 1 || left.slow == 0;
             let d0 = self.bounds.delays_ns[0];
-            if enabled.len() == 1 && faults.is_empty() && one_delay {
+            if enabled.len() == 1 && faults.is_empty() && one_delay && !self.time_choice(world.as_ref(), &enabled[0]) {
                 // One way on: take it in place.
                 let history = world.history_len();
                 let seq = enabled[0].seq;
                 let taken = world.step(seq, &[], d0);
-                self.path.push(Step::Event { seq, delays_ns: vec![d0; taken] });
+                self.path.push(Step::Event { seq, delays_ns: vec![d0; taken], times: ChosenTimes::default() });
                 depth += 1;
                 if world.history_len() > history && shows(self.bounds.property, &judge(world.as_ref(), false)) {
                     self.stats.states += 1;
@@ -287,16 +295,21 @@ impl Round<'_> {
         let mut slot = Some(world);
         for (i, e) in enabled.iter().enumerate() {
             let last = i + 1 == moves;
-            if one_delay {
+            let timings = self.times.for_step(slot_ref(&slot), e, d0);
+            if one_delay && timings.len() == 1 {
                 let mut child = if last { slot.take().expect("the last child") } else { slot_clone(&slot) };
                 let taken = child.step(e.seq, &[], d0);
-                self.child(child, history, Step::Event { seq: e.seq, delays_ns: vec![d0; taken] }, depth, left);
+                let step = Step::Event { seq: e.seq, delays_ns: vec![d0; taken], times: ChosenTimes::default() };
+                self.child(child, history, step, depth, left);
             } else {
                 for (delays_ns, slow) in self.delay_combinations(slot_ref(&slot), e.seq, None, left.slow) {
-                    let mut child = slot_clone(&slot);
-                    child.step(e.seq, &delays_ns, d0);
-                    let left = Budget { slow: left.slow - slow, ..left };
-                    self.child(child, history, Step::Event { seq: e.seq, delays_ns }, depth, left);
+                    for times in &timings {
+                        let mut child = slot_clone(&slot);
+                        child.step_timed(e.seq, &delays_ns, d0, times);
+                        let left = Budget { slow: left.slow - slow, ..left };
+                        let step = Step::Event { seq: e.seq, delays_ns: delays_ns.clone(), times: times.clone() };
+                        self.child(child, history, step, depth, left);
+                    }
                 }
             }
             if self.depth_exhausted(depth) {
@@ -309,7 +322,8 @@ impl Round<'_> {
                 let seq = child.inject_fault(&injection, at_ns);
                 child.enabled();
                 child.step(seq, &delays_ns, d0);
-                let step = Step::Fault { injection: injection.clone(), at_ns, delays_ns };
+                let step =
+                    Step::Fault { injection: injection.clone(), at_ns, delays_ns, times: ChosenTimes::default() };
                 let used = if self.bounds.distinct_faults { left.used | 1 << entry } else { left.used };
                 self.child(
                     child,
@@ -323,6 +337,12 @@ impl Round<'_> {
                 return;
             }
         }
+    }
+
+    /// Whether taking `event` starts a hold or think whose time is a choice (then it is a branch,
+    /// even as the only move).
+    fn time_choice(&self, world: &dyn SearchWorld, event: &Enabled) -> bool {
+        self.times.may_time(world, event) && self.times.for_step(world, event, self.bounds.delays_ns[0]).len() > 1
     }
 
     /// A shorter violation was found meanwhile: nothing at this depth can be shorter.

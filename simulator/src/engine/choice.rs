@@ -6,12 +6,16 @@
 //! - [`World::enabled`]: the events that may happen next: every live event due at the earliest
 //!   instant, except a message queued behind an earlier one on the same link (TCP order);
 //! - [`World::step`]: handles one of them, its sends' latencies taken from a [`DelayFeed`];
+//!   [`World::step_timed`] also takes the workload's hold and think times it needs from a
+//!   [`WorkloadFeed`] (a search's choice per acquisition);
 //! - [`World::inject_fault`]: queues a fault occurrence to start now, at a fixed time and length;
 //! - [`World::follow_replay`]: a normal run (`run_until`) follows a recorded path: each step
-//!   the event a key names ([`World::event_key`]), each latency the next of a list.
+//!   the event a key names ([`World::event_key`]), each latency the next of a list;
+//!   [`World::follow_workload_times`]: each hold and think time the next of a list.
 //!
 //! A normal run pays nothing for this: `run_until` looks once, on entry, whether a replay is
-//! set; the network tests its delay feed once per latency.
+//! set; the network tests its delay feed once per latency, the workload driver its time feed once
+//! per hold or think.
 
 use std::sync::atomic::AtomicBool;
 
@@ -23,9 +27,10 @@ use crate::history::{History, HistoryEvent};
 use crate::outcome::Halt;
 use crate::process::NodeKind;
 use crate::process::{ClientState, NodeId, Protocol};
-pub use crate::search::{Enabled, Injection, SearchWorld};
+pub use crate::search::{ChosenTimes, Enabled, Injection, SearchWorld, StepTaken};
 use crate::setup::{FaultSpec, Selector};
 use crate::time::Nanos;
+use crate::wire::DriverTimer;
 
 use super::schedule::Occurrence;
 use super::Behaviour;
@@ -38,6 +43,36 @@ pub(crate) struct Followed {
     next: usize,
     /// The step at which an enabled event matched no key: the rest ran in the queue's order.
     pub(crate) diverged_at: Option<usize>,
+}
+
+/// Hold and think times given to the workload driver instead of drawn: each hold time a grant
+/// needs takes the next of `holds_ns`, each think time the next of `thinks_ns`; past either list
+/// the driver draws as it would (what a search chooses at a step, or what a `[replay]`'s
+/// `hold_ms` and `think_ms` replay). It counts what was asked, past the lists too, so a step
+/// taken once with empty lists tells a search how many choices that step has.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WorkloadFeed {
+    /// Hold times, in the order grants need them (over every client).
+    pub holds_ns: Vec<Nanos>,
+    /// Think times, in the order the driver needs them (over every client).
+    pub thinks_ns: Vec<Nanos>,
+    /// Hold times asked for so far.
+    pub holds_taken: usize,
+    /// Think times asked for so far.
+    pub thinks_taken: usize,
+}
+
+impl WorkloadFeed {
+    /// The next time of the driver's `timer` (`Hold` or `Think`), or `None` to draw it.
+    pub(crate) fn next(&mut self, timer: DriverTimer) -> Option<Nanos> {
+        let (list, taken) = match timer {
+            DriverTimer::Hold => (&self.holds_ns, &mut self.holds_taken),
+            DriverTimer::Think => (&self.thinks_ns, &mut self.thinks_taken),
+            _ => return None,
+        };
+        *taken += 1;
+        list.get(*taken - 1).copied()
+    }
 }
 
 impl<P: Protocol> World<P> {
@@ -101,6 +136,27 @@ impl<P: Protocol> World<P> {
         let taken = self.network.feed().map_or(0, |f| f.taken);
         self.network.set_feed(None);
         taken
+    }
+
+    /// [`World::step`], with the workload's hold and think times taken from `times` in order
+    /// (past its lists: drawn as the workload says). Returns how many latencies, hold times and
+    /// think times the step needed.
+    pub fn step_timed(&mut self, seq: u64, delays_ns: &[Nanos], fallback_ns: Nanos, times: &ChosenTimes) -> StepTaken {
+        self.workload_feed = Some(Box::new(WorkloadFeed {
+            holds_ns: times.holds_ns.clone(),
+            thinks_ns: times.thinks_ns.clone(),
+            ..WorkloadFeed::default()
+        }));
+        let latencies = self.step(seq, delays_ns, fallback_ns);
+        let feed = self.workload_feed.take().expect("the step's time feed");
+        StepTaken { latencies, holds: feed.holds_taken, thinks: feed.thinks_taken }
+    }
+
+    /// From now on the workload driver takes each hold time from `holds_ns` and each think time
+    /// from `thinks_ns`, in order, over every client (a `[replay]`'s `hold_ms` and `think_ms`);
+    /// past a list it draws them as the workload says.
+    pub fn follow_workload_times(&mut self, holds_ns: Vec<Nanos>, thinks_ns: Vec<Nanos>) {
+        self.workload_feed = Some(Box::new(WorkloadFeed { holds_ns, thinks_ns, ..WorkloadFeed::default() }));
     }
 
     /// Queues `fault` to start at `at_ns` (not before now), as an occurrence of its own: its
@@ -275,6 +331,9 @@ impl<P: Protocol> SearchWorld for SearchRun<P> {
     }
     fn step(&mut self, seq: u64, delays_ns: &[Nanos], fallback_ns: Nanos) -> usize {
         self.world.step(seq, delays_ns, fallback_ns)
+    }
+    fn step_timed(&mut self, seq: u64, delays_ns: &[Nanos], fallback_ns: Nanos, times: &ChosenTimes) -> StepTaken {
+        self.world.step_timed(seq, delays_ns, fallback_ns, times)
     }
     fn inject_fault(&mut self, fault: &Injection, at_ns: Nanos) -> u64 {
         self.world.inject_fault(fault, at_ns)

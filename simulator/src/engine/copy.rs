@@ -92,6 +92,7 @@ impl<P: Protocol> Clone for World<P> {
             dead_timers: self.dead_timers,
             trace: self.trace.clone(),
             followed: self.followed.clone(),
+            workload_feed: self.workload_feed.clone(),
         }
     }
 }

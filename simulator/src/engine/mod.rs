@@ -283,6 +283,9 @@ pub struct World<P: Protocol> {
     trace: Option<Trace>,
     /// A recorded path the run follows (a scenario's `[replay]`: [`choice`]); `None` in a normal run.
     followed: Option<Box<choice::Followed>>,
+    /// Hold and think times given to the workload driver (a search's step, or a `[replay]`'s
+    /// lists: [`choice::WorkloadFeed`]); `None` in a normal run, where they are drawn.
+    workload_feed: Option<Box<choice::WorkloadFeed>>,
 }
 
 /// Everything `World::new` needs besides the nodes.
@@ -380,6 +383,7 @@ impl<P: Protocol> World<P> {
             dead_timers: 0,
             trace: cfg.tracing.then(Trace::default),
             followed: None,
+            workload_feed: None,
         }
     }
 
@@ -523,6 +527,7 @@ impl<P: Protocol> World<P> {
             trace,
             messages,
             client_messages,
+            workload_feed,
             ..
         } = self;
         let n = &mut nodes[node];
@@ -543,6 +548,7 @@ impl<P: Protocol> World<P> {
             trace,
             messages,
             client_messages,
+            workload_feed: workload_feed.as_deref_mut(),
         };
         let mut ctx = Ctx {
             node,

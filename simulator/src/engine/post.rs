@@ -14,8 +14,9 @@ use crate::rng::ChaCha8Rng;
 use crate::time::Nanos;
 use crate::trace::{Trace, TraceEntry};
 use crate::traced::Subject;
-use crate::wire::Wire;
+use crate::wire::{DriverTimer, Wire};
 
+use super::choice::WorkloadFeed;
 use super::network::{Network, Route};
 use super::pairs::PairTable;
 use super::queue::{EventKind, EventQueue};
@@ -42,6 +43,8 @@ pub(super) struct Post<'w, P: Protocol> {
     pub trace: &'w mut Option<Trace>,
     pub messages: &'w mut u64,
     pub client_messages: &'w mut u64,
+    /// Hold and think times given instead of drawn (`World::workload_feed`).
+    pub workload_feed: Option<&'w mut WorkloadFeed>,
 }
 
 impl<P: Protocol> Outlet<P> for Post<'_, P> {
@@ -109,6 +112,10 @@ impl<P: Protocol> Outlet<P> for Post<'_, P> {
 
     fn queue_timer(&mut self, id: TimerId, due_ns: Nanos) {
         self.queue.push(due_ns, EventKind::Timer { id });
+    }
+
+    fn chosen_time(&mut self, timer: DriverTimer) -> Option<Nanos> {
+        self.workload_feed.as_deref_mut().and_then(|feed| feed.next(timer))
     }
 
     fn record(&mut self, event: HistoryEvent) {

@@ -32,14 +32,19 @@ pub struct Setup {
 /// The `[replay]` table: one path of a systematic search, replayed exactly. At each step the run
 /// handles the due event `events` names next (`deliver server-0 -> client-1`, `timer client-0
 /// workload Hold`, `fault 0 start`, …; see `engine::choice`), and each message's latency is the
-/// next of `delays_ms`; past either list the run goes on as a normal run (queue order, drawn
-/// latencies).
+/// next of `delays_ms`, each hold time of a grant the next of `hold_ms` and each think time the
+/// next of `think_ms` (over every client, in the order the run needs them); past any list the run
+/// goes on as a normal run (queue order, drawn latencies and times).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ReplaySpec {
     /// The event of each step, by key.
     pub events: Vec<String>,
     /// Each latency in the order the network needs them, ms.
     pub delays_ms: Vec<f64>,
+    /// Each grant's hold time in the order the workload needs them, ms.
+    pub hold_ms: Vec<f64>,
+    /// Each think time in the order the workload needs them, ms.
+    pub think_ms: Vec<f64>,
 }
 
 /// The `[network]` section: every link's delay, loss and duplication, and the overrides.
