@@ -531,6 +531,83 @@ macro_rules! fingerprint_by_debug {
     )*};
 }
 
+/// Implements [`Fingerprint`] for an enum: the variant's number (its place in the list, a byte),
+/// then its fields in order, marked as in [`fingerprint_struct!`]. Every variant is listed (the
+/// `match` is exhaustive) and every field of a struct or tuple variant is named (no `..`), so a
+/// new variant or field is a compile error until it is hashed.
+///
+/// ```ignore
+/// fingerprint_enum!(Op { Create(spec), GetData { path, watch }, Renew { @node client, lease }, Ping });
+/// ```
+#[macro_export]
+macro_rules! fingerprint_enum {
+    ($ty:ident $(<$($g:ident),+>)? {
+        $($variant:ident $(($($tuple:tt)*))? $({$($named:tt)*})?),* $(,)?
+    }) => {
+        impl$(<$($g: $crate::fingerprint::Fingerprint),+>)? $crate::fingerprint::Fingerprint for $ty$(<$($g),+>)? {
+            #[allow(unused_variables)]
+            fn fingerprint(
+                &self,
+                h: &mut $crate::fingerprint::StableHasher,
+                ids: &$crate::fingerprint::Renaming,
+            ) {
+                /// Each variant's number: its place in the list.
+                enum Variant {
+                    $($variant,)*
+                }
+                match self {
+                    $($crate::fingerprint_variant_pattern!(
+                        $ty $variant $(($($tuple)*))? $({$($named)*})?
+                    ) => {
+                        ::core::hash::Hasher::write_u8(h, Variant::$variant as u8);
+                        $crate::fingerprint_variant_fields!(h, ids $(($($tuple)*))? $({$($named)*})?);
+                    })*
+                }
+            }
+        }
+    };
+}
+
+/// The pattern of one variant of [`fingerprint_enum!`].
+#[doc(hidden)]
+#[macro_export]
+macro_rules! fingerprint_variant_pattern {
+    ($ty:ident $variant:ident) => {
+        $ty::$variant
+    };
+    ($ty:ident $variant:ident ($($(@$how:ident)? $field:ident),* $(,)?)) => {
+        $ty::$variant($($field),*)
+    };
+    ($ty:ident $variant:ident {$($(@$how:ident)? $field:ident),* $(,)?}) => {
+        $ty::$variant { $($field),* }
+    };
+}
+
+/// The fields of one variant of [`fingerprint_enum!`], hashed in order.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! fingerprint_variant_fields {
+    ($h:ident, $ids:ident) => {};
+    ($h:ident, $ids:ident ($($(@$how:ident)? $field:ident),* $(,)?)) => {
+        $($crate::fingerprint_field!($h, $ids, $($how)? $field);)*
+    };
+    ($h:ident, $ids:ident {$($(@$how:ident)? $field:ident),* $(,)?}) => {
+        $($crate::fingerprint_field!($h, $ids, $($how)? $field);)*
+    };
+}
+
+/// Implements [`Fingerprint`] for fieldless `Copy` enums: the variant's discriminant, a byte.
+#[macro_export]
+macro_rules! fingerprint_fieldless {
+    ($($ty:ty),* $(,)?) => {$(
+        impl $crate::fingerprint::Fingerprint for $ty {
+            fn fingerprint(&self, h: &mut $crate::fingerprint::StableHasher, _: &$crate::fingerprint::Renaming) {
+                ::core::hash::Hasher::write_u8(h, *self as u8);
+            }
+        }
+    )*};
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

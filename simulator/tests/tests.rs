@@ -15,6 +15,7 @@ mod engine_halt;
 mod exhaust_parse;
 mod explore_parse;
 mod fault_schedule;
+mod fingerprint_macros;
 mod histogram_reuse;
 mod parser_boundaries;
 mod release_failed;

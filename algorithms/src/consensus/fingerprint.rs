@@ -5,7 +5,7 @@
 use std::hash::Hasher;
 
 use locksim_simulator::fingerprint::{Fingerprint, Renaming, StableHasher};
-use locksim_simulator::fingerprint_struct;
+use locksim_simulator::{fingerprint_enum, fingerprint_struct};
 
 use super::{ConsensusMsg, ConsensusTimer, Entry, Replica, ReplicaDisk};
 
@@ -30,30 +30,10 @@ impl<C: Fingerprint> Fingerprint for Replica<C> {
     }
 }
 
-impl<C: Fingerprint> Fingerprint for ConsensusMsg<C> {
-    fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
-        match self {
-            ConsensusMsg::Vote { term, last_index, last_term } => {
-                h.write_u8(0);
-                (term, last_index, last_term).fingerprint(h, ids);
-            }
-            ConsensusMsg::VoteReply { term, granted } => {
-                h.write_u8(1);
-                (term, granted).fingerprint(h, ids);
-            }
-            ConsensusMsg::Append { term, prev_index, prev_term, entries, commit, read_seq } => {
-                h.write_u8(2);
-                (term, prev_index, prev_term, entries, commit).fingerprint(h, ids);
-                read_seq.fingerprint(h, ids);
-            }
-            ConsensusMsg::AppendReply { term, success, index, last_index, read_seq } => {
-                h.write_u8(3);
-                (term, success, index, last_index, read_seq).fingerprint(h, ids);
-            }
-            ConsensusMsg::Commit { term, commit } => {
-                h.write_u8(4);
-                (term, commit).fingerprint(h, ids);
-            }
-        }
-    }
-}
+fingerprint_enum!(ConsensusMsg<C> {
+    Vote { term, last_index, last_term },
+    VoteReply { term, granted },
+    Append { term, prev_index, prev_term, entries, commit, read_seq },
+    AppendReply { term, success, index, last_index, read_seq },
+    Commit { term, commit },
+});

@@ -367,7 +367,7 @@ pub enum Peer {
 locksim_simulator::wrapper_enum! {
     /// Every message between etcd's nodes.
     #[derive(Clone)]
-    pub enum EtcdMsg {
+    pub enum EtcdMsg: Fingerprint {
         /// Raft between members ([`crate::consensus`]).
         Consensus(ConsensusMsg<Cmd>),
         /// Member-to-member forwarding besides Raft.
@@ -456,7 +456,7 @@ pub enum ClientTimer {
 locksim_simulator::wrapper_enum! {
     /// Every timer etcd's nodes set.
     #[derive(Clone)]
-    pub enum EtcdTimer {
+    pub enum EtcdTimer: Fingerprint {
         /// A member's Raft replica.
         Consensus(ConsensusTimer),
         /// A member's own timer.

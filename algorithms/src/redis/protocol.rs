@@ -330,7 +330,7 @@ pub struct MasterAddr {
 locksim_simulator::wrapper_enum! {
     /// Every message of the redis model, whoever sends it.
     #[derive(Clone, PartialEq)]
-    pub enum RedisMsg {
+    pub enum RedisMsg: Fingerprint {
         // Client ↔ server.
         /// Client → server: a command.
         Request(Request),

@@ -104,7 +104,7 @@ impl fmt::Debug for Reply {
 locksim_simulator::wrapper_enum! {
     /// Every message of the model: requests from clients to masters and the masters' replies.
     #[derive(Clone, PartialEq, Eq)]
-    pub enum RedlockMsg {
+    pub enum RedlockMsg: Fingerprint {
         /// Client → master: a command.
         Request(Request),
         /// Master → client: the answer.
@@ -163,7 +163,7 @@ impl ClientTimer {
 locksim_simulator::wrapper_enum! {
     /// Every timer of the model, by the kind of process that sets it.
     #[derive(Clone, PartialEq, Eq)]
-    pub enum RedlockTimer {
+    pub enum RedlockTimer: Fingerprint {
         /// A master's timer.
         Server(ServerTimer),
         /// The client library's timer.

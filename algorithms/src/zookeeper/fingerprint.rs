@@ -3,10 +3,8 @@
 //! hand-written `Debug` of the requests, responses, paths and transactions (the trace's short
 //! forms) is not what is hashed.
 
-use std::hash::Hasher;
-
 use locksim_simulator::fingerprint::{Fingerprint, Renaming, StableHasher};
-use locksim_simulator::fingerprint_struct;
+use locksim_simulator::{fingerprint_enum, fingerprint_fieldless, fingerprint_struct};
 
 use super::client::{ClientConfig, LossPolicy, Recipe, ReleaseMode, StateDelivery};
 use super::connection::{CallError, ConnEvent, CuratorState, Tag};
@@ -14,24 +12,13 @@ use super::library::Library;
 use super::protocol::{
     ChildName, ClientTimer, Command, ConnTimer, ConnectRequest, ConnectResponse, CreateSpec, Disconnect, ErrCode,
     EventType, Forward, LeaderPing, LockName, Op, Origin, Outcome, PingTouches, Request, Response, Resync, Revalidate,
-    RevalidateReply, ServerTimer, Stat, Txn, WatchEvent, ZPath, ZkMsg, ZkTimer,
+    RevalidateReply, ServerTimer, Stat, Txn, WatchEvent, ZPath,
 };
 use super::recipe::{RetryKind, RetryPolicy};
 use super::session::ClientTiming;
 use super::tree::{Applied, Znode};
 
-/// Fieldless enums, by variant.
-macro_rules! fieldless {
-    ($($ty:ty),* $(,)?) => {$(
-        impl Fingerprint for $ty {
-            fn fingerprint(&self, h: &mut StableHasher, _: &Renaming) {
-                h.write_u8(*self as u8);
-            }
-        }
-    )*};
-}
-
-fieldless!(
+fingerprint_fieldless!(
     LockName,
     ErrCode,
     EventType,
@@ -44,14 +31,6 @@ fieldless!(
     CuratorState,
     Library
 );
-
-/// One variant's number, then its fields.
-macro_rules! variant {
-    ($h:ident, $ids:ident, $n:expr $(, $field:expr)*) => {{
-        $h.write_u8($n);
-        $($field.fingerprint($h, $ids);)*
-    }};
-}
 
 fingerprint_struct!(ChildName { protection, name, seq });
 fingerprint_struct!(Request { session, xid, seq, op });
@@ -79,159 +58,63 @@ impl Fingerprint for Tag {
     }
 }
 
-impl Fingerprint for ZPath {
-    fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
-        match self {
-            ZPath::Child { key, child } => variant!(h, ids, 0, key, child),
-            ZPath::Naive { key } => variant!(h, ids, 1, key),
-        }
-    }
-}
+fingerprint_enum!(ZPath { Child { key, child }, Naive { key } });
 
-impl Fingerprint for CreateSpec {
-    fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
-        match self {
-            CreateSpec::Sequential { key, protection, name } => variant!(h, ids, 0, key, protection, name),
-            CreateSpec::Naive { key } => variant!(h, ids, 1, key),
-        }
-    }
-}
+fingerprint_enum!(CreateSpec { Sequential { key, protection, name }, Naive { key } });
 
-impl Fingerprint for Op {
-    fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
-        match self {
-            Op::Create(spec) => variant!(h, ids, 0, spec),
-            Op::Delete(path) => variant!(h, ids, 1, path),
-            Op::GetChildren(key) => variant!(h, ids, 2, key),
-            Op::GetData { path, watch } => variant!(h, ids, 3, path, watch),
-            Op::Exists { path, watch } => variant!(h, ids, 4, path, watch),
-            Op::Ping => variant!(h, ids, 5),
-        }
-    }
-}
+fingerprint_enum!(Op {
+    Create(spec),
+    Delete(path),
+    GetChildren(key),
+    GetData { path, watch },
+    Exists { path, watch },
+    Ping,
+});
 
-impl Fingerprint for Outcome {
-    fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
-        match self {
-            Outcome::Created { path, czxid } => variant!(h, ids, 0, path, czxid),
-            Outcome::Deleted => variant!(h, ids, 1),
-            Outcome::Children(children) => variant!(h, ids, 2, children),
-            Outcome::Stat(stat) => variant!(h, ids, 3, stat),
-            Outcome::Pong => variant!(h, ids, 4),
-            Outcome::Err(code) => variant!(h, ids, 5, code),
-        }
-    }
-}
+fingerprint_enum!(Outcome { Created { path, czxid }, Deleted, Children(children), Stat(stat), Pong, Err(code) });
 
-impl Fingerprint for ConnectResponse {
-    fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
-        match self {
-            ConnectResponse::Connected { session, timeout_ms, attempt } => {
-                variant!(h, ids, 0, session, timeout_ms, attempt)
-            }
-            ConnectResponse::Expired { session, attempt } => variant!(h, ids, 1, session, attempt),
-            ConnectResponse::Refused { attempt } => variant!(h, ids, 2, attempt),
-        }
-    }
-}
+fingerprint_enum!(ConnectResponse {
+    Connected { session, timeout_ms, attempt },
+    Expired { session, attempt },
+    Refused { attempt },
+});
 
-impl Fingerprint for Txn {
-    fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
-        match self {
-            Txn::CreateSession { timeout_ms } => variant!(h, ids, 0, timeout_ms),
-            Txn::CloseSession { session } => variant!(h, ids, 1, session),
-            Txn::Create { session, spec } => variant!(h, ids, 2, session, spec),
-            Txn::Delete { session, path } => variant!(h, ids, 3, session, path),
-        }
-    }
-}
+fingerprint_enum!(Txn {
+    CreateSession { timeout_ms },
+    CloseSession { session },
+    Create { session, spec },
+    Delete { session, path },
+});
 
-impl Fingerprint for ServerTimer {
-    fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
-        match self {
-            ServerTimer::Consensus(t) => variant!(h, ids, 0, t),
-            ServerTimer::SessionExpiry { leader_gen } => variant!(h, ids, 1, leader_gen),
-            ServerTimer::LeaderPing { leader_gen } => variant!(h, ids, 2, leader_gen),
-        }
-    }
-}
+fingerprint_enum!(ServerTimer { Consensus(t), SessionExpiry { leader_gen }, LeaderPing { leader_gen } });
 
-impl Fingerprint for ConnTimer {
-    fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
-        match self {
-            ConnTimer::Check { attempt } => variant!(h, ids, 0, attempt),
-            ConnTimer::ConnectTimeout { attempt } => variant!(h, ids, 1, attempt),
-            ConnTimer::Reconnect { attempt } => variant!(h, ids, 2, attempt),
-            ConnTimer::Lost { suspended_gen } => variant!(h, ids, 3, suspended_gen),
-            ConnTimer::QueueDeadline { serial } => variant!(h, ids, 4, serial),
-        }
-    }
-}
+fingerprint_enum!(ConnTimer {
+    Check { attempt },
+    ConnectTimeout { attempt },
+    Reconnect { attempt },
+    Lost { suspended_gen },
+    QueueDeadline { serial },
+});
 
-impl Fingerprint for ClientTimer {
-    fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
-        match self {
-            ClientTimer::Connection(t) => variant!(h, ids, 0, t),
-            ClientTimer::Backoff { key, gen } => variant!(h, ids, 1, key, gen),
-            ClientTimer::StateDelivery { seq } => variant!(h, ids, 2, seq),
-        }
-    }
-}
+fingerprint_enum!(ClientTimer { Connection(t), Backoff { key, gen }, StateDelivery { seq } });
 
-impl Fingerprint for ZkTimer {
-    fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
-        match self {
-            ZkTimer::Server(t) => variant!(h, ids, 0, t),
-            ZkTimer::Client(t) => variant!(h, ids, 1, t),
-        }
-    }
-}
+fingerprint_enum!(ConnEvent {
+    Reply { tag, outcome },
+    Failed { tag, err },
+    Watch(event),
+    Disconnected,
+    Suspended,
+    Connected { new_session },
+    Lost,
+});
 
-impl Fingerprint for ZkMsg {
-    fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
-        match self {
-            ZkMsg::Consensus(m) => variant!(h, ids, 0, m),
-            ZkMsg::Request(m) => variant!(h, ids, 1, m),
-            ZkMsg::Response(m) => variant!(h, ids, 2, m),
-            ZkMsg::WatchEvent(m) => variant!(h, ids, 3, m),
-            ZkMsg::ConnectRequest(m) => variant!(h, ids, 4, m),
-            ZkMsg::ConnectResponse(m) => variant!(h, ids, 5, m),
-            ZkMsg::Disconnect(m) => variant!(h, ids, 6, m),
-            ZkMsg::Revalidate(m) => variant!(h, ids, 7, m),
-            ZkMsg::RevalidateReply(m) => variant!(h, ids, 8, m),
-            ZkMsg::LeaderPing(m) => variant!(h, ids, 9, m),
-            ZkMsg::PingTouches(m) => variant!(h, ids, 10, m),
-            ZkMsg::Resync(m) => variant!(h, ids, 11, m),
-            ZkMsg::Forward(m) => variant!(h, ids, 12, m),
-        }
-    }
-}
-
-impl Fingerprint for ConnEvent {
-    fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
-        match self {
-            ConnEvent::Reply { tag, outcome } => variant!(h, ids, 0, tag, outcome),
-            ConnEvent::Failed { tag, err } => variant!(h, ids, 1, tag, err),
-            ConnEvent::Watch(event) => variant!(h, ids, 2, event),
-            ConnEvent::Disconnected => variant!(h, ids, 3),
-            ConnEvent::Suspended => variant!(h, ids, 4),
-            ConnEvent::Connected { new_session } => variant!(h, ids, 5, new_session),
-            ConnEvent::Lost => variant!(h, ids, 6),
-        }
-    }
-}
-
-impl Fingerprint for Applied {
-    fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
-        match self {
-            Applied::SessionCreated { session, timeout_ms } => variant!(h, ids, 0, session, timeout_ms),
-            Applied::SessionClosed { session, deleted } => variant!(h, ids, 1, session, deleted),
-            Applied::Created { path, czxid } => variant!(h, ids, 2, path, czxid),
-            Applied::Deleted { path } => variant!(h, ids, 3, path),
-            Applied::Failed(code) => variant!(h, ids, 4, code),
-        }
-    }
-}
+fingerprint_enum!(Applied {
+    SessionCreated { session, timeout_ms },
+    SessionClosed { session, deleted },
+    Created { path, czxid },
+    Deleted { path },
+    Failed(code),
+});
 
 impl Fingerprint for ClientConfig {
     fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {

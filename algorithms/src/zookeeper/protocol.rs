@@ -521,7 +521,7 @@ impl fmt::Debug for Forward {
 locksim_simulator::wrapper_enum! {
     /// Every message of the model: client ↔ server, server ↔ server, and the replicated log's.
     #[derive(Clone)]
-    pub enum ZkMsg {
+    pub enum ZkMsg: Fingerprint {
         /// The replicated log between servers (standing in for ZAB's own traffic).
         Consensus(ConsensusMsg<Command>),
         /// Client → server: an operation on the session.
@@ -637,7 +637,7 @@ impl From<ConnTimer> for ClientTimer {
 locksim_simulator::wrapper_enum! {
     /// Every timer of the model, by the kind of process that sets it.
     #[derive(Clone)]
-    pub enum ZkTimer {
+    pub enum ZkTimer: Fingerprint {
         /// An ensemble server's timer.
         Server(ServerTimer),
         /// A lock client's timer.

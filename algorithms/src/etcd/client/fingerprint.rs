@@ -1,10 +1,8 @@
 //! [`Fingerprint`] for the etcd client library: every field destructured (a new one is a compile
 //! error here), servers through the renaming, timer ids by the timer they name.
 
-use std::hash::Hasher;
-
 use locksim_simulator::fingerprint::{Fingerprint, Renaming, StableHasher};
-use locksim_simulator::fingerprint_struct;
+use locksim_simulator::{fingerprint_enum, fingerprint_struct};
 
 use super::{Call, ClientConfig, EtcdClient, Mutex, PendingDone, Purpose, Session, Step, Volatile, Watch};
 
@@ -33,52 +31,11 @@ impl Fingerprint for ClientConfig {
     }
 }
 
-impl Fingerprint for Session {
-    fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
-        match self {
-            Session::None => h.write_u8(0),
-            Session::Granting => h.write_u8(1),
-            Session::Live { lease, gen, next_keepalive_ns, deadline_ns, unanswered_since } => {
-                h.write_u8(2);
-                (lease, gen, next_keepalive_ns, deadline_ns, unanswered_since).fingerprint(h, ids);
-            }
-        }
-    }
-}
+fingerprint_enum!(Session { None, Granting, Live { lease, gen, next_keepalive_ns, deadline_ns, unanswered_since } });
 
-impl Fingerprint for Purpose {
-    fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
-        match self {
-            Purpose::Grant => h.write_u8(0),
-            Purpose::Txn => h.write_u8(1),
-            Purpose::WaitGet => h.write_u8(2),
-            Purpose::Recheck => h.write_u8(3),
-            Purpose::Unlock => h.write_u8(4),
-            Purpose::Cleanup { fail } => {
-                h.write_u8(5);
-                fail.fingerprint(h, ids);
-            }
-        }
-    }
-}
+fingerprint_enum!(Purpose { Grant, Txn, WaitGet, Recheck, Unlock, Cleanup { fail } });
 
-impl Fingerprint for Step {
-    fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
-        match self {
-            Step::Session => h.write_u8(0),
-            Step::Txn => h.write_u8(1),
-            Step::WaitGet => h.write_u8(2),
-            Step::Watching { key } => {
-                h.write_u8(3);
-                key.fingerprint(h, ids);
-            }
-            Step::Recheck => h.write_u8(4),
-            Step::Held => h.write_u8(5),
-            Step::Unlocking => h.write_u8(6),
-            Step::AfterCleanup => h.write_u8(7),
-        }
-    }
-}
+fingerprint_enum!(Step { Session, Txn, WaitGet, Watching { key }, Recheck, Held, Unlocking, AfterCleanup });
 
 fingerprint_struct!(Call { id, purpose, op, retries, member, sent, timer });
 fingerprint_struct!(Mutex { key, prefix, my_key, my_rev, step, rw });

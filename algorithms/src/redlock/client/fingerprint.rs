@@ -6,7 +6,7 @@
 use std::hash::Hasher;
 
 use locksim_simulator::fingerprint::{Fingerprint, Renaming, StableHasher};
-use locksim_simulator::fingerprint_struct;
+use locksim_simulator::{fingerprint_enum, fingerprint_struct};
 
 use super::{ClientConfig, Instant, Lock, Phase, Purpose, RedlockClient, Round, Volatile};
 
@@ -43,25 +43,12 @@ impl Fingerprint for Purpose {
     }
 }
 
-impl Fingerprint for Phase {
-    fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
-        match self {
-            Phase::Between => h.write_u8(0),
-            Phase::Round(round) => {
-                h.write_u8(1);
-                round.fingerprint(h, ids);
-            }
-            Phase::RetryWait { timer } => {
-                h.write_u8(2);
-                timer.fingerprint(h, ids);
-            }
-            Phase::Holding { validity, validity_end_mono_ns, checked, extend_due } => {
-                h.write_u8(3);
-                (validity, validity_end_mono_ns, checked, extend_due).fingerprint(h, ids);
-            }
-        }
-    }
-}
+fingerprint_enum!(Phase {
+    Between,
+    Round(round),
+    RetryWait { timer },
+    Holding { validity, validity_end_mono_ns, checked, extend_due },
+});
 
 fingerprint_struct!(Instant { mono_ns, wall_ns });
 // `outstanding`: request id → master index (an index into `master_ids`, not a node id).

@@ -4,7 +4,7 @@
 use std::hash::Hasher;
 
 use locksim_simulator::fingerprint::{Fingerprint, Renaming, StableHasher};
-use locksim_simulator::fingerprint_struct;
+use locksim_simulator::{fingerprint_enum, fingerprint_struct};
 
 use super::{Delivery, KeyState, Purpose, Redo, Step, Volatile, ZkClient};
 
@@ -20,62 +20,27 @@ impl Fingerprint for Redo {
     }
 }
 
-impl Fingerprint for Step {
-    fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
-        match self {
-            Step::Create => h.write_u8(0),
-            Step::Recover => h.write_u8(1),
-            Step::List => h.write_u8(2),
-            Step::SetWatch { pred, fired } => {
-                h.write_u8(3);
-                (pred, fired).fingerprint(h, ids);
-            }
-            Step::Wait { pred } => {
-                h.write_u8(4);
-                pred.fingerprint(h, ids);
-            }
-            Step::StatOwn => h.write_u8(5),
-            Step::Sleep { then } => {
-                h.write_u8(6);
-                then.fingerprint(h, ids);
-            }
-            Step::NaiveExists { fired } => {
-                h.write_u8(7);
-                fired.fingerprint(h, ids);
-            }
-            Step::NaiveWait => h.write_u8(8),
-            Step::Held => h.write_u8(9),
-            Step::Release => h.write_u8(10),
-        }
-    }
-}
+fingerprint_enum!(Step {
+    Create,
+    Recover,
+    List,
+    SetWatch { pred, fired },
+    Wait { pred },
+    StatOwn,
+    Sleep { then },
+    NaiveExists { fired },
+    NaiveWait,
+    Held,
+    Release,
+});
 
-impl Fingerprint for Purpose {
-    fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
-        match self {
-            Purpose::Lock { key, gen } => {
-                h.write_u8(0);
-                (key, gen).fingerprint(h, ids);
-            }
-            Purpose::Delete(path) => {
-                h.write_u8(1);
-                path.fingerprint(h, ids);
-            }
-            Purpose::FindAndDelete { key, protection, name } => {
-                h.write_u8(2);
-                (key, protection, name).fingerprint(h, ids);
-            }
-            Purpose::CheckOwner { path, czxid } => {
-                h.write_u8(3);
-                (path, czxid).fingerprint(h, ids);
-            }
-            Purpose::CheckedDelete { path, czxid } => {
-                h.write_u8(4);
-                (path, czxid).fingerprint(h, ids);
-            }
-        }
-    }
-}
+fingerprint_enum!(Purpose {
+    Lock { key, gen },
+    Delete(path),
+    FindAndDelete { key, protection, name },
+    CheckOwner { path, czxid },
+    CheckedDelete { path, czxid },
+});
 
 fingerprint_struct!(KeyState { name, step, gen, op_retries, lock_retries, protection, ours, count, honoured });
 fingerprint_struct!(Delivery { seq, state, at_ns, timer });

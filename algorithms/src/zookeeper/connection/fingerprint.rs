@@ -1,27 +1,12 @@
 //! [`Fingerprint`] for a client's connection: every field destructured (a new one is a compile
 //! error here), servers through the renaming, timer ids by the timer they name.
 
-use std::hash::Hasher;
-
 use locksim_simulator::fingerprint::{Fingerprint, Renaming, StableHasher};
+use locksim_simulator::fingerprint_enum;
 
 use super::{Connection, Link};
 
-impl Fingerprint for Link {
-    fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
-        match self {
-            Link::Down => h.write_u8(0),
-            Link::Connecting { server } => {
-                h.write_u8(1);
-                server.fingerprint(h, ids);
-            }
-            Link::Up { server } => {
-                h.write_u8(2);
-                server.fingerprint(h, ids);
-            }
-        }
-    }
-}
+fingerprint_enum!(Link { Down, Connecting { server }, Up { server } });
 
 impl Fingerprint for Connection {
     fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
