@@ -29,6 +29,7 @@ mod db_resets;
 mod db_select_for_update;
 mod db_shedlock;
 mod db_spring_jdbc;
+mod dynamodb_fingerprint;
 mod dynamodb_lock_client;
 mod etcd_failover;
 mod etcd_leases;

@@ -103,12 +103,14 @@ pub struct Renaming {
     names: Vec<u64>,
     /// Each live timer's hash (node renamed, due relative to now, tag); absent: dead.
     timers: BTreeMap<TimerId, u64>,
+    /// By client index (`client-{i}`): the client's node id ([`Renaming::client_index`]).
+    clients: Vec<NodeId>,
 }
 
 impl Renaming {
     /// Every id as itself (no symmetry): `n` nodes.
     pub fn identity(n: usize) -> Self {
-        Renaming { names: (0..n as u64).collect(), timers: BTreeMap::new() }
+        Renaming { names: (0..n as u64).collect(), timers: BTreeMap::new(), clients: Vec::new() }
     }
 
     /// Every id as itself, except the ids in `abstracted`, which all hash alike.
@@ -133,13 +135,35 @@ impl Renaming {
         for (new, &old) in perm.iter().enumerate() {
             names[old] = new as u64;
         }
-        Renaming { names, timers: BTreeMap::new() }
+        Renaming { names, timers: BTreeMap::new(), clients: Vec::new() }
     }
 
     /// Names the live timers (their hashes, computed under this renaming).
     pub fn with_timers(mut self, timers: BTreeMap<TimerId, u64>) -> Self {
         self.timers = timers;
         self
+    }
+
+    /// Names the clients by index (`clients[i]` is `client-{i}`'s node id).
+    pub fn with_clients(mut self, clients: Vec<NodeId>) -> Self {
+        self.clients = clients;
+        self
+    }
+
+    /// Hashes a client's index where a model uses it as the client's name, an identity only
+    /// compared for equality (DynamoDB's `ownerName`), as the client it names, through the
+    /// renaming: swapped clients hash their indexes swapped. An index of no client: the number.
+    pub fn client_index(&self, h: &mut StableHasher, index: u64) {
+        match usize::try_from(index).ok().and_then(|i| self.clients.get(i)) {
+            Some(&id) => {
+                h.write_u8(1);
+                self.node(h, id);
+            }
+            None => {
+                h.write_u8(0);
+                h.write_u64(index);
+            }
+        }
     }
 
     /// What node `id` is hashed as (an id outside the world: itself, marked, so it cannot pass

@@ -36,6 +36,8 @@ use locksim_simulator::time::{Nanos, NS_PER_MS};
 use super::protocol::{Answer, Call, ClientTimer, DynamoMsg, DynamoTimer, Item, Request, Rvn};
 use super::Dynamo;
 
+mod fingerprint;
+
 /// The client's settings.
 #[derive(Clone, Debug)]
 pub struct ClientConfig {
@@ -268,6 +270,10 @@ impl Durable for DynamoClient {
 }
 
 impl LockClient<Dynamo> for DynamoClient {
+    fn as_fingerprint(&self) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(self)
+    }
+
     fn on_start(&mut self, ctx: &mut Ctx<Dynamo>, _out: &mut LockEvents) {
         self.v.table = ctx.node_named("server-0").expect("the table's node");
         self.v.started_ns = ctx.now_mono_ns();

@@ -23,6 +23,7 @@
 //! (`check_expired`), not a session monitor callback.
 
 pub mod client;
+mod fingerprint;
 pub mod protocol;
 pub mod server;
 
@@ -47,6 +48,12 @@ pub static DYNAMODB: Dynamo = Dynamo;
 impl Protocol for Dynamo {
     type Msg = DynamoMsg;
     type Timer = DynamoTimer;
+    fn msg_fingerprint(msg: &DynamoMsg) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(msg)
+    }
+    fn timer_fingerprint(timer: &DynamoTimer) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(timer)
+    }
 }
 
 const PARAMS: &[ParamSpec] = &[

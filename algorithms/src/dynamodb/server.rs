@@ -19,6 +19,8 @@ use locksim_simulator::time::ms_to_ns;
 use super::protocol::{Answer, Call, ConditionFailed, DynamoMsg, DynamoTimer, Item};
 use super::Dynamo;
 
+mod fingerprint;
+
 /// The table.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Table {
@@ -101,6 +103,10 @@ impl Process<Dynamo> for DynamoTable {
 
     fn leadership(&self) -> Option<u64> {
         Some(1)
+    }
+
+    fn as_fingerprint(&self) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(self)
     }
 }
 

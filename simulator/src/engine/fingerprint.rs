@@ -201,8 +201,9 @@ impl<P: Protocol> World<P> {
         for &id in &renamed {
             in_class[id] = true;
         }
-        let perm = if classes.is_empty() { (0..n).collect() } else { self.canonical_order(classes, &renamed, &in_class) };
-        let ids = Renaming::from_permutation(&perm);
+        let perm =
+            if classes.is_empty() { (0..n).collect() } else { self.canonical_order(classes, &renamed, &in_class) };
+        let ids = Renaming::from_permutation(&perm).with_clients(self.clients_by_index());
         let (timers, timer_hashes) = self.timer_hashes(&ids);
         // A part without a typed fingerprint is hashed as its `Debug` text, in which a timer id
         // prints as the timer it names (`CanonicalTimerNames`), not as its slot.
@@ -249,7 +250,7 @@ impl<P: Protocol> World<P> {
     /// world says of each, remaining ties by id.
     fn canonical_order(&self, classes: &[Vec<NodeId>], renamed: &[NodeId], in_class: &[bool]) -> Vec<NodeId> {
         let n = self.nodes.len();
-        let abstracted = Renaming::abstracting(n, renamed);
+        let abstracted = Renaming::abstracting(n, renamed).with_clients(self.clients_by_index());
         let (timers, _) = self.timer_hashes(&abstracted);
         let abstracted = abstracted.with_timers(timers);
         let mut perm: Vec<NodeId> = (0..n).collect();
@@ -277,11 +278,18 @@ impl<P: Protocol> World<P> {
         perm
     }
 
+    /// The clients' node ids by index (`client-0`, `client-1`, …): what a client index a model
+    /// holds as a name ([`Renaming::client_index`]) stands for.
+    fn clients_by_index(&self) -> Vec<NodeId> {
+        (0..).map_while(|i| self.dir.id_of(&format!("client-{i}"))).collect()
+    }
+
     /// What the world says of client `marked` with the other renamed clients alike: the other
     /// nodes by id, the renamed clients as a multiset, the events in flight. The same for two
     /// clients a renaming swaps, so it breaks ties without depending on ids.
     fn marked_hash(&self, marked: NodeId, renamed: &[NodeId], in_class: &[bool]) -> u64 {
-        let ids = Renaming::abstracting(self.nodes.len(), renamed).marking(marked);
+        let ids =
+            Renaming::abstracting(self.nodes.len(), renamed).marking(marked).with_clients(self.clients_by_index());
         let (timers, timer_hashes) = self.timer_hashes(&ids);
         let ids = ids.with_timers(timers);
         let mut h = StableHasher::default();
