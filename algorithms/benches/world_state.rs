@@ -13,7 +13,7 @@ use locksim_simulator::run::build_world;
 use locksim_simulator::scenario::parse_str;
 use locksim_simulator::setup::Setup;
 
-const MODELS: [&str; 6] = ["db", "redis", "redlock", "zookeeper", "etcd", "kubernetes"];
+const MODELS: [&str; 7] = ["db", "redis", "redlock", "zookeeper", "etcd", "kubernetes", "postgres"];
 const MID_RUN_NS: u64 = 4_000_000_000;
 
 fn bench<M: Model>(c: &mut Criterion, model: &M, setup: &Setup, params: &Params) {
@@ -46,6 +46,7 @@ fn world_state(c: &mut Criterion) {
             "zookeeper" => bench(c, &locksim_algorithms::zookeeper::ZOOKEEPER, s, p),
             "etcd" => bench(c, &locksim_algorithms::etcd::ETCD, s, p),
             "kubernetes" => bench(c, &locksim_algorithms::kubernetes::KUBERNETES, s, p),
+            "postgres" => bench(c, &locksim_algorithms::postgres::POSTGRES, s, p),
             other => panic!("model {other} is not benchmarked: add it here"),
         }
     }

@@ -64,6 +64,7 @@ mod redlock_library;
 mod redlock_minority;
 mod redlock_retries;
 mod redlock_validity;
+mod symmetric_fingerprints;
 mod workload_client_clock_jump;
 mod workload_resource_timeout;
 mod world_choices;

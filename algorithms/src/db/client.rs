@@ -79,6 +79,8 @@ use super::protocol::{ClientTimer, DbMsg, DbTimer, Outcome, ShedTime, ShedUnlock
 use super::table::{ConnId, Owner};
 use super::{Config, Db, Expiry, Mode, OwnerScope};
 
+mod fingerprint;
+
 /// A statement with no answer for this long fails and its connection is dropped.
 pub const STATEMENT_TIMEOUT_NS: Nanos = 30 * NS_PER_SEC;
 /// First retransmission of an unanswered statement (Linux's minimum TCP RTO), doubling after.
@@ -534,6 +536,10 @@ impl Durable for DbClient {
 }
 
 impl LockClient<Db> for DbClient {
+    fn as_fingerprint(&self) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(self)
+    }
+
     fn on_start(&mut self, ctx: &mut Ctx<Db>, _out: &mut LockEvents) {
         let server0 = ctx.node_named("server-0").expect("server-0 exists");
         let manager = if self.cfg.replicated() { ctx.node_named("sentinel-0") } else { None };

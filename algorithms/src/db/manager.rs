@@ -21,6 +21,8 @@ use locksim_simulator::time::{ns_to_ms, Nanos, NS_PER_SEC};
 use super::protocol::{DbMsg, DbTimer, ManagerTimer, Role};
 use super::{Config, Db};
 
+mod fingerprint;
+
 /// How often the manager pings each server.
 pub const PROBE_EVERY_NS: Nanos = NS_PER_SEC;
 /// A replica counts as a live candidate if it answered within this long.
@@ -114,6 +116,10 @@ impl Durable for FailoverManager {
 }
 
 impl Process<Db> for FailoverManager {
+    fn as_fingerprint(&self) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(self)
+    }
+
     fn on_start(&mut self, ctx: &mut Ctx<Db>) {
         let servers: Vec<NodeId> =
             ["server-0", "server-1"].iter().map(|n| ctx.node_named(n).expect("db servers exist")).collect();

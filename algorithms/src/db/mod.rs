@@ -69,6 +69,7 @@
 //! server executes each statement id once per connection, as TCP delivers each segment once.
 
 pub mod client;
+mod fingerprint;
 pub mod library;
 pub mod manager;
 pub mod protocol;

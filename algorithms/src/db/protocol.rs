@@ -16,6 +16,12 @@ use super::Db;
 impl Protocol for Db {
     type Msg = DbMsg;
     type Timer = DbTimer;
+    fn msg_fingerprint(msg: &DbMsg) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(msg)
+    }
+    fn timer_fingerprint(timer: &DbTimer) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(timer)
+    }
 }
 
 /// A statement a client library sends on its connection.
@@ -535,7 +541,7 @@ pub enum ManagerTimer {
 locksim_simulator::wrapper_enum! {
     /// Every timer of the model: one variant per process kind.
     #[derive(Clone, Copy, PartialEq, Eq)]
-    pub enum DbTimer {
+    pub enum DbTimer: Fingerprint {
         /// A MySQL server's timer.
         Server(ServerTimer),
         /// The client library's timer.

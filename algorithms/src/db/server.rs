@@ -46,6 +46,8 @@ use super::table::{Change, ConnId, LockTable, Owner, ReleaseOutcome, UserLocks};
 use super::{Config, Db, Mode, Replication};
 use crate::smallmap::SmallMap;
 
+mod fingerprint;
+
 /// The primary's binlog heartbeat to the replica (MySQL's `MASTER_HEARTBEAT_PERIOD`, shortened
 /// from its 30 s default so a replica notices a gap within a second).
 pub const BINLOG_HEARTBEAT_NS: Nanos = NS_PER_SEC;
@@ -712,6 +714,10 @@ impl Durable for DbServer {
 }
 
 impl Process<Db> for DbServer {
+    fn as_fingerprint(&self) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(self)
+    }
+
     fn on_start(&mut self, ctx: &mut Ctx<Db>) {
         let mut peers = vec![ctx.node_named("server-0").expect("server-0 exists")];
         if self.cfg.replicated() {

@@ -33,6 +33,8 @@ use locksim_simulator::history::LockKey;
 
 use super::table::Owner;
 
+mod fingerprint;
+
 /// One `shedlock` row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ShedRow {

@@ -16,6 +16,8 @@ use std::collections::BTreeMap;
 
 use locksim_simulator::history::LockKey;
 
+mod fingerprint;
+
 /// The `owner` column: the client library's id for itself (client index and a random part drawn
 /// at each start, as a UUID per process is, so a restarted client is a new owner).
 pub type Owner = u64;

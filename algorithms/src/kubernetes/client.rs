@@ -74,6 +74,8 @@ use super::protocol::{
 };
 use super::Kubernetes;
 
+mod fingerprint;
+
 /// client-go `leaderelection.JitterFactor`: the acquire loop waits RetryPeriod × (1 + 1.2·u).
 pub const JITTER_FACTOR: f64 = 1.2;
 
@@ -607,6 +609,10 @@ impl Durable for KubernetesClient {
 }
 
 impl LockClient<Kubernetes> for KubernetesClient {
+    fn as_fingerprint(&self) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(self)
+    }
+
     fn on_start(&mut self, ctx: &mut Ctx<Kubernetes>, _out: &mut LockEvents) {
         let servers = (0..self.cfg.servers)
             .map(|i| ctx.node_named(&format!("server-{i}")).expect("API server exists"))

@@ -42,6 +42,7 @@
 //!   rounded.
 
 pub mod client;
+mod fingerprint;
 pub mod library;
 pub mod protocol;
 pub mod server;
@@ -68,6 +69,12 @@ pub static KUBERNETES: Kubernetes = Kubernetes;
 impl Protocol for Kubernetes {
     type Msg = KubernetesMsg;
     type Timer = KubernetesTimer;
+    fn msg_fingerprint(msg: &KubernetesMsg) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(msg)
+    }
+    fn timer_fingerprint(timer: &KubernetesTimer) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(timer)
+    }
 }
 
 const PARAMS: &[ParamSpec] = &[

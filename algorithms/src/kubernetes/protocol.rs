@@ -183,7 +183,7 @@ impl fmt::Debug for StoreResponse {
 locksim_simulator::wrapper_enum! {
     /// Every message of the kubernetes model.
     #[derive(Clone)]
-    pub enum KubernetesMsg {
+    pub enum KubernetesMsg: Fingerprint {
         /// Client → API server.
         Request(ApiRequest),
         /// API server → client.
@@ -220,7 +220,7 @@ locksim_simulator::wrapper_enum! {
     /// Every timer of the kubernetes model. The API server sets none (it answers each request as
     /// it comes); only the client library waits.
     #[derive(Clone, Copy, PartialEq, Eq)]
-    pub enum KubernetesTimer {
+    pub enum KubernetesTimer: Fingerprint {
         /// The client library's timer.
         Client(ClientTimer),
     }

@@ -36,6 +36,8 @@ use super::protocol::{
 };
 use super::Kubernetes;
 
+mod fingerprint;
+
 /// The node that holds the store.
 pub const STORE_NODE: &str = "server-0";
 
@@ -142,6 +144,10 @@ impl Durable for ApiServer {
 }
 
 impl Process<Kubernetes> for ApiServer {
+    fn as_fingerprint(&self) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(self)
+    }
+
     fn on_start(&mut self, ctx: &mut Ctx<Kubernetes>) {
         self.v.store_node = ctx.node_named(STORE_NODE);
     }

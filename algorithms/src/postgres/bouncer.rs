@@ -26,6 +26,8 @@ use super::locks::ConnId;
 use super::protocol::{Outcome, PgMsg, PgTimer, Stmt, Termination};
 use super::{Config, Pooler, Postgres};
 
+mod fingerprint;
+
 /// The high bits of PgBouncer's own server connection ids (clients use their index + 1).
 const BOUNCER_CONN_BASE: ConnId = 0xb0b0 << 32;
 
@@ -237,6 +239,10 @@ impl Durable for Bouncer {
 }
 
 impl Process<Postgres> for Bouncer {
+    fn as_fingerprint(&self) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(self)
+    }
+
     fn on_start(&mut self, ctx: &mut Ctx<Postgres>) {
         self.v.server = ctx.node_named("server-0");
     }

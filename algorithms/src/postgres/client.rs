@@ -35,6 +35,8 @@ use super::locks::ConnId;
 use super::protocol::{ClientTimer, Outcome, PgMsg, PgTimer, Stmt};
 use super::{Acquire, Config, Postgres, Scope};
 
+mod fingerprint;
+
 /// After every host refused a connection, the library waits this long before trying again.
 pub const RECONNECT_BACKOFF_NS: Nanos = NS_PER_SEC;
 
@@ -298,6 +300,10 @@ impl Durable for PgClient {
 }
 
 impl LockClient<Postgres> for PgClient {
+    fn as_fingerprint(&self) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(self)
+    }
+
     fn on_start(&mut self, ctx: &mut Ctx<Postgres>, _out: &mut LockEvents) {
         let hosts: Vec<NodeId> = match self.cfg.bouncer_name() {
             Some(bouncer) => vec![ctx.node_named(bouncer).expect("pgbouncer exists")],

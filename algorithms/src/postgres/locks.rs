@@ -11,6 +11,8 @@ use std::collections::{BTreeMap, VecDeque};
 
 use locksim_simulator::history::LockKey;
 
+mod fingerprint;
+
 /// A connection, as the server numbers its sessions (one session per connection).
 pub type ConnId = u64;
 

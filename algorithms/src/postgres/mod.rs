@@ -53,6 +53,7 @@
 
 pub mod bouncer;
 pub mod client;
+mod fingerprint;
 pub mod locks;
 pub mod protocol;
 pub mod server;

@@ -14,6 +14,12 @@ use super::Postgres;
 impl Protocol for Postgres {
     type Msg = PgMsg;
     type Timer = PgTimer;
+    fn msg_fingerprint(msg: &PgMsg) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(msg)
+    }
+    fn timer_fingerprint(timer: &PgTimer) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(timer)
+    }
 }
 
 /// A statement (a simple-query message; the `BEGIN; …` ones are sent as one query string).
@@ -272,7 +278,7 @@ pub enum ClientTimer {
 locksim_simulator::wrapper_enum! {
     /// Every timer of the model.
     #[derive(Clone, Copy, PartialEq, Eq)]
-    pub enum PgTimer {
+    pub enum PgTimer: Fingerprint {
         /// A PostgreSQL server's timer.
         Server(ServerTimer),
         /// The client library's timer.

@@ -32,6 +32,8 @@ use super::locks::{AdvisoryLocks, ConnId, Generations, LockScope, Waiter};
 use super::protocol::{Outcome, PgMsg, PgTimer, ServerTimer, Stmt, Termination, WalRecord};
 use super::{Config, Postgres, PRIMARY_BEAT_NS};
 
+mod fingerprint;
+
 /// The server's role. Durable (it is the server's configuration: `standby.signal`, the timeline).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
@@ -423,6 +425,10 @@ impl Durable for PgServer {
 }
 
 impl Process<Postgres> for PgServer {
+    fn as_fingerprint(&self) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(self)
+    }
+
     fn on_start(&mut self, ctx: &mut Ctx<Postgres>) {
         if self.cfg.standby {
             let other = if self.index == 0 { "server-1" } else { "server-0" };

@@ -47,6 +47,8 @@ use rand::Rng;
 use super::protocol::*;
 use super::Redis;
 
+mod fingerprint;
+
 /// `SENTINEL_PING_PERIOD`.
 const PING_PERIOD_NS: Nanos = 1_000 * NS_PER_MS;
 /// `SENTINEL_ASK_PERIOD`.
@@ -559,6 +561,10 @@ impl Sentinel {
 }
 
 impl Process<Redis> for Sentinel {
+    fn as_fingerprint(&self) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(self)
+    }
+
     fn on_start(&mut self, ctx: &mut Ctx<Redis>) {
         self.boot(ctx);
     }
