@@ -5,7 +5,7 @@
 use std::hash::Hasher;
 
 use locksim_simulator::fingerprint::{AsNode, Fingerprint, Renaming, StableHasher};
-use locksim_simulator::fingerprint_struct;
+use locksim_simulator::{fingerprint_enum, fingerprint_struct};
 
 use super::{EtcdServer, RenewFor, ServerConfig, Volatile, Watcher};
 use crate::smallmap::SmallMap;
@@ -20,20 +20,7 @@ impl Fingerprint for ServerConfig {
 
 fingerprint_struct!(Watcher { @node client, watch_id, key, start_rev, next_seq, unacked });
 
-impl Fingerprint for RenewFor {
-    fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
-        match self {
-            RenewFor::Client { client, id } => {
-                h.write_u8(0);
-                (AsNode(*client), id).fingerprint(h, ids);
-            }
-            RenewFor::Peer { peer, rid } => {
-                h.write_u8(1);
-                (AsNode(*peer), rid).fingerprint(h, ids);
-            }
-        }
-    }
-}
+fingerprint_enum!(RenewFor { Client { @node client, id }, Peer { @node peer, rid } });
 
 /// A map from a tag to (node, value), the node renamed.
 fn by_tag<V: Fingerprint>(h: &mut StableHasher, ids: &Renaming, map: &SmallMap<u64, (usize, V)>) {

@@ -5,7 +5,7 @@
 use std::hash::Hasher;
 
 use locksim_simulator::fingerprint::{AsNode, Fingerprint, Renaming, StableHasher};
-use locksim_simulator::fingerprint_struct;
+use locksim_simulator::{fingerprint_enum, fingerprint_struct};
 
 use super::{Conn, Queued, ServerConfig, Ticket, Volatile, ZkServer};
 
@@ -34,24 +34,11 @@ impl Fingerprint for Queued {
     }
 }
 
-impl Fingerprint for Ticket {
-    fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
-        match self {
-            Ticket::NewSession { client, attempt } => {
-                h.write_u8(0);
-                (AsNode(*client), attempt).fingerprint(h, ids);
-            }
-            Ticket::Revalidating { client, attempt, session, timeout_ms } => {
-                h.write_u8(1);
-                (AsNode(*client), attempt, session, timeout_ms).fingerprint(h, ids);
-            }
-            Ticket::Write { session } => {
-                h.write_u8(2);
-                session.fingerprint(h, ids);
-            }
-        }
-    }
-}
+fingerprint_enum!(Ticket {
+    NewSession { @node client, attempt },
+    Revalidating { @node client, attempt, session, timeout_ms },
+    Write { session },
+});
 
 impl Fingerprint for Volatile {
     fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
