@@ -38,6 +38,7 @@ mod etcd_mutex;
 mod etcd_rwmutex;
 mod guide_model;
 mod hazelcast_fenced_lock;
+mod hazelcast_fingerprint;
 mod hazelcast_ilock;
 mod kubernetes_clocks;
 mod kubernetes_library;

@@ -33,6 +33,8 @@ use locksim_simulator::time::Nanos;
 use super::protocol::{ClientTimer, HazelcastMsg, HazelcastTimer, HzError, Invocation, Op, Reply, Response, SessionId};
 use super::Hazelcast;
 
+mod fingerprint;
+
 /// The client's settings.
 #[derive(Clone, Debug)]
 pub struct ClientConfig {
@@ -276,6 +278,10 @@ impl Durable for HazelcastClient {
 }
 
 impl LockClient<Hazelcast> for HazelcastClient {
+    fn as_fingerprint(&self) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(self)
+    }
+
     fn on_start(&mut self, ctx: &mut Ctx<Hazelcast>, _out: &mut LockEvents) {
         self.v.servers = (0..self.cfg.servers).filter_map(|i| ctx.node_named(&format!("server-{i}"))).collect();
         self.v.epoch = ctx.rng().gen_range(1..u32::MAX as u64);

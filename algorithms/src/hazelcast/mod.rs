@@ -39,6 +39,7 @@
 //! the FencedLock.
 
 pub mod client;
+mod fingerprint;
 pub mod ilock;
 pub mod protocol;
 pub mod server;
@@ -68,6 +69,12 @@ pub static HAZELCAST: Hazelcast = Hazelcast;
 impl Protocol for Hazelcast {
     type Msg = HazelcastMsg;
     type Timer = HazelcastTimer;
+    fn msg_fingerprint(msg: &HazelcastMsg) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(msg)
+    }
+    fn timer_fingerprint(timer: &HazelcastTimer) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(timer)
+    }
 }
 
 const PARAMS: &[ParamSpec] = &[

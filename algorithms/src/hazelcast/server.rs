@@ -28,6 +28,8 @@ use super::state::State;
 use super::Hazelcast;
 use crate::consensus::{Committed, Replica, ReplicaDisk};
 
+mod fingerprint;
+
 /// A CP member's settings.
 #[derive(Clone, Debug)]
 pub struct ServerConfig {
@@ -183,6 +185,10 @@ impl Durable for HazelcastServer {
 }
 
 impl Process<Hazelcast> for HazelcastServer {
+    fn as_fingerprint(&self) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(self)
+    }
+
     fn on_start(&mut self, ctx: &mut Ctx<Hazelcast>) {
         self.me = ctx.me();
         self.v.clients = (0..self.cfg.clients).filter_map(|i| ctx.node_named(&format!("client-{i}"))).collect();

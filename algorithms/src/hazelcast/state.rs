@@ -22,6 +22,8 @@ use locksim_simulator::time::Nanos;
 
 use super::protocol::{CmdKind, Fence, HzError, Op, Reply, SessionId};
 
+mod fingerprint;
+
 /// One CP session.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Session {

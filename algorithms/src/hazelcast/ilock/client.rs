@@ -18,6 +18,8 @@ use super::{owner_member_of, IlockMsg, LockCall};
 use crate::hazelcast::protocol::{HazelcastMsg, HazelcastTimer};
 use crate::hazelcast::Hazelcast;
 
+mod fingerprint;
+
 #[derive(Clone, Debug, Default)]
 struct Volatile {
     member: NodeId,
@@ -63,6 +65,10 @@ impl Durable for IlockClient {
 }
 
 impl LockClient<Hazelcast> for IlockClient {
+    fn as_fingerprint(&self) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(self)
+    }
+
     fn on_start(&mut self, ctx: &mut Ctx<Hazelcast>, _out: &mut LockEvents) {
         let member = owner_member_of(self.index, self.members);
         self.v.member = ctx.node_named(&format!("server-{member}")).expect("the client's member");

@@ -29,6 +29,8 @@ use super::{owner_member_of, replica_order, Applied, IlockConfig, IlockMsg, Iloc
 use crate::hazelcast::protocol::{HazelcastMsg, HazelcastTimer};
 use crate::hazelcast::Hazelcast;
 
+mod fingerprint;
+
 /// A call this member invoked for one of its clients.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Invoked {
@@ -193,6 +195,10 @@ impl Durable for IlockMember {
 }
 
 impl Process<Hazelcast> for IlockMember {
+    fn as_fingerprint(&self) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(self)
+    }
+
     fn on_start(&mut self, ctx: &mut Ctx<Hazelcast>) {
         self.v.members = (0..self.cfg.members).filter_map(|i| ctx.node_named(&format!("server-{i}"))).collect();
         self.v.clients = (0..self.cfg.clients).filter_map(|i| ctx.node_named(&format!("client-{i}"))).collect();

@@ -27,6 +27,7 @@
 //! Submodules: [`member`] (a member), [`client`] (a unisocket client).
 
 pub mod client;
+mod fingerprint;
 pub mod member;
 
 use std::collections::VecDeque;
