@@ -289,3 +289,25 @@ fn a_bad_replay_hold_or_think_list_is_refused_with_its_line_and_key() {
         assert!(err.contains(want), "{body}: {err}");
     }
 }
+
+#[test]
+fn no_node_handles_a_message_before_its_own_start() {
+    // Redis with Sentinel, and messages that may take no time: a client's first send (to a
+    // Sentinel, asking for the primary) is then due at 0, tied with the Sentinel's own start.
+    // The normal loop starts every node first (queue order); the search must not deliver before
+    // the start either (the Sentinel has no primary until it boots: it used to panic here).
+    let (_, text) = scenario("redis.toml");
+    let text = text.replacen("[models.redis]\n", "[models.redis]\nreplicas = 1\nsentinels = 2\n", 1);
+    let models = locksim_algorithms::registry();
+    let sc = parse_str("redis-sentinel.toml", &text, &models).unwrap_or_else(|e| panic!("{e}"));
+    let row = sc.row_labelled("redis").expect("row");
+    let mut w = words(&[]);
+    w.faults = Some(0);
+    w.delays = "0,min".into();
+    let bounds = w.resolve(&row.params, row.model.fenced(&row.params), &sc.setup.network).expect("bounds");
+    let stop = AtomicBool::new(false);
+    let report = exhaust(&sc, &text, row, &bounds, &stop, &mut |_| {}).expect("searches");
+    eprintln!("{report}");
+    assert_eq!(report.found.incomplete, None, "{report}");
+    assert!(report.found.stats.unique > 100, "{report}");
+}

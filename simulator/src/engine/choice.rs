@@ -78,7 +78,10 @@ impl WorkloadFeed {
 impl<P: Protocol> World<P> {
     /// The events that may happen next: every live event due at the earliest instant (within the
     /// run), in queue order, except a delivery or reset queued behind an earlier one on the same
-    /// directed link (TCP keeps a link's order even at one instant). Events already dead (timers
+    /// directed link (TCP keeps a link's order even at one instant), and a delivery, reset or
+    /// timer of a node whose start is still queued (every node starts at 0 before anything else
+    /// due then, in the normal loop's queue order too: a message sent at 0 with no latency reaches
+    /// a started node; models may rely on `on_start` having run). Events already dead (timers
     /// cancelled, or moved by a clock-rate change) are dropped on the way, counted as processed as
     /// the normal loop counts them. Empty: the run is over.
     pub fn enabled(&mut self) -> Vec<Enabled> {
@@ -88,6 +91,14 @@ impl<P: Protocol> World<P> {
             if t > self.end_ns {
                 return Vec::new();
             }
+            // Starts are all queued at 0, so one still queued is among the tied events.
+            let unstarted: Vec<NodeId> = tied
+                .iter()
+                .filter_map(|(_, _, kind)| match kind {
+                    EventKind::Start { node } => Some(*node),
+                    _ => None,
+                })
+                .collect();
             let mut dead = Vec::new();
             let mut out: Vec<Enabled> = Vec::with_capacity(tied.len());
             let mut links: Vec<(NodeId, NodeId)> = Vec::new();
@@ -95,13 +106,14 @@ impl<P: Protocol> World<P> {
                 let node = match kind {
                     EventKind::Start { node } => Some(*node),
                     EventKind::Deliver { from, to, .. } | EventKind::Reset { from, to } => {
-                        if links.contains(&(*from, *to)) {
+                        if unstarted.contains(to) || links.contains(&(*from, *to)) {
                             continue;
                         }
                         links.push((*from, *to));
                         Some(*to)
                     }
                     EventKind::Timer { id } => match self.timers.peek(*id) {
+                        Some((node, due)) if due == at_ns && unstarted.contains(&node) => continue,
                         Some((node, due)) if due == at_ns => Some(node),
                         _ => {
                             dead.push(seq);
