@@ -19,6 +19,7 @@ mod consensus_engine;
 mod consensus_fsync;
 mod consensus_probe;
 mod consensus_raft;
+mod consul_fingerprint;
 mod consul_sessions;
 mod db_expiry;
 mod db_get_lock_wait;

@@ -41,6 +41,8 @@ use super::protocol::{
 };
 use super::Consul;
 
+mod fingerprint;
+
 /// Which of the key's indices the application uses as its fencing token.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TokenKind {
@@ -353,6 +355,10 @@ impl Durable for ConsulClient {
 }
 
 impl LockClient<Consul> for ConsulClient {
+    fn as_fingerprint(&self) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(self)
+    }
+
     fn on_start(&mut self, ctx: &mut Ctx<Consul>, _out: &mut LockEvents) {
         self.v.servers = (0..self.cfg.servers).filter_map(|i| ctx.node_named(&format!("server-{i}"))).collect();
         self.v.target = self.index;

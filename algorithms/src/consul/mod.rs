@@ -34,6 +34,7 @@
 //! semaphores are not modelled; session ids are log indices.
 
 pub mod client;
+mod fingerprint;
 pub mod protocol;
 pub mod server;
 pub mod state;
@@ -60,6 +61,12 @@ pub static CONSUL: Consul = Consul;
 impl Protocol for Consul {
     type Msg = ConsulMsg;
     type Timer = ConsulTimer;
+    fn msg_fingerprint(msg: &ConsulMsg) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(msg)
+    }
+    fn timer_fingerprint(timer: &ConsulTimer) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(timer)
+    }
 }
 
 const PARAMS: &[ParamSpec] = &[

@@ -43,6 +43,8 @@ use super::state::State;
 use super::Consul;
 use crate::consensus::{Committed, LogIndex, NotLeader, Replica, ReplicaDisk};
 
+mod fingerprint;
+
 /// A server's settings.
 #[derive(Clone, Debug)]
 pub struct ServerConfig {
@@ -425,6 +427,10 @@ impl Durable for ConsulServer {
 }
 
 impl Process<Consul> for ConsulServer {
+    fn as_fingerprint(&self) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
+        Some(self)
+    }
+
     fn on_start(&mut self, ctx: &mut Ctx<Consul>) {
         self.me = ctx.me();
         self.v.agents = (0..self.cfg.clients).filter_map(|i| ctx.node_named(&format!("client-{i}"))).collect();

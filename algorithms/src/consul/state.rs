@@ -13,6 +13,8 @@ use locksim_simulator::history::LockKey;
 
 use super::protocol::{Behavior, CmdKind, ConsulError, Index, KvEntry, Reply, SessionId, SessionSpec};
 
+mod fingerprint;
+
 /// What applying one command did.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Applied {
