@@ -48,8 +48,12 @@ one it prints a certificate: the bounds, states explored, unique states, the lar
 whether the search completed, and wall time: no violation in every schedule within these bounds,
 not a proof beyond them (docs/exhaustive.md).
 
+A panic inside the model during the search stops it: the report gives the panic's message and
+the path to it, written to --out as a scenario whose run (`sim run OUT`) panics the same way.
+
 Exit codes: 0 no violation found (complete or not: the certificate says); 1 a counterexample was
-found; 2 bad command line or scenario; 130 interrupted (the partial certificate is printed).
+found; 2 bad command line or scenario; 3 the model panicked (its path is written to --out); 130
+interrupted (the partial certificate is printed).
 
 Example:
   sim exhaust scenarios/exhaust/redis.toml --algorithm redis --fault pause@clients:ttl_ms-1,ttl_ms+1";
@@ -127,6 +131,7 @@ pub struct ExhaustOptions {
 }
 
 /// Searches, prints the report (and where the counterexample went) and ends:
+/// [`Class::ModelFailed`] when the model panicked (its path written like a counterexample),
 /// [`Class::ExpectationFailed`] when a counterexample was found, [`Class::Interrupted`] when
 /// `stop` cut the search without one, else [`Class::Passed`] (complete or not: the report says).
 pub fn exhaust(
@@ -161,6 +166,7 @@ pub fn exhaust(
     }
     print_out(&printed);
     Ok(match (&report.found.counterexample, &report.found.incomplete) {
+        _ if report.found.panicked.is_some() => Class::ModelFailed,
         (Some(_), _) => Class::ExpectationFailed,
         (None, Some(Incomplete::Stopped)) => Class::Interrupted,
         (None, _) => Class::Passed,

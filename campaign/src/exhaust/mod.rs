@@ -7,7 +7,8 @@
 //! docs/exhaustive.md says what is enumerated and what is abstracted.
 //!
 //! - [`bounds`]: the bounds and the fault menu, read against the row's parameters
-//! - [`search`]: depth-first with a visited set, iterative deepening, the shortest violation
+//! - [`search`]: depth-first with a visited set, iterative deepening, the shortest violation; a
+//!   model's panic caught, the search stopped, and the path to it kept
 //! - [`replay_file`]: a found path as a replayable scenario file
 //! - [`times`]: hold and think times chosen at each acquisition
 //!
@@ -27,10 +28,11 @@ use std::time::Duration;
 
 use locksim_simulator::dist::Dist;
 use locksim_simulator::scenario::{RunSpec, Scenario};
+use locksim_simulator::search::SearchWorld;
 use locksim_simulator::setup::Setup;
 
 pub use bounds::{Bounds, MenuFault, Property, Targets};
-pub use search::{Found, Incomplete, Stats, Step};
+pub use search::{Found, Incomplete, Panicked, Stats, Step};
 
 /// One search's result, ready to print.
 #[derive(Clone, Debug)]
@@ -43,9 +45,10 @@ pub struct Report {
     pub bounds: Bounds,
     /// What the search found and counted.
     pub found: Found,
-    /// The counterexample as a scenario file's text, when one was found.
+    /// The counterexample (or the path to the model's panic) as a scenario file's text.
     pub scenario: Option<String>,
-    /// The counterexample's faults and the checkers' first violation, for the report.
+    /// The counterexample's faults and the checkers' first violation (or the panic path's
+    /// faults), for the report.
     pub story: Vec<String>,
     /// Wall time of the search.
     pub wall: Duration,
@@ -103,17 +106,41 @@ pub fn exhaust(
     progress: &mut (dyn FnMut(&Stats) + Send),
 ) -> Result<Report, String> {
     let setup = timed_setup(&bounded_setup(&scenario.setup, bounds)?, bounds);
+    let root = row.model.search_world(&setup, &row.params, bounds.seed);
+    exhaust_from(root.as_ref(), text, row, bounds, stop, progress)
+}
+
+/// As [`exhaust`], from `root`, the row's world in its bounded setting (a test may wrap it).
+pub fn exhaust_from(
+    root: &dyn SearchWorld,
+    text: &str,
+    row: &RunSpec,
+    bounds: &Bounds,
+    stop: &AtomicBool,
+    progress: &mut (dyn FnMut(&Stats) + Send),
+) -> Result<Report, String> {
     #[allow(clippy::disallowed_methods)] // the search's own wall time, not a run's: no run reads it
     let started = std::time::Instant::now();
-    let root = row.model.search_world(&setup, &row.params, bounds.seed);
     let symmetry_applies = root.symmetry_applies();
-    let found = search::search(root.as_ref(), bounds, stop, progress);
+    let found = search::search(root, bounds, stop, progress);
     let wall = started.elapsed();
     let mut story = Vec::new();
     let mut scenario_text = None;
-    if let Some(path) = &found.counterexample {
+    if let Some(panicked) = &found.panicked {
+        // Taken again inside a panic boundary: the replay file up to the panic.
         let choices = times::TimeChoices::of(bounds);
-        let taken = replay_file::take(root.as_ref(), path, bounds.delays_ns[0], &choices);
+        let (taken, _) = replay_file::take_to_panic(root, &panicked.path, bounds.delays_ns[0], &choices);
+        for (inj, at_ns, name) in &taken.faults {
+            story.push(format!("fault: {}", replay_file::describe_fault(inj, *at_ns, name)));
+        }
+        if let Some(key) = taken.keys.last() {
+            story.push(format!("panicked at step {}: {key}", taken.keys.len()));
+        }
+        let file = replay_file::scenario_text(text, &row.label, bounds, &taken, Some(&panicked.message))?;
+        scenario_text = Some(file);
+    } else if let Some(path) = &found.counterexample {
+        let choices = times::TimeChoices::of(bounds);
+        let taken = replay_file::take(root, path, bounds.delays_ns[0], &choices);
         if !bounds.holds_ms.is_empty() || !bounds.thinks_ms.is_empty() {
             story.push(format!("workload: {}", pair_words(bounds)));
         }
@@ -129,7 +156,7 @@ pub fn exhaust(
         if let Some(v) = taken.metrics.violations.first() {
             story.push(format!("{} at {:.3} ms: {}", v.kind, v.at_ns as f64 / 1e6, v.detail));
         }
-        scenario_text = Some(replay_file::scenario_text(text, &row.label, bounds, &taken)?);
+        scenario_text = Some(replay_file::scenario_text(text, &row.label, bounds, &taken, None)?);
     }
     Ok(Report {
         label: row.label.clone(),
@@ -211,6 +238,20 @@ impl fmt::Display for Report {
         let s = &self.found.stats;
         let prop = self.bounds.property.name();
         match (&self.found.counterexample, &self.found.incomplete) {
+            _ if self.found.panicked.is_some() => {
+                let p = self.found.panicked.as_ref().expect("matched");
+                writeln!(
+                    f,
+                    "{} ({}): the model panicked, search stopped (path of {} steps): {}",
+                    self.label,
+                    self.model,
+                    p.path.len(),
+                    p.message
+                )?;
+                for line in &self.story {
+                    writeln!(f, "  {line}")?;
+                }
+            }
             (Some(path), _) => {
                 writeln!(f, "{} ({}): {prop} found, shortest path {} steps", self.label, self.model, path.len())?;
                 for line in &self.story {

@@ -2,8 +2,13 @@
 //! from the start to learn each step's event key and every latency, then the original scenario
 //! rewritten: only the searched row, the workload bound, the path's faults at fixed times and
 //! lengths as `[[faults]]`, the path as `[replay]` (with the hold and think times chosen at each
-//! acquisition, when they were choices), and an `[expect]` that the violation shows.
+//! acquisition, when they were choices), and an `[expect]` that the violation shows. A path on
+//! which the model panicked is taken again inside a panic boundary ([`take_to_panic`]) and
+//! written the same way, with no `[expect]`: `sim run` replays it to the panic (exit 3).
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use locksim_simulator::batch::panic_message;
 use locksim_simulator::checker::SeedMetrics;
 use locksim_simulator::process::CrashKind;
 use locksim_simulator::search::{ChosenTimes, Injection, SearchWorld};
@@ -45,6 +50,60 @@ pub fn take(root: &dyn SearchWorld, path: &[Step], first_delay_ns: Nanos, choice
         thinks: Vec::new(),
         metrics: judge(world.as_ref(), false),
     };
+    take_into(world.as_mut(), path, first_delay_ns, choices, &mut taken);
+    let at_end = world.enabled().is_empty();
+    taken.metrics = judge(world.as_ref(), at_end);
+    taken
+}
+
+/// Latencies written past a panicking step's own: how many the step may need is unknown (it did
+/// not return), and past the list `sim run` would draw them; the run ends at the panic, so
+/// spares are never read.
+const SPARE_DELAYS: usize = 64;
+
+/// Takes `path`, on which the model panicked at its last step, again from `root` inside a panic
+/// boundary: what the replay file needs up to the panic (the last step's key, its own latencies
+/// and times given, then [`SPARE_DELAYS`] first delays), and the panic's message (`None`: it did
+/// not panic this time). The world is dropped at the panic; `metrics` stay empty (unused).
+pub fn take_to_panic(
+    root: &dyn SearchWorld,
+    path: &[Step],
+    first_delay_ns: Nanos,
+    choices: &TimeChoices,
+) -> (Taken, Option<String>) {
+    let mut taken = Taken {
+        keys: Vec::new(),
+        delays_ns: Vec::new(),
+        faults: Vec::new(),
+        holds: Vec::new(),
+        thinks: Vec::new(),
+        metrics: SeedMetrics::empty(root.seed(), 0, false),
+    };
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        let mut world = root.box_clone();
+        take_into(world.as_mut(), path, first_delay_ns, choices, &mut taken);
+    }));
+    let message = result.err().map(|payload| panic_message(payload.as_ref()));
+    if message.is_some() && taken.keys.len() == path.len() {
+        // The last step's key was recorded before it panicked; its latencies and times were not.
+        if let Some(Step::Event { delays_ns, times, .. } | Step::Fault { delays_ns, times, .. }) = path.last() {
+            taken.delays_ns.extend(delays_ns.iter().copied().chain(std::iter::repeat_n(first_delay_ns, SPARE_DELAYS)));
+            let on = taken.keys.last().cloned().unwrap_or_default();
+            taken.holds.extend(times.holds_ns.iter().map(|&ns| (on.clone(), ns)));
+            taken.thinks.extend(times.thinks_ns.iter().map(|&ns| (on.clone(), ns)));
+        }
+    }
+    (taken, message)
+}
+
+/// Takes `path` on `world`, recording into `taken` as it goes (a step's key before the step).
+fn take_into(
+    world: &mut dyn SearchWorld,
+    path: &[Step],
+    first_delay_ns: Nanos,
+    choices: &TimeChoices,
+    taken: &mut Taken,
+) {
     for step in path {
         let enabled = world.enabled();
         let (seq, delays, times) = match step {
@@ -69,9 +128,6 @@ pub fn take(root: &dyn SearchWorld, path: &[Step], first_delay_ns: Nanos, choice
         taken.holds.extend(holds_ns.into_iter().map(|ns| (on.clone(), ns)));
         taken.thinks.extend(thinks_ns.into_iter().map(|ns| (on.clone(), ns)));
     }
-    let at_end = world.enabled().is_empty();
-    taken.metrics = judge(world.as_ref(), at_end);
-    taken
 }
 
 /// How a fault reads in a report line: `pause client-0 at 12.000 ms for 9999.000 ms`.
@@ -89,21 +145,32 @@ pub fn describe_fault(inj: &Injection, at_ns: Nanos, name: &str) -> String {
 
 /// The original scenario `text` rewritten to replay `taken` for the row `label` (see the module
 /// docs). `Err`: the text is not TOML (it parsed once, so this does not happen in practice).
-pub fn scenario_text(text: &str, label: &str, bounds: &Bounds, taken: &Taken) -> Result<String, String> {
+/// `panic`: the path ends with the model's panic (this message), not a violation: the file has
+/// no `[expect]`, and its run panics (exit 3).
+pub fn scenario_text(
+    text: &str,
+    label: &str,
+    bounds: &Bounds,
+    taken: &Taken,
+    panic: Option<&str>,
+) -> Result<String, String> {
     let mut doc: DocumentMut = text.parse().map_err(|e| format!("the scenario does not parse as TOML again: {e}"))?;
     keep_only_row(&mut doc, label);
     let root = doc.as_table_mut();
     let name = root.get("name").and_then(Item::as_str).unwrap_or("scenario").to_string();
-    root.insert("name", value(format!("{name}-{label}-counterexample")));
+    let seed = if bounds.seed == 0 { String::new() } else { format!(" --seed {}", bounds.seed) };
+    let (suffix, what) = match panic {
+        None => ("counterexample", format!("The shortest {} sim exhaust found", bounds.property.name())),
+        Some(message) => ("panic", format!("The path on which the model panicked ({message}) in sim exhaust")),
+    };
+    root.insert("name", value(format!("{name}-{label}-{suffix}")));
     root.insert(
         "description",
         value(format!(
-            "The shortest {} sim exhaust found for `{label}` ({} steps), replayed exactly: the search's faults \
-             at fixed times below, and its path of events and message delays in [replay]. Run it with \
-             `sim run FILE{}`; `sim run FILE --trace` shows every step.",
-            bounds.property.name(),
+            "{what} for `{label}` ({} steps), replayed exactly: the search's faults at fixed times below, and \
+             its path of events and message delays in [replay]. Run it with `sim run FILE{seed}`; `sim run \
+             FILE --trace` shows every step.",
             taken.keys.len(),
-            if bounds.seed == 0 { String::new() } else { format!(" --seed {}", bounds.seed) },
         )),
     );
     root.insert("seeds", value(1));
@@ -160,6 +227,9 @@ pub fn scenario_text(text: &str, label: &str, bounds: &Bounds, taken: &Taken) ->
         }
     }
     root.insert("replay", Item::Table(replay));
+    if panic.is_some() {
+        return Ok(doc.to_string());
+    }
 
     let mut expect = Table::new();
     expect.set_implicit(true);

@@ -9,10 +9,16 @@
 //! A state is explored again only when reached with more depth left than before (else what lies
 //! below it within the limit was already searched). A violation is judged on each step that
 //! recorded a history event, by the checkers on the path's history so far.
+//!
+//! A panic inside the model (or a checker) during the search ends it: it is caught around each
+//! round, the worlds it left are dropped, and the search returns the panic's message with the
+//! path to it (the step that panicked last: each step is on the path while it is taken).
 
 use std::collections::BTreeMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use locksim_simulator::batch::panic_message;
 use locksim_simulator::checker::{check_keeping, SeedMetrics};
 use locksim_simulator::directory::NodeKind;
 use locksim_simulator::process::NodeId;
@@ -48,6 +54,13 @@ pub enum Step {
     },
 }
 
+impl Step {
+    /// The event `seq` with every latency the first delay and no chosen times.
+    fn plain(seq: u64) -> Step {
+        Step::Event { seq, delays_ns: Vec::new(), times: ChosenTimes::default() }
+    }
+}
+
 /// Counts kept while searching, shown by the progress line and the certificate.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Stats {
@@ -74,6 +87,16 @@ pub enum Incomplete {
     Stopped,
 }
 
+/// A panic inside the model (or a checker) that ended the search.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Panicked {
+    /// The panic's message.
+    pub message: String,
+    /// The path from the root to it, its last step the one that panicked (none: the root's
+    /// own moves panicked, e.g. listing what is due).
+    pub path: Vec<Step>,
+}
+
 /// What a search ends with.
 #[derive(Clone, Debug)]
 pub struct Found {
@@ -81,8 +104,11 @@ pub struct Found {
     pub counterexample: Option<Vec<Step>>,
     /// Counts.
     pub stats: Stats,
-    /// `None`: every schedule within the bounds was covered (or a counterexample was found).
+    /// `None`: every schedule within the bounds was covered (or a counterexample was found, or
+    /// the model panicked).
     pub incomplete: Option<Incomplete>,
+    /// The model panicked: the search stopped there, with no counterexample and no certificate.
+    pub panicked: Option<Panicked>,
 }
 
 /// Whether `m`, the checkers' measure of a history, shows `property`.
@@ -170,20 +196,29 @@ fn rounds(root: &dyn SearchWorld, bounds: &Bounds, stop: &AtomicBool, progress: 
             halted: None,
             times: TimeChoices::of(bounds),
         };
-        round.explore(root.box_clone(), 0, Budget { faults: bounds.faults, slow: bounds.slow_messages, used: 0 });
+        let budget = Budget { faults: bounds.faults, slow: bounds.slow_messages, used: 0 };
+        // The one panic boundary of the search: the unwinding drops every world of the round,
+        // and the path is left as it was at the panic (its pops are skipped).
+        let explored = catch_unwind(AssertUnwindSafe(|| round.explore(root.box_clone(), 0, budget)));
         round.stats.unique = round.visited.len() as u64;
         stats = round.stats.clone();
+        let end =
+            |counterexample, incomplete| Found { counterexample, stats: stats.clone(), incomplete, panicked: None };
+        if let Err(payload) = explored {
+            let panicked = Panicked { message: panic_message(payload.as_ref()), path: round.path };
+            return Found { panicked: Some(panicked), ..end(None, None) };
+        }
         if round.best.is_some() {
-            return Found { counterexample: round.best, stats, incomplete: None };
+            return end(round.best, None);
         }
         if let Some(why) = round.halted {
-            return Found { counterexample: None, stats, incomplete: Some(why) };
+            return end(None, Some(why));
         }
         if !round.cut {
-            return Found { counterexample: None, stats, incomplete: None };
+            return end(None, None);
         }
         if limit >= bounds.max_depth {
-            return Found { counterexample: None, stats, incomplete: Some(Incomplete::DepthBound) };
+            return end(None, Some(Incomplete::DepthBound));
         }
         limit = limit.saturating_mul(2).min(bounds.max_depth);
     }
@@ -237,7 +272,9 @@ impl Round<'_> {
                 // One way on: take it in place.
                 let history = world.history_len();
                 let seq = enabled[0].seq;
+                self.path.push(Step::plain(seq)); // while taken (a panic leaves it on the path)
                 let taken = world.step(seq, &[], d0);
+                self.path.pop();
                 self.path.push(Step::Event { seq, delays_ns: vec![d0; taken], times: ChosenTimes::default() });
                 depth += 1;
                 if world.history_len() > history && shows(self.bounds.property, &judge(world.as_ref(), false)) {
@@ -295,19 +332,26 @@ impl Round<'_> {
         let mut slot = Some(world);
         for (i, e) in enabled.iter().enumerate() {
             let last = i + 1 == moves;
+            // Each step, probes too, is on the path while taken: a panic leaves it there.
+            self.path.push(Step::plain(e.seq));
             let timings = self.times.for_step(slot_ref(&slot), e, d0);
+            self.path.pop();
             if one_delay && timings.len() == 1 {
                 let mut child = if last { slot.take().expect("the last child") } else { slot_clone(&slot) };
+                self.path.push(Step::plain(e.seq));
                 let taken = child.step(e.seq, &[], d0);
+                self.path.pop();
                 let step = Step::Event { seq: e.seq, delays_ns: vec![d0; taken], times: ChosenTimes::default() };
                 self.child(child, history, step, depth, left);
             } else {
                 for (delays_ns, slow) in self.delay_combinations(slot_ref(&slot), e.seq, None, left.slow) {
                     for times in &timings {
                         let mut child = slot_clone(&slot);
-                        child.step_timed(e.seq, &delays_ns, d0, times);
                         let left = Budget { slow: left.slow - slow, ..left };
                         let step = Step::Event { seq: e.seq, delays_ns: delays_ns.clone(), times: times.clone() };
+                        self.path.push(step);
+                        child.step_timed(e.seq, &delays_ns, d0, times);
+                        let step = self.path.pop().expect("the step taken");
                         self.child(child, history, step, depth, left);
                     }
                 }
@@ -319,11 +363,16 @@ impl Round<'_> {
         for (entry, injection, at_ns) in faults {
             for (delays_ns, slow) in self.delay_combinations(slot_ref(&slot), 0, Some((&injection, at_ns)), left.slow) {
                 let mut child = slot_clone(&slot);
-                let seq = child.inject_fault(&injection, at_ns);
-                child.enabled();
-                child.step(seq, &delays_ns, d0);
                 let step =
                     Step::Fault { injection: injection.clone(), at_ns, delays_ns, times: ChosenTimes::default() };
+                self.path.push(step);
+                let Some(Step::Fault { delays_ns, .. }) = self.path.last() else {
+                    unreachable!("the fault just pushed")
+                };
+                let seq = child.inject_fault(&injection, at_ns);
+                child.enabled();
+                child.step(seq, delays_ns, d0);
+                let step = self.path.pop().expect("the step taken");
                 let used = if self.bounds.distinct_faults { left.used | 1 << entry } else { left.used };
                 self.child(
                     child,
@@ -341,8 +390,14 @@ impl Round<'_> {
 
     /// Whether taking `event` starts a hold or think whose time is a choice (then it is a branch,
     /// even as the only move).
-    fn time_choice(&self, world: &dyn SearchWorld, event: &Enabled) -> bool {
-        self.times.may_time(world, event) && self.times.for_step(world, event, self.bounds.delays_ns[0]).len() > 1
+    fn time_choice(&mut self, world: &dyn SearchWorld, event: &Enabled) -> bool {
+        if !self.times.may_time(world, event) {
+            return false;
+        }
+        self.path.push(Step::plain(event.seq)); // its probe, on the path while taken
+        let choices = self.times.for_step(world, event, self.bounds.delays_ns[0]).len();
+        self.path.pop();
+        choices > 1
     }
 
     /// A shorter violation was found meanwhile: nothing at this depth can be shorter.
@@ -354,7 +409,7 @@ impl Round<'_> {
     /// it once on a copy with the first delay everywhere) that gives at most `slow_left` of them
     /// a delay other than the first, each with how many it gives one.
     fn delay_combinations(
-        &self,
+        &mut self,
         world: &dyn SearchWorld,
         seq: u64,
         fault: Option<(&Injection, Nanos)>,
@@ -362,6 +417,13 @@ impl Round<'_> {
     ) -> Vec<(Vec<Nanos>, u32)> {
         let d = &self.bounds.delays_ns;
         let mut probe = world.box_clone();
+        // The probe's step, on the path while taken (a panic leaves it there).
+        self.path.push(match fault {
+            Some((inj, at_ns)) => {
+                Step::Fault { injection: inj.clone(), at_ns, delays_ns: Vec::new(), times: ChosenTimes::default() }
+            }
+            None => Step::plain(seq),
+        });
         let taken = match fault {
             Some((inj, at_ns)) => {
                 let s = probe.inject_fault(inj, at_ns);
@@ -370,6 +432,7 @@ impl Round<'_> {
             }
             None => probe.step(seq, &[], d[0]),
         };
+        self.path.pop();
         if d.len() == 1 || taken == 0 || slow_left == 0 {
             return vec![(vec![d[0]; taken], 0)];
         }
