@@ -14,12 +14,11 @@ use std::time::Duration;
 use locksim_simulator::checker::{self, SeedMetrics};
 use locksim_simulator::engine::schedule;
 use locksim_simulator::history::{FaultWindow, History, HistoryEvent, Stamped};
-use locksim_simulator::process::{ClientState, NodeKind};
+use locksim_simulator::process::{ClientState, NodeId, NodeKind};
 use locksim_simulator::rng::stream;
 use locksim_simulator::scenario::{FaultKind, RunSpec, Scenario};
-use locksim_simulator::setup::Selector;
+use locksim_simulator::setup::{Selector, SelectorView};
 use locksim_simulator::time::{ms_to_ns, Nanos};
-use rand::seq::SliceRandom;
 
 use crate::backends::backend_for;
 use crate::client::{node_names, ClientLine, ClientSpec, Summary};
@@ -432,7 +431,7 @@ fn reference_notes(said: &[String]) -> Vec<String> {
     notes
 }
 
-/// The node names a fault's selectors pick now.
+/// The node names a fault's selectors pick now (empty: a role has no member yet, try again).
 fn resolve(
     targets: &[Selector],
     names: &[(String, NodeKind)],
@@ -441,40 +440,62 @@ fn resolve(
     state: &BTreeMap<usize, ClientState>,
     rng: &mut rand_chacha::ChaCha8Rng,
 ) -> Vec<String> {
+    let view = LiveView { names, servers, backend, state };
     let mut out = Vec::new();
-    let of_kind = |k: NodeKind| names.iter().filter(move |(_, kk)| *kk == k).map(|(n, _)| n.clone());
     for t in targets {
-        let picked: Vec<String> = match t {
-            Selector::Named(n) => vec![n.clone()],
-            Selector::AllOf(k) => of_kind(*k).collect(),
-            Selector::All => Vec::new(),
-            Selector::Leader => backend.leader(servers).into_iter().collect(),
-            Selector::Follower => {
-                let leader = backend.leader(servers);
-                let others: Vec<String> =
-                    servers.iter().map(|s| s.node.clone()).filter(|n| Some(n) != leader.as_ref()).collect();
-                others.choose(rng).cloned().into_iter().collect()
-            }
-            Selector::Holder | Selector::Waiter => {
-                let want = if *t == Selector::Holder { ClientState::Holding } else { ClientState::Waiting };
-                let c: Vec<String> =
-                    state.iter().filter(|(_, s)| **s == want).map(|(id, _)| names[*id].0.clone()).collect();
-                c.choose(rng).cloned().into_iter().collect()
-            }
-            Selector::RandomClient => {
-                of_kind(NodeKind::Client).collect::<Vec<_>>().choose(rng).cloned().into_iter().collect()
-            }
-            Selector::RandomServer => {
-                servers.iter().map(|s| s.node.clone()).collect::<Vec<_>>().choose(rng).cloned().into_iter().collect()
-            }
-        };
-        for p in picked {
-            if !out.contains(&p) {
-                out.push(p);
+        for id in t.resolve(&view, rng).unwrap_or_default() {
+            let name = &names[id].0;
+            if !out.contains(name) {
+                out.push(name.clone());
             }
         }
     }
     out
+}
+
+/// The real servers as a selector sees them. Unlike the simulator's view, every node counts as
+/// alive (a live run does not track crashes for selection), `follower` and `random-server` draw
+/// among every started server process (Redis sentinels included), and a `follower` may be any of
+/// them while no server says it leads.
+struct LiveView<'a> {
+    names: &'a [(String, NodeKind)],
+    servers: &'a [Server],
+    backend: &'a dyn crate::backend::Backend,
+    /// Each client's last known state, by node index.
+    state: &'a BTreeMap<usize, ClientState>,
+}
+
+impl LiveView<'_> {
+    fn id_of(&self, name: &str) -> Option<NodeId> {
+        self.names.iter().position(|(n, _)| n == name)
+    }
+}
+
+impl SelectorView for LiveView<'_> {
+    fn node_count(&self) -> usize {
+        self.names.len()
+    }
+    fn name(&self, node: NodeId) -> &str {
+        &self.names[node].0
+    }
+    fn kind(&self, node: NodeId) -> NodeKind {
+        self.names[node].1
+    }
+    fn servers(&self) -> Vec<NodeId> {
+        self.servers.iter().filter_map(|s| self.id_of(&s.node)).collect()
+    }
+    fn leader(&self) -> Option<NodeId> {
+        self.id_of(&self.backend.leader(self.servers)?)
+    }
+    fn follower_without_leader(&self) -> bool {
+        true
+    }
+    fn alive(&self, _node: NodeId) -> bool {
+        true
+    }
+    fn client_state(&self, node: NodeId) -> Option<ClientState> {
+        self.state.get(&node).copied()
+    }
 }
 
 /// Starts (`start`) or ends a fault on one node.

@@ -48,13 +48,8 @@ fn recycle_events(mut events: Vec<Stamped>) {
 fn node_set(sel: &Selector, names: &[(String, NodeKind)]) -> Vec<bool> {
     names
         .iter()
-        .map(|(name, kind)| match sel {
-            Selector::Named(n) => n == name,
-            Selector::AllOf(k) => k == kind,
-            Selector::All => true,
-            // The parser admits only fixed selectors in links (see `Selector::is_fixed`).
-            _ => false,
-        })
+        // The parser admits only fixed selectors in links (see `Selector::is_fixed`).
+        .map(|(name, kind)| sel.fixed_match(name, *kind).unwrap_or(false))
         .collect()
 }
 

@@ -3,16 +3,13 @@
 //! connection resets a crash sends. A part of [`World`]'s implementation kept apart from the
 //! event loop and dispatch in `engine/mod.rs`; the world's fields and helpers are its module's.
 
-use rand::Rng;
-
 use super::network::{Cut, Loss, Slow};
 use super::queue::EventKind;
 use super::{clock_segment, Applied, Backlogged, Status, World, ROLE_RETRY_NS};
 use crate::directory::Directory;
 use crate::history::{FaultWindow, HistoryEvent};
 use crate::process::{ClientState, Crash, CrashKind, NodeId, NodeKind, Protocol};
-use crate::rng::ChaCha8Rng;
-use crate::setup::{FaultKind, Selector};
+use crate::setup::{FaultKind, Selector, SelectorView};
 use crate::time::{ms_to_ns_signed, Nanos};
 use crate::traced::{FaultPhase, Subject, TracedFault};
 
@@ -364,40 +361,13 @@ impl<P: Protocol> World<P> {
         }
     }
 
-    /// The nodes a selector means now; None when a role has no member yet.
+    /// The nodes a selector means now; None when a role has no member yet. The draw comes from
+    /// the world's fault stream (a copy drawn from, then put back: the view borrows the world).
     fn resolve(&mut self, sel: &Selector) -> Option<Vec<NodeId>> {
-        let alive = |w: &World<P>, i: NodeId| w.nodes[i].status != Status::Crashed;
-        let servers: Vec<NodeId> = self.dir.of_kind(NodeKind::Server).collect();
-        let clients: Vec<NodeId> = self.dir.of_kind(NodeKind::Client).collect();
-        let pick = |rng: &mut ChaCha8Rng, v: &[NodeId]| -> Option<Vec<NodeId>> {
-            if v.is_empty() {
-                None
-            } else {
-                Some(vec![v[rng.gen_range(0..v.len())]])
-            }
-        };
-        match sel {
-            Selector::Named(name) => self.dir.id_of(name).map(|i| vec![i]),
-            Selector::AllOf(kind) => Some(self.dir.of_kind(*kind).collect()),
-            Selector::All => Some((0..self.nodes.len()).collect()),
-            Selector::Leader => self.leader().map(|l| vec![l]),
-            Selector::Follower => {
-                let leader = self.leader()?;
-                let f: Vec<NodeId> = servers.iter().copied().filter(|&s| s != leader && alive(self, s)).collect();
-                pick(&mut self.fault_rng, &f)
-            }
-            Selector::Holder | Selector::Waiter => {
-                let want = if *sel == Selector::Holder { ClientState::Holding } else { ClientState::Waiting };
-                let c: Vec<NodeId> = clients
-                    .iter()
-                    .copied()
-                    .filter(|&c| alive(self, c) && self.nodes[c].behaviour.client_state() == want)
-                    .collect();
-                pick(&mut self.fault_rng, &c)
-            }
-            Selector::RandomClient => pick(&mut self.fault_rng, &clients),
-            Selector::RandomServer => pick(&mut self.fault_rng, &servers),
-        }
+        let mut rng = self.fault_rng.clone();
+        let ids = sel.resolve(&FaultView(self), &mut rng);
+        self.fault_rng = rng;
+        ids
     }
 
     pub(super) fn leader(&self) -> Option<NodeId> {
@@ -417,6 +387,31 @@ impl<P: Protocol> World<P> {
             None if self.leaderless => self.dir.id_of("server-0"),
             None => None,
         }
+    }
+}
+
+/// The world as a selector sees it: a role (`follower`, `holder`, `waiter`) is never a crashed
+/// node, a random pick may be; the leader is [`World::leader`].
+struct FaultView<'a, P: Protocol>(&'a World<P>);
+
+impl<P: Protocol> SelectorView for FaultView<'_, P> {
+    fn node_count(&self) -> usize {
+        self.0.dir.len()
+    }
+    fn name(&self, node: NodeId) -> &str {
+        self.0.dir.name_of(node)
+    }
+    fn kind(&self, node: NodeId) -> NodeKind {
+        self.0.dir.kind_of(node)
+    }
+    fn leader(&self) -> Option<NodeId> {
+        self.0.leader()
+    }
+    fn alive(&self, node: NodeId) -> bool {
+        self.0.nodes[node].status != Status::Crashed
+    }
+    fn client_state(&self, node: NodeId) -> Option<ClientState> {
+        Some(self.0.nodes[node].behaviour.client_state())
     }
 }
 

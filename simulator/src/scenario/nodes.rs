@@ -106,9 +106,9 @@ impl Census {
     /// Whether the selector can name at least one node of this run.
     fn covers(&self, sel: &Selector) -> bool {
         match sel {
-            Selector::Named(n) => self.has_named(n),
-            Selector::AllOf(k) => self.has_kind(*k),
-            Selector::All => true,
+            Selector::Named(_) | Selector::AllOf(_) | Selector::All => {
+                self.nodes().any(|(name, kind)| sel.fixed_match(&name, kind) == Some(true))
+            }
             Selector::Leader | Selector::RandomServer => self.has_kind(NodeKind::Server),
             // A follower is a server other than the leader: it takes two servers.
             Selector::Follower => self.services.iter().filter(|(_, k)| *k == NodeKind::Server).count() >= 2,
@@ -119,6 +119,16 @@ impl Census {
     /// Node indexes of this census: services in order, then clients, then the resource.
     fn size(&self) -> usize {
         self.services.len() + self.clients + 1
+    }
+
+    /// Every node's name and kind, by node index (as the engine numbers them).
+    fn nodes(&self) -> impl Iterator<Item = (String, NodeKind)> + '_ {
+        let clients = (0..self.clients).map(|i| (format!("client-{i}"), NodeKind::Client));
+        self.services
+            .iter()
+            .cloned()
+            .chain(clients)
+            .chain(std::iter::once(("resource".to_string(), NodeKind::Resource)))
     }
 
     /// Marks the nodes `sel` may select when the fault starts; `certain`: only those it selects
@@ -132,20 +142,13 @@ impl Census {
             k => self.services.iter().enumerate().filter(|(_, (_, sk))| *sk == k).for_each(|(i, _)| into[i] = true),
         };
         match sel {
-            Selector::Named(name) => {
-                let at = if name == "resource" {
-                    Some(s + self.clients)
-                } else if let Some(n) = name.strip_prefix("client-") {
-                    n.parse::<usize>().ok().filter(|i| *i < self.clients && n == i.to_string()).map(|i| s + i)
-                } else {
-                    self.services.iter().position(|(sn, _)| sn == name)
-                };
-                if let Some(i) = at {
-                    into[i] = true;
+            Selector::Named(_) | Selector::AllOf(_) | Selector::All => {
+                for (i, (name, k)) in self.nodes().enumerate() {
+                    if sel.fixed_match(&name, k) == Some(true) {
+                        into[i] = true;
+                    }
                 }
             }
-            Selector::AllOf(k) => kind(*k, into),
-            Selector::All => into.iter_mut().for_each(|b| *b = true),
             _ if certain => {}
             Selector::Leader | Selector::Follower | Selector::RandomServer => kind(NodeKind::Server, into),
             Selector::Holder | Selector::Waiter | Selector::RandomClient => kind(NodeKind::Client, into),

@@ -6,7 +6,7 @@
 
 pub mod selector;
 
-pub use selector::{Selector, SELECTOR_FORMS};
+pub use selector::{Selector, SelectorView, SELECTOR_FORMS};
 
 use crate::dist::Dist;
 use crate::process::CrashKind;
