@@ -9,7 +9,8 @@ use std::collections::BTreeSet;
 use locksim_algorithms::dynamodb::protocol::{Call, Item};
 use locksim_simulator::fingerprint::{hash_of, Renaming};
 use locksim_simulator::scenario::parse_str;
-use locksim_simulator::search::SearchWorld;
+
+use crate::walk_common::walk;
 
 /// The table and two clients, each acquiring once.
 const SCENARIO: &str = r#"
@@ -27,22 +28,6 @@ hold_ms = 100
 think_ms = 0
 acquisitions_per_client = 1
 "#;
-
-/// Every state a depth-first walk of every tie order (each message 1 ms) meets within `depth`
-/// steps, keyed by `key`; false if symmetry did not apply at one of them.
-fn walk(world: Box<dyn SearchWorld>, depth: u32, key: fn(&dyn SearchWorld) -> u64, seen: &mut BTreeSet<u64>) -> bool {
-    let mut applied = world.symmetry_applies();
-    if !seen.insert(key(world.as_ref())) || depth == 0 {
-        return applied;
-    }
-    let mut world = world;
-    for e in world.enabled() {
-        let mut next = world.clone();
-        next.step(e.seq, &[], 1_000_000);
-        applied &= walk(next, depth - 1, key, seen);
-    }
-    applied
-}
 
 #[test]
 fn swapped_dynamodb_clients_are_one_symmetric_state() {

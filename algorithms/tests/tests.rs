@@ -12,6 +12,7 @@ mod postgres_common;
 mod redis_common;
 mod redlock_common;
 mod single;
+mod walk_common;
 mod zookeeper_common;
 
 mod app_check;

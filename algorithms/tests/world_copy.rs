@@ -8,8 +8,9 @@ use locksim_simulator::engine::{World, WorldResult};
 use locksim_simulator::model::{Model, Params};
 use locksim_simulator::run::build_world;
 use locksim_simulator::scenario::parse_str;
-use locksim_simulator::search::SearchWorld;
 use locksim_simulator::setup::Setup;
+
+use crate::walk_common::walk;
 
 /// Every model, with faults that leave state to copy mid-run: a paused client (a backlog), a
 /// crashed leader (a node down, connections reset), an isolated server (a network rule in force).
@@ -153,28 +154,6 @@ think_ms = 0
 acquisitions_per_client = 1
 "#;
 
-/// How many distinct states a depth-first walk of every tie order (each message 1 ms) meets
-/// within `depth` steps, states keyed by `key`; and whether symmetry applied at every one.
-fn distinct_states(
-    world: Box<dyn SearchWorld>,
-    depth: u32,
-    key: fn(&dyn SearchWorld) -> u64,
-    seen: &mut std::collections::BTreeSet<u64>,
-) -> bool {
-    let mut symmetric = world.symmetry_applies();
-    if !seen.insert(key(world.as_ref())) || depth == 0 {
-        return symmetric;
-    }
-    let mut world = world;
-    let enabled = world.enabled();
-    for e in enabled {
-        let mut next = world.clone();
-        next.step(e.seq, &[], 1_000_000);
-        symmetric &= distinct_states(next, depth - 1, key, seen);
-    }
-    symmetric
-}
-
 #[test]
 fn interchangeable_clients_are_merged_by_the_symmetric_fingerprint() {
     let models = locksim_algorithms::registry();
@@ -183,8 +162,8 @@ fn interchangeable_clients_are_merged_by_the_symmetric_fingerprint() {
         let name = run.model.name();
         let start = || run.model.search_world(&sc.setup, &run.params, 1);
         let (mut plain, mut symmetric) = (Default::default(), Default::default());
-        distinct_states(start(), 24, |w| w.fingerprint(), &mut plain);
-        let applied = distinct_states(start(), 24, |w| w.fingerprint_symmetric(), &mut symmetric);
+        walk(start(), 24, |w| w.fingerprint(), &mut plain);
+        let applied = walk(start(), 24, |w| w.fingerprint_symmetric(), &mut symmetric);
         assert!(applied, "{name}: every state has a typed fingerprint");
         if name == "redis" {
             // Each Redis client draws a random owner id as it starts (Redisson's instance id), and

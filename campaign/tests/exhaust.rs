@@ -26,7 +26,9 @@ fn scenario(name: &str) -> (Scenario, String) {
     (sc, text)
 }
 
-fn words(menu: &[&str]) -> BoundWords {
+/// Two clients, one acquisition each, the `menu` of faults, messages at the minimum delay, max
+/// depth 4096 (`exhaust_start_depth.rs` uses these bounds too).
+pub(crate) fn words(menu: &[&str]) -> BoundWords {
     BoundWords {
         clients: 2,
         acquisitions: 1,

@@ -12,28 +12,10 @@ use locksim_campaign::exhaust::bounds::BoundWords;
 use locksim_campaign::exhaust::{exhaust, Report};
 use locksim_simulator::scenario::parse_str;
 
-const MAX_DEPTH: u32 = 4096;
+use crate::exhaust::words;
 
-fn words(menu: &[&str]) -> BoundWords {
-    BoundWords {
-        clients: 2,
-        acquisitions: 1,
-        faults: None,
-        distinct_faults: false,
-        symmetry: false,
-        menu: menu.iter().map(|m| m.to_string()).collect(),
-        delays: "min".into(),
-        slow_messages: 1,
-        property: None,
-        max_depth: MAX_DEPTH,
-        max_states: 1_000_000,
-        seed: 0,
-        menu_at: vec![],
-        delays_at: None,
-        holds_ms: vec![],
-        thinks_ms: vec![],
-    }
-}
+/// The depth limit of `exhaust.rs`'s bounds ([`words`]).
+const MAX_DEPTH: u32 = 4096;
 
 /// Searches `label` of `scenarios/exhaust/FILE` within `w`, the first round's limit `start`.
 fn search(file: &str, label: &str, w: &BoundWords, start: Option<u32>) -> Result<Report, String> {
