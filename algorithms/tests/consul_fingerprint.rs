@@ -3,13 +3,11 @@
 //! every state a walk of every tie order meets, and a one-field difference still tells two
 //! values apart (a log entry's origin too, which its hand-written `Debug` leaves out).
 
-use std::collections::BTreeSet;
-
 use locksim_algorithms::consul::protocol::{Cmd, CmdKind};
 use locksim_simulator::fingerprint::{hash_of, Renaming};
 use locksim_simulator::scenario::parse_str;
 
-use crate::walk_common::walk;
+use crate::walk_common::walk_both;
 
 /// Three servers and two clients, each acquiring once.
 const SCENARIO: &str = r#"
@@ -33,12 +31,10 @@ fn the_symmetric_fingerprint_applies_to_every_consul_state() {
     let models = locksim_algorithms::registry();
     let sc = parse_str("consul-symmetry.toml", SCENARIO, &models).unwrap_or_else(|e| panic!("{e}"));
     let run = &sc.runs[0];
-    let start = || run.model.search_world(&sc.setup, &run.params, 1);
-    let (mut plain, mut symmetric) = (BTreeSet::new(), BTreeSet::new());
-    walk(start(), 10, |w| w.fingerprint(), &mut plain);
-    assert!(walk(start(), 10, |w| w.fingerprint_symmetric(), &mut symmetric), "typed at every state");
-    assert!(symmetric.len() <= plain.len(), "{} symmetric, {} plain", symmetric.len(), plain.len());
-    eprintln!("consul: {} distinct states symmetric, {} plain", symmetric.len(), plain.len());
+    let w = walk_both(run, &sc.setup, 10);
+    assert!(w.applied, "typed at every state");
+    assert!(w.symmetric <= w.plain, "{} symmetric, {} plain", w.symmetric, w.plain);
+    eprintln!("consul: {} distinct states symmetric, {} plain", w.symmetric, w.plain);
 }
 
 #[test]

@@ -4,13 +4,11 @@
 //! index each writes goes through the renaming, as the client it names); a one-field difference
 //! still tells two states apart.
 
-use std::collections::BTreeSet;
-
 use locksim_algorithms::dynamodb::protocol::{Call, Item};
 use locksim_simulator::fingerprint::{hash_of, Renaming};
 use locksim_simulator::scenario::parse_str;
 
-use crate::walk_common::walk;
+use crate::walk_common::walk_both;
 
 /// The table and two clients, each acquiring once.
 const SCENARIO: &str = r#"
@@ -34,12 +32,10 @@ fn swapped_dynamodb_clients_are_one_symmetric_state() {
     let models = locksim_algorithms::registry();
     let sc = parse_str("dynamodb-symmetry.toml", SCENARIO, &models).unwrap_or_else(|e| panic!("{e}"));
     let run = &sc.runs[0];
-    let start = || run.model.search_world(&sc.setup, &run.params, 1);
-    let (mut plain, mut symmetric) = (BTreeSet::new(), BTreeSet::new());
-    walk(start(), 16, |w| w.fingerprint(), &mut plain);
-    assert!(walk(start(), 16, |w| w.fingerprint_symmetric(), &mut symmetric), "typed at every state");
+    let w = walk_both(run, &sc.setup, 16);
+    assert!(w.applied, "typed at every state");
     // The two clients start and send their first GetItem in either order: mirror images.
-    assert!(symmetric.len() < plain.len(), "{} symmetric, {} plain", symmetric.len(), plain.len());
+    assert!(w.symmetric < w.plain, "{} symmetric, {} plain", w.symmetric, w.plain);
 }
 
 #[test]

@@ -3,13 +3,11 @@
 //! modes: the client-symmetric fingerprint applies at every state a walk of every tie order
 //! meets, and a one-field difference still tells two values apart.
 
-use std::collections::BTreeSet;
-
 use locksim_algorithms::hazelcast::ilock::{IlockMsg, LockCall};
 use locksim_simulator::fingerprint::{hash_of, Renaming};
 use locksim_simulator::scenario::parse_str;
 
-use crate::walk_common::walk;
+use crate::walk_common::walk_both;
 
 /// Three CP members (and, as a variant, three ILock members) and two clients, each acquiring once.
 const SCENARIO: &str = r#"
@@ -39,16 +37,10 @@ fn the_symmetric_fingerprint_applies_to_every_hazelcast_state() {
     let sc = parse_str("hazelcast-symmetry.toml", SCENARIO, &models).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(sc.runs.len(), 2, "the CP lock and ILock");
     for run in &sc.runs {
-        let start = || run.model.search_world(&sc.setup, &run.params, 1);
-        let (mut plain, mut symmetric) = (BTreeSet::new(), BTreeSet::new());
-        walk(start(), 10, |w| w.fingerprint(), &mut plain);
-        assert!(
-            walk(start(), 10, |w| w.fingerprint_symmetric(), &mut symmetric),
-            "{}: typed at every state",
-            run.label
-        );
-        assert!(symmetric.len() <= plain.len(), "{}: {} symmetric, {} plain", run.label, symmetric.len(), plain.len());
-        eprintln!("{}: {} distinct states symmetric, {} plain", run.label, symmetric.len(), plain.len());
+        let w = walk_both(run, &sc.setup, 10);
+        assert!(w.applied, "{}: typed at every state", run.label);
+        assert!(w.symmetric <= w.plain, "{}: {} symmetric, {} plain", run.label, w.symmetric, w.plain);
+        eprintln!("{}: {} distinct states symmetric, {} plain", run.label, w.symmetric, w.plain);
     }
 }
 

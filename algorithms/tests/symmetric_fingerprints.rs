@@ -6,15 +6,13 @@
 //! separates. Client ids in their state go through the renaming (a client's id in a server's
 //! session or a relayed request): two clients swapped give one fingerprint.
 
-use std::collections::BTreeSet;
-
 use locksim_algorithms::kubernetes::protocol::{
     ApiRequest, ApiResponse, KubernetesMsg, StoreRequest, StoreResponse, Verb,
 };
 use locksim_simulator::fingerprint::{hash_of, Renaming};
 use locksim_simulator::scenario::parse_str;
 
-use crate::walk_common::walk;
+use crate::walk_common::{walk_both, Walked};
 
 /// One primary (and, where the model has them, a standby or replica with its failover process,
 /// a pooler, a front server) and two clients, each acquiring once.
@@ -67,15 +65,12 @@ fn the_symmetric_fingerprint_applies_to_every_state_of_these_models() {
     let mut labels = Vec::new();
     for run in &sc.runs {
         let label = run.label.clone();
-        let start = || run.model.search_world(&sc.setup, &run.params, 1);
-        let (mut plain, mut symmetric) = (BTreeSet::new(), BTreeSet::new());
-        walk(start(), 12, |w| w.fingerprint(), &mut plain);
-        let applied = walk(start(), 12, |w| w.fingerprint_symmetric(), &mut symmetric);
+        let Walked { plain, symmetric, applied } = walk_both(run, &sc.setup, 12);
         assert!(applied, "{label}: every process, message in flight and timer has a typed fingerprint");
         // Renaming clients only merges: the symmetric key never tells apart two states the
         // plain one merges (each state is a permutation of itself).
-        assert!(symmetric.len() <= plain.len(), "{label}: {} symmetric > {} plain", symmetric.len(), plain.len());
-        eprintln!("{label}: {} distinct states symmetric, {} plain", symmetric.len(), plain.len());
+        assert!(symmetric <= plain, "{label}: {symmetric} symmetric > {plain} plain");
+        eprintln!("{label}: {symmetric} distinct states symmetric, {plain} plain");
         labels.push(label);
     }
     labels.sort();

@@ -10,7 +10,7 @@ use locksim_simulator::run::build_world;
 use locksim_simulator::scenario::parse_str;
 use locksim_simulator::setup::Setup;
 
-use crate::walk_common::walk;
+use crate::walk_common::{walk_both, Walked};
 
 /// Every model, with faults that leave state to copy mid-run: a paused client (a backlog), a
 /// crashed leader (a node down, connections reset), an isolated server (a network rule in force).
@@ -160,26 +160,21 @@ fn interchangeable_clients_are_merged_by_the_symmetric_fingerprint() {
     let sc = parse_str("symmetry.toml", SYMMETRIC, &models).unwrap_or_else(|e| panic!("{e}"));
     for run in &sc.runs {
         let name = run.model.name();
-        let start = || run.model.search_world(&sc.setup, &run.params, 1);
-        let (mut plain, mut symmetric) = (Default::default(), Default::default());
-        walk(start(), 24, |w| w.fingerprint(), &mut plain);
-        let applied = walk(start(), 24, |w| w.fingerprint_symmetric(), &mut symmetric);
+        let Walked { plain, symmetric, applied } = walk_both(run, &sc.setup, 24);
         assert!(applied, "{name}: every state has a typed fingerprint");
         if name == "redis" {
             // Each Redis client draws a random owner id as it starts (Redisson's instance id), and
             // the server holds it: no two client states coincide, so nothing merges (identity
             // values are not renamed with their clients).
-            assert_eq!(symmetric.len(), plain.len(), "{name}: nothing merges");
+            assert_eq!(symmetric, plain, "{name}: nothing merges");
         } else {
             // The clients start, open their sessions and ask for the lock in either order: states
             // that are mirror images of each other are one state under symmetry.
             assert!(
-                symmetric.len() < plain.len(),
-                "{name}: symmetry merges mirror-image states: {} symmetric, {} plain",
-                symmetric.len(),
-                plain.len()
+                symmetric < plain,
+                "{name}: symmetry merges mirror-image states: {symmetric} symmetric, {plain} plain"
             );
         }
-        eprintln!("{name}: {} distinct states symmetric, {} plain", symmetric.len(), plain.len());
+        eprintln!("{name}: {symmetric} distinct states symmetric, {plain} plain");
     }
 }
