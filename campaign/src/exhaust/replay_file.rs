@@ -38,18 +38,25 @@ pub struct Taken {
     pub metrics: SeedMetrics,
 }
 
+impl Taken {
+    /// No step taken yet, with `metrics` standing for the history so far.
+    fn nothing(metrics: SeedMetrics) -> Taken {
+        Taken {
+            keys: Vec::new(),
+            delays_ns: Vec::new(),
+            faults: Vec::new(),
+            holds: Vec::new(),
+            thinks: Vec::new(),
+            metrics,
+        }
+    }
+}
+
 /// Takes `path` again from `root` (a copy of it), recording keys, latencies, faults and the
 /// hold and think times `choices` chose from.
 pub fn take(root: &dyn SearchWorld, path: &[Step], first_delay_ns: Nanos, choices: &TimeChoices) -> Taken {
     let mut world = root.box_clone();
-    let mut taken = Taken {
-        keys: Vec::new(),
-        delays_ns: Vec::new(),
-        faults: Vec::new(),
-        holds: Vec::new(),
-        thinks: Vec::new(),
-        metrics: judge(world.as_ref(), false),
-    };
+    let mut taken = Taken::nothing(judge(world.as_ref(), false));
     take_into(world.as_mut(), path, first_delay_ns, choices, &mut taken);
     let at_end = world.enabled().is_empty();
     taken.metrics = judge(world.as_ref(), at_end);
@@ -71,14 +78,7 @@ pub fn take_to_panic(
     first_delay_ns: Nanos,
     choices: &TimeChoices,
 ) -> (Taken, Option<String>) {
-    let mut taken = Taken {
-        keys: Vec::new(),
-        delays_ns: Vec::new(),
-        faults: Vec::new(),
-        holds: Vec::new(),
-        thinks: Vec::new(),
-        metrics: SeedMetrics::empty(root.seed(), 0, false),
-    };
+    let mut taken = Taken::nothing(SeedMetrics::empty(root.seed(), 0, false));
     let result = catch_unwind(AssertUnwindSafe(|| {
         let mut world = root.box_clone();
         take_into(world.as_mut(), path, first_delay_ns, choices, &mut taken);
