@@ -105,12 +105,15 @@ pub struct Renaming {
     timers: BTreeMap<TimerId, u64>,
     /// By client index (`client-{i}`): the client's node id ([`Renaming::client_index`]).
     clients: Vec<NodeId>,
+    /// Identity values by their hash ([`identity_hash`]): the renamed client that owns each
+    /// ([`Renaming::identity_value`]). `None` (the plain fingerprint): values hash as values.
+    owners: Option<BTreeMap<u64, NodeId>>,
 }
 
 impl Renaming {
     /// Every id as itself (no symmetry): `n` nodes.
     pub fn identity(n: usize) -> Self {
-        Renaming { names: (0..n as u64).collect(), timers: BTreeMap::new(), clients: Vec::new() }
+        Renaming { names: (0..n as u64).collect(), ..Renaming::default() }
     }
 
     /// Every id as itself, except the ids in `abstracted`, which all hash alike.
@@ -135,7 +138,7 @@ impl Renaming {
         for (new, &old) in perm.iter().enumerate() {
             names[old] = new as u64;
         }
-        Renaming { names, timers: BTreeMap::new(), clients: Vec::new() }
+        Renaming { names, ..Renaming::default() }
     }
 
     /// Names the live timers (their hashes, computed under this renaming).
@@ -148,6 +151,81 @@ impl Renaming {
     pub fn with_clients(mut self, clients: Vec<NodeId>) -> Self {
         self.clients = clients;
         self
+    }
+
+    /// Names the owners of identity values (see [`identity_owners`]): from then on an owned value
+    /// hashes as its owner, through the renaming ([`Renaming::identity_value`]).
+    pub fn with_identities(mut self, owners: BTreeMap<u64, NodeId>) -> Self {
+        self.owners = Some(owners);
+        self
+    }
+
+    /// Hashes an identity value a client drew or was given (a Redis lock value, a ZooKeeper
+    /// session id) that the model only compares for equality: never orders by it, iterates a map
+    /// in its order in a way that changes behaviour, or derives a delay from it. With owners
+    /// named ([`Renaming::with_identities`]), a value a renamed client owns hashes as that
+    /// client, through the renaming (abstract while clients are ordered), so two swapped clients
+    /// hash their values swapped; a value nobody owns (an old attempt's value left in a server)
+    /// hashes as itself, tagged apart. Without owners (the plain fingerprint) exactly as
+    /// `value.fingerprint` hashes it.
+    pub fn identity_value(&self, h: &mut StableHasher, value: &(impl Fingerprint + ?Sized)) {
+        let Some(owners) = &self.owners else { return value.fingerprint(h, self) };
+        match owners.get(&identity_hash(value)) {
+            Some(&owner) => {
+                h.write_u8(1);
+                self.node(h, owner);
+            }
+            None => {
+                h.write_u8(0);
+                value.fingerprint(h, self);
+            }
+        }
+    }
+
+    /// Hashes an optional identity value ([`Renaming::identity_value`]).
+    pub fn opt_identity_value(&self, h: &mut StableHasher, value: &Option<impl Fingerprint>) {
+        match value {
+            None => h.write_u8(0),
+            Some(v) => {
+                h.write_u8(1);
+                self.identity_value(h, v);
+            }
+        }
+    }
+
+    /// Hashes a set or map keyed by identity values: each (renamed key, value) pair, sorted by
+    /// the renamed key's hash (the map's own order is by the value, which a renaming does not
+    /// keep). Sound only where the model does not iterate the map in its order in a way that
+    /// changes what it does.
+    pub fn identity_map<'a, K: Fingerprint + 'a, V: Fingerprint + 'a>(
+        &self,
+        h: &mut StableHasher,
+        entries: impl IntoIterator<Item = (&'a K, &'a V)>,
+    ) {
+        if self.owners.is_none() {
+            // As `BTreeMap`'s own impl: the length, then the pairs in the map's order.
+            let entries: Vec<(&K, &V)> = entries.into_iter().collect();
+            h.write_usize(entries.len());
+            for (k, v) in entries {
+                k.fingerprint(h, self);
+                v.fingerprint(h, self);
+            }
+            return;
+        }
+        let mut parts: Vec<(u64, u64)> = entries
+            .into_iter()
+            .map(|(k, v)| {
+                let mut key = StableHasher::default();
+                self.identity_value(&mut key, k);
+                (key.finish(), hash_of(v, self))
+            })
+            .collect();
+        parts.sort_unstable();
+        h.write_usize(parts.len());
+        for (k, v) in parts {
+            h.write_u64(k);
+            h.write_u64(v);
+        }
     }
 
     /// Hashes a client's index where a model uses it as the client's name, an identity only
@@ -282,6 +360,32 @@ pub fn hash_of(value: &(impl Fingerprint + ?Sized), ids: &Renaming) -> u64 {
     let mut h = StableHasher::default();
     value.fingerprint(&mut h, ids);
     h.finish()
+}
+
+/// An identity value's hash, the key of [`Renaming::with_identities`]'s map: the value as itself
+/// (a model lists its clients' identity values with this, `LockClient::identity_values`).
+pub fn identity_hash(value: &(impl Fingerprint + ?Sized)) -> u64 {
+    hash_of(value, &Renaming::default())
+}
+
+/// The owners of identity values from each client's claims (value hash, client): a value claimed
+/// by two clients (two equal draws, or a value one was given by another) has no owner and hashes
+/// as itself, so the renaming of values stays one-to-one.
+pub fn identity_owners(claims: impl IntoIterator<Item = (u64, NodeId)>) -> BTreeMap<u64, NodeId> {
+    let mut owners = BTreeMap::new();
+    let mut shared = BTreeSet::new();
+    for (value, owner) in claims {
+        match owners.insert(value, owner) {
+            Some(other) if other != owner => {
+                shared.insert(value);
+            }
+            _ => {}
+        }
+    }
+    for value in shared {
+        owners.remove(&value);
+    }
+    owners
 }
 
 macro_rules! by_bytes {
@@ -492,8 +596,9 @@ impl Fingerprint for FailReason {
 
 /// Implements [`Fingerprint`] for a struct by destructuring every field (no `..`: a new field
 /// is a compile error until it is listed). A field marked `@node` holds a node id, `@nodes` an
-/// ordered sequence of them, `@node_set` a set of them, `@node_map` a map keyed by them, `@skip`
-/// a field that cannot change what the value does (say why beside the call).
+/// ordered sequence of them, `@node_set` a set of them, `@node_map` a map keyed by them, `@ident`
+/// an identity value ([`Renaming::identity_value`]), `@opt_ident` an optional one, `@skip` a
+/// field that cannot change what the value does (say why beside the call).
 ///
 /// ```ignore
 /// fingerprint_struct!(Watcher { @node client, watch_id, key, @skip scratch });
@@ -536,6 +641,12 @@ macro_rules! fingerprint_field {
     };
     ($h:ident, $ids:ident, node_map $field:ident) => {
         $ids.node_map($h, $field.iter())
+    };
+    ($h:ident, $ids:ident, ident $field:ident) => {
+        $ids.identity_value($h, $field)
+    };
+    ($h:ident, $ids:ident, opt_ident $field:ident) => {
+        $ids.opt_identity_value($h, $field)
     };
     ($h:ident, $ids:ident, skip $field:ident) => {
         let _ = $field;
@@ -667,6 +778,27 @@ mod tests {
         let mut c = StableHasher::default();
         same.node_map(&mut c, m1.iter());
         assert_ne!(a.finish(), c.finish());
+    }
+
+    #[test]
+    fn identity_values_follow_their_owners_through_the_renaming() {
+        // Client 1 owns "a", client 2 owns "b"; swapped, client 1 owns "b" and client 2 "a".
+        let owned = |a: NodeId, b: NodeId, perm: &[NodeId]| {
+            let owners = identity_owners([(identity_hash("a"), a), (identity_hash("b"), b)]);
+            let ids = Renaming::from_permutation(perm).with_identities(owners);
+            let mut h = StableHasher::default();
+            ids.identity_value(&mut h, "a");
+            ids.identity_value(&mut h, "stale");
+            h.finish()
+        };
+        assert_eq!(owned(1, 2, &[0, 1, 2]), owned(2, 1, &[0, 2, 1]));
+        assert_ne!(owned(1, 2, &[0, 1, 2]), owned(2, 1, &[0, 1, 2]));
+        // Plain (no owners): the value's own hash, as before.
+        let mut h = StableHasher::default();
+        Renaming::identity(3).identity_value(&mut h, "a");
+        assert_eq!(h.finish(), hash_of("a", &Renaming::identity(3)));
+        // A value two clients claim has no owner.
+        assert!(identity_owners([(7, 1), (7, 2), (8, 1)]).get(&7).is_none());
     }
 
     #[test]

@@ -118,6 +118,14 @@ pub trait LockClient<P: Protocol>: Send + std::fmt::Debug + CloneLockClient<P> +
     fn blocked_on_service(&self) -> bool {
         false
     }
+    /// The identity values this library drew or was given that name its client (a lock value,
+    /// a session id), each as `crate::fingerprint::identity_hash(&value)`: under client
+    /// symmetry each hashes as its client, renamed with it (`Renaming::identity_value`, which
+    /// the library's fingerprint uses where the value appears; the servers' and messages'
+    /// impls do the same). List a value only if the model compares it for equality only: never
+    /// orders by it, iterates a map in its order in a way that changes behaviour, or derives a
+    /// delay from it (docs/world-state.md "Identity values"). The default: none.
+    fn identity_values(&self, _out: &mut Vec<u64>) {}
     /// The library's typed state hash (`crate::fingerprint`), as `Process::as_fingerprint`:
     /// return `Some(self)`. The default: none (hashed by its `Debug` text, no symmetry).
     fn as_fingerprint(&self) -> Option<&dyn crate::fingerprint::Fingerprint> {

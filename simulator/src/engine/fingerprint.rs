@@ -58,7 +58,7 @@ use super::queue::EventKind;
 use super::{Backlogged, Behaviour, Node, World};
 use crate::directory::{NodeId, NodeKind};
 pub use crate::fingerprint::StableHasher;
-use crate::fingerprint::{multiset, stream_position, stream_state, Fingerprint, Renaming};
+use crate::fingerprint::{identity_owners, multiset, stream_position, stream_state, Fingerprint, Renaming};
 use crate::process::Protocol;
 use crate::setup::Selector;
 use crate::time::Nanos;
@@ -204,6 +204,8 @@ impl<P: Protocol> World<P> {
         let perm =
             if classes.is_empty() { (0..n).collect() } else { self.canonical_order(classes, &renamed, &in_class) };
         let ids = Renaming::from_permutation(&perm).with_clients(self.clients_by_index());
+        // Plain (no class): identity values hash as values, as they always did.
+        let ids = if classes.is_empty() { ids } else { self.with_identity_owners(ids, &in_class) };
         let (timers, timer_hashes) = self.timer_hashes(&ids);
         // A part without a typed fingerprint is hashed as its `Debug` text, in which a timer id
         // prints as the timer it names (`CanonicalTimerNames`), not as its slot.
@@ -251,6 +253,7 @@ impl<P: Protocol> World<P> {
     fn canonical_order(&self, classes: &[Vec<NodeId>], renamed: &[NodeId], in_class: &[bool]) -> Vec<NodeId> {
         let n = self.nodes.len();
         let abstracted = Renaming::abstracting(n, renamed).with_clients(self.clients_by_index());
+        let abstracted = self.with_identity_owners(abstracted, in_class);
         let (timers, _) = self.timer_hashes(&abstracted);
         let abstracted = abstracted.with_timers(timers);
         let mut perm: Vec<NodeId> = (0..n).collect();
@@ -284,12 +287,29 @@ impl<P: Protocol> World<P> {
         (0..).map_while(|i| self.dir.id_of(&format!("client-{i}"))).collect()
     }
 
+    /// `ids` with the owners of the renamed clients' identity values named
+    /// (`LockClient::identity_values`, [`Renaming::identity_value`]): each such value then
+    /// hashes as its client, renamed with it.
+    fn with_identity_owners(&self, ids: Renaming, in_class: &[bool]) -> Renaming {
+        let mut claims = Vec::new();
+        let mut values = Vec::new();
+        for id in self.dir.of_kind(NodeKind::Client) {
+            if let (true, Behaviour::Client(c)) = (in_class[id], &self.nodes[id].behaviour) {
+                values.clear();
+                c.identity_values(&mut values);
+                claims.extend(values.iter().map(|&v| (v, id)));
+            }
+        }
+        ids.with_identities(identity_owners(claims))
+    }
+
     /// What the world says of client `marked` with the other renamed clients alike: the other
     /// nodes by id, the renamed clients as a multiset, the events in flight. The same for two
     /// clients a renaming swaps, so it breaks ties without depending on ids.
     fn marked_hash(&self, marked: NodeId, renamed: &[NodeId], in_class: &[bool]) -> u64 {
         let ids =
             Renaming::abstracting(self.nodes.len(), renamed).marking(marked).with_clients(self.clients_by_index());
+        let ids = self.with_identity_owners(ids, in_class);
         let (timers, timer_hashes) = self.timer_hashes(&ids);
         let ids = ids.with_timers(timers);
         let mut h = StableHasher::default();

@@ -124,6 +124,11 @@ impl Fingerprint for LockEvent {
 }
 
 impl<P: Protocol> ClientNode<P> {
+    /// The library's identity values (`LockClient::identity_values`).
+    pub(crate) fn identity_values(&self, out: &mut Vec<u64>) {
+        self.lib.identity_values(out);
+    }
+
     /// Whether the library has a typed fingerprint (else the client is hashed by `Debug` text).
     pub(crate) fn has_fingerprint(&self) -> bool {
         self.lib.as_fingerprint().is_some()
