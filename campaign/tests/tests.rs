@@ -18,6 +18,7 @@ mod campaign;
 mod commands;
 mod exhaust;
 mod exhaust_start_depth;
+mod exhaust_tokens;
 mod pct;
 mod searches;
 mod shrink_targets;

@@ -106,8 +106,9 @@ pub struct ExhaustOptions {
     /// think_ms, else the workload's).
     #[arg(long, value_name = "LIST")]
     pub think_ms: Option<String>,
-    /// overlap, stale-write or fenced-stale-write (default: fenced-stale-write on a fenced row,
-    /// else overlap).
+    /// overlap, stale-write, fenced-stale-write or token-regression (a grant whose fencing token
+    /// is not above an earlier grant's: what a fenced resource rests on; the last two need a
+    /// fenced row). Default: fenced-stale-write on a fenced row, else overlap.
     #[arg(long, value_name = "P")]
     pub property: Option<String>,
     /// The longest path searched, in steps (default: [exhaust] max_depth, else 4096).

@@ -17,11 +17,15 @@ pub enum Property {
     StaleWrite,
     /// V2 fenced: a stale write the fenced resource still accepted.
     FencedStaleWrite,
+    /// A grant whose fencing token is not above the highest granted before it on the key (the
+    /// `token_regressions` metric). What a fenced resource rests on: with tokens monotone in
+    /// grant order it never accepts a write after a newer holder's write (docs/exhaustive.md).
+    TokenRegression,
 }
 
 impl Property {
     /// Every property's name on the command line.
-    pub const NAMES: &'static [&'static str] = &["overlap", "stale-write", "fenced-stale-write"];
+    pub const NAMES: &'static [&'static str] = &["overlap", "stale-write", "fenced-stale-write", "token-regression"];
 
     /// Parses a name of [`Property::NAMES`].
     pub fn parse(text: &str) -> Result<Property, String> {
@@ -29,6 +33,7 @@ impl Property {
             "overlap" => Ok(Property::Overlap),
             "stale-write" => Ok(Property::StaleWrite),
             "fenced-stale-write" => Ok(Property::FencedStaleWrite),
+            "token-regression" => Ok(Property::TokenRegression),
             other => Err(format!("--property {other}: expected one of {}", Property::NAMES.join(", "))),
         }
     }
@@ -39,6 +44,7 @@ impl Property {
             Property::Overlap => "overlap",
             Property::StaleWrite => "stale-write",
             Property::FencedStaleWrite => "fenced-stale-write",
+            Property::TokenRegression => "token-regression",
         }
     }
 
@@ -48,6 +54,7 @@ impl Property {
             Property::Overlap => "overlap",
             Property::StaleWrite => "stale_unfenced",
             Property::FencedStaleWrite => "stale_fenced",
+            Property::TokenRegression => "token_regressions",
         }
     }
 }
@@ -248,8 +255,12 @@ impl BoundWords {
             None if fenced => Property::FencedStaleWrite,
             None => Property::Overlap,
         };
-        if property == Property::FencedStaleWrite && !fenced {
-            return Err("--property fenced-stale-write: this row's grants carry no fencing token (it is not fenced); use overlap or stale-write".to_string());
+        let needs_token = matches!(property, Property::FencedStaleWrite | Property::TokenRegression);
+        if needs_token && !fenced {
+            return Err(format!(
+                "--property {}: this row's grants carry no fencing token (it is not fenced); use overlap or stale-write",
+                property.name()
+            ));
         }
         Bounds {
             clients: self.clients,

@@ -117,6 +117,7 @@ pub fn shows(property: Property, m: &SeedMetrics) -> bool {
         Property::Overlap => m.overlap_events > 0,
         Property::StaleWrite => m.stale_unfenced_events > 0,
         Property::FencedStaleWrite => m.stale_fenced_events.unwrap_or(0) > 0,
+        Property::TokenRegression => m.token_regressions > 0,
     }
 }
 

@@ -36,7 +36,7 @@ pub const MENU_KINDS: &[&str] = &["pause", "crash", "crash-machine", "isolate", 
 pub const MENU_TARGETS: &[&str] = &["clients", "waiters", "blocked", "servers", "leader"];
 
 /// The properties a search may look for.
-pub const PROPERTIES: &[&str] = &["overlap", "stale-write", "fenced-stale-write"];
+pub const PROPERTIES: &[&str] = &["overlap", "stale-write", "fenced-stale-write", "token-regression"];
 
 /// A value written in the file with where it was: `file:line:col`, for errors found later.
 #[derive(Clone, Debug, PartialEq)]
