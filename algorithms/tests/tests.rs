@@ -67,6 +67,7 @@ mod redlock_library;
 mod redlock_minority;
 mod redlock_retries;
 mod redlock_validity;
+mod server_symmetry;
 mod symmetric_fingerprints;
 mod workload_client_clock_jump;
 mod workload_resource_timeout;

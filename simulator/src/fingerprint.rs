@@ -108,6 +108,8 @@ pub struct Renaming {
     /// Identity values by their hash ([`identity_hash`]): the renamed client that owns each
     /// ([`Renaming::identity_value`]). `None` (the plain fingerprint): values hash as values.
     owners: Option<BTreeMap<u64, NodeId>>,
+    /// By server index (`server-{i}`): the server's node id ([`Renaming::server_index`]).
+    servers: Vec<NodeId>,
 }
 
 impl Renaming {
@@ -225,6 +227,34 @@ impl Renaming {
         for (k, v) in parts {
             h.write_u64(k);
             h.write_u64(v);
+        }
+    }
+
+    /// Names the servers by index (`servers[i]` is `server-{i}`'s node id).
+    pub fn with_servers(mut self, servers: Vec<NodeId>) -> Self {
+        self.servers = servers;
+        self
+    }
+
+    /// How many servers are named by index (`server-0 …`; 0 where none were given).
+    pub fn server_count(&self) -> usize {
+        self.servers.len()
+    }
+
+    /// Hashes a server's index where a model uses it as the server's name (Redlock's master
+    /// index, which a parallel round's request ids encode), as the server it names, through the
+    /// renaming: two swapped masters hash their indexes swapped. An index of no server: the
+    /// number.
+    pub fn server_index(&self, h: &mut StableHasher, index: u64) {
+        match usize::try_from(index).ok().and_then(|i| self.servers.get(i)) {
+            Some(&id) => {
+                h.write_u8(1);
+                self.node(h, id);
+            }
+            None => {
+                h.write_u8(0);
+                h.write_u64(index);
+            }
         }
     }
 

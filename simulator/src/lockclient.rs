@@ -118,6 +118,14 @@ pub trait LockClient<P: Protocol>: Send + std::fmt::Debug + CloneLockClient<P> +
     fn blocked_on_service(&self) -> bool {
         false
     }
+    /// Whether this library treats the servers it talks to as a set: it visits them in no order
+    /// that matters, and its typed fingerprint hashes what it knows of each server keyed by the
+    /// server (renamed), not by its position in a list. Then, where every server says
+    /// `Process::interchangeable_server`, the symmetric fingerprint renames servers too. The
+    /// default: no (the servers keep their ids).
+    fn servers_interchangeable(&self) -> bool {
+        false
+    }
     /// The identity values this library drew or was given that name its client (a lock value,
     /// a session id), each as `crate::fingerprint::identity_hash(&value)`: under client
     /// symmetry each hashes as its client, renamed with it (`Renaming::identity_value`, which

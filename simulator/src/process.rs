@@ -100,6 +100,16 @@ pub trait Process<P: Protocol>: Send + Debug + CloneProcess<P> + Rebuild {
     fn client_state(&self) -> ClientState {
         ClientState::Idle
     }
+    /// Whether this server may be renamed with the others of its class by the symmetric
+    /// fingerprint (`World::fingerprint_symmetric`, docs/world-state.md "Interchangeable
+    /// servers"): its behaviour does not depend on its id or name (it holds no other server's id
+    /// in an order that matters, and its random draws after the first start cannot change what
+    /// it does, since its stream is keyed by its name). Servers are renamed only when every
+    /// client's library also treats them as a set (`LockClient::servers_interchangeable`). The
+    /// default: no.
+    fn interchangeable_server(&self) -> bool {
+        false
+    }
     /// The process's typed state hash (`crate::fingerprint`), if the model wrote one: return
     /// `Some(self)`. A world fingerprints with interchangeable clients renamed only when every
     /// process has one. The default: none (hashed by its `Debug` text).

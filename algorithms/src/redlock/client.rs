@@ -826,6 +826,18 @@ impl LockClient<Redlock> for RedlockClient {
         false
     }
 
+    /// In the parallel modes the masters are a set: `start_round`, `start_extend` and `cancel`
+    /// send to every master at once, a round counts answers (`ok`, `nil`, `failed`) without
+    /// remembering who gave them, a reset fails the requests outstanding on that master only,
+    /// and each request id is `1 + masters × round + master index` (every id is drawn in a
+    /// block of `masters`, in index order), which the fingerprint hashes as (round, master).
+    /// Sequential (redlock-rb) visits `server-0`, then `server-1`, …: `Round::next` is a
+    /// position in that order, the first master of every round is always the same, so swapping
+    /// two masters changes what happens next.
+    fn servers_interchangeable(&self) -> bool {
+        self.cfg.requests != RequestMode::Sequential
+    }
+
     fn as_fingerprint(&self) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
         Some(self)
     }

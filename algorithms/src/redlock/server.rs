@@ -206,6 +206,18 @@ impl Process<Redlock> for RedisMaster {
         self.arm_fsync(ctx, FSYNC_EVERY_NS);
     }
 
+    /// A master never names another master or itself; its one draw that can matter is the
+    /// fsync phase at its first start (the engine renames no server before it has started);
+    /// after that it draws only service times, which change nothing when `service_ms` is a
+    /// constant.
+    fn interchangeable_server(&self) -> bool {
+        match self.cfg.service_ms {
+            Dist::Const(_) => true,
+            Dist::Uniform(a, b) => a == b,
+            _ => false,
+        }
+    }
+
     fn as_fingerprint(&self) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
         Some(self)
     }

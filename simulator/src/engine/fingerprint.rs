@@ -41,7 +41,10 @@
 //!   one class (same links, no fault rule naming them) are sorted by their own state hashed with
 //!   client ids abstracted, renamed by that order, and the renamed world is hashed, every node
 //!   id in every process, message, timer and fault through the renaming. Ties keep id order:
-//!   they only cost merges. Otherwise it is [`World::fingerprint`].
+//!   they only cost merges. Otherwise it is [`World::fingerprint`]. Servers are renamed the
+//!   same way within their classes where every client's library treats them as a set and each
+//!   says it is interchangeable, has started, and is named by no pending `leader`, `follower`
+//!   or `random-server` fault (Redlock's masters under parallel requests; docs/world-state.md).
 //! - **Tie order.** Events due at the same instant are hashed as a multiset: the random runner
 //!   handles them in sequence order, a search chooses among them, so their order is a choice,
 //!   not state.
@@ -119,22 +122,22 @@ impl<P: Protocol> World<P> {
     /// Whether [`World::fingerprint_symmetric`] renames clients here: every process, message
     /// and timer tag has a typed fingerprint and no pending fault picks a client by id.
     pub fn symmetry_applies(&self) -> bool {
-        self.client_classes().is_some()
+        self.symmetry_classes().is_some()
     }
 
     /// The world's fingerprint with interchangeable clients renamed canonically: equal for two
     /// worlds that differ only by a permutation of such clients (see the module docs). Where
     /// symmetry does not apply ([`World::symmetry_applies`]), [`World::fingerprint`]. Reads only.
     pub fn fingerprint_symmetric(&self) -> u64 {
-        match self.client_classes() {
+        match self.symmetry_classes() {
             Some(classes) => self.canonical_fingerprint(&classes),
             None => self.fingerprint(),
         }
     }
 
-    /// The classes of interchangeable clients (each of two or more, ids ascending), or `None`
-    /// where symmetry cannot be applied soundly.
-    fn client_classes(&self) -> Option<Vec<Vec<NodeId>>> {
+    /// The classes of interchangeable clients, then of interchangeable servers (each of two or
+    /// more, ids ascending), or `None` where symmetry cannot be applied soundly.
+    fn symmetry_classes(&self) -> Option<Vec<Vec<NodeId>>> {
         for node in &self.nodes {
             let typed = match &node.behaviour {
                 Behaviour::Service(p) => p.as_fingerprint().is_some(),
@@ -156,6 +159,7 @@ impl<P: Protocol> World<P> {
             return None;
         }
         let mut fixed = vec![false; self.nodes.len()];
+        let mut servers_pinned = false;
         for (_, kind) in self.queue.events() {
             match kind {
                 EventKind::Deliver { msg: Wire::Model(m), .. } if P::msg_fingerprint(m).is_none() => return None,
@@ -171,6 +175,12 @@ impl<P: Protocol> World<P> {
                     {
                         return None;
                     }
+                    // Likewise for servers: `leader` is `server-0` in a leaderless model, and
+                    // `follower` and `random-server` pick by id order and the fault stream.
+                    servers_pinned |= spec
+                        .targets
+                        .iter()
+                        .any(|s| matches!(s, Selector::Leader | Selector::Follower | Selector::RandomServer));
                 }
                 _ => {}
             }
@@ -188,7 +198,47 @@ impl<P: Protocol> World<P> {
                 classes.entry(self.network.link_class(id)).or_default().push(id);
             }
         }
-        Some(classes.into_values().filter(|c| c.len() > 1).collect())
+        let mut classes: Vec<Vec<NodeId>> = classes.into_values().filter(|c| c.len() > 1).collect();
+        if !servers_pinned {
+            classes.extend(self.server_classes(&fixed));
+        }
+        Some(classes)
+    }
+
+    /// The classes of interchangeable servers: none unless every client's library treats the
+    /// servers as a set (`LockClient::servers_interchangeable`: Redlock's parallel request
+    /// modes); then the servers whose process says `Process::interchangeable_server`, not named
+    /// by a network rule in force (`fixed`), grouped by their links (as clients are).
+    fn server_classes(&self, fixed: &[bool]) -> Vec<Vec<NodeId>> {
+        let clients_agree = self.dir.of_kind(NodeKind::Client).all(|id| match &self.nodes[id].behaviour {
+            Behaviour::Client(c) => c.servers_interchangeable(),
+            // A service standing in for a client (an engine-only harness) says nothing of servers.
+            _ => false,
+        });
+        if !clients_agree {
+            return Vec::new();
+        }
+        // A server yet to start draws from its stream, keyed by its name (Redlock's master its
+        // fsync phase): until it has started, its future draws tell it apart.
+        let mut unstarted = vec![false; self.nodes.len()];
+        for (_, kind) in self.queue.events() {
+            if let EventKind::Start { node } = kind {
+                unstarted[*node] = true;
+            }
+        }
+        let mut classes: BTreeMap<Vec<(bool, bool)>, Vec<NodeId>> = BTreeMap::new();
+        for id in self.dir.of_kind(NodeKind::Server) {
+            let node = &self.nodes[id];
+            let interchangeable = match &node.behaviour {
+                Behaviour::Service(p) => p.interchangeable_server(),
+                _ => false,
+            };
+            let starting = unstarted[id] || node.backlog.iter().any(|b| matches!(b, Backlogged::Start));
+            if interchangeable && !fixed[id] && !starting {
+                classes.entry(self.network.link_class(id)).or_default().push(id);
+            }
+        }
+        classes.into_values().filter(|c| c.len() > 1).collect()
     }
 
     /// Hashes the world renamed: clients sorted within their class by their state with client
@@ -203,7 +253,9 @@ impl<P: Protocol> World<P> {
         }
         let perm =
             if classes.is_empty() { (0..n).collect() } else { self.canonical_order(classes, &renamed, &in_class) };
-        let ids = Renaming::from_permutation(&perm).with_clients(self.clients_by_index());
+        let ids = Renaming::from_permutation(&perm)
+            .with_clients(self.clients_by_index())
+            .with_servers(self.servers_by_index());
         // Plain (no class): identity values hash as values, as they always did.
         let ids = if classes.is_empty() { ids } else { self.with_identity_owners(ids, &in_class) };
         let (timers, timer_hashes) = self.timer_hashes(&ids);
@@ -252,7 +304,9 @@ impl<P: Protocol> World<P> {
     /// world says of each, remaining ties by id.
     fn canonical_order(&self, classes: &[Vec<NodeId>], renamed: &[NodeId], in_class: &[bool]) -> Vec<NodeId> {
         let n = self.nodes.len();
-        let abstracted = Renaming::abstracting(n, renamed).with_clients(self.clients_by_index());
+        let abstracted = Renaming::abstracting(n, renamed)
+            .with_clients(self.clients_by_index())
+            .with_servers(self.servers_by_index());
         let abstracted = self.with_identity_owners(abstracted, in_class);
         let (timers, _) = self.timer_hashes(&abstracted);
         let abstracted = abstracted.with_timers(timers);
@@ -303,12 +357,20 @@ impl<P: Protocol> World<P> {
         ids.with_identities(identity_owners(claims))
     }
 
+    /// The servers' node ids by index (`server-0`, `server-1`, …): what a server index a model
+    /// holds as a name ([`Renaming::server_index`]) stands for.
+    fn servers_by_index(&self) -> Vec<NodeId> {
+        (0..).map_while(|i| self.dir.id_of(&format!("server-{i}"))).collect()
+    }
+
     /// What the world says of client `marked` with the other renamed clients alike: the other
     /// nodes by id, the renamed clients as a multiset, the events in flight. The same for two
     /// clients a renaming swaps, so it breaks ties without depending on ids.
     fn marked_hash(&self, marked: NodeId, renamed: &[NodeId], in_class: &[bool]) -> u64 {
-        let ids =
-            Renaming::abstracting(self.nodes.len(), renamed).marking(marked).with_clients(self.clients_by_index());
+        let ids = Renaming::abstracting(self.nodes.len(), renamed)
+            .marking(marked)
+            .with_clients(self.clients_by_index())
+            .with_servers(self.servers_by_index());
         let ids = self.with_identity_owners(ids, in_class);
         let (timers, timer_hashes) = self.timer_hashes(&ids);
         let ids = ids.with_timers(timers);

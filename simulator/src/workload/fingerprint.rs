@@ -133,6 +133,11 @@ impl<P: Protocol> ClientNode<P> {
     pub(crate) fn has_fingerprint(&self) -> bool {
         self.lib.as_fingerprint().is_some()
     }
+
+    /// Whether the library treats the servers as a set (`LockClient::servers_interchangeable`).
+    pub(crate) fn servers_interchangeable(&self) -> bool {
+        self.lib.servers_interchangeable()
+    }
 }
 
 impl<P: Protocol> Fingerprint for ClientNode<P> {

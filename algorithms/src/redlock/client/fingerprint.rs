@@ -5,9 +5,10 @@
 
 use std::hash::Hasher;
 
-use locksim_simulator::fingerprint::{Fingerprint, Renaming, StableHasher};
+use locksim_simulator::fingerprint::{multiset, Fingerprint, Renaming, StableHasher};
 use locksim_simulator::{fingerprint_enum, fingerprint_struct};
 
+use super::super::fingerprint::request_id;
 use super::{ClientConfig, Instant, Lock, Phase, Purpose, RedlockClient, Round, Volatile};
 
 impl Fingerprint for ClientConfig {
@@ -51,8 +52,41 @@ fingerprint_enum!(Phase {
 });
 
 fingerprint_struct!(Instant { mono_ns, wall_ns });
-// `outstanding`: request id → master index (an index into `master_ids`, not a node id).
-fingerprint_struct!(Round { purpose, start, next, outstanding, ok, nil, failed, timer });
+
+impl Fingerprint for Round {
+    fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
+        let Round { purpose, start, next, outstanding, ok, nil, failed, timer } = self;
+        (purpose, start, next).fingerprint(h, ids);
+        // Request id → master index (`master_ids[i]` is `server-i`): as a set of (id, master),
+        // both through the renaming, so swapped masters give the same set.
+        let entries = outstanding.iter().map(|(id, m)| {
+            let mut e = StableHasher::default();
+            request_id(&mut e, ids, *id);
+            ids.server_index(&mut e, *m as u64);
+            e.finish()
+        });
+        multiset(h, entries.collect());
+        (ok, nil, failed, timer).fingerprint(h, ids);
+    }
+}
+
 fingerprint_struct!(Lock { value, call_start, attempts, last_answers, phase, extend });
-fingerprint_struct!(Volatile { locks, pending });
-fingerprint_struct!(RedlockClient { cfg, @nodes master_ids, next_request_id, v, reset_keys });
+
+impl Fingerprint for Volatile {
+    fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
+        let Volatile { locks, pending } = self;
+        locks.fingerprint(h, ids);
+        // Request id → key, as a set (the ids renamed as the masters they name).
+        let entries = pending.iter().map(|(id, key)| {
+            let mut e = StableHasher::default();
+            request_id(&mut e, ids, *id);
+            key.fingerprint(&mut e, ids);
+            e.finish()
+        });
+        multiset(h, entries.collect());
+    }
+}
+
+// `master_ids` is `server-0 …` in index order once resolved (fixed by the run), so only which
+// masters it holds counts: as a set, which swapped masters leave alike.
+fingerprint_struct!(RedlockClient { cfg, @node_set master_ids, next_request_id, v, reset_keys });
