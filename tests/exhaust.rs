@@ -5,7 +5,10 @@
 //! bounds exit 2 naming what is wrong; the scenario's `[exhaust]` table gives the bounds unless a
 //! flag overrides them, and its errors name their file, line and column; on etcd's target the
 //! search separates etcd-io/etcd#11456 (clientv3 3.4 without the re-check after waiting) from the
-//! fixed library.
+//! fixed library. A model's panic (made on demand by the debug-build hook
+//! `LOCKSIM_TEST_PANIC_EXHAUST`) exits 3 with its message: during the search with the path to it
+//! written, while the first world is built with nothing written; flags past the table's bounds and
+//! menu entries naming a node the row lacks exit 2.
 
 use crate::support::cli::{self, s, sim};
 
@@ -212,4 +215,104 @@ fn hold_times_chosen_per_acquisition_replay_and_explain() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("bad.toml:") && stderr.contains("`replay.hold_ms.1`: expected a hold time"), "{stderr}");
     std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// Runs `sim` with `args` and the debug-build hook `LOCKSIM_TEST_PANIC_EXHAUST` set to `at`
+/// (`locksim_campaign::exhaust::test_panic`): the real model's world panics there, as a model
+/// with a bug would. (exit code, stdout, stderr)
+#[cfg(debug_assertions)]
+fn sim_panicking_at(at: &str, args: &[&str]) -> (i32, String, String) {
+    use locksim_campaign::exhaust::test_panic::TEST_PANIC_EXHAUST_VAR;
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sim"))
+        .env(TEST_PANIC_EXHAUST_VAR, at)
+        .args(args)
+        .output()
+        .expect("sim runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[cfg(debug_assertions)]
+#[test]
+fn a_model_panic_during_the_search_exits_3_with_its_message_and_replay_file() {
+    // Plain Redis with the table's pause: the world panics on client-1's first reply, which the
+    // search reaches on its first paths. Without the hook the same search exits 1 (the overlap).
+    let d = cli::fresh_dir("exhaust", "panic-search");
+    let out = d.join("panic.exhaust.toml");
+    let key = "deliver server-0 -> client-1";
+    let (code, stdout, stderr) = sim_panicking_at(key, &["exhaust", REDIS, "--algorithm", "redis", "--out", &s(&out)]);
+    assert_eq!(code, 3, "{stdout}{stderr}");
+    assert!(stdout.contains("redis (redis): the model panicked, search stopped (path of "), "{stdout}");
+    assert!(stdout.contains(&format!("`{key}` panics on purpose")), "the message: {stdout}");
+    assert!(stdout.lines().any(|l| l.contains("panicked at step ") && l.ends_with(key)), "{stdout}");
+    assert!(stdout.contains(&format!("written to {}", s(&out))), "{stdout}");
+    let text = std::fs::read_to_string(&out).expect("the path to the panic is written");
+    assert!(
+        text.contains("[replay]") && text.contains(&format!("\"{key}\",\n]")) && !text.contains("[expect"),
+        "{text}"
+    );
+    // The file is a scenario `sim` accepts.
+    let (code, stdout, stderr) = cli::sim(&["check", &s(&out)]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+}
+
+#[cfg(debug_assertions)]
+#[test]
+fn a_model_panic_building_the_first_world_exits_3_and_writes_nothing() {
+    // Before the search's first step there is no path: the message and the row, no file.
+    let d = cli::fresh_dir("exhaust", "panic-first-world");
+    let out = d.join("first.exhaust.toml");
+    let (code, stdout, stderr) =
+        sim_panicking_at("first-world", &["exhaust", REDIS, "--algorithm", "redis", "--out", &s(&out)]);
+    assert_eq!(code, 3, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("redis (redis): the model panicked building the first world, before the search"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("the first world panics on purpose"), "the message: {stdout}");
+    assert!(stdout.contains("no replay file written"), "{stdout}");
+    assert!(!stdout.contains("written to"), "{stdout}");
+    assert!(!out.exists(), "nothing to replay, nothing written");
+}
+
+#[test]
+fn flags_past_the_tables_bounds_and_unknown_nodes_exit_2() {
+    let cases: &[(&[&str], &str)] = &[
+        // Once built a world of 100000 clients for minutes before the search (deaf to Ctrl-C).
+        (&["--clients", "100000"], "--clients 100000: expected at most 1000 clients"),
+        (&["--faults", "17"], "--faults 17: expected at most 16 faults"),
+        (&["--acquisitions", "99999999999"], "--acquisitions 99999999999: expected at most 1000000"),
+        (&["--slow-messages", "1001"], "--slow-messages 1001: expected at most 1000"),
+        (&["--max-states", "99999999999"], "--max-states 99999999999: expected at most 1000000000"),
+        // A node the row lacks was never chosen: the certificate covered no such fault (exit 0).
+        (&["--fault", "pause@nobody:5"], "--fault pause@nobody:5: no node `nobody`"),
+        (&["--fault", "pause@client-2:5"], "a node name: server-0, client-0, client-1"),
+    ];
+    for (extra, want) in cases {
+        let mut args = vec!["exhaust", REDIS, "--algorithm", "redis", "--out", "/dev/null"];
+        args.extend_from_slice(extra);
+        let (code, stdout, stderr) = sim(&args);
+        assert_eq!(code, 2, "{extra:?}: {stdout}{stderr}");
+        assert!(stderr.contains(want), "{extra:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{extra:?}: {stderr}");
+    }
+    // A named node is still a valid target.
+    let (code, stdout, stderr) =
+        sim(&["exhaust", REDIS, "--algorithm", "redis", "--fault", "pause@client-1:ttl_ms+1", "--out", "/dev/null"]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    // From the table, the unknown node is named by its file, line and column.
+    let d = cli::fresh_dir("exhaust", "table-node");
+    let text = std::fs::read_to_string(REDIS).unwrap();
+    let bad = d.join("bad-node.toml");
+    std::fs::write(&bad, text.replace("pause@clients:ttl_ms-1,ttl_ms+1", "pause@nobody:5")).unwrap();
+    let line = text.lines().position(|l| l.starts_with("menu = ")).unwrap() + 1;
+    let (code, _, stderr) = sim(&["exhaust", &s(&bad), "--algorithm", "redis"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(&format!("bad-node.toml:{line}:9: `exhaust.menu.0`: pause@nobody:5: no node `nobody`")),
+        "{stderr}"
+    );
 }

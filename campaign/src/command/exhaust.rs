@@ -49,11 +49,13 @@ whether the search completed, and wall time: no violation in every schedule with
 not a proof beyond them (docs/exhaustive.md).
 
 A panic inside the model during the search stops it: the report gives the panic's message and
-the path to it, written to --out as a scenario whose run (`sim run OUT`) panics the same way.
+the path to it, written to --out as a scenario whose run (`sim run OUT`) panics the same way. A
+panic while the first world is built (before the search's first step) is reported with its
+message too; there is no path, so nothing is written.
 
 Exit codes: 0 no violation found (complete or not: the certificate says); 1 a counterexample was
-found; 2 bad command line or scenario; 3 the model panicked (its path is written to --out); 130
-interrupted (the partial certificate is printed).
+found; 2 bad command line or scenario; 3 the model panicked (its path is written to --out, unless
+it panicked building the first world); 130 interrupted (the partial certificate is printed).
 
 Example:
   sim exhaust scenarios/exhaust/redis.toml --algorithm redis --fault pause@clients:ttl_ms-1,ttl_ms+1";
@@ -154,7 +156,7 @@ pub fn exhaust(
     let out = opts.out.clone().unwrap_or_else(|| PathBuf::from(format!("{}.exhaust.toml", row.label)));
     let mut progress = progress_line();
     let report = search(&scenario, &text, row, &bounds, stop, &mut progress)
-        .map_err(|e| CommandError::bad_input(format!("{file}: {e}")))?;
+        .map_err(|e| CommandError::bad_input(placed(menu_placed(&words, e))))?;
     if std::io::stderr().is_terminal() {
         eprint!("\r\x1b[2K");
     }
@@ -174,9 +176,47 @@ pub fn exhaust(
     })
 }
 
+/// `e`, about the menu entry `--fault TEXT`, named by that entry's place in the `[exhaust]`
+/// table when it came from there (as [`BoundWords::resolve`] names its own errors).
+fn menu_placed(words: &BoundWords, e: String) -> String {
+    for (text, at) in words.menu.iter().zip(&words.menu_at) {
+        if let (Some(at), Some(rest)) = (at, e.strip_prefix(&format!("--fault {text}:"))) {
+            return format!("{at}: {text}:{rest}");
+        }
+    }
+    e
+}
+
+/// The largest value each numeric flag takes: the `[exhaust]` table's own bound for its key
+/// (simulator/src/scenario/exhaust.rs), so a flag cannot ask for what the table refuses (100000
+/// clients built a world for minutes, deaf to Ctrl-C, before the search began).
+const MOST_CLIENTS: u64 = 1_000;
+const MOST_ACQUISITIONS: u64 = 1_000_000;
+const MOST_FAULTS: u64 = 16;
+const MOST_SLOW_MESSAGES: u64 = 1_000;
+const MOST_DEPTH: u64 = 100_000_000;
+const MOST_STATES: u64 = 1_000_000_000;
+
+/// `Err` when `flag`'s `value` is above `most` (`what`: its unit, plural).
+fn at_most(flag: &str, value: Option<u64>, most: u64, what: &str) -> Result<(), CommandError> {
+    match value {
+        Some(v) if v > most => Err(CommandError::bad_input(format!(
+            "{flag} {v}: expected at most {most} {what} (the [exhaust] table's bound too)"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// The bounds' words: each flag given on the command line, else the scenario's `[exhaust]` key,
 /// else the default.
 fn bound_words(opts: &ExhaustOptions, table: ExhaustSpec) -> Result<BoundWords, CommandError> {
+    at_most("--clients", opts.clients.map(|v| v as u64), MOST_CLIENTS, "clients")?;
+    at_most("--acquisitions", opts.acquisitions, MOST_ACQUISITIONS, "acquisitions per client")?;
+    at_most("--faults", opts.faults.map(u64::from), MOST_FAULTS, "faults")?;
+    at_most("--slow-messages", opts.slow_messages.map(u64::from), MOST_SLOW_MESSAGES, "messages")?;
+    at_most("--max-depth", opts.max_depth.map(u64::from), MOST_DEPTH, "steps")?;
+    at_most("--start-depth", opts.start_depth.map(u64::from), MOST_DEPTH, "steps")?;
+    at_most("--max-states", opts.max_states.map(|v| v as u64), MOST_STATES, "states")?;
     let (menu, menu_at) = if opts.menu.is_empty() {
         table.menu.into_iter().map(|m| (m.text, Some(m.at))).unzip()
     } else {

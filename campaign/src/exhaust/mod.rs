@@ -11,6 +11,11 @@
 //!   model's panic caught, the search stopped, and the path to it kept
 //! - [`replay_file`]: a found path as a replayable scenario file
 //! - [`times`]: hold and think times chosen at each acquisition
+//! - `test_panic` (debug builds only): a world that panics on demand, for the command's tests
+//!
+//! A panic while the first world is built (the model's setup, its first fingerprint) is caught
+//! too, before the search starts: reported like one during the search, but with no path (so no
+//! replay file).
 //!
 //! Symmetry over interchangeable clients is an option (`Bounds::symmetry`): the visited set is
 //! then keyed by the world's client-symmetric fingerprint, which renames clients only where the
@@ -20,12 +25,16 @@
 pub mod bounds;
 pub mod replay_file;
 pub mod search;
+#[cfg(debug_assertions)]
+pub mod test_panic;
 pub mod times;
 
 use std::fmt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use locksim_simulator::batch::panic_message;
 use locksim_simulator::dist::Dist;
 use locksim_simulator::scenario::{RunSpec, Scenario};
 use locksim_simulator::search::SearchWorld;
@@ -55,6 +64,9 @@ pub struct Report {
     /// Whether the client-symmetric fingerprint renamed clients in this row's world (read at
     /// its start): `false` where symmetry was asked for but the model's state is not typed.
     pub symmetry_applies: bool,
+    /// The model panicked while its first world was built, before the search took a step
+    /// (`found.panicked` holds the message, with no path, and nothing is written).
+    pub first_world_panicked: bool,
 }
 
 /// The setting a search runs the row through: the scenario's, with the workload bounded and its
@@ -106,8 +118,42 @@ pub fn exhaust(
     progress: &mut (dyn FnMut(&Stats) + Send),
 ) -> Result<Report, String> {
     let setup = timed_setup(&bounded_setup(&scenario.setup, bounds)?, bounds);
-    let root = row.model.search_world(&setup, &row.params, bounds.seed);
+    #[allow(clippy::disallowed_methods)] // the search's own wall time, not a run's: no run reads it
+    let started = std::time::Instant::now();
+    // The model's own setup runs here, outside the search's panic boundary: a panic in it is the
+    // model's failure too, reported the same way (exit 3), not an unwinding out of the command.
+    let built = catch_unwind(AssertUnwindSafe(|| {
+        let root = row.model.search_world(&setup, &row.params, bounds.seed);
+        #[cfg(debug_assertions)]
+        let root = test_panic::wrap(root);
+        root
+    }));
+    let root = match built {
+        Ok(root) => root,
+        Err(payload) => return Ok(Report::first_world_panic(row, bounds, panic_message(payload.as_ref()), started)),
+    };
+    check_named_targets(root.as_ref(), bounds)?;
     exhaust_from(root.as_ref(), text, row, bounds, stop, progress)
+}
+
+/// `Err` when a menu entry targets a node by a name the row's world does not have (it would
+/// never be chosen, and the certificate would cover no such fault): the valid names listed.
+fn check_named_targets(root: &dyn SearchWorld, bounds: &Bounds) -> Result<(), String> {
+    for m in &bounds.menu {
+        if let Targets::Named(name) = &m.targets {
+            if !root.nodes().iter().any(|(n, _)| n == name) {
+                let names: Vec<&str> = root.nodes().iter().map(|(n, _)| n.as_str()).collect();
+                return Err(format!(
+                    "--fault {}: no node `{name}` in this row's world ({} clients); valid targets: clients, waiters, \
+                     blocked, servers, leader or a node name: {}",
+                    m.text,
+                    bounds.clients,
+                    names.join(", ")
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// As [`exhaust`], from `root`, the row's world in its bounded setting (a test may wrap it).
@@ -121,7 +167,17 @@ pub fn exhaust_from(
 ) -> Result<Report, String> {
     #[allow(clippy::disallowed_methods)] // the search's own wall time, not a run's: no run reads it
     let started = std::time::Instant::now();
-    let symmetry_applies = root.symmetry_applies();
+    // The first world's own reads, before the search's boundary: its copy, fingerprint (the one
+    // the visited set keys it by) and whether symmetry applies.
+    let first_look = catch_unwind(AssertUnwindSafe(|| {
+        let copy = root.box_clone();
+        let _ = if bounds.symmetry { copy.fingerprint_symmetric() } else { copy.fingerprint() };
+        copy.symmetry_applies()
+    }));
+    let symmetry_applies = match first_look {
+        Ok(applies) => applies,
+        Err(payload) => return Ok(Report::first_world_panic(row, bounds, panic_message(payload.as_ref()), started)),
+    };
     let found = search::search(root, bounds, stop, progress);
     let wall = started.elapsed();
     let mut story = Vec::new();
@@ -167,6 +223,7 @@ pub fn exhaust_from(
         story,
         wall,
         symmetry_applies,
+        first_world_panicked: false,
     })
 }
 
@@ -192,6 +249,30 @@ fn pair_words(b: &Bounds) -> String {
 }
 
 impl Report {
+    /// The report of a model that panicked (with `message`) while its first world was built,
+    /// before the search took a step: no path, so no replay file.
+    fn first_world_panic(row: &RunSpec, bounds: &Bounds, message: String, started: std::time::Instant) -> Report {
+        Report {
+            label: row.label.clone(),
+            model: row.model.name(),
+            bounds: bounds.clone(),
+            found: Found {
+                counterexample: None,
+                stats: Stats::default(),
+                incomplete: None,
+                panicked: Some(Panicked { message, path: Vec::new() }),
+            },
+            scenario: None,
+            story: vec![
+                "no replay file written: the panic came before the search's first step, so there is no path to replay"
+                    .to_string(),
+            ],
+            wall: started.elapsed(),
+            symmetry_applies: false,
+            first_world_panicked: true,
+        }
+    }
+
     /// The bounds in one line.
     pub fn bounds_line(&self) -> String {
         let b = &self.bounds;
@@ -240,6 +321,17 @@ impl fmt::Display for Report {
         match (&self.found.counterexample, &self.found.incomplete) {
             _ if self.found.panicked.is_some() => {
                 let p = self.found.panicked.as_ref().expect("matched");
+                if self.first_world_panicked {
+                    writeln!(
+                        f,
+                        "{} ({}): the model panicked building the first world, before the search: {}",
+                        self.label, self.model, p.message
+                    )?;
+                    for line in &self.story {
+                        writeln!(f, "  {line}")?;
+                    }
+                    return write!(f, "  bounds: {}", self.bounds_line());
+                }
                 writeln!(
                     f,
                     "{} ({}): the model panicked, search stopped (path of {} steps): {}",
