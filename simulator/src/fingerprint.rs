@@ -105,9 +105,10 @@ pub struct Renaming {
     timers: BTreeMap<TimerId, u64>,
     /// By client index (`client-{i}`): the client's node id ([`Renaming::client_index`]).
     clients: Vec<NodeId>,
-    /// Identity values by their hash ([`identity_hash`]): the renamed client that owns each
-    /// ([`Renaming::identity_value`]). `None` (the plain fingerprint): values hash as values.
-    owners: Option<BTreeMap<u64, NodeId>>,
+    /// Identity values by their hash ([`identity_hash`]): the renamed client that owns each and
+    /// the value's place among that client's values ([`Renaming::identity_value`]). `None` (the
+    /// plain fingerprint): values hash as values.
+    owners: Option<BTreeMap<u64, (NodeId, u32)>>,
     /// By server index (`server-{i}`): the server's node id ([`Renaming::server_index`]).
     servers: Vec<NodeId>,
 }
@@ -166,16 +167,18 @@ impl Renaming {
     /// session id) that the model only compares for equality: never orders by it, iterates a map
     /// in its order in a way that changes behaviour, or derives a delay from it. With owners
     /// named ([`Renaming::with_identities`]), a value a renamed client owns hashes as that
-    /// client, through the renaming (abstract while clients are ordered), so two swapped clients
-    /// hash their values swapped; a value nobody owns (an old attempt's value left in a server)
+    /// client, through the renaming (abstract while clients are ordered), and the value's place
+    /// in the client's list (so a client's two values stay apart), so two swapped clients hash
+    /// their values swapped; a value nobody owns (an old attempt's value left in a server)
     /// hashes as itself, tagged apart. Without owners (the plain fingerprint) exactly as
     /// `value.fingerprint` hashes it.
     pub fn identity_value(&self, h: &mut StableHasher, value: &(impl Fingerprint + ?Sized)) {
         let Some(owners) = &self.owners else { return value.fingerprint(h, self) };
         match owners.get(&identity_hash(value)) {
-            Some(&owner) => {
+            Some(&(owner, place)) => {
                 h.write_u8(1);
                 self.node(h, owner);
+                h.write_u32(place);
             }
             None => {
                 h.write_u8(0);
@@ -398,18 +401,27 @@ pub fn identity_hash(value: &(impl Fingerprint + ?Sized)) -> u64 {
     hash_of(value, &Renaming::default())
 }
 
-/// The owners of identity values from each client's claims (value hash, client): a value claimed
-/// by two clients (two equal draws, or a value one was given by another) has no owner and hashes
-/// as itself, so the renaming of values stays one-to-one.
-pub fn identity_owners(claims: impl IntoIterator<Item = (u64, NodeId)>) -> BTreeMap<u64, NodeId> {
-    let mut owners = BTreeMap::new();
+/// The owners of identity values from each client's claims (value hash, client), each client's
+/// in the order its library lists them: a value is named by its owner and its place among that
+/// owner's distinct values (an order that comes from the client's state, not from the values,
+/// so a renaming keeps it). A value claimed by two clients (two equal draws, or a value one was
+/// given by another) has no owner and hashes as itself, so the renaming of values stays
+/// one-to-one.
+pub fn identity_owners(claims: impl IntoIterator<Item = (u64, NodeId)>) -> BTreeMap<u64, (NodeId, u32)> {
+    let mut owners: BTreeMap<u64, (NodeId, u32)> = BTreeMap::new();
+    let mut places: BTreeMap<NodeId, u32> = BTreeMap::new();
     let mut shared = BTreeSet::new();
     for (value, owner) in claims {
-        match owners.insert(value, owner) {
-            Some(other) if other != owner => {
+        match owners.get(&value) {
+            Some(&(other, _)) if other != owner => {
                 shared.insert(value);
             }
-            _ => {}
+            Some(_) => {}
+            None => {
+                let place = places.entry(owner).or_insert(0);
+                owners.insert(value, (owner, *place));
+                *place += 1;
+            }
         }
     }
     for value in shared {
@@ -627,8 +639,9 @@ impl Fingerprint for FailReason {
 /// Implements [`Fingerprint`] for a struct by destructuring every field (no `..`: a new field
 /// is a compile error until it is listed). A field marked `@node` holds a node id, `@nodes` an
 /// ordered sequence of them, `@node_set` a set of them, `@node_map` a map keyed by them, `@ident`
-/// an identity value ([`Renaming::identity_value`]), `@opt_ident` an optional one, `@skip` a
-/// field that cannot change what the value does (say why beside the call).
+/// an identity value ([`Renaming::identity_value`]), `@opt_ident` an optional one, `@ident_map`
+/// a map keyed by them ([`Renaming::identity_map`]), `@skip` a field that cannot change what the
+/// value does (say why beside the call).
 ///
 /// ```ignore
 /// fingerprint_struct!(Watcher { @node client, watch_id, key, @skip scratch });
@@ -677,6 +690,9 @@ macro_rules! fingerprint_field {
     };
     ($h:ident, $ids:ident, opt_ident $field:ident) => {
         $ids.opt_identity_value($h, $field)
+    };
+    ($h:ident, $ids:ident, ident_map $field:ident) => {
+        $ids.identity_map($h, $field.iter())
     };
     ($h:ident, $ids:ident, skip $field:ident) => {
         let _ = $field;
@@ -823,6 +839,12 @@ mod tests {
         };
         assert_eq!(owned(1, 2, &[0, 1, 2]), owned(2, 1, &[0, 2, 1]));
         assert_ne!(owned(1, 2, &[0, 1, 2]), owned(2, 1, &[0, 1, 2]));
+        // One client's two values stay apart.
+        let ids = Renaming::identity(3).with_identities(identity_owners([(identity_hash("a"), 1), (identity_hash("b"), 1)]));
+        let (mut a, mut b) = (StableHasher::default(), StableHasher::default());
+        ids.identity_value(&mut a, "a");
+        ids.identity_value(&mut b, "b");
+        assert_ne!(a.finish(), b.finish());
         // Plain (no owners): the value's own hash, as before.
         let mut h = StableHasher::default();
         Renaming::identity(3).identity_value(&mut h, "a");

@@ -1287,6 +1287,31 @@ impl LockClient<Redis> for RedisLockClient {
         self.cfg.watchdog
     }
 
+    /// The Redisson owner id and every lock value this client drew and still holds or waits on:
+    /// the keyspace only compares them for equality (`set_nx_px`, `del_if_equals`, `touch`, the
+    /// hash's `contains_key`/`get` by owner) and the client too (`on_unlock_get`); nothing
+    /// orders by them or derives a delay from them.
+    fn identity_values(&self, out: &mut Vec<u64>) {
+        use locksim_simulator::fingerprint::identity_hash;
+        out.push(identity_hash(&self.v.owner));
+        for (_, p) in self.v.pending.iter() {
+            if let ReqKind::Lock { value, .. } | ReqKind::Expire { value, .. } | ReqKind::UnlockGet { value, .. } = &p.kind {
+                out.push(identity_hash(value));
+            }
+            // A compare-and-delete unlock's value lives on only in its command once the hold ends.
+            if let Command::SetNxPx { value, .. } | Command::SetNx { value, .. } | Command::DelIfEquals { value, .. } =
+                &p.cmd
+            {
+                out.push(identity_hash(value));
+            }
+        }
+        for (_, st) in self.v.keys.iter() {
+            if let Some(held) = &st.held {
+                out.push(identity_hash(&held.value));
+            }
+        }
+    }
+
     fn as_fingerprint(&self) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
         Some(self)
     }

@@ -1,5 +1,6 @@
 //! [`Fingerprint`] for Redis's messages and timers (`protocol`) and the keyspace's public types:
-//! every field destructured (a new one is a compile error here), node ids through the renaming.
+//! every field destructured (a new one is a compile error here), node ids through the renaming,
+//! lock values and Redisson owner ids as identity values (`RedisLockClient::identity_values`).
 //! `FullSync`'s hand-written `Debug` (its key count and part of its replication id, not its
 //! keys) is not what is hashed.
 
@@ -15,7 +16,7 @@ use super::protocol::{
 
 fingerprint_enum!(Key { Lock(k), Fence(k) });
 
-fingerprint_enum!(Value { Str(v), Int(v), Hash(fields) });
+fingerprint_enum!(Value { Str(@ident v), Int(v), Hash(@ident_map fields) });
 
 fingerprint_struct!(Entry { value, expire_at_wall_ns });
 
@@ -23,22 +24,22 @@ fingerprint_enum!(WriteOp {
     Set { key, value, expire_at_wall_ns },
     Del { key },
     PExpireAt { key, at_wall_ns },
-    HIncrBy { key, field, by },
+    HIncrBy { key, @ident field, by },
     Incr { key },
 });
 
-fingerprint_enum!(Reply { Acquired { token }, Taken { pttl_ms }, Int(v), Value(v), Nil });
+fingerprint_enum!(Reply { Acquired { token }, Taken { pttl_ms }, Int(v), Value(@ident v), Nil });
 
 fingerprint_enum!(Command {
-    SetNxPx { key, value, px_ms, fence },
-    SetNx { key, value, fence },
+    SetNxPx { key, @ident value, px_ms, fence },
+    SetNx { key, @ident value, fence },
     PExpire { key, ttl_ms },
     Get { key },
-    DelIfEquals { key, value },
+    DelIfEquals { key, @ident value },
     Del { key, publish },
-    HLock { key, owner, lease_ms, fence },
-    HRenew { key, owner, lease_ms },
-    HUnlock { key, owner, lease_ms },
+    HLock { key, @ident owner, lease_ms, fence },
+    HRenew { key, @ident owner, lease_ms },
+    HUnlock { key, @ident owner, lease_ms },
     Subscribe { key },
     Unsubscribe { key },
     InfoReplication,

@@ -838,6 +838,15 @@ impl LockClient<Redlock> for RedlockClient {
         self.cfg.requests != RequestMode::Sequential
     }
 
+    /// Each lock's value, drawn per `acquire` call: the masters' keyspace only compares it for
+    /// equality (`set_nx_px`, `del_if_equals`, `pexpire_if_equals`), and nothing orders by it or
+    /// derives a delay from it.
+    fn identity_values(&self, out: &mut Vec<u64>) {
+        for (_, lock) in self.v.locks.iter() {
+            out.push(locksim_simulator::fingerprint::identity_hash(&lock.value));
+        }
+    }
+
     fn as_fingerprint(&self) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
         Some(self)
     }

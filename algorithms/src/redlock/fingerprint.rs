@@ -14,9 +14,9 @@ use super::protocol::{ClientTimer, Command, Reply, Request, ServerTimer};
 fingerprint_fieldless!(ElapsedClock, RequestMode, Library, ServerTimer);
 
 fingerprint_enum!(Command {
-    SetNx { key, value, px_ms },
-    Unlock { key, value },
-    Touch { key, value, px_ms, set_if_missing },
+    SetNx { key, @ident value, px_ms },
+    Unlock { key, @ident value },
+    Touch { key, @ident value, px_ms, set_if_missing },
 });
 
 fingerprint_enum!(ClientTimer { NodeTimeout { key }, RetryDelay { key }, Validity { key }, ExtendDue { key } });

@@ -1,7 +1,8 @@
 //! [`Fingerprint`] for the Redis lock client library: every field destructured (a new one is a
 //! compile error here); servers and sentinels through the renaming, timer ids by the timer they
-//! name. Its owner id and lock values are random per client: hashed as values (clients holding
-//! different ones are not merged).
+//! name. Its owner id and lock values, random per client and only compared for equality (by the
+//! keyspace's scripts and the GET-then-DEL unlock), are identity values: under client symmetry
+//! each hashes as its client (`RedisLockClient::identity_values`).
 
 use locksim_simulator::fingerprint::{Fingerprint, Renaming, StableHasher};
 use locksim_simulator::{fingerprint_enum, fingerprint_fieldless, fingerprint_struct};
@@ -49,10 +50,10 @@ impl Fingerprint for ClientConfig {
 fingerprint_enum!(AfterInfo { Lock { nested }, Renew { seq } });
 
 fingerprint_enum!(ReqKind {
-    Lock { value, nested, waited },
+    Lock { @ident value, nested, waited },
     Unlock,
-    Expire { value, token },
-    UnlockGet { value, cleanup },
+    Expire { @ident value, token },
+    UnlockGet { @ident value, cleanup },
     Cleanup,
     Renew { seq, waited },
     Subscribe,
@@ -71,7 +72,7 @@ fingerprint_enum!(Acq {
 });
 
 fingerprint_struct!(Pending { key, kind, timer, cmd, wait, @node to, attempt, in_flight, written });
-fingerprint_struct!(Held { value, token, count });
+fingerprint_struct!(Held { @ident value, token, count });
 fingerprint_struct!(KeyState { held, acq, subscribed, permit, renew_seq, no_sync_retries });
 fingerprint_struct!(Volatile {
     @nodes servers,
@@ -79,7 +80,7 @@ fingerprint_struct!(Volatile {
     @node primary,
     config_epoch,
     @node_set replicas_down,
-    owner,
+    @ident owner,
     seq,
     pending,
     keys,

@@ -1,7 +1,8 @@
 //! [`Fingerprint`] for the Redlock client library: every field destructured (a new one is a
 //! compile error here); masters through the renaming, timer ids by the timer they name. Its lock
-//! values are random per client: hashed as values (clients holding different ones are not
-//! merged).
+//! values, random per `acquire` call and only compared for equality (the masters' keyspace
+//! scripts), are identity values: under client symmetry each hashes as its client
+//! (`RedlockClient::identity_values`).
 
 use std::hash::Hasher;
 
@@ -70,7 +71,7 @@ impl Fingerprint for Round {
     }
 }
 
-fingerprint_struct!(Lock { value, call_start, attempts, last_answers, phase, extend });
+fingerprint_struct!(Lock { @ident value, call_start, attempts, last_answers, phase, extend });
 
 impl Fingerprint for Volatile {
     fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
