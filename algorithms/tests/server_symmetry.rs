@@ -3,7 +3,7 @@
 //! then. Two worlds that differ only by which of two masters was paused merge, and so does every
 //! state a walk of every tie order reaches from them; under sequential requests (redlock-rb,
 //! which visits `server-0` first) they stay apart; a world differing in what matters (the
-//! pause's length) never merges with them. The masters persist with `always`: under `everysec`
+//! pause's length) never merges with them; a master a search's fault menu names is pinned. The masters persist with `always`: under `everysec`
 //! each one's fsync phase, drawn at its start, is state that tells it from the others.
 
 use std::collections::BTreeSet;
@@ -138,6 +138,22 @@ fn a_difference_that_matters_is_not_merged() {
     d.enabled();
     d.step(seq, &[], MS);
     assert_ne!(d.fingerprint_symmetric(), a.fingerprint_symmetric());
+}
+
+#[test]
+fn a_pinned_master_is_not_renamed() {
+    // A search whose fault menu names server-0 (`crash@server-0`) pins it: the mirror images
+    // no longer merge, in the world or in its copies, and the other two masters still do.
+    let label = "redlock-parallel";
+    let (mut a, mut b) = (paused(label, 0, 600), paused(label, 1, 600));
+    let (mut a2, mut b2) = (paused(label, 1, 600), paused(label, 2, 600));
+    for w in [&mut a, &mut b, &mut a2, &mut b2] {
+        w.pin_for_symmetry(&[0]);
+    }
+    assert!(a.symmetry_applies());
+    assert_ne!(a.fingerprint_symmetric(), b.fingerprint_symmetric());
+    assert_ne!(a.box_clone().fingerprint_symmetric(), b.box_clone().fingerprint_symmetric());
+    assert_eq!(a2.fingerprint_symmetric(), b2.fingerprint_symmetric(), "server-1 and server-2 still swap");
 }
 
 #[test]

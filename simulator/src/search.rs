@@ -110,6 +110,13 @@ pub trait SearchWorld: Send {
     fn seed(&self) -> u64;
     /// The nodes' names and kinds, by id.
     fn nodes(&self) -> &[(String, NodeKind)];
+    /// Keeps `nodes` out of the symmetric fingerprint's renaming, in this world and its copies:
+    /// the nodes a search's fault menu names (by name, or as `leader`, which is `server-0` in a
+    /// leaderless model), which the search treats apart from the rest of their class. The
+    /// default: nothing to keep (a world without symmetry).
+    fn pin_for_symmetry(&mut self, nodes: &[NodeId]) {
+        let _ = nodes;
+    }
 }
 
 impl Clone for Box<dyn SearchWorld> {

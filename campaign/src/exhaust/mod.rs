@@ -35,6 +35,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use locksim_simulator::batch::panic_message;
+use locksim_simulator::directory::{NodeId, NodeKind};
 use locksim_simulator::dist::Dist;
 use locksim_simulator::scenario::{RunSpec, Scenario};
 use locksim_simulator::search::SearchWorld;
@@ -123,7 +124,9 @@ pub fn exhaust(
     // The model's own setup runs here, outside the search's panic boundary: a panic in it is the
     // model's failure too, reported the same way (exit 3), not an unwinding out of the command.
     let built = catch_unwind(AssertUnwindSafe(|| {
-        let root = row.model.search_world(&setup, &row.params, bounds.seed);
+        let mut root = row.model.search_world(&setup, &row.params, bounds.seed);
+        let pins = menu_pins(bounds, root.nodes());
+        root.pin_for_symmetry(&pins);
         #[cfg(debug_assertions)]
         let root = test_panic::wrap(root);
         root
@@ -154,6 +157,27 @@ fn check_named_targets(root: &dyn SearchWorld, bounds: &Bounds) -> Result<(), St
         }
     }
     Ok(())
+}
+
+/// The nodes the fault menu treats apart from their class, kept out of the symmetric
+/// fingerprint's renaming (`SearchWorld::pin_for_symmetry`): a node it names (`crash@server-0`),
+/// and for `leader` every server (in a leaderless model `leader` is `server-0`). Merging such a
+/// node's state with another's would let the search skip faults only one of them can take.
+fn menu_pins(bounds: &Bounds, nodes: &[(String, NodeKind)]) -> Vec<NodeId> {
+    let mut pins = Vec::new();
+    for item in &bounds.menu {
+        for (id, (name, kind)) in nodes.iter().enumerate() {
+            let named = match &item.targets {
+                Targets::Named(want) => want == name,
+                Targets::Leader => *kind == NodeKind::Server,
+                _ => false,
+            };
+            if named && !pins.contains(&id) {
+                pins.push(id);
+            }
+        }
+    }
+    pins
 }
 
 /// As [`exhaust`], from `root`, the row's world in its bounded setting (a test may wrap it).

@@ -306,13 +306,15 @@ pub struct SearchRun<P: Protocol> {
     fenced: bool,
     seed: u64,
     locks: u32,
+    /// Nodes the symmetric fingerprint keeps as themselves ([`SearchWorld::pin_for_symmetry`]).
+    pinned: std::sync::Arc<[NodeId]>,
 }
 
 impl<P: Protocol> SearchRun<P> {
     /// `world` at true time 0 (`run::build_world`) with its nodes' names and kinds; `fenced`:
     /// grants carry tokens; `locks`: the workload's lock keys.
     pub fn new(world: World<P>, nodes: Vec<(String, NodeKind)>, fenced: bool, seed: u64, locks: u32) -> Self {
-        SearchRun { world, nodes, fenced, seed, locks }
+        SearchRun { world, nodes, fenced, seed, locks, pinned: std::sync::Arc::new([]) }
     }
 }
 
@@ -324,16 +326,20 @@ impl<P: Protocol> SearchWorld for SearchRun<P> {
             fenced: self.fenced,
             seed: self.seed,
             locks: self.locks,
+            pinned: self.pinned.clone(),
         })
     }
     fn fingerprint(&self) -> u64 {
         self.world.fingerprint()
     }
     fn fingerprint_symmetric(&self) -> u64 {
-        self.world.fingerprint_symmetric()
+        self.world.fingerprint_symmetric_pinned(&self.pinned)
     }
     fn symmetry_applies(&self) -> bool {
-        self.world.symmetry_applies()
+        self.world.symmetry_applies_pinned(&self.pinned)
+    }
+    fn pin_for_symmetry(&mut self, nodes: &[NodeId]) {
+        self.pinned = nodes.into();
     }
     fn now_ns(&self) -> Nanos {
         self.world.now_ns

@@ -122,14 +122,25 @@ impl<P: Protocol> World<P> {
     /// Whether [`World::fingerprint_symmetric`] renames clients here: every process, message
     /// and timer tag has a typed fingerprint and no pending fault picks a client by id.
     pub fn symmetry_applies(&self) -> bool {
-        self.symmetry_classes().is_some()
+        self.symmetry_applies_pinned(&[])
+    }
+
+    /// [`World::symmetry_applies`] with the nodes in `pinned` kept as themselves.
+    pub fn symmetry_applies_pinned(&self, pinned: &[NodeId]) -> bool {
+        self.symmetry_classes(pinned).is_some()
     }
 
     /// The world's fingerprint with interchangeable clients renamed canonically: equal for two
     /// worlds that differ only by a permutation of such clients (see the module docs). Where
     /// symmetry does not apply ([`World::symmetry_applies`]), [`World::fingerprint`]. Reads only.
     pub fn fingerprint_symmetric(&self) -> u64 {
-        match self.symmetry_classes() {
+        self.fingerprint_symmetric_pinned(&[])
+    }
+
+    /// [`World::fingerprint_symmetric`] with the nodes in `pinned` kept as themselves (never
+    /// renamed): the nodes a search's fault menu names, which it treats apart from their class.
+    pub fn fingerprint_symmetric_pinned(&self, pinned: &[NodeId]) -> u64 {
+        match self.symmetry_classes(pinned) {
             Some(classes) => self.canonical_fingerprint(&classes),
             None => self.fingerprint(),
         }
@@ -137,7 +148,7 @@ impl<P: Protocol> World<P> {
 
     /// The classes of interchangeable clients, then of interchangeable servers (each of two or
     /// more, ids ascending), or `None` where symmetry cannot be applied soundly.
-    fn symmetry_classes(&self) -> Option<Vec<Vec<NodeId>>> {
+    fn symmetry_classes(&self, pinned: &[NodeId]) -> Option<Vec<Vec<NodeId>>> {
         for node in &self.nodes {
             let typed = match &node.behaviour {
                 Behaviour::Service(p) => p.as_fingerprint().is_some(),
@@ -159,6 +170,11 @@ impl<P: Protocol> World<P> {
             return None;
         }
         let mut fixed = vec![false; self.nodes.len()];
+        for &id in pinned {
+            if let Some(f) = fixed.get_mut(id) {
+                *f = true;
+            }
+        }
         let mut servers_pinned = false;
         for (_, kind) in self.queue.events() {
             match kind {
