@@ -128,6 +128,20 @@ fn a_bad_exhaust_table_exits_2_at_its_place() {
     let (code, _, stderr) = sim(&["exhaust", &s(&plain), "--algorithm", "redis", "--faults", "2"]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("no fault menu"), "{stderr}");
+    // The same budget from the table names its key, not a flag that was not given.
+    let no_menu = d.join("no-menu.toml");
+    std::fs::write(&no_menu, text.replace("menu = [\"pause@clients:ttl_ms-1,ttl_ms+1\"]", "menu = []")).unwrap();
+    let (code, _, stderr) = sim(&["exhaust", &s(&no_menu), "--algorithm", "redis"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("no-menu.toml: [exhaust] faults = 1: no fault menu to choose from"), "{stderr}");
+    let deep = d.join("start-depth.toml");
+    std::fs::write(&deep, format!("{text}start_depth = 20\n")).unwrap();
+    let (code, _, stderr) = sim(&["exhaust", &s(&deep), "--algorithm", "redis", "--max-depth", "10"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("start-depth.toml: [exhaust] start_depth = 20: expected at most --max-depth (10)"),
+        "{stderr}"
+    );
     std::fs::remove_dir_all(&d).unwrap();
 }
 
@@ -255,7 +269,7 @@ fn a_model_panic_during_the_search_exits_3_with_its_message_and_replay_file() {
         "{text}"
     );
     // The file is a scenario `sim` accepts.
-    let (code, stdout, stderr) = cli::sim(&["check", &s(&out)]);
+    let (code, stdout, stderr) = sim(&["check", &s(&out)]);
     assert_eq!(code, 0, "{stdout}{stderr}");
 }
 
@@ -287,6 +301,9 @@ fn flags_past_the_tables_bounds_and_unknown_nodes_exit_2() {
         (&["--acquisitions", "99999999999"], "--acquisitions 99999999999: expected at most 1000000"),
         (&["--slow-messages", "1001"], "--slow-messages 1001: expected at most 1000"),
         (&["--max-states", "99999999999"], "--max-states 99999999999: expected at most 1000000000"),
+        // The valid words of a delay are listed with the row's parameters.
+        (&["--delays", "fast"], "with KEY a numeric parameter of this row (down_after_ms, "),
+        (&["--delays", "fast"], "; or min or max (the network's latency bounds)"),
         // A node the row lacks was never chosen: the certificate covered no such fault (exit 0).
         (&["--fault", "pause@nobody:5"], "--fault pause@nobody:5: no node `nobody`"),
         (&["--fault", "pause@client-2:5"], "a node name: server-0, client-0, client-1"),

@@ -152,7 +152,7 @@ pub fn exhaust(
     let bounds = words
         .resolve(&row.params, row.model.fenced(&row.params), &scenario.setup.network)
         .and_then(|b| b.with_start_depth(opts.start_depth.or(scenario.exhaust.as_ref().and_then(|t| t.start_depth))))
-        .map_err(|e| CommandError::bad_input(placed(e)))?;
+        .map_err(|e| CommandError::bad_input(placed(table_named(opts, e))))?;
     let out = opts.out.clone().unwrap_or_else(|| PathBuf::from(format!("{}.exhaust.toml", row.label)));
     let mut progress = progress_line();
     let report = search(&scenario, &text, row, &bounds, stop, &mut progress)
@@ -182,6 +182,21 @@ fn menu_placed(words: &BoundWords, e: String) -> String {
     for (text, at) in words.menu.iter().zip(&words.menu_at) {
         if let (Some(at), Some(rest)) = (at, e.strip_prefix(&format!("--fault {text}:"))) {
             return format!("{at}: {text}:{rest}");
+        }
+    }
+    e
+}
+
+/// `e`, about `--faults` or `--start-depth` when the value came from the `[exhaust]` table's
+/// key (no flag given), naming that key instead of a flag the user did not write.
+fn table_named(opts: &ExhaustOptions, e: String) -> String {
+    let from_table = [
+        ("--faults ", opts.faults.is_none(), "[exhaust] faults = "),
+        ("--start-depth ", opts.start_depth.is_none(), "[exhaust] start_depth = "),
+    ];
+    for (flag, not_given, key) in from_table {
+        if let Some(rest) = e.strip_prefix(flag).filter(|_| not_given) {
+            return format!("{key}{rest}");
         }
     }
     e

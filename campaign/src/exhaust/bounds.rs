@@ -408,7 +408,8 @@ pub fn delays(text: &str, network: &NetworkSpec, params: &Params) -> Result<Vec<
                 }
                 m
             }
-            _ => time_ms(w, params).map_err(bad)?,
+            // The words `min` and `max` are valid here too: the message lists them.
+            _ => time_ms(w, params).map_err(|e| bad(format!("{e}; or min or max (the network's latency bounds)")))?,
         };
         if ms < 0.0 {
             return Err(bad(format!("a delay must be at least 0 ms, found {ms} (`{w}`)")));
