@@ -840,7 +840,8 @@ mod tests {
         assert_eq!(owned(1, 2, &[0, 1, 2]), owned(2, 1, &[0, 2, 1]));
         assert_ne!(owned(1, 2, &[0, 1, 2]), owned(2, 1, &[0, 1, 2]));
         // One client's two values stay apart.
-        let ids = Renaming::identity(3).with_identities(identity_owners([(identity_hash("a"), 1), (identity_hash("b"), 1)]));
+        let ids =
+            Renaming::identity(3).with_identities(identity_owners([(identity_hash("a"), 1), (identity_hash("b"), 1)]));
         let (mut a, mut b) = (StableHasher::default(), StableHasher::default());
         ids.identity_value(&mut a, "a");
         ids.identity_value(&mut b, "b");

@@ -1295,7 +1295,9 @@ impl LockClient<Redis> for RedisLockClient {
         use locksim_simulator::fingerprint::identity_hash;
         out.push(identity_hash(&self.v.owner));
         for (_, p) in self.v.pending.iter() {
-            if let ReqKind::Lock { value, .. } | ReqKind::Expire { value, .. } | ReqKind::UnlockGet { value, .. } = &p.kind {
+            if let ReqKind::Lock { value, .. } | ReqKind::Expire { value, .. } | ReqKind::UnlockGet { value, .. } =
+                &p.kind
+            {
                 out.push(identity_hash(value));
             }
             // A compare-and-delete unlock's value lives on only in its command once the hold ends.
