@@ -56,6 +56,9 @@ impl SearchWorld for PanicsOn {
     fn symmetry_applies(&self) -> bool {
         self.inner.symmetry_applies()
     }
+    fn pin_for_symmetry(&mut self, nodes: &[NodeId]) {
+        self.inner.pin_for_symmetry(nodes)
+    }
     fn now_ns(&self) -> Nanos {
         self.inner.now_ns()
     }
