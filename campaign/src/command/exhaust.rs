@@ -84,8 +84,9 @@ pub struct ExhaustOptions {
     /// `--distinct-faults=false` turns the table's off.
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
     pub distinct_faults: Option<bool>,
-    /// Merge states that differ only by a renaming of interchangeable clients (default:
-    /// [exhaust] symmetry, else off); applied where the model's state is typed (the report says).
+    /// Merge states that differ only by a renaming of interchangeable clients (and of
+    /// interchangeable servers: Redlock's masters under parallel requests) (default: [exhaust]
+    /// symmetry, else off); applied where the model's state is typed (the report says).
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
     pub symmetry: Option<bool>,
     /// One fault of the menu: KIND@TARGETS:LENGTHS (repeatable; see below). Replaces the

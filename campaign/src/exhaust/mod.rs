@@ -327,7 +327,10 @@ impl Report {
     pub fn symmetry_words(&self) -> &'static str {
         match (self.bounds.symmetry, self.symmetry_applies) {
             (false, _) => "off",
-            (true, true) => "clients (states that differ by a renaming of interchangeable clients explored once)",
+            (true, true) => {
+                "clients (states that differ by a renaming of interchangeable clients, or of interchangeable servers \
+                 such as Redlock's masters under parallel requests, explored once)"
+            }
             (true, false) => "asked for, not applied (this model's state has no typed fingerprint yet)",
         }
     }
