@@ -158,7 +158,7 @@ impl Renaming {
 
     /// Names the owners of identity values (see [`identity_owners`]): from then on an owned value
     /// hashes as its owner, through the renaming ([`Renaming::identity_value`]).
-    pub fn with_identities(mut self, owners: BTreeMap<u64, NodeId>) -> Self {
+    pub fn with_identities(mut self, owners: BTreeMap<u64, (NodeId, u32)>) -> Self {
         self.owners = Some(owners);
         self
     }
