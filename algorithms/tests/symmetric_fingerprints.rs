@@ -123,12 +123,14 @@ fn a_front_server_relaying_for_a_client_renames_it() {
 }
 
 /// Redis and Redlock (one server, two clients, one acquisition each): their lock values and
-/// Redisson owner ids, drawn per client, are identity values renamed with their clients.
+/// Redisson owner ids, drawn per client, are identity values renamed with their clients; so is
+/// the Hazelcast CP client's epoch (its invocation uids' high half; three members), and the
+/// client index the members name it by.
 const IDENTITIES: &str = r#"
 name = "identities"
 duration_ms = 3_000
 seeds = 1
-algorithms = ["redis", "redlock"]
+algorithms = ["redis", "redlock", "hazelcast"]
 
 [models.redlock]
 masters = 1

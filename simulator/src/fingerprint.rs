@@ -187,6 +187,16 @@ impl Renaming {
         }
     }
 
+    /// Hashes an id whose high 32 bits are an identity value a client drew and whose low 32 bits
+    /// count its calls (Hazelcast's invocation uids, `epoch << 32 | n`): the high half through
+    /// [`Renaming::identity_value`], the low half as a number. A one-to-one function of the id
+    /// under any renaming of identity values, so two ids are equal exactly when their hashes
+    /// are; the order of two ids of one client (the same high half) is their low halves'.
+    pub fn identity_high(&self, h: &mut StableHasher, id: u64) {
+        self.identity_value(h, &(id >> 32));
+        h.write_u32(id as u32);
+    }
+
     /// Hashes an optional identity value ([`Renaming::identity_value`]).
     pub fn opt_identity_value(&self, h: &mut StableHasher, value: &Option<impl Fingerprint>) {
         match value {
@@ -640,7 +650,9 @@ impl Fingerprint for FailReason {
 /// is a compile error until it is listed). A field marked `@node` holds a node id, `@nodes` an
 /// ordered sequence of them, `@node_set` a set of them, `@node_map` a map keyed by them, `@ident`
 /// an identity value ([`Renaming::identity_value`]), `@opt_ident` an optional one, `@ident_map`
-/// a map keyed by them ([`Renaming::identity_map`]), `@skip` a field that cannot change what the
+/// a map keyed by them ([`Renaming::identity_map`]), `@client_index` a client's index used as its
+/// name ([`Renaming::client_index`]), `@ident_high` an id whose high half is an identity value
+/// ([`Renaming::identity_high`]), `@skip` a field that cannot change what the
 /// value does (say why beside the call).
 ///
 /// ```ignore
@@ -693,6 +705,12 @@ macro_rules! fingerprint_field {
     };
     ($h:ident, $ids:ident, ident_map $field:ident) => {
         $ids.identity_map($h, $field.iter())
+    };
+    ($h:ident, $ids:ident, ident_high $field:ident) => {
+        $ids.identity_high($h, *$field)
+    };
+    ($h:ident, $ids:ident, client_index $field:ident) => {
+        $ids.client_index($h, *$field as u64)
     };
     ($h:ident, $ids:ident, skip $field:ident) => {
         let _ = $field;

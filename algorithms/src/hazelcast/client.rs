@@ -278,6 +278,15 @@ impl Durable for HazelcastClient {
 }
 
 impl LockClient<Hazelcast> for HazelcastClient {
+    /// The epoch drawn at start, the high half of every invocation uid: members and the CP state
+    /// only compare uids for equality (`State::apply`'s idempotent invocations and lock owner,
+    /// `HazelcastServer`'s `pending` lookups), and the client orders its own calls by uid, which
+    /// for one epoch is by `next`. The client index the member derives from the sender's
+    /// position is hashed through `Renaming::client_index`.
+    fn identity_values(&self, out: &mut Vec<u64>) {
+        out.push(locksim_simulator::fingerprint::identity_hash(&self.v.epoch));
+    }
+
     fn as_fingerprint(&self) -> Option<&dyn locksim_simulator::fingerprint::Fingerprint> {
         Some(self)
     }

@@ -1,7 +1,9 @@
 //! [`Fingerprint`] for the hazelcast model's messages and timers (`protocol`): every variant and
 //! field listed (a new one is a compile error here). The hand-written `Debug` of `Op`,
 //! `Invocation`, `Response` and `CmdKind` (the trace's short forms) is not what is hashed. A
-//! client's index (`CmdKind::Invoke`'s `client`) is hashed as a number: clients are told apart by it.
+//! client's index (`CmdKind::Invoke`'s `client`) names the client (`Renaming::client_index`) and
+//! invocation uids are identity values (`HazelcastClient::identity_values`): both rename with
+//! their client under client symmetry.
 
 use locksim_simulator::{fingerprint_enum, fingerprint_struct};
 
@@ -10,12 +12,12 @@ use super::protocol::{
 };
 
 fingerprint_enum!(Op { CreateSession, Heartbeat { session }, Lock { key, session }, Unlock { key, session } });
-fingerprint_struct!(Invocation { uid, op });
+fingerprint_struct!(Invocation { @ident_high uid, op });
 fingerprint_enum!(HzError { NotLeader { @opt_node hint }, SessionExpired, NotOwner, LimitReached });
 fingerprint_enum!(Reply { Session(session), Done, Fence(fence), Unlocked });
-fingerprint_struct!(Response { uid, result });
-fingerprint_enum!(CmdKind { Invoke { client, uid, op }, ExpireSessions { sessions } });
+fingerprint_struct!(Response { @ident_high uid, result });
+fingerprint_enum!(CmdKind { Invoke { @client_index client, @ident_high uid, op }, ExpireSessions { sessions } });
 fingerprint_enum!(HazelcastMsg { Invocation(m), Response(m), Consensus(m), Ilock(m) });
 fingerprint_enum!(ServerTimer { ExpiryCheck });
-fingerprint_enum!(ClientTimer { Heartbeat, CallTimeout { uid }, CallRetry { uid } });
+fingerprint_enum!(ClientTimer { Heartbeat, CallTimeout { @ident_high uid }, CallRetry { @ident_high uid } });
 fingerprint_enum!(HazelcastTimer { Server(t), Client(t), Consensus(t), Ilock(t) });

@@ -4,7 +4,7 @@
 
 use std::hash::Hasher;
 
-use locksim_simulator::fingerprint::{AsNode, Fingerprint, Renaming, StableHasher};
+use locksim_simulator::fingerprint::{multiset, Fingerprint, Renaming, StableHasher};
 
 use super::{HazelcastServer, ServerConfig, Volatile};
 
@@ -20,13 +20,27 @@ impl Fingerprint for ServerConfig {
 impl Fingerprint for Volatile {
     fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
         let Volatile { pending, clients, check_timer, leading } = self;
-        // (client index, call uid) -> the node to answer.
-        h.write_usize(pending.len());
-        for (call, node) in pending {
-            (call, AsNode(*node)).fingerprint(h, ids);
-        }
-        // By client index, as the member reads it.
-        ids.nodes(h, clients);
+        // (client index, call uid) -> the node to answer, as a set: the index names the client
+        // and the uid is an identity value, both renamed with the client; the member only looks
+        // entries up (`on_invocation`, `answer`), so their order is not state.
+        let entries = pending.iter().map(|((client, uid), node)| {
+            let mut e = StableHasher::default();
+            ids.client_index(&mut e, u64::from(*client));
+            ids.identity_high(&mut e, *uid);
+            ids.node(&mut e, *node);
+            e.finish()
+        });
+        multiset(h, entries.collect());
+        // Client `i`'s node by index (`client-i`, fixed by the run; the member finds a sender's
+        // index by position): as the set of (index as the client it names, node), which a
+        // renaming of clients leaves alike.
+        let entries = clients.iter().enumerate().map(|(i, node)| {
+            let mut e = StableHasher::default();
+            ids.client_index(&mut e, i as u64);
+            ids.node(&mut e, *node);
+            e.finish()
+        });
+        multiset(h, entries.collect());
         (check_timer, leading).fingerprint(h, ids);
     }
 }
