@@ -36,7 +36,7 @@ use std::hash::Hasher;
 use crate::directory::NodeId;
 use crate::history::{FailReason, LockMode};
 use crate::rng::ChaCha8Rng;
-use crate::timers::TimerId;
+use crate::timers::{TimerId, TimerNames};
 
 /// FNV-1a over the bytes, finished with a 64-bit mix (splitmix64's): the same value in every
 /// build, on every platform and Rust version (std's `DefaultHasher` promises none of that).
@@ -102,7 +102,7 @@ pub struct Renaming {
     /// By old id: what the id is hashed as.
     names: Vec<u64>,
     /// Each live timer's hash (node renamed, due relative to now, tag); absent: dead.
-    timers: BTreeMap<TimerId, u64>,
+    timers: TimerNames,
     /// By client index (`client-{i}`): the client's node id ([`Renaming::client_index`]).
     clients: Vec<NodeId>,
     /// Identity values by their hash ([`identity_hash`]): the renamed client that owns each and
@@ -145,7 +145,7 @@ impl Renaming {
     }
 
     /// Names the live timers (their hashes, computed under this renaming).
-    pub fn with_timers(mut self, timers: BTreeMap<TimerId, u64>) -> Self {
+    pub fn with_timers(mut self, timers: TimerNames) -> Self {
         self.timers = timers;
         self
     }

@@ -4,7 +4,6 @@
 //! ignored.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::directory::NodeId;
@@ -32,7 +31,27 @@ impl fmt::Debug for TimerId {
 
 thread_local! {
     /// While a fingerprint is taken on this thread: each live timer's canonical hash.
-    static CANONICAL_NAMES: RefCell<Option<BTreeMap<TimerId, u64>>> = const { RefCell::new(None) };
+    static CANONICAL_NAMES: RefCell<Option<TimerNames>> = const { RefCell::new(None) };
+}
+
+/// Each live timer's canonical hash, by id: what a fingerprint names a timer id by. A sorted
+/// list, not a map: built for every fingerprint (a search takes one at every branch), where a
+/// tree's allocation per node and its copy cost more than the lookups save.
+#[derive(Clone, Debug, Default)]
+pub struct TimerNames(Vec<(TimerId, u64)>);
+
+impl TimerNames {
+    /// The names of these timers (each id once, in any order).
+    pub fn new(mut names: Vec<(TimerId, u64)>) -> Self {
+        // Already in id order when read from the slab (slot order): then this is one pass.
+        names.sort_unstable_by_key(|&(id, _)| id);
+        TimerNames(names)
+    }
+
+    /// The hash naming timer `id`; `None`: no live timer has that id.
+    pub fn get(&self, id: &TimerId) -> Option<&u64> {
+        self.0.binary_search_by_key(id, |&(t, _)| t).ok().map(|i| &self.0[i].1)
+    }
 }
 
 /// While alive, every [`TimerId`] printed on this thread prints as the canonical hash of the
@@ -43,7 +62,7 @@ pub(crate) struct CanonicalTimerNames;
 
 impl CanonicalTimerNames {
     /// Names each live timer by its hash until the guard is dropped.
-    pub(crate) fn set(names: BTreeMap<TimerId, u64>) -> Self {
+    pub(crate) fn set(names: TimerNames) -> Self {
         CANONICAL_NAMES.with(|c| *c.borrow_mut() = Some(names));
         CanonicalTimerNames
     }
@@ -210,6 +229,19 @@ impl<T: Clone> TimerSlab<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn timer_names_find_each_id_in_any_order_given() {
+        let id = |slot, generation| TimerId { slot, generation };
+        let names = TimerNames::new(vec![(id(3, 0), 30), (id(0, 2), 2), (id(1, 0), 10)]);
+        assert_eq!(names.get(&id(0, 2)), Some(&2));
+        assert_eq!(names.get(&id(1, 0)), Some(&10));
+        assert_eq!(names.get(&id(3, 0)), Some(&30));
+        // Another generation of a named slot, or a slot not named: dead.
+        assert_eq!(names.get(&id(0, 1)), None);
+        assert_eq!(names.get(&id(2, 0)), None);
+    }
+
     #[test]
     fn cancelled_and_fired_timers_are_gone_and_slots_reused() {
         let mut slab: TimerSlab<u64> = TimerSlab::default();

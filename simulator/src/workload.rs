@@ -6,6 +6,7 @@
 //! twice, unfenced (accepts all) and fenced (rejects a token below the highest accepted).
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use rand::Rng;
 
@@ -101,11 +102,12 @@ struct Draws {
     check_to_write: Option<Sampler>,
 }
 
-/// The workload loop of one client.
+/// The workload loop of one client. Its configuration (`params`, `draws`) never changes in a
+/// run: shared between a world's copies, not copied (a search copies worlds at every branch).
 #[derive(Clone, Debug)]
 struct Driver {
-    params: WorkloadSpec,
-    draws: Draws,
+    params: Arc<WorkloadSpec>,
+    draws: Arc<Draws>,
     rng: ChaCha8Rng,
     phase: Phase,
     think_timer: Option<TimerId>,
@@ -122,8 +124,8 @@ struct Driver {
 /// acquisitions). What it was doing (its phase, its think timer, a schedule's last slot) is gone.
 pub struct ClientDisk<P: Protocol> {
     lib: Box<dyn LockClient<P>>,
-    params: WorkloadSpec,
-    draws: Draws,
+    params: Arc<WorkloadSpec>,
+    draws: Arc<Draws>,
     rng: ChaCha8Rng,
     grants: u64,
     completed: u64,
@@ -194,14 +196,14 @@ impl<P: Protocol> ClientNode<P> {
     pub fn new(lib: Box<dyn LockClient<P>>, params: WorkloadSpec, workload_rng: ChaCha8Rng) -> Self {
         ClientNode::from_disk(ClientDisk {
             lib,
-            draws: Draws {
+            draws: Arc::new(Draws {
                 hold: Sampler::new(&params.hold_ms),
                 think: Sampler::new(&params.think_ms),
                 acquire_timeout: params.acquire_timeout_ms.as_ref().map(Sampler::new),
                 check_to_write: (params.check_to_write_ms != Dist::Const(0.0))
                     .then(|| Sampler::new(&params.check_to_write_ms)),
-            },
-            params,
+            }),
+            params: Arc::new(params),
             rng: workload_rng,
             grants: 0,
             completed: 0,

@@ -335,24 +335,47 @@ impl Round<'_> {
             let last = i + 1 == moves;
             // Each step, probes too, is on the path while taken: a panic leaves it there.
             self.path.push(Step::plain(e.seq));
-            let timings = self.times.for_step(slot_ref(&slot), e, d0);
+            let (timings, probe) = self.times.for_step(slot_ref(&slot), e, d0);
             self.path.pop();
             if one_delay && timings.len() == 1 {
-                let mut child = if last { slot.take().expect("the last child") } else { slot_clone(&slot) };
-                self.path.push(Step::plain(e.seq));
-                let taken = child.step(e.seq, &[], d0);
-                self.path.pop();
+                let (child, taken) = match probe {
+                    // The probe took this step as this move does (no time is a choice in it);
+                    // the last move leaves the world to nothing.
+                    Some((probe, taken)) => {
+                        if last {
+                            slot = None;
+                        }
+                        (probe, taken.latencies)
+                    }
+                    None => {
+                        let mut child = if last { slot.take().expect("the last child") } else { slot_clone(&slot) };
+                        self.path.push(Step::plain(e.seq));
+                        let taken = child.step(e.seq, &[], d0);
+                        self.path.pop();
+                        (child, taken)
+                    }
+                };
                 let step = Step::Event { seq: e.seq, delays_ns: vec![d0; taken], times: ChosenTimes::default() };
                 self.child(child, history, step, depth, left);
             } else {
-                for (delays_ns, slow) in self.delay_combinations(slot_ref(&slot), e.seq, None, left.slow) {
+                let (combinations, probe) = self.delay_combinations(slot_ref(&slot), e.seq, None, left.slow);
+                // The probe took the first combination (every latency the first delay) with no
+                // times given: it is that move's child when no time is a choice here.
+                let mut probe = (timings.len() == 1 && timings[0] == ChosenTimes::default()).then_some(probe);
+                for (delays_ns, slow) in combinations {
                     for times in &timings {
-                        let mut child = slot_clone(&slot);
                         let left = Budget { slow: left.slow - slow, ..left };
                         let step = Step::Event { seq: e.seq, delays_ns: delays_ns.clone(), times: times.clone() };
-                        self.path.push(step);
-                        child.step_timed(e.seq, &delays_ns, d0, times);
-                        let step = self.path.pop().expect("the step taken");
+                        let child = match probe.take() {
+                            Some(child) => child,
+                            None => {
+                                let mut child = slot_clone(&slot);
+                                self.path.push(step.clone());
+                                child.step_timed(e.seq, &delays_ns, d0, times);
+                                self.path.pop();
+                                child
+                            }
+                        };
                         self.child(child, history, step, depth, left);
                     }
                 }
@@ -361,20 +384,53 @@ impl Round<'_> {
                 return;
             }
         }
-        for (entry, injection, at_ns) in faults {
-            for (delays_ns, slow) in self.delay_combinations(slot_ref(&slot), 0, Some((&injection, at_ns)), left.slow) {
-                let mut child = slot_clone(&slot);
-                let step =
-                    Step::Fault { injection: injection.clone(), at_ns, delays_ns, times: ChosenTimes::default() };
-                self.path.push(step);
-                let Some(Step::Fault { delays_ns, .. }) = self.path.last() else {
-                    unreachable!("the fault just pushed")
+        let fault_moves = faults.len();
+        for (i, (entry, injection, at_ns)) in faults.into_iter().enumerate() {
+            let used = if self.bounds.distinct_faults { left.used | 1 << entry } else { left.used };
+            if one_delay {
+                // Every latency the first delay: no probe to count them (the step says how many
+                // it took), and the last move takes the world itself.
+                let last = i + 1 == fault_moves;
+                let mut child = if last { slot.take().expect("the last child") } else { slot_clone(&slot) };
+                let taking = Step::Fault {
+                    injection: injection.clone(),
+                    at_ns,
+                    delays_ns: Vec::new(),
+                    times: ChosenTimes::default(),
                 };
+                self.path.push(taking); // while taken (a panic leaves it on the path)
                 let seq = child.inject_fault(&injection, at_ns);
                 child.enabled();
-                child.step(seq, delays_ns, d0);
-                let step = self.path.pop().expect("the step taken");
-                let used = if self.bounds.distinct_faults { left.used | 1 << entry } else { left.used };
+                let taken = child.step(seq, &[], d0);
+                self.path.pop();
+                let step = Step::Fault { injection, at_ns, delays_ns: vec![d0; taken], times: ChosenTimes::default() };
+                self.child(child, history, step, depth, Budget { faults: left.faults - 1, used, ..left });
+                if self.depth_exhausted(depth) {
+                    return;
+                }
+                continue;
+            }
+            let (combinations, probe) =
+                self.delay_combinations(slot_ref(&slot), 0, Some((&injection, at_ns)), left.slow);
+            // The probe took the first combination (every latency the first delay).
+            let mut probe = Some(probe);
+            for (delays_ns, slow) in combinations {
+                let step =
+                    Step::Fault { injection: injection.clone(), at_ns, delays_ns, times: ChosenTimes::default() };
+                let child = match probe.take() {
+                    Some(child) => child,
+                    None => {
+                        let mut child = slot_clone(&slot);
+                        self.path.push(step.clone());
+                        let seq = child.inject_fault(&injection, at_ns);
+                        child.enabled();
+                        if let Step::Fault { delays_ns, .. } = &step {
+                            child.step(seq, delays_ns, d0);
+                        }
+                        self.path.pop();
+                        child
+                    }
+                };
                 self.child(
                     child,
                     history,
@@ -396,7 +452,7 @@ impl Round<'_> {
             return false;
         }
         self.path.push(Step::plain(event.seq)); // its probe, on the path while taken
-        let choices = self.times.for_step(world, event, self.bounds.delays_ns[0]).len();
+        let choices = self.times.for_step(world, event, self.bounds.delays_ns[0]).0.len();
         self.path.pop();
         choices > 1
     }
@@ -408,14 +464,15 @@ impl Round<'_> {
 
     /// Every assignment of the bounded delays to the latencies the step needs (learned by taking
     /// it once on a copy with the first delay everywhere) that gives at most `slow_left` of them
-    /// a delay other than the first, each with how many it gives one.
+    /// a delay other than the first, each with how many it gives one; the first is every latency
+    /// the first delay, and the copy, which took that one, comes back with them.
     fn delay_combinations(
         &mut self,
         world: &dyn SearchWorld,
         seq: u64,
         fault: Option<(&Injection, Nanos)>,
         slow_left: u32,
-    ) -> Vec<(Vec<Nanos>, u32)> {
+    ) -> (Vec<DelayCombination>, Box<dyn SearchWorld>) {
         let d = &self.bounds.delays_ns;
         let mut probe = world.box_clone();
         // The probe's step, on the path while taken (a panic leaves it there).
@@ -435,7 +492,7 @@ impl Round<'_> {
         };
         self.path.pop();
         if d.len() == 1 || taken == 0 || slow_left == 0 {
-            return vec![(vec![d[0]; taken], 0)];
+            return (vec![(vec![d[0]; taken], 0)], probe);
         }
         // An odometer over `taken` digits of base `d.len()`; the count is bounded by the caller's
         // choice of delays (|delays|^sends of one handler).
@@ -449,7 +506,7 @@ impl Round<'_> {
             let mut k = 0;
             loop {
                 if k == taken {
-                    return out;
+                    return (out, probe);
                 }
                 digits[k] += 1;
                 if digits[k] < d.len() {
@@ -525,6 +582,9 @@ impl Round<'_> {
         self.limit = self.limit.min(depth.saturating_sub(1));
     }
 }
+
+/// One assignment of delays to a step's latencies, with how many are not the first delay.
+type DelayCombination = (Vec<Nanos>, u32);
 
 /// The world still held for the moves after this one.
 fn slot_ref(slot: &Option<Box<dyn SearchWorld>>) -> &dyn SearchWorld {

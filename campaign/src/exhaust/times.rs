@@ -14,6 +14,9 @@ use locksim_simulator::time::{ms_to_ns, Nanos};
 
 use super::bounds::Bounds;
 
+/// A copy of a world that took one step, and what that step needed.
+pub type Probe = (Box<dyn SearchWorld>, StepTaken);
+
 /// The hold and think times a search chooses from at each acquisition: each list empty (no
 /// choice) or of at least two values, the first being the workload's own in the searched setup.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -44,14 +47,22 @@ impl TimeChoices {
     }
 
     /// Every assignment of times to the holds and thinks of the step `seq` of `world` (learned by
-    /// taking it once on a copy with none given); one empty assignment when it needs no choice.
-    pub fn for_step(&self, world: &dyn SearchWorld, event: &Enabled, first_delay_ns: Nanos) -> Vec<ChosenTimes> {
+    /// taking it once on a copy with none given, every latency the first delay); one empty
+    /// assignment when it needs no choice. With the copy, when one was taken, and what its step
+    /// needed: where the step needs no choice, the copy took it as the move does (no times given
+    /// is the workload's own draws, what the move takes too), so it can be that move's world.
+    pub fn for_step(
+        &self,
+        world: &dyn SearchWorld,
+        event: &Enabled,
+        first_delay_ns: Nanos,
+    ) -> (Vec<ChosenTimes>, Option<Probe>) {
         if !self.may_time(world, event) {
-            return vec![ChosenTimes::default()];
+            return (vec![ChosenTimes::default()], None);
         }
         let mut probe = world.box_clone();
         let taken = probe.step_timed(event.seq, &[], first_delay_ns, &ChosenTimes::default());
-        self.assignments(taken)
+        (self.assignments(taken), Some((probe, taken)))
     }
 
     /// Every assignment of times to a step that needed `taken`.

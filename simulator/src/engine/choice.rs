@@ -176,7 +176,7 @@ impl<P: Protocol> World<P> {
     pub fn inject_fault(&mut self, fault: &Injection, at_ns: Nanos) -> u64 {
         let at_ns = at_ns.max(self.now_ns);
         let name = self.dir.name_of(fault.target).to_string();
-        self.faults.push(FaultSpec {
+        std::sync::Arc::make_mut(&mut self.faults).push(FaultSpec {
             kind: fault.kind.clone(),
             targets: vec![Selector::Named(name)],
             at_ms: Dist::Const(at_ns as f64 / 1e6),
@@ -302,7 +302,8 @@ impl<P: Protocol> World<P> {
 /// A typed world with what judging its history needs, behind [`SearchWorld`].
 pub struct SearchRun<P: Protocol> {
     world: World<P>,
-    nodes: Vec<(String, NodeKind)>,
+    /// Fixed for the run: shared by the copies.
+    nodes: std::sync::Arc<[(String, NodeKind)]>,
     fenced: bool,
     seed: u64,
     locks: u32,
@@ -314,7 +315,7 @@ impl<P: Protocol> SearchRun<P> {
     /// `world` at true time 0 (`run::build_world`) with its nodes' names and kinds; `fenced`:
     /// grants carry tokens; `locks`: the workload's lock keys.
     pub fn new(world: World<P>, nodes: Vec<(String, NodeKind)>, fenced: bool, seed: u64, locks: u32) -> Self {
-        SearchRun { world, nodes, fenced, seed, locks, pinned: std::sync::Arc::new([]) }
+        SearchRun { world, nodes: nodes.into(), fenced, seed, locks, pinned: std::sync::Arc::new([]) }
     }
 }
 

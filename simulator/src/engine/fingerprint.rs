@@ -65,7 +65,7 @@ use crate::fingerprint::{identity_owners, multiset, stream_position, stream_stat
 use crate::process::Protocol;
 use crate::setup::Selector;
 use crate::time::Nanos;
-use crate::timers::CanonicalTimerNames;
+use crate::timers::{CanonicalTimerNames, TimerNames};
 use crate::wire::{Tag, Wire};
 
 /// A due time relative to now (negative: overdue, e.g. a timer backlogged on a paused node).
@@ -445,9 +445,9 @@ impl<P: Protocol> World<P> {
 
     /// Each live timer's hash under `ids` (node renamed, due relative to now, tag), by id, and
     /// the hashes alone.
-    fn timer_hashes(&self, ids: &Renaming) -> (BTreeMap<crate::timers::TimerId, u64>, Vec<u64>) {
+    fn timer_hashes(&self, ids: &Renaming) -> (TimerNames, Vec<u64>) {
         let now = self.now_ns;
-        let mut by_id = BTreeMap::new();
+        let mut by_id = Vec::new();
         let mut hashes = Vec::new();
         for (id, node, due_ns, tag) in self.timers.live() {
             let mut t = StableHasher::default();
@@ -467,10 +467,10 @@ impl<P: Protocol> World<P> {
                 }
             }
             let th = t.finish();
-            by_id.insert(id, th);
+            by_id.push((id, th));
             hashes.push(th);
         }
-        (by_id, hashes)
+        (TimerNames::new(by_id), hashes)
     }
 
     /// One node under `ids`: as [`World::node_hash`], with typed state; a renamed client's

@@ -32,6 +32,7 @@ pub mod queue;
 pub mod schedule;
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use crate::clock::NodeClock;
 use crate::directory::Directory;
@@ -241,7 +242,8 @@ pub struct World<P: Protocol> {
     run_end_ns: Nanos,
     queue: EventQueue<Wire<P::Msg>>,
     nodes: Vec<Node<P>>,
-    dir: Directory,
+    /// Fixed for the run: shared by a world's copies (a search copies at every branch).
+    dir: Arc<Directory>,
     timers: TimerSlab<Tag<P::Timer>>,
     network: Network,
     net_rng: ChaCha8Rng,
@@ -254,7 +256,8 @@ pub struct World<P: Protocol> {
     /// went down (refused with a reset when `p` next sends on it).
     stale: PairTable<bool>,
     fault_rng: ChaCha8Rng,
-    faults: Vec<FaultSpec>,
+    /// Shared by a world's copies until one injects a fault (`World::inject_fault`).
+    faults: Arc<Vec<FaultSpec>>,
     occurrences: Vec<Occurrence>,
     applied: Vec<Applied>,
     leaderless: bool,
@@ -357,7 +360,7 @@ impl<P: Protocol> World<P> {
             run_end_ns: cfg.end_ns,
             queue,
             nodes,
-            dir,
+            dir: Arc::new(dir),
             timers: TimerSlab::default(),
             network: cfg.network,
             net_rng: cfg.net_rng,
@@ -365,7 +368,7 @@ impl<P: Protocol> World<P> {
             conns: pairs.clone(),
             stale: pairs,
             fault_rng: cfg.fault_rng,
-            faults: cfg.faults,
+            faults: Arc::new(cfg.faults),
             occurrences: cfg.occurrences,
             applied,
             leaderless: cfg.leaderless,

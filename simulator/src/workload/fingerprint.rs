@@ -2,7 +2,10 @@
 //! field destructured (a new one is a compile error here), node ids renamed, timer ids by the
 //! timer they name.
 
+use std::cell::RefCell;
+use std::fmt::{self, Write as _};
 use std::hash::Hasher;
+use std::sync::Arc;
 
 use super::{ClientNode, Draws, Driver, Held, Phase, ResourceNode, Step};
 use crate::fingerprint::{stream_position, Fingerprint, Renaming, StableHasher};
@@ -74,11 +77,63 @@ impl Fingerprint for Draws {
     }
 }
 
+/// The bytes a driver's configuration hashes as: `params`' `Debug` text, then `draws`' (as
+/// [`Draws`]' impl gives it), each followed by [`StableHasher::debug`]'s separator.
+fn config_bytes(params: &crate::setup::WorkloadSpec, draws: &Draws) -> Vec<u8> {
+    /// Collects what `StableHasher::debug` would feed the hasher.
+    struct Bytes(Vec<u8>);
+    impl fmt::Write for Bytes {
+        fn write_str(&mut self, s: &str) -> fmt::Result {
+            self.0.extend_from_slice(s.as_bytes());
+            Ok(())
+        }
+    }
+    let Draws { hold, think, acquire_timeout, check_to_write } = draws;
+    let mut out = Bytes(Vec::new());
+    let _ = write!(out, "{params:?}");
+    out.0.push(0xff);
+    let _ = write!(out, "{:?}", (hold, think, acquire_timeout, check_to_write));
+    out.0.push(0xff);
+    out.0
+}
+
+/// A driver configuration (by its `Arc`s) and its bytes ([`config_bytes`]).
+type ConfigBytes = (Arc<crate::setup::WorkloadSpec>, Arc<Draws>, Vec<u8>);
+
+thread_local! {
+    /// Each driver configuration's bytes ([`config_bytes`]), by the configuration's `Arc`s
+    /// (held here, so an address cannot be freed and reused while cached). A configuration
+    /// never changes in a run and every copy of a world shares it, while formatting its floats
+    /// cost about 5% of an etcd search's time.
+    static CONFIG_BYTES: RefCell<Vec<ConfigBytes>> = const { RefCell::new(Vec::new()) };
+}
+
+/// How many configurations [`CONFIG_BYTES`] keeps (one per client of the runs a thread
+/// fingerprints; past this it starts again).
+const CONFIG_BYTES_KEPT: usize = 64;
+
+/// Hashes `params` and `draws` as `h.debug(params); draws.fingerprint(h, ..)` does, the same
+/// bytes, formatted once per configuration.
+fn hash_config(h: &mut StableHasher, params: &Arc<crate::setup::WorkloadSpec>, draws: &Arc<Draws>) {
+    CONFIG_BYTES.with(|kept| {
+        let mut kept = kept.borrow_mut();
+        if let Some((.., bytes)) = kept.iter().find(|(p, d, _)| Arc::ptr_eq(p, params) && Arc::ptr_eq(d, draws)) {
+            h.write(bytes);
+            return;
+        }
+        let bytes = config_bytes(params, draws);
+        h.write(&bytes);
+        if kept.len() >= CONFIG_BYTES_KEPT {
+            kept.clear();
+        }
+        kept.push((Arc::clone(params), Arc::clone(draws), bytes));
+    });
+}
+
 impl Fingerprint for Driver {
     fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
         let Driver { params, draws, rng, phase, think_timer, grants, completed, last_slot_wall_ns } = self;
-        h.debug(params);
-        draws.fingerprint(h, ids);
+        hash_config(h, params, draws);
         stream_position(h, rng);
         phase.fingerprint(h, ids);
         think_timer.fingerprint(h, ids);
@@ -186,6 +241,34 @@ impl Fingerprint for ResourceMsg {
                 h.write_u8(3);
                 (key, grant, fenced_accepted).fingerprint(h, ids);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::setup::WorkloadSpec;
+
+    /// The kept bytes hash exactly as the configuration's `Debug` text did, on first use and
+    /// from the cache.
+    #[test]
+    fn a_configuration_hashes_as_its_debug_text() {
+        let params = WorkloadSpec::default();
+        let draws = Draws {
+            hold: crate::dist::Sampler::new(&params.hold_ms),
+            think: crate::dist::Sampler::new(&params.think_ms),
+            acquire_timeout: None,
+            check_to_write: Some(crate::dist::Sampler::new(&crate::dist::Dist::Uniform(0.5, 1.25))),
+        };
+        let mut plain = StableHasher::default();
+        plain.debug(&params);
+        draws.fingerprint(&mut plain, &Renaming::identity(1));
+        let (params, draws) = (Arc::new(params), Arc::new(draws));
+        for _ in 0..2 {
+            let mut kept = StableHasher::default();
+            hash_config(&mut kept, &params, &draws);
+            assert_eq!(kept.finish(), plain.finish());
         }
     }
 }
