@@ -10,13 +10,8 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
 use locksim_campaign::exhaust::bounds::BoundWords;
-use locksim_campaign::exhaust::{exhaust, exhaust_from, timed_setup, Report};
-use locksim_simulator::directory::NodeKind;
-use locksim_simulator::history::History;
-use locksim_simulator::process::NodeId;
+use locksim_campaign::exhaust::{exhaust, Report};
 use locksim_simulator::scenario::{parse_str, Scenario};
-use locksim_simulator::search::{ChosenTimes, Enabled, Injection, SearchWorld, StepTaken};
-use locksim_simulator::time::Nanos;
 
 fn scenario(name: &str) -> (Scenario, String) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/exhaust").join(name);
@@ -319,79 +314,12 @@ fn no_node_handles_a_message_before_its_own_start() {
     assert!(report.found.stats.unique > 100, "{report}");
 }
 
-/// A model that panics: a real world that panics on handling the event keyed `panics_on` (in
-/// every copy, the search's probes and the replay file's re-run too), as a model's bug would.
-struct PanicsOn {
-    inner: Box<dyn SearchWorld>,
-    panics_on: &'static str,
-}
-
-impl PanicsOn {
-    fn check(&self, seq: u64) {
-        if self.inner.event_key(seq).as_deref() == Some(self.panics_on) {
-            panic!("test model: `{}` panics on purpose", self.panics_on);
-        }
-    }
-}
-
-impl SearchWorld for PanicsOn {
-    fn box_clone(&self) -> Box<dyn SearchWorld> {
-        Box::new(PanicsOn { inner: self.inner.box_clone(), panics_on: self.panics_on })
-    }
-    fn fingerprint(&self) -> u64 {
-        self.inner.fingerprint()
-    }
-    fn now_ns(&self) -> Nanos {
-        self.inner.now_ns()
-    }
-    fn enabled(&mut self) -> Vec<Enabled> {
-        self.inner.enabled()
-    }
-    fn step(&mut self, seq: u64, delays_ns: &[Nanos], fallback_ns: Nanos) -> usize {
-        self.check(seq);
-        self.inner.step(seq, delays_ns, fallback_ns)
-    }
-    fn step_timed(&mut self, seq: u64, delays_ns: &[Nanos], fallback_ns: Nanos, times: &ChosenTimes) -> StepTaken {
-        self.check(seq);
-        self.inner.step_timed(seq, delays_ns, fallback_ns, times)
-    }
-    fn inject_fault(&mut self, fault: &Injection, at_ns: Nanos) -> u64 {
-        self.inner.inject_fault(fault, at_ns)
-    }
-    fn event_key(&self, seq: u64) -> Option<String> {
-        self.inner.event_key(seq)
-    }
-    fn clients_finished(&self) -> bool {
-        self.inner.clients_finished()
-    }
-    fn node_is_up(&self, node: NodeId) -> bool {
-        self.inner.node_is_up(node)
-    }
-    fn is_waiting(&self, node: NodeId) -> bool {
-        self.inner.is_waiting(node)
-    }
-    fn is_blocked(&self, node: NodeId) -> bool {
-        self.inner.is_blocked(node)
-    }
-    fn leader(&self) -> Option<NodeId> {
-        self.inner.leader()
-    }
-    fn history_len(&self) -> usize {
-        self.inner.history_len()
-    }
-    fn history_so_far(&self, at_end: bool) -> History {
-        self.inner.history_so_far(at_end)
-    }
-    fn seed(&self) -> u64 {
-        self.inner.seed()
-    }
-    fn nodes(&self) -> &[(String, NodeKind)] {
-        self.inner.nodes()
-    }
-}
-
+// The panicking world is the debug-build hook `sim exhaust`'s own tests use (`test_panic`).
+#[cfg(debug_assertions)]
 #[test]
 fn a_model_panic_stops_the_search_with_its_message_and_the_path_to_it() {
+    use locksim_campaign::exhaust::test_panic::{PanicsOn, TEST_PANIC_EXHAUST_VAR};
+    use locksim_campaign::exhaust::{exhaust_from, timed_setup};
     // Redis with a pause from the menu: the search reaches client-1's first reply on many paths;
     // the first one it takes ends the search (no unwinding out of it), reported as the model's
     // failure with the path that led there, written as a replay file with no [expect].
@@ -402,12 +330,12 @@ fn a_model_panic_stops_the_search_with_its_message_and_the_path_to_it() {
         .expect("bounds");
     let setup = timed_setup(&locksim_campaign::exhaust::bounded_setup(&sc.setup, &bounds).unwrap(), &bounds);
     let trigger = "deliver server-0 -> client-1";
-    let root = PanicsOn { inner: row.model.search_world(&setup, &row.params, bounds.seed), panics_on: trigger };
+    let root = PanicsOn::new(row.model.search_world(&setup, &row.params, bounds.seed), trigger);
     let stop = AtomicBool::new(false);
     let report = exhaust_from(&root, &text, row, &bounds, &stop, &mut |_| {}).expect("searches");
     eprintln!("{report}");
     let panicked = report.found.panicked.as_ref().expect("the panic is the search's result");
-    assert_eq!(panicked.message, format!("test model: `{trigger}` panics on purpose"));
+    assert_eq!(panicked.message, format!("{TEST_PANIC_EXHAUST_VAR}: `{trigger}` panics on purpose"));
     assert!(report.found.counterexample.is_none() && report.found.incomplete.is_none(), "{report}");
     assert!(report.to_string().contains("the model panicked, search stopped"), "{report}");
     let last = format!("panicked at step {}: {trigger}", panicked.path.len());

@@ -9,7 +9,8 @@
 //! with the leader crashed or isolated complete with none; and a pause that catches the answer
 //! "you hold" in flight gives a token regression on both (the resumed client takes its grant,
 //! with its old token, after the other client's newer one), which is why the menus with
-//! a pause past the session or lease get a counterexample, not a certificate.
+//! a pause past the session or lease get a counterexample, not a certificate; aimed at a holder
+//! (`pause@holders`, the grant learned), the same menu gives ZooKeeper a complete certificate.
 
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -23,6 +24,8 @@ use crate::exhaust::words;
 /// The ZooKeeper menu entries: a client paused past its session, the leader's process
 /// crashed 1 s, the leader isolated 1 s.
 const ZK_PAUSE: &str = "pause@clients:session_timeout_ms+2001";
+/// The same pause aimed at a holder only (a client whose grant it has learned).
+const ZK_HOLDER_PAUSE: &str = "pause@holders:session_timeout_ms+2001";
 const LEADER_CRASH: &str = "crash@leader:1000";
 const LEADER_ISOLATED: &str = "isolate@leader:1000";
 
@@ -121,6 +124,26 @@ fn zookeeper_with_a_pause_past_the_session_regresses_when_the_grant_is_in_flight
     assert_eq!(shortest(&repeats), 122, "{repeats}");
     let distinct = search("zookeeper.toml", "zookeeper", &tokens(&full, 2, true)).unwrap();
     assert_eq!(shortest(&distinct), 140, "{distinct}");
+}
+
+#[test]
+fn zookeeper_with_a_holder_paused_past_the_session_never_regresses_a_token() {
+    // The full menu with the pause aimed at a holder (`holders`: a client whose grant it
+    // has learned, no answer in flight): K = 2, each entry at most once and with repeats,
+    // complete with no token regression. The pause in flight above is the only way to one.
+    let full = [ZK_HOLDER_PAUSE, LEADER_CRASH, LEADER_ISOLATED];
+    let distinct = search("zookeeper.toml", "zookeeper", &tokens(&full, 2, true)).unwrap();
+    assert_certificate(&distinct, 735_458, 50_478);
+    let repeats = search("zookeeper.toml", "zookeeper", &tokens(&full, 2, false)).unwrap();
+    assert_certificate(&repeats, 1_146_974, 76_565);
+    // The same bounds judged for fenced stale writes still find the fencing gap: client-1 paused
+    // at 517.2 ms holding, the leader's crash delays client-0's grant to 6 496 ms, and client-1
+    // resumes and writes its old token before client-0's first write.
+    let mut gap = tokens(&full, 2, true);
+    gap.property = Some("fenced-stale-write".into());
+    let gap = search("zookeeper.toml", "zookeeper", &gap).unwrap();
+    assert_eq!(shortest(&gap), 161, "{gap}");
+    assert!(gap.story.iter().any(|l| l.contains("pause client-1 at 517.200 ms")), "{gap}");
 }
 
 #[test]

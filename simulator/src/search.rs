@@ -96,6 +96,8 @@ pub trait SearchWorld: Send {
     fn node_is_up(&self, node: NodeId) -> bool;
     /// `node` is a client with an acquire call outstanding (a waiter).
     fn is_waiting(&self, node: NodeId) -> bool;
+    /// `node` is a client holding a grant it has learned (its acquire call answered).
+    fn is_holding(&self, node: NodeId) -> bool;
     /// `node` is a waiter whose library is blocked on the service's notification, with no
     /// request of its own in flight (`LockClient::blocked_on_service`).
     fn is_blocked(&self, node: NodeId) -> bool;

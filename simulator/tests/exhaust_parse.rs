@@ -76,7 +76,7 @@ fn errors_name_the_place_the_key_and_the_valid_choices() {
         "menu = [\"pause@:5\"]\n",
         "6:9",
         "exhaust.menu.0",
-        &["no targets", "clients, waiters, blocked, servers, leader"],
+        &["no targets", "clients, waiters, blocked, holders, servers, leader"],
     );
     fails("menu = \"pause@clients:5\"\n", "6:8", "exhaust.menu", &["expected an array of menu entries"]);
     fails("delays = []\n", "6:10", "exhaust.delays", &["at least one delay"]);

@@ -25,8 +25,8 @@ from --seed.
 
 --fault KIND@TARGETS:V,V,...  KIND: pause, crash (process), crash-machine, isolate, clock_jump;
 TARGETS: clients, waiters (a client waiting for a grant), blocked (a waiter blocked on the service's
-notification, e.g. etcd's watch of the key before its own, no call in flight), servers, leader or
-a node name; each V a length in ms (a clock_jump: its step),
+notification, e.g. etcd's watch of the key before its own, no call in flight), holders (a client
+holding a grant it has learned), servers, leader or a node name; each V a length in ms (a clock_jump: its step),
 `end` (until the end of the run; a crash's default), or KEY+MS / KEY-MS with KEY a numeric
 parameter of the row (e.g. pause@clients:ttl_ms-1,ttl_ms+1: just under and just over the TTL).
 --delays: min and max (the network latency's bounds), numbers of ms, or KEY+MS / KEY-MS.

@@ -69,6 +69,9 @@ pub enum Targets {
     /// A waiter whose library is blocked on the service's notification (etcd: watching the key
     /// before its own), with no request of its own in flight.
     Blocked,
+    /// A client that holds: its library has answered its acquire (the grant learned, no answer
+    /// in flight), so a pause hits the holder and never a grant on its way to it.
+    Holders,
     /// Every server (and sentinel).
     Servers,
     /// The server claiming leadership at that moment.
@@ -324,7 +327,7 @@ pub fn time_ms(text: &str, params: &Params) -> Result<f64, String> {
 }
 
 /// Parses one `--fault` menu entry: `KIND@TARGETS:V,V,…` with KIND one of `pause`, `crash`
-/// (process), `crash-machine`, `isolate`, `clock_jump`; TARGETS `clients`, `waiters`, `blocked`,
+/// (process), `crash-machine`, `isolate`, `clock_jump`; TARGETS `clients`, `waiters`, `blocked`, `holders`,
 /// `servers`, `leader` or a node name; each V a length (or a clock jump's step) as [`time_ms`] reads it, or `end`
 /// (until the end of the run; the default for a crash).
 pub fn menu_fault(text: &str, params: &Params) -> Result<MenuFault, String> {
@@ -352,11 +355,12 @@ pub fn menu_fault(text: &str, params: &Params) -> Result<MenuFault, String> {
         "clients" => Targets::Clients,
         "waiters" => Targets::Waiters,
         "blocked" => Targets::Blocked,
+        "holders" => Targets::Holders,
         "servers" => Targets::Servers,
         "leader" => Targets::Leader,
         "" => {
             return Err(bad(
-                "no targets: expected clients, waiters, blocked, servers, leader or a node name".to_string()
+                "no targets: expected clients, waiters, blocked, holders, servers, leader or a node name".to_string()
             ))
         }
         name => Targets::Named(name.to_string()),

@@ -148,7 +148,7 @@ fn check_named_targets(root: &dyn SearchWorld, bounds: &Bounds) -> Result<(), St
                 let names: Vec<&str> = root.nodes().iter().map(|(n, _)| n.as_str()).collect();
                 return Err(format!(
                     "--fault {}: no node `{name}` in this row's world ({} clients); valid targets: clients, waiters, \
-                     blocked, servers, leader or a node name: {}",
+                     blocked, holders, servers, leader or a node name: {}",
                     m.text,
                     bounds.clients,
                     names.join(", ")

@@ -538,6 +538,7 @@ impl Round<'_> {
                     Targets::Clients => *kind == NodeKind::Client,
                     Targets::Waiters => *kind == NodeKind::Client && world.is_waiting(n),
                     Targets::Blocked => *kind == NodeKind::Client && world.is_blocked(n),
+                    Targets::Holders => *kind == NodeKind::Client && world.is_holding(n),
                     Targets::Servers => matches!(kind, NodeKind::Server | NodeKind::Sentinel),
                     Targets::Leader => leader == Some(n),
                     Targets::Named(want) => want == name,

@@ -29,13 +29,19 @@ pub fn wrap(world: Box<dyn SearchWorld>) -> Box<dyn SearchWorld> {
     }
 }
 
-/// A world that panics on taking the event keyed `key`.
-struct PanicsOn {
+/// A world that panics on taking the event keyed `key` (in every copy: the search's, its probes'
+/// and the replay file's re-run), as a model's bug would.
+pub struct PanicsOn {
     inner: Box<dyn SearchWorld>,
     key: String,
 }
 
 impl PanicsOn {
+    /// `inner`, panicking on the event keyed `key`.
+    pub fn new(inner: Box<dyn SearchWorld>, key: impl Into<String>) -> Self {
+        PanicsOn { inner, key: key.into() }
+    }
+
     fn check(&self, seq: u64) {
         if self.inner.event_key(seq).as_deref() == Some(self.key.as_str()) {
             panic!("{TEST_PANIC_EXHAUST_VAR}: `{}` panics on purpose", self.key);
@@ -87,6 +93,9 @@ impl SearchWorld for PanicsOn {
     }
     fn is_waiting(&self, node: NodeId) -> bool {
         self.inner.is_waiting(node)
+    }
+    fn is_holding(&self, node: NodeId) -> bool {
+        self.inner.is_holding(node)
     }
     fn is_blocked(&self, node: NodeId) -> bool {
         self.inner.is_blocked(node)

@@ -369,6 +369,9 @@ impl<P: Protocol> SearchWorld for SearchRun<P> {
     fn is_waiting(&self, node: NodeId) -> bool {
         self.world.nodes[node].behaviour.client_state() == ClientState::Waiting
     }
+    fn is_holding(&self, node: NodeId) -> bool {
+        self.world.nodes[node].behaviour.client_state() == ClientState::Holding
+    }
     fn is_blocked(&self, node: NodeId) -> bool {
         matches!(&self.world.nodes[node].behaviour, Behaviour::Client(c) if c.is_blocked())
     }

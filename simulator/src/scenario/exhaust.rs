@@ -33,7 +33,7 @@ const KEYS: &[&str] = &[
 pub const MENU_KINDS: &[&str] = &["pause", "crash", "crash-machine", "isolate", "clock_jump"];
 
 /// The target groups a menu entry may name (or one node by name).
-pub const MENU_TARGETS: &[&str] = &["clients", "waiters", "blocked", "servers", "leader"];
+pub const MENU_TARGETS: &[&str] = &["clients", "waiters", "blocked", "holders", "servers", "leader"];
 
 /// The properties a search may look for.
 pub const PROPERTIES: &[&str] = &["overlap", "stale-write", "fenced-stale-write", "token-regression"];
