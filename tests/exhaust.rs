@@ -237,16 +237,7 @@ fn hold_times_chosen_per_acquisition_replay_and_explain() {
 #[cfg(debug_assertions)]
 fn sim_panicking_at(at: &str, args: &[&str]) -> (i32, String, String) {
     use locksim_campaign::exhaust::test_panic::TEST_PANIC_EXHAUST_VAR;
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sim"))
-        .env(TEST_PANIC_EXHAUST_VAR, at)
-        .args(args)
-        .output()
-        .expect("sim runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    cli::sim_with_env(&[(TEST_PANIC_EXHAUST_VAR, at)], args)
 }
 
 #[cfg(debug_assertions)]

@@ -259,23 +259,20 @@ impl Renaming {
     /// renaming: two swapped masters hash their indexes swapped. An index of no server: the
     /// number.
     pub fn server_index(&self, h: &mut StableHasher, index: u64) {
-        match usize::try_from(index).ok().and_then(|i| self.servers.get(i)) {
-            Some(&id) => {
-                h.write_u8(1);
-                self.node(h, id);
-            }
-            None => {
-                h.write_u8(0);
-                h.write_u64(index);
-            }
-        }
+        self.index_in(&self.servers, h, index);
     }
 
     /// Hashes a client's index where a model uses it as the client's name, an identity only
     /// compared for equality (DynamoDB's `ownerName`), as the client it names, through the
     /// renaming: swapped clients hash their indexes swapped. An index of no client: the number.
     pub fn client_index(&self, h: &mut StableHasher, index: u64) {
-        match usize::try_from(index).ok().and_then(|i| self.clients.get(i)) {
+        self.index_in(&self.clients, h, index);
+    }
+
+    /// Hashes `index` as the node `nodes[index]` names, through the renaming, or (no such node)
+    /// as the number, tagged apart.
+    fn index_in(&self, nodes: &[NodeId], h: &mut StableHasher, index: u64) {
+        match usize::try_from(index).ok().and_then(|i| nodes.get(i)) {
             Some(&id) => {
                 h.write_u8(1);
                 self.node(h, id);

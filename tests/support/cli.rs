@@ -6,7 +6,13 @@ use std::process::Command;
 
 /// Runs `sim` with `args`: (exit code, standard output, standard error).
 pub fn sim(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_sim")).args(args).output().expect("sim runs");
+    sim_with_env(&[], args)
+}
+
+/// Runs `sim` with `args` and the environment variables `env` set on it (the debug-build test
+/// hooks): (exit code, standard output, standard error).
+pub fn sim_with_env(env: &[(&str, &str)], args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_sim")).envs(env.iter().copied()).args(args).output().expect("sim runs");
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
