@@ -88,10 +88,11 @@ exhaust:
     x 1 scenarios/exhaust/etcd.toml --algorithm etcd --clients 2 --property token-regression --faults 2 --fault pause@clients:lease_ttl_ms+1000 --fault crash@leader:1000 --fault isolate@leader:1000 --out target/exhaust/etcd-token.toml
     x 1 scenarios/exhaust/etcd.toml --algorithm etcd --clients 2 --property token-regression --faults 2 --distinct-faults --fault pause@clients:lease_ttl_ms+1000 --fault crash@leader:1000 --fault isolate@leader:1000 --out target/exhaust/etcd-token-distinct.toml
     # The same menus with the pause aimed at a holder (its grant learned): certified on both
-    # (etcd: one round, 379 s at 21:52 UTC).
+    # (etcd: one round, 379 s each entry once, 567 s with repeats; release, 2026-11-27 evening).
     x 0 scenarios/exhaust/zookeeper.toml --algorithm zookeeper --property token-regression --faults 2 --distinct-faults --fault pause@holders:session_timeout_ms+2001 --fault crash@leader:1000 --fault isolate@leader:1000
     x 0 scenarios/exhaust/zookeeper.toml --algorithm zookeeper --property token-regression --faults 2 --fault pause@holders:session_timeout_ms+2001 --fault crash@leader:1000 --fault isolate@leader:1000
-    x 0 scenarios/exhaust/etcd.toml --algorithm etcd --clients 2 --property token-regression --faults 2 --distinct-faults --fault pause@holders:lease_ttl_ms+1000 --fault crash@leader:1000 --fault isolate@leader:1000 --start-depth 4096
+    x 0 scenarios/exhaust/etcd.toml --algorithm etcd --clients 2 --property token-regression --faults 2 --distinct-faults --fault pause@holders:lease_ttl_ms+1000 --fault crash@leader:1000 --fault isolate@leader:1000 --start-depth 4096 --max-states 80000000
+    x 0 scenarios/exhaust/etcd.toml --algorithm etcd --clients 2 --property token-regression --faults 2 --fault pause@holders:lease_ttl_ms+1000 --fault crash@leader:1000 --fault isolate@leader:1000 --start-depth 4096 --max-states 80000000
 
 # Every known-outcome scenario at the full seed counts of docs/models.md (Known outcomes; slow).
 known-full:
