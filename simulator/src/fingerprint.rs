@@ -227,7 +227,7 @@ impl Renaming {
             }
             return;
         }
-        let mut parts: Vec<(u64, u64)> = entries
+        let parts: Vec<(u64, u64)> = entries
             .into_iter()
             .map(|(k, v)| {
                 let mut key = StableHasher::default();
@@ -235,12 +235,7 @@ impl Renaming {
                 (key.finish(), hash_of(v, self))
             })
             .collect();
-        parts.sort_unstable();
-        h.write_usize(parts.len());
-        for (k, v) in parts {
-            h.write_u64(k);
-            h.write_u64(v);
-        }
+        key_value_multiset(h, parts);
     }
 
     /// Names the servers by index (`servers[i]` is `server-{i}`'s node id).
@@ -332,7 +327,7 @@ impl Renaming {
         h: &mut StableHasher,
         entries: impl IntoIterator<Item = (&'a NodeId, &'a V)>,
     ) {
-        let mut parts: Vec<(u64, u64)> = entries
+        let parts: Vec<(u64, u64)> = entries
             .into_iter()
             .map(|(k, v)| {
                 let mut e = StableHasher::default();
@@ -340,12 +335,7 @@ impl Renaming {
                 (self.name(*k), e.finish())
             })
             .collect();
-        parts.sort_unstable();
-        h.write_usize(parts.len());
-        for (k, v) in parts {
-            h.write_u64(k);
-            h.write_u64(v);
-        }
+        key_value_multiset(h, parts);
     }
 
     /// Hashes a timer id as the timer it names, or as dead.
@@ -383,6 +373,17 @@ pub struct AsNode(pub NodeId);
 impl Fingerprint for AsNode {
     fn fingerprint(&self, h: &mut StableHasher, ids: &Renaming) {
         ids.node(h, self.0);
+    }
+}
+
+/// Hashes unordered (key, value) hash pairs (a map whose keys were renamed): sorted by key, so
+/// the map's own order, by the old key, does not count.
+fn key_value_multiset(h: &mut StableHasher, mut parts: Vec<(u64, u64)>) {
+    parts.sort_unstable();
+    h.write_usize(parts.len());
+    for (k, v) in parts {
+        h.write_u64(k);
+        h.write_u64(v);
     }
 }
 
