@@ -26,6 +26,10 @@ pub struct Directory {
     kinds: Vec<NodeKind>,
     by_name: BTreeMap<String, NodeId>,
     resource: NodeId,
+    /// `client-0`, `client-1`, … up to the first index with no node: their ids.
+    clients_by_index: Vec<NodeId>,
+    /// `server-0`, `server-1`, … likewise.
+    servers_by_index: Vec<NodeId>,
 }
 
 impl Directory {
@@ -41,7 +45,22 @@ impl Directory {
                 d.resource = i;
             }
         }
+        d.clients_by_index = d.numbered("client");
+        d.servers_by_index = d.numbered("server");
         d
+    }
+    /// The ids of `PREFIX-0`, `PREFIX-1`, … up to the first index with no such node.
+    fn numbered(&self, prefix: &str) -> Vec<NodeId> {
+        (0..).map_while(|i| self.id_of(&format!("{prefix}-{i}"))).collect()
+    }
+    /// The clients' ids by index (`client-{i}` at `i`): what a client index a model holds as a
+    /// name stands for.
+    pub fn clients_by_index(&self) -> &[NodeId] {
+        &self.clients_by_index
+    }
+    /// The servers' ids by index (`server-{i}` at `i`).
+    pub fn servers_by_index(&self) -> &[NodeId] {
+        &self.servers_by_index
     }
     /// The id of the node with this name; `None` if no node has it.
     pub fn id_of(&self, name: &str) -> Option<NodeId> {

@@ -270,8 +270,8 @@ impl<P: Protocol> World<P> {
         let perm =
             if classes.is_empty() { (0..n).collect() } else { self.canonical_order(classes, &renamed, &in_class) };
         let ids = Renaming::from_permutation(&perm)
-            .with_clients(self.clients_by_index())
-            .with_servers(self.servers_by_index());
+            .with_clients(self.dir.clients_by_index().to_vec())
+            .with_servers(self.dir.servers_by_index().to_vec());
         // Plain (no class): identity values hash as values, as they always did.
         let ids = if classes.is_empty() { ids } else { self.with_identity_owners(ids, &in_class) };
         let (timers, timer_hashes) = self.timer_hashes(&ids);
@@ -321,8 +321,8 @@ impl<P: Protocol> World<P> {
     fn canonical_order(&self, classes: &[Vec<NodeId>], renamed: &[NodeId], in_class: &[bool]) -> Vec<NodeId> {
         let n = self.nodes.len();
         let abstracted = Renaming::abstracting(n, renamed)
-            .with_clients(self.clients_by_index())
-            .with_servers(self.servers_by_index());
+            .with_clients(self.dir.clients_by_index().to_vec())
+            .with_servers(self.dir.servers_by_index().to_vec());
         let abstracted = self.with_identity_owners(abstracted, in_class);
         let (timers, _) = self.timer_hashes(&abstracted);
         let abstracted = abstracted.with_timers(timers);
@@ -351,12 +351,6 @@ impl<P: Protocol> World<P> {
         perm
     }
 
-    /// The clients' node ids by index (`client-0`, `client-1`, …): what a client index a model
-    /// holds as a name ([`Renaming::client_index`]) stands for.
-    fn clients_by_index(&self) -> Vec<NodeId> {
-        (0..).map_while(|i| self.dir.id_of(&format!("client-{i}"))).collect()
-    }
-
     /// `ids` with the owners of the renamed clients' identity values named
     /// (`LockClient::identity_values`, [`Renaming::identity_value`]): each such value then
     /// hashes as its client, renamed with it.
@@ -373,20 +367,14 @@ impl<P: Protocol> World<P> {
         ids.with_identities(identity_owners(claims))
     }
 
-    /// The servers' node ids by index (`server-0`, `server-1`, …): what a server index a model
-    /// holds as a name ([`Renaming::server_index`]) stands for.
-    fn servers_by_index(&self) -> Vec<NodeId> {
-        (0..).map_while(|i| self.dir.id_of(&format!("server-{i}"))).collect()
-    }
-
     /// What the world says of client `marked` with the other renamed clients alike: the other
     /// nodes by id, the renamed clients as a multiset, the events in flight. The same for two
     /// clients a renaming swaps, so it breaks ties without depending on ids.
     fn marked_hash(&self, marked: NodeId, renamed: &[NodeId], in_class: &[bool]) -> u64 {
         let ids = Renaming::abstracting(self.nodes.len(), renamed)
             .marking(marked)
-            .with_clients(self.clients_by_index())
-            .with_servers(self.servers_by_index());
+            .with_clients(self.dir.clients_by_index().to_vec())
+            .with_servers(self.dir.servers_by_index().to_vec());
         let ids = self.with_identity_owners(ids, in_class);
         let (timers, timer_hashes) = self.timer_hashes(&ids);
         let ids = ids.with_timers(timers);
